@@ -1,0 +1,108 @@
+"""Parallel degrees and their split across network levels (spec §5, §10).
+
+Pure integer combinatorics: divisors, the small-cluster level-size adjustment, and
+the table of per-level factor tuples in the original's enumeration order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import NDArray
+
+N_DEGREES = 5
+"""Degree order in every factor table: (DP, TP_m, TP_ff, PP, EP)."""
+
+
+@lru_cache(maxsize=65536)
+def prime_factors(n: int) -> tuple[tuple[int, int], ...]:
+    """(prime, exponent) pairs of n ≥ 1, powers of two stripped first (clusters are S · 2^i)."""
+    factors: list[tuple[int, int]] = []
+    twos = (n & -n).bit_length() - 1
+    if twos:
+        factors.append((2, twos))
+        n >>= twos
+    p = 3
+    while p * p <= n:
+        e = 0
+        while n % p == 0:
+            n //= p
+            e += 1
+        if e:
+            factors.append((p, e))
+        p += 2
+    if n > 1:
+        factors.append((n, 1))
+    return tuple(factors)
+
+
+@lru_cache(maxsize=65536)
+def divisors(n: int) -> tuple[int, ...]:
+    """All divisors of n ≥ 1, ascending, from its prime factorization (§17)."""
+    divs = [1]
+    for p, e in prime_factors(n):
+        divs = [d * p**k for d in divs for k in range(e + 1)]
+    return tuple(sorted(divs))
+
+
+def adjusted_level_sizes(level_sizes: tuple[int, ...], n_gpu: int) -> tuple[int, ...]:
+    """Non-top level sizes shrunk to fit a small cluster (§5.2).
+
+    Walk the sizes keeping a running product P: keep s_k while P · s_k < N_GPU;
+    otherwise replace s_k by N_GPU / P and set every later size to 1.
+    """
+    adjusted: list[int] = []
+    product = 1
+    for k, size in enumerate(level_sizes):
+        if product * size < n_gpu:
+            adjusted.append(size)
+            product *= size
+        else:
+            adjusted.append(n_gpu // product)
+            adjusted.extend([1] * (len(level_sizes) - k - 1))
+            break
+    return tuple(adjusted)
+
+
+def top_level_size(adjusted: tuple[int, ...], n_gpu: int) -> int:
+    """GPUs (groups) left for the unbounded top level: N_GPU / ∏ adjusted sizes."""
+    return n_gpu // math.prod(adjusted)
+
+
+def hierarchy_is_consistent(level_sizes: tuple[int, ...], n_gpu: int) -> bool:
+    """True if N_GPU is divisible by every prefix product of level sizes it exceeds (§5.2)."""
+    product = 1
+    for size in level_sizes:
+        product *= size
+        if n_gpu > product and n_gpu % product:
+            return False
+    return True
+
+
+@lru_cache(maxsize=4096)
+def ordered_factorizations(size: int) -> tuple[tuple[int, ...], ...]:
+    """Ordered 5-tuples of positive integers with product `size`, lexicographic ascending."""
+    divs = divisors(size)
+    out = []
+    for combo in itertools.product(divs, repeat=N_DEGREES - 1):
+        rest, rem = divmod(size, math.prod(combo))
+        if rem == 0:
+            out.append((*combo, rest))
+    return tuple(sorted(out))
+
+
+@lru_cache(maxsize=1024)
+def split_table(adjusted: tuple[int, ...]) -> NDArray[np.int64]:
+    """Per-level factors of every non-top level, shape (n_splits, n_levels - 1, 5).
+
+    The Cartesian product over non-top levels has level 0 as the outermost,
+    slowest-varying choice (§10 step 8.4); ties are decided in this order.
+    """
+    per_level = [ordered_factorizations(s) for s in adjusted]
+    combos = list(itertools.product(*per_level))
+    table = np.array(combos, dtype=np.int64).reshape(len(combos), len(adjusted), N_DEGREES)
+    table.setflags(write=False)
+    return table

@@ -1,0 +1,342 @@
+"""Search: the best layout at a cluster size, the smallest sufficient cluster, a series (§10-§11).
+
+The enumeration follows the original's order (§10) so that ties resolve the same way,
+but evaluation is vectorized: every candidate's optimistic one-level time is computed
+at once, and the full per-level splits only of candidates whose lower bound can still
+reach the best time. Pruning by a true lower bound never changes the answer (§10.8.3).
+
+Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-§11, §15.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.hardware import HardwareSpec, effective_flop_per_s
+from pipeline.model.layout import (
+    N_DEGREES,
+    adjusted_level_sizes,
+    divisors,
+    hierarchy_is_consistent,
+    split_table,
+)
+from pipeline.model.network import Network
+from pipeline.model.options import SearchOptions
+from pipeline.model.results import InfeasibleReason, Layout, PointResult, StepCost
+from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
+from pipeline.model.step import (
+    LayoutBatch,
+    StepArrays,
+    layer_matmul_time_s,
+    memory_required_bytes,
+    step_arrays,
+)
+from pipeline.model.evaluate import step_cost
+
+Array = NDArray[np.float64]
+PRUNE_SLACK = 1e-9
+"""Relative slack on the optimistic bound, so rounding never prunes a tied candidate."""
+UTILIZATION_FLOOR = 0.001
+"""A series stops after a point below this utilization (§11)."""
+ROWS_PER_BLOCK = 200_000
+"""Full-split rows evaluated per numpy block: bounds memory on 3-level networks."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """Candidate layouts at one cluster size in enumeration order (§10 steps 1-8.2)."""
+
+    degrees: NDArray[np.int64]
+    """(n, 5) totals (DP, TP_m, TP_ff, PP, EP)."""
+    microbatches: Array
+    zero_bubble: NDArray[np.bool_]
+    interleave: Array
+    t_layer_s: Array
+    compute_repeats: Array
+    nanobatch: NDArray[np.int64]
+
+
+def _microbatch_choices(
+    base: int, pp: int, opts: SearchOptions
+) -> list[tuple[bool, int]]:
+    """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB)."""
+    divs = divisors(base) if base > 0 else ()
+    out: list[tuple[bool, int]] = []
+    if opts.one_f_one_b:
+        out += [(False, m) for m in [d for d in divs if d >= pp][: opts.max_1f1b_microbatch_candidates]]
+    if opts.zero_bubble:
+        out += [(True, m) for m in [d for d in divs if d >= 2 * pp][: opts.max_zb_microbatch_candidates]]
+    return out
+
+
+def enumerate_candidates(
+    hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions
+) -> Candidates | None:
+    """Every (N_DP, N_TPm, N_TPff, N_PP, N_EP, schedule, m) the search tries, in order (§10)."""
+    quirks = opts.quirks
+    s, layers, b_tok = shape.sparsity, shape.n_layers, shape.batch_tokens
+    ep = math.gcd(n_gpu, s)
+    q = n_gpu // ep
+    memory = n_gpu * hw.hbm_bytes
+    split_unit = shape.batch_seqs if quirks.whole_sequences else b_tok  # Q3
+    rows: list[tuple[int, int, int, int, int, int, bool, int]] = []
+    for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
+        root = math.isqrt(tp)
+        ff_choices = [
+            f
+            for f in divisors(tp)
+            if root <= f <= opts.tp_ff_window * root
+            and shape.d_model % (tp // f) == 0
+            and shape.d_ff % f == 0
+        ]
+        if not ff_choices:
+            continue
+        for dp in divisors(math.gcd(q // tp, split_unit)):
+            pp = q // (tp * dp)
+            if layers % pp:
+                continue
+            if quirks.reject_non_divisible and b_tok % (s * dp):  # Q8
+                continue
+            base = shape.batch_seqs // dp if quirks.whole_sequences else b_tok // (s * dp)
+            choices = _microbatch_choices(base, pp, opts)
+            for ff in ff_choices:
+                rows += [(dp, tp // ff, ff, pp, ep, m, zb, b_tok // (dp * m * s)) for zb, m in choices]
+    if not rows:
+        return None
+    table = np.array([r[:6] + (int(r[6]), r[7]) for r in rows], dtype=np.int64)
+    dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
+    zb = zb_i.astype(bool)
+    if opts.memory_check:
+        need = memory_required_bytes(
+            shape, dp_.astype(float), pp_.astype(float), nano.astype(float), zb, opts
+        )
+        keep = memory >= need
+        if not keep.any():
+            return None
+        table, zb = table[keep], zb[keep]
+        dp_, tpm, tpff, pp_, ep_, m, _, nano = table.T
+    interleave = np.where(
+        zb | (pp_ == 1) | (not opts.interleaving), 1, layers // pp_
+    ).astype(np.float64)
+    t_layer = layer_matmul_time_s(
+        hw,
+        (shape.d_model // tpm).astype(np.float64),
+        (shape.d_ff // tpff).astype(np.float64),
+        nano.astype(np.float64),
+    )
+    repeats = ((layers // pp_) * (s // ep_) * m).astype(np.float64)
+    return Candidates(
+        degrees=np.stack([dp_, tpm, tpff, pp_, ep_], axis=1),
+        microbatches=m.astype(np.float64),
+        zero_bubble=zb,
+        interleave=interleave,
+        t_layer_s=t_layer,
+        compute_repeats=repeats,
+        nanobatch=nano,
+    )
+
+
+def _batch(c: Candidates, idx: NDArray[np.int64], factors: NDArray[np.int64]) -> LayoutBatch:
+    """Rows for candidates `idx` with per-level factors (n, K, 5)."""
+    f = factors.astype(np.float64)
+    return LayoutBatch(
+        dp=f[:, :, 0],
+        tp_model=f[:, :, 1],
+        tp_ff=f[:, :, 2],
+        pp=f[:, :, 3],
+        ep=f[:, :, 4],
+        microbatches=c.microbatches[idx],
+        zero_bubble=c.zero_bubble[idx],
+        interleave=c.interleave[idx],
+        t_layer_s=c.t_layer_s[idx],
+        compute_repeats=c.compute_repeats[idx],
+    )
+
+
+def optimistic_network(hw: HardwareSpec) -> Network:
+    """One level with the sum of all bandwidths and the smallest latency (§10 step 8.3)."""
+    return Network((sum(hw.net_bandwidth_bytes_per_s),), (min(hw.net_latency_s),))
+
+
+def hardware_network(hw: HardwareSpec) -> Network:
+    """The preset's network levels."""
+    return Network(hw.net_bandwidth_bytes_per_s, hw.net_latency_s)
+
+
+def split_rows(
+    c: Candidates, idx: NDArray[np.int64], level_sizes: tuple[int, ...]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(candidate index, per-level factors) of every valid split of candidates `idx` (§5.2).
+
+    Candidate-major, split-minor: the enumeration order of §10 step 8.4.
+    """
+    table = split_table(level_sizes)
+    n_split, inner = table.shape[0], table.shape[1]
+    totals = c.degrees[idx]
+    inner_prod = table.prod(axis=1) if inner else np.ones((n_split, N_DEGREES), np.int64)
+    ok = (totals[:, None, :] % inner_prod[None, :, :] == 0).all(axis=2)
+    cand, split = np.nonzero(ok)
+    top = totals[cand] // inner_prod[split]
+    factors = np.concatenate([table[split], top[:, None, :]], axis=1)
+    return idx[cand], factors
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The accepted row of a search: its candidate, per-level factors and step arrays."""
+
+    candidate: int
+    factors: NDArray[np.int64]
+    step: StepArrays
+    row: int
+
+
+def _comm_terms(step: StepArrays, steps: float) -> tuple[Array, Array, Array]:
+    return steps * step.t_tp_bw_s, steps * step.t_dp_bw_s, steps * step.t_pp_ep_bw_s
+
+
+def resolve_ties(step: StepArrays, steps: float, tie_tolerance: float) -> int:
+    """Index of the accepted row under the original's sequential accept rule (§10.8.5, §15.4).
+
+    Rows are in enumeration order. A row is accepted if T_train < best, or if
+    T_train == best and its communication sum is below the incumbent's, the two sums
+    evaluated in different orders as in the original. With a tie tolerance (Q2 off),
+    rows within it of the minimum tie and the smallest sum wins, first on equality.
+    """
+    t = step.t_train_s
+    best = float(t.min())
+    tp, dp, ppep = _comm_terms(step, steps)
+    if tie_tolerance > 0.0:
+        tied = np.flatnonzero(t <= best * (1.0 + tie_tolerance))
+        comm = (tp[tied] + dp[tied]) + ppep[tied]
+        return int(tied[int(np.argmin(comm))])
+    tied = np.flatnonzero(t == best)
+    chosen = int(tied[0])
+    for row in tied[1:]:
+        candidate = (tp[row] + dp[row]) + ppep[row]
+        incumbent = (tp[chosen] + ppep[chosen]) + dp[chosen]
+        if candidate < incumbent:
+            chosen = int(row)
+    return chosen
+
+
+def _select(step: StepArrays, rows: NDArray[np.int64]) -> StepArrays:
+    return StepArrays(*(getattr(step, f)[rows] for f in StepArrays.__slots__))
+
+
+def _concat(parts: list[StepArrays]) -> StepArrays:
+    return StepArrays(*(np.concatenate([getattr(p, f) for p in parts]) for f in StepArrays.__slots__))
+
+
+def best_split(
+    hw: HardwareSpec, shape: ModelShape, n_gpu: int, c: Candidates, opts: SearchOptions
+) -> Choice | None:
+    """The accepted (candidate, split) at n_gpu: prune by the optimistic bound, then resolve ties."""
+    n = c.degrees.shape[0]
+    all_idx = np.arange(n, dtype=np.int64)
+    one_level = _batch(c, all_idx, c.degrees[:, None, :])
+    bound = step_arrays(hw, shape, n_gpu, one_level, optimistic_network(hw), opts).t_train_s
+    levels = adjusted_level_sizes(hw.level_sizes, n_gpu)
+    net = hardware_network(hw)
+    order = np.argsort(bound, kind="stable")
+    first_idx, first_factors = split_rows(c, order[:1], levels)
+    best = np.inf
+    if first_idx.size:
+        best = float(step_arrays(hw, shape, n_gpu, _batch(c, first_idx, first_factors), net, opts).t_train_s.min())
+    tol = opts.quirks.tie_tolerance
+    survivors = all_idx[bound <= best * (1.0 + PRUNE_SLACK + tol)]
+    idx, factors = split_rows(c, survivors, levels)
+    if idx.size == 0:
+        return None
+    parts = []
+    for start in range(0, idx.size, ROWS_PER_BLOCK):
+        sl = slice(start, start + ROWS_PER_BLOCK)
+        parts.append(step_arrays(hw, shape, n_gpu, _batch(c, idx[sl], factors[sl]), net, opts))
+    step = parts[0] if len(parts) == 1 else _concat(parts)
+    row = resolve_ties(step, shape.n_tokens / shape.batch_tokens, tol)
+    return Choice(int(idx[row]), factors[row], _select(step, np.array([row])), row)
+
+
+def _layout(c: Candidates, choice: Choice, n_gpu: int) -> Layout:
+    f = choice.factors
+    i = choice.candidate
+    return Layout(
+        n_gpu=n_gpu,
+        dp=tuple(int(v) for v in f[:, 0]),
+        tp_model=tuple(int(v) for v in f[:, 1]),
+        tp_ff=tuple(int(v) for v in f[:, 2]),
+        pp=tuple(int(v) for v in f[:, 3]),
+        ep=tuple(int(v) for v in f[:, 4]),
+        microbatches=int(c.microbatches[i]),
+        zero_bubble=bool(c.zero_bubble[i]),
+        pp_interleave=int(c.interleave[i]),
+        nanobatch_tokens=int(c.nanobatch[i]),
+    )
+
+
+def optimal_layout(
+    hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions = SearchOptions()
+) -> tuple[Layout, StepCost] | None:
+    """The layout with the smallest training time at n_gpu, or None if none is valid (§10)."""
+    if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
+        return None
+    c = enumerate_candidates(hw, shape, n_gpu, opts)
+    if c is None:
+        return None
+    choice = best_split(hw, shape, n_gpu, c, opts)
+    if choice is None:
+        return None
+    layout = _layout(c, choice, n_gpu)
+    return layout, step_cost(hw, shape, layout, choice.step)
+
+
+def smallest_cluster(
+    hw: HardwareSpec, shape: ModelShape, duration_s: float, opts: SearchOptions = SearchOptions()
+) -> PointResult:
+    """The first N_GPU = S·2^i whose best layout trains within the duration (strict, §11)."""
+    floor = shape.training_flop / (duration_s * effective_flop_per_s(hw))
+    any_layout = False
+    for i in range(opts.max_cluster_doublings + 1):
+        n_gpu = shape.sparsity * 2**i
+        if n_gpu < floor:
+            continue
+        found = optimal_layout(hw, shape, n_gpu, opts)
+        if found is None:
+            continue
+        any_layout = True
+        layout, cost = found
+        if cost.training_time_s < duration_s:
+            return PointResult(shape, True, None, layout, cost)
+    reason = InfeasibleReason.NO_CLUSTER if any_layout else InfeasibleReason.NO_LAYOUT
+    return PointResult(shape, False, reason, None, None)
+
+
+def sweep_series(
+    hw: HardwareSpec,
+    laws: ScalingLaws,
+    d_models: Sequence[int],
+    duration_s: float,
+    opts: SearchOptions = SearchOptions(),
+    stop_at_infeasible: bool = True,
+) -> list[PointResult]:
+    """Smallest clusters along the width grid, ascending (§11).
+
+    Stops after the first infeasible size (recorded with its reason) or after a point
+    below the utilization floor, unless `stop_at_infeasible` is False.
+    """
+    points: list[PointResult] = []
+    for d_model in sorted(d_models):
+        point = smallest_cluster(hw, model_shape(d_model, laws, opts.quirks), duration_s, opts)
+        points.append(point)
+        if not stop_at_infeasible:
+            continue
+        if not point.feasible:
+            break
+        if point.cost is not None and point.cost.utilization < UTILIZATION_FLOOR:
+            break
+    return points

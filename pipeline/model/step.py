@@ -1,0 +1,177 @@
+"""Step time, training time and utilization of many layouts at once (spec §7-§9).
+
+A layout batch holds one row per (layout, network split). The pipeline schedule sets
+the bubble; TP and PP/EP bandwidth overlap with compute, DP does not (the published
+policy); network latency acts as extra bubble for 1F1B, charged once per step.
+
+Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §7-§9, order §15.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.hardware import HardwareSpec, peak_flop_per_s
+from pipeline.model.matmul import matmul_time_s
+from pipeline.model.network import (
+    Network,
+    dp_bandwidth_s,
+    dp_latency_s,
+    pp_ep_costs_s,
+    tp_bandwidth_s,
+    tp_latency_s,
+)
+from pipeline.model.options import SearchOptions
+from pipeline.model.scaling import ModelShape
+
+Array = NDArray[np.float64]
+RECOMPUTE_COMPUTE_FACTOR = 4.0 / 3.0
+RECOMPUTE_COMM_FACTOR = 1.5
+OPTIMIZER_BYTES_PER_PARAM = 2.0 * 4.0
+PARAM_BYTES = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutBatch:
+    """Rows of layouts: per-level factors (n, K) per degree, and per-row schedule data."""
+
+    dp: Array
+    tp_model: Array
+    tp_ff: Array
+    pp: Array
+    ep: Array
+    microbatches: Array
+    zero_bubble: NDArray[np.bool_]
+    interleave: Array
+    t_layer_s: Array
+    """Matmul time of one layer, one expert, one microbatch (§7, order §15.1)."""
+    compute_repeats: Array
+    """Exact integer (L/N_PP)·(S/N_EP)·m."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepArrays:
+    """Per-row step-time parts (s) and derived totals (§7-§8)."""
+
+    t_compute_s: Array
+    t_tp_bw_s: Array
+    t_pp_ep_bw_s: Array
+    t_dp_bw_s: Array
+    t_tp_lat_s: Array
+    t_pp_ep_lat_s: Array
+    t_dp_lat_s: Array
+    bubble_fraction: Array
+    t_pipe_s: Array
+    t_latency_paid_s: Array
+    t_step_s: Array
+    t_train_s: Array
+
+
+def layer_matmul_time_s(
+    hw: HardwareSpec, d_model_shard: Array, d_ff_shard: Array, nanobatch: Array
+) -> Array:
+    """t_layer: the six matmuls of one MLP block on one GPU, forward and backward (§7).
+
+    W1 (df × dm): forward, activation gradient (transposed), weight gradient; W2 the
+    transpose shapes. Summed ((W1f + W1a) + W1w) + ((W2f + W2a) + W2w) (§15.1).
+    """
+    no, yes = np.bool_(False), np.bool_(True)
+    ff_by_model = matmul_time_s(hw, d_ff_shard, d_model_shard, nanobatch, no)
+    model_by_ff = matmul_time_s(hw, d_model_shard, d_ff_shard, nanobatch, no)
+    w1_grad = matmul_time_s(hw, d_ff_shard, d_model_shard, nanobatch, yes)
+    w2_grad = matmul_time_s(hw, d_model_shard, d_ff_shard, nanobatch, yes)
+    return ((ff_by_model + model_by_ff) + w1_grad) + ((model_by_ff + ff_by_model) + w2_grad)
+
+
+def bubble_fraction(pp: Array, microbatches: Array, interleave: Array, zb: NDArray[np.bool_]) -> Array:
+    """f = (N_PP − 1) / (N_PP − 1 + v·m) for interleaved 1F1B (m ≥ N_PP), 0 for zero-bubble (§7)."""
+    idle = pp - 1.0
+    return np.where(zb, 0.0, idle / (idle + interleave * microbatches))
+
+
+def memory_required_bytes(
+    shape: ModelShape, dp: Array, pp: Array, nanobatch: Array, zb: NDArray[np.bool_], opts: SearchOptions
+) -> Array:
+    """Cluster-wide bytes: 16-bit weights per DP replica plus sharded optimizer state (§9).
+
+    With activation recomputation, add d_model·N_PP·2·b·k·N_DP·S for the stashed
+    layer inputs, k = 2·N_PP − 1 (zero-bubble) or N_PP (1F1B).
+    """
+    n = float(shape.n_params)
+    need = PARAM_BYTES * n * dp + PARAM_BYTES * n * 4.0
+    if opts.activation_recompute:
+        k = np.where(zb, 2.0 * pp - 1.0, pp)
+        need = need + shape.d_model * pp * 2.0 * nanobatch * k * dp * shape.sparsity
+    return need
+
+
+def step_arrays(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    rows: LayoutBatch,
+    net: Network,
+    opts: SearchOptions,
+) -> StepArrays:
+    """Step time and training time of every row (§6-§8), in the original's evaluation order."""
+    g = float(n_gpu)
+    b_tok = float(shape.batch_tokens)
+    layers = float(shape.n_layers)
+    t_mm = rows.compute_repeats * rows.t_layer_s
+    t_tp = tp_bandwidth_s(
+        rows.tp_model, rows.tp_ff, shape.d_model, shape.d_ff, layers, b_tok, g, net
+    )
+    t_tp_lat = tp_latency_s(rows.tp_model, rows.tp_ff, layers, net)
+    t_ppep, t_ppep_lat = pp_ep_costs_s(
+        rows.pp, rows.ep, rows.interleave, shape.d_model, layers, b_tok, g, net
+    )
+    t_dp = dp_bandwidth_s(rows.dp, float(shape.n_params), g, net)
+    t_dp_lat = dp_latency_s(rows.dp, net)
+    if opts.activation_recompute:
+        t_mm = t_mm * RECOMPUTE_COMPUTE_FACTOR
+        t_tp, t_tp_lat = t_tp * RECOMPUTE_COMM_FACTOR, t_tp_lat * RECOMPUTE_COMM_FACTOR
+        t_ppep, t_ppep_lat = t_ppep * RECOMPUTE_COMM_FACTOR, t_ppep_lat * RECOMPUTE_COMM_FACTOR
+    pp_total = np.prod(rows.pp, axis=1)
+    f = bubble_fraction(pp_total, rows.microbatches, rows.interleave, rows.zero_bubble)
+    o_pp, o_tp = float(opts.overlap_pp_ep), float(opts.overlap_tp)
+    overlapped = o_pp * t_ppep + o_tp * t_tp
+    exposed = (1.0 - o_pp) * t_ppep + (1.0 - o_tp) * t_tp
+    busy = np.maximum(t_mm, overlapped) + exposed
+    latency = t_tp_lat + t_ppep_lat
+    if opts.quirks.zb_hides_latency_correctly:
+        zb_pipe = np.maximum(busy, latency)  # Q1 off: latency hidden behind compute, not dropped
+    else:
+        zb_pipe = busy  # Q1: the max with latency is taken too late, so it drops out
+    t_pipe = np.where(rows.zero_bubble, zb_pipe, busy / (1.0 - f) + latency)
+    if opts.overlap_dp:
+        t_step = np.maximum(t_pipe, t_dp) + t_dp_lat
+    else:
+        t_step = (t_pipe + t_dp) + t_dp_lat
+    paid = np.where(rows.zero_bubble, 0.0, latency) + t_dp_lat
+    if opts.quirks.zb_hides_latency_correctly:
+        paid = np.where(rows.zero_bubble, np.maximum(latency - busy, 0.0), paid - t_dp_lat) + t_dp_lat
+    steps = shape.n_tokens / b_tok
+    return StepArrays(
+        t_compute_s=t_mm,
+        t_tp_bw_s=t_tp,
+        t_pp_ep_bw_s=t_ppep,
+        t_dp_bw_s=t_dp,
+        t_tp_lat_s=t_tp_lat,
+        t_pp_ep_lat_s=t_ppep_lat,
+        t_dp_lat_s=t_dp_lat,
+        bubble_fraction=f,
+        t_pipe_s=t_pipe,
+        t_latency_paid_s=paid,
+        t_step_s=t_step,
+        t_train_s=steps * t_step,
+    )
+
+
+def utilization(hw: HardwareSpec, shape: ModelShape, n_gpu: int, t_step_s: Array) -> Array:
+    """Model FLOP/s over peak FLOP/s: A / t_step, A = (((6·(N/S))·B_seq)·seq_len)/(F_peak·N_GPU) (§8)."""
+    active = shape.n_params / shape.sparsity
+    work = ((6.0 * active) * shape.batch_seqs) * shape.seq_len
+    return work / (peak_flop_per_s(hw) * n_gpu) / t_step_s

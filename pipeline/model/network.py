@@ -111,27 +111,28 @@ def highest_active_level(factors: Array) -> NDArray[np.int64]:
     return np.where(active.any(axis=1), last, -1).astype(np.int64)
 
 
-def pipeline_transfers(pp: Array, interleave: Array, n_layers: float, level: int) -> Array:
-    """n_a: forward layer interfaces whose highest changed pipeline digit is at `level` (§6.2).
+def pipeline_transfers(pp: Array, interleave: Array, n_layers: float) -> list[Array]:
+    """n_a for a = −1 … K−1: forward layer interfaces whose highest changed pipeline digit is at a (§6.2).
 
     a = −1: L − v·N_PP; a = P (the highest active level): v·N_PP,P − 1;
     otherwise v·(∏_{k>a} N_PP,k)·(N_PP,a − 1). Stages are round-robin over v·N_PP.
     """
-    total = np.prod(pp, axis=1)
-    if level < 0:
-        return n_layers - interleave * total
+    above = higher_level_products(pp)
     top = highest_active_level(pp)
-    above = higher_level_products(pp)[:, level]
-    inner = interleave * above * (pp[:, level] - 1.0)
-    return np.where(top == level, interleave * pp[:, level] - 1.0, inner)
+    out = [n_layers - interleave * (above[:, 0] * pp[:, 0])]
+    for level in range(pp.shape[1]):
+        inner = interleave * above[:, level] * (pp[:, level] - 1.0)
+        out.append(np.where(top == level, interleave * pp[:, level] - 1.0, inner))
+    return out
 
 
-def expert_fraction(ep: Array, level: int) -> Array:
-    """f_ep: share of tokens whose expert hop crosses exactly `level`, uniform routing (§6.2)."""
-    if level < 0:
-        return 1.0 / np.prod(ep, axis=1)
-    above = higher_level_products(ep)[:, level]
-    return 1.0 / above - 1.0 / (above * ep[:, level])
+def expert_fractions(ep: Array) -> list[Array]:
+    """f_ep for e = −1 … K−1: share of tokens whose expert hop crosses exactly level e (§6.2)."""
+    above = higher_level_products(ep)
+    out = [1.0 / (above[:, 0] * ep[:, 0])]
+    for level in range(ep.shape[1]):
+        out.append(1.0 / above[:, level] - 1.0 / (above[:, level] * ep[:, level]))
+    return out
 
 
 def pp_ep_costs_s(
@@ -160,14 +161,16 @@ def pp_ep_costs_s(
     lat = np.zeros(n)
     if interfaces <= 0.0:
         return bw, lat
+    transfers = pipeline_transfers(pp, interleave, n_layers)
+    f_eps = expert_fractions(ep)
     for a in range(-1, k):
-        f_pp = pipeline_transfers(pp, interleave, n_layers, a) / interfaces
+        f_pp = transfers[a + 1] / interfaces
         for e in range(-1, k):
             x = max(a, e)
             if x < 0:
                 continue
             on = (a <= top_pp) & (e <= top_ep)
-            f_ep = expert_fraction(ep, e)
+            f_ep = f_eps[e + 1]
             g_ep = (top_ep == e).astype(np.float64)
             t_bw = p2p_bandwidth_s(
                 d_model,

@@ -11,6 +11,7 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-§11, §15.
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -61,9 +62,8 @@ class Candidates:
     nanobatch: NDArray[np.int64]
 
 
-def _microbatch_choices(
-    base: int, pp: int, opts: SearchOptions
-) -> list[tuple[bool, int]]:
+@lru_cache(maxsize=65536)
+def _microbatch_choices(base: int, pp: int, opts: SearchOptions) -> tuple[tuple[bool, int], ...]:
     """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB)."""
     divs = divisors(base) if base > 0 else ()
     out: list[tuple[bool, int]] = []
@@ -71,7 +71,18 @@ def _microbatch_choices(
         out += [(False, m) for m in [d for d in divs if d >= pp][: opts.max_1f1b_microbatch_candidates]]
     if opts.zero_bubble:
         out += [(True, m) for m in [d for d in divs if d >= 2 * pp][: opts.max_zb_microbatch_candidates]]
-    return out
+    return tuple(out)
+
+
+@lru_cache(maxsize=65536)
+def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, ...]:
+    """N_TPff | N_TP with ⌊√N_TP⌋ ≤ N_TPff ≤ window·⌊√N_TP⌋, N_TPm | d_model, N_TPff | d_ff (§10.5)."""
+    root = math.isqrt(tp)
+    return tuple(
+        f
+        for f in divisors(tp)
+        if root <= f <= window * root and d_model % (tp // f) == 0 and d_ff % f == 0
+    )
 
 
 def enumerate_candidates(
@@ -86,14 +97,7 @@ def enumerate_candidates(
     split_unit = shape.batch_seqs if quirks.whole_sequences else b_tok  # Q3
     rows: list[tuple[int, int, int, int, int, int, bool, int]] = []
     for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
-        root = math.isqrt(tp)
-        ff_choices = [
-            f
-            for f in divisors(tp)
-            if root <= f <= opts.tp_ff_window * root
-            and shape.d_model % (tp // f) == 0
-            and shape.d_ff % f == 0
-        ]
+        ff_choices = _tp_ff_choices(tp, shape.d_model, shape.d_ff, opts.tp_ff_window)
         if not ff_choices:
             continue
         for dp in divisors(math.gcd(q // tp, split_unit)):
@@ -108,7 +112,7 @@ def enumerate_candidates(
                 rows += [(dp, tp // ff, ff, pp, ep, m, zb, b_tok // (dp * m * s)) for zb, m in choices]
     if not rows:
         return None
-    table = np.array([r[:6] + (int(r[6]), r[7]) for r in rows], dtype=np.int64)
+    table = np.array(rows, dtype=np.int64)
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
     zb = zb_i.astype(bool)
     if opts.memory_check:
@@ -179,7 +183,12 @@ def split_rows(
     n_split, inner = table.shape[0], table.shape[1]
     totals = c.degrees[idx]
     inner_prod = table.prod(axis=1) if inner else np.ones((n_split, N_DEGREES), np.int64)
-    ok = (totals[:, None, :] % inner_prod[None, :, :] == 0).all(axis=2)
+    # candidates differing only in schedule or m are adjacent: test each run of equal degrees once
+    starts = np.ones(totals.shape[0], dtype=bool)
+    starts[1:] = (totals[1:] != totals[:-1]).any(axis=1)
+    group = np.cumsum(starts) - 1
+    unique = totals[starts]
+    ok = (unique[:, None, :] % inner_prod[None, :, :] == 0).all(axis=2)[group]
     cand, split = np.nonzero(ok)
     top = totals[cand] // inner_prod[split]
     factors = np.concatenate([table[split], top[:, None, :]], axis=1)
@@ -233,14 +242,25 @@ def _concat(parts: list[StepArrays]) -> StepArrays:
     return StepArrays(*(np.concatenate([getattr(p, f) for p in parts]) for f in StepArrays.__slots__))
 
 
-def best_split(
+def optimistic_train_time_s(
     hw: HardwareSpec, shape: ModelShape, n_gpu: int, c: Candidates, opts: SearchOptions
+) -> Array:
+    """Lower bound on each candidate's training time: every degree on one optimistic level."""
+    all_idx = np.arange(c.degrees.shape[0], dtype=np.int64)
+    one_level = _batch(c, all_idx, c.degrees[:, None, :])
+    return step_arrays(hw, shape, n_gpu, one_level, optimistic_network(hw), opts).t_train_s
+
+
+def best_split(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    c: Candidates,
+    opts: SearchOptions,
+    bound: Array,
 ) -> Choice | None:
     """The accepted (candidate, split) at n_gpu: prune by the optimistic bound, then resolve ties."""
-    n = c.degrees.shape[0]
-    all_idx = np.arange(n, dtype=np.int64)
-    one_level = _batch(c, all_idx, c.degrees[:, None, :])
-    bound = step_arrays(hw, shape, n_gpu, one_level, optimistic_network(hw), opts).t_train_s
+    all_idx = np.arange(c.degrees.shape[0], dtype=np.int64)
     levels = adjusted_level_sizes(hw.level_sizes, n_gpu)
     net = hardware_network(hw)
     order = np.argsort(bound, kind="stable")
@@ -280,7 +300,10 @@ def _layout(c: Candidates, choice: Choice, n_gpu: int) -> Layout:
 
 
 def optimal_layout(
-    hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions = SearchOptions()
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions = SearchOptions(),
 ) -> tuple[Layout, StepCost] | None:
     """The layout with the smallest training time at n_gpu, or None if none is valid (§10)."""
     if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
@@ -288,7 +311,8 @@ def optimal_layout(
     c = enumerate_candidates(hw, shape, n_gpu, opts)
     if c is None:
         return None
-    choice = best_split(hw, shape, n_gpu, c, opts)
+    bound = optimistic_train_time_s(hw, shape, n_gpu, c, opts)
+    choice = best_split(hw, shape, n_gpu, c, opts, bound)
     if choice is None:
         return None
     layout = _layout(c, choice, n_gpu)
@@ -303,13 +327,20 @@ def smallest_cluster(
     any_layout = False
     for i in range(opts.max_cluster_doublings + 1):
         n_gpu = shape.sparsity * 2**i
-        if n_gpu < floor:
+        if n_gpu < floor or not hierarchy_is_consistent(hw.level_sizes, n_gpu):
             continue
-        found = optimal_layout(hw, shape, n_gpu, opts)
-        if found is None:
+        c = enumerate_candidates(hw, shape, n_gpu, opts)
+        if c is None:
             continue
         any_layout = True
-        layout, cost = found
+        bound = optimistic_train_time_s(hw, shape, n_gpu, c, opts)
+        if bound.min() * (1.0 - PRUNE_SLACK) >= duration_s:
+            continue  # even the optimistic network cannot finish in time here
+        choice = best_split(hw, shape, n_gpu, c, opts, bound)
+        if choice is None:
+            continue
+        layout = _layout(c, choice, n_gpu)
+        cost = step_cost(hw, shape, layout, choice.step)
         if cost.training_time_s < duration_s:
             return PointResult(shape, True, None, layout, cost)
     reason = InfeasibleReason.NO_CLUSTER if any_layout else InfeasibleReason.NO_LAYOUT

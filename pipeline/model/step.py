@@ -78,11 +78,14 @@ def layer_matmul_time_s(
     W1 (df × dm): forward, activation gradient (transposed), weight gradient; W2 the
     transpose shapes. Summed ((W1f + W1a) + W1w) + ((W2f + W2a) + W2w) (§15.1).
     """
-    no, yes = np.bool_(False), np.bool_(True)
-    ff_by_model = matmul_time_s(hw, d_ff_shard, d_model_shard, nanobatch, no)
-    model_by_ff = matmul_time_s(hw, d_model_shard, d_ff_shard, nanobatch, no)
-    w1_grad = matmul_time_s(hw, d_ff_shard, d_model_shard, nanobatch, yes)
-    w2_grad = matmul_time_s(hw, d_model_shard, d_ff_shard, nanobatch, yes)
+    shards = np.stack(np.broadcast_arrays(d_model_shard, d_ff_shard, nanobatch), axis=1)
+    unique, inverse = np.unique(shards, axis=0, return_inverse=True)
+    dm, df, b = unique[:, 0], unique[:, 1], unique[:, 2]
+    d1 = np.concatenate([df, dm, df, dm])
+    d2 = np.concatenate([dm, df, dm, df])
+    wg = np.repeat(np.array([False, False, True, True]), dm.size)
+    t = matmul_time_s(hw, d1, d2, np.tile(b, 4), wg).reshape(4, dm.size)[:, inverse.ravel()]
+    ff_by_model, model_by_ff, w1_grad, w2_grad = t
     return ((ff_by_model + model_by_ff) + w1_grad) + ((model_by_ff + ff_by_model) + w2_grad)
 
 

@@ -13,7 +13,13 @@ from pipeline.model.network import Network
 from pipeline.model.options import SearchOptions
 from pipeline.model.results import Bottleneck, Layout, MatmulBound, StepCost
 from pipeline.model.scaling import ModelShape
-from pipeline.model.step import LayoutBatch, StepArrays, layer_matmul_time_s, step_arrays, utilization
+from pipeline.model.step import (
+    LayoutBatch,
+    StepArrays,
+    layer_matmul_time_s,
+    step_arrays,
+    utilization,
+)
 
 
 def matmul_bound(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> MatmulBound:

@@ -58,9 +58,7 @@ def peak_flop_per_s(hw: HardwareSpec) -> float:
 
 def effective_flop_per_s(hw: HardwareSpec) -> float:
     """F_eff = (flop/clock/thread · (128 · sms)) · (max_clock · u_eff): the rate arithmetic runs at."""
-    return (hw.flop_per_clock_per_thread * (THREADS_PER_SM * hw.sms)) * (
-        hw.max_clock_hz * hw.u_eff
-    )
+    return (hw.flop_per_clock_per_thread * (THREADS_PER_SM * hw.sms)) * (hw.max_clock_hz * hw.u_eff)
 
 
 def smem_bandwidth_bytes_per_s(hw: HardwareSpec) -> float:

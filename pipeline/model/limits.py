@@ -73,8 +73,8 @@ def batch_per_layer_anchor(
     The original raises r against MAC = C/2 while anchoring at T0 as given (Q4);
     `flop_anchor` uses r(α)·(2·MAC)^α instead, i.e. multiplies r by 2^α.
     """
-    r = (b0_tokens / l0_layers) * t0_flop ** (-alpha)
-    return r * 2.0**alpha if flop_anchor else r
+    r = float((b0_tokens / l0_layers) * t0_flop ** (-alpha))
+    return float(r * 2.0**alpha) if flop_anchor else r
 
 
 def t_limit_flop(
@@ -92,7 +92,7 @@ def t_limit_flop(
     """
     r = batch_per_layer_anchor(alpha, b0_tokens, l0_layers, t0_flop, flop_anchor)
     mac = ((3.0 / 320.0) * (r * duration_s / t_lat_s) ** 2) ** (1.0 / (1.0 - 2.0 * alpha))
-    return 2.0 * mac
+    return float(2.0 * mac)
 
 
 def node_nanobatch_tokens(hw: HardwareSpec) -> float:
@@ -140,7 +140,7 @@ def t_crit_flop(
     a = node_shard_side(hw)
     n = node_nanobatch_tokens(hw)
     mac = ((1.0 / 960.0) * (r * m * duration_s / (a * a * n)) ** 2) ** (1.0 / (1.0 - 2.0 * alpha))
-    return 2.0 * mac
+    return float(2.0 * mac)
 
 
 def latency_bound_params(

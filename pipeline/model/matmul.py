@@ -127,9 +127,7 @@ def matmul_terms_s(
     )
 
 
-def matmul_time_s(
-    hw: HardwareSpec, d1: Array, d2: Array, b: Array, wg: NDArray[np.bool_]
-) -> Array:
+def matmul_time_s(hw: HardwareSpec, d1: Array, d2: Array, b: Array, wg: NDArray[np.bool_]) -> Array:
     """t_mm = max(HBM, L2, shared-memory, FLOP time) + matmul latency (§4)."""
     t = matmul_terms_s(hw, d1, d2, b, wg)
     roofline = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(t.smem_s, t.flop_s))

@@ -18,8 +18,10 @@ class InfeasibleReason(StrEnum):
     """No cluster of sparsity · 2^i GPUs, i ≤ 59, trains the model within the duration (§11)."""
     NO_LAYOUT = "no_valid_layout"
     """No layout passes the divisibility rules and the memory check at any cluster size (§10.9)."""
-    NOT_EVALUATED = "not_evaluated"
-    """The series stopped earlier (at an infeasible size or the utilization floor)."""
+    EXCEEDS_DURATION = "training_time_exceeds_duration"
+    """A fixed layout evaluated as is does not finish within the duration."""
+    EXCEEDS_MEMORY = "exceeds_memory"
+    """A fixed layout's weights and optimizer state do not fit in HBM (§9)."""
 
 
 class Bottleneck(StrEnum):

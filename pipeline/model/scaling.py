@@ -185,5 +185,3 @@ def depth_exponent_in_flop(laws: ScalingLaws) -> float:
 def months_to_s(months: float, year_s: float) -> float:
     """Convert months to seconds with the given year length (Q5: 3.154e7 s in Model A)."""
     return months * year_s / 12.0
-
-

@@ -11,13 +11,14 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-§11, §15.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model.evaluate import step_cost
 from pipeline.model.hardware import HardwareSpec, effective_flop_per_s
 from pipeline.model.layout import (
     N_DEGREES,
@@ -37,7 +38,6 @@ from pipeline.model.step import (
     memory_required_bytes,
     step_arrays,
 )
-from pipeline.model.evaluate import step_cost
 
 Array = NDArray[np.float64]
 PRUNE_SLACK = 1e-9
@@ -68,9 +68,13 @@ def _microbatch_choices(base: int, pp: int, opts: SearchOptions) -> tuple[tuple[
     divs = divisors(base) if base > 0 else ()
     out: list[tuple[bool, int]] = []
     if opts.one_f_one_b:
-        out += [(False, m) for m in [d for d in divs if d >= pp][: opts.max_1f1b_microbatch_candidates]]
+        out += [
+            (False, m) for m in [d for d in divs if d >= pp][: opts.max_1f1b_microbatch_candidates]
+        ]
     if opts.zero_bubble:
-        out += [(True, m) for m in [d for d in divs if d >= 2 * pp][: opts.max_zb_microbatch_candidates]]
+        out += [
+            (True, m) for m in [d for d in divs if d >= 2 * pp][: opts.max_zb_microbatch_candidates]
+        ]
     return tuple(out)
 
 
@@ -109,7 +113,9 @@ def enumerate_candidates(
             base = shape.batch_seqs // dp if quirks.whole_sequences else b_tok // (s * dp)
             choices = _microbatch_choices(base, pp, opts)
             for ff in ff_choices:
-                rows += [(dp, tp // ff, ff, pp, ep, m, zb, b_tok // (dp * m * s)) for zb, m in choices]
+                rows += [
+                    (dp, tp // ff, ff, pp, ep, m, zb, b_tok // (dp * m * s)) for zb, m in choices
+                ]
     if not rows:
         return None
     table = np.array(rows, dtype=np.int64)
@@ -124,9 +130,9 @@ def enumerate_candidates(
             return None
         table, zb = table[keep], zb[keep]
         dp_, tpm, tpff, pp_, ep_, m, _, nano = table.T
-    interleave = np.where(
-        zb | (pp_ == 1) | (not opts.interleaving), 1, layers // pp_
-    ).astype(np.float64)
+    interleave = np.where(zb | (pp_ == 1) | (not opts.interleaving), 1, layers // pp_).astype(
+        np.float64
+    )
     t_layer = layer_matmul_time_s(
         hw,
         (shape.d_model // tpm).astype(np.float64),
@@ -239,7 +245,9 @@ def _select(step: StepArrays, rows: NDArray[np.int64]) -> StepArrays:
 
 
 def _concat(parts: list[StepArrays]) -> StepArrays:
-    return StepArrays(*(np.concatenate([getattr(p, f) for p in parts]) for f in StepArrays.__slots__))
+    return StepArrays(
+        *(np.concatenate([getattr(p, f) for p in parts]) for f in StepArrays.__slots__)
+    )
 
 
 def optimistic_train_time_s(
@@ -267,7 +275,11 @@ def best_split(
     first_idx, first_factors = split_rows(c, order[:1], levels)
     best = np.inf
     if first_idx.size:
-        best = float(step_arrays(hw, shape, n_gpu, _batch(c, first_idx, first_factors), net, opts).t_train_s.min())
+        best = float(
+            step_arrays(
+                hw, shape, n_gpu, _batch(c, first_idx, first_factors), net, opts
+            ).t_train_s.min()
+        )
     tol = opts.quirks.tie_tolerance
     survivors = all_idx[bound <= best * (1.0 + PRUNE_SLACK + tol)]
     idx, factors = split_rows(c, survivors, levels)

@@ -86,17 +86,25 @@ def layer_matmul_time_s(
     wg = np.repeat(np.array([False, False, True, True]), dm.size)
     t = matmul_time_s(hw, d1, d2, np.tile(b, 4), wg).reshape(4, dm.size)[:, inverse.ravel()]
     ff_by_model, model_by_ff, w1_grad, w2_grad = t
-    return ((ff_by_model + model_by_ff) + w1_grad) + ((model_by_ff + ff_by_model) + w2_grad)
+    t_layer: Array = ((ff_by_model + model_by_ff) + w1_grad) + ((model_by_ff + ff_by_model) + w2_grad)
+    return t_layer
 
 
-def bubble_fraction(pp: Array, microbatches: Array, interleave: Array, zb: NDArray[np.bool_]) -> Array:
+def bubble_fraction(
+    pp: Array, microbatches: Array, interleave: Array, zb: NDArray[np.bool_]
+) -> Array:
     """f = (N_PP − 1) / (N_PP − 1 + v·m) for interleaved 1F1B (m ≥ N_PP), 0 for zero-bubble (§7)."""
     idle = pp - 1.0
     return np.where(zb, 0.0, idle / (idle + interleave * microbatches))
 
 
 def memory_required_bytes(
-    shape: ModelShape, dp: Array, pp: Array, nanobatch: Array, zb: NDArray[np.bool_], opts: SearchOptions
+    shape: ModelShape,
+    dp: Array,
+    pp: Array,
+    nanobatch: Array,
+    zb: NDArray[np.bool_],
+    opts: SearchOptions,
 ) -> Array:
     """Cluster-wide bytes: 16-bit weights per DP replica plus sharded optimizer state (§9).
 
@@ -155,7 +163,9 @@ def step_arrays(
         t_step = (t_pipe + t_dp) + t_dp_lat
     paid = np.where(rows.zero_bubble, 0.0, latency) + t_dp_lat
     if opts.quirks.zb_hides_latency_correctly:
-        paid = np.where(rows.zero_bubble, np.maximum(latency - busy, 0.0), paid - t_dp_lat) + t_dp_lat
+        paid = (
+            np.where(rows.zero_bubble, np.maximum(latency - busy, 0.0), paid - t_dp_lat) + t_dp_lat
+        )
     steps = shape.n_tokens / b_tok
     return StepArrays(
         t_compute_s=t_mm,

@@ -1,0 +1,5 @@
+"""`python -m pipeline` runs the `dmlimits` command."""
+
+from pipeline.cli.main import main
+
+main()

@@ -1,0 +1,50 @@
+"""The short text summary a run prints: thresholds of each series beside the closed forms."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pipeline.execute.series import SeriesOutcome
+
+MAX_SERIES_SHOWN = 12
+
+
+def _flop(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2e}"
+
+
+def summary_lines(
+    outcomes: Sequence[SeriesOutcome], root: str, seconds: float, points: int
+) -> list[str]:
+    """One header, one line per series (first few), and where the tables are."""
+    lines = [
+        f"dmlimits: {len(outcomes)} series, {points} points in {seconds:.1f} s -> {root}",
+        f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>10} {'last feas.':>10} "
+        f"{'wall':>10} {'T_crit':>10} {'T_limit':>10}  (FLOP)",
+    ]
+    ordered = sorted(
+        outcomes,
+        key=lambda o: (
+            o.scenario.hardware_name,
+            o.scenario.scaling_name,
+            o.scenario.batch_law_name,
+            o.series_id,
+        ),
+    )
+    for o in ordered[:MAX_SERIES_SHOWN]:
+        s, lim, cf = o.scenario, o.limits, o.closed_forms
+        linear = _flop(lim.linear_end_flop) if lim.linear_end_flop is not None else "> grid"
+        wall = _flop(lim.first_infeasible_flop) if lim.first_infeasible_flop is not None else "none"
+        lines.append(
+            f"{s.hardware_name:<34} {s.scaling_name:<7} {s.batch_law_name:<10} {linear:>10} "
+            f"{_flop(lim.last_feasible_flop):>10} {wall:>10} {_flop(cf.t_crit_flop):>10} {_flop(cf.t_limit_flop):>10}"
+        )
+    if len(ordered) > MAX_SERIES_SHOWN:
+        lines.append(
+            f"... and {len(ordered) - MAX_SERIES_SHOWN} more series: see {root}/thresholds/"
+        )
+    lines.append(
+        "linear end: first compute with utilization <= 0.8 x max; wall: first infeasible grid size; "
+        "T_crit, T_limit: closed forms (Model B)"
+    )
+    return lines

@@ -1,0 +1,139 @@
+"""The unit of work: one series (a scenario over its model-size grid) through the model.
+
+Pure computation on a `Scenario`, no I/O: workers run it, the parent writes its rows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pipeline.io.rows import config_hash
+from pipeline.model.evaluate import evaluate_layout
+from pipeline.model.limits import (
+    closed_form_latency_s,
+    series_alpha,
+    series_limits,
+    t_crit_flop,
+    t_limit_flop,
+)
+from pipeline.model.results import InfeasibleReason, Layout, PointResult, SeriesLimits
+from pipeline.model.scaling import ModelShape, model_shape
+from pipeline.model.search import sweep_series
+from pipeline.model.step import memory_required_bytes
+from pipeline.schema import Scenario, validate_fixed_layout
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedForms:
+    """Model B for a series: the exponent and latency used, and the two limits (FLOP)."""
+
+    alpha: float
+    t_lat_s: float
+    t_crit_flop: float
+    t_limit_flop: float
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesOutcome:
+    """Everything one series yields: its points, limits and closed forms."""
+
+    scenario: Scenario
+    series_id: str
+    points: list[PointResult]
+    limits: SeriesLimits
+    closed_forms: ClosedForms
+
+
+def _jsonable(value: Any) -> Any:
+    """Scenario fields as JSON-safe values: infinities as strings, enums as their values."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def series_id(scenario: Scenario, whole_grid: bool) -> str:
+    """A stable hash of everything that determines a series' rows."""
+    return config_hash(
+        {"scenario": _jsonable(dataclasses.asdict(scenario)), "whole_grid": whole_grid}
+    )
+
+
+def closed_forms(scenario: Scenario) -> ClosedForms:
+    """T_crit and T_limit at the series' α and latency (§12), with the configured anchors."""
+    cf = scenario.closed_form
+    alpha = series_alpha(scenario.laws, scenario.options.quirks)
+    t_lat = cf.t_lat_s if cf.t_lat_s is not None else closed_form_latency_s(scenario.hardware)
+    anchor = scenario.options.quirks.model_b_flop_anchor
+    anchors = (cf.duration_s, cf.b0_tokens, cf.l0_layers, cf.t0_flop, anchor)
+    try:
+        limit = t_limit_flop(alpha, t_lat, *anchors)
+        crit = t_crit_flop(scenario.hardware, alpha, *anchors)
+    except OverflowError:  # α near 1/2: the closed forms diverge
+        limit = crit = math.inf
+    return ClosedForms(alpha, t_lat, crit, limit)
+
+
+def fixed_point(scenario: Scenario, shape: ModelShape, layout: Layout) -> PointResult:
+    """A fixed layout evaluated as is on one model; infeasible rows say why."""
+    validate_fixed_layout(layout, shape, scenario.hardware.level_sizes)
+    pp = math.prod(layout.pp)
+    dp = math.prod(layout.dp)
+    interleaved = not layout.zero_bubble and pp > 1 and scenario.options.interleaving
+    concrete = dataclasses.replace(
+        layout,
+        pp_interleave=shape.n_layers // pp if interleaved else 1,
+        nanobatch_tokens=shape.batch_tokens // (dp * layout.microbatches * shape.sparsity),
+    )
+    cost = evaluate_layout(scenario.hardware, shape, concrete, scenario.options)
+    need = memory_required_bytes(
+        shape,
+        np.array([float(dp)]),
+        np.array([float(pp)]),
+        np.array([float(concrete.nanobatch_tokens)]),
+        np.array([concrete.zero_bubble]),
+        scenario.options,
+    )
+    reason = None
+    if (
+        scenario.options.memory_check
+        and float(need[0]) > layout.n_gpu * scenario.hardware.hbm_bytes
+    ):
+        reason = InfeasibleReason.EXCEEDS_MEMORY
+    elif not cost.training_time_s < scenario.duration_s:
+        reason = InfeasibleReason.EXCEEDS_DURATION
+    return PointResult(shape, reason is None, reason, concrete, cost)
+
+
+def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutcome:
+    """Run one series: the smallest-cluster search over the grid, or a fixed layout per size."""
+    if scenario.fixed_layout is None:
+        points = sweep_series(
+            scenario.hardware,
+            scenario.laws,
+            scenario.d_models,
+            scenario.duration_s,
+            scenario.options,
+            stop_at_infeasible=not whole_grid,
+        )
+    else:
+        quirks = scenario.options.quirks
+        points = [
+            fixed_point(scenario, model_shape(d, scenario.laws, quirks), scenario.fixed_layout)
+            for d in scenario.d_models
+        ]
+    return SeriesOutcome(
+        scenario=scenario,
+        series_id=series_id(scenario, whole_grid),
+        points=points,
+        limits=series_limits(points, scenario.hardware.u_eff),
+        closed_forms=closed_forms(scenario),
+    )

@@ -1,0 +1,66 @@
+"""The `execution` config node: how series are spread over workers (joblib backends)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pipeline.schema.errors import ConfigError
+
+
+class Backend(StrEnum):
+    """joblib backends: processes (loky), threads, or a dask.distributed cluster."""
+
+    LOKY = "loky"
+    THREADING = "threading"
+    DASK = "dask"
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionSettings:
+    """Validated `execution.*` values."""
+
+    backend: Backend = Backend.LOKY
+    n_jobs: int = -1
+    chunk_size: int = 8
+    dask_address: str | None = None
+    dask_workers: int = 2
+
+
+def _int(node: dict[str, object], key: str, minimum: int | None, allowed: str) -> int:
+    value = node.get(key)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or (minimum is not None and value < minimum)
+    ):
+        raise ConfigError(f"execution.{key}", value, allowed)
+    return value
+
+
+def execution_from_config(node: dict[str, object]) -> ExecutionSettings:
+    """Check the `execution` node and return its settings; ConfigError names a bad key."""
+    known = {f for f in ExecutionSettings.__dataclass_fields__}
+    for key in node:
+        if key not in known:
+            raise ConfigError(
+                f"execution.{key}", node[key], f"unknown key; allowed: {', '.join(sorted(known))}"
+            )
+    backend = node.get("backend", "loky")
+    if backend not in {b.value for b in Backend}:
+        raise ConfigError("execution.backend", backend, "one of loky, threading, dask")
+    n_jobs = _int(node, "n_jobs", None, "a whole number: -1 (all cores) or ≥ 1 workers")
+    if n_jobs == 0 or n_jobs < -1:
+        raise ConfigError("execution.n_jobs", n_jobs, "-1 (all cores) or ≥ 1 workers")
+    address = node.get("dask_address")
+    if address is not None and not isinstance(address, str):
+        raise ConfigError(
+            "execution.dask_address", address, "null or a scheduler address like tcp://host:8786"
+        )
+    return ExecutionSettings(
+        backend=Backend(str(backend)),
+        n_jobs=n_jobs,
+        chunk_size=_int(node, "chunk_size", 1, "a whole number ≥ 1 (series per task)"),
+        dask_address=address,
+        dask_workers=_int(node, "dask_workers", 1, "a whole number ≥ 1"),
+    )

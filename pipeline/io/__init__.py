@@ -1,0 +1,11 @@
+"""Storage: the column schema, model results flattened into rows, Parquet writing and reading.
+
+- `columns`: the `points` and `thresholds` table schemas (documented in docs/schema.md);
+- `rows`: `PointResult` and `SeriesLimits` into Arrow tables, with provenance and config hashes;
+- `parquet`: atomic, idempotent part files in a hive-partitioned dataset;
+- `lock`: one writer per dataset root;
+- `dataset`: reading the dataset back, and checking a finished sweep (`gather`).
+
+Nothing here imports the search or evaluates the model; the modules are imported one by one
+so that a worker that only writes never imports polars.
+"""

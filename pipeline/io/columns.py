@@ -1,0 +1,163 @@
+"""The output tables' columns: names, Arrow types and nullability (docs/schema.md explains each).
+
+Two tables, each a hive-partitioned Parquet dataset (see `pipeline.io.parquet`):
+
+- `points`: one row per evaluated scenario point, a series × a model size, feasible or not;
+- `thresholds`: one row per series, its derived limits (spec §11) and closed forms (§12).
+
+Conventions: every dimensioned column carries its unit as a suffix (`_s`, `_flop`, `_tokens`);
+integers are signed; no nested types (per-level factors are strings such as "1x64");
+a missing value is null, never NaN. A non-nullable field is present on every row.
+
+Versioning: renaming, retyping or removing a column, or changing its meaning or unit, bumps
+`SCHEMA_VERSION`. Adding a nullable column at the end of a group does not, but is listed in
+docs/schema.md's changelog.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = 1
+"""Written into every row's `schema_version` column."""
+
+PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
+"""Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
+
+They are directory names only, not stored inside the part files."""
+
+
+def _required(name: str, type_: pa.DataType) -> pa.Field:
+    return pa.field(name, type_, nullable=False)
+
+
+def _optional(name: str, type_: pa.DataType) -> pa.Field:
+    return pa.field(name, type_, nullable=True)
+
+
+TIMESTAMP_UTC = pa.timestamp("us", tz="UTC")
+
+SERIES_FIELDS = [
+    _required("hardware", pa.string()),
+    _required("scaling", pa.string()),
+    _required("batch_law", pa.string()),
+    _required("duration_s", pa.float64()),
+    _required("series_id", pa.string()),
+]
+"""Series identity: the hardware preset, scaling laws and batch law by name, the training-time
+budget, and `series_id`, the hash of the series' full resolved config (`rows.config_hash`)."""
+
+SHAPE_FIELDS = [
+    _required("d_model", pa.int64()),
+    _required("d_ff", pa.int64()),
+    _required("n_layers", pa.int64()),
+    _required("sparsity", pa.int64()),
+    _required("n_params", pa.float64()),
+    _required("n_tokens", pa.float64()),
+    _required("n_steps", pa.float64()),
+    _required("batch_seqs", pa.int64()),
+    _required("batch_tokens", pa.int64()),
+    _required("training_flop", pa.float64()),
+]
+"""Model shape and workload (spec §1-§2). `n_params` is float64 because it reaches 1.45e20,
+past int64; `n_tokens`, `n_steps` (= n_tokens / batch_tokens, not rounded) and `training_flop`
+are real numbers in the model too."""
+
+LAYOUT_FIELDS = [
+    _optional("n_gpu", pa.int64()),
+    _optional("dp", pa.int64()),
+    _optional("tp_model", pa.int64()),
+    _optional("tp_ff", pa.int64()),
+    _optional("pp", pa.int64()),
+    _optional("ep", pa.int64()),
+    _optional("dp_levels", pa.string()),
+    _optional("tp_model_levels", pa.string()),
+    _optional("tp_ff_levels", pa.string()),
+    _optional("pp_levels", pa.string()),
+    _optional("ep_levels", pa.string()),
+    _optional("pp_interleave", pa.int64()),
+    _optional("microbatches", pa.int64()),
+    _optional("nanobatch_tokens", pa.int64()),
+    _optional("zero_bubble", pa.bool_()),
+]
+"""The chosen parallel layout (spec §5, §7); null when the point is infeasible. Degrees are
+totals; `*_levels` give the per-network-level factors, level 0 (innermost) first, joined by "x".
+`n_gpu` is int64: the search tries up to S·2^59 GPUs, but no feasible layout comes near 2^63."""
+
+COST_FIELDS = [
+    _optional("step_time_s", pa.float64()),
+    _optional("training_time_s", pa.float64()),
+    _optional("training_time_months", pa.float64()),
+    _optional("utilization", pa.float64()),
+    _optional("t_compute_s", pa.float64()),
+    _optional("t_tp_comm_s", pa.float64()),
+    _optional("t_pp_ep_comm_s", pa.float64()),
+    _optional("t_dp_comm_s", pa.float64()),
+    _optional("t_latency_s", pa.float64()),
+    _optional("t_latency_paid_s", pa.float64()),
+    _optional("bubble_fraction", pa.float64()),
+    _optional("bottleneck", pa.string()),
+    _optional("matmul_bound", pa.string()),
+]
+"""The layout's cost (spec §6-§8); null when the point is infeasible. The `t_*_s` terms are per
+optimizer step, as in `StepCost`; multiply by `n_steps` for the run totals of spec §8."""
+
+STATUS_FIELDS = [
+    _required("feasible", pa.bool_()),
+    _optional("infeasible_reason", pa.string()),
+]
+"""Whether the size trains within the budget; otherwise an `InfeasibleReason` value."""
+
+LIMIT_FIELDS = [
+    _optional("linear_end_flop", pa.float64()),
+    _optional("last_feasible_flop", pa.float64()),
+    _optional("first_infeasible_flop", pa.float64()),
+    _optional("max_utilization", pa.float64()),
+    _required("linear_end_beyond_grid", pa.bool_()),
+    _required("n_points", pa.int64()),
+]
+"""Derived metrics of one series (spec §11, `SeriesLimits`); null where the series does not
+reach them. `n_points` counts the series' rows in `points`."""
+
+CLOSED_FORM_FIELDS = [
+    _required("alpha", pa.float64()),
+    _required("t_lat_s", pa.float64()),
+    _optional("t_crit_flop", pa.float64()),
+    _optional("t_limit_flop", pa.float64()),
+]
+"""Model B for the series' hardware and laws (spec §12): the exponent alpha = alpha_b - alpha_L,
+the latency t_lat, and the closed-form compute limits (null where the closed form has no finite
+value, e.g. alpha >= 1/2)."""
+
+PROVENANCE_FIELDS = [
+    _required("run_id", pa.string()),
+    _required("config_hash", pa.string()),
+    _required("schema_version", pa.int32()),
+    _required("dmlimits_version", pa.string()),
+    _required("created_at", TIMESTAMP_UTC),
+]
+"""Where a row came from: the run, the hash of the row's scenario (`points`: series config and
+d_model; `thresholds`: equal to `series_id`), this schema's version, the package version, and
+the UTC time the rows were built."""
+
+POINTS_SCHEMA = pa.schema(
+    SERIES_FIELDS + SHAPE_FIELDS + LAYOUT_FIELDS + COST_FIELDS + STATUS_FIELDS + PROVENANCE_FIELDS
+)
+THRESHOLDS_SCHEMA = pa.schema(SERIES_FIELDS + LIMIT_FIELDS + CLOSED_FORM_FIELDS + PROVENANCE_FIELDS)
+
+TABLES: dict[str, pa.Schema] = {"points": POINTS_SCHEMA, "thresholds": THRESHOLDS_SCHEMA}
+"""Every table of the dataset by directory name."""
+
+SORT_KEYS: dict[str, tuple[str, ...]] = {
+    "points": ("series_id", "d_model"),
+    "thresholds": ("series_id",),
+}
+"""The deterministic row order of each table."""
+
+
+def file_schema(table_name: str) -> pa.Schema:
+    """The schema stored inside a part file: the table's schema less the partition columns."""
+    schema = TABLES[table_name]
+    for name in PARTITION_COLUMNS:
+        schema = schema.remove(schema.get_field_index(name))
+    return schema

@@ -1,0 +1,1 @@
+"""Tests of pipeline.io: schema, rows, Parquet writing, locking, reading and gathering."""

@@ -1,0 +1,157 @@
+"""Reading the dataset back and checking a finished sweep with gather."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
+from pipeline.io.dataset import DONE_MARKER, gather, main, mark_done, read_points, read_thresholds
+from pipeline.io.parquet import OutputError, write_part, write_series
+from pipeline.io.rows import point_rows, threshold_row
+from pipeline.model.results import SeriesLimits
+
+LIMITS = SeriesLimits(
+    linear_end_flop=None, last_feasible_flop=3e27, first_infeasible_flop=1e28, max_utilization=0.7
+)
+
+
+def _write(root, series, points, provenance, *, with_thresholds: bool = True) -> None:
+    table = point_rows(points, series, provenance)
+    if not with_thresholds:
+        write_part(root, "points", table, series.partition, series.series_id)
+        return
+    thresholds = threshold_row(
+        series,
+        LIMITS,
+        n_points=len(points),
+        alpha=0.0,
+        t_lat_s=9e-6,
+        t_crit_flop=1e28,
+        t_limit_flop=2e28,
+        provenance=provenance,
+    )
+    write_series(root, table, thresholds, series.partition, series.series_id)
+
+
+def _multirun(tmp_path: Path, done: list[bool]) -> Path:
+    sweep = tmp_path / "multirun" / "2025-01-01" / "00-00-00"
+    for number, finished in enumerate(done):
+        job = sweep / str(number)
+        (job / ".hydra").mkdir(parents=True)
+        if finished:
+            mark_done(job, {"job": number})
+    return sweep
+
+
+def test_read_points_empty_root_has_schema(tmp_path) -> None:
+    """An empty dataset reads as empty frames with every column."""
+    assert read_points(tmp_path).columns == POINTS_SCHEMA.names
+    assert read_thresholds(tmp_path).columns == THRESHOLDS_SCHEMA.names
+    assert read_points(tmp_path).height == 0
+
+
+def test_read_points_sorted_by_series_then_width(
+    tmp_path, make_series, feasible_point, infeasible_point, provenance
+) -> None:
+    """Rows from several parts come back ordered by series_id, then d_model."""
+    for hardware in ("h100", "a100", "h200"):
+        points = [infeasible_point(36864), feasible_point(12288)]
+        _write(tmp_path, make_series(hardware), points, provenance)
+    frame = read_points(tmp_path)
+    keys = list(zip(frame["series_id"], frame["d_model"], strict=True))
+    assert keys == sorted(keys)
+
+
+def test_gather_counts_rows_series_parts(
+    tmp_path, make_series, feasible_point, infeasible_point, provenance
+) -> None:
+    """gather counts parts over both tables, rows of each table, and distinct series."""
+    _write(tmp_path, make_series("h100"), [feasible_point(12288)], provenance)
+    _write(
+        tmp_path, make_series("a100"), [feasible_point(12288), infeasible_point(24576)], provenance
+    )
+    report = gather(tmp_path)
+    assert (report.n_parts, report.n_point_rows, report.n_threshold_rows) == (4, 3, 2)
+    assert report.n_series == 2
+    assert report.ok
+    assert report.n_jobs is None
+    assert report.failed_jobs == ()
+
+
+def test_gather_reports_failed_jobs(tmp_path, make_series, feasible_point, provenance) -> None:
+    """Job directories without the done marker are listed as failed."""
+    _write(tmp_path / "data", make_series(), [feasible_point(12288)], provenance)
+    sweep = _multirun(tmp_path, [True, False, True, False])
+    report = gather(tmp_path / "data", sweep)
+    assert report.n_jobs == 4
+    assert report.failed_jobs == (1, 3)
+    assert not report.ok
+    assert (sweep / "0" / DONE_MARKER).is_file()
+
+
+def test_gather_reports_corrupt_part(tmp_path, make_series, feasible_point, provenance) -> None:
+    """A part that does not open as Parquet is reported, not raised."""
+    series = make_series()
+    _write(tmp_path, series, [feasible_point(12288)], provenance)
+    broken = tmp_path / "points" / "hardware=x" / "scaling=y" / "batch_law=z" / "part-bad.parquet"
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(b"PAR1 truncated")
+    report = gather(tmp_path)
+    assert len(report.bad_parts) == 1
+    assert "part-bad.parquet" in report.bad_parts[0]
+    assert not report.ok
+
+
+def test_gather_reports_other_schema(tmp_path, make_series, feasible_point, provenance) -> None:
+    """A part written with another schema (say an older version) is reported as bad."""
+    _write(tmp_path, make_series(), [feasible_point(12288)], provenance)
+    other = tmp_path / "points" / "hardware=x" / "scaling=y" / "batch_law=z" / "part-old.parquet"
+    other.parent.mkdir(parents=True)
+    pq.write_table(pa.table({"series_id": ["old"], "d_model": [1]}), other)
+    report = gather(tmp_path)
+    assert len(report.bad_parts) == 1
+    assert "schema differs" in report.bad_parts[0]
+
+
+def test_gather_reports_series_without_thresholds(
+    tmp_path, make_series, feasible_point, provenance
+) -> None:
+    """A series with points but no thresholds row (its job died in between) is incomplete."""
+    series = make_series()
+    _write(tmp_path, series, [feasible_point(12288)], provenance, with_thresholds=False)
+    report = gather(tmp_path)
+    assert report.incomplete_series == (series.series_id,)
+    assert not report.ok
+
+
+def test_gather_missing_root(tmp_path) -> None:
+    """A root that does not exist is an OutputError, not an empty report."""
+    with pytest.raises(OutputError, match="does not exist"):
+        gather(tmp_path / "nope")
+
+
+def test_dataset_main_prints_report(
+    tmp_path, capsys, make_series, feasible_point, provenance
+) -> None:
+    """`python -m pipeline.io.dataset ROOT --multirun DIR` prints the counts and failed jobs."""
+    _write(tmp_path / "data", make_series(), [feasible_point(12288)], provenance)
+    sweep = _multirun(tmp_path, [True, False])
+    status = main([str(tmp_path / "data"), "--multirun", str(sweep)])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "2 parts, 1 series, 1 point rows, 1 threshold rows" in out
+    assert "failed (no .dmlimits_done): 1" in out
+    assert "NOT OK" in out
+
+
+def test_dataset_main_ok_exit_zero(
+    tmp_path, capsys, make_series, feasible_point, provenance
+) -> None:
+    """A complete dataset prints ok and exits 0."""
+    _write(tmp_path, make_series(), [feasible_point(12288)], provenance)
+    assert main([str(tmp_path)]) == 0
+    assert capsys.readouterr().out.strip().endswith("ok")

@@ -1,0 +1,170 @@
+"""Model results flattened into `points` and `thresholds` rows."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from datetime import datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.io.columns import COST_FIELDS, LAYOUT_FIELDS, POINTS_SCHEMA, THRESHOLDS_SCHEMA
+from pipeline.io.rows import (
+    MODEL_A_MONTH_S,
+    Provenance,
+    config_hash,
+    point_config_hash,
+    point_rows,
+    threshold_row,
+)
+from pipeline.model.results import InfeasibleReason, PointResult, SeriesLimits
+
+_config_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=10,
+)
+
+
+@given(st.dictionaries(st.text(max_size=8), _config_values, max_size=6))
+def test_config_hash_ignores_key_order(config: dict[str, object]) -> None:
+    """Reversing a dict's insertion order does not change its hash."""
+    reordered = dict(reversed(list(config.items())))
+    assert config_hash(reordered) == config_hash(config)
+    assert len(config_hash(config)) == 16
+
+
+def test_config_hash_differs_for_different_values() -> None:
+    """Changing one nested value changes the hash."""
+    a = {"hardware": {"name": "h100", "latency_us": 1.0}}
+    b = {"hardware": {"name": "h100", "latency_us": 2.0}}
+    assert config_hash(a) != config_hash(b)
+
+
+def test_config_hash_refuses_nan() -> None:
+    """NaN has no canonical JSON, so it cannot be hashed."""
+    with pytest.raises(ValueError, match="JSON"):
+        config_hash({"x": math.nan})
+
+
+def test_point_rows_feasible_values(feasible_point, make_series, provenance) -> None:
+    """A feasible point gives totals, level strings, months and enum strings."""
+    series = make_series()
+    row = point_rows([feasible_point(12288)], series, provenance).to_pylist()[0]
+    assert row["dp"] == 64
+    assert row["dp_levels"] == "1x64"
+    assert row["tp_model"] == 2
+    assert row["tp_ff"] == 4
+    assert row["pp"] == 16
+    assert row["ep"] == 1
+    assert row["training_time_months"] == pytest.approx(5.0e6 / MODEL_A_MONTH_S)
+    assert row["bottleneck"] == "compute"
+    assert row["matmul_bound"] == "flop"
+    assert row["feasible"] is True
+    assert row["infeasible_reason"] is None
+    assert row["config_hash"] == point_config_hash(series.series_id, 12288)
+    assert row["n_steps"] == pytest.approx(row["n_tokens"] / row["batch_tokens"])
+
+
+def test_point_rows_infeasible_layout_and_cost_null(
+    infeasible_point, make_series, provenance
+) -> None:
+    """An infeasible point has its reason and nulls in every layout and cost column."""
+    table = point_rows([infeasible_point(24576)], make_series(), provenance)
+    row = table.to_pylist()[0]
+    assert row["feasible"] is False
+    assert row["infeasible_reason"] == "no_cluster_within_duration"
+    for f in LAYOUT_FIELDS + COST_FIELDS:
+        assert row[f.name] is None, f.name
+    assert row["training_flop"] > 0
+
+
+def test_point_rows_sorted_and_typed(
+    feasible_point, infeasible_point, make_series, provenance
+) -> None:
+    """Rows come out sorted by d_model with exactly the declared schema."""
+    points = [infeasible_point(36864), feasible_point(12288), feasible_point(24576)]
+    table = point_rows(points, make_series(), provenance)
+    assert table.schema.equals(POINTS_SCHEMA)
+    assert table.column("d_model").to_pylist() == [12288, 24576, 36864]
+
+
+def test_point_rows_nan_stored_as_null(feasible_point, make_series, provenance) -> None:
+    """A NaN from the model is stored as null, never as NaN."""
+    table = point_rows([feasible_point(12288, bubble_fraction=math.nan)], make_series(), provenance)
+    assert table.column("bubble_fraction").null_count == 1
+
+
+def test_point_rows_n_params_beyond_int64(feasible_point, make_series, provenance) -> None:
+    """The largest sparse model's parameter count (past 2^63) is stored as float64."""
+    point = feasible_point(12288 * 128)
+    big = replace(point, shape=replace(point.shape, n_layers=2048, sparsity=1024))
+    assert big.shape.n_params > 2**63
+    row = point_rows([big], make_series(), provenance).to_pylist()[0]
+    assert row["n_params"] == pytest.approx(float(big.shape.n_params))
+
+
+def test_point_rows_rejects_n_gpu_beyond_int64(feasible_point, make_series, provenance) -> None:
+    """A cluster size past int64 is refused with the column named."""
+    with pytest.raises(ValueError, match="n_gpu"):
+        point_rows([feasible_point(12288, n_gpu=2**64)], make_series(), provenance)
+
+
+def test_point_rows_rejects_feasible_without_layout(
+    infeasible_point, make_series, provenance
+) -> None:
+    """A point marked feasible must carry a layout and a cost."""
+    broken = PointResult(infeasible_point(12288).shape, True, None, None, None)
+    with pytest.raises(ValueError, match="lacks a layout"):
+        point_rows([broken], make_series(), provenance)
+
+
+def test_point_rows_rejects_repeated_d_model(feasible_point, make_series, provenance) -> None:
+    """Two points of one series cannot share a width."""
+    with pytest.raises(ValueError, match="repeated d_model"):
+        point_rows([feasible_point(12288), feasible_point(12288)], make_series(), provenance)
+
+
+def test_threshold_row_not_reached_limits_null(make_series, provenance) -> None:
+    """Limits the series does not reach are null, and the linear end is flagged beyond the grid."""
+    limits = SeriesLimits(
+        linear_end_flop=None,
+        last_feasible_flop=3e26,
+        first_infeasible_flop=None,
+        max_utilization=0.7,
+    )
+    table = threshold_row(
+        make_series(),
+        limits,
+        n_points=7,
+        alpha=0.0,
+        t_lat_s=9e-6,
+        t_crit_flop=1e28,
+        t_limit_flop=math.inf,
+        provenance=provenance,
+    )
+    assert table.schema.equals(THRESHOLDS_SCHEMA)
+    row = table.to_pylist()[0]
+    assert row["linear_end_flop"] is None
+    assert row["linear_end_beyond_grid"] is True
+    assert row["first_infeasible_flop"] is None
+    assert row["t_limit_flop"] is None
+    assert row["config_hash"] == row["series_id"]
+    assert row["n_points"] == 7
+    assert row["schema_version"] == 1
+
+
+def test_provenance_rejects_naive_time() -> None:
+    """A created_at without a timezone is refused (it would be stored as a wrong UTC time)."""
+    with pytest.raises(ValueError, match="timezone-aware"):
+        Provenance(run_id="x", created_at=datetime(2025, 1, 1))
+
+
+def test_point_rows_requires_infeasible_reason(make_series, provenance, infeasible_point) -> None:
+    """An infeasible point without a reason is refused."""
+    point = infeasible_point(12288, InfeasibleReason.NO_LAYOUT)
+    broken = PointResult(point.shape, False, None, None, None)
+    with pytest.raises(ValueError, match="infeasible_reason"):
+        point_rows([broken], make_series(), provenance)

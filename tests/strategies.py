@@ -1,0 +1,48 @@
+"""Hypothesis strategies shared by the property tests: hardware, models, layouts."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import strategies as st
+
+from pipeline.model.hardware import HardwareSpec
+from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
+from tests.presets import preset
+
+BASE_PRESETS = ("v100_sxm", "a100_sxm", "h100_sxm", "h100_superpod", "h100_global_nvlink")
+SMALL_WIDTHS = (12288, 14336, 16384, 20480, 24576)
+
+
+@st.composite
+def hardware(draw: st.DrawFn) -> HardwareSpec:
+    """A preset with its network bandwidths and latencies scaled by random factors."""
+    hw = preset(draw(st.sampled_from(BASE_PRESETS)))
+    k = hw.n_levels
+    bw_scale = draw(st.lists(st.floats(0.1, 10.0), min_size=k, max_size=k))
+    lat_scale = draw(st.lists(st.floats(0.01, 10.0), min_size=k, max_size=k))
+    return replace(
+        hw,
+        net_bandwidth_bytes_per_s=tuple(
+            b * s for b, s in zip(hw.net_bandwidth_bytes_per_s, bw_scale, strict=True)
+        ),
+        net_latency_s=tuple(t * s for t, s in zip(hw.net_latency_s, lat_scale, strict=True)),
+        matmul_latency_s=hw.matmul_latency_s * draw(st.floats(0.01, 10.0)),
+        hbm_bandwidth_bytes_per_s=hw.hbm_bandwidth_bytes_per_s * draw(st.floats(0.1, 10.0)),
+    )
+
+
+@st.composite
+def models(draw: st.DrawFn) -> ModelShape:
+    """A small paper-grid model, dense or sparse."""
+    return model_shape(draw(st.sampled_from(SMALL_WIDTHS)), ScalingLaws(sparse=draw(st.booleans())))
+
+
+def scale_network(hw: HardwareSpec, bandwidth: float, latency: float) -> HardwareSpec:
+    """Multiply every level's bandwidth and every latency (network and matmul) by factors."""
+    return replace(
+        hw,
+        net_bandwidth_bytes_per_s=tuple(b * bandwidth for b in hw.net_bandwidth_bytes_per_s),
+        net_latency_s=tuple(t * latency for t in hw.net_latency_s),
+        matmul_latency_s=hw.matmul_latency_s * latency,
+    )

@@ -6,6 +6,7 @@ and appendix (T_crit, T_limit); spec `bottleneck-model.md` §11-§12, quirk Q4.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from pipeline.model.hardware import HardwareSpec, peak_flop_per_s
@@ -139,6 +140,8 @@ def t_crit_flop(
     m = _node_mac_per_s(hw)
     a = node_shard_side(hw)
     n = node_nanobatch_tokens(hw)
+    if a == 0.0 or n == 0.0:  # infinite network or memory bandwidth: no critical compute
+        return math.inf
     mac = ((1.0 / 960.0) * (r * m * duration_s / (a * a * n)) ** 2) ** (1.0 / (1.0 - 2.0 * alpha))
     return float(2.0 * mac)
 

@@ -86,7 +86,9 @@ def layer_matmul_time_s(
     wg = np.repeat(np.array([False, False, True, True]), dm.size)
     t = matmul_time_s(hw, d1, d2, np.tile(b, 4), wg).reshape(4, dm.size)[:, inverse.ravel()]
     ff_by_model, model_by_ff, w1_grad, w2_grad = t
-    t_layer: Array = ((ff_by_model + model_by_ff) + w1_grad) + ((model_by_ff + ff_by_model) + w2_grad)
+    t_layer: Array = ((ff_by_model + model_by_ff) + w1_grad) + (
+        (model_by_ff + ff_by_model) + w2_grad
+    )
     return t_layer
 
 

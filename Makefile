@@ -1,0 +1,43 @@
+# dmlimits: `make help` lists the targets. Everything runs inside .venv (created on demand).
+VENV    ?= .venv
+PYTHON  ?= python3
+BIN     := $(VENV)/bin
+
+.PHONY: help run test lint typecheck unit bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.base: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.base
+
+run: $(VENV)/.base ## install and run the default scenario (H100, dense, critical batch, 3 months)
+	$(BIN)/dmlimits
+
+test: lint typecheck unit ## install, then lint, type-check and run the whole test suite
+
+lint: $(VENV)/.dev ## ruff lint and format check
+	$(BIN)/ruff check pipeline tests bench
+	$(BIN)/ruff format --check pipeline tests bench
+
+typecheck: $(VENV)/.dev ## mypy --strict over the package
+	$(BIN)/mypy
+
+unit: $(VENV)/.dev ## pytest
+	$(BIN)/pytest
+
+bench: $(VENV)/.dev ## model and sweep benchmarks (report figures, never fail)
+	$(BIN)/python bench/bench_model.py
+	$(BIN)/python bench/bench_sweep.py
+
+clean: ## remove the virtualenv and git-ignored outputs
+	rm -rf $(VENV) outputs multirun .pytest_cache .mypy_cache .ruff_cache

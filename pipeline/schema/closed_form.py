@@ -1,0 +1,40 @@
+"""The root `closed_form:` node -> ClosedFormSettings for Model B (spec §12)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.schema import units
+from pipeline.schema.section import Section, plain
+
+CLOSED_FORM_KEYS = frozenset({"b0_tokens", "l0_layers", "t0_flop", "duration_days", "t_lat_us"})
+
+
+@dataclass(frozen=True, slots=True)
+class ClosedFormSettings:
+    """Anchors and budget of Model B's closed forms T_crit and T_limit (spec §12), SI units."""
+
+    b0_tokens: float
+    """Batch-size anchor b0 (4e6 tokens)."""
+    l0_layers: float
+    """Depth anchor L0 (100 layers)."""
+    t0_flop: float
+    """Compute anchor T0 (3e23; quirk Q4 raises it against MAC = C/2)."""
+    duration_s: float
+    """τ_B: 365.25 d / 4 = 7,889,400 s (quirk Q5)."""
+    t_lat_s: float | None
+    """Minimum per-layer latency t_lat; None derives it from the hardware (matmul latency
+    plus 4 x the slowest network-level latency, 9e-6 s on H100 SXM)."""
+
+
+def closed_form_from_config(node: object, path: str = "closed_form") -> ClosedFormSettings:
+    """Model B's settings of one closed_form node; t_lat_us may be null."""
+    cf = Section(plain(node, path), path, CLOSED_FORM_KEYS)
+    t_lat_us = cf.optional_number("t_lat_us", "us")
+    return ClosedFormSettings(
+        b0_tokens=cf.number("b0_tokens", "tokens"),
+        l0_layers=cf.number("l0_layers", "layers"),
+        t0_flop=cf.number("t0_flop", "FLOP"),
+        duration_s=units.days_to_s(cf.number("duration_days", "days")),
+        t_lat_s=None if t_lat_us is None else units.us_to_s(t_lat_us),
+    )

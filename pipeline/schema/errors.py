@@ -1,0 +1,44 @@
+"""The one exception the schema raises: a config value that is not allowed."""
+
+from __future__ import annotations
+
+_MAX_VALUE_CHARS = 120
+
+
+class _Missing:
+    """Marker for a required key that is absent; shown as ``<missing>`` in messages."""
+
+    def __repr__(self) -> str:
+        return "<missing>"
+
+
+MISSING = _Missing()
+"""The ``value`` of a ConfigError raised for an absent key."""
+
+
+def _show(value: object) -> str:
+    """The value as one short line: its repr, newlines flattened, long values cut."""
+    text = " ".join(repr(value).split("\n"))
+    if len(text) > _MAX_VALUE_CHARS:
+        text = text[: _MAX_VALUE_CHARS - 3] + "..."
+    return text
+
+
+class ConfigError(ValueError):
+    """A config value failed validation.
+
+    ``str()`` is one line naming the dotted key, the bad value and what is allowed, e.g.
+    ``hardware.hbm_bandwidth_gb_per_s = -1.0: must be a positive finite number (GB/s)``.
+    The three parts are kept as attributes so callers (and tests) can inspect them, and
+    they are the exception's ``args``, so it pickles across joblib workers.
+    """
+
+    def __init__(self, key: str, value: object, allowed: str) -> None:
+        super().__init__(key, value, allowed)
+        self.key = key
+        self.value = value
+        self.allowed = allowed
+
+    def __str__(self) -> str:
+        allowed = " ".join(self.allowed.split())
+        return f"{self.key} = {_show(self.value)}: {allowed}"

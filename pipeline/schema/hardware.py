@@ -1,0 +1,86 @@
+"""conf/hardware/*.yaml -> HardwareSpec: one GPU and its network, in SI units (spec §3).
+
+A hardware node holds human units in its key names. `hardware_from_config` checks every
+field and converts it once through `pipeline.schema.units`.
+"""
+
+from __future__ import annotations
+
+from pipeline.model.hardware import HardwareSpec
+from pipeline.schema import units
+from pipeline.schema.errors import ConfigError
+from pipeline.schema.section import Section, plain
+
+HARDWARE_KEYS = frozenset(
+    {
+        "name",
+        "flop_per_clock_per_thread",
+        "sms",
+        "max_clock_mhz",
+        "u_eff",
+        "hbm_bandwidth_gb_per_s",
+        "l2_bandwidth_gb_per_s",
+        "l2_mib",
+        "register_kib_per_block",
+        "dsmem",
+        "hbm_gb",
+        "matmul_latency_us",
+        "network",
+    }
+)
+NETWORK_KEYS = frozenset({"bandwidth_gb_per_s", "latency_us", "level_sizes"})
+
+
+def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
+    """The HardwareSpec of one hardware node (a DictConfig or a plain mapping).
+
+    ``path`` is the node's dotted key, used in error messages. Raises ConfigError on
+    an unknown or missing key, a wrong type, a non-positive or non-finite rate,
+    capacity or clock, a negative latency, a level size that is not a positive
+    integer, or network lists whose lengths are not len(level_sizes) + 1.
+    Only network bandwidth may be ``.inf``.
+    """
+    hw = Section(plain(node, path), path, HARDWARE_KEYS)
+    name = hw.string("name")
+    flop_per_clock_per_thread = hw.number("flop_per_clock_per_thread", "FLOP per clock per thread")
+    sms = hw.integer("sms")
+    max_clock_hz = units.mhz_to_hz(hw.number("max_clock_mhz", "MHz"))
+    u_eff = hw.number("u_eff", "fraction of peak", maximum=1.0)
+    hbm_bandwidth = units.gb_per_s_to_bytes_per_s(hw.number("hbm_bandwidth_gb_per_s", "GB/s"))
+    l2_bandwidth = units.gb_per_s_to_bytes_per_s(hw.number("l2_bandwidth_gb_per_s", "GB/s"))
+    l2_bytes = units.mib_to_bytes(hw.number("l2_mib", "MiB"))
+    register_bytes = units.kib_to_bytes(hw.number("register_kib_per_block", "KiB"))
+    dsmem = hw.boolean("dsmem")
+    hbm_bytes = units.gb_to_bytes(hw.number("hbm_gb", "GB"))
+    matmul_latency = units.us_to_s(hw.number("matmul_latency_us", "us", exclusive=False))
+
+    net = hw.section("network", NETWORK_KEYS)
+    level_sizes = net.integer_list("level_sizes", nonempty=False)
+    bandwidths = net.number_list("bandwidth_gb_per_s", "GB/s", allow_inf=True)
+    latencies = net.number_list("latency_us", "us", exclusive=False)
+    n_levels = len(level_sizes) + 1
+    for key, values in (("bandwidth_gb_per_s", bandwidths), ("latency_us", latencies)):
+        if len(values) != n_levels:
+            raise ConfigError(
+                net.key(key),
+                net.raw(key, ""),
+                f"must have len(level_sizes) + 1 = {n_levels} entries, one per network level",
+            )
+
+    return HardwareSpec(
+        name=name,
+        flop_per_clock_per_thread=flop_per_clock_per_thread,
+        sms=sms,
+        max_clock_hz=max_clock_hz,
+        u_eff=u_eff,
+        hbm_bandwidth_bytes_per_s=hbm_bandwidth,
+        l2_bandwidth_bytes_per_s=l2_bandwidth,
+        l2_bytes=l2_bytes,
+        register_bytes_per_block=register_bytes,
+        dsmem=dsmem,
+        hbm_bytes=hbm_bytes,
+        matmul_latency_s=matmul_latency,
+        net_bandwidth_bytes_per_s=tuple(units.gb_per_s_to_bytes_per_s(b) for b in bandwidths),
+        net_latency_s=tuple(units.us_to_s(t) for t in latencies),
+        level_sizes=level_sizes,
+    )

@@ -1,0 +1,106 @@
+"""The composed config -> one Scenario: everything the model needs, validated, in SI units.
+
+`load_scenario` is the schema's public entry: it reads the groups chosen in
+conf/config.yaml (hardware, scaling, batch, parallelism) and the root `closed_form`
+node. Other root nodes (output, execution, sweep) belong to the stages that use them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
+
+from pipeline.model.hardware import HardwareSpec
+from pipeline.model.options import SearchOptions
+from pipeline.model.results import Layout
+from pipeline.model.scaling import BatchLawKind, ScalingLaws
+from pipeline.schema.closed_form import ClosedFormSettings, closed_form_from_config
+from pipeline.schema.errors import MISSING, ConfigError
+from pipeline.schema.hardware import hardware_from_config
+from pipeline.schema.parallelism import check_layout_levels, layout_from_config, options_from_config
+from pipeline.schema.scaling import batch_law_from_config, scaling_from_config
+
+GROUPS = ("hardware", "scaling", "batch", "parallelism")
+"""Config groups the scenario is built from (conf/<group>/<choice>.yaml)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One fully specified model setting (spec §13): hardware, laws, grid, search switches."""
+
+    hardware_name: str
+    """The preset's ``name`` (equal to its file name in conf/hardware/)."""
+    hardware: HardwareSpec
+    scaling_name: str
+    """The scaling group's ``name``: "dense" or "sparse" for the shipped files."""
+    laws: ScalingLaws
+    """Shape, expert, data and batch laws; ``laws.batch`` is the batch group's law."""
+    batch_law_name: str
+    duration_s: float
+    """Training-time budget τ of Model A: duration_months · year_s / 12 (7.885e6 s)."""
+    year_s: float
+    """Model A's year (3.154e7 s, quirk Q5), also the unit of reported months (year_s / 12)."""
+    d_models: tuple[int, ...]
+    """The model-size grid, strictly ascending."""
+    options: SearchOptions
+    """Search and step-time switches, including the quirk flags (``options.quirks``)."""
+    fixed_layout: Layout | None
+    """The layout to evaluate as is when parallelism=fixed, else None (search). Its
+    ``pp_interleave`` and ``nanobatch_tokens`` are 0 placeholders: they depend on the model
+    shape, so the evaluator derives them per model size. Its levels are checked against
+    the hardware here; check it against each model with `validate_fixed_layout`."""
+    closed_form: ClosedFormSettings
+
+
+def _child(cfg: object, key: str) -> object:
+    """The node under a root key, or a ConfigError if the root lacks it."""
+    allowed = f"required config group (conf/{key}/)" if key in GROUPS else "required section"
+    try:
+        present = isinstance(cfg, DictConfig | Mapping) and key in cfg
+        value = cfg[key] if present else None  # type: ignore[index]
+    except OmegaConfBaseException as err:
+        raise ConfigError(key, MISSING, f"{allowed}; {str(err).splitlines()[0]}") from err
+    if value is None:
+        raise ConfigError(key, MISSING, allowed)
+    return value
+
+
+def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
+    """Validate a composed config (see `compose_config`) and convert it to a Scenario.
+
+    Raises ConfigError, whose message is one line naming the dotted key, the bad value
+    and what is allowed, on the first invalid value found.
+    """
+    hardware = hardware_from_config(_child(cfg, "hardware"), "hardware")
+    scaling = scaling_from_config(_child(cfg, "scaling"), "scaling")
+    batch_name, batch_law = batch_law_from_config(_child(cfg, "batch"), "batch")
+    parallelism = _child(cfg, "parallelism")
+    options = options_from_config(parallelism, "parallelism")
+    fixed_layout = layout_from_config(parallelism, "parallelism")
+    if fixed_layout is not None:
+        check_layout_levels(fixed_layout, hardware.level_sizes, "parallelism.layout")
+    if (
+        batch_law.kind is BatchLawKind.CONSTANT
+        and batch_law.reference_tokens < scaling.laws.seq_len
+    ):
+        raise ConfigError(
+            "batch.reference_tokens",
+            batch_law.reference_tokens,
+            f"must hold at least one sequence of seq_len = {scaling.laws.seq_len} tokens",
+        )
+    return Scenario(
+        hardware_name=hardware.name,
+        hardware=hardware,
+        scaling_name=scaling.name,
+        laws=replace(scaling.laws, batch=batch_law),
+        batch_law_name=batch_name,
+        duration_s=scaling.duration_s,
+        year_s=scaling.year_s,
+        d_models=scaling.d_models,
+        options=options,
+        fixed_layout=fixed_layout,
+        closed_form=closed_form_from_config(_child(cfg, "closed_form"), "closed_form"),
+    )

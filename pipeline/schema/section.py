@@ -1,0 +1,209 @@
+"""Reading one config section with checks: types, ranges, required and unknown keys.
+
+A `Section` wraps a plain mapping (a composed DictConfig node turned into a dict) with
+its dotted path. Every reader names the key, the value and what is allowed when it
+rejects a value, through `ConfigError`. Unknown keys are rejected when the section is
+opened, before any value is read, so a misspelt key is reported as itself rather than
+as its correctly spelt twin missing.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, cast
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from pipeline.schema.errors import MISSING, ConfigError
+
+
+def join_key(path: str, key: str) -> str:
+    """The dotted key of ``key`` under ``path`` ("" is the root)."""
+    return f"{path}.{key}" if path else key
+
+
+def plain(node: object, path: str) -> object:
+    """A DictConfig/ListConfig as plain Python containers, interpolations resolved.
+
+    Anything else is returned unchanged. OmegaConf failures (a ``???`` value, a broken
+    interpolation) become a ConfigError on the offending key.
+    """
+    if not isinstance(node, DictConfig | ListConfig):
+        return node
+    try:
+        return OmegaConf.to_container(node, resolve=True, throw_on_missing=True)
+    except OmegaConfBaseException as err:
+        key = getattr(err, "full_key", None) or path
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ConfigError(key, MISSING, f"must be set and resolvable ({reason})") from err
+
+
+def is_integer(value: object) -> bool:
+    """True for integers, False for bools (YAML's true/false are not numbers here)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def is_number(value: object) -> bool:
+    """True for real numbers (ints and floats), False for bools."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_number(
+    value: object,
+    key: str,
+    unit: str = "",
+    *,
+    minimum: float | None = 0.0,
+    exclusive: bool = True,
+    maximum: float | None = None,
+    allow_inf: bool = False,
+) -> float:
+    """``value`` as a float, or a ConfigError saying which numbers are allowed.
+
+    By default the number must be positive and finite. ``minimum=None`` allows any
+    finite number, ``exclusive=False`` allows the minimum itself, ``maximum`` bounds it
+    above (inclusive), and ``allow_inf`` admits +inf (never NaN or -inf).
+    """
+    if minimum is None:
+        allowed = "must be a finite number"
+    elif minimum == 0.0 and exclusive:
+        allowed = "must be a positive finite number"
+    else:
+        allowed = f"must be a finite number {'>' if exclusive else '>='} {minimum:g}"
+    if maximum is not None:
+        allowed += f" and <= {maximum:g}"
+    if allow_inf:
+        allowed = allowed.replace("finite number", "number") + " or .inf"
+    if unit:
+        allowed += f" ({unit})"
+    if not is_number(value):
+        raise ConfigError(key, value, allowed)
+    number = float(cast(numbers.Real, value))
+    if math.isnan(number) or (math.isinf(number) and not (allow_inf and number > 0)):
+        raise ConfigError(key, value, allowed)
+    too_low = minimum is not None and (number <= minimum if exclusive else number < minimum)
+    too_high = maximum is not None and number > maximum
+    if too_low or too_high:
+        raise ConfigError(key, value, allowed)
+    return number
+
+
+def integer_rule(minimum: int) -> str:
+    """What an integer key allows, in words."""
+    return "must be a positive integer" if minimum == 1 else f"must be an integer >= {minimum}"
+
+
+def check_integer(value: object, key: str, *, minimum: int = 1) -> int:
+    """``value`` as an int >= minimum (default: positive), or a ConfigError."""
+    allowed = integer_rule(minimum)
+    if not is_integer(value) or int(cast(numbers.Integral, value)) < minimum:
+        raise ConfigError(key, value, allowed)
+    return int(cast(numbers.Integral, value))
+
+
+class Section:
+    """One mapping of the config, read key by key with checks.
+
+    ``keys`` lists every key the section may hold; any other key is an error at once.
+    """
+
+    def __init__(self, data: object, path: str, keys: Collection[str]) -> None:
+        if not isinstance(data, Mapping):
+            raise ConfigError(path, data, "must be a mapping of keys to values")
+        self.path = path
+        self._data: Mapping[str, Any] = data
+        for key in data:
+            if key not in keys:
+                raise ConfigError(
+                    join_key(path, str(key)),
+                    data[key],
+                    f"unknown key; allowed keys: {', '.join(sorted(keys))}",
+                )
+
+    def key(self, key: str) -> str:
+        """The dotted key of ``key`` in this section."""
+        return join_key(self.path, key)
+
+    def has(self, key: str) -> bool:
+        """True if the key is present (even when its value is null)."""
+        return key in self._data
+
+    def raw(self, key: str, allowed: str) -> object:
+        """The value as stored; a ConfigError mentioning ``allowed`` if it is absent."""
+        if key not in self._data:
+            raise ConfigError(self.key(key), MISSING, f"required key; {allowed}")
+        return self._data[key]
+
+    def string(self, key: str) -> str:
+        """A non-empty string."""
+        allowed = "must be a non-empty string"
+        value = self.raw(key, allowed)
+        if not isinstance(value, str) or not value:
+            raise ConfigError(self.key(key), value, allowed)
+        return value
+
+    def choice(self, key: str, choices: Sequence[str]) -> str:
+        """One of ``choices``."""
+        allowed = f"must be one of: {', '.join(choices)}"
+        value = self.raw(key, allowed)
+        if value not in choices:
+            raise ConfigError(self.key(key), value, allowed)
+        return str(value)
+
+    def boolean(self, key: str) -> bool:
+        """true or false (not 0/1, not a string)."""
+        allowed = "must be true or false"
+        value = self.raw(key, allowed)
+        if not isinstance(value, bool):
+            raise ConfigError(self.key(key), value, allowed)
+        return value
+
+    def integer(self, key: str, *, minimum: int = 1) -> int:
+        """An integer >= minimum (default: positive)."""
+        value = self.raw(key, integer_rule(minimum))
+        return check_integer(value, self.key(key), minimum=minimum)
+
+    def number(self, key: str, unit: str = "", **bounds: Any) -> float:
+        """A number; positive and finite unless ``bounds`` (see `check_number`) say otherwise."""
+        value = self.raw(key, "must be a number")
+        return check_number(value, self.key(key), unit, **bounds)
+
+    def optional_number(self, key: str, unit: str = "", **bounds: Any) -> float | None:
+        """A number as `number`, or None when the value is null."""
+        value = self.raw(key, "must be a number or null")
+        if value is None:
+            return None
+        return check_number(value, self.key(key), unit, **bounds)
+
+    def _list(self, key: str, allowed: str, *, nonempty: bool) -> list[object]:
+        value = self.raw(key, allowed)
+        if not isinstance(value, list | tuple) or (nonempty and not value):
+            raise ConfigError(self.key(key), value, allowed)
+        return list(value)
+
+    def number_list(
+        self, key: str, unit: str = "", *, nonempty: bool = True, **bounds: Any
+    ) -> tuple[float, ...]:
+        """A list of numbers, each checked as `number`; element errors name ``key[i]``."""
+        allowed = f"must be a {'non-empty ' if nonempty else ''}list of numbers ({unit})"
+        items = self._list(key, allowed, nonempty=nonempty)
+        return tuple(
+            check_number(item, f"{self.key(key)}[{i}]", unit, **bounds)
+            for i, item in enumerate(items)
+        )
+
+    def integer_list(self, key: str, *, nonempty: bool = True, minimum: int = 1) -> tuple[int, ...]:
+        """A list of integers >= minimum; element errors name ``key[i]``."""
+        allowed = f"must be a {'non-empty ' if nonempty else ''}list of integers"
+        items = self._list(key, allowed, nonempty=nonempty)
+        return tuple(
+            check_integer(item, f"{self.key(key)}[{i}]", minimum=minimum)
+            for i, item in enumerate(items)
+        )
+
+    def section(self, key: str, keys: Collection[str]) -> Section:
+        """The nested mapping under ``key``, as a Section with its own allowed keys."""
+        return Section(self.raw(key, "must be a mapping"), self.key(key), keys)

@@ -1,0 +1,104 @@
+"""The `dmlimits` command end to end: default run, multirun dataset, experiments, bad input."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
+from pipeline.io.dataset import read_points, read_thresholds
+from pipeline.model.limits import series_limits
+from pipeline.model.scaling import ScalingLaws, paper_d_model_grid
+from pipeline.model.search import sweep_series
+from pipeline.schema import CONF_DIR
+from tests.presets import preset
+
+TINY_GRID = "scaling.grid.max_d_model=16384"
+"""Three paper-grid sizes: enough to exercise a series in well under a second."""
+
+
+def dmlimits(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the installed command in a scratch directory, as a user would."""
+    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_default_run_summary_matches_model(tmp_path: Path) -> None:
+    """With no arguments the run writes the H100 dense series and prints the model's own thresholds."""
+    result = dmlimits(tmp_path)
+    assert result.returncode == 0, result.stderr
+    hw = preset("h100_sxm")
+    limits = series_limits(
+        sweep_series(hw, ScalingLaws(), paper_d_model_grid(), 0.25 * 3.154e7), hw.u_eff
+    )
+    row = next(line for line in result.stdout.splitlines() if line.startswith("h100_sxm"))
+    assert f"{limits.linear_end_flop:.2e}" in row
+    assert f"{limits.last_feasible_flop:.2e}" in row
+    assert f"{limits.first_infeasible_flop:.2e}" in row
+    thresholds = read_thresholds(tmp_path / "outputs" / "dataset")
+    assert thresholds["linear_end_flop"].to_list() == [limits.linear_end_flop]
+
+
+def test_multirun_dataset_reads_in_duckdb_with_documented_columns(tmp_path: Path) -> None:
+    """A real 2×2 multirun leaves one dataset that DuckDB reads with every documented column."""
+    root = tmp_path / "data"
+    result = dmlimits(
+        tmp_path,
+        "-m",
+        "hardware=a100_sxm,h100_sxm",
+        "scaling=dense,sparse",
+        TINY_GRID,
+        f"output.root={root}",
+    )
+    assert result.returncode == 0, result.stderr
+    con = duckdb.connect()
+    points = con.sql(
+        f"select * from read_parquet('{root}/points/**/*.parquet', hive_partitioning = true)"
+    )
+    assert set(points.columns) == set(POINTS_SCHEMA.names)
+    series = con.sql(
+        f"select count(distinct series_id) from read_parquet('{root}/points/**/*.parquet', hive_partitioning = true)"
+    ).fetchall()
+    assert series == [(4,)]
+    thresholds = con.sql(
+        f"select * from read_parquet('{root}/thresholds/**/*.parquet', hive_partitioning = true)"
+    )
+    assert set(thresholds.columns) == set(THRESHOLDS_SCHEMA.names)
+    assert len(read_points(root)) == 12  # 4 series × 3 sizes, all feasible
+
+
+EXPERIMENTS = sorted(
+    p.stem for p in (CONF_DIR / "experiment").glob("*.yaml") if p.stem != "nightly"
+)
+
+
+@pytest.mark.parametrize("experiment", EXPERIMENTS)
+def test_experiment_runs_on_tiny_grid(tmp_path: Path, experiment: str) -> None:
+    """Every experiment file launches its grid and writes one series per job."""
+    root = tmp_path / "data"
+    result = dmlimits(tmp_path, "-m", f"+experiment={experiment}", TINY_GRID, f"output.root={root}")
+    assert result.returncode == 0, result.stderr
+    jobs = result.stdout.count("dmlimits: 1 series")
+    assert jobs >= 2
+    assert read_thresholds(root).height == jobs
+
+
+def test_bad_preset_exits_nonzero_without_output(tmp_path: Path) -> None:
+    """An invalid value stops the run before any output is written, with a one-line error."""
+    result = dmlimits(tmp_path, "hardware.hbm_bandwidth_gb_per_s=-1")
+    assert result.returncode != 0
+    assert "hardware.hbm_bandwidth_gb_per_s" in result.stderr
+    assert not (tmp_path / "outputs" / "dataset").exists()

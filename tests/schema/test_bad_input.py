@@ -1,0 +1,158 @@
+"""Invalid config values raise ConfigError with a one-line message naming the key."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from pipeline.model.results import Layout
+from pipeline.model.scaling import ModelShape
+from pipeline.schema import ConfigError, compose_config, load_scenario, validate_fixed_layout
+
+BAD_INPUTS = [
+    # (id, Hydra overrides, dotted key the error must name)
+    ("unknown_key", ["+hardware.hbm_bandwith_gb_per_s=3352"], "hardware.hbm_bandwith_gb_per_s"),
+    ("unknown_nested_key", ["+parallelism.quirks.q9=true"], "parallelism.quirks.q9"),
+    ("missing_key", ["~hardware.sms"], "hardware.sms"),
+    ("string_for_integer", ["hardware.sms=abc"], "hardware.sms"),
+    ("fractional_integer", ["hardware.sms=132.5"], "hardware.sms"),
+    ("integer_for_boolean", ["hardware.dsmem=1"], "hardware.dsmem"),
+    ("string_for_number", ["hardware.max_clock_mhz=fast"], "hardware.max_clock_mhz"),
+    ("negative_bandwidth", ["hardware.hbm_bandwidth_gb_per_s=-1.0"], "hardware.hbm_bandwidth_gb_per_s"),
+    ("zero_bandwidth", ["hardware.l2_bandwidth_gb_per_s=0"], "hardware.l2_bandwidth_gb_per_s"),
+    ("zero_network_bandwidth", ["hardware.network.bandwidth_gb_per_s=[900,0]"],
+     "hardware.network.bandwidth_gb_per_s[1]"),
+    ("zero_flop_rate", ["hardware.flop_per_clock_per_thread=0"], "hardware.flop_per_clock_per_thread"),
+    ("zero_clock", ["hardware.max_clock_mhz=0"], "hardware.max_clock_mhz"),
+    ("zero_sms", ["hardware.sms=0"], "hardware.sms"),
+    ("u_eff_above_one", ["hardware.u_eff=1.5"], "hardware.u_eff"),
+    ("zero_memory", ["hardware.hbm_gb=0"], "hardware.hbm_gb"),
+    ("negative_cache", ["hardware.l2_mib=-50"], "hardware.l2_mib"),
+    ("zero_duration", ["scaling.duration_months=0"], "scaling.duration_months"),
+    ("negative_year", ["scaling.year_s=-3.154e7"], "scaling.year_s"),
+    ("negative_model_b_duration", ["closed_form.duration_days=-1"], "closed_form.duration_days"),
+    ("negative_matmul_latency", ["hardware.matmul_latency_us=-4.5"], "hardware.matmul_latency_us"),
+    ("negative_network_latency", ["hardware.network.latency_us=[1.125,-1]"],
+     "hardware.network.latency_us[1]"),
+    ("negative_closed_form_latency", ["closed_form.t_lat_us=-9"], "closed_form.t_lat_us"),
+    ("zero_level_size", ["hardware.network.level_sizes=[0]"], "hardware.network.level_sizes[0]"),
+    ("fractional_level_size", ["hardware.network.level_sizes=[8.5]"],
+     "hardware.network.level_sizes[0]"),
+    ("bandwidth_list_too_short", ["hardware.network.bandwidth_gb_per_s=[900]"],
+     "hardware.network.bandwidth_gb_per_s"),
+    ("latency_list_too_long", ["hardware.network.latency_us=[1,1,1]"], "hardware.network.latency_us"),
+    ("nan_bandwidth", ["hardware.network.bandwidth_gb_per_s=[nan,100]"],
+     "hardware.network.bandwidth_gb_per_s[0]"),
+    ("nan_u_eff", ["hardware.u_eff=nan"], "hardware.u_eff"),
+    ("infinite_hbm_bandwidth", ["hardware.hbm_bandwidth_gb_per_s=inf"], "hardware.hbm_bandwidth_gb_per_s"),
+    ("infinite_latency", ["hardware.matmul_latency_us=inf"], "hardware.matmul_latency_us"),
+    ("negative_infinite_network_bandwidth", ["hardware.network.bandwidth_gb_per_s=[-inf,100]"],
+     "hardware.network.bandwidth_gb_per_s[0]"),
+    ("inverted_grid_range", ["scaling.grid.min_d_model=24576", "scaling.grid.max_d_model=12288"],
+     "scaling.grid.min_d_model"),
+    ("empty_grid_range", ["scaling.grid.min_d_model=12289", "scaling.grid.max_d_model=12290"],
+     "scaling.grid"),
+    ("empty_grid_list", ["scaling.grid.kind=list", "scaling.grid.d_models=[]"], "scaling.grid.d_models"),
+    ("descending_grid_list", ["scaling.grid.kind=list", "scaling.grid.d_models=[24576,12288]"],
+     "scaling.grid.d_models"),
+    ("grid_list_without_kind", ["scaling.grid.d_models=[12288]"], "scaling.grid.d_models"),
+    ("unknown_grid_kind", ["scaling.grid.kind=range"], "scaling.grid.kind"),
+    ("unknown_batch_kind", ["batch.kind=linear"], "batch.kind"),
+    ("key_of_other_batch_law", ["+batch.coefficient=0.292"], "batch.coefficient"),
+    ("constant_batch_below_one_sequence", ["batch=constant", "batch.reference_tokens=1024"],
+     "batch.reference_tokens"),
+    ("zero_tp_ff_window", ["parallelism.tp_ff_window=0"], "parallelism.tp_ff_window"),
+    ("negative_tie_tolerance", ["parallelism.quirks.tie_tolerance=-1e-12"],
+     "parallelism.quirks.tie_tolerance"),
+    ("no_schedule", ["parallelism.one_f_one_b=false", "parallelism.zero_bubble=false"],
+     "parallelism.one_f_one_b"),
+    ("fixed_layout_product_not_n_gpu", ["parallelism=fixed", "parallelism.layout.n_gpu=4096"],
+     "parallelism.layout.n_gpu"),
+    ("fixed_layout_level_product", ["parallelism=fixed", "parallelism.layout.dp=[2,1]"],
+     "parallelism.layout[level 0]"),
+    ("fixed_layout_level_count", ["parallelism=fixed", "hardware=h100_superpod"],
+     "parallelism.layout.dp"),
+    ("fixed_layout_ragged_levels", ["parallelism=fixed", "parallelism.layout.ep=[1]"],
+     "parallelism.layout"),
+    ("fixed_layout_hierarchy_not_divisible",
+     ["parallelism=fixed", "parallelism.layout.n_gpu=12", "parallelism.layout.tp_model=[4,1]",
+      "parallelism.layout.tp_ff=[2,1]", "parallelism.layout.pp=[1,3]"], "parallelism.layout.n_gpu"),
+    ("fixed_layout_zero_factor", ["parallelism=fixed", "parallelism.layout.pp=[0,64]"],
+     "parallelism.layout.pp[0]"),
+    ("unresolvable_value", ["hardware.sms=${hardware.cores}"], "hardware.sms"),
+]  # fmt: skip
+
+SHAPE = ModelShape(
+    d_model=12288, d_ff=49152, n_layers=192, sparsity=1, seq_len=2048, batch_seqs=3584
+)
+"""Spec §16.3: H100 SXM, dense, d_model 12288 (B_tok = 7,340,032)."""
+GOOD_LAYOUT = Layout(
+    n_gpu=2048, dp=(1, 1), tp_model=(4, 1), tp_ff=(2, 4), pp=(1, 64), ep=(1, 1),
+    microbatches=128, zero_bubble=True, pp_interleave=0, nanobatch_tokens=0,
+)  # fmt: skip
+"""Spec §16.3: the layout the search returns for SHAPE at 2048 GPUs."""
+
+BAD_LAYOUTS = [
+    # (id, model shape, layout, dotted key the error must name)
+    ("tp_model_not_dividing_d_model", ModelShape(12290, 49160, 192, 1, 2048, 3584), GOOD_LAYOUT,
+     "parallelism.layout.tp_model"),
+    ("pp_not_dividing_layers", ModelShape(12288, 49152, 100, 1, 2048, 3584), GOOD_LAYOUT,
+     "parallelism.layout.pp"),
+    ("ep_not_dividing_experts", SHAPE,
+     Layout(2048, (1, 1), (4, 1), (1, 4), (1, 64), (2, 1), 128, True, 0, 0),
+     "parallelism.layout.ep"),
+    ("too_few_microbatches_for_zero_bubble", SHAPE,
+     Layout(2048, (1, 1), (4, 1), (2, 4), (1, 64), (1, 1), 64, True, 0, 0),
+     "parallelism.layout.microbatches"),
+    ("empty_nanobatch", ModelShape(12288, 49152, 192, 1, 2048, 1),
+     Layout(2048, (1, 8), (4, 1), (2, 4), (1, 8), (1, 1), 8192, False, 0, 0),
+     "parallelism.layout.microbatches"),
+    ("levels_not_matching_network", SHAPE, GOOD_LAYOUT, "parallelism.layout.dp"),
+]  # fmt: skip
+LEVEL_SIZES = {"levels_not_matching_network": (8, 32)}
+"""Per-case network level sizes; every other case uses H100 SXM's (8,)."""
+
+
+def assert_one_line_naming(err: ConfigError, key: str) -> None:
+    """The error names ``key`` first, on a single line, with the allowed values after it."""
+    message = str(err)
+    assert err.key == key
+    assert "\n" not in message
+    assert message.startswith(f"{key} = ")
+    assert ": " in message[len(key) :]
+
+
+@pytest.mark.parametrize(("overrides", "key"), [pytest.param(o, k, id=i) for i, o, k in BAD_INPUTS])
+def test_load_scenario_rejects_bad_input(overrides: list[str], key: str) -> None:
+    """load_scenario raises a one-line ConfigError naming the offending key."""
+    cfg = compose_config(overrides)
+    with pytest.raises(ConfigError) as info:
+        load_scenario(cfg)
+    assert_one_line_naming(info.value, key)
+
+
+@pytest.mark.parametrize(
+    ("shape", "layout", "key"), [pytest.param(s, lay, k, id=i) for i, s, lay, k in BAD_LAYOUTS]
+)
+def test_validate_fixed_layout_rejects_bad_layout(
+    request: pytest.FixtureRequest, shape: ModelShape, layout: Layout, key: str
+) -> None:
+    """validate_fixed_layout raises a one-line ConfigError naming the layout key at fault."""
+    level_sizes = LEVEL_SIZES.get(request.node.callspec.id, (8,))
+    with pytest.raises(ConfigError) as info:
+        validate_fixed_layout(layout, shape, level_sizes)
+    assert_one_line_naming(info.value, key)
+
+
+def test_validate_fixed_layout_accepts_spec_layout() -> None:
+    """The spec §16.3 layout is valid for its model on 8-GPU nodes."""
+    validate_fixed_layout(GOOD_LAYOUT, SHAPE, (8,))
+
+
+def test_config_error_message_and_pickle_round_trip() -> None:
+    """ConfigError formats as `key = value: allowed` and survives pickling (joblib workers)."""
+    err = ConfigError("hardware.hbm_bandwidth_gb_per_s", -1.0, "must be a positive finite number")
+    expected = "hardware.hbm_bandwidth_gb_per_s = -1.0: must be a positive finite number"
+    assert str(err) == expected
+    assert str(pickle.loads(pickle.dumps(err))) == expected

@@ -1,9 +1,10 @@
 """The output tables' columns: names, Arrow types and nullability (docs/schema.md explains each).
 
-Two tables, each a hive-partitioned Parquet dataset (see `pipeline.io.parquet`):
+Tables, each a hive-partitioned Parquet dataset (see `pipeline.io.parquet`):
 
 - `points`: one row per evaluated scenario point, a series × a model size, feasible or not;
-- `thresholds`: one row per series, its derived limits (spec §11) and closed forms (§12).
+- `thresholds`: one row per series, its derived limits (spec §11) and closed forms (§12);
+- `forecasts`: one row per series × compute-growth scenario, the years the limits are reached.
 
 Conventions: every dimensioned column carries its unit as a suffix (`_s`, `_flop`, `_tokens`);
 integers are signed; no nested types (per-level factors are strings such as "1x64");
@@ -64,7 +65,7 @@ past int64; `n_tokens`, `n_steps` (= n_tokens / batch_tokens, not rounded) and `
 are real numbers in the model too."""
 
 LAYOUT_FIELDS = [
-    _optional("n_gpu", pa.int64()),
+    _optional("n_gpu", pa.float64()),
     _optional("dp", pa.int64()),
     _optional("tp_model", pa.int64()),
     _optional("tp_ff", pa.int64()),
@@ -82,7 +83,8 @@ LAYOUT_FIELDS = [
 ]
 """The chosen parallel layout (spec §5, §7); null when the point is infeasible. Degrees are
 totals; `*_levels` give the per-network-level factors, level 0 (innermost) first, joined by "x".
-`n_gpu` is int64: the search tries up to S·2^59 GPUs, but no feasible layout comes near 2^63."""
+`n_gpu` is double (float64): the search tries up to S·2^59 GPUs (beyond int64 for S > 16, and reached by
+extreme MoE sizes under fast batch laws); S·2^i is exact in float64."""
 
 COST_FIELDS = [
     _optional("step_time_s", pa.float64()),
@@ -140,17 +142,37 @@ PROVENANCE_FIELDS = [
 d_model; `thresholds`: equal to `series_id`), this schema's version, the package version, and
 the UTC time the rows were built."""
 
+FORECAST_FIELDS = [
+    _required("growth_per_year", pa.float64()),
+    _required("base_flop", pa.float64()),
+    _required("base_year", pa.float64()),
+    _optional("linear_end_year", pa.float64()),
+    _optional("last_feasible_year", pa.float64()),
+    _optional("wall_year", pa.float64()),
+    _optional("t_crit_year", pa.float64()),
+    _optional("t_limit_year", pa.float64()),
+]
+"""One growth scenario of a series (`pipeline.forecast`): the trajectory C(y) = base_flop ·
+growth_per_year^(y − base_year) and the fractional years it reaches the series' limits; a year
+is null where its threshold is null."""
+
 POINTS_SCHEMA = pa.schema(
     SERIES_FIELDS + SHAPE_FIELDS + LAYOUT_FIELDS + COST_FIELDS + STATUS_FIELDS + PROVENANCE_FIELDS
 )
 THRESHOLDS_SCHEMA = pa.schema(SERIES_FIELDS + LIMIT_FIELDS + CLOSED_FORM_FIELDS + PROVENANCE_FIELDS)
+FORECASTS_SCHEMA = pa.schema(SERIES_FIELDS + FORECAST_FIELDS + PROVENANCE_FIELDS)
 
-TABLES: dict[str, pa.Schema] = {"points": POINTS_SCHEMA, "thresholds": THRESHOLDS_SCHEMA}
+TABLES: dict[str, pa.Schema] = {
+    "points": POINTS_SCHEMA,
+    "thresholds": THRESHOLDS_SCHEMA,
+    "forecasts": FORECASTS_SCHEMA,
+}
 """Every table of the dataset by directory name."""
 
 SORT_KEYS: dict[str, tuple[str, ...]] = {
     "points": ("series_id", "d_model"),
     "thresholds": ("series_id",),
+    "forecasts": ("series_id", "growth_per_year"),
 }
 """The deterministic row order of each table."""
 

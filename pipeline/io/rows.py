@@ -152,7 +152,7 @@ def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dic
         raise ValueError(f"feasible point d_model={shape.d_model} lacks a layout or a cost")
     lay, cost = p.layout, p.cost
     row |= {
-        "n_gpu": int(lay.n_gpu),
+        "n_gpu": float(lay.n_gpu),
         "dp": math.prod(lay.dp),
         "tp_model": math.prod(lay.tp_model),
         "tp_ff": math.prod(lay.tp_ff),

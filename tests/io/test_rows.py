@@ -106,10 +106,11 @@ def test_point_rows_n_params_beyond_int64(feasible_point, make_series, provenanc
     assert row["n_params"] == pytest.approx(float(big.shape.n_params))
 
 
-def test_point_rows_rejects_n_gpu_beyond_int64(feasible_point, make_series, provenance) -> None:
-    """A cluster size past int64 is refused with the column named."""
-    with pytest.raises(ValueError, match="n_gpu"):
-        point_rows([feasible_point(12288, n_gpu=2**64)], make_series(), provenance)
+def test_point_rows_keep_n_gpu_beyond_int64_exact(feasible_point, make_series, provenance) -> None:
+    """A cluster of S · 2^i GPUs past int64 (extreme MoE sizes) is stored exactly as float64."""
+    n_gpu = 1024 * 2**59
+    row = point_rows([feasible_point(12288, n_gpu=n_gpu)], make_series(), provenance).to_pylist()[0]
+    assert int(row["n_gpu"]) == n_gpu
 
 
 def test_point_rows_rejects_feasible_without_layout(

@@ -15,6 +15,7 @@ import numpy as np
 from pipeline.io.rows import config_hash
 from pipeline.model.evaluate import evaluate_layout
 from pipeline.model.limits import (
+    Anchors,
     closed_form_latency_s,
     series_alpha,
     series_limits,
@@ -72,11 +73,16 @@ def closed_forms(scenario: Scenario) -> ClosedForms:
     cf = scenario.closed_form
     alpha = series_alpha(scenario.laws, scenario.options.quirks)
     t_lat = cf.t_lat_s if cf.t_lat_s is not None else closed_form_latency_s(scenario.hardware)
-    anchor = scenario.options.quirks.model_b_flop_anchor
-    anchors = (cf.duration_s, cf.b0_tokens, cf.l0_layers, cf.t0_flop, anchor)
+    anchors = Anchors(
+        cf.duration_s,
+        cf.b0_tokens,
+        cf.l0_layers,
+        cf.t0_flop,
+        scenario.options.quirks.model_b_flop_anchor,
+    )
     try:
-        limit = t_limit_flop(alpha, t_lat, *anchors)
-        crit = t_crit_flop(scenario.hardware, alpha, *anchors)
+        limit = t_limit_flop(alpha, t_lat, anchors)
+        crit = t_crit_flop(scenario.hardware, alpha, anchors)
     except OverflowError:  # α near 1/2: the closed forms diverge
         limit = crit = math.inf
     return ClosedForms(alpha, t_lat, crit, limit)

@@ -93,17 +93,13 @@ def layout_batch(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> LayoutB
         one * layout.nanobatch_tokens,
     )
     repeats = (shape.n_layers // pp) * (shape.sparsity // ep) * layout.microbatches
-    return LayoutBatch(
-        dp=per_level[:, :, 0],
-        tp_model=per_level[:, :, 1],
-        tp_ff=per_level[:, :, 2],
-        pp=per_level[:, :, 3],
-        ep=per_level[:, :, 4],
-        microbatches=one * layout.microbatches,
-        zero_bubble=np.array([layout.zero_bubble]),
-        interleave=one * layout.pp_interleave,
-        t_layer_s=t_layer,
-        compute_repeats=one * repeats,
+    return LayoutBatch.from_factors(
+        per_level,
+        one * layout.microbatches,
+        np.array([layout.zero_bubble]),
+        one * layout.pp_interleave,
+        t_layer,
+        one * repeats,
     )
 
 

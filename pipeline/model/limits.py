@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pipeline.model.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.model.matmul import WORD_BYTES
@@ -62,37 +63,36 @@ def closed_form_latency_s(hw: HardwareSpec) -> float:
     return hw.matmul_latency_s + CLOSED_FORM_NETWORK_HOPS * max(hw.net_latency_s)
 
 
-def batch_per_layer_anchor(
-    alpha: float,
-    b0_tokens: float = REFERENCE_BATCH_TOKENS,
-    l0_layers: float = REFERENCE_LAYERS,
-    t0_flop: float = REFERENCE_FLOP,
-    flop_anchor: bool = False,
-) -> float:
+@dataclass(frozen=True, slots=True)
+class Anchors:
+    """Model B's reference point and budget (§12): B = b0 and L = L0 at T0, over τ_B."""
+
+    duration_s: float = MODEL_B_DURATION_S
+    b0_tokens: float = REFERENCE_BATCH_TOKENS
+    l0_layers: float = REFERENCE_LAYERS
+    t0_flop: float = REFERENCE_FLOP
+    flop_anchor: bool = False
+    """Quirk Q4 off: anchor r(α) at T0 FLOP rather than T0 MAC."""
+
+
+def batch_per_layer_anchor(alpha: float, anchors: Anchors = Anchors()) -> float:
     """r(α) = (b0/L0)·T0^(−α), so that B/L = r(α)·MAC^α (§12).
 
     The original raises r against MAC = C/2 while anchoring at T0 as given (Q4);
     `flop_anchor` uses r(α)·(2·MAC)^α instead, i.e. multiplies r by 2^α.
     """
-    r = float((b0_tokens / l0_layers) * t0_flop ** (-alpha))
-    return float(r * 2.0**alpha) if flop_anchor else r
+    r = float((anchors.b0_tokens / anchors.l0_layers) * anchors.t0_flop ** (-alpha))
+    return float(r * 2.0**alpha) if anchors.flop_anchor else r
 
 
-def t_limit_flop(
-    alpha: float,
-    t_lat_s: float,
-    duration_s: float = MODEL_B_DURATION_S,
-    b0_tokens: float = REFERENCE_BATCH_TOKENS,
-    l0_layers: float = REFERENCE_LAYERS,
-    t0_flop: float = REFERENCE_FLOP,
-    flop_anchor: bool = False,
-) -> float:
+def t_limit_flop(alpha: float, t_lat_s: float, anchors: Anchors = Anchors()) -> float:
     """T_limit = 2·[(3/320)·(r(α)·τ/t_lat)²]^(1/(1−2α)) FLOP: the latency wall (§12).
 
     From B/L = r·MAC^α, D = 20N, MAC = 60N² and a step of at least 4·L·t_lat.
     """
-    r = batch_per_layer_anchor(alpha, b0_tokens, l0_layers, t0_flop, flop_anchor)
-    mac = ((3.0 / 320.0) * (r * duration_s / t_lat_s) ** 2) ** (1.0 / (1.0 - 2.0 * alpha))
+    r = batch_per_layer_anchor(alpha, anchors)
+    ratio = r * anchors.duration_s / t_lat_s
+    mac = ((3.0 / 320.0) * ratio**2) ** (1.0 / (1.0 - 2.0 * alpha))
     return float(2.0 * mac)
 
 
@@ -126,23 +126,17 @@ def _inter_node_bandwidth(hw: HardwareSpec) -> float:
     return bws[1] if len(bws) > 1 else bws[0]
 
 
-def t_crit_flop(
-    hw: HardwareSpec,
-    alpha: float,
-    duration_s: float = MODEL_B_DURATION_S,
-    b0_tokens: float = REFERENCE_BATCH_TOKENS,
-    l0_layers: float = REFERENCE_LAYERS,
-    t0_flop: float = REFERENCE_FLOP,
-    flop_anchor: bool = False,
-) -> float:
+def t_crit_flop(hw: HardwareSpec, alpha: float, anchors: Anchors = Anchors()) -> float:
     """T_crit = 2·[(1/960)·(r(α)·M·τ/(a²·n))²]^(1/(1−2α)) FLOP: where data movement starts to bind (§12)."""
-    r = batch_per_layer_anchor(alpha, b0_tokens, l0_layers, t0_flop, flop_anchor)
+    r = batch_per_layer_anchor(alpha, anchors)
     m = _node_mac_per_s(hw)
     a = node_shard_side(hw)
     n = node_nanobatch_tokens(hw)
     if a == 0.0 or n == 0.0:  # infinite network or memory bandwidth: no critical compute
         return math.inf
-    mac = ((1.0 / 960.0) * (r * m * duration_s / (a * a * n)) ** 2) ** (1.0 / (1.0 - 2.0 * alpha))
+    mac = ((1.0 / 960.0) * (r * m * anchors.duration_s / (a * a * n)) ** 2) ** (
+        1.0 / (1.0 - 2.0 * alpha)
+    )
     return float(2.0 * mac)
 
 

@@ -153,18 +153,13 @@ def enumerate_candidates(
 
 def _batch(c: Candidates, idx: NDArray[np.int64], factors: NDArray[np.int64]) -> LayoutBatch:
     """Rows for candidates `idx` with per-level factors (n, K, 5)."""
-    f = factors.astype(np.float64)
-    return LayoutBatch(
-        dp=f[:, :, 0],
-        tp_model=f[:, :, 1],
-        tp_ff=f[:, :, 2],
-        pp=f[:, :, 3],
-        ep=f[:, :, 4],
-        microbatches=c.microbatches[idx],
-        zero_bubble=c.zero_bubble[idx],
-        interleave=c.interleave[idx],
-        t_layer_s=c.t_layer_s[idx],
-        compute_repeats=c.compute_repeats[idx],
+    return LayoutBatch.from_factors(
+        factors,
+        c.microbatches[idx],
+        c.zero_bubble[idx],
+        c.interleave[idx],
+        c.t_layer_s[idx],
+        c.compute_repeats[idx],
     )
 
 

@@ -51,6 +51,31 @@ class LayoutBatch:
     compute_repeats: Array
     """Exact integer (L/N_PP)·(S/N_EP)·m."""
 
+    @classmethod
+    def from_factors(
+        cls,
+        factors: NDArray[np.int64] | Array,
+        microbatches: Array,
+        zero_bubble: NDArray[np.bool_],
+        interleave: Array,
+        t_layer_s: Array,
+        compute_repeats: Array,
+    ) -> LayoutBatch:
+        """Rows from per-level factors of shape (n, K, 5) in degree order (DP, TPm, TPff, PP, EP)."""
+        f = np.asarray(factors, dtype=np.float64)
+        return cls(
+            f[:, :, 0],
+            f[:, :, 1],
+            f[:, :, 2],
+            f[:, :, 3],
+            f[:, :, 4],
+            microbatches,
+            zero_bubble,
+            interleave,
+            t_layer_s,
+            compute_repeats,
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class StepArrays:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.model.limits import (
+    Anchors,
     closed_form_latency_s,
     latency_bound_params,
     node_nanobatch_tokens,
@@ -86,5 +87,6 @@ def test_latency_bound_is_about_400_trillion_parameters() -> None:
 
 def test_flop_anchor_quirk_moves_limit_only_off_zero() -> None:
     """Q4 off (anchor at 3e23 FLOP) changes T_limit for α ≠ 0 and not at α = 0."""
-    assert t_limit_flop(0.0, T_LAT_S, flop_anchor=True) == t_limit_flop(0.0, T_LAT_S)
-    assert t_limit_flop(0.1, T_LAT_S, flop_anchor=True) > t_limit_flop(0.1, T_LAT_S)
+    flop = Anchors(flop_anchor=True)
+    assert t_limit_flop(0.0, T_LAT_S, flop) == t_limit_flop(0.0, T_LAT_S)
+    assert t_limit_flop(0.1, T_LAT_S, flop) > t_limit_flop(0.1, T_LAT_S)

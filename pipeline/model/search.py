@@ -44,6 +44,8 @@ PRUNE_SLACK = 1e-9
 """Relative slack on the optimistic bound, so rounding never prunes a tied candidate."""
 UTILIZATION_FLOOR = 0.001
 """A series stops after a point below this utilization (§11)."""
+FIRST_BLOCK = 4
+"""Candidates in the first evaluated block; each next block doubles."""
 ROWS_PER_BLOCK = 200_000
 """Full-split rows evaluated per numpy block: bounds memory on 3-level networks."""
 
@@ -175,25 +177,27 @@ def hardware_network(hw: HardwareSpec) -> Network:
 
 def split_rows(
     c: Candidates, idx: NDArray[np.int64], level_sizes: tuple[int, ...]
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """(candidate index, per-level factors) of every valid split of candidates `idx` (§5.2).
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """(candidate index, split index, per-level factors) of every valid split of candidates `idx`.
 
-    Candidate-major, split-minor: the enumeration order of §10 step 8.4.
+    A split is valid when, for every degree, the product of its non-top factors divides
+    the degree (§5.2); the top-level factor is the quotient. Rows are candidate-major,
+    split-minor: the enumeration order of §10 step 8.4 for ascending `idx`.
     """
     table = split_table(level_sizes)
     n_split, inner = table.shape[0], table.shape[1]
     totals = c.degrees[idx]
     inner_prod = table.prod(axis=1) if inner else np.ones((n_split, N_DEGREES), np.int64)
-    # candidates differing only in schedule or m are adjacent: test each run of equal degrees once
-    starts = np.ones(totals.shape[0], dtype=bool)
-    starts[1:] = (totals[1:] != totals[:-1]).any(axis=1)
-    group = np.cumsum(starts) - 1
-    unique = totals[starts]
-    ok = (unique[:, None, :] % inner_prod[None, :, :] == 0).all(axis=2)[group]
+    ok = np.ones((totals.shape[0], n_split), dtype=bool)
+    for degree in range(N_DEGREES):
+        # few distinct products per degree: test each once, then gather per split
+        values, which = np.unique(inner_prod[:, degree], return_inverse=True)
+        divides = totals[:, degree, None] % values[None, :] == 0
+        ok &= divides[:, which.ravel()]
     cand, split = np.nonzero(ok)
     top = totals[cand] // inner_prod[split]
     factors = np.concatenate([table[split], top[:, None, :]], axis=1)
-    return idx[cand], factors
+    return idx[cand], split, factors
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +207,6 @@ class Choice:
     candidate: int
     factors: NDArray[np.int64]
     step: StepArrays
-    row: int
 
 
 def _comm_terms(step: StepArrays, steps: float) -> tuple[Array, Array, Array]:
@@ -262,31 +265,46 @@ def best_split(
     opts: SearchOptions,
     bound: Array,
 ) -> Choice | None:
-    """The accepted (candidate, split) at n_gpu: prune by the optimistic bound, then resolve ties."""
-    all_idx = np.arange(c.degrees.shape[0], dtype=np.int64)
+    """The accepted (candidate, split) at n_gpu (§10 step 8).
+
+    Candidates are evaluated in blocks of ascending optimistic bound; after each block
+    every remaining candidate whose bound exceeds the best time so far is dropped, and
+    so are evaluated rows slower than it. Neither can reach or tie the minimum, so the
+    rows left hold every tied row; they are put back in enumeration order for the
+    original's tie rule.
+    """
     levels = adjusted_level_sizes(hw.level_sizes, n_gpu)
     net = hardware_network(hw)
-    order = np.argsort(bound, kind="stable")
-    first_idx, first_factors = split_rows(c, order[:1], levels)
-    best = np.inf
-    if first_idx.size:
-        best = float(
-            step_arrays(
-                hw, shape, n_gpu, _batch(c, first_idx, first_factors), net, opts
-            ).t_train_s.min()
-        )
     tol = opts.quirks.tie_tolerance
-    survivors = all_idx[bound <= best * (1.0 + PRUNE_SLACK + tol)]
-    idx, factors = split_rows(c, survivors, levels)
-    if idx.size == 0:
+    order = np.argsort(bound, kind="stable")
+    best = np.inf
+    kept: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], StepArrays]] = []
+    pos, block = 0, FIRST_BLOCK
+    while pos < order.size:
+        limit = best * (1.0 + PRUNE_SLACK + tol)
+        take = order[pos : pos + block]
+        take = np.sort(take[bound[take] <= limit])
+        if take.size == 0:
+            break  # the bound is sorted: every remaining candidate exceeds the best
+        pos, block = pos + block, block * 2
+        idx, split, factors = split_rows(c, take, levels)
+        for start in range(0, idx.size, ROWS_PER_BLOCK):
+            sl = slice(start, start + ROWS_PER_BLOCK)
+            step = step_arrays(hw, shape, n_gpu, _batch(c, idx[sl], factors[sl]), net, opts)
+            best = min(best, float(step.t_train_s.min()))
+            near = np.flatnonzero(step.t_train_s <= best * (1.0 + tol))
+            kept.append((idx[sl][near], split[sl][near], factors[sl][near], _select(step, near)))
+    if not kept:
         return None
-    parts = []
-    for start in range(0, idx.size, ROWS_PER_BLOCK):
-        sl = slice(start, start + ROWS_PER_BLOCK)
-        parts.append(step_arrays(hw, shape, n_gpu, _batch(c, idx[sl], factors[sl]), net, opts))
-    step = parts[0] if len(parts) == 1 else _concat(parts)
-    row = resolve_ties(step, shape.n_tokens / shape.batch_tokens, tol)
-    return Choice(int(idx[row]), factors[row], _select(step, np.array([row])), row)
+    idx = np.concatenate([k[0] for k in kept])
+    split = np.concatenate([k[1] for k in kept])
+    factors = np.concatenate([k[2] for k in kept])
+    step = _concat([k[3] for k in kept])
+    rows = np.flatnonzero(step.t_train_s <= best * (1.0 + tol))
+    rows = rows[np.lexsort((split[rows], idx[rows]))]  # enumeration order
+    tied = _select(step, rows)
+    row = resolve_ties(tied, shape.n_tokens / shape.batch_tokens, tol)
+    return Choice(int(idx[rows[row]]), factors[rows[row]], _select(tied, np.array([row])))
 
 
 def _layout(c: Candidates, choice: Choice, n_gpu: int) -> Layout:

@@ -46,3 +46,40 @@ def scale_network(hw: HardwareSpec, bandwidth: float, latency: float) -> Hardwar
         net_latency_s=tuple(t * latency for t in hw.net_latency_s),
         matmul_latency_s=hw.matmul_latency_s * latency,
     )
+
+
+NETWORK_BANDWIDTHS_GB_PER_S = st.one_of(st.floats(1.0, 1e5), st.just(float("inf")))
+"""Per-level network bandwidth in GB/s, unbounded (.inf) included."""
+LATENCIES_US = st.one_of(st.just(0.0), st.floats(1e-6, 100.0))
+"""A latency in microseconds: zero or anything from a picosecond to 100 us."""
+
+
+@st.composite
+def hardware_configs(draw: st.DrawFn) -> dict[str, object]:
+    """A conf/hardware node in config units: any valid GPU on a network of 1 to 3 levels."""
+    levels = draw(st.lists(st.integers(1, 64), max_size=2))
+    return {
+        "name": "random",
+        "flop_per_clock_per_thread": draw(st.floats(1.0, 128.0)),
+        "sms": draw(st.integers(1, 256)),
+        "max_clock_mhz": draw(st.floats(100.0, 3000.0)),
+        "u_eff": draw(st.floats(0.01, 1.0)),
+        "hbm_bandwidth_gb_per_s": draw(st.floats(10.0, 1e5)),
+        "l2_bandwidth_gb_per_s": draw(st.floats(10.0, 1e5)),
+        "l2_mib": draw(st.floats(1.0, 512.0)),
+        "register_kib_per_block": draw(st.floats(4.0, 512.0)),
+        "dsmem": draw(st.booleans()),
+        "hbm_gb": draw(st.floats(1.0, 1000.0)),
+        "matmul_latency_us": draw(LATENCIES_US),
+        "network": {
+            "bandwidth_gb_per_s": draw(
+                st.lists(
+                    NETWORK_BANDWIDTHS_GB_PER_S, min_size=len(levels) + 1, max_size=len(levels) + 1
+                )
+            ),
+            "latency_us": draw(
+                st.lists(LATENCIES_US, min_size=len(levels) + 1, max_size=len(levels) + 1)
+            ),
+            "level_sizes": levels,
+        },
+    }

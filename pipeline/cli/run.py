@@ -1,4 +1,9 @@
-"""The main job: expand a composed config into series, evaluate them, write the dataset."""
+"""The main job: expand a composed config into series, evaluate them, write the dataset.
+
+Memory stays flat however large the sweep: each series is written as soon as it finishes and
+the report keeps its limits, not its points. With `output.resume` (the default) the series
+already complete under the root are skipped (`pipeline.sweep.resume`).
+"""
 
 from __future__ import annotations
 
@@ -11,34 +16,76 @@ from omegaconf import DictConfig, OmegaConf
 
 from pipeline.execute.progress import RunProgress
 from pipeline.execute.runner import run_series
-from pipeline.execute.series import SeriesOutcome
+from pipeline.execute.series import ClosedForms, SeriesOutcome
 from pipeline.execute.settings import ExecutionSettings, execution_from_config
-from pipeline.io.parquet import check_writable, write_series
-from pipeline.io.rows import Provenance, SeriesKey, new_run_id, point_rows, threshold_row
+from pipeline.forecast import ForecastSettings, forecast_from_config, forecast_rows
+from pipeline.io.parquet import check_writable, write_part, write_series
+from pipeline.io.rows import (
+    Provenance,
+    SeriesKey,
+    new_run_id,
+    point_rows,
+    series_row,
+    threshold_row,
+)
+from pipeline.model.results import SeriesLimits
 from pipeline.schema import Scenario
 from pipeline.schema.errors import ConfigError
-from pipeline.sweep import expand_scenarios
+from pipeline.sweep import SweepSeries, expand_sweep, pending
 
 
 @dataclass(frozen=True, slots=True)
 class RunPlan:
-    """A validated run: its scenarios, where they go, and how they are executed."""
+    """A validated run: its series, where they go, and how they are executed."""
 
-    scenarios: list[Scenario]
+    series: list[SweepSeries]
     root: Path
     whole_grid: bool
     execution: ExecutionSettings
+    forecast: ForecastSettings
+    resume: bool = True
+    """Skip the series already complete under `root` (`pipeline.sweep.resume`)."""
+
+    @property
+    def scenarios(self) -> list[Scenario]:
+        """The scenarios of the series, in expansion order."""
+        return [s.scenario for s in self.series]
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesSummary:
+    """A written series without its points: what the summary and the report keep."""
+
+    scenario: Scenario
+    series_id: str
+    n_points: int
+    limits: SeriesLimits
+    closed_forms: ClosedForms
+
+    @classmethod
+    def of(cls, outcome: SeriesOutcome) -> SeriesSummary:
+        """The summary of a finished series (its points can then be dropped)."""
+        return cls(
+            outcome.scenario,
+            outcome.series_id,
+            len(outcome.points),
+            outcome.limits,
+            outcome.closed_forms,
+        )
 
 
 @dataclass(frozen=True, slots=True)
 class RunReport:
     """What a finished run did."""
 
-    outcomes: list[SeriesOutcome]
+    outcomes: list[SeriesSummary]
+    """The series this run evaluated, in the order they finished."""
     points: int
     seconds: float
     run_id: str
     root: Path
+    skipped: int = 0
+    """Series of the plan already complete under the root, not evaluated again (resume)."""
 
 
 def plan_run(cfg: DictConfig) -> RunPlan:
@@ -57,24 +104,43 @@ def plan_run(cfg: DictConfig) -> RunPlan:
     whole_grid = output.get("whole_grid", False)
     if not isinstance(whole_grid, bool):
         raise ConfigError("output.whole_grid", whole_grid, "true or false")
+    resume = output.get("resume", True)
+    if not isinstance(resume, bool):
+        raise ConfigError("output.resume", resume, "true or false")
     execution = (
         OmegaConf.to_container(cfg.get("execution"), resolve=True) if "execution" in cfg else {}
     )
     settings = execution_from_config(
         {str(k): v for k, v in execution.items()} if isinstance(execution, dict) else {}
     )
-    scenarios = expand_scenarios(cfg)
+    forecast = forecast_from_config(cfg.get("forecast"))
+    series = expand_sweep(cfg, whole_grid=whole_grid)
     root = check_writable(output["root"])
-    return RunPlan(scenarios, root, whole_grid, settings)
+    return RunPlan(series, root, whole_grid, settings, forecast, resume)
 
 
-def write_outcome(root: Path, outcome: SeriesOutcome, provenance: Provenance) -> None:
-    """Write one series' points and thresholds parts, atomically."""
+def write_outcome(
+    root: Path,
+    outcome: SeriesOutcome,
+    provenance: Provenance,
+    forecast: ForecastSettings,
+    *,
+    sweep_point: str = "{}",
+    whole_grid: bool = False,
+) -> None:
+    """Write one series' series, forecasts, points and thresholds parts, each atomically.
+
+    Thresholds last: resumption counts a series as done once its thresholds part exists.
+    """
     s = outcome.scenario
     key = SeriesKey(
         s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, outcome.series_id
     )
     cf = outcome.closed_forms
+    forecasts = forecast_rows(
+        key, outcome.limits, cf.t_crit_flop, cf.t_limit_flop, forecast, provenance
+    )
+    write_part(root, "forecasts", forecasts, key.partition, outcome.series_id)  # before thresholds
     write_series(
         root,
         point_rows(outcome.points, key, provenance),
@@ -90,21 +156,38 @@ def write_outcome(root: Path, outcome: SeriesOutcome, provenance: Provenance) ->
         ),
         key.partition,
         outcome.series_id,
+        series=series_row(
+            s, key, whole_grid=whole_grid, sweep_point=sweep_point, provenance=provenance
+        ),
     )
 
 
 def execute_plan(
-    plan: RunPlan, progress: bool = True, scenarios: Sequence[Scenario] | None = None
+    plan: RunPlan, progress: bool = True, series: Sequence[SweepSeries] | None = None
 ) -> RunReport:
-    """Evaluate the plan's series and write each as it finishes."""
-    todo = plan.scenarios if scenarios is None else list(scenarios)
+    """Evaluate the plan's series (or `series`) not yet done, and write each as it finishes."""
+    todo = plan.series if series is None else list(series)
+    skipped = 0
+    if plan.resume:
+        missing = pending(todo, plan.root)
+        skipped, todo = len(todo) - len(missing), missing
+    sweep_points = {s.series_id: s.sweep_point for s in todo}
     provenance = Provenance(run_id=new_run_id())
     start = time.monotonic()
-    outcomes: list[SeriesOutcome] = []
-    with RunProgress(len(todo), enabled=progress) as bar:
-        for outcome in run_series(todo, plan.execution, plan.whole_grid):
-            write_outcome(plan.root, outcome, provenance)
-            outcomes.append(outcome)
+    summaries: list[SeriesSummary] = []
+    points = 0
+    with RunProgress(len(todo), enabled=progress, skipped=skipped) as bar:
+        for outcome in run_series((s.scenario for s in todo), plan.execution, plan.whole_grid):
+            write_outcome(
+                plan.root,
+                outcome,
+                provenance,
+                plan.forecast,
+                sweep_point=sweep_points[outcome.series_id],
+                whole_grid=plan.whole_grid,
+            )
+            summaries.append(SeriesSummary.of(outcome))
+            points += len(outcome.points)
             bar.advance(len(outcome.points))
-    points = sum(len(o.points) for o in outcomes)
-    return RunReport(outcomes, points, time.monotonic() - start, provenance.run_id, plan.root)
+    seconds = time.monotonic() - start
+    return RunReport(summaries, points, seconds, provenance.run_id, plan.root, skipped)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.execute.series import SeriesOutcome
+from pipeline.cli.run import SeriesSummary
 
 MAX_SERIES_SHOWN = 12
 
@@ -14,11 +14,12 @@ def _flop(x: float | None) -> str:
 
 
 def summary_lines(
-    outcomes: Sequence[SeriesOutcome], root: str, seconds: float, points: int
+    outcomes: Sequence[SeriesSummary], root: str, seconds: float, points: int, skipped: int = 0
 ) -> list[str]:
     """One header, one line per series (first few), and where the tables are."""
+    resumed = f" ({skipped} already in the dataset, skipped)" if skipped else ""
     lines = [
-        f"dmlimits: {len(outcomes)} series, {points} points in {seconds:.1f} s -> {root}",
+        f"dmlimits: {len(outcomes)} series{resumed}, {points} points in {seconds:.1f} s -> {root}",
         f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>10} {'last feas.':>10} "
         f"{'wall':>10} {'T_crit':>10} {'T_limit':>10}  (FLOP)",
     ]

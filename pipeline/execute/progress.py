@@ -1,12 +1,23 @@
-"""Progress of a run: a rich bar on a terminal, periodic plain log lines otherwise."""
+"""Progress of a run: a rich bar on a terminal, periodic plain log lines otherwise.
+
+Both show series done out of total, points evaluated, points per second, and the time left,
+estimated from the series rate (a series evaluates its model sizes up to the first infeasible
+one, so the points still to come are not known in advance). Series a resumed run skips are
+reported once at the start and left out of the rates.
+
+    [dmlimits] 360 series to evaluate (40 already done)
+    [dmlimits] 96/360 series, 3,412 points, 98.3 points/s, 35 s elapsed, ~96 s left
+"""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
+from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -18,39 +29,62 @@ from rich.progress import (
 )
 
 LOG_INTERVAL_S = 10.0
-"""Seconds between plain progress lines when stderr is not a terminal."""
+"""Seconds between plain progress lines when the stream is not a terminal."""
+PREFIX = "[dmlimits]"
 
 
 class RunProgress:
     """Series done out of total, points evaluated, points per second, time left."""
 
     def __init__(
-        self, total_series: int, stream: TextIO | None = None, enabled: bool = True
+        self,
+        total_series: int,
+        stream: TextIO | None = None,
+        enabled: bool = True,
+        *,
+        skipped: int = 0,
+        interval_s: float = LOG_INTERVAL_S,
+        interactive: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`total_series` to evaluate now; `skipped` already done (resume); `interactive`
+        forces the bar (True) or plain lines (False) instead of asking the stream."""
         self.total = total_series
+        self.skipped = skipped
         self.stream = stream or sys.stderr
+        self.enabled = enabled
+        self.interval_s = interval_s
+        self.interactive = enabled and (
+            self.stream.isatty() if interactive is None else interactive
+        )
+        self._clock = clock
         self.series = 0
         self.points = 0
-        self.start = time.monotonic()
+        self.start = clock()
         self._last_log = self.start
         self._bar: Progress | None = None
         self._task: TaskID | None = None
-        self.enabled = enabled
-        self.interactive = enabled and self.stream.isatty()
 
     def __enter__(self) -> RunProgress:
+        self.start = self._last_log = self._clock()
         if self.interactive:
             self._bar = Progress(
                 TextColumn("[bold]series"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[points]} points, {task.fields[rate]} points/s"),
+                TextColumn("{task.fields[points]:,} points, {task.fields[rate]} points/s"),
                 TimeElapsedColumn(),
+                TextColumn("left"),
                 TimeRemainingColumn(),
+                console=Console(file=self.stream),
                 transient=False,
             )
             self._bar.__enter__()
             self._task = self._bar.add_task("run", total=self.total, points=0, rate="-")
+            if self.skipped:
+                self._bar.console.print(self._header(), markup=False, highlight=False)
+        elif self.enabled:
+            self._print(self._header())
         return self
 
     def __exit__(
@@ -61,13 +95,26 @@ class RunProgress:
     ) -> None:
         if self._bar is not None:
             self._bar.__exit__(exc_type, exc, tb)
-        elif self.enabled and exc_type is None:
-            self._log()
+        elif self.enabled:
+            self._print(self._status() + ("" if exc_type is None else ", stopped"))
+
+    @property
+    def elapsed_s(self) -> float:
+        """Seconds since the run started."""
+        return self._clock() - self.start
 
     @property
     def points_per_s(self) -> float:
-        elapsed = time.monotonic() - self.start
+        """Points evaluated per second so far (0 before any time has passed)."""
+        elapsed = self.elapsed_s
         return self.points / elapsed if elapsed > 0 else 0.0
+
+    @property
+    def seconds_left(self) -> float | None:
+        """Time left at the series rate so far; None before the first series finishes."""
+        if not self.series:
+            return None
+        return (self.total - self.series) * self.elapsed_s / self.series
 
     def advance(self, points: int) -> None:
         """One more series finished, having evaluated `points` model sizes."""
@@ -75,18 +122,23 @@ class RunProgress:
         self.points += points
         if self._bar is not None and self._task is not None:
             self._bar.update(
-                self._task, advance=1, points=self.points, rate=f"{self.points_per_s:,.0f}"
+                self._task, advance=1, points=self.points, rate=f"{self.points_per_s:,.1f}"
             )
-        elif self.enabled and time.monotonic() - self._last_log >= LOG_INTERVAL_S:
-            self._log()
+        elif self.enabled and self._clock() - self._last_log >= self.interval_s:
+            self._print(self._status())
 
-    def _log(self) -> None:
-        self._last_log = time.monotonic()
-        elapsed = self._last_log - self.start
-        left = (self.total - self.series) * elapsed / self.series if self.series else float("nan")
-        print(
-            f"[dmlimits] {self.series}/{self.total} series, {self.points} points, "
-            f"{self.points_per_s:,.1f} points/s, {elapsed:,.0f} s elapsed, ~{left:,.0f} s left",
-            file=self.stream,
-            flush=True,
+    def _header(self) -> str:
+        done = f" ({self.skipped} already done)" if self.skipped else ""
+        return f"{PREFIX} {self.total} series to evaluate{done}"
+
+    def _status(self) -> str:
+        left = self.seconds_left
+        return (
+            f"{PREFIX} {self.series}/{self.total} series, {self.points:,} points, "
+            f"{self.points_per_s:,.1f} points/s, {self.elapsed_s:,.0f} s elapsed, "
+            + ("time left unknown" if left is None else f"~{left:,.0f} s left")
         )
+
+    def _print(self, line: str) -> None:
+        self._last_log = self._clock()
+        print(line, file=self.stream, flush=True)

@@ -1,13 +1,21 @@
 """Evaluate many series with joblib: in-process, on local cores (loky, threads), or on dask.
 
-Series are grouped into chunks, one joblib task each; results stream back as tasks
-finish (unordered) so the caller can write each series at once and memory stays flat.
+Series are grouped into chunks of `execution.chunk_size`, one joblib task each. Chunks are made
+lazily and dispatched a few at a time (joblib's pre_dispatch), and results stream back as tasks
+finish (unordered), so the caller writes each series at once and memory stays flat however long
+the sweep. Every backend runs the same pure `evaluate_series`, so the rows are identical.
+
+Dask: with `execution.dask_address` the run connects to a running dask.distributed scheduler
+(whose workers must have this package installed, see docs/scale-out.md); without it, it starts a
+local cluster of `execution.dask_workers` single-threaded worker processes for the run.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+import itertools
+import logging
+from collections.abc import Iterable, Iterator, Sequence
 
 import joblib
 
@@ -15,15 +23,20 @@ from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.schema import Scenario
 
+DASK_WAIT_FOR_WORKERS_S = 300.0
+"""How long a run waits for the first worker of a remote dask cluster (batch-queued workers)."""
+
 
 def evaluate_chunk(chunk: Sequence[Scenario], whole_grid: bool) -> list[SeriesOutcome]:
     """One joblib task: a few series, evaluated one after another."""
     return [evaluate_series(s, whole_grid) for s in chunk]
 
 
-def chunked(items: Sequence[Scenario], size: int) -> list[list[Scenario]]:
-    """Consecutive chunks of at most `size` scenarios."""
-    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+def chunked(items: Iterable[Scenario], size: int) -> Iterator[list[Scenario]]:
+    """Consecutive chunks of at most `size` scenarios, made as they are consumed."""
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
 
 
 @contextlib.contextmanager
@@ -37,30 +50,56 @@ def dask_client(settings: ExecutionSettings) -> Iterator[object]:
         ) from err
     if settings.dask_address:
         with Client(settings.dask_address) as client:
+            client.wait_for_workers(1, timeout=DASK_WAIT_FOR_WORKERS_S)
             yield client
         return
     with (
+        _quiet("distributed"),  # the cluster's start and stop lines would bury the progress
         LocalCluster(
-            n_workers=settings.dask_workers, threads_per_worker=1, processes=True
+            n_workers=settings.dask_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,  # no web server for a run-scoped cluster
         ) as cluster,
         Client(cluster) as client,
     ):
         yield client
 
 
+@contextlib.contextmanager
+def _quiet(logger_name: str) -> Iterator[None]:
+    """Only warnings and errors from a logger while the block runs."""
+    logger = logging.getLogger(logger_name)
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def run_series(
-    scenarios: Sequence[Scenario], settings: ExecutionSettings, whole_grid: bool = False
+    scenarios: Iterable[Scenario], settings: ExecutionSettings, whole_grid: bool = False
 ) -> Iterator[SeriesOutcome]:
     """Yield every scenario's outcome as soon as its chunk finishes (order not guaranteed)."""
     chunks = chunked(scenarios, settings.chunk_size)
-    if settings.backend is not Backend.DASK and (settings.n_jobs == 1 or len(chunks) == 1):
-        for chunk in chunks:  # no pool: a single chunk runs faster in-process
+    head = list(itertools.islice(chunks, 2))
+    if settings.backend is not Backend.DASK and (settings.n_jobs == 1 or len(head) < 2):
+        for chunk in itertools.chain(head, chunks):  # no pool: one chunk runs faster in-process
             yield from evaluate_chunk(chunk, whole_grid)
         return
-    tasks = (joblib.delayed(evaluate_chunk)(chunk, whole_grid) for chunk in chunks)
+    tasks = (
+        joblib.delayed(evaluate_chunk)(chunk, whole_grid) for chunk in itertools.chain(head, chunks)
+    )
     if settings.backend is Backend.DASK:
-        with dask_client(settings), joblib.parallel_config(backend="dask"):
-            for result in joblib.Parallel(n_jobs=-1, return_as="generator_unordered")(tasks):
+        with (
+            dask_client(settings) as client,
+            joblib.parallel_config(
+                backend="dask", client=client, wait_for_workers_timeout=DASK_WAIT_FOR_WORKERS_S
+            ),
+        ):
+            parallel = joblib.Parallel(n_jobs=-1, return_as="generator_unordered")
+            for result in parallel(tasks):
                 yield from result
         return
     parallel = joblib.Parallel(

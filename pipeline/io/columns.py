@@ -4,7 +4,8 @@ Tables, each a hive-partitioned Parquet dataset (see `pipeline.io.parquet`):
 
 - `points`: one row per evaluated scenario point, a series × a model size, feasible or not;
 - `thresholds`: one row per series, its derived limits (spec §11) and closed forms (§12);
-- `forecasts`: one row per series × compute-growth scenario, the years the limits are reached.
+- `forecasts`: one row per series × compute-growth scenario, the years the limits are reached;
+- `series`: one row per series, its whole scenario flattened (SI units) and its sweep point.
 
 Conventions: every dimensioned column carries its unit as a suffix (`_s`, `_flop`, `_tokens`);
 integers are signed; no nested types (per-level factors are strings such as "1x64");
@@ -139,8 +140,8 @@ PROVENANCE_FIELDS = [
     _required("created_at", TIMESTAMP_UTC),
 ]
 """Where a row came from: the run, the hash of the row's scenario (`points`: series config and
-d_model; `thresholds`: equal to `series_id`), this schema's version, the package version, and
-the UTC time the rows were built."""
+d_model; `thresholds` and `series`: equal to `series_id`), this schema's version, the package
+version, and the UTC time the rows were built."""
 
 FORECAST_FIELDS = [
     _required("growth_per_year", pa.float64()),
@@ -156,16 +157,137 @@ FORECAST_FIELDS = [
 growth_per_year^(y − base_year) and the fractional years it reaches the series' limits; a year
 is null where its threshold is null."""
 
+HARDWARE_FIELDS = [
+    _required("flop_per_clock_per_thread", pa.float64()),
+    _required("sms", pa.int64()),
+    _required("max_clock_hz", pa.float64()),
+    _required("u_eff", pa.float64()),
+    _required("peak_flop_per_s", pa.float64()),
+    _required("hbm_bandwidth_bytes_per_s", pa.float64()),
+    _required("l2_bandwidth_bytes_per_s", pa.float64()),
+    _required("l2_bytes", pa.float64()),
+    _required("register_bytes_per_block", pa.float64()),
+    _required("dsmem", pa.bool_()),
+    _required("hbm_bytes", pa.float64()),
+    _required("matmul_latency_s", pa.float64()),
+]
+"""The GPU of a series (spec §3.1): every `HardwareSpec` scalar under its own name, and the
+derived peak rate F_peak."""
+
+NETWORK_FIELDS = [
+    _required("n_net_levels", pa.int64()),
+    _required("level_sizes", pa.string()),
+    _required("net_bandwidth_bytes_per_s", pa.string()),
+    _required("net_latency_s", pa.string()),
+    _optional("level_size_l0", pa.int64()),
+    _required("net_bandwidth_l0_bytes_per_s", pa.float64()),
+    _required("net_bandwidth_top_bytes_per_s", pa.float64()),
+    _required("net_latency_l0_s", pa.float64()),
+    _required("net_latency_top_s", pa.float64()),
+]
+"""The network hierarchy (spec §3.1): the `HardwareSpec` lists as per-level strings, level 0
+(innermost) first, joined by "x" (numbers in shortest exact form: "9e11x1e11"), and the
+innermost (l0) and outermost (top) levels as numbers. `level_size_l0` is null on a one-level
+network. Bandwidths may be inf (the "infinite network" what-if)."""
+
+LAWS_FIELDS = [
+    _required("sparse", pa.bool_()),
+    _required("ff_ratio", pa.int64()),
+    _required("depth_coefficient", pa.float64()),
+    _required("depth_exponent", pa.float64()),
+    _required("experts_at_reference", pa.float64()),
+    _required("reference_d_model", pa.float64()),
+    _required("tokens_per_param", pa.float64()),
+    _required("seq_len", pa.int64()),
+    _required("batch_kind", pa.string()),
+    _optional("batch_reference_tokens", pa.float64()),
+    _optional("batch_reference_flop", pa.float64()),
+    _optional("batch_coefficient", pa.float64()),
+    _optional("batch_exponent", pa.float64()),
+    _required("year_s", pa.float64()),
+    _required("n_d_models", pa.int64()),
+    _required("d_model_min", pa.int64()),
+    _required("d_model_max", pa.int64()),
+    _required("d_models", pa.string()),
+]
+"""Scaling laws (spec §1-§2: `ScalingLaws` and its `BatchLaw`), Model A's year, and the
+model-size grid. A batch-law constant is null when the series' law does not use it."""
+
+OPTION_FIELDS = [
+    _required("option_one_f_one_b", pa.bool_()),
+    _required("option_zero_bubble", pa.bool_()),
+    _required("option_interleaving", pa.bool_()),
+    _required("option_max_1f1b_microbatch_candidates", pa.int64()),
+    _required("option_max_zb_microbatch_candidates", pa.int64()),
+    _required("option_tp_ff_window", pa.int64()),
+    _required("option_overlap_tp", pa.bool_()),
+    _required("option_overlap_pp_ep", pa.bool_()),
+    _required("option_overlap_dp", pa.bool_()),
+    _required("option_activation_recompute", pa.bool_()),
+    _required("option_memory_check", pa.bool_()),
+    _required("option_max_cluster_doublings", pa.int64()),
+    _required("quirk_zb_hides_latency_correctly", pa.bool_()),
+    _required("quirk_tie_tolerance", pa.float64()),
+    _required("quirk_whole_sequences", pa.bool_()),
+    _required("quirk_model_b_flop_anchor", pa.bool_()),
+    _required("quirk_constant_batch_scales_with_experts", pa.bool_()),
+    _required("quirk_reject_non_divisible", pa.bool_()),
+]
+"""Search and step-model switches (`SearchOptions` fields, prefixed "option_") and the quirk
+flags of spec §14 (`Quirks` fields, prefixed "quirk_")."""
+
+FIXED_LAYOUT_FIELDS = [
+    _optional("fixed_n_gpu", pa.float64()),
+    _optional("fixed_dp_levels", pa.string()),
+    _optional("fixed_tp_model_levels", pa.string()),
+    _optional("fixed_tp_ff_levels", pa.string()),
+    _optional("fixed_pp_levels", pa.string()),
+    _optional("fixed_ep_levels", pa.string()),
+    _optional("fixed_microbatches", pa.int64()),
+    _optional("fixed_zero_bubble", pa.bool_()),
+]
+"""The layout evaluated as is when parallelism=fixed (per-level factors as in `points`); null
+when the series searches its layouts."""
+
+CLOSED_FORM_SETTING_FIELDS = [
+    _required("closed_form_b0_tokens", pa.float64()),
+    _required("closed_form_l0_layers", pa.float64()),
+    _required("closed_form_t0_flop", pa.float64()),
+    _required("closed_form_duration_s", pa.float64()),
+    _optional("closed_form_t_lat_s", pa.float64()),
+]
+"""Model B's anchors and budget (spec §12, `ClosedFormSettings`); `closed_form_t_lat_s` is null
+when t_lat is derived from the hardware (the value used is `thresholds.t_lat_s`)."""
+
+SWEEP_FIELDS = [
+    _required("whole_grid", pa.bool_()),
+    _required("sweep_point", pa.string()),
+]
+"""How the series ran (the whole grid, or up to its first infeasible size) and the sweep point
+that made it: a JSON object of its choices and axis values in config units, "{}" without one."""
+
 POINTS_SCHEMA = pa.schema(
     SERIES_FIELDS + SHAPE_FIELDS + LAYOUT_FIELDS + COST_FIELDS + STATUS_FIELDS + PROVENANCE_FIELDS
 )
 THRESHOLDS_SCHEMA = pa.schema(SERIES_FIELDS + LIMIT_FIELDS + CLOSED_FORM_FIELDS + PROVENANCE_FIELDS)
 FORECASTS_SCHEMA = pa.schema(SERIES_FIELDS + FORECAST_FIELDS + PROVENANCE_FIELDS)
+SERIES_SCHEMA = pa.schema(
+    SERIES_FIELDS
+    + HARDWARE_FIELDS
+    + NETWORK_FIELDS
+    + LAWS_FIELDS
+    + OPTION_FIELDS
+    + FIXED_LAYOUT_FIELDS
+    + CLOSED_FORM_SETTING_FIELDS
+    + SWEEP_FIELDS
+    + PROVENANCE_FIELDS
+)
 
 TABLES: dict[str, pa.Schema] = {
     "points": POINTS_SCHEMA,
     "thresholds": THRESHOLDS_SCHEMA,
     "forecasts": FORECASTS_SCHEMA,
+    "series": SERIES_SCHEMA,
 }
 """Every table of the dataset by directory name."""
 
@@ -173,6 +295,7 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
     "points": ("series_id", "d_model"),
     "thresholds": ("series_id",),
     "forecasts": ("series_id", "growth_per_year"),
+    "series": ("series_id",),
 }
 """The deterministic row order of each table."""
 

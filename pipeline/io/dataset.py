@@ -79,6 +79,11 @@ def read_thresholds(root: Path | str) -> pl.DataFrame:
     return _read(root, "thresholds")
 
 
+def read_series(root: Path | str) -> pl.DataFrame:
+    """The `series` table, sorted by series_id (empty with the schema if none)."""
+    return _read(root, "series")
+
+
 def mark_done(job_dir: Path | str, detail: Mapping[str, Any] | None = None) -> Path:
     """Mark a sweep job as finished: write `<job_dir>/.dmlimits_done` (JSON), atomically."""
     marker = Path(job_dir) / DONE_MARKER

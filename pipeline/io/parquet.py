@@ -2,8 +2,9 @@
 
 Layout under a dataset root (partition columns are directory names, not stored in the files):
 
-    ROOT/points/hardware=H/scaling=S/batch_law=B/part-<key>.parquet
-    ROOT/thresholds/hardware=H/scaling=S/batch_law=B/part-<key>.parquet
+    ROOT/<table>/hardware=H/scaling=S/batch_law=B/part-<key>.parquet
+
+where <table> is one of `columns.TABLES` (points, thresholds, series, ...).
 
 A part is written to a hidden temporary file in its final directory (".part-<key>.parquet.<pid>.
 <random>.tmp": the leading dot and the ".tmp" suffix keep it out of every reader's
@@ -158,12 +159,17 @@ def write_series(
     thresholds: pa.Table,
     partition: Mapping[str, str],
     series_id: str,
+    *,
+    series: pa.Table | None = None,
 ) -> tuple[Path, Path]:
-    """Write one series' `points` and `thresholds` parts, both keyed by its series_id.
+    """Write one series' `series` (if given), `points` and `thresholds` parts, keyed by series_id.
 
-    Points first: a series whose thresholds part exists has its points too (`gather` reports
-    series with points but no thresholds row as incomplete).
+    Thresholds last: a series whose thresholds part exists has its other parts too, which is
+    what resumption (`pipeline.sweep.resume`) relies on; `gather` reports series with points but
+    no thresholds row as incomplete. Returns the points and thresholds paths.
     """
+    if series is not None:
+        write_part(root, "series", series, partition, series_id)
     points_path = write_part(root, "points", points, partition, series_id)
     thresholds_path = write_part(root, "thresholds", thresholds, partition, series_id)
     return points_path, thresholds_path

@@ -1,12 +1,13 @@
-"""Model results flattened into Arrow tables of the `points` and `thresholds` schemas.
+"""Model results flattened into Arrow tables of the `points`, `thresholds` and `series` schemas.
 
 A series (one hardware preset × scaling laws × batch law × duration, over a d_model grid) gives
-one `point_rows` table and one `threshold_row` table. Both carry the series identity
-(`SeriesKey`) and the run's `Provenance` on every row.
+one `point_rows` table, one `threshold_row` table and one `series_row` table (its scenario). All
+carry the series identity (`SeriesKey`) and the run's `Provenance` on every row.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -14,13 +15,25 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
 from pipeline import __version__
-from pipeline.io.columns import PARTITION_COLUMNS, POINTS_SCHEMA, SCHEMA_VERSION, THRESHOLDS_SCHEMA
+from pipeline.io.columns import (
+    PARTITION_COLUMNS,
+    POINTS_SCHEMA,
+    SCHEMA_VERSION,
+    SERIES_SCHEMA,
+    THRESHOLDS_SCHEMA,
+)
+from pipeline.model.hardware import peak_flop_per_s
 from pipeline.model.results import PointResult, SeriesLimits
+from pipeline.schema.scaling import BATCH_LAW_KEYS
+
+if TYPE_CHECKING:
+    from pipeline.schema import Scenario
 
 MODEL_A_YEAR_S = 3.154e7
 """Y_A: Model A's year in seconds (spec §0); a reported month is Y_A / 12."""
@@ -253,3 +266,116 @@ def threshold_row(
         "created_at": provenance.created_at,
     }
     return _table([row], THRESHOLDS_SCHEMA)
+
+
+def number_text(x: float) -> str:
+    """A number in its shortest exact form: 9e11 -> "9e11", 1.125e-06 -> "1.125e-6", inf -> "inf"."""
+    if not math.isfinite(x):
+        return repr(float(x))
+    if x == 0:
+        return "0"
+    sign, digits, exponent = Decimal(repr(float(x))).normalize().as_tuple()
+    mantissa = "".join(map(str, digits))
+    power = cast(int, exponent) + len(mantissa) - 1  # an int for every finite number
+    if len(mantissa) > 1:
+        mantissa = f"{mantissa[0]}.{mantissa[1:]}"
+    return f"{'-' if sign else ''}{mantissa}e{power}"
+
+
+def _number_levels(values: Sequence[float]) -> str:
+    """Per-level numbers as text, level 0 first: (9e11, 1e11) -> "9e11x1e11"."""
+    return "x".join(number_text(v) for v in values)
+
+
+def series_row(
+    scenario: Scenario,
+    series: SeriesKey,
+    *,
+    whole_grid: bool,
+    sweep_point: str,
+    provenance: Provenance,
+) -> pa.Table:
+    """The one `series` row of a series: its whole scenario in SI units, and its sweep point.
+
+    `sweep_point` is the JSON text of the choices and axis values that made the series
+    (`pipeline.sweep.SweepSeries.sweep_point`), "{}" for a run without a sweep.
+    """
+    hw, laws, cf = scenario.hardware, scenario.laws, scenario.closed_form
+    batch_keys = BATCH_LAW_KEYS[laws.batch.kind]
+    d_models = scenario.d_models
+    row: dict[str, Any] = {
+        "hardware": series.hardware,
+        "scaling": series.scaling,
+        "batch_law": series.batch_law,
+        "duration_s": float(series.duration_s),
+        "series_id": series.series_id,
+        "flop_per_clock_per_thread": float(hw.flop_per_clock_per_thread),
+        "sms": int(hw.sms),
+        "max_clock_hz": float(hw.max_clock_hz),
+        "u_eff": float(hw.u_eff),
+        "peak_flop_per_s": float(peak_flop_per_s(hw)),
+        "hbm_bandwidth_bytes_per_s": float(hw.hbm_bandwidth_bytes_per_s),
+        "l2_bandwidth_bytes_per_s": float(hw.l2_bandwidth_bytes_per_s),
+        "l2_bytes": float(hw.l2_bytes),
+        "register_bytes_per_block": float(hw.register_bytes_per_block),
+        "dsmem": bool(hw.dsmem),
+        "hbm_bytes": float(hw.hbm_bytes),
+        "matmul_latency_s": float(hw.matmul_latency_s),
+        "n_net_levels": hw.n_levels,
+        "level_sizes": _levels(hw.level_sizes),
+        "net_bandwidth_bytes_per_s": _number_levels(hw.net_bandwidth_bytes_per_s),
+        "net_latency_s": _number_levels(hw.net_latency_s),
+        "level_size_l0": int(hw.level_sizes[0]) if hw.level_sizes else None,
+        "net_bandwidth_l0_bytes_per_s": float(hw.net_bandwidth_bytes_per_s[0]),
+        "net_bandwidth_top_bytes_per_s": float(hw.net_bandwidth_bytes_per_s[-1]),
+        "net_latency_l0_s": float(hw.net_latency_s[0]),
+        "net_latency_top_s": float(hw.net_latency_s[-1]),
+        "sparse": bool(laws.sparse),
+        "ff_ratio": int(laws.ff_ratio),
+        "depth_coefficient": float(laws.depth_coefficient),
+        "depth_exponent": float(laws.depth_exponent),
+        "experts_at_reference": float(laws.experts_at_reference),
+        "reference_d_model": float(laws.reference_d_model),
+        "tokens_per_param": float(laws.tokens_per_param),
+        "seq_len": int(laws.seq_len),
+        "batch_kind": laws.batch.kind.value,
+        **{
+            f"batch_{key}": float(getattr(laws.batch, key)) if key in batch_keys else None
+            for key in ("reference_tokens", "reference_flop", "coefficient", "exponent")
+        },
+        "year_s": float(scenario.year_s),
+        "n_d_models": len(d_models),
+        "d_model_min": int(d_models[0]),
+        "d_model_max": int(d_models[-1]),
+        "d_models": _levels(d_models),
+        **{
+            f"option_{f.name}": getattr(scenario.options, f.name)
+            for f in dataclasses.fields(scenario.options)
+            if f.name != "quirks"
+        },
+        **{
+            f"quirk_{f.name}": getattr(scenario.options.quirks, f.name)
+            for f in dataclasses.fields(scenario.options.quirks)
+        },
+        "closed_form_b0_tokens": float(cf.b0_tokens),
+        "closed_form_l0_layers": float(cf.l0_layers),
+        "closed_form_t0_flop": float(cf.t0_flop),
+        "closed_form_duration_s": float(cf.duration_s),
+        "closed_form_t_lat_s": None if cf.t_lat_s is None else float(cf.t_lat_s),
+        "whole_grid": bool(whole_grid),
+        "sweep_point": sweep_point,
+        "run_id": provenance.run_id,
+        "config_hash": series.series_id,
+        "schema_version": int(provenance.schema_version),
+        "dmlimits_version": provenance.dmlimits_version,
+        "created_at": provenance.created_at,
+    }
+    if (layout := scenario.fixed_layout) is not None:
+        row |= {
+            "fixed_n_gpu": float(layout.n_gpu),
+            "fixed_microbatches": int(layout.microbatches),
+            "fixed_zero_bubble": bool(layout.zero_bubble),
+        }
+        for degree in ("dp", "tp_model", "tp_ff", "pp", "ep"):
+            row[f"fixed_{degree}_levels"] = _levels(getattr(layout, degree))
+    return _table([row], SERIES_SCHEMA)

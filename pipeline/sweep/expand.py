@@ -1,48 +1,246 @@
-"""Scenario expansion: the composed config, times the numeric sweep axes of `sweep.axes`.
+"""Scenario expansion: the composed config times the sweep's categorical choices and numeric axes.
 
-Each axis names a dotted config key (e.g. `hardware.network.latency_us`) and a list of
-values; the run evaluates the Cartesian product, one series per combination.
+conf/sweep/*.yaml fills the root `sweep` node:
+
+    choices:      # config group -> options; each option re-composes the whole config
+      batch: [critical, deepseek]
+    axes:         # config field -> values (syntax in `pipeline.sweep.axes`)
+      hardware.network.latency_us[*]: {start: 0.25, stop: 4, num: 5, log: true}
+      hardware.network.level_sizes[0]: [8, 64, 256]
+
+On the command line: `'+sweep.axes.hardware.hbm_bandwidth_gb_per_s=[2000,3352]'` (a nested
+key is a dotted path) and `'+sweep.choices.batch=[critical,deepseek]'`.
+
+A run evaluates the product. The order is fixed: choice groups as written, options as listed,
+then axes as written, the last one changing fastest (itertools.product). Each combination is one
+series. A choice re-composes the config with the run's own command-line overrides plus
+`group=option` (`pipeline.schema.compose_config`), so an experiment or an override such as
+`scaling.grid.max_d_model=...` applies to every option; a command line that picks the same group
+itself is refused (narrow the sweep with `sweep.choices.batch=[deepseek]` instead).
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
-from typing import Any
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, cast
 
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+from omegaconf import DictConfig, OmegaConf
 
-from pipeline.schema import Scenario, load_scenario
+from pipeline.execute.series import series_id
+from pipeline.io.rows import canonical_json
+from pipeline.schema import CONF_DIR, Scenario, compose_config, load_scenario
 from pipeline.schema.errors import ConfigError
+from pipeline.schema.scenario import GROUPS
+from pipeline.schema.section import Section, plain
+from pipeline.sweep.axes import AXIS_ROOTS, Axis, parse_axis
+
+SWEEP_KEYS = frozenset({"axes", "choices"})
 
 
-def sweep_axes(cfg: DictConfig) -> dict[str, list[Any]]:
-    """The `sweep.axes` mapping of dotted key -> list of values (empty without a sweep)."""
-    sweep = cfg.get("sweep")
-    if sweep is None:
+@dataclass(frozen=True, slots=True)
+class SweepSeries:
+    """One series of a run: its scenario, its id, and the sweep point that made it."""
+
+    scenario: Scenario
+    series_id: str
+    """`pipeline.execute.series.series_id` of the scenario (and the run's whole_grid)."""
+    sweep_point: str
+    """Canonical JSON of this series' choices and axis values, in config units ("{}" if none)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """The validated `sweep` node: categorical choices and numeric axes, in expansion order."""
+
+    choices: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    axes: tuple[Axis, ...] = ()
+
+    @property
+    def n_series(self) -> int:
+        """Series in the product (before resumption skips any)."""
+        return math.prod(len(o) for _, o in self.choices) * math.prod(
+            len(a.values) for a in self.axes
+        )
+
+
+def sweep_from_config(cfg: DictConfig | Mapping[str, Any]) -> Sweep:
+    """The sweep of a composed config (empty when it has no `sweep` node); ConfigError if bad."""
+    node = cfg.get("sweep")
+    if node is None:
+        return Sweep()
+    section = Section(plain(node, "sweep"), "sweep", SWEEP_KEYS)
+    axes = tuple(parse_axis(k, v) for k, v in _flat_axes(_mapping(section, "axes")))
+    choices = tuple(_choice(str(g), o) for g, o in _mapping(section, "choices").items())
+    return Sweep(choices, axes)
+
+
+def _mapping(section: Section, key: str) -> Mapping[str, Any]:
+    """An optional mapping of the sweep node ({} when absent or null)."""
+    value = section.raw(key, "") if section.has(key) else None
+    if value is None:
         return {}
-    axes = sweep.get("axes") or {}
-    out: dict[str, list[Any]] = {}
-    for key, values in axes.items():
-        if not isinstance(values, ListConfig) or len(values) == 0:
-            raise ConfigError(f"sweep.axes.{key}", values, "a non-empty list of values")
-        if OmegaConf.select(cfg, str(key), default=None) is None:
+    if not isinstance(value, Mapping):
+        raise ConfigError(section.key(key), value, "must be a mapping (or {})")
+    return value
+
+
+def _flat_axes(node: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted key, values) of every axis; nested mappings that are not ranges are paths.
+
+    So `{hardware: {sms: [100, 132]}}`, what `+sweep.axes.hardware.sms=[100,132]` makes on the
+    command line, is the axis `hardware.sms`. A mapping with a start or stop is a range.
+    """
+    for key, value in node.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value and not {"start", "stop"} & set(value):
+            yield from _flat_axes(value, f"{dotted}.")
+        else:
+            yield dotted, value
+
+
+def _choice(group: str, options: Any) -> tuple[str, tuple[str, ...]]:
+    where = f"sweep.choices.{group}"
+    if group not in GROUPS:
+        raise ConfigError(where, options, f"the group must be one of {', '.join(GROUPS)}")
+    if not isinstance(options, list) or not options:
+        raise ConfigError(where, options, f"must be a non-empty list of conf/{group}/ file names")
+    for option in options:
+        if not isinstance(option, str) or not (CONF_DIR / group / f"{option}.yaml").is_file():
+            raise ConfigError(where, options, f"{option!r} is not a file of conf/{group}/")
+    if len(set(options)) != len(options):
+        raise ConfigError(where, options, "options must be distinct")
+    return group, tuple(options)
+
+
+def run_overrides(overrides: Sequence[str] | None) -> list[str]:
+    """The overrides the config was composed with: as given, else the running Hydra job's."""
+    if overrides is not None:
+        return list(overrides)
+    if HydraConfig.initialized():
+        return [str(o) for o in HydraConfig.get().overrides.task]
+    raise ValueError(
+        "sweep.choices re-composes the config: pass the overrides it was composed with"
+    )
+
+
+def _choice_configs(
+    cfg: DictConfig, sweep: Sweep, overrides: Sequence[str] | None
+) -> Iterator[tuple[dict[str, str], DictConfig]]:
+    """(choices made, composed config) for every combination of the sweep's choices."""
+    if not sweep.choices:
+        yield {}, cfg
+        return
+    base = run_overrides(overrides)
+    groups = [group for group, _ in sweep.choices]
+    for parsed, text in zip(OverridesParser.create().parse_overrides(base), base, strict=True):
+        if parsed.key_or_group in groups:
             raise ConfigError(
-                f"sweep.axes.{key}", list(values), "the key of an existing config field"
+                f"sweep.choices.{parsed.key_or_group}",
+                text,
+                f"the command line also chooses {parsed.key_or_group}; narrow the sweep with "
+                f"sweep.choices.{parsed.key_or_group}=[...] instead",
             )
-        out[str(key)] = list(OmegaConf.to_container(values, resolve=True))  # type: ignore[arg-type]
-    return out
+    for options in itertools.product(*(o for _, o in sweep.choices)):
+        made = dict(zip(groups, options, strict=True))
+        try:
+            composed = compose_config([*base, *(f"{g}={o}" for g, o in made.items())])
+        except HydraException as err:
+            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise ConfigError("sweep.choices", made, f"does not compose: {reason}") from err
+        yield made, composed
 
 
-def expand_scenarios(cfg: DictConfig) -> list[Scenario]:
-    """Every scenario of the run, in a fixed order: the product of the sweep axes."""
-    axes = sweep_axes(cfg)
-    if not axes:
-        return [load_scenario(cfg)]
-    scenarios = []
-    keys = list(axes)
-    for values in itertools.product(*(axes[k] for k in keys)):
-        point = cfg.copy()
-        for key, value in zip(keys, values, strict=True):
-            OmegaConf.update(point, key, value, merge=False)
-        scenarios.append(load_scenario(point))
-    return scenarios
+def _has_interpolation(obj: Any) -> bool:
+    if isinstance(obj, str):
+        return "${" in obj
+    if isinstance(obj, Mapping):
+        return any(_has_interpolation(v) for v in obj.values())
+    if isinstance(obj, list):
+        return any(_has_interpolation(v) for v in obj)
+    return False
+
+
+def _jsonable(value: Any) -> Any:
+    """Axis values for JSON: non-finite floats as their repr ("inf")."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _points(
+    config: DictConfig, axes: Sequence[Axis], made: Mapping[str, str]
+) -> Iterator[tuple[dict[str, Any], Mapping[str, Any]]]:
+    """(sweep point, scenario sections with the axis values set) for each axis combination.
+
+    The sections are plain dicts; when they hold interpolations they are re-resolved after the
+    values are set, so a field that refers to a swept field follows it.
+    """
+    template = cast(dict[str, Any], OmegaConf.to_container(config, resolve=False))
+    for axis in axes:
+        axis.check_target(template)
+    resolve = _has_interpolation({k: template.get(k) for k in AXIS_ROOTS})
+    for values in itertools.product(*(a.values for a in axes)):
+        point: dict[str, Any] = {**made}
+        sections = copy.deepcopy(template)
+        for axis, value in zip(axes, values, strict=True):
+            axis.apply(sections, value)
+            point[axis.key] = _jsonable(value)
+        if resolve:
+            node = OmegaConf.create(sections)
+            sections = {k: plain(node[k], k) for k in AXIS_ROOTS if k in node}
+        yield point, sections
+
+
+def iter_sweep(
+    cfg: DictConfig, *, whole_grid: bool = False, overrides: Sequence[str] | None = None
+) -> Iterator[SweepSeries]:
+    """Every series of the run in expansion order (see the module docstring), lazily."""
+    sweep = sweep_from_config(cfg)
+    for made, config in _choice_configs(cfg, sweep, overrides):
+        for point, sections in _points(config, sweep.axes, made):
+            text = canonical_json(point)
+            try:
+                scenario = load_scenario(sections)
+            except ConfigError as err:
+                raise ConfigError(
+                    err.key, err.value, f"{err.allowed} (sweep point {text})"
+                ) from err
+            yield SweepSeries(scenario, series_id(scenario, whole_grid), text)
+
+
+def expand_sweep(
+    cfg: DictConfig, *, whole_grid: bool = False, overrides: Sequence[str] | None = None
+) -> list[SweepSeries]:
+    """Every series of the run, in expansion order; ConfigError on a bad sweep.
+
+    `overrides` are the command-line overrides `cfg` was composed with; they are needed only
+    when the sweep has choices, and default to the running Hydra job's. Two sweep points that
+    give the same scenario are refused: an axis that changes nothing is a mistake in the sweep.
+    """
+    series: list[SweepSeries] = []
+    seen: dict[str, str] = {}
+    for item in iter_sweep(cfg, whole_grid=whole_grid, overrides=overrides):
+        if item.series_id in seen:
+            raise ConfigError(
+                "sweep",
+                [json.loads(seen[item.series_id]), json.loads(item.sweep_point)],
+                "two sweep points give the same scenario; an axis or choice changes nothing",
+            )
+        seen[item.series_id] = item.sweep_point
+        series.append(item)
+    return series
+
+
+def expand_scenarios(cfg: DictConfig, overrides: Sequence[str] | None = None) -> list[Scenario]:
+    """Every scenario of the run, in expansion order (`expand_sweep` without the metadata)."""
+    return [s.scenario for s in expand_sweep(cfg, overrides=overrides)]

@@ -77,7 +77,8 @@ def test_hydra_output_dirs_stay_under_outputs() -> None:
 def test_experiment_file_composes(path: Path) -> None:
     """Every experiment composes, and every point of its sweep loads into a Scenario."""
     cfg = compose_config([f"+experiment={path.stem}"], return_hydra_config=True)
-    params = OmegaConf.to_container(cfg.hydra.sweeper.params) or {}
+    node = cfg.hydra.sweeper.params  # null for an experiment that is not a sweep (nightly)
+    params = OmegaConf.to_container(node) if node is not None else {}
     assert isinstance(params, dict)
     load_scenario(cfg)
     for overrides in _swept_choices(params):

@@ -15,6 +15,8 @@ from pipeline.model.hardware import (
     useful_l2_bytes,
     useful_register_bytes,
 )
+from pipeline.model.scaling import ScalingLaws, model_shape
+from pipeline.model.search import smallest_cluster
 from pipeline.schema import compose_config, hardware_from_config
 
 CHECK_REL = 1e-6
@@ -140,11 +142,19 @@ def test_new_preset_peak_matches_datasheet(name: str) -> None:
     assert peak_flop_per_s(preset(name)) == pytest.approx(expected, rel=DATASHEET_REL)
 
 
-def test_gb200_nvl72_has_a_72_gpu_nvlink_domain() -> None:
-    """GB200 NVL72's innermost level is one 72-GPU NVLink domain at 1.8 TB/s per GPU."""
+def test_gb200_nvl72_uses_64_gpus_of_each_nvlink_domain() -> None:
+    """GB200 NVL72's innermost level is 64 GPUs of the rack's NVLink domain at 1.8 TB/s per GPU."""
     hw = preset("gb200_nvl72")
-    assert hw.level_sizes == (72,)
+    assert hw.level_sizes == (64,)
     assert hw.net_bandwidth_bytes_per_s[0] == 1.8e12
+
+
+def test_gb200_nvl72_series_is_feasible_beyond_one_rack() -> None:
+    """Power-of-two clusters tile 64-GPU domains, so the first paper size finds a cluster (§5.2, §11)."""
+    point = smallest_cluster(preset("gb200_nvl72"), model_shape(12288, ScalingLaws()), 0.25 * 3.154e7)
+    assert point.feasible
+    assert point.layout is not None
+    assert point.layout.n_gpu > 64
 
 
 def test_hardware_from_config_accepts_plain_mapping() -> None:

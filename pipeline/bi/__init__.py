@@ -1,0 +1,1 @@
+"""BI access: one DuckDB database file whose views read the Parquet dataset in place (`views`)."""

@@ -1,0 +1,44 @@
+"""conf/forecast/*.yaml -> ForecastSettings: the compute trajectory the forecasts assume.
+
+Checked like every config group (`pipeline.schema.section`): an unknown, missing or bad key
+raises `ConfigError`, whose message is one line: ``<dotted key> = <value>: <what is allowed>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.schema.errors import MISSING, ConfigError
+from pipeline.schema.section import Section, plain
+
+FORECAST_KEYS = frozenset({"base_flop", "base_year", "growth_per_year"})
+
+
+@dataclass(frozen=True, slots=True)
+class ForecastSettings:
+    """The frontier-compute trajectory C(y) = base_flop · g^(y − base_year), one g per scenario."""
+
+    base_flop: float
+    """C_0, FLOP of the largest training run in `base_year` (5e25)."""
+    base_year: float
+    """y_0, the calendar year of `base_flop` (2024); forecast years are on the same scale."""
+    growth_per_year: tuple[float, ...]
+    """g, growth factors per year (> 1, distinct), one forecast scenario each ((4.0, 5.0))."""
+
+
+def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettings:
+    """The settings of the root `forecast` node (conf/forecast/<choice>.yaml).
+
+    Raises ConfigError when the node is absent, has an unknown or missing key, a base compute
+    that is not a positive finite number, a base year that is not finite, or growth factors
+    that are not a non-empty list of distinct finite numbers above 1.
+    """
+    if node is None:
+        raise ConfigError(path, MISSING, "required config group (conf/forecast/)")
+    fc = Section(plain(node, path), path, FORECAST_KEYS)
+    base_flop = fc.number("base_flop", "FLOP")
+    base_year = fc.number("base_year", "calendar year", minimum=None)
+    growth = fc.number_list("growth_per_year", "factor per year", minimum=1.0)
+    if len(set(growth)) != len(growth):
+        raise ConfigError(fc.key("growth_per_year"), list(growth), "must hold distinct factors")
+    return ForecastSettings(base_flop, base_year, growth)

@@ -1,0 +1,308 @@
+"""What moved since the previous nightly run: thresholds and forecast years, per series.
+
+Series are matched across dates by what they are, not by `series_id` (a hash of the full config,
+which any config change alters): hardware, scaling and batch law, plus the series' sweep point
+when the `series` table records one. A forecast row is matched by its series and growth factor.
+A key that names several series on either side is listed as ambiguous and not compared.
+
+`compare_dates` builds a `ChangeReport`; `write_change_report` writes it as
+ROOT/reports/changes-<date>.md and .json.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import polars as pl
+import pyarrow as pa
+
+from pipeline.io.columns import CLOSED_FORM_FIELDS, FORECAST_FIELDS, LIMIT_FIELDS
+from pipeline.nightly.partition import REPORTS_DIR, date_dir, run_dates, write_text_atomic
+from pipeline.nightly.tables import read_table
+
+SWEEP_POINT_COLUMN = "sweep_point"
+"""The `series` table column naming a series' sweep point: JSON of its choices and axis values."""
+NO_SWEEP = "{}"
+"""The sweep point of a run without a sweep."""
+THRESHOLD_COLUMNS = tuple(
+    f.name for f in LIMIT_FIELDS + CLOSED_FORM_FIELDS if pa.types.is_floating(f.type)
+)
+"""The compared `thresholds` values: limits (§11) and closed forms (§12)."""
+YEAR_COLUMNS = tuple(f.name for f in FORECAST_FIELDS if f.name.endswith("_year") and f.nullable)
+"""The compared `forecasts` values: the years each limit is reached."""
+REL_TOL = 1e-9
+"""Values closer than this (relative) are equal: rounding, not a change."""
+
+
+class SeriesMatch(NamedTuple):
+    """What a series is, the same across dates whatever its config hash."""
+
+    hardware: str
+    scaling: str
+    batch_law: str
+    sweep_point: str | None = None
+
+    @property
+    def label(self) -> str:
+        """hardware / scaling / batch_law [sweep point]."""
+        head = f"{self.hardware} / {self.scaling} / {self.batch_law}"
+        return head if self.sweep_point in (None, NO_SWEEP) else f"{head} {self.sweep_point}"
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """One value that differs between the previous and the current run."""
+
+    series: SeriesMatch
+    column: str
+    previous: float | None
+    current: float | None
+    growth_per_year: float | None = None
+    """The forecast scenario; None for a threshold."""
+
+    @property
+    def change(self) -> float | None:
+        """current − previous (None when either is null)."""
+        if self.previous is None or self.current is None:
+            return None
+        return self.current - self.previous
+
+    @property
+    def ratio(self) -> float | None:
+        """current / previous (None when either is null or previous is 0)."""
+        if self.previous is None or self.current is None or self.previous == 0:
+            return None
+        return self.current / self.previous
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeReport:
+    """The comparison of one date's run with the newest earlier date's."""
+
+    run_date: dt.date
+    previous_date: dt.date | None
+    run_ids: tuple[str, ...]
+    previous_run_ids: tuple[str, ...] = ()
+    matched: int = 0
+    added: tuple[SeriesMatch, ...] = ()
+    removed: tuple[SeriesMatch, ...] = ()
+    ambiguous: tuple[SeriesMatch, ...] = ()
+    thresholds: tuple[Move, ...] = ()
+    forecasts: tuple[Move, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        """Whether any value moved or any series came or went."""
+        return bool(self.thresholds or self.forecasts or self.added or self.removed)
+
+
+def series_matches(directory: Path) -> dict[str, SeriesMatch]:
+    """series_id -> what the series is, for every series of a dataset directory's thresholds."""
+    thresholds = read_table(directory, "thresholds")
+    if thresholds is None:
+        return {}
+    keys = thresholds.select("series_id", "hardware", "scaling", "batch_law")
+    points = read_table(directory, "series", ("series_id", SWEEP_POINT_COLUMN))
+    if points is not None:
+        keys = keys.join(points.unique("series_id"), on="series_id", how="left")
+    return {row[0]: SeriesMatch(*row[1:]) for row in keys.iter_rows()}
+
+
+def _group(matches: dict[str, SeriesMatch]) -> dict[SeriesMatch, list[str]]:
+    out: dict[SeriesMatch, list[str]] = {}
+    for sid, key in matches.items():
+        out.setdefault(key, []).append(sid)
+    return out
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=0.0)
+
+
+def _moves(
+    pairs: dict[str, str],
+    matches: dict[str, SeriesMatch],
+    previous: pl.DataFrame | None,
+    current: pl.DataFrame | None,
+    columns: Sequence[str],
+    by: Sequence[str],
+) -> list[Move]:
+    """Values of matched series that moved; `pairs` maps a current series_id to its previous one.
+
+    Rows are keyed by `by` (series_id first, then e.g. growth_per_year).
+    """
+    if previous is None or current is None:
+        return []
+    old = {tuple(r[c] for c in by): r for r in previous.iter_rows(named=True)}
+    found = []
+    for row in current.iter_rows(named=True):
+        sid, rest = row[by[0]], tuple(row[c] for c in by[1:])
+        before = old.get((pairs[sid], *rest)) if sid in pairs else None
+        if before is not None:
+            found.append((matches[sid], rest, before, row))
+    return [
+        Move(series, c, before[c], after[c], rest[0] if rest else None)
+        for series, rest, before, after in sorted(found, key=lambda f: (f[0].label, f[1]))
+        for c in columns
+        if not _same(before[c], after[c])
+    ]
+
+
+def _run_ids(frame: pl.DataFrame | None) -> tuple[str, ...]:
+    return () if frame is None else tuple(sorted(frame["run_id"].unique().to_list()))
+
+
+def compare_dates(root: Path, run_date: dt.date) -> ChangeReport:
+    """Compare the partition of `run_date` with the newest partition before it."""
+    current_dir = date_dir(root, run_date)
+    current_thr = read_table(current_dir, "thresholds")
+    earlier = [d for d in run_dates(root) if d < run_date]
+    if not earlier:
+        return ChangeReport(run_date, None, _run_ids(current_thr))
+    previous_dir = date_dir(root, earlier[-1])
+    previous_thr = read_table(previous_dir, "thresholds")
+    new, old = series_matches(current_dir), series_matches(previous_dir)
+    new_keys, old_keys = _group(new), _group(old)
+    ambiguous = {
+        k
+        for k in new_keys.keys() | old_keys.keys()
+        if len(new_keys.get(k, ())) > 1 or len(old_keys.get(k, ())) > 1
+    }
+    pairs = {
+        new_keys[k][0]: old_keys[k][0] for k in (new_keys.keys() & old_keys.keys()) - ambiguous
+    }
+    return ChangeReport(
+        run_date=run_date,
+        previous_date=earlier[-1],
+        run_ids=_run_ids(current_thr),
+        previous_run_ids=_run_ids(previous_thr),
+        matched=len(pairs),
+        added=tuple(sorted(new_keys.keys() - old_keys.keys(), key=lambda k: k.label)),
+        removed=tuple(sorted(old_keys.keys() - new_keys.keys(), key=lambda k: k.label)),
+        ambiguous=tuple(sorted(ambiguous, key=lambda k: k.label)),
+        thresholds=tuple(
+            _moves(pairs, new, previous_thr, current_thr, THRESHOLD_COLUMNS, ("series_id",))
+        ),
+        forecasts=tuple(
+            _moves(
+                pairs,
+                new,
+                read_table(previous_dir, "forecasts"),
+                read_table(current_dir, "forecasts"),
+                YEAR_COLUMNS,
+                ("series_id", "growth_per_year"),
+            )
+        ),
+    )
+
+
+def _value(column: str, x: float | None) -> str:
+    if x is None:
+        return "null"
+    if column.endswith("_flop"):
+        return f"{x:.3e}"
+    if column.endswith("_year"):
+        return f"{x:.2f}"
+    return f"{x:.4g}"
+
+
+def _change(m: Move) -> str:
+    if m.change is None:
+        return "appeared" if m.previous is None else "vanished"
+    if m.column.endswith("_flop") and m.ratio is not None:
+        return f"×{m.ratio:.3g}"
+    if m.column.endswith("_year"):
+        return f"{m.change:+.2f} years"
+    return f"{m.change:+.4g}"
+
+
+def _move_row(m: Move) -> str:
+    growth = "" if m.growth_per_year is None else f" {m.growth_per_year:g}x |"
+    return (
+        f"| {m.series.label} |{growth} `{m.column}` | {_value(m.column, m.previous)} | "
+        f"{_value(m.column, m.current)} | {_change(m)} |"
+    )
+
+
+def render_markdown(report: ChangeReport) -> str:
+    """The report as a short Markdown page: a headline, then one table per kind of value."""
+    title = f"# Changes on {report.run_date.isoformat()}"
+    if report.previous_date is None:
+        return f"{title}\n\nFirst run under this root: nothing to compare.\n"
+    lines = [
+        f"{title} since {report.previous_date.isoformat()}",
+        "",
+        f"Run {', '.join(report.run_ids) or '-'} against "
+        f"{', '.join(report.previous_run_ids) or '-'}: {report.matched} series matched, "
+        f"{len(report.added)} added, {len(report.removed)} removed, "
+        f"{len(report.ambiguous)} ambiguous; {len(report.thresholds)} threshold values and "
+        f"{len(report.forecasts)} forecast years moved.",
+    ]
+    if not report.changed:
+        lines += ["", "No threshold or forecast year moved."]
+    for heading, keys in (
+        ("Added series", report.added),
+        ("Removed series", report.removed),
+        ("Ambiguous series (several per key, not compared)", report.ambiguous),
+    ):
+        if keys:
+            lines += ["", f"## {heading}", "", *(f"- {k.label}" for k in keys)]
+    if report.thresholds:
+        lines += ["", "## Thresholds moved", ""]
+        lines += ["| series | column | previous | current | change |", "|---|---|---|---|---|"]
+        lines += [_move_row(m) for m in report.thresholds]
+    if report.forecasts:
+        lines += ["", "## Forecast years moved", ""]
+        lines += ["| series | growth | column | previous | current | change |"]
+        lines += ["|---|---|---|---|---|---|", *(_move_row(m) for m in report.forecasts)]
+    return "\n".join(lines) + "\n"
+
+
+def report_json(report: ChangeReport) -> dict[str, Any]:
+    """The report as plain JSON data (dates as YYYY-MM-DD, null for a missing value)."""
+
+    def move(m: Move) -> dict[str, Any]:
+        return {
+            "series": m.series._asdict(),
+            "growth_per_year": m.growth_per_year,
+            "column": m.column,
+            "previous": m.previous,
+            "current": m.current,
+            "change": m.change,
+            "ratio": m.ratio,
+        }
+
+    return {
+        "run_date": report.run_date.isoformat(),
+        "previous_date": report.previous_date.isoformat() if report.previous_date else None,
+        "run_ids": list(report.run_ids),
+        "previous_run_ids": list(report.previous_run_ids),
+        "changed": report.changed,
+        "series": {
+            "matched": report.matched,
+            "added": [k._asdict() for k in report.added],
+            "removed": [k._asdict() for k in report.removed],
+            "ambiguous": [k._asdict() for k in report.ambiguous],
+        },
+        "thresholds": [move(m) for m in report.thresholds],
+        "forecasts": [move(m) for m in report.forecasts],
+    }
+
+
+def write_change_report(root: Path, report: ChangeReport) -> tuple[Path, Path]:
+    """Write ROOT/reports/changes-<date>.md and .json (each atomically); return their paths."""
+    directory = root / REPORTS_DIR
+    directory.mkdir(exist_ok=True)
+    stem = f"changes-{report.run_date.isoformat()}"
+    markdown, data = directory / f"{stem}.md", directory / f"{stem}.json"
+    write_text_atomic(markdown, render_markdown(report))
+    write_text_atomic(data, json.dumps(report_json(report), indent=2, allow_nan=False) + "\n")
+    return markdown, data

@@ -1,0 +1,150 @@
+"""Dated partitions of a nightly root, and replacing one atomically.
+
+    ROOT/run_date=YYYY-MM-DD/{points,thresholds,forecasts,...}/hardware=H/scaling=S/batch_law=B/
+    ROOT/.staging/<date>-<token>/    a run being written (hidden: no reader glob matches it)
+    ROOT/.replaced/<date>-<token>/   an old partition being swapped out (fallback path only)
+    ROOT/reports/                    change reports
+
+A run writes its whole dataset into a staging directory, then `publish` moves it into place:
+
+- a new date: one `rename` of the staging directory to run_date=D;
+- a date that exists, on Linux: one `renameat2(RENAME_EXCHANGE)`, which swaps the two
+  directories in a single atomic step; the staging path then holds the old run, deleted after;
+- elsewhere: rename the old partition into .replaced/, rename the staging directory into
+  place, delete the old one. A failure between the two renames moves the old one back; a kill
+  there leaves it in .replaced/, and the next run's `clean_leftovers` restores it.
+
+Readers never see a mix of two runs: each swap moves one whole directory. Other dates are never
+touched. `clean_leftovers` must run under the root's `RunLock`, so it cannot delete the staging
+directory of a live run.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import datetime as dt
+import errno
+import os
+import re
+import secrets
+import shutil
+import sys
+from pathlib import Path
+
+RUN_DATE_KEY = "run_date"
+STAGING_DIR = ".staging"
+REPLACED_DIR = ".replaced"
+REPORTS_DIR = "reports"
+
+_DATE_DIR = re.compile(rf"{RUN_DATE_KEY}=(\d{{4}}-\d{{2}}-\d{{2}})")
+_LEFTOVER = re.compile(r"(\d{4}-\d{2}-\d{2})-[0-9a-f]+")
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def date_dir(root: Path, run_date: dt.date) -> Path:
+    """ROOT/run_date=YYYY-MM-DD, the partition of one date."""
+    return root / f"{RUN_DATE_KEY}={run_date.isoformat()}"
+
+
+def run_dates(root: Path) -> list[dt.date]:
+    """The dates that have a published partition under `root`, ascending."""
+    if not root.is_dir():
+        return []
+    dates = []
+    for path in root.iterdir():
+        match = _DATE_DIR.fullmatch(path.name)
+        if match and path.is_dir():
+            try:
+                dates.append(dt.date.fromisoformat(match.group(1)))
+            except ValueError:  # run_date=2025-13-45: not ours
+                continue
+    return sorted(dates)
+
+
+def new_staging_dir(root: Path, run_date: dt.date) -> Path:
+    """A fresh, empty ROOT/.staging/<date>-<token> for one run to write into."""
+    staging = root / STAGING_DIR / f"{run_date.isoformat()}-{secrets.token_hex(4)}"
+    staging.mkdir(parents=True)
+    return staging
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def exchange_dirs(a: Path, b: Path) -> bool:
+    """Swap two directories atomically (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:  # glibc < 2.28, musl
+        return False
+    if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):  # the file system cannot exchange
+        return False
+    raise OSError(code, os.strerror(code), str(a))
+
+
+def _swap_via_backup(staging: Path, final: Path, root: Path, run_date: dt.date) -> None:
+    """The portable swap: old partition aside, staging into place, old partition deleted."""
+    backup = root / REPLACED_DIR / f"{run_date.isoformat()}-{secrets.token_hex(4)}"
+    backup.parent.mkdir(exist_ok=True)
+    os.rename(final, backup)
+    try:
+        os.rename(staging, final)
+    except BaseException:
+        os.rename(backup, final)
+        raise
+    shutil.rmtree(backup)
+
+
+def publish(staging: Path, root: Path, run_date: dt.date) -> Path:
+    """Make the staged run the partition of `run_date`, replacing any old one whole."""
+    final = date_dir(root, run_date)
+    if not final.exists():
+        os.rename(staging, final)
+    elif exchange_dirs(staging, final):
+        shutil.rmtree(staging)  # now the old run
+    else:
+        _swap_via_backup(staging, final, root, run_date)
+    _fsync_dir(root)
+    return final
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a UTF-8 text file through a hidden temporary file and a rename: never half written."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temp.write_text(text, encoding="utf-8")
+    os.replace(temp, path)
+
+
+def clean_leftovers(root: Path) -> list[str]:
+    """Undo what killed runs left; one line per action. Call it holding the root's lock.
+
+    A partition left in .replaced/ whose date has no partition is moved back; any other
+    .replaced/ or .staging/ entry is deleted.
+    """
+    actions = []
+    replaced = root / REPLACED_DIR
+    for path in sorted(replaced.iterdir()) if replaced.is_dir() else []:
+        match = _LEFTOVER.fullmatch(path.name)
+        final = root / f"{RUN_DATE_KEY}={match.group(1)}" if match else None
+        if final is not None and not final.exists():
+            os.rename(path, final)
+            actions.append(f"restored {final.name} from an interrupted replace")
+        else:
+            shutil.rmtree(path)
+            actions.append(f"deleted {path.relative_to(root)}")
+    staging = root / STAGING_DIR
+    for path in sorted(staging.iterdir()) if staging.is_dir() else []:
+        shutil.rmtree(path)
+        actions.append(f"deleted unfinished run {path.relative_to(root)}")
+    return actions

@@ -1,0 +1,78 @@
+"""`dmlimits +experiment=nightly`: one run, written as the dated partition of a persistent root.
+
+Steps, under the root's lock (`pipeline.io.lock.RunLock`): clean what a killed run left, write
+the whole run into a staging directory (`plan_run` and `execute_plan` with `output.root` set
+to it), publish it as ROOT/run_date=D (replacing that date's partition whole), then write the
+change report against the previous date. Exit status 0 when the run is published, whatever
+moved; 2 on bad input, a locked root or an unwritable one; a crash exits non-zero with the
+previous partition untouched.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+
+from pipeline.cli.run import execute_plan, plan_run
+from pipeline.cli.summary import summary_lines
+from pipeline.io.lock import RunLock
+from pipeline.io.parquet import OutputError, check_writable
+from pipeline.nightly.changes import compare_dates, write_change_report
+from pipeline.nightly.partition import clean_leftovers, new_staging_dir, publish
+from pipeline.nightly.settings import nightly_from_config
+from pipeline.schema.errors import ConfigError
+
+EXIT_BAD_INPUT = 2
+"""As `pipeline.cli.main.EXIT_BAD_INPUT`."""
+
+
+def _staged(cfg: DictConfig, staging: Path) -> DictConfig:
+    """A copy of the config that writes its dataset into `staging`."""
+    staged = cfg.copy()
+    OmegaConf.update(staged, "output.root", str(staging), merge=False)
+    return staged
+
+
+def _refuse_multirun(run_date: object) -> None:
+    """Jobs of one --multirun would replace each other's partition of the same date."""
+    if HydraConfig.initialized() and HydraConfig.get().mode == RunMode.MULTIRUN:
+        raise ConfigError(
+            "output.run_date",
+            run_date,
+            "a nightly run is one job: sweep with sweep.axes instead of --multirun",
+        )
+
+
+def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
+    """Run the config as the nightly partition `output.run_date` under `output.nightly_root`."""
+    try:
+        settings = nightly_from_config(cfg)
+        _refuse_multirun(settings.run_date.isoformat())
+        root = check_writable(settings.root).resolve()
+        with RunLock(root):
+            for action in clean_leftovers(root):
+                print(f"dmlimits: {action}", file=sys.stderr)
+            staging = new_staging_dir(root, settings.run_date)
+            try:
+                report = execute_plan(plan_run(_staged(cfg, staging)), progress=progress)
+                final = publish(staging, root, settings.run_date)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)  # a failed run, or the replaced one
+            changes = compare_dates(root, settings.run_date)
+            markdown, data = write_change_report(root, changes)
+    except (ConfigError, OutputError) as err:
+        print(f"dmlimits: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for line in summary_lines(report.outcomes, str(final), report.seconds, report.points):
+        print(line)
+    since = changes.previous_date.isoformat() if changes.previous_date else "no earlier run"
+    print(
+        f"changes since {since}: {len(changes.thresholds)} threshold values, "
+        f"{len(changes.forecasts)} forecast years moved -> {markdown} ({data.name})"
+    )
+    return 0

@@ -1,0 +1,54 @@
+"""The nightly keys of the root `output` node -> NightlySettings (one-line ConfigError)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from pipeline.schema.errors import ConfigError
+from pipeline.schema.section import plain
+
+TODAY = "today"
+"""`output.run_date: today` is the local calendar date when the run starts (TZ=UTC for UTC)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NightlySettings:
+    """Where the dated partitions live, and which date this run writes."""
+
+    root: Path
+    """`output.nightly_root`: holds run_date=YYYY-MM-DD/ directories and reports/."""
+    run_date: dt.date
+
+
+def parse_run_date(
+    value: object, key: str = "output.run_date", today: dt.date | None = None
+) -> dt.date:
+    """`today`, a date, or a YYYY-MM-DD string as a date; a ConfigError otherwise."""
+    allowed = "must be 'today' or a date written YYYY-MM-DD"
+    if value == TODAY:
+        return today or dt.date.today()
+    if isinstance(value, dt.datetime):
+        raise ConfigError(key, value, allowed)
+    if isinstance(value, dt.date):
+        return value
+    if not isinstance(value, str) or len(value) != len("YYYY-MM-DD"):
+        raise ConfigError(key, value, allowed)
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(key, value, allowed) from None
+
+
+def nightly_from_config(cfg: DictConfig, today: dt.date | None = None) -> NightlySettings:
+    """The nightly root and run date of a composed config; `output.run_date` must be set."""
+    output = plain(cfg.get("output"), "output")
+    if not isinstance(output, dict):
+        raise ConfigError("output", output, "must be a mapping of keys to values")
+    root = output.get("nightly_root")
+    if not isinstance(root, str) or not root:
+        raise ConfigError("output.nightly_root", root, "must be a directory path")
+    return NightlySettings(Path(root), parse_run_date(output.get("run_date"), today=today))

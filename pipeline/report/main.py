@@ -1,0 +1,102 @@
+"""`dmlimits-report ROOT --out DIR`: PNG charts and an index.html for one dataset.
+
+ROOT is a dataset root or a nightly root (its newest run_date, or --run-date). Writes
+utilization.png, parallelism.png, step_time.png and index.html into DIR; docs/report.md shows
+what each chart draws.
+
+    dmlimits-report outputs/dataset --out outputs/report
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import polars as pl
+from matplotlib.figure import Figure
+
+from pipeline.nightly.partition import date_dir, write_text_atomic
+from pipeline.nightly.tables import latest_dataset_dir, read_table
+from pipeline.report.charts import (
+    parallelism_figure,
+    series_labels,
+    step_time_figure,
+    utilization_figure,
+)
+from pipeline.report.page import render_page
+
+CHARTS: tuple[tuple[str, str, Callable[[pl.DataFrame, pl.DataFrame], Figure]], ...] = (
+    ("utilization.png", "Utilization against training compute", utilization_figure),
+    ("parallelism.png", "Parallelism mix against training compute", parallelism_figure),
+    ("step_time.png", "Step-time breakdown against training compute", step_time_figure),
+)
+"""(file name, caption, figure builder) of every chart, in page order."""
+
+
+def _say(message: str) -> None:
+    print(f"[dmlimits-report] {message}", file=sys.stderr, flush=True)
+
+
+def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
+    """Draw every chart of the dataset in `directory` and the page; return the written paths."""
+    points = read_table(directory, "points")
+    thresholds = read_table(directory, "thresholds")
+    if points is None or thresholds is None:
+        raise FileNotFoundError(f"{directory} holds no points or thresholds parts")
+    forecasts = read_table(directory, "forecasts")
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for i, (name, _, build) in enumerate(CHARTS, 1):
+        figure = build(points, thresholds)
+        figure.savefig(out / name, dpi=figure.dpi)
+        written.append(out / name)
+        _say(f"{name} ({i}/{len(CHARTS)})")
+    page = render_page(
+        f"dmlimits report: {directory}",
+        [(out / name, caption) for name, caption, _ in CHARTS],
+        thresholds,
+        forecasts,
+        series_labels(thresholds),
+        embed=embed,
+    )
+    index = out / "index.html"
+    write_text_atomic(index, page)
+    _say(f"index.html -> {index}")
+    return [*written, index]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point; exit status 2 when ROOT holds no dataset."""
+    parser = argparse.ArgumentParser(
+        prog="dmlimits-report", description="Charts and an HTML page for a dmlimits dataset."
+    )
+    parser.add_argument("root", type=Path, help="dataset root or nightly root")
+    parser.add_argument("--out", type=Path, required=True, help="directory for PNGs and index.html")
+    parser.add_argument(
+        "--run-date",
+        type=dt.date.fromisoformat,
+        default=None,
+        help="YYYY-MM-DD: a nightly root's partition (default: the newest)",
+    )
+    parser.add_argument(
+        "--embed", action="store_true", help="embed the PNGs in index.html (one file to send)"
+    )
+    args = parser.parse_args(argv)
+    directory = (
+        latest_dataset_dir(args.root)
+        if args.run_date is None
+        else date_dir(args.root, args.run_date)
+    )
+    try:
+        write_report(directory, args.out, args.embed)
+    except FileNotFoundError as err:
+        print(f"dmlimits-report: error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,119 @@
+"""The report's index.html: the charts, then the thresholds and forecasts tables.
+
+Self-contained: inline CSS, no script, no external resource. Images are referenced by file name
+beside the page, or embedded as data: URIs (`embed=True`) for a single file to send around.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+import polars as pl
+
+THRESHOLD_COLUMNS = (
+    ("linear_end_flop", "linear-scaling end (FLOP)"),
+    ("last_feasible_flop", "last feasible (FLOP)"),
+    ("first_infeasible_flop", "latency wall (FLOP)"),
+    ("max_utilization", "max utilization"),
+    ("t_crit_flop", "T_crit (FLOP)"),
+    ("t_limit_flop", "T_limit (FLOP)"),
+)
+FORECAST_COLUMNS = (
+    ("growth_per_year", "growth per year"),
+    ("linear_end_year", "linear-scaling end"),
+    ("last_feasible_year", "last feasible"),
+    ("wall_year", "latency wall"),
+    ("t_crit_year", "T_crit"),
+    ("t_limit_year", "T_limit"),
+)
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1240px; color: #222; }
+img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0 1.5em; }
+table { border-collapse: collapse; margin: 0.5em 0 2em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+caption { text-align: left; font-style: italic; padding-bottom: 0.3em; }
+"""
+
+
+def _cell(column: str, value: object) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        if column.endswith("_flop"):
+            return f"{value:.2e}"
+        if column.endswith("_year"):
+            return f"{value:.1f}"
+        if column == "growth_per_year":
+            return f"{value:g}×"
+        return f"{value:.3f}"
+    return html.escape(str(value))
+
+
+def _table(
+    frame: pl.DataFrame, labels: dict[str, str], columns: Sequence[tuple[str, str]], caption: str
+) -> str:
+    head = "".join(f"<th>{html.escape(title)}</th>" for _, title in columns)
+    body = "\n".join(
+        f"<tr><td>{html.escape(labels.get(row['series_id'], row['series_id']))}</td>"
+        + "".join(f"<td>{_cell(c, row[c])}</td>" for c, _ in columns)
+        + "</tr>"
+        for row in frame.iter_rows(named=True)
+    )
+    return (
+        f"<table><caption>{html.escape(caption)}</caption>\n"
+        f"<tr><th>series</th>{head}</tr>\n{body}\n</table>"
+    )
+
+
+def _image(path: Path, alt: str, embed: bool) -> str:
+    if embed:
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        src = f"data:image/png;base64,{data}"
+    else:
+        src = html.escape(path.name)
+    return f'<img src="{src}" alt="{html.escape(alt)}">'
+
+
+def render_page(
+    title: str,
+    images: Sequence[tuple[Path, str]],
+    thresholds: pl.DataFrame,
+    forecasts: pl.DataFrame | None,
+    labels: dict[str, str],
+    embed: bool = False,
+) -> str:
+    """The whole page: a heading, each (PNG, caption), the thresholds and forecasts tables."""
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+    ]
+    for path, caption in images:
+        parts += [f"<h2>{html.escape(caption)}</h2>", _image(path, caption, embed)]
+    parts += [
+        "<h2>Thresholds</h2>",
+        _table(
+            thresholds.sort("hardware", "scaling", "batch_law"),
+            labels,
+            THRESHOLD_COLUMNS,
+            "Per series: simulated limits (§11) and Model B closed forms (§12); – where not reached.",
+        ),
+    ]
+    if forecasts is not None:
+        parts += [
+            "<h2>Forecasts</h2>",
+            _table(
+                forecasts.sort("hardware", "scaling", "batch_law", "growth_per_year"),
+                labels,
+                FORECAST_COLUMNS,
+                f"Year frontier training compute reaches each limit, from "
+                f"{forecasts['base_flop'][0]:.1e} FLOP in {forecasts['base_year'][0]:g}.",
+            ),
+        ]
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

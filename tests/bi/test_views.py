@@ -1,0 +1,90 @@
+"""The DuckDB file answers queries over every view, for a plain and for a nightly dataset."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.bi.views import main
+from pipeline.nightly.run import run_nightly
+from tests.nightly.runs import nightly_config, plain_run
+
+TABLE_VIEWS = ("points", "thresholds", "forecasts", "series")
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A plain root with two series, and a nightly root with two dates."""
+    base = tmp_path_factory.mktemp("bi")
+    plain = base / "plain"
+    plain_run(plain)
+    plain_run(plain, "batch=constant")
+    nightly = base / "nightly"
+    for day in ("2025-01-01", "2025-01-02"):
+        assert run_nightly(nightly_config(nightly, day), progress=False) == 0
+    return plain, nightly
+
+
+def _views(db: Path) -> dict[str, int]:
+    """Every user view of the file and its row count, queried through DuckDB."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        names = con.execute(
+            "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name"
+        ).fetchall()
+        return {n: con.execute(f"SELECT count(*) FROM {n}").fetchall()[0][0] for (n,) in names}
+
+
+def _present(views: dict[str, int]) -> list[str]:
+    return [t for t in TABLE_VIEWS if t in views]
+
+
+def test_bi_nightly_views_answer_queries(datasets: tuple[Path, Path], tmp_path: Path) -> None:
+    """Every table has a view and a latest_ view; latest_ holds the newest date only."""
+    _, nightly = datasets
+    db = tmp_path / "dmlimits.duckdb"
+    assert main([str(nightly), "--db", str(db)]) == 0
+    views = _views(db)
+    assert {"points", "thresholds", "forecasts", "runs"} <= set(views)
+    for table in _present(views):
+        assert views[table] > 0, table
+        assert views[f"latest_{table}"] * 2 == views[table], "two equal runs, one is latest"
+    with duckdb.connect(str(db), read_only=True) as con:
+        dates = con.execute("SELECT DISTINCT run_date FROM latest_thresholds").fetchall()
+        runs = con.execute("SELECT run_date, n_series FROM runs ORDER BY run_date").fetchall()
+    assert dates == [(dt.date(2025, 1, 2),)]
+    assert runs == [(dt.date(2025, 1, 1), 1), (dt.date(2025, 1, 2), 1)]
+
+
+def test_bi_plain_root_latest_is_whole_table(datasets: tuple[Path, Path], tmp_path: Path) -> None:
+    """Without run_date partitions each latest_ view equals its table."""
+    plain, _ = datasets
+    db = tmp_path / "plain.duckdb"
+    assert main([str(plain), "--db", str(db)]) == 0
+    views = _views(db)
+    for table in _present(views):
+        assert views[f"latest_{table}"] == views[table] > 0, table
+    assert views["thresholds"] == 2
+
+
+def test_bi_views_use_absolute_paths(
+    datasets: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Built from a relative ROOT, the file still answers from another working directory."""
+    plain, _ = datasets
+    monkeypatch.chdir(plain.parent)
+    db = tmp_path / "relative.duckdb"
+    assert main(["plain", "--db", str(db)]) == 0
+    monkeypatch.chdir(tmp_path)
+    assert _views(db)["points"] > 0
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_bi_rejects_a_directory_without_data(tmp_path: Path) -> None:
+    """A directory without thresholds parts is an error (exit status 2), and no file is made."""
+    db = tmp_path / "empty.duckdb"
+    assert main([str(tmp_path), "--db", str(db)]) == 2
+    assert not db.exists()

@@ -1,0 +1,77 @@
+"""Run progress: periodic plain lines off a terminal, a rich bar on one."""
+
+from __future__ import annotations
+
+import io
+
+from pipeline.execute.progress import RunProgress
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_plain_lines_every_interval() -> None:
+    """Off a terminal, a line is printed at start, at most once per interval, and at the end."""
+    clock, stream = FakeClock(), io.StringIO()
+    with RunProgress(10, stream, interval_s=5.0, clock=clock) as bar:
+        for _ in range(10):
+            clock.now += 2.0  # a series every 2 s: lines after 6 s, 12 s and 18 s
+            bar.advance(30)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "[dmlimits] 10 series to evaluate"
+    assert lines[1:] == [
+        "[dmlimits] 3/10 series, 90 points, 15.0 points/s, 6 s elapsed, ~14 s left",
+        "[dmlimits] 6/10 series, 180 points, 15.0 points/s, 12 s elapsed, ~8 s left",
+        "[dmlimits] 9/10 series, 270 points, 15.0 points/s, 18 s elapsed, ~2 s left",
+        "[dmlimits] 10/10 series, 300 points, 15.0 points/s, 20 s elapsed, ~0 s left",
+    ]
+
+
+def test_progress_plain_header_counts_resumed_series() -> None:
+    """A resumed run says how many series were already done."""
+    stream = io.StringIO()
+    with RunProgress(4, stream, skipped=8, clock=FakeClock()):
+        pass
+    assert stream.getvalue().splitlines() == [
+        "[dmlimits] 4 series to evaluate (8 already done)",
+        "[dmlimits] 0/4 series, 0 points, 0.0 points/s, 0 s elapsed, time left unknown",
+    ]
+
+
+def test_progress_plain_marks_an_interrupted_run() -> None:
+    """A run stopped by an exception ends its log with "stopped"."""
+    stream = io.StringIO()
+    try:
+        with RunProgress(4, stream, clock=FakeClock()):
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass
+    assert stream.getvalue().splitlines()[-1].endswith(", stopped")
+
+
+def test_progress_disabled_prints_nothing() -> None:
+    """With progress off nothing is written."""
+    stream = io.StringIO()
+    with RunProgress(3, stream, enabled=False, interval_s=0.0) as bar:
+        bar.advance(5)
+    assert stream.getvalue() == ""
+
+
+def test_progress_bar_on_a_terminal_shows_points_and_rate() -> None:
+    """On a terminal the rich bar shows series done, points, points per second and time left."""
+    stream = io.StringIO()
+    with RunProgress(2, stream, interactive=True, skipped=1) as bar:
+        bar.advance(30)
+        bar.advance(25)
+    text = stream.getvalue()
+    assert "[dmlimits] 2 series to evaluate (1 already done)" in text
+    assert "2/2" in text
+    assert "55 points" in text
+    assert "points/s" in text

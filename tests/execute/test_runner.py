@@ -1,0 +1,93 @@
+"""The joblib runner: lazy chunks, and the same rows whatever the backend (loky, threads, dask)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from distributed import LocalCluster
+
+from pipeline.execute.runner import chunked, run_series
+from pipeline.execute.series import SeriesOutcome
+from pipeline.execute.settings import Backend, ExecutionSettings
+from pipeline.io.rows import Provenance, SeriesKey, point_rows
+from pipeline.schema import Scenario, compose_config
+from pipeline.sweep import expand_scenarios
+from tests.execute.command import dmlimits, stable_table
+
+TINY = ["scaling.grid.max_d_model=16384"]
+PROVENANCE = Provenance(run_id="test", created_at=datetime(2025, 1, 1, tzinfo=UTC))
+
+
+@pytest.fixture(scope="module")
+def scenarios() -> list[Scenario]:
+    """Twelve small series (sweep=smoke), three widths each."""
+    overrides = [*TINY, "sweep=smoke"]
+    return expand_scenarios(compose_config(overrides), overrides=overrides)
+
+
+def rows(outcomes: Iterator[SeriesOutcome]) -> pa.Table:
+    """Every point row of the outcomes, in series_id order, with a fixed provenance."""
+    tables = []
+    for o in sorted(outcomes, key=lambda o: o.series_id):
+        s = o.scenario
+        key = SeriesKey(
+            s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, o.series_id
+        )
+        tables.append(point_rows(o.points, key, PROVENANCE))
+    return pa.concat_tables(tables)
+
+
+def test_chunked_reads_its_input_lazily() -> None:
+    """Chunks are cut as they are consumed, so an endless input is fine."""
+    chunks = chunked(itertools.count(), 3)  # type: ignore[arg-type]
+    assert next(chunks) == [0, 1, 2]
+    assert next(chunks) == [3, 4, 5]
+
+
+def test_run_series_backends_give_the_same_rows(scenarios: list[Scenario]) -> None:
+    """In-process, loky and threading runs give identical rows, series by series."""
+    inline = rows(run_series(scenarios, ExecutionSettings(n_jobs=1)))
+    loky = rows(run_series(scenarios, ExecutionSettings(n_jobs=2, chunk_size=2)))
+    threads = rows(
+        run_series(scenarios, ExecutionSettings(Backend.THREADING, n_jobs=2, chunk_size=1))
+    )
+    assert inline.num_rows == 12 * 3
+    assert loky.equals(inline)
+    assert threads.equals(inline)
+
+
+def test_run_series_on_a_running_dask_cluster(scenarios: list[Scenario]) -> None:
+    """A run connected to a 2-worker dask.distributed cluster gives the loky rows."""
+    loky = rows(run_series(scenarios, ExecutionSettings(n_jobs=2, chunk_size=2)))
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        settings = ExecutionSettings(
+            Backend.DASK, chunk_size=2, dask_address=cluster.scheduler_address
+        )
+        dask = rows(run_series(scenarios, settings))
+    assert dask.equals(loky)
+
+
+def test_dmlimits_dask_local_cluster_matches_loky(tmp_path: Path) -> None:
+    """`execution.backend=dask` on its own 2-worker local cluster writes the loky run's rows."""
+    common = ["sweep=smoke", *TINY, "execution.chunk_size=2"]
+    loky = dmlimits(tmp_path, *common, f"output.root={tmp_path / 'loky'}")
+    assert loky.returncode == 0, loky.stderr
+    dask = dmlimits(
+        tmp_path,
+        *common,
+        "execution.backend=dask",
+        "execution.dask_workers=2",
+        f"output.root={tmp_path / 'dask'}",
+    )
+    assert dask.returncode == 0, dask.stderr
+    for table in ("points", "thresholds"):
+        expected = stable_table(tmp_path / "loky", table)
+        assert expected.height > 0
+        assert stable_table(tmp_path / "dask", table).equals(expected), table

@@ -1,0 +1,43 @@
+"""The forecast config group loads, and bad values raise a one-line ConfigError."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.forecast import ForecastSettings, forecast_from_config
+from pipeline.schema import ConfigError, compose_config
+
+DEFAULT = {"base_flop": 5.0e25, "base_year": 2024, "growth_per_year": [4.0, 5.0]}
+
+
+def test_forecast_settings_default_file() -> None:
+    """conf/forecast/default.yaml: 5e25 FLOP in 2024, growing 4x and 5x per year."""
+    settings = forecast_from_config(compose_config().forecast)
+    assert settings == ForecastSettings(5e25, 2024.0, (4.0, 5.0))
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"base_flop": -1.0}, "forecast.base_flop"),
+        ({"base_flop": "lots"}, "forecast.base_flop"),
+        ({"base_year": float("nan")}, "forecast.base_year"),
+        ({"growth_per_year": [4.0, 1.0]}, "forecast.growth_per_year[1]"),
+        ({"growth_per_year": []}, "forecast.growth_per_year"),
+        ({"growth_per_year": [4.0, 4.0]}, "forecast.growth_per_year"),
+        ({"growth_rate": 4.0}, "forecast.growth_rate"),
+    ],
+    ids=["negative_flop", "string_flop", "nan_year", "growth_one", "no_growth", "repeat", "typo"],
+)
+def test_forecast_settings_reject_bad_value(change: dict[str, object], key: str) -> None:
+    """Each bad value names its dotted key on one line."""
+    with pytest.raises(ConfigError) as info:
+        forecast_from_config({**DEFAULT, **change})
+    assert info.value.key == key
+    assert "\n" not in str(info.value)
+
+
+def test_forecast_settings_missing_group() -> None:
+    """A config without the forecast group says which group is missing."""
+    with pytest.raises(ConfigError, match="conf/forecast"):
+        forecast_from_config(None)

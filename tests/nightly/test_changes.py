@@ -1,0 +1,116 @@
+"""The change report names what moved since the previous date, matching series by what they are."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline.io.parquet import write_part
+from pipeline.io.rows import Provenance, SeriesKey, threshold_row
+from pipeline.model.results import SeriesLimits
+from pipeline.nightly.changes import SeriesMatch, compare_dates, render_markdown
+from pipeline.nightly.partition import date_dir
+from pipeline.nightly.run import run_nightly
+from tests.nightly.runs import nightly_config
+
+D1, D2 = dt.date(2025, 1, 1), dt.date(2025, 1, 2)
+SERIES = SeriesMatch("h100_sxm", "dense", "critical")
+
+
+def _report(root: Path, run_date: dt.date) -> dict[str, object]:
+    path = root / "reports" / f"changes-{run_date.isoformat()}.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_changes_name_threshold_moved_by_latency(tmp_path: Path) -> None:
+    """Raising the network latency moves t_lat_s, T_limit and its forecast year, and says so."""
+    root = tmp_path / "nightly"
+    assert run_nightly(nightly_config(root, D1.isoformat()), progress=False) == 0
+    slower = nightly_config(root, D2.isoformat(), "hardware.network.latency_us=[2.0,2.0]")
+    assert run_nightly(slower, progress=False) == 0, "a change is not a failure"
+    report = _report(root, D2)
+    assert report["previous_date"] == D1.isoformat()
+    assert report["changed"] is True
+    moved = {(m["column"], m["series"]["batch_law"]) for m in report["thresholds"]}  # type: ignore[attr-defined]
+    assert {("t_lat_s", "critical"), ("t_limit_flop", "critical")} <= moved
+    t_limit = next(m for m in report["thresholds"] if m["column"] == "t_limit_flop")  # type: ignore[attr-defined]
+    assert t_limit["ratio"] < 1.0, "more latency lowers the latency wall"
+    years = {(m["column"], m["growth_per_year"]) for m in report["forecasts"]}  # type: ignore[attr-defined]
+    assert {("t_limit_year", 4.0), ("t_limit_year", 5.0)} <= years
+    markdown = (root / "reports" / f"changes-{D2.isoformat()}.md").read_text(encoding="utf-8")
+    assert "`t_limit_flop`" in markdown
+    assert "h100_sxm / dense / critical" in markdown
+
+
+def test_changes_same_config_reports_nothing_moved(tmp_path: Path) -> None:
+    """Two runs of one config differ only in run id: nothing moved, one series matched."""
+    root = tmp_path / "nightly"
+    for day in (D1, D2):
+        assert run_nightly(nightly_config(root, day.isoformat()), progress=False) == 0
+    report = _report(root, D2)
+    assert report["changed"] is False
+    assert report["series"] == {"matched": 1, "added": [], "removed": [], "ambiguous": []}
+    first = _report(root, D1)
+    assert first["previous_date"] is None
+
+
+LIMITS = SeriesLimits(1e28, 3e31, 5e31, 0.7)
+
+
+def _write_thresholds(
+    root: Path, run_date: dt.date, series_id: str, t_limit: float, batch_law: str = "critical"
+) -> None:
+    """One handmade thresholds part in a date's partition."""
+    key = SeriesKey("h100_sxm", "dense", batch_law, 7.885e6, series_id)
+    provenance = Provenance(f"run-{run_date}", created_at=datetime(2025, 1, 1, tzinfo=UTC))
+    table = threshold_row(
+        key, LIMITS, n_points=3, alpha=0.03, t_lat_s=9e-6, t_crit_flop=3.8e28,
+        t_limit_flop=t_limit, provenance=provenance,
+    )  # fmt: skip
+    write_part(date_dir(root, run_date), "thresholds", table, key.partition, series_id)
+
+
+def _write_sweep_points(root: Path, run_date: dt.date, points: dict[str, str]) -> None:
+    """A `series` table giving each series_id its sweep point."""
+    directory = date_dir(root, run_date) / "series" / "hardware=h100_sxm" / "scaling=dense"
+    directory = directory / "batch_law=critical"
+    directory.mkdir(parents=True)
+    table = pa.table({"series_id": list(points), "sweep_point": list(points.values())})
+    pq.write_table(table, directory / "part-x.parquet")
+
+
+def test_changes_match_series_by_sweep_point_not_id(tmp_path: Path) -> None:
+    """Series whose ids changed are matched by their sweep point, and only the moved one shows."""
+    _write_thresholds(tmp_path, D1, "old-a", 7e31)
+    _write_thresholds(tmp_path, D1, "old-b", 8e31)
+    _write_sweep_points(tmp_path, D1, {"old-a": "latency_us=1", "old-b": "latency_us=2"})
+    _write_thresholds(tmp_path, D2, "new-a", 7e31)
+    _write_thresholds(tmp_path, D2, "new-b", 6e31)
+    _write_sweep_points(tmp_path, D2, {"new-a": "latency_us=1", "new-b": "latency_us=2"})
+    report = compare_dates(tmp_path, D2)
+    assert report.matched == 2
+    assert [(m.series.sweep_point, m.column) for m in report.thresholds] == [
+        ("latency_us=2", "t_limit_flop")
+    ]
+    assert report.thresholds[0].ratio == pytest.approx(0.75)
+
+
+def test_changes_ambiguous_series_not_compared(tmp_path: Path) -> None:
+    """Two series with one key and no sweep point are listed as ambiguous, not paired at random."""
+    _write_thresholds(tmp_path, D1, "a", 7e31)
+    _write_thresholds(tmp_path, D1, "b", 8e31)
+    _write_thresholds(tmp_path, D2, "c", 1e31)
+    _write_thresholds(tmp_path, D2, "d", 2e31, batch_law="constant")
+    report = compare_dates(tmp_path, D2)
+    assert report.ambiguous == (SERIES,)
+    assert report.added == (SeriesMatch("h100_sxm", "dense", "constant"),)
+    assert report.thresholds == ()
+    assert "## Ambiguous series" in render_markdown(report)

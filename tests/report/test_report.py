@@ -1,0 +1,64 @@
+"""dmlimits-report writes PNG charts of the expected size and an HTML page that shows them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib import image
+
+from pipeline.report.charts import DPI, FIGSIZE_IN
+from pipeline.report.main import CHARTS, main
+from tests.nightly.runs import plain_run
+
+EXPECTED_SHAPE = (round(FIGSIZE_IN[1] * DPI), round(FIGSIZE_IN[0] * DPI), 4)
+"""Rows × columns × RGBA of every saved chart (700 × 1200)."""
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two series: the critical batch law on a tiny grid, and the constant law up to its wall."""
+    root = tmp_path_factory.mktemp("report") / "dataset"
+    plain_run(root)
+    plain_run(root, "batch=constant", "scaling.grid.max_d_model=1572864")
+    return root
+
+
+@pytest.fixture(scope="module")
+def report(dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of `dataset`, written by the console entry point."""
+    out = tmp_path_factory.mktemp("out")
+    assert main([str(dataset), "--out", str(out)]) == 0
+    return out
+
+
+@pytest.mark.parametrize("name", [name for name, _, _ in CHARTS])
+def test_report_png_is_nonempty_image_of_expected_size(report: Path, name: str) -> None:
+    """Each chart reads back as a 1200 × 700 RGBA image that is not a blank canvas."""
+    pixels = image.imread(report / name)
+    assert pixels.shape == EXPECTED_SHAPE
+    assert float(np.std(pixels[..., :3])) > 0.05
+
+
+def test_report_page_references_every_chart_and_table(report: Path) -> None:
+    """index.html shows each PNG by file name, and the thresholds and forecasts tables."""
+    page = (report / "index.html").read_text(encoding="utf-8")
+    for name, _, _ in CHARTS:
+        assert f'src="{name}"' in page
+    assert "<h2>Thresholds</h2>" in page
+    assert "<h2>Forecasts</h2>" in page
+    assert "h100_sxm / dense / constant" in page
+    assert "http" not in page, "self-contained: no external resource"
+
+
+def test_report_embed_makes_one_file(dataset: Path, tmp_path: Path) -> None:
+    """With --embed the page carries the PNGs as data: URIs instead of file names."""
+    assert main([str(dataset), "--out", str(tmp_path), "--embed"]) == 0
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert page.count('src="data:image/png;base64,') == len(CHARTS)
+
+
+def test_report_without_dataset_exits_2(tmp_path: Path) -> None:
+    """A directory with no dataset is an error, exit status 2."""
+    assert main([str(tmp_path / "missing"), "--out", str(tmp_path / "out")]) == 2

@@ -1,0 +1,253 @@
+"""Every way of getting a config wrong stops `dmlimits` at once: one line, exit 2, nothing written.
+
+The inputs tried are the lists below, one test each. Mistakes Hydra would report itself (unknown
+group options and keys, override syntax, sweeps) run the real command in a subprocess
+(`HYDRA_INPUTS`); mistakes in values (`VALUE_INPUTS`, and every input of
+tests/schema/test_bad_input.py) go through the same preflight in-process, which is faster.
+Each asserts the message `dmlimits: error: <key> = <value>: <allowed>` on one stderr line, and
+that the working directory and the output root are left exactly as they were.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli.main import EXIT_BAD_INPUT, check_command_line
+from pipeline.cli.preflight import preflight
+from tests.robustness.conftest import run_cli, tree
+from tests.schema.test_bad_input import BAD_INPUTS as SCHEMA_INPUTS
+
+HYDRA_INPUTS = [
+    # (id, command-line arguments, key the message must name, a fragment it must contain)
+    ("unknown_preset", ["hardware=h100_sxmm"], "hardware", "did you mean 'h100_sxm'?"),
+    ("unknown_preset_in_sweep", ["-m", "hardware=a100_sxm,h100_sxmm"], "hardware", "h100_sxmm"),
+    ("unknown_group_option", ["batch=critcal"], "batch", "did you mean 'critical'?"),
+    ("unknown_experiment", ["-m", "+experiment=what_iff"], "experiment", "what_if"),
+    ("experiment_without_plus", ["experiment=what_if"], "experiment", "+experiment=what_if"),
+    ("group_value_null", ["hardware=null"], "hardware", "conf/hardware/"),
+    ("unknown_key", ["hardware.foo=1"], "hardware.foo", "allowed keys: dsmem"),
+    ("misspelt_key", ["hardware.hbm_bandwith_gb_per_s=3352"], "hardware.hbm_bandwith_gb_per_s",
+     "did you mean hardware.hbm_bandwidth_gb_per_s?"),
+    ("unknown_root_key", ["outptu.root=data"], "outptu", "did you mean output?"),
+    ("unknown_nested_key", ["hardware.network.foo=1"], "hardware.network.foo", "level_sizes"),
+    ("delete_unknown_key", ["~hardware.foo"], "~hardware.foo", "no such key"),
+    ("add_existing_key", ["+hardware.sms=3"], "+hardware.sms", "drop the +"),
+    ("unknown_hydra_key", ["hydra.foo=1"], "hydra.foo", "allowed keys:"),
+    ("override_parse_error", ["hardware.sms=[1,"], "hardware.sms", "override grammar"),
+    ("index_syntax", ["hardware.network.bandwidth_gb_per_s[0]=5"],
+     "hardware.network.bandwidth_gb_per_s[0]", "unexpected '['"),
+    ("override_without_value", ["hardware"], "hardware", "key=value"),
+    ("uncomposable_list_key", ["hardware.network.level_sizes.x=5"],
+     "hardware.network.level_sizes.x", "does not compose"),
+    ("sweep_without_multirun", ["hardware=a100_sxm,h100_sxm"], "hardware", "add -m"),
+    ("empty_range_sweep", ["-m", "scaling.duration_months=range(6,1)"],
+     "scaling.duration_months", "no values"),
+    ("glob_matching_nothing", ["-m", "hardware=glob(zz*)"], "hardware", "selects none"),
+    ("interval_sweep", ["-m", "scaling.duration_months=interval(1,6)"],
+     "scaling.duration_months", "interval()"),
+    ("sweep_of_hydra_setting", ["-m", "hydra.job.name=a,b"], "hydra.job.name", "cannot be swept"),
+    ("bad_value_in_one_job", ["-m", "scaling.duration_months=3,0"],
+     "scaling.duration_months", "job scaling.duration_months=0"),
+    ("bad_value_in_experiment_sweep", ["-m", "+experiment=what_if", "hardware.u_eff=2"],
+     "hardware.u_eff", "job hardware="),
+]  # fmt: skip
+
+VALUE_INPUTS = [
+    # (id, command-line arguments, key the message must name)
+    ("string_for_integer", ["hardware.sms=abc"], "hardware.sms"),
+    ("string_for_boolean", ["output.whole_grid=yes"], "output.whole_grid"),
+    ("string_for_workers", ["execution.n_jobs=two"], "execution.n_jobs"),
+    ("zero_workers", ["execution.n_jobs=0"], "execution.n_jobs"),
+    ("zero_chunk_size", ["execution.chunk_size=0"], "execution.chunk_size"),
+    ("unknown_backend", ["execution.backend=mpi"], "execution.backend"),
+    ("negative_hbm_bandwidth", ["hardware.hbm_bandwidth_gb_per_s=-1"],
+     "hardware.hbm_bandwidth_gb_per_s"),
+    ("negative_network_bandwidth", ["hardware.network.bandwidth_gb_per_s=[900,-100]"],
+     "hardware.network.bandwidth_gb_per_s[1]"),
+    ("infinite_l2_bandwidth", ["hardware.l2_bandwidth_gb_per_s=inf"], "hardware.l2_bandwidth_gb_per_s"),
+    ("negative_flop_rate", ["hardware.flop_per_clock_per_thread=-32"],
+     "hardware.flop_per_clock_per_thread"),
+    ("infinite_clock", ["hardware.max_clock_mhz=inf"], "hardware.max_clock_mhz"),
+    ("zero_u_eff", ["hardware.u_eff=0"], "hardware.u_eff"),
+    ("negative_memory", ["hardware.hbm_gb=-80"], "hardware.hbm_gb"),
+    ("nan_memory", ["hardware.hbm_gb=nan"], "hardware.hbm_gb"),
+    ("negative_duration", ["scaling.duration_months=-3"], "scaling.duration_months"),
+    ("infinite_duration", ["scaling.duration_months=inf"], "scaling.duration_months"),
+    ("zero_model_b_duration", ["closed_form.duration_days=0"], "closed_form.duration_days"),
+    ("nan_latency", ["hardware.network.latency_us=[nan,1.125]"], "hardware.network.latency_us[0]"),
+    ("infinite_network_latency", ["hardware.network.latency_us=[1.125,inf]"],
+     "hardware.network.latency_us[1]"),
+    ("negative_level_size", ["hardware.network.level_sizes=[-8]"],
+     "hardware.network.level_sizes[0]"),
+    ("string_level_size", ["hardware.network.level_sizes=[eight]"],
+     "hardware.network.level_sizes[0]"),
+    ("levels_without_their_links", ["hardware.network.level_sizes=[8,32]"],
+     "hardware.network.bandwidth_gb_per_s"),
+    ("fixed_layout_levels_of_other_network", ["parallelism=fixed", "hardware=h100_superpod"],
+     "parallelism.layout.dp"),
+    ("fixed_layout_not_cluster_size", ["parallelism=fixed", "parallelism.layout.n_gpu=1024"],
+     "parallelism.layout.n_gpu"),
+    ("fixed_layout_not_dividing_model", ["parallelism=fixed"], "parallelism.layout.pp"),
+    ("fixed_layout_not_dividing_width",
+     ["parallelism=fixed", "scaling.grid.kind=list", "scaling.grid.d_models=[12290]"],
+     "parallelism.layout.tp_model"),
+    ("grid_list_of_zero", ["scaling.grid.kind=list", "scaling.grid.d_models=[0]"],
+     "scaling.grid.d_models[0]"),
+    ("inverted_sweep_axis_range",
+     ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: {start: 4000, stop: 2000, step: 1000}}"],
+     "sweep.axes.hardware.hbm_bandwidth_gb_per_s"),
+    ("empty_sweep_axis", ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: []}"],
+     "sweep.axes.hardware.hbm_bandwidth_gb_per_s"),
+    ("unknown_sweep_choice", ["sweep=smoke", "sweep.choices.batch=[critical,nope]"],
+     "sweep.choices.batch"),
+    ("glob_of_plain_key", ["-m", "scaling.duration_months=glob(*)"], "scaling.duration_months"),
+    ("empty_output_root", ["output.root="], "output.root"),
+    ("numeric_output_root", ["output.root=5"], "output.root"),
+]  # fmt: skip
+
+GOOD_INPUTS = [
+    # (id, command-line arguments): edge cases that are allowed
+    ("infinite_network_bandwidth", ["hardware.network.bandwidth_gb_per_s=[inf,100]"]),
+    ("infinite_network_preset", ["hardware=h100_infinite_network_low_latency"]),
+    ("zero_latencies", ["hardware.matmul_latency_us=0", "hardware.network.latency_us=[0,0]"]),
+    ("picosecond_latency", ["hardware.network.latency_us=[1e-6,1e-6]"]),
+    ("multirun_of_presets", ["-m", "hardware=a100_sxm,h100_sxm", "scaling=dense,sparse"]),
+    ("experiment", ["-m", "+experiment=what_if"]),
+    ("glob_sweep", ["-m", "hardware=glob(h100_sxm)"]),
+    ("range_sweep", ["-m", "scaling.duration_months=range(1,4)"]),
+    ("sweep_file", ["sweep=smoke"]),
+    ("help_left_to_hydra", ["--help", "hardware=nonsense"]),
+]
+
+
+def assert_one_line_error(stderr: str, key: str, fragment: str = "") -> None:
+    """stderr is exactly `dmlimits: error: <key> = <value>: <allowed>` on one line."""
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    prefix = f"dmlimits: error: {key} = "
+    assert lines[0].startswith(prefix), lines[0]
+    assert ": " in lines[0][len(prefix) :], lines[0]
+    assert fragment in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def hydra_results(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, tuple[Path, subprocess.CompletedProcess[str]]]:
+    """Every HYDRA_INPUTS command run once, four at a time, each in its own empty directory."""
+    cwds = {name: tmp_path_factory.mktemp(name) for name, *_ in HYDRA_INPUTS}  # not thread-safe
+
+    def run(case: tuple[str, list[str], str, str]) -> subprocess.CompletedProcess[str]:
+        name, args = case[0], case[1]
+        return run_cli(cwds[name], [*args, f"output.root={cwds[name] / 'data'}"])
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(run, HYDRA_INPUTS))
+    return {
+        case[0]: (cwds[case[0]], result) for case, result in zip(HYDRA_INPUTS, results, strict=True)
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "fragment"), [pytest.param(i, k, f, id=i) for i, _, k, f in HYDRA_INPUTS]
+)
+def test_cli_rejects_hydra_level_mistake(
+    hydra_results: dict[str, tuple[Path, subprocess.CompletedProcess[str]]],
+    name: str,
+    key: str,
+    fragment: str,
+) -> None:
+    """The real command exits 2 with one line naming the key, and writes nothing at all."""
+    cwd, result = hydra_results[name]
+    assert result.returncode == EXIT_BAD_INPUT, result.stderr
+    assert_one_line_error(result.stderr, key, fragment)
+    assert result.stdout == ""
+    assert tree(cwd) == []
+
+
+def check_in_process(
+    args: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> tuple[int, str]:
+    """Preflight a command line as `main` does, from an empty working directory; (code, stderr)."""
+    monkeypatch.chdir(tmp_path)
+    root = (
+        [] if any(a.startswith("output.root=") for a in args) else [f"output.root={tmp_path}/data"]
+    )
+    code = check_command_line([*args, *root])
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    return code, captured.err
+
+
+@pytest.mark.parametrize(("args", "key"), [pytest.param(a, k, id=i) for i, a, k in VALUE_INPUTS])
+def test_preflight_rejects_bad_value(
+    args: list[str],
+    key: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A bad value stops the command before Hydra: exit 2, one line naming the key, no file."""
+    code, err = check_in_process(args, tmp_path, monkeypatch, capsys)
+    assert code == EXIT_BAD_INPUT
+    assert_one_line_error(err, key)
+    assert tree(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"), [pytest.param(o, k, id=i) for i, o, k in SCHEMA_INPUTS]
+)
+def test_preflight_rejects_every_schema_bad_input(
+    overrides: list[str],
+    key: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each input the schema rejects (tests/schema) also stops the command with its one line."""
+    code, err = check_in_process(overrides, tmp_path, monkeypatch, capsys)
+    assert code == EXIT_BAD_INPUT
+    assert_one_line_error(err, key)
+    assert tree(tmp_path) == []
+
+
+def test_preflight_rejects_root_under_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output root below a regular file is refused, naming the file, and nothing changes."""
+    (tmp_path / "blocker").write_text("a file, not a directory\n")
+    monkeypatch.chdir(tmp_path)
+    code = check_command_line([f"output.root={tmp_path / 'blocker' / 'data'}"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT
+    assert_one_line_error(err, "output.root", "is a file")
+    assert tree(tmp_path) == ["blocker"]
+
+
+def test_preflight_rejects_read_only_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An output root on a file system nobody may write (/proc) is refused in one line."""
+    monkeypatch.chdir(tmp_path)
+    code = check_command_line(["output.root=/proc/dmlimits-robustness/data"])
+    err = capsys.readouterr().err
+    assert code == EXIT_BAD_INPUT
+    assert_one_line_error(err, "output.root", "can be created and written")
+    assert not Path("/proc/dmlimits-robustness").exists()
+
+
+@pytest.mark.parametrize("args", [pytest.param(a, id=i) for i, a in GOOD_INPUTS])
+def test_preflight_accepts_valid_edge_input_without_writing(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Valid input (infinite bandwidth, zero latency, sweeps) passes, and preflight writes nothing."""
+    monkeypatch.chdir(tmp_path)
+    preflight([*args, f"output.root={tmp_path / 'deep' / 'data'}"])
+    assert tree(tmp_path) == []

@@ -1,0 +1,181 @@
+"""Expansion of a composed config into series: the product of choices and axes, in a fixed order."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from omegaconf import DictConfig, open_dict
+
+from pipeline.schema import compose_config
+from pipeline.schema.errors import ConfigError
+from pipeline.sweep import expand_scenarios, expand_sweep, sweep_from_config
+
+SMOKE = ["sweep=smoke"]
+
+
+def with_sweep(sweep: dict[str, Any], overrides: list[str] | None = None) -> DictConfig:
+    """The root config composed with `overrides`, its `sweep` node replaced by `sweep`."""
+    cfg = compose_config(overrides or [])
+    with open_dict(cfg):
+        cfg.sweep = sweep
+    return cfg
+
+
+def points(series: list[Any]) -> list[dict[str, Any]]:
+    """The sweep points of expanded series, decoded."""
+    return [json.loads(s.sweep_point) for s in series]
+
+
+def test_expand_without_sweep_is_one_series() -> None:
+    """The default config (sweep=none) expands to its one scenario, with an empty sweep point."""
+    (only,) = expand_sweep(compose_config())
+    assert only.sweep_point == "{}"
+    assert only.scenario.hardware_name == "h100_sxm"
+
+
+def test_expand_axes_product_count_and_order() -> None:
+    """Axes multiply, in the order written, the last one changing fastest."""
+    cfg = with_sweep(
+        {
+            "axes": {
+                "hardware.hbm_bandwidth_gb_per_s": [2000, 3000],
+                "hardware.network.latency_us[*]": {"start": 1, "stop": 3, "step": 1},
+            }
+        }
+    )
+    series = expand_sweep(cfg)
+    assert len(series) == 2 * 3
+    assert [
+        (p["hardware.hbm_bandwidth_gb_per_s"], p["hardware.network.latency_us[*]"])
+        for p in points(series)
+    ] == [
+        (2000, 1),
+        (2000, 2),
+        (2000, 3),
+        (3000, 1),
+        (3000, 2),
+        (3000, 3),
+    ]
+    hw = [s.scenario.hardware for s in series]
+    assert [h.hbm_bandwidth_bytes_per_s for h in hw] == [2e12] * 3 + [3e12] * 3
+    assert [h.net_latency_s for h in hw[:3]] == [(1e-6, 1e-6), (2e-6, 2e-6), (3e-6, 3e-6)]
+
+
+def test_expand_is_deterministic() -> None:
+    """Expanding the same config twice gives the same series ids in the same order."""
+    first = [s.series_id for s in expand_sweep(compose_config(SMOKE), overrides=SMOKE)]
+    second = [s.series_id for s in expand_sweep(compose_config(SMOKE), overrides=SMOKE)]
+    assert first == second
+    assert len(set(first)) == len(first)
+
+
+def test_expand_choices_recompose_outermost() -> None:
+    """Choices re-compose the config per option, outside the axes, in the order listed."""
+    series = expand_sweep(compose_config(SMOKE), overrides=SMOKE)
+    sweep = sweep_from_config(compose_config(SMOKE))
+    assert len(series) == sweep.n_series == 2 * 3 * 2
+    assert [s.scenario.batch_law_name for s in series] == ["critical"] * 6 + ["constant"] * 6
+    assert points(series)[0] == {
+        "batch": "critical",
+        "hardware.hbm_bandwidth_gb_per_s": 2000,
+        "hardware.network.latency_us[*]": 0.5,
+    }
+
+
+def test_expand_choices_keep_the_runs_overrides() -> None:
+    """Each option is composed with the run's own overrides (here a smaller grid)."""
+    overrides = [*SMOKE, "scaling.grid.max_d_model=16384"]
+    series = expand_sweep(compose_config(overrides), overrides=overrides)
+    assert {s.scenario.d_models for s in series} == {(12288, 14336, 16384)}
+
+
+def test_expand_choice_conflicting_with_command_line_is_refused() -> None:
+    """A command line that picks a group the sweep chooses over is a ConfigError, not ignored."""
+    overrides = [*SMOKE, "batch=deepseek"]
+    with pytest.raises(ConfigError, match=r"^sweep\.choices\.batch = 'batch=deepseek'"):
+        expand_sweep(compose_config(overrides), overrides=overrides)
+
+
+def test_expand_choices_need_the_overrides_outside_hydra() -> None:
+    """Outside a Hydra job, choices need the overrides the config was composed with."""
+    with pytest.raises(ValueError, match="pass the overrides"):
+        expand_sweep(compose_config(SMOKE))
+
+
+@pytest.mark.parametrize(
+    ("sweep", "message"),
+    [
+        pytest.param(
+            {"axes": {"hardware.no_such_field": [1, 2]}}, "unknown config field", id="key"
+        ),
+        pytest.param({"axes": {"hardware.sms": []}}, "non-empty list", id="empty"),
+        pytest.param(
+            {"axes": {"hardware.sms": {"start": 140, "stop": 120, "step": 1}}},
+            "start < stop",
+            id="inverted",
+        ),
+        pytest.param(
+            {"choices": {"batch": ["no_such_law"]}}, "not a file of conf/batch", id="option"
+        ),
+        pytest.param({"choices": {"output": ["x"]}}, "group must be one of", id="group"),
+        pytest.param({"axis": {}}, "unknown key", id="sweep-key"),
+    ],
+)
+def test_expand_bad_sweep_raises_one_line_config_error(sweep: dict[str, Any], message: str) -> None:
+    """A bad sweep node stops the run before any work, with a one-line ConfigError."""
+    with pytest.raises(ConfigError, match=message) as info:
+        expand_sweep(with_sweep(sweep), overrides=[])
+    assert str(info.value).startswith("sweep.")
+    assert "\n" not in str(info.value)
+
+
+def test_expand_bad_value_names_the_sweep_point() -> None:
+    """A value the schema refuses is reported with the sweep point that produced it."""
+    cfg = with_sweep({"axes": {"hardware.hbm_bandwidth_gb_per_s": [3352, -1]}})
+    with pytest.raises(ConfigError, match=r"positive.*sweep point \{.*: ?-1\}"):
+        expand_sweep(cfg)
+
+
+def test_expand_refuses_points_with_the_same_scenario() -> None:
+    """Two sweep points that give one scenario (3352 and 3352.0 GB/s) are refused."""
+    cfg = with_sweep({"axes": {"hardware.hbm_bandwidth_gb_per_s": [3352, 3352.0]}})
+    with pytest.raises(ConfigError, match="same scenario"):
+        expand_sweep(cfg)
+
+
+def test_expand_interpolated_field_follows_the_swept_one() -> None:
+    """A field that interpolates a swept field takes the swept value, not the original."""
+    cfg = with_sweep({"axes": {"hardware.matmul_latency_us": [1.0, 2.0]}})
+    cfg.hardware.network.latency_us = ["${hardware.matmul_latency_us}", 1.125]
+    latencies = [s.hardware.net_latency_s[0] for s in expand_scenarios(cfg)]
+    assert latencies == [1e-6, 2e-6]
+
+
+def test_expand_sensitivity_has_ten_thousand_points() -> None:
+    """sweep=sensitivity holds at least 10,000 scenario points (series x model sizes)."""
+    overrides = ["sweep=sensitivity"]
+    series = expand_sweep(compose_config(overrides), overrides=overrides)
+    n_points = sum(len(s.scenario.d_models) for s in series)
+    assert n_points >= 10_000
+    assert len(series) == math.prod([4, 5, 3, 3, 2])
+    domains = {s.scenario.hardware.level_sizes for s in series}
+    assert domains == {(8,), (64,), (256,)}
+
+
+def test_expand_axes_from_the_command_line() -> None:
+    """`+sweep.axes.<path>=[...]` and `+sweep.choices.<group>=[...]` sweep without a file."""
+    overrides = [
+        "+sweep.axes.hardware.hbm_bandwidth_gb_per_s=[2000,3352]",
+        "+sweep.axes.hardware.sms={start:100,stop:140,step:20}",
+        "+sweep.choices.scaling=[dense,sparse]",
+    ]
+    series = expand_sweep(compose_config(overrides), overrides=overrides)
+    assert len(series) == 2 * 2 * 3
+    assert points(series)[-1] == {
+        "scaling": "sparse",
+        "hardware.hbm_bandwidth_gb_per_s": 3352,
+        "hardware.sms": 140,
+    }

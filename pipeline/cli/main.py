@@ -28,6 +28,7 @@ from pipeline.cli.run import execute_plan, plan_run
 from pipeline.cli.summary import summary_lines
 from pipeline.io.dataset import mark_done
 from pipeline.io.parquet import OutputError
+from pipeline.nightly.run import run_nightly
 from pipeline.schema import CONF_DIR
 from pipeline.schema.errors import ConfigError
 
@@ -46,6 +47,8 @@ def report_error(err: Exception) -> int:
 
 def run_job(cfg: DictConfig) -> int:
     """One Hydra job: validate, evaluate, write, summarize; exit code 2 on bad input."""
+    if cfg.output.get("run_date") is not None:
+        return run_nightly(cfg)
     try:
         plan = plan_run(cfg)
         report = execute_plan(plan)  # a fixed layout is checked against each model as it runs

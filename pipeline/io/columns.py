@@ -57,8 +57,8 @@ SHAPE_FIELDS = [
     _required("n_params", pa.float64()),
     _required("n_tokens", pa.float64()),
     _required("n_steps", pa.float64()),
-    _required("batch_seqs", pa.int64()),
-    _required("batch_tokens", pa.int64()),
+    _required("batch_seqs", pa.float64()),
+    _required("batch_tokens", pa.float64()),
     _required("training_flop", pa.float64()),
 ]
 """Model shape and workload (spec §1-§2). `n_params` is float64 because it reaches 1.45e20,

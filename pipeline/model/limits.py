@@ -89,7 +89,11 @@ def t_limit_flop(alpha: float, t_lat_s: float, anchors: Anchors = Anchors()) -> 
     """T_limit = 2·[(3/320)·(r(α)·τ/t_lat)²]^(1/(1−2α)) FLOP: the latency wall (§12).
 
     From B/L = r·MAC^α, D = 20N, MAC = 60N² and a step of at least 4·L·t_lat.
+    The training time then grows as MAC^(1/2 − α): for α ≥ 1/2, or without latency,
+    nothing bounds the compute and T_limit is infinite.
     """
+    if alpha >= 0.5 or t_lat_s <= 0.0:
+        return math.inf
     r = batch_per_layer_anchor(alpha, anchors)
     ratio = r * anchors.duration_s / t_lat_s
     mac = ((3.0 / 320.0) * ratio**2) ** (1.0 / (1.0 - 2.0 * alpha))
@@ -128,6 +132,8 @@ def _inter_node_bandwidth(hw: HardwareSpec) -> float:
 
 def t_crit_flop(hw: HardwareSpec, alpha: float, anchors: Anchors = Anchors()) -> float:
     """T_crit = 2·[(1/960)·(r(α)·M·τ/(a²·n))²]^(1/(1−2α)) FLOP: where data movement starts to bind (§12)."""
+    if alpha >= 0.5:  # the useful cluster outgrows the needed one at every compute
+        return math.inf
     r = batch_per_layer_anchor(alpha, anchors)
     m = _node_mac_per_s(hw)
     a = node_shard_side(hw)

@@ -22,6 +22,8 @@ class InfeasibleReason(StrEnum):
     """A fixed layout evaluated as is does not finish within the duration."""
     EXCEEDS_MEMORY = "exceeds_memory"
     """A fixed layout's weights and optimizer state do not fit in HBM (§9)."""
+    BATCH_TOO_LARGE = "batch_too_large"
+    """The batch law gives more than 2^53 tokens per batch, beyond exact integer arithmetic."""
 
 
 class Bottleneck(StrEnum):

@@ -44,6 +44,8 @@ PRUNE_SLACK = 1e-9
 """Relative slack on the optimistic bound, so rounding never prunes a tied candidate."""
 UTILIZATION_FLOOR = 0.001
 """A series stops after a point below this utilization (§11)."""
+MAX_BATCH_TOKENS = 2**53
+"""Batches above this many tokens are rejected: layouts are enumerated in exact int64/float64."""
 FIRST_BLOCK = 4
 """Candidates in the first evaluated block; each next block doubles."""
 ROWS_PER_BLOCK = 200_000
@@ -348,6 +350,8 @@ def smallest_cluster(
     hw: HardwareSpec, shape: ModelShape, duration_s: float, opts: SearchOptions = SearchOptions()
 ) -> PointResult:
     """The first N_GPU = S·2^i whose best layout trains within the duration (strict, §11)."""
+    if shape.batch_tokens > MAX_BATCH_TOKENS:
+        return PointResult(shape, False, InfeasibleReason.BATCH_TOO_LARGE, None, None)
     floor = shape.training_flop / (duration_s * effective_flop_per_s(hw))
     any_layout = False
     for i in range(opts.max_cluster_doublings + 1):

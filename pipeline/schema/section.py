@@ -76,7 +76,7 @@ def check_number(
     if maximum is not None:
         allowed += f" and <= {maximum:g}"
     if allow_inf:
-        allowed = allowed.replace("finite number", "number") + " or .inf"
+        allowed = allowed.replace("finite number", "number") + " or .inf (inf on the command line)"
     if unit:
         allowed += f" ({unit})"
     if not is_number(value):

@@ -212,6 +212,8 @@ def iter_sweep(
             try:
                 scenario = load_scenario(sections)
             except ConfigError as err:
+                if not point:
+                    raise
                 raise ConfigError(
                     err.key, err.value, f"{err.allowed} (sweep point {text})"
                 ) from err

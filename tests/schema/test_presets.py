@@ -151,7 +151,9 @@ def test_gb200_nvl72_uses_64_gpus_of_each_nvlink_domain() -> None:
 
 def test_gb200_nvl72_series_is_feasible_beyond_one_rack() -> None:
     """Power-of-two clusters tile 64-GPU domains, so the first paper size finds a cluster (§5.2, §11)."""
-    point = smallest_cluster(preset("gb200_nvl72"), model_shape(12288, ScalingLaws()), 0.25 * 3.154e7)
+    point = smallest_cluster(
+        preset("gb200_nvl72"), model_shape(12288, ScalingLaws()), 0.25 * 3.154e7
+    )
     assert point.feasible
     assert point.layout is not None
     assert point.layout.n_gpu > 64

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
 from omegaconf import DictConfig, OmegaConf
 
 from pipeline.execute.progress import RunProgress
@@ -119,6 +120,32 @@ def plan_run(cfg: DictConfig) -> RunPlan:
     return RunPlan(series, root, whole_grid, settings, forecast, resume)
 
 
+def series_key(outcome: SeriesOutcome) -> SeriesKey:
+    """The identity columns and partition of a series' rows."""
+    s = outcome.scenario
+    return SeriesKey(
+        s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, outcome.series_id
+    )
+
+
+def outcome_tables(
+    outcome: SeriesOutcome, key: SeriesKey, provenance: Provenance
+) -> tuple[pa.Table, pa.Table]:
+    """The `points` rows and the `thresholds` row of one evaluated series."""
+    cf = outcome.closed_forms
+    thresholds = threshold_row(
+        key,
+        outcome.limits,
+        n_points=len(outcome.points),
+        alpha=cf.alpha,
+        t_lat_s=cf.t_lat_s,
+        t_crit_flop=cf.t_crit_flop,
+        t_limit_flop=cf.t_limit_flop,
+        provenance=provenance,
+    )
+    return point_rows(outcome.points, key, provenance), thresholds
+
+
 def write_outcome(
     root: Path,
     outcome: SeriesOutcome,
@@ -133,27 +160,17 @@ def write_outcome(
     Thresholds last: resumption counts a series as done once its thresholds part exists.
     """
     s = outcome.scenario
-    key = SeriesKey(
-        s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, outcome.series_id
-    )
+    key = series_key(outcome)
     cf = outcome.closed_forms
     forecasts = forecast_rows(
         key, outcome.limits, cf.t_crit_flop, cf.t_limit_flop, forecast, provenance
     )
     write_part(root, "forecasts", forecasts, key.partition, outcome.series_id)  # before thresholds
+    points, thresholds = outcome_tables(outcome, key, provenance)
     write_series(
         root,
-        point_rows(outcome.points, key, provenance),
-        threshold_row(
-            key,
-            outcome.limits,
-            n_points=len(outcome.points),
-            alpha=cf.alpha,
-            t_lat_s=cf.t_lat_s,
-            t_crit_flop=cf.t_crit_flop,
-            t_limit_flop=cf.t_limit_flop,
-            provenance=provenance,
-        ),
+        points,
+        thresholds,
         key.partition,
         outcome.series_id,
         series=series_row(

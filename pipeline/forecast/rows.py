@@ -53,11 +53,7 @@ def forecast_rows(
     for growth in sorted(settings.growth_per_year):
         rows.append(
             {
-                "hardware": series.hardware,
-                "scaling": series.scaling,
-                "batch_law": series.batch_law,
-                "duration_s": float(series.duration_s),
-                "series_id": series.series_id,
+                **series.columns(),
                 "growth_per_year": float(growth),
                 "base_flop": settings.base_flop,
                 "base_year": settings.base_year,

@@ -114,7 +114,7 @@ def _check_table(table_name: str, table: pa.Table, partition: Mapping[str, str])
             raise ValueError(f"rows of {table_name} have {name} other than {partition[name]!r}")
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
     """Persist a rename: fsync the directory holding it (POSIX)."""
     fd = os.open(directory, os.O_RDONLY)
     try:
@@ -149,7 +149,7 @@ def write_part(
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    _fsync_dir(directory)
+    fsync_dir(directory)
     return final
 
 

@@ -99,6 +99,16 @@ class SeriesKey:
         """The key of a series whose full resolved config is `config` (hashed into series_id)."""
         return cls(hardware, scaling, batch_law, float(duration_s), config_hash(config))
 
+    def columns(self) -> dict[str, Any]:
+        """The series-identity columns every table starts with."""
+        return {
+            "hardware": self.hardware,
+            "scaling": self.scaling,
+            "batch_law": self.batch_law,
+            "duration_s": float(self.duration_s),
+            "series_id": self.series_id,
+        }
+
     @property
     def partition(self) -> dict[str, str]:
         """The hive partition values of this series' part files."""
@@ -133,11 +143,7 @@ def _levels(factors: tuple[int, ...]) -> str:
 def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dict[str, Any]:
     shape = p.shape
     row: dict[str, Any] = {
-        "hardware": series.hardware,
-        "scaling": series.scaling,
-        "batch_law": series.batch_law,
-        "duration_s": float(series.duration_s),
-        "series_id": series.series_id,
+        **series.columns(),
         "d_model": int(shape.d_model),
         "d_ff": int(shape.d_ff),
         "n_layers": int(shape.n_layers),
@@ -244,11 +250,7 @@ def threshold_row(
         return float(x) if x is not None and math.isfinite(x) else None
 
     row: dict[str, Any] = {
-        "hardware": series.hardware,
-        "scaling": series.scaling,
-        "batch_law": series.batch_law,
-        "duration_s": float(series.duration_s),
-        "series_id": series.series_id,
+        **series.columns(),
         "linear_end_flop": limits.linear_end_flop,
         "last_feasible_flop": limits.last_feasible_flop,
         "first_infeasible_flop": limits.first_infeasible_flop,
@@ -304,11 +306,7 @@ def series_row(
     batch_keys = BATCH_LAW_KEYS[laws.batch.kind]
     d_models = scenario.d_models
     row: dict[str, Any] = {
-        "hardware": series.hardware,
-        "scaling": series.scaling,
-        "batch_law": series.batch_law,
-        "duration_s": float(series.duration_s),
-        "series_id": series.series_id,
+        **series.columns(),
         "flop_per_clock_per_thread": float(hw.flop_per_clock_per_thread),
         "sms": int(hw.sms),
         "max_clock_hz": float(hw.max_clock_hz),

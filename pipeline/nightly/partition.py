@@ -31,6 +31,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from pipeline.io.parquet import fsync_dir
+
 RUN_DATE_KEY = "run_date"
 STAGING_DIR = ".staging"
 REPLACED_DIR = ".replaced"
@@ -67,14 +69,6 @@ def new_staging_dir(root: Path, run_date: dt.date) -> Path:
     staging = root / STAGING_DIR / f"{run_date.isoformat()}-{secrets.token_hex(4)}"
     staging.mkdir(parents=True)
     return staging
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def exchange_dirs(a: Path, b: Path) -> bool:
@@ -115,7 +109,7 @@ def publish(staging: Path, root: Path, run_date: dt.date) -> Path:
         shutil.rmtree(staging)  # now the old run
     else:
         _swap_via_backup(staging, final, root, run_date)
-    _fsync_dir(root)
+    fsync_dir(root)
     return final
 
 

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
@@ -16,24 +13,11 @@ from pipeline.model.limits import series_limits
 from pipeline.model.scaling import ScalingLaws, paper_d_model_grid
 from pipeline.model.search import sweep_series
 from pipeline.schema import CONF_DIR
+from tests.command import dmlimits
 from tests.presets import preset
 
 TINY_GRID = "scaling.grid.max_d_model=16384"
 """Three paper-grid sizes: enough to exercise a series in well under a second."""
-
-
-def dmlimits(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run the installed command in a scratch directory, as a user would."""
-    env = {**os.environ, "HYDRA_FULL_ERROR": "0"}
-    return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
 
 
 def test_default_run_summary_matches_model(tmp_path: Path) -> None:

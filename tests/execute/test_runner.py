@@ -17,7 +17,7 @@ from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.io.rows import Provenance, SeriesKey, point_rows
 from pipeline.schema import Scenario, compose_config
 from pipeline.sweep import expand_scenarios
-from tests.execute.command import dmlimits, stable_table
+from tests.command import dmlimits, stable_table
 
 TINY = ["scaling.grid.max_d_model=16384"]
 PROVENANCE = Provenance(run_id="test", created_at=datetime(2025, 1, 1, tzinfo=UTC))

@@ -8,10 +8,19 @@ from pathlib import Path
 import pytest
 
 from pipeline.io.dataset import DONE_MARKER
-from tests.execute.command import dmlimits, stable_table
+from tests.command import dmlimits, stable_table
+
+
+def submitit_installed() -> bool:
+    """True when the launcher plugin is importable (find_spec raises if its namespace is absent)."""
+    try:
+        return importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is not None
+    except ModuleNotFoundError:
+        return False
+
 
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("hydra_plugins.hydra_submitit_launcher") is None,
+    not submitit_installed(),
     reason="hydra-submitit-launcher is not installed (pip install 'dmlimits[slurm]')",
 )
 

@@ -21,9 +21,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
+from pipeline.cli.run import outcome_tables, series_key
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
-from pipeline.io.rows import Provenance, SeriesKey, point_rows, threshold_row
+from pipeline.io.rows import Provenance
 from pipeline.schema import Scenario, compose_config, load_scenario
 from tests.robustness.conftest import TINY_GRID
 
@@ -55,23 +56,7 @@ def evaluate_strict(s: Scenario, whole_grid: bool = True) -> SeriesOutcome:
 
 def rows(outcome: SeriesOutcome) -> tuple[pa.Table, pa.Table]:
     """The points and thresholds rows a run writes for this outcome."""
-    s = outcome.scenario
-    key = SeriesKey(
-        s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, outcome.series_id
-    )
-    provenance = Provenance("numerics")
-    cf = outcome.closed_forms
-    thresholds = threshold_row(
-        key,
-        outcome.limits,
-        n_points=len(outcome.points),
-        alpha=cf.alpha,
-        t_lat_s=cf.t_lat_s,
-        t_crit_flop=cf.t_crit_flop,
-        t_limit_flop=cf.t_limit_flop,
-        provenance=provenance,
-    )
-    return point_rows(outcome.points, key, provenance), thresholds
+    return outcome_tables(outcome, series_key(outcome), Provenance("numerics"))
 
 
 @pytest.fixture(scope="module")

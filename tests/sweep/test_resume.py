@@ -15,7 +15,7 @@ from pipeline.io.columns import TABLES
 from pipeline.io.dataset import part_files
 from pipeline.schema import compose_config
 from pipeline.sweep import done_series_ids, expand_sweep, pending
-from tests.execute.command import command_env, dmlimits, dmlimits_argv, stable_table
+from tests.command import command_env, dmlimits, dmlimits_argv, stable_table
 
 SMOKE = ["sweep=smoke", "execution.n_jobs=1"]
 """Twelve series, one after another in-process, so a kill lands between two series."""

@@ -8,7 +8,7 @@ Before Hydra starts, `pipeline.cli.preflight` checks the command line; a mistake
 stderr, ``dmlimits: error: <key> = <value>: <allowed>``, exit status 2, and nothing is written.
 In a multirun, a job that still fails on bad input (a combination preflight did not try, an
 output root that became unwritable) prints the same line and raises `JobFailed`: Hydra runs the
-remaining jobs, then exits non-zero; `python -m pipeline.io.dataset ROOT --multirun DIR` lists
+remaining jobs, then exits non-zero; `dmlimits-gather ROOT --multirun DIR` lists
 the failed jobs (no done marker).
 """
 
@@ -75,7 +75,7 @@ def _hydra_entry(cfg: DictConfig) -> None:
     if hydra_cfg.mode == RunMode.MULTIRUN:
         raise JobFailed(
             f"dmlimits: job {hydra_cfg.job.num} failed (error above); the other jobs ran. "
-            f"Check the dataset with: python -m pipeline.io.dataset ROOT --multirun "
+            f"Check the dataset with: dmlimits-gather ROOT --multirun "
             f"{hydra_cfg.sweep.dir}"
         )
     sys.exit(code)

@@ -9,7 +9,7 @@ writes `<job output dir>/.dmlimits_done`. A job directory of a Hydra multirun (t
 subdirectories 0, 1, 2, … of the sweep directory) without that file is a failed job: it crashed,
 was killed, or is still running.
 
-    python -m pipeline.io.dataset ROOT [--multirun DIR]
+    dmlimits-gather ROOT [--multirun DIR]
 
 prints the report and exits 1 if anything is wrong.
 """
@@ -196,7 +196,7 @@ def gather(root: Path | str, multirun_dir: Path | None = None) -> GatherReport:
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the gather report of a dataset root; exit status 1 unless it is ok."""
     parser = argparse.ArgumentParser(
-        prog="python -m pipeline.io.dataset",
+        prog="dmlimits-gather",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

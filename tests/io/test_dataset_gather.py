@@ -137,7 +137,7 @@ def test_gather_missing_root(tmp_path) -> None:
 def test_dataset_main_prints_report(
     tmp_path, capsys, make_series, feasible_point, provenance
 ) -> None:
-    """`python -m pipeline.io.dataset ROOT --multirun DIR` prints the counts and failed jobs."""
+    """`dmlimits-gather ROOT --multirun DIR` (also `python -m pipeline.io.dataset`) prints the counts and failed jobs."""
     _write(tmp_path / "data", make_series(), [feasible_point(12288)], provenance)
     sweep = _multirun(tmp_path, [True, False])
     status = main([str(tmp_path / "data"), "--multirun", str(sweep)])

@@ -62,9 +62,11 @@ class SeriesSummary:
     n_points: int
     limits: SeriesLimits
     closed_forms: ClosedForms
+    sweep_point: str = "{}"
+    """JSON of the sweep choices and axis values that made the series ("{}" without a sweep)."""
 
     @classmethod
-    def of(cls, outcome: SeriesOutcome) -> SeriesSummary:
+    def of(cls, outcome: SeriesOutcome, sweep_point: str = "{}") -> SeriesSummary:
         """The summary of a finished series (its points can then be dropped)."""
         return cls(
             outcome.scenario,
@@ -72,6 +74,7 @@ class SeriesSummary:
             len(outcome.points),
             outcome.limits,
             outcome.closed_forms,
+            sweep_point,
         )
 
 
@@ -203,7 +206,7 @@ def execute_plan(
                 sweep_point=sweep_points[outcome.series_id],
                 whole_grid=plan.whole_grid,
             )
-            summaries.append(SeriesSummary.of(outcome))
+            summaries.append(SeriesSummary.of(outcome, sweep_points[outcome.series_id]))
             points += len(outcome.points)
             bar.advance(len(outcome.points))
     seconds = time.monotonic() - start

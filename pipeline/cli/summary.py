@@ -29,6 +29,7 @@ def summary_lines(
             o.scenario.hardware_name,
             o.scenario.scaling_name,
             o.scenario.batch_law_name,
+            o.sweep_point,
             o.series_id,
         ),
     )
@@ -39,6 +40,7 @@ def summary_lines(
         lines.append(
             f"{s.hardware_name:<34} {s.scaling_name:<7} {s.batch_law_name:<10} {linear:>10} "
             f"{_flop(lim.last_feasible_flop):>10} {wall:>10} {_flop(cf.t_crit_flop):>10} {_flop(cf.t_limit_flop):>10}"
+            + (f"  {o.sweep_point}" if o.sweep_point != "{}" else "")
         )
     if len(ordered) > MAX_SERIES_SHOWN:
         lines.append(

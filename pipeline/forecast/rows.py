@@ -13,7 +13,7 @@ import pyarrow as pa
 from pipeline.forecast.settings import ForecastSettings
 from pipeline.forecast.trajectory import year_reaching_flop
 from pipeline.io.columns import FORECASTS_SCHEMA
-from pipeline.io.rows import Provenance, SeriesKey, _table, config_hash
+from pipeline.io.rows import Provenance, SeriesKey, config_hash, table_from_rows
 from pipeline.model.results import SeriesLimits
 
 
@@ -70,4 +70,4 @@ def forecast_rows(
                 "created_at": provenance.created_at,
             }
         )
-    return _table(rows, FORECASTS_SCHEMA)
+    return table_from_rows(rows, FORECASTS_SCHEMA)

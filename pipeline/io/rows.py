@@ -203,7 +203,7 @@ def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dic
     return row
 
 
-def _table(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
+def table_from_rows(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
     """Rows into a table of `schema`: NaN becomes null; nulls in a required column are refused."""
     arrays = []
     for f in schema:
@@ -226,7 +226,7 @@ def point_rows(
     widths = [p.shape.d_model for p in ordered]
     if len(set(widths)) != len(widths):
         raise ValueError(f"series {series.series_id} has repeated d_model values: {widths}")
-    return _table([_point_row(p, series, provenance) for p in ordered], POINTS_SCHEMA)
+    return table_from_rows([_point_row(p, series, provenance) for p in ordered], POINTS_SCHEMA)
 
 
 def threshold_row(
@@ -267,7 +267,7 @@ def threshold_row(
         "dmlimits_version": provenance.dmlimits_version,
         "created_at": provenance.created_at,
     }
-    return _table([row], THRESHOLDS_SCHEMA)
+    return table_from_rows([row], THRESHOLDS_SCHEMA)
 
 
 def number_text(x: float) -> str:
@@ -376,4 +376,4 @@ def series_row(
         }
         for degree in ("dp", "tp_model", "tp_ff", "pp", "ep"):
             row[f"fixed_{degree}_levels"] = _levels(getattr(layout, degree))
-    return _table([row], SERIES_SCHEMA)
+    return table_from_rows([row], SERIES_SCHEMA)

@@ -53,7 +53,7 @@ def _cell(column: str, value: object) -> str:
     return html.escape(str(value))
 
 
-def _table(
+def _html_table(
     frame: pl.DataFrame, labels: dict[str, str], columns: Sequence[tuple[str, str]], caption: str
 ) -> str:
     head = "".join(f"<th>{html.escape(title)}</th>" for _, title in columns)
@@ -97,7 +97,7 @@ def render_page(
         parts += [f"<h2>{html.escape(caption)}</h2>", _image(path, caption, embed)]
     parts += [
         "<h2>Thresholds</h2>",
-        _table(
+        _html_table(
             thresholds.sort("hardware", "scaling", "batch_law"),
             labels,
             THRESHOLD_COLUMNS,
@@ -107,7 +107,7 @@ def render_page(
     if forecasts is not None:
         parts += [
             "<h2>Forecasts</h2>",
-            _table(
+            _html_table(
                 forecasts.sort("hardware", "scaling", "batch_law", "growth_per_year"),
                 labels,
                 FORECAST_COLUMNS,

@@ -67,11 +67,6 @@ def adjusted_level_sizes(level_sizes: tuple[int, ...], n_gpu: int) -> tuple[int,
     return tuple(adjusted)
 
 
-def top_level_size(adjusted: tuple[int, ...], n_gpu: int) -> int:
-    """GPUs (groups) left for the unbounded top level: N_GPU / ∏ adjusted sizes."""
-    return n_gpu // math.prod(adjusted)
-
-
 def hierarchy_is_consistent(level_sizes: tuple[int, ...], n_gpu: int) -> bool:
     """True if N_GPU is divisible by every prefix product of level sizes it exceeds (§5.2)."""
     product = 1

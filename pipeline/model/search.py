@@ -96,7 +96,12 @@ def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, 
 def enumerate_candidates(
     hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions
 ) -> Candidates | None:
-    """Every (N_DP, N_TPm, N_TPff, N_PP, N_EP, schedule, m) the search tries, in order (§10)."""
+    """Every (N_DP, N_TPm, N_TPff, N_PP, N_EP, schedule, m) the search tries, in order (§10).
+
+    None if there is none, or if the batch exceeds `MAX_BATCH_TOKENS` (exact integers end there).
+    """
+    if shape.batch_tokens > MAX_BATCH_TOKENS:
+        return None
     quirks = opts.quirks
     s, layers, b_tok = shape.sparsity, shape.n_layers, shape.batch_tokens
     ep = math.gcd(n_gpu, s)
@@ -326,6 +331,33 @@ def _layout(c: Candidates, choice: Choice, n_gpu: int) -> Layout:
     )
 
 
+def _best_at(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    within_s: float = math.inf,
+) -> tuple[bool, tuple[Layout, StepCost] | None]:
+    """(any candidate passed enumeration, the best layout at n_gpu) (§10).
+
+    The layout is None when no candidate has a valid split, or when the optimistic
+    bound already proves that nothing trains faster than `within_s`.
+    """
+    if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
+        return False, None
+    c = enumerate_candidates(hw, shape, n_gpu, opts)
+    if c is None:
+        return False, None
+    bound = optimistic_train_time_s(hw, shape, n_gpu, c, opts)
+    if bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
+        return True, None  # even the optimistic network cannot finish in time here
+    choice = best_split(hw, shape, n_gpu, c, opts, bound)
+    if choice is None:
+        return True, None
+    layout = _layout(c, choice, n_gpu)
+    return True, (layout, step_cost(hw, shape, layout, choice.step))
+
+
 def optimal_layout(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -333,17 +365,7 @@ def optimal_layout(
     opts: SearchOptions = SearchOptions(),
 ) -> tuple[Layout, StepCost] | None:
     """The layout with the smallest training time at n_gpu, or None if none is valid (§10)."""
-    if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
-        return None
-    c = enumerate_candidates(hw, shape, n_gpu, opts)
-    if c is None:
-        return None
-    bound = optimistic_train_time_s(hw, shape, n_gpu, c, opts)
-    choice = best_split(hw, shape, n_gpu, c, opts, bound)
-    if choice is None:
-        return None
-    layout = _layout(c, choice, n_gpu)
-    return layout, step_cost(hw, shape, layout, choice.step)
+    return _best_at(hw, shape, n_gpu, opts)[1]
 
 
 def smallest_cluster(
@@ -356,22 +378,12 @@ def smallest_cluster(
     any_layout = False
     for i in range(opts.max_cluster_doublings + 1):
         n_gpu = shape.sparsity * 2**i
-        if n_gpu < floor or not hierarchy_is_consistent(hw.level_sizes, n_gpu):
+        if n_gpu < floor:
             continue
-        c = enumerate_candidates(hw, shape, n_gpu, opts)
-        if c is None:
-            continue
-        any_layout = True
-        bound = optimistic_train_time_s(hw, shape, n_gpu, c, opts)
-        if bound.min() * (1.0 - PRUNE_SLACK) >= duration_s:
-            continue  # even the optimistic network cannot finish in time here
-        choice = best_split(hw, shape, n_gpu, c, opts, bound)
-        if choice is None:
-            continue
-        layout = _layout(c, choice, n_gpu)
-        cost = step_cost(hw, shape, layout, choice.step)
-        if cost.training_time_s < duration_s:
-            return PointResult(shape, True, None, layout, cost)
+        had_candidates, found = _best_at(hw, shape, n_gpu, opts, duration_s)
+        any_layout = any_layout or had_candidates
+        if found is not None and found[1].training_time_s < duration_s:
+            return PointResult(shape, True, None, *found)
     reason = InfeasibleReason.NO_CLUSTER if any_layout else InfeasibleReason.NO_LAYOUT
     return PointResult(shape, False, reason, None, None)
 

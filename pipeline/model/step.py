@@ -89,7 +89,6 @@ class StepArrays:
     t_pp_ep_lat_s: Array
     t_dp_lat_s: Array
     bubble_fraction: Array
-    t_pipe_s: Array
     t_latency_paid_s: Array
     t_step_s: Array
     t_train_s: Array
@@ -181,18 +180,16 @@ def step_arrays(
     latency = t_tp_lat + t_ppep_lat
     if opts.quirks.zb_hides_latency_correctly:
         zb_pipe = np.maximum(busy, latency)  # Q1 off: latency hidden behind compute, not dropped
+        zb_paid = np.maximum(latency - busy, 0.0)
     else:
         zb_pipe = busy  # Q1: the max with latency is taken too late, so it drops out
+        zb_paid = np.zeros_like(busy)
     t_pipe = np.where(rows.zero_bubble, zb_pipe, busy / (1.0 - f) + latency)
     if opts.overlap_dp:
         t_step = np.maximum(t_pipe, t_dp) + t_dp_lat
     else:
         t_step = (t_pipe + t_dp) + t_dp_lat
-    paid = np.where(rows.zero_bubble, 0.0, latency) + t_dp_lat
-    if opts.quirks.zb_hides_latency_correctly:
-        paid = (
-            np.where(rows.zero_bubble, np.maximum(latency - busy, 0.0), paid - t_dp_lat) + t_dp_lat
-        )
+    paid = np.where(rows.zero_bubble, zb_paid, latency) + t_dp_lat
     steps = shape.n_tokens / b_tok
     return StepArrays(
         t_compute_s=t_mm,
@@ -203,7 +200,6 @@ def step_arrays(
         t_pp_ep_lat_s=t_ppep_lat,
         t_dp_lat_s=t_dp_lat,
         bubble_fraction=f,
-        t_pipe_s=t_pipe,
         t_latency_paid_s=paid,
         t_step_s=t_step,
         t_train_s=steps * t_step,

@@ -6,7 +6,7 @@ Each sweep is generated through the real expansion (`sweep.axes` over H100 SXM: 
 latency x HBM bandwidth, log-spaced), on a fixed grid of 10 widths from d_model 12288 to the
 last feasible paper width, evaluated whole (`output.whole_grid`), so a sweep of N scenario points
 is N / 10 series and writes exactly N `points` rows. It is planned and run as `dmlimits` would
-(`pipeline.cli.run.plan_run`, whose expansion time is reported, then `execute_plan`) into a
+(`pipeline.app.plan.plan_run`, whose expansion time is reported, then `execute_plan`) into a
 scratch dataset root, with progress off.
 
 Peak memory is the largest sum of resident set sizes (RSS) of this process and all its
@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import psutil
 from omegaconf import DictConfig, open_dict
 
-from pipeline.cli.run import execute_plan, plan_run
+from pipeline.app.execute import execute_plan
+from pipeline.app.plan import plan_run
 from pipeline.execute.settings import Backend
 from pipeline.model.scaling import paper_d_model_grid
 from pipeline.schema import compose_config

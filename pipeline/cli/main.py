@@ -23,9 +23,10 @@ from hydra.errors import CompactHydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from pipeline.app.execute import execute_plan
+from pipeline.app.plan import plan_run
+from pipeline.app.summary import summary_lines
 from pipeline.cli.preflight import preflight
-from pipeline.cli.run import execute_plan, plan_run
-from pipeline.cli.summary import summary_lines
 from pipeline.io.dataset import mark_done
 from pipeline.io.parquet import OutputError
 from pipeline.nightly.run import run_nightly
@@ -55,7 +56,7 @@ def run_job(cfg: DictConfig) -> int:
     except (ConfigError, OutputError) as err:
         return report_error(err)
     lines = summary_lines(
-        report.outcomes, str(report.root), report.seconds, report.points, report.skipped
+        report.summaries, str(report.root), report.seconds, report.points, report.skipped
     )
     for line in lines:
         print(line)

@@ -42,7 +42,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBaseException
 
-from pipeline.cli.run import plan_run
+from pipeline.app.plan import plan_run
 from pipeline.io.parquet import OutputError
 from pipeline.model.scaling import model_shape
 from pipeline.schema import CONF_DIR, Scenario, compose_config, validate_fixed_layout

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.execute.fingerprint import model_fingerprint
 from pipeline.io.rows import config_hash
 from pipeline.model.evaluate import evaluate_layout
 from pipeline.model.limits import (
@@ -61,10 +62,19 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def series_id(scenario: Scenario, whole_grid: bool) -> str:
-    """A stable hash of everything that determines a series' rows."""
+def series_id(scenario: Scenario, whole_grid: bool, model: str | None = None) -> str:
+    """A stable hash of everything that determines a series' rows.
+
+    That is the scenario, whether the whole grid runs, and the model's version `model`
+    (default: `model_fingerprint()`, the hash of the model's source and the package version),
+    so rows of an older model are never taken for this one's.
+    """
     return config_hash(
-        {"scenario": _jsonable(dataclasses.asdict(scenario)), "whole_grid": whole_grid}
+        {
+            "scenario": _jsonable(dataclasses.asdict(scenario)),
+            "whole_grid": whole_grid,
+            "model": model_fingerprint() if model is None else model,
+        }
     )
 
 

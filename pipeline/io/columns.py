@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """Written into every row's `schema_version` column."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
@@ -262,9 +262,13 @@ when t_lat is derived from the hardware (the value used is `thresholds.t_lat_s`)
 SWEEP_FIELDS = [
     _required("whole_grid", pa.bool_()),
     _required("sweep_point", pa.string()),
+    _optional("overrides", pa.string()),
 ]
-"""How the series ran (the whole grid, or up to its first infeasible size) and the sweep point
-that made it: a JSON object of its choices and axis values in config units, "{}" without one."""
+"""How the series ran (the whole grid, or up to its first infeasible size), the sweep point
+that made it (a JSON object of its choices and axis values in config units, "{}" without one)
+and `overrides`, the command that made it: a JSON list of strings, the run's Hydra overrides
+followed by the sweep point as ``key=value`` entries; null when the run's overrides are unknown
+(a config composed outside `dmlimits` and `pipeline.run`)."""
 
 POINTS_SCHEMA = pa.schema(
     SERIES_FIELDS + SHAPE_FIELDS + LAYOUT_FIELDS + COST_FIELDS + STATUS_FIELDS + PROVENANCE_FIELDS

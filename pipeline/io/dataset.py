@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from pipeline.io.columns import (
     file_schema,
 )
 from pipeline.io.parquet import PART_PREFIX, PART_SUFFIX, TEMP_SUFFIX, OutputError
+from pipeline.io.text import write_text_atomic
 
 DONE_MARKER = ".dmlimits_done"
 
@@ -86,12 +86,10 @@ def read_series(root: Path | str) -> pl.DataFrame:
 
 def mark_done(job_dir: Path | str, detail: Mapping[str, Any] | None = None) -> Path:
     """Mark a sweep job as finished: write `<job_dir>/.dmlimits_done` (JSON), atomically."""
-    marker = Path(job_dir) / DONE_MARKER
-    temp = marker.with_name(f"{DONE_MARKER}.{os.getpid()}{TEMP_SUFFIX}")
     content = {"finished_at": datetime.now(UTC).isoformat(timespec="seconds"), **(detail or {})}
-    temp.write_text(json.dumps(content, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(temp, marker)
-    return marker
+    return write_text_atomic(
+        Path(job_dir) / DONE_MARKER, json.dumps(content, sort_keys=True) + "\n"
+    )
 
 
 def failed_jobs(multirun_dir: Path | str) -> tuple[list[int], int]:

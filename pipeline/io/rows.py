@@ -296,11 +296,14 @@ def series_row(
     whole_grid: bool,
     sweep_point: str,
     provenance: Provenance,
+    overrides: str | None = None,
 ) -> pa.Table:
     """The one `series` row of a series: its whole scenario in SI units, and its sweep point.
 
     `sweep_point` is the JSON text of the choices and axis values that made the series
-    (`pipeline.sweep.SweepSeries.sweep_point`), "{}" for a run without a sweep.
+    (`pipeline.sweep.SweepSeries.sweep_point`), "{}" for a run without a sweep; `overrides`
+    the JSON list of the overrides that made it (`pipeline.app.write.overrides_json`), None
+    when they are unknown.
     """
     hw, laws, cf = scenario.hardware, scenario.laws, scenario.closed_form
     batch_keys = BATCH_LAW_KEYS[laws.batch.kind]
@@ -362,6 +365,7 @@ def series_row(
         "closed_form_t_lat_s": None if cf.t_lat_s is None else float(cf.t_lat_s),
         "whole_grid": bool(whole_grid),
         "sweep_point": sweep_point,
+        "overrides": overrides,
         "run_id": provenance.run_id,
         "config_hash": series.series_id,
         "schema_version": int(provenance.schema_version),

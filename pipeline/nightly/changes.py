@@ -23,7 +23,8 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.io.columns import CLOSED_FORM_FIELDS, FORECAST_FIELDS, LIMIT_FIELDS
-from pipeline.nightly.partition import REPORTS_DIR, date_dir, run_dates, write_text_atomic
+from pipeline.io.text import write_text_atomic
+from pipeline.nightly.partition import REPORTS_DIR, date_dir, run_dates
 from pipeline.nightly.tables import read_table
 
 SWEEP_POINT_COLUMN = "sweep_point"

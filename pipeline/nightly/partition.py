@@ -113,13 +113,6 @@ def publish(staging: Path, root: Path, run_date: dt.date) -> Path:
     return final
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write a UTF-8 text file through a hidden temporary file and a rename: never half written."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(text, encoding="utf-8")
-    os.replace(temp, path)
-
-
 def clean_leftovers(root: Path) -> list[str]:
     """Undo what killed runs left; one line per action. Call it holding the root's lock.
 

@@ -18,8 +18,9 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from pipeline.cli.run import execute_plan, plan_run
-from pipeline.cli.summary import summary_lines
+from pipeline.app.execute import execute_plan
+from pipeline.app.plan import plan_run
+from pipeline.app.summary import summary_lines
 from pipeline.io.lock import RunLock
 from pipeline.io.parquet import OutputError, check_writable
 from pipeline.nightly.changes import compare_dates, write_change_report
@@ -68,7 +69,7 @@ def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
     except (ConfigError, OutputError) as err:
         print(f"dmlimits: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    for line in summary_lines(report.outcomes, str(final), report.seconds, report.points):
+    for line in summary_lines(report.summaries, str(final), report.seconds, report.points):
         print(line)
     since = changes.previous_date.isoformat() if changes.previous_date else "no earlier run"
     print(

@@ -18,7 +18,8 @@ from pathlib import Path
 import polars as pl
 from matplotlib.figure import Figure
 
-from pipeline.nightly.partition import date_dir, write_text_atomic
+from pipeline.io.text import write_text_atomic
+from pipeline.nightly.partition import date_dir
 from pipeline.nightly.tables import latest_dataset_dir, read_table
 from pipeline.report.charts import (
     parallelism_figure,

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from pipeline.cli.run import RunReport, execute_plan, plan_run
+from pipeline.app.execute import RunReport, execute_plan
+from pipeline.app.plan import plan_run
 from pipeline.nightly.partition import date_dir
 from pipeline.nightly.tables import read_table
 from pipeline.schema import compose_config

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from pipeline.cli.run import outcome_tables, series_key
+from pipeline.app.write import outcome_tables, series_key
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
 from pipeline.io.rows import Provenance

@@ -19,7 +19,8 @@ import pytest
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict, read_write
 
-from pipeline.cli.run import execute_plan, plan_run
+from pipeline.app.execute import execute_plan
+from pipeline.app.plan import plan_run
 from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.io.dataset import part_files, read_points, read_thresholds
 from pipeline.io.rows import point_config_hash

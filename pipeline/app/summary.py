@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.cli.run import SeriesSummary
+from pipeline.app.execute import SeriesSummary
 
 MAX_SERIES_SHOWN = 12
 
@@ -16,8 +16,12 @@ def _flop(x: float | None) -> str:
 def summary_lines(
     outcomes: Sequence[SeriesSummary], root: str, seconds: float, points: int, skipped: int = 0
 ) -> list[str]:
-    """One header, one line per series (first few), and where the tables are."""
-    resumed = f" ({skipped} already in the dataset, skipped)" if skipped else ""
+    """One header, one line per series (first few), and where the tables are.
+
+    `outcomes` are every series of the run, those it skipped (resume) included: their values
+    come from the dataset. `points` counts the points evaluated by this run.
+    """
+    resumed = f" ({skipped} already in the dataset, not recomputed)" if skipped else ""
     lines = [
         f"dmlimits: {len(outcomes)} series{resumed}, {points} points in {seconds:.1f} s -> {root}",
         f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>10} {'last feas.':>10} "

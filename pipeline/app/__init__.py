@@ -1,0 +1,11 @@
+"""The application layer: plan, execute and write a run; what `dmlimits`, nightly and the API call.
+
+- plan: a composed config -> a validated `RunPlan` (series, root, execution, resume)
+- execute: `execute_plan` evaluates the plan's series and writes each as it finishes
+- write: one series' four tables (`SeriesTables`), written atomically, thresholds last
+- resumed: the rows of series a resumed run skips, read back from their part files
+- summary: the text table a run prints
+- api: `pipeline.run`, the Python entry point (docs/api.md)
+
+docs/architecture.md gives the layer order; `lint-imports` enforces it.
+"""

@@ -1,0 +1,171 @@
+"""Executing a plan: evaluate the series not yet done, write each as it finishes, report.
+
+Memory stays flat however large the sweep: each series is written as soon as it finishes and
+the report keeps its limits, not its points (unless the caller keeps the tables, as the Python
+API does). With resume on (`RunPlan.resume`: sweeps by default) the series already complete
+under the root are skipped, and their thresholds are read back so the summary still shows them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.app.plan import NO_SWEEP_POINT, RunPlan
+from pipeline.app.resumed import limits_of, read_parts
+from pipeline.app.write import SeriesTables, series_key, series_tables, write_tables
+from pipeline.execute.progress import RunProgress
+from pipeline.execute.runner import run_series
+from pipeline.execute.series import ClosedForms, SeriesOutcome
+from pipeline.io.rows import Provenance, SeriesKey, new_run_id
+from pipeline.model.results import SeriesLimits
+from pipeline.schema import Scenario
+from pipeline.sweep import SweepSeries, pending
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesSummary:
+    """A series without its points: what the summary and the report keep."""
+
+    scenario: Scenario
+    series_id: str
+    n_points: int
+    limits: SeriesLimits
+    closed_forms: ClosedForms
+    sweep_point: str = NO_SWEEP_POINT
+    """JSON of the sweep choices and axis values that made the series ("{}" without a sweep)."""
+    resumed: bool = False
+    """True when the run skipped the series and its values come from the dataset."""
+
+    @classmethod
+    def of(cls, outcome: SeriesOutcome, sweep_point: str = NO_SWEEP_POINT) -> SeriesSummary:
+        """The summary of a finished series (its points can then be dropped)."""
+        return cls(
+            outcome.scenario,
+            outcome.series_id,
+            len(outcome.points),
+            outcome.limits,
+            outcome.closed_forms,
+            sweep_point,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunReport:
+    """What a finished run did."""
+
+    outcomes: list[SeriesSummary]
+    """The series this run evaluated, in the order they finished."""
+    points: int
+    seconds: float
+    run_id: str
+    root: Path | None
+    skipped: int = 0
+    """Series of the plan already complete under the root, not evaluated again (resume)."""
+    resumed: list[SeriesSummary] = field(default_factory=list)
+    """The skipped series, their thresholds read from the dataset."""
+    tables: list[SeriesTables] = field(default_factory=list)
+    """Every series' rows, the skipped ones read back, when `execute_plan(keep_tables=True)`."""
+
+    @property
+    def summaries(self) -> list[SeriesSummary]:
+        """Every series of the run: evaluated, then skipped."""
+        return [*self.outcomes, *self.resumed]
+
+
+def _key(series: SweepSeries) -> SeriesKey:
+    s = series.scenario
+    return SeriesKey(
+        s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, series.series_id
+    )
+
+
+def resumed_series(
+    root: Path, skipped: Sequence[SweepSeries], keep_tables: bool = False
+) -> tuple[list[SeriesSummary], list[SeriesTables]]:
+    """Summaries of series complete under `root`, from their thresholds parts (and all rows)."""
+    keys = [_key(s) for s in skipped]
+    thresholds = read_parts(root, "thresholds", keys)
+    summaries = []
+    for series, row in zip(skipped, thresholds.to_pylist(), strict=True):
+        limits, closed, n_points = limits_of(row)
+        summaries.append(
+            SeriesSummary(
+                series.scenario,
+                series.series_id,
+                n_points,
+                limits,
+                closed,
+                series.sweep_point,
+                resumed=True,
+            )
+        )
+    if not keep_tables:
+        return summaries, []
+    tables = [
+        SeriesTables(*(read_parts(root, name, [key]) for name in SeriesTables._fields))
+        for key in keys
+    ]
+    return summaries, tables
+
+
+def execute_plan(
+    plan: RunPlan,
+    progress: bool = True,
+    series: Sequence[SweepSeries] | None = None,
+    *,
+    keep_tables: bool = False,
+) -> RunReport:
+    """Evaluate the plan's series (or `series`) not yet done, and write each as it finishes.
+
+    A plan without a root writes nothing. With `keep_tables` the report holds every series'
+    rows (`RunReport.tables`), skipped ones read back from the dataset.
+    """
+    todo = plan.series if series is None else list(series)
+    skipped: list[SweepSeries] = []
+    if plan.resume and plan.root is not None:
+        missing = pending(todo, plan.root)
+        ids = {s.series_id for s in missing}
+        skipped, todo = [s for s in todo if s.series_id not in ids], missing
+    sweep_points = {s.series_id: s.sweep_point for s in todo}
+    provenance = Provenance(run_id=new_run_id())
+    start = time.monotonic()
+    summaries: list[SeriesSummary] = []
+    kept: list[SeriesTables] = []
+    points = 0
+    with RunProgress(len(todo), enabled=progress, skipped=len(skipped)) as bar:
+        for outcome in run_series((s.scenario for s in todo), plan.execution, plan.whole_grid):
+            sweep_point = sweep_points[outcome.series_id]
+            tables = series_tables(
+                outcome,
+                provenance,
+                plan.forecast,
+                sweep_point=sweep_point,
+                whole_grid=plan.whole_grid,
+                overrides=plan.overrides,
+            )
+            if plan.root is not None:
+                write_tables(plan.root, series_key(outcome), tables)
+            if keep_tables:
+                kept.append(tables)
+            summaries.append(SeriesSummary.of(outcome, sweep_point))
+            points += len(outcome.points)
+            bar.advance(len(outcome.points))
+    seconds = time.monotonic() - start
+    resumed, resumed_tables = (
+        resumed_series(plan.root, skipped, keep_tables)
+        if skipped and plan.root is not None
+        else ([], [])
+    )
+    return RunReport(
+        summaries,
+        points,
+        seconds,
+        provenance.run_id,
+        plan.root,
+        len(skipped),
+        resumed,
+        [*kept, *resumed_tables],
+    )

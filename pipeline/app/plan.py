@@ -1,0 +1,112 @@
+"""A run's plan: everything validated before any work (configs, sweep, execution, output root)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hydra.core.hydra_config import HydraConfig
+from hydra.errors import HydraException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from pipeline.execute.settings import ExecutionSettings, execution_from_config
+from pipeline.forecast import ForecastSettings, forecast_from_config
+from pipeline.io.parquet import check_writable
+from pipeline.schema import Scenario, compose_config
+from pipeline.schema.errors import ConfigError
+from pipeline.sweep import SweepSeries, expand_sweep
+
+NO_SWEEP_POINT = "{}"
+"""The sweep point of a series of a run without a sweep."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    """A validated run: its series, where they go, and how they are executed."""
+
+    series: list[SweepSeries]
+    root: Path | None
+    """The dataset root; None for a run that writes nothing (`pipeline.run(write=False)`)."""
+    whole_grid: bool
+    execution: ExecutionSettings
+    forecast: ForecastSettings
+    resume: bool = False
+    """Skip the series already complete under `root` (`pipeline.sweep.resume`)."""
+    overrides: tuple[str, ...] | None = None
+    """The overrides the config was composed with (the `series` table's `overrides`); None if
+    unknown."""
+
+    @property
+    def scenarios(self) -> list[Scenario]:
+        """The scenarios of the series, in expansion order."""
+        return [s.scenario for s in self.series]
+
+
+def known_overrides(overrides: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The overrides as given, else the running Hydra job's task overrides, else None."""
+    if overrides is not None:
+        return tuple(overrides)
+    if HydraConfig.initialized():
+        return tuple(str(o) for o in HydraConfig.get().overrides.task)
+    return None
+
+
+def resolve_resume(value: object, series: Sequence[SweepSeries]) -> bool:
+    """`output.resume`: true or false as given; null resumes exactly when the run is a sweep.
+
+    A run is a sweep when its series have sweep points (`sweep` other than `none`, or sweep
+    axes or choices on the command line). A single run recomputes, so running it twice prints
+    the same table twice and a changed model is never hidden behind old rows.
+    """
+    if value is None:
+        return any(s.sweep_point != NO_SWEEP_POINT for s in series)
+    if not isinstance(value, bool):
+        raise ConfigError("output.resume", value, "true, false or null (null: resume sweeps only)")
+    return value
+
+
+def plan_run(
+    cfg: DictConfig, *, overrides: Sequence[str] | None = None, write: bool = True
+) -> RunPlan:
+    """Validate everything before any work: configs, sweep axes, execution, the output root.
+
+    `overrides` are those `cfg` was composed with (default: the running Hydra job's). With
+    `write=False` the root is not touched and nothing is resumed.
+    """
+    output = OmegaConf.to_container(cfg.get("output"), resolve=True) if "output" in cfg else {}
+    if (
+        not isinstance(output, dict)
+        or not isinstance(output.get("root"), str)
+        or not output["root"]
+    ):
+        raise ConfigError(
+            "output.root",
+            output.get("root") if isinstance(output, dict) else output,
+            "a directory path",
+        )
+    whole_grid = output.get("whole_grid", False)
+    if not isinstance(whole_grid, bool):
+        raise ConfigError("output.whole_grid", whole_grid, "true or false")
+    execution = (
+        OmegaConf.to_container(cfg.get("execution"), resolve=True) if "execution" in cfg else {}
+    )
+    settings = execution_from_config(
+        {str(k): v for k, v in execution.items()} if isinstance(execution, dict) else {}
+    )
+    forecast = forecast_from_config(cfg.get("forecast"))
+    given = known_overrides(overrides)
+    series = expand_sweep(cfg, whole_grid=whole_grid, overrides=given)
+    resume = resolve_resume(output.get("resume"), series)
+    root = check_writable(output["root"]) if write else None
+    return RunPlan(series, root, whole_grid, settings, forecast, resume and write, given)
+
+
+def compose_run_config(overrides: Sequence[str]) -> DictConfig:
+    """The root config composed with `overrides`; Hydra's own error as a one-line ConfigError."""
+    try:
+        return compose_config(overrides)
+    except (HydraException, OmegaConfBaseException) as err:
+        text = str(err).split("Config search path:")[0].strip() or type(err).__name__
+        raise ConfigError("overrides", list(overrides), text) from None

@@ -25,9 +25,10 @@ run: $(VENV)/.base ## install and run the default scenario (H100, dense, critica
 
 test: lint typecheck unit ## install, then lint, type-check and run the whole test suite
 
-lint: $(VENV)/.dev ## ruff lint and format check
+lint: $(VENV)/.dev ## ruff lint and format check, import contracts (docs/architecture.md)
 	$(BIN)/ruff check pipeline tests bench
 	$(BIN)/ruff format --check pipeline tests bench
+	$(BIN)/lint-imports --no-logo
 
 typecheck: $(VENV)/.dev ## mypy --strict over the package
 	$(BIN)/mypy
@@ -40,4 +41,4 @@ bench: $(VENV)/.dev ## model and sweep benchmarks (report figures, never fail)
 	$(BIN)/python bench/bench_sweep.py
 
 clean: ## remove the virtualenv and git-ignored outputs
-	rm -rf $(VENV) outputs multirun .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) outputs multirun .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

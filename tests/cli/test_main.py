@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import duckdb
@@ -62,6 +63,15 @@ def test_multirun_dataset_reads_in_duckdb_with_documented_columns(tmp_path: Path
     )
     assert set(thresholds.columns) == set(THRESHOLDS_SCHEMA.names)
     assert len(read_points(root)) == 12  # 4 series × 3 sizes, all feasible
+    made = con.sql(
+        f"select overrides from read_parquet('{root}/series/**/*.parquet', hive_partitioning = true)"
+    ).fetchall()
+    jobs = sorted(json.loads(text) for (text,) in made)
+    assert [job[:2] for job in jobs] == [
+        [f"hardware={hw}", f"scaling={sc}"]
+        for hw in ("a100_sxm", "h100_sxm")
+        for sc in ("dense", "sparse")
+    ]
 
 
 EXPERIMENTS = sorted(
@@ -86,3 +96,31 @@ def test_bad_preset_exits_nonzero_without_output(tmp_path: Path) -> None:
     assert result.returncode != 0
     assert "hardware.hbm_bandwidth_gb_per_s" in result.stderr
     assert not (tmp_path / "outputs" / "dataset").exists()
+
+
+def table_lines(stdout: str) -> list[str]:
+    """The printed summary without its header line (which holds the run time)."""
+    return stdout.splitlines()[1:]
+
+
+def test_single_run_twice_prints_the_same_table(tmp_path: Path) -> None:
+    """A single run recomputes (no resume), so running it twice prints the same table twice."""
+    first = dmlimits(tmp_path, TINY_GRID)
+    again = dmlimits(tmp_path, TINY_GRID)
+    assert first.returncode == again.returncode == 0, first.stderr + again.stderr
+    assert table_lines(again.stdout) == table_lines(first.stdout)
+    assert any(line.startswith("h100_sxm") for line in table_lines(again.stdout))
+    assert "already in the dataset" not in again.stdout
+
+
+def test_experiment_after_a_single_run_prints_every_series(tmp_path: Path) -> None:
+    """After a run wrote the H100 series, each job of base_comparison still prints its row."""
+    root = tmp_path / "data"
+    assert dmlimits(tmp_path, TINY_GRID, f"output.root={root}").returncode == 0
+    result = dmlimits(
+        tmp_path, "-m", "+experiment=base_comparison", TINY_GRID, f"output.root={root}"
+    )
+    assert result.returncode == 0, result.stderr
+    gpus = ("a100_sxm", "h100_sxm", "v100_sxm")
+    rows = [line.split()[0] for line in result.stdout.splitlines() if line.startswith(gpus)]
+    assert sorted(rows) == list(gpus)

@@ -28,7 +28,7 @@ DESCRIPTIONS = {
     "points": "one row per evaluated model size of a series, feasible or not (docs/schema.md)",
     "thresholds": "one row per series: linear-scaling end, latency wall, closed forms",
     "forecasts": "one row per series and compute-growth scenario: the years limits are reached",
-    "series": "one row per series: its configuration and sweep point",
+    "series": "one row per series: its configuration, sweep point and overrides",
     "runs": "one row per run: date, run id, series count, start time",
 }
 

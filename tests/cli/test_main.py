@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -17,6 +18,7 @@ from pipeline.schema import CONF_DIR
 from tests.command import dmlimits
 from tests.presets import preset
 
+README = Path(__file__).resolve().parents[2] / "README.md"
 TINY_GRID = "scaling.grid.max_d_model=16384"
 """Three paper-grid sizes: enough to exercise a series in well under a second."""
 
@@ -67,6 +69,11 @@ def test_multirun_dataset_reads_in_duckdb_with_documented_columns(tmp_path: Path
         f"select overrides from read_parquet('{root}/series/**/*.parquet', hive_partitioning = true)"
     ).fetchall()
     jobs = sorted(json.loads(text) for (text,) in made)
+    readme = re.search(r"```sql\n-- duckdb\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert readme is not None
+    rows = con.sql(readme.group(1).replace("outputs/dataset", str(root))).fetchall()
+    assert len(rows) == 12
+    assert len({(series_id, overrides) for series_id, overrides, *_ in rows}) == 4
     assert [job[:2] for job in jobs] == [
         [f"hardware={hw}", f"scaling={sc}"]
         for hw in ("a100_sxm", "h100_sxm")

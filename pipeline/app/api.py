@@ -6,6 +6,7 @@ of docs/schema.md, in schema order, sorted like the dataset (`pipeline.io.column
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,6 +93,7 @@ def run(
         ) from None
     report = execute_plan(plan, progress=progress, keep_tables=True)
     frames = {name: _frame(name, [getattr(t, name) for t in report.tables]) for name in TABLES}
+    report = dataclasses.replace(report, tables=[])  # the frames hold the rows now
     return Result(
         frames["points"], frames["thresholds"], frames["forecasts"], frames["series"], report
     )

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hydra.core.hydra_config import HydraConfig
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
@@ -17,6 +16,7 @@ from pipeline.io.parquet import check_writable
 from pipeline.schema import Scenario, compose_config
 from pipeline.schema.errors import ConfigError
 from pipeline.sweep import SweepSeries, expand_sweep
+from pipeline.sweep.expand import known_overrides
 
 NO_SWEEP_POINT = "{}"
 """The sweep point of a series of a run without a sweep."""
@@ -42,15 +42,6 @@ class RunPlan:
     def scenarios(self) -> list[Scenario]:
         """The scenarios of the series, in expansion order."""
         return [s.scenario for s in self.series]
-
-
-def known_overrides(overrides: Sequence[str] | None) -> tuple[str, ...] | None:
-    """The overrides as given, else the running Hydra job's task overrides, else None."""
-    if overrides is not None:
-        return tuple(overrides)
-    if HydraConfig.initialized():
-        return tuple(str(o) for o in HydraConfig.get().overrides.task)
-    return None
 
 
 def resolve_resume(value: object, series: Sequence[SweepSeries]) -> bool:

@@ -120,15 +120,28 @@ def _choice(group: str, options: Any) -> tuple[str, tuple[str, ...]]:
     return group, tuple(options)
 
 
-def run_overrides(overrides: Sequence[str] | None) -> list[str]:
-    """The overrides the config was composed with: as given, else the running Hydra job's."""
+def known_overrides(overrides: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The overrides the config was composed with: as given, else the running Hydra job's.
+
+    None when neither is known. The job's overrides are read as written, not resolved: an
+    override's value may be an interpolation (``hardware.sms=${hardware.cores}``).
+    """
     if overrides is not None:
-        return list(overrides)
+        return tuple(overrides)
     if HydraConfig.initialized():
-        return [str(o) for o in HydraConfig.get().overrides.task]
-    raise ValueError(
-        "sweep.choices re-composes the config: pass the overrides it was composed with"
-    )
+        task = OmegaConf.to_container(HydraConfig.get().overrides.task, resolve=False)
+        return tuple(str(o) for o in cast(list[Any], task))
+    return None
+
+
+def run_overrides(overrides: Sequence[str] | None) -> list[str]:
+    """`known_overrides`, which must be known (a sweep choice re-composes the config)."""
+    known = known_overrides(overrides)
+    if known is None:
+        raise ValueError(
+            "sweep.choices re-composes the config: pass the overrides it was composed with"
+        )
+    return list(known)
 
 
 def _choice_configs(

@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pipeline.io.columns import COST_FIELDS, LAYOUT_FIELDS, POINTS_SCHEMA, THRESHOLDS_SCHEMA
+from pipeline.io.columns import (
+    COST_FIELDS,
+    LAYOUT_FIELDS,
+    POINTS_SCHEMA,
+    SCHEMA_VERSION,
+    THRESHOLDS_SCHEMA,
+)
 from pipeline.io.rows import (
     MODEL_A_MONTH_S,
     Provenance,
@@ -154,7 +160,7 @@ def test_threshold_row_not_reached_limits_null(make_series, provenance) -> None:
     assert row["t_limit_flop"] is None
     assert row["config_hash"] == row["series_id"]
     assert row["n_points"] == 7
-    assert row["schema_version"] == 1
+    assert row["schema_version"] == SCHEMA_VERSION
 
 
 def test_provenance_rejects_naive_time() -> None:

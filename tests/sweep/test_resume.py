@@ -99,7 +99,12 @@ def test_killed_sweep_resumes_to_the_uninterrupted_dataset(tmp_path: Path) -> No
         if path.name in done_at_kill:  # not evaluated again: still the first run's row
             assert pq.read_table(path).column("run_id")[0].as_py() == done_at_kill[path.name]
     for table in TABLES:
-        assert stable_table(interrupted, table).equals(stable_table(whole, table)), table
+        mine, reference_rows = stable_table(interrupted, table), stable_table(whole, table)
+        if table == "series":  # the overrides name each run's own output.root
+            renamed = mine["overrides"].str.replace(str(interrupted), str(whole), literal=True)
+            assert renamed.equals(reference_rows["overrides"])
+            mine, reference_rows = mine.drop("overrides"), reference_rows.drop("overrides")
+        assert mine.equals(reference_rows), table
     points = [json.loads(p) for p in stable_table(whole, "series")["sweep_point"]]
     assert {p["batch"] for p in points} == {"critical", "constant"}
 

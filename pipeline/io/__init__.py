@@ -3,6 +3,7 @@
 - `columns`: the `points` and `thresholds` table schemas (documented in docs/schema.md);
 - `rows`: `PointResult` and `SeriesLimits` into Arrow tables, with provenance and config hashes;
 - `parquet`: atomic, idempotent part files in a hive-partitioned dataset;
+- `text`: atomic text files (reports, pages, job markers);
 - `lock`: one writer per dataset root;
 - `dataset`: reading the dataset back, and checking a finished sweep (`gather`).
 

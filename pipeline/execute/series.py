@@ -79,7 +79,7 @@ def series_id(scenario: Scenario, whole_grid: bool, model: str | None = None) ->
 
 
 def closed_forms(scenario: Scenario) -> ClosedForms:
-    """T_crit and T_limit at the series' α and latency (§12), with the configured anchors."""
+    """T_crit and T_limit at the series' α and latency (spec §12), with the configured anchors."""
     cf = scenario.closed_form
     alpha = series_alpha(scenario.laws, scenario.options.quirks)
     t_lat = cf.t_lat_s if cf.t_lat_s is not None else closed_form_latency_s(scenario.hardware)

@@ -3,7 +3,7 @@
 Tables, each a hive-partitioned Parquet dataset (see `pipeline.io.parquet`):
 
 - `points`: one row per evaluated scenario point, a series × a model size, feasible or not;
-- `thresholds`: one row per series, its derived limits (spec §11) and closed forms (§12);
+- `thresholds`: one row per series, its derived limits (spec §11) and closed forms (spec §12);
 - `forecasts`: one row per series × compute-growth scenario, the years the limits are reached;
 - `series`: one row per series, its whole scenario flattened (SI units) and its sweep point.
 

@@ -240,7 +240,7 @@ def threshold_row(
     t_limit_flop: float | None,
     provenance: Provenance,
 ) -> pa.Table:
-    """The one `thresholds` row of a series: its §11 limits and §12 closed forms.
+    """The one `thresholds` row of a series: its spec §11 limits and spec §12 closed forms.
 
     `linear_end_beyond_grid` is true when no recorded point fell to 0.8·u_eff
     (`limits.linear_end_flop` is None). Non-finite closed forms are stored as null.

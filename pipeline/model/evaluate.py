@@ -23,7 +23,7 @@ from pipeline.model.step import (
 
 
 def matmul_bound(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> MatmulBound:
-    """The resource bounding the layout's slowest matmul call: the memory wall shows here (§4)."""
+    """The resource bounding the layout's slowest matmul call: the memory wall shows here (spec §4)."""
     dm = np.array([shape.d_model // int(np.prod(layout.tp_model))] * 4, dtype=np.float64)
     df = np.array([shape.d_ff // int(np.prod(layout.tp_ff))] * 4, dtype=np.float64)
     b = np.full(4, float(layout.nanobatch_tokens))
@@ -41,7 +41,7 @@ def matmul_bound(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> MatmulB
 
 
 def bottleneck(step: StepArrays) -> Bottleneck:
-    """The largest of the step's parts: critical-path work, bubble, paid latency, DP (§7)."""
+    """The largest of the step's parts: critical-path work, bubble, paid latency, DP (spec §7)."""
     t_mm = float(step.t_compute_s[0])
     tp, ppep = float(step.t_tp_bw_s[0]), float(step.t_pp_ep_bw_s[0])
     busy = max(t_mm, tp + ppep)
@@ -106,7 +106,7 @@ def layout_batch(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> LayoutB
 def evaluate_layout(
     hw: HardwareSpec, shape: ModelShape, layout: Layout, opts: SearchOptions = SearchOptions()
 ) -> StepCost:
-    """Step cost of a given layout as is: no search, no memory check (§16.4)."""
+    """Step cost of a given layout as is: no search, no memory check (spec §16.4)."""
     net = Network(hw.net_bandwidth_bytes_per_s, hw.net_latency_s)
     step = step_arrays(hw, shape, layout.n_gpu, layout_batch(hw, shape, layout), net, opts)
     return step_cost(hw, shape, layout, step)

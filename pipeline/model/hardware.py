@@ -1,6 +1,6 @@
 """A GPU and its network as one frozen record in SI units, and the rates derived from it.
 
-Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec `bottleneck-model.md` §3.
+Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §3.
 The presets themselves live in `conf/hardware/*.yaml` (one source of truth) and reach
 this module through `pipeline.schema`, which converts their human units once.
 """
@@ -10,18 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 THREADS_PER_SM = 128
-"""CUDA threads per streaming multiprocessor (§3.1: threads = 128 · sms)."""
+"""CUDA threads per streaming multiprocessor (spec §3.1: threads = 128 · sms)."""
 
 SMEM_BANKS = 32
 SMEM_BANK_BYTES = 4
 PROCESSING_BLOCKS_PER_SM = 4
 USEFUL_FRACTION = 0.75
-"""Share of registers and of L2 a kernel can use for tiles (§3.1)."""
+"""Share of registers and of L2 a kernel can use for tiles (spec §3.1)."""
 
 
 @dataclass(frozen=True, slots=True)
 class HardwareSpec:
-    """One GPU type and its network hierarchy, every field in SI units (§3.1).
+    """One GPU type and its network hierarchy, every field in SI units (spec §3.1).
 
     Network lists are indexed by level, 0 innermost. ``level_sizes`` holds the group
     size of every level except the unbounded top one, so it is one shorter than the
@@ -52,7 +52,7 @@ class HardwareSpec:
 
 
 def peak_flop_per_s(hw: HardwareSpec) -> float:
-    """F_peak = (flop/clock/thread · (128 · sms)) · max_clock (§3.1, evaluation order §15.5)."""
+    """F_peak = (flop/clock/thread · (128 · sms)) · max_clock (spec §3.1, evaluation order spec §15.5)."""
     return (hw.flop_per_clock_per_thread * (THREADS_PER_SM * hw.sms)) * hw.max_clock_hz
 
 
@@ -62,15 +62,15 @@ def effective_flop_per_s(hw: HardwareSpec) -> float:
 
 
 def smem_bandwidth_bytes_per_s(hw: HardwareSpec) -> float:
-    """BW_smem = ((32 banks · 4 B) · sms) · (max_clock · u_eff), at the effective clock (§3.1)."""
+    """BW_smem = ((32 banks · 4 B) · sms) · (max_clock · u_eff), at the effective clock (spec §3.1)."""
     return ((SMEM_BANKS * SMEM_BANK_BYTES) * hw.sms) * (hw.max_clock_hz * hw.u_eff)
 
 
 def useful_register_bytes(hw: HardwareSpec) -> float:
-    """R_u = 0.75 · registers per processing block (§3.1)."""
+    """R_u = 0.75 · registers per processing block (spec §3.1)."""
     return USEFUL_FRACTION * hw.register_bytes_per_block
 
 
 def useful_l2_bytes(hw: HardwareSpec) -> float:
-    """L2_u = 0.75 · L2 capacity (§3.1)."""
+    """L2_u = 0.75 · L2 capacity (spec §3.1)."""
     return USEFUL_FRACTION * hw.l2_bytes

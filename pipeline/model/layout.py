@@ -41,7 +41,7 @@ def prime_factors(n: int) -> tuple[tuple[int, int], ...]:
 
 @lru_cache(maxsize=65536)
 def divisors(n: int) -> tuple[int, ...]:
-    """All divisors of n ≥ 1, ascending, from its prime factorization (§17)."""
+    """All divisors of n ≥ 1, ascending, from its prime factorization (spec §17)."""
     divs = [1]
     for p, e in prime_factors(n):
         divs = [d * p**k for d in divs for k in range(e + 1)]
@@ -49,7 +49,7 @@ def divisors(n: int) -> tuple[int, ...]:
 
 
 def adjusted_level_sizes(level_sizes: tuple[int, ...], n_gpu: int) -> tuple[int, ...]:
-    """Non-top level sizes shrunk to fit a small cluster (§5.2).
+    """Non-top level sizes shrunk to fit a small cluster (spec §5.2).
 
     Walk the sizes keeping a running product P: keep s_k while P · s_k < N_GPU;
     otherwise replace s_k by N_GPU / P and set every later size to 1.
@@ -68,7 +68,7 @@ def adjusted_level_sizes(level_sizes: tuple[int, ...], n_gpu: int) -> tuple[int,
 
 
 def hierarchy_is_consistent(level_sizes: tuple[int, ...], n_gpu: int) -> bool:
-    """True if N_GPU is divisible by every prefix product of level sizes it exceeds (§5.2)."""
+    """True if N_GPU is divisible by every prefix product of level sizes it exceeds (spec §5.2)."""
     product = 1
     for size in level_sizes:
         product *= size
@@ -94,7 +94,7 @@ def split_table(adjusted: tuple[int, ...]) -> NDArray[np.int64]:
     """Per-level factors of every non-top level, shape (n_splits, n_levels - 1, 5).
 
     The Cartesian product over non-top levels has level 0 as the outermost,
-    slowest-varying choice (§10 step 8.4); ties are decided in this order.
+    slowest-varying choice (spec §10 step 8.4); ties are decided in this order.
     """
     per_level = [ordered_factorizations(s) for s in adjusted]
     combos = list(itertools.product(*per_level))

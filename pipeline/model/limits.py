@@ -1,7 +1,7 @@
-"""Limits of a series: thresholds of the simulator and the closed forms of Model B (§11-§12).
+"""Limits of a series: thresholds of the simulator and the closed forms of Model B (spec §11-§12).
 
 Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137, §3 (the latency bound)
-and appendix (T_crit, T_limit); spec `bottleneck-model.md` §11-§12, quirk Q4.
+and appendix (T_crit, T_limit); spec §11-§12, quirk Q4.
 """
 
 from __future__ import annotations
@@ -17,20 +17,20 @@ from pipeline.model.results import PointResult, SeriesLimits
 from pipeline.model.scaling import ScalingLaws, batch_exponent_in_flop, depth_exponent_in_flop
 
 LINEAR_REGIME_FRACTION = 0.8
-"""The linear-scaling regime ends at the first utilization ≤ 0.8 · u_eff (§11)."""
+"""The linear-scaling regime ends at the first utilization ≤ 0.8 · u_eff (spec §11)."""
 MODEL_B_DURATION_S = 365.25 * 86400 / 4
 """τ_B = 7,889,400 s: Model B's three months use a 365.25-day year (quirk Q5)."""
 REFERENCE_BATCH_TOKENS = 4e6
 REFERENCE_LAYERS = 100.0
 REFERENCE_FLOP = 3e23
 CLOSED_FORM_NETWORK_HOPS = 4
-"""Two dependent hops forward and two backward per layer (§12)."""
+"""Two dependent hops forward and two backward per layer (spec §12)."""
 LATENCY_BOUND_FLOP_PER_PARAM_LAYER = 80.0
 """The 80 of N ≤ t_train · B / (80 · n_layer · t_latency) (paper §3)."""
 
 
 def series_limits(points: Sequence[PointResult], u_eff: float) -> SeriesLimits:
-    """Linear-scaling end, last feasible and first infeasible compute of a swept series (§11)."""
+    """Linear-scaling end, last feasible and first infeasible compute of a swept series (spec §11)."""
     feasible = [p for p in points if p.feasible and p.cost is not None]
     linear_end = next(
         (
@@ -65,7 +65,7 @@ def closed_form_latency_s(hw: HardwareSpec) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Anchors:
-    """Model B's reference point and budget (§12): B = b0 and L = L0 at T0, over τ_B."""
+    """Model B's reference point and budget (spec §12): B = b0 and L = L0 at T0, over τ_B."""
 
     duration_s: float = MODEL_B_DURATION_S
     b0_tokens: float = REFERENCE_BATCH_TOKENS
@@ -76,7 +76,7 @@ class Anchors:
 
 
 def batch_per_layer_anchor(alpha: float, anchors: Anchors = Anchors()) -> float:
-    """r(α) = (b0/L0)·T0^(−α), so that B/L = r(α)·MAC^α (§12).
+    """r(α) = (b0/L0)·T0^(−α), so that B/L = r(α)·MAC^α (spec §12).
 
     The original raises r against MAC = C/2 while anchoring at T0 as given (Q4);
     `flop_anchor` uses r(α)·(2·MAC)^α instead, i.e. multiplies r by 2^α.
@@ -86,7 +86,7 @@ def batch_per_layer_anchor(alpha: float, anchors: Anchors = Anchors()) -> float:
 
 
 def t_limit_flop(alpha: float, t_lat_s: float, anchors: Anchors = Anchors()) -> float:
-    """T_limit = 2·[(3/320)·(r(α)·τ/t_lat)²]^(1/(1−2α)) FLOP: the latency wall (§12).
+    """T_limit = 2·[(3/320)·(r(α)·τ/t_lat)²]^(1/(1−2α)) FLOP: the latency wall (spec §12).
 
     From B/L = r·MAC^α, D = 20N, MAC = 60N² and a step of at least 4·L·t_lat.
     The training time then grows as MAC^(1/2 − α): for α ≥ 1/2, or without latency,
@@ -101,12 +101,12 @@ def t_limit_flop(alpha: float, t_lat_s: float, anchors: Anchors = Anchors()) -> 
 
 
 def node_nanobatch_tokens(hw: HardwareSpec) -> float:
-    """n = M / W_mem: tokens per matmul that balance arithmetic and HBM traffic (§12)."""
+    """n = M / W_mem: tokens per matmul that balance arithmetic and HBM traffic (spec §12)."""
     return _node_mac_per_s(hw) / _node_words_per_s(hw.hbm_bandwidth_bytes_per_s, hw)
 
 
 def node_shard_side(hw: HardwareSpec) -> float:
-    """a = 4·M / (3·W_net): the smallest useful 2-D TP weight-shard side (§12)."""
+    """a = 4·M / (3·W_net): the smallest useful 2-D TP weight-shard side (spec §12)."""
     return 4.0 * _node_mac_per_s(hw) / (3.0 * _node_words_per_s(_inter_node_bandwidth(hw), hw))
 
 
@@ -131,7 +131,7 @@ def _inter_node_bandwidth(hw: HardwareSpec) -> float:
 
 
 def t_crit_flop(hw: HardwareSpec, alpha: float, anchors: Anchors = Anchors()) -> float:
-    """T_crit = 2·[(1/960)·(r(α)·M·τ/(a²·n))²]^(1/(1−2α)) FLOP: where data movement starts to bind (§12)."""
+    """T_crit = 2·[(1/960)·(r(α)·M·τ/(a²·n))²]^(1/(1−2α)) FLOP: where data movement starts to bind (spec §12)."""
     if alpha >= 0.5:  # the useful cluster outgrows the needed one at every compute
         return math.inf
     r = batch_per_layer_anchor(alpha, anchors)

@@ -7,7 +7,7 @@ them and their gradients. Time is the roofline maximum over HBM, L2, shared memo
 and arithmetic, plus a fixed per-call latency.
 
 Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137, appendix on matmul
-modelling; spec `bottleneck-model.md` §4. Every function takes numpy arrays and
+modelling; spec §4. Every function takes numpy arrays and
 broadcasts, so the search evaluates all candidate shards at once.
 """
 
@@ -29,13 +29,13 @@ from pipeline.model.hardware import (
 
 Array = NDArray[np.float64]
 WORD_BYTES = 2.0
-"""16-bit words (§0)."""
+"""16-bit words (spec §0)."""
 TENSOR_CORE_WIDTH = 8.0
-"""Arithmetic is padded to 8-wide chunks in each dimension (§4)."""
+"""Arithmetic is padded to 8-wide chunks in each dimension (spec §4)."""
 
 
 def tile_counts(m: Array, n: Array, capacity_bytes: float) -> tuple[Array, Array]:
-    """Real-valued (rows, cols) tile counts of an m × n matrix in tiles of capacity c (§4).
+    """Real-valued (rows, cols) tile counts of an m × n matrix in tiles of capacity c (spec §4).
 
     k = ⌈2mn/c⌉ tiles of q = mn/k words; t_m = max(min(m, √q), q/n), t_n = q/t_m;
     rows = m/t_m and cols = n/t_n, not rounded.
@@ -64,7 +64,7 @@ def boundary_traffic_bytes(
     units: int,
     distributed: bool,
 ) -> Traffic:
-    """Traffic across a boundary with `units` caches of `capacity_bytes` each (§4, traffic()).
+    """Traffic across a boundary with `units` caches of `capacity_bytes` each (spec §4, traffic()).
 
     Weight bytes load once unless weights and gradients fit below the boundary; input
     activations stream once per tile row; outputs once per tile column, accumulating
@@ -96,7 +96,7 @@ def boundary_traffic_bytes(
 
 @dataclass(frozen=True, slots=True)
 class MatmulTerms:
-    """Roofline terms of one matmul call, in seconds, before the fixed latency (§4)."""
+    """Roofline terms of one matmul call, in seconds, before the fixed latency (spec §4)."""
 
     hbm_s: Array
     l2_s: Array
@@ -105,7 +105,7 @@ class MatmulTerms:
 
 
 def matmul_flop(d1: Array, d2: Array, b: Array) -> Array:
-    """FLOP = 2 · ⌈d1/8⌉ · ⌈d2/8⌉ · ⌈b/8⌉ · 512, padded to tensor-core chunks (§4)."""
+    """FLOP = 2 · ⌈d1/8⌉ · ⌈d2/8⌉ · ⌈b/8⌉ · 512, padded to tensor-core chunks (spec §4)."""
     w = TENSOR_CORE_WIDTH
     return 2.0 * np.ceil(d1 / w) * np.ceil(d2 / w) * np.ceil(b / w) * w**3
 
@@ -113,7 +113,7 @@ def matmul_flop(d1: Array, d2: Array, b: Array) -> Array:
 def matmul_terms_s(
     hw: HardwareSpec, d1: Array, d2: Array, b: Array, wg: NDArray[np.bool_]
 ) -> MatmulTerms:
-    """HBM, L2, shared-memory and arithmetic times of a matmul call (§4, three boundaries)."""
+    """HBM, L2, shared-memory and arithmetic times of a matmul call (spec §4, three boundaries)."""
     reg_u = useful_register_bytes(hw)
     sm_u = PROCESSING_BLOCKS_PER_SM * reg_u
     hbm = boundary_traffic_bytes(d1, d2, b, wg, max(useful_l2_bytes(hw), sm_u), 1, False)
@@ -128,7 +128,7 @@ def matmul_terms_s(
 
 
 def matmul_time_s(hw: HardwareSpec, d1: Array, d2: Array, b: Array, wg: NDArray[np.bool_]) -> Array:
-    """t_mm = max(HBM, L2, shared-memory, FLOP time) + matmul latency (§4)."""
+    """t_mm = max(HBM, L2, shared-memory, FLOP time) + matmul latency (spec §4)."""
     t = matmul_terms_s(hw, d1, d2, b, wg)
     roofline = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(t.smem_s, t.flop_s))
     return roofline + hw.matmul_latency_s

@@ -6,7 +6,7 @@ Latency does not depend on group size. Across levels, bandwidth times take the
 maximum (levels run concurrently) and latency times add.
 
 Factor arrays have shape (n, K): n layouts, K levels (0 innermost), entries ≥ 1.
-Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §6, order §15.8.
+Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §6, order spec §15.8.
 """
 
 from __future__ import annotations
@@ -32,17 +32,17 @@ class Network:
 def allreduce_bandwidth_s(
     p: Array, words: float, rs: float, rp: Array, n_gpu: float, bandwidth: float
 ) -> Array:
-    """All-reduce bandwidth time ((((2(p−1))·words)·rs)·rp)·w / ((N_GPU·BW)/2) (§6.1)."""
+    """All-reduce bandwidth time ((((2(p−1))·words)·rs)·rp)·w / ((N_GPU·BW)/2) (spec §6.1)."""
     return ((((2.0 * (p - 1.0)) * words) * rs) * rp) * WORD_BYTES / ((n_gpu * bandwidth) / 2.0)
 
 
 def p2p_bandwidth_s(words: float, rs: Array, rp: float, n_gpu: float, bandwidth: float) -> Array:
-    """Point-to-point bandwidth time ((words·rs)·rp)·w / ((N_GPU·BW)/2) (§6.1)."""
+    """Point-to-point bandwidth time ((words·rs)·rp)·w / ((N_GPU·BW)/2) (spec §6.1)."""
     return (((words * rs) * rp) * WORD_BYTES) / ((n_gpu * bandwidth) / 2.0)
 
 
 def higher_level_products(factors: Array) -> Array:
-    """∏_{k>ℓ} factor_k for every level ℓ: the parallel repeats from outer levels (§6.1)."""
+    """∏_{k>ℓ} factor_k for every level ℓ: the parallel repeats from outer levels (spec §6.1)."""
     k = factors.shape[1]
     out = np.ones_like(factors)
     for level in range(k - 2, -1, -1):
@@ -51,7 +51,7 @@ def higher_level_products(factors: Array) -> Array:
 
 
 def dp_bandwidth_s(dp: Array, n_params: float, n_gpu: float, net: Network) -> Array:
-    """T_DP^bw = max_ℓ AR_bw(N_DP,ℓ, words=N, rs=1, rp=∏_{k>ℓ} N_DP,k) (§6.2)."""
+    """T_DP^bw = max_ℓ AR_bw(N_DP,ℓ, words=N, rs=1, rp=∏_{k>ℓ} N_DP,k) (spec §6.2)."""
     rp = higher_level_products(dp)
     out = np.zeros(dp.shape[0])
     for level, bw in enumerate(net.bandwidth_bytes_per_s):
@@ -61,7 +61,7 @@ def dp_bandwidth_s(dp: Array, n_params: float, n_gpu: float, net: Network) -> Ar
 
 
 def dp_latency_s(dp: Array, net: Network) -> Array:
-    """T_DP^lat = Σ_ℓ 2·λ_ℓ·[N_DP,ℓ > 1] (§6.2)."""
+    """T_DP^lat = Σ_ℓ 2·λ_ℓ·[N_DP,ℓ > 1] (spec §6.2)."""
     out = np.zeros(dp.shape[0])
     for level, lat in enumerate(net.latency_s):
         out = out + (2.0 * lat) * (dp[:, level] > 1.0)
@@ -78,7 +78,7 @@ def tp_bandwidth_s(
     n_gpu: float,
     net: Network,
 ) -> Array:
-    """T_TP^bw = max_ℓ [AR_bw(N_TPm,ℓ, d_ff) + AR_bw(N_TPff,ℓ, d_model)], rs = 2L, rp = B_tok·∏ (§6.2)."""
+    """T_TP^bw = max_ℓ [AR_bw(N_TPm,ℓ, d_ff) + AR_bw(N_TPff,ℓ, d_model)], rs = 2L, rp = B_tok·∏ (spec §6.2)."""
     rp_m = higher_level_products(tp_model)
     rp_ff = higher_level_products(tp_ff)
     rs = 2.0 * n_layers
@@ -95,7 +95,7 @@ def tp_bandwidth_s(
 
 
 def tp_latency_s(tp_model: Array, tp_ff: Array, n_layers: float, net: Network) -> Array:
-    """T_TP^lat = Σ_ℓ 4·L·λ_ℓ·([N_TPm,ℓ > 1] + [N_TPff,ℓ > 1]) (§6.2)."""
+    """T_TP^lat = Σ_ℓ 4·L·λ_ℓ·([N_TPm,ℓ > 1] + [N_TPff,ℓ > 1]) (spec §6.2)."""
     out = np.zeros(tp_model.shape[0])
     for level, lat in enumerate(net.latency_s):
         hops = (tp_model[:, level] > 1.0).astype(np.float64) + (tp_ff[:, level] > 1.0)
@@ -112,7 +112,7 @@ def highest_active_level(factors: Array) -> NDArray[np.int64]:
 
 
 def pipeline_transfers(pp: Array, interleave: Array, n_layers: float) -> list[Array]:
-    """n_a for a = −1 … K−1: forward layer interfaces whose highest changed pipeline digit is at a (§6.2).
+    """n_a for a = −1 … K−1: forward layer interfaces whose highest changed pipeline digit is at a (spec §6.2).
 
     a = −1: L − v·N_PP; a = P (the highest active level): v·N_PP,P − 1;
     otherwise v·(∏_{k>a} N_PP,k)·(N_PP,a − 1). Stages are round-robin over v·N_PP.
@@ -127,7 +127,7 @@ def pipeline_transfers(pp: Array, interleave: Array, n_layers: float) -> list[Ar
 
 
 def expert_fractions(ep: Array) -> list[Array]:
-    """f_ep for e = −1 … K−1: share of tokens whose expert hop crosses exactly level e (§6.2)."""
+    """f_ep for e = −1 … K−1: share of tokens whose expert hop crosses exactly level e (spec §6.2)."""
     above = higher_level_products(ep)
     out = [1.0 / (above[:, 0] * ep[:, 0])]
     for level in range(ep.shape[1]):
@@ -145,7 +145,7 @@ def pp_ep_costs_s(
     n_gpu: float,
     net: Network,
 ) -> tuple[Array, Array]:
-    """(T_PPEP^bw, T_PPEP^lat): point-to-point d_model words per token at layer interfaces (§6.2).
+    """(T_PPEP^bw, T_PPEP^lat): point-to-point d_model words per token at layer interfaces (spec §6.2).
 
     Sums over pipeline level a (outer) and expert level e (inner) of transfers at
     level max(a, e); bandwidth weights by f_pp·f_ep, latency charges the worst-case

@@ -40,12 +40,12 @@ class SearchOptions:
     max_1f1b_microbatch_candidates: int = 4
     max_zb_microbatch_candidates: int = 1
     tp_ff_window: int = 4
-    """N_TPff lies in [⌊√N_TP⌋, tp_ff_window · ⌊√N_TP⌋] (§10 step 5)."""
+    """N_TPff lies in [⌊√N_TP⌋, tp_ff_window · ⌊√N_TP⌋] (spec §10 step 5)."""
     overlap_tp: bool = True
     overlap_pp_ep: bool = True
     overlap_dp: bool = False
     activation_recompute: bool = False
     memory_check: bool = True
     max_cluster_doublings: int = 59
-    """Clusters tried are sparsity · 2^i for i = 0 … this (§11)."""
+    """Clusters tried are sparsity · 2^i for i = 0 … this (spec §11)."""
     quirks: Quirks = field(default_factory=Quirks)

@@ -15,13 +15,13 @@ class InfeasibleReason(StrEnum):
     """Why a model size has no result (stored as these strings in the `points` table)."""
 
     NO_CLUSTER = "no_cluster_within_duration"
-    """No cluster of sparsity · 2^i GPUs, i ≤ 59, trains the model within the duration (§11)."""
+    """No cluster of sparsity · 2^i GPUs, i ≤ 59, trains the model within the duration (spec §11)."""
     NO_LAYOUT = "no_valid_layout"
-    """No layout passes the divisibility rules and the memory check at any cluster size (§10.9)."""
+    """No layout passes the divisibility rules and the memory check at any cluster size (spec §10.9)."""
     EXCEEDS_DURATION = "training_time_exceeds_duration"
     """A fixed layout evaluated as is does not finish within the duration."""
     EXCEEDS_MEMORY = "exceeds_memory"
-    """A fixed layout's weights and optimizer state do not fit in HBM (§9)."""
+    """A fixed layout's weights and optimizer state do not fit in HBM (spec §9)."""
     BATCH_TOO_LARGE = "batch_too_large"
     """The batch law gives more than 2^53 tokens per batch, beyond exact integer arithmetic."""
 
@@ -39,7 +39,7 @@ class Bottleneck(StrEnum):
 
 
 class MatmulBound(StrEnum):
-    """The resource that bounds the layout's slowest matmul call (§4)."""
+    """The resource that bounds the layout's slowest matmul call (spec §4)."""
 
     FLOP = "flop"
     HBM = "hbm"
@@ -64,12 +64,12 @@ class Layout:
     pp_interleave: int
     """v: virtual stages per pipeline rank (1 for zero-bubble and for N_PP = 1)."""
     nanobatch_tokens: int
-    """b = ⌊B_tok / (N_DP · m · S)⌋ (§5.1)."""
+    """b = ⌊B_tok / (N_DP · m · S)⌋ (spec §5.1)."""
 
 
 @dataclass(frozen=True, slots=True)
 class StepCost:
-    """One optimizer step of a layout, per-step seconds unless named otherwise (§6-§8)."""
+    """One optimizer step of a layout, per-step seconds unless named otherwise (spec §6-§8)."""
 
     t_compute_s: float
     """T_mm: matmul time per step on one GPU."""
@@ -105,7 +105,7 @@ class PointResult:
 
 @dataclass(frozen=True, slots=True)
 class SeriesLimits:
-    """Derived metrics of one series (§11): None where the series does not reach them."""
+    """Derived metrics of one series (spec §11): None where the series does not reach them."""
 
     linear_end_flop: float | None
     """C of the first point with utilization ≤ 0.8 · u_eff; None if no point qualifies."""

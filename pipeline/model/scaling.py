@@ -1,6 +1,6 @@
 """Scaling laws: model shape, dataset size and batch size as functions of width (spec §1-§2).
 
-Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec `bottleneck-model.md` §1-§2.
+Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §1-§2.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ _ROUNDING_GRID = np.array(
     sorted(f * 2**i for f in ROUNDING_MANTISSAS for i in range(ROUNDING_MAX_EXPONENT + 1)),
     dtype=np.float64,
 )
-"""G = {f · 2^i : f ∈ {1,3,5,7,9}, i ∈ 0…59}, sorted (§2.1). Every element is exact in float64."""
+"""G = {f · 2^i : f ∈ {1,3,5,7,9}, i ∈ 0…59}, sorted (spec §2.1). Every element is exact in float64."""
 
 
 def round_to_grid(x: float) -> int:
-    """R(x): the element of G nearest to x; the smaller one on an exact tie (§2.1)."""
+    """R(x): the element of G nearest to x; the smaller one on an exact tie (spec §2.1)."""
     if not x > 1.0:  # also catches NaN
         return 1
     grid = _ROUNDING_GRID
@@ -36,13 +36,13 @@ def round_to_grid(x: float) -> int:
 
 
 def paper_d_model_grid(smallest: int = 12288, largest: int = 12288 * 128) -> list[int]:
-    """The model-size grid: every f · 2^i, f odd in 1…15, i in 11…21, within bounds (§2.2)."""
+    """The model-size grid: every f · 2^i, f odd in 1…15, i in 11…21, within bounds (spec §2.2)."""
     values = {f * 2**i for f in range(1, 16, 2) for i in range(11, 22)}
     return sorted(v for v in values if smallest <= v <= largest)
 
 
 class BatchLawKind(StrEnum):
-    """The batch-size laws of §2.4 and Zhang et al. (2024)."""
+    """The batch-size laws of spec §2.4 and Zhang et al. (2024)."""
 
     CRITICAL = "critical"
     CONSTANT = "constant"
@@ -69,7 +69,7 @@ class BatchLaw:
 
 @dataclass(frozen=True, slots=True)
 class ScalingLaws:
-    """How shape, experts, data and batch scale with d_model (§2.3, §1)."""
+    """How shape, experts, data and batch scale with d_model (spec §2.3, §1)."""
 
     sparse: bool = False
     ff_ratio: int = 4
@@ -96,7 +96,7 @@ class ModelShape:
 
     @property
     def n_params(self) -> int:
-        """N = 2 · d_model · d_ff · L · S, all experts included (§1)."""
+        """N = 2 · d_model · d_ff · L · S, all experts included (spec §1)."""
         return 2 * self.d_model * self.d_ff * self.n_layers * self.sparsity
 
     @property
@@ -111,17 +111,17 @@ class ModelShape:
 
     @property
     def training_flop(self) -> float:
-        """C = ((6 · N) · D) / S FLOP (§1, evaluation order §15.6)."""
+        """C = ((6 · N) · D) / S FLOP (spec §1, evaluation order spec §15.6)."""
         return ((6 * self.n_params) * self.n_tokens) / self.sparsity
 
 
 def n_layers(d_model: int, d_ff: int, laws: ScalingLaws) -> int:
-    """L = R(0.10056 · (d_model · d_ff)^0.3751), a fit to Chinchilla shapes (§2.3)."""
+    """L = R(0.10056 · (d_model · d_ff)^0.3751), a fit to Chinchilla shapes (spec §2.3)."""
     return round_to_grid(laws.depth_coefficient * (d_model * d_ff) ** laws.depth_exponent)
 
 
 def sparsity(d_model: int, d_ff: int, laws: ScalingLaws) -> int:
-    """S = 1 (dense) or R(8 · (d_model · d_ff / (4 · 12288²))^(1/2)) experts (§2.3)."""
+    """S = 1 (dense) or R(8 · (d_model · d_ff / (4 · 12288²))^(1/2)) experts (spec §2.3)."""
     if not laws.sparse:
         return 1
     reference = laws.ff_ratio * laws.reference_d_model**2
@@ -131,7 +131,7 @@ def sparsity(d_model: int, d_ff: int, laws: ScalingLaws) -> int:
 def batch_seqs(
     n_params: int, n_experts: int, training_flop: float, laws: ScalingLaws, quirks: Quirks
 ) -> int:
-    """B_seq under the configured batch law (§2.4); a multiple of S except for `constant`."""
+    """B_seq under the configured batch law (spec §2.4); a multiple of S except for `constant`."""
     law, s, seq_len = laws.batch, n_experts, laws.seq_len
     if law.kind is BatchLawKind.CONSTANT:
         base = int(law.reference_tokens) // seq_len
@@ -147,7 +147,7 @@ def batch_seqs(
 
 
 def model_shape(d_model: int, laws: ScalingLaws, quirks: Quirks = Quirks()) -> ModelShape:
-    """The full model at width d_model under the scaling laws (§2)."""
+    """The full model at width d_model under the scaling laws (spec §2)."""
     d_ff = laws.ff_ratio * d_model
     depth = n_layers(d_model, d_ff, laws)
     experts = sparsity(d_model, d_ff, laws)
@@ -157,7 +157,7 @@ def model_shape(d_model: int, laws: ScalingLaws, quirks: Quirks = Quirks()) -> M
 
 
 def batch_exponent_in_flop(laws: ScalingLaws, quirks: Quirks = Quirks()) -> float:
-    """α_b: the exponent of B_tok in C along the series, from the laws' exponents (§12).
+    """α_b: the exponent of B_tok in C along the series, from the laws' exponents (spec §12).
 
     With x = d_model · d_ff: L ∝ x^pL, S ∝ x^pS, N ∝ x^(1+pL+pS), C ∝ N²/S.
     """

@@ -1,9 +1,9 @@
-"""Search: the best layout at a cluster size, the smallest sufficient cluster, a series (§10-§11).
+"""Search: the best layout at a cluster size, the smallest sufficient cluster, a series (spec §10-§11).
 
-The enumeration follows the original's order (§10) so that ties resolve the same way,
+The enumeration follows the original's order (spec §10) so that ties resolve the same way,
 but evaluation is vectorized: every candidate's optimistic one-level time is computed
 at once, and the full per-level splits only of candidates whose lower bound can still
-reach the best time. Pruning by a true lower bound never changes the answer (§10.8.3).
+reach the best time. Pruning by a true lower bound never changes the answer (spec §10.8.3).
 
 Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-§11, §15.
 """
@@ -43,7 +43,7 @@ Array = NDArray[np.float64]
 PRUNE_SLACK = 1e-9
 """Relative slack on the optimistic bound, so rounding never prunes a tied candidate."""
 UTILIZATION_FLOOR = 0.001
-"""A series stops after a point below this utilization (§11)."""
+"""A series stops after a point below this utilization (spec §11)."""
 MAX_BATCH_TOKENS = 2**53
 """Batches above this many tokens are rejected: layouts are enumerated in exact int64/float64."""
 FIRST_BLOCK = 4
@@ -54,7 +54,7 @@ ROWS_PER_BLOCK = 200_000
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
-    """Candidate layouts at one cluster size in enumeration order (§10 steps 1-8.2)."""
+    """Candidate layouts at one cluster size in enumeration order (spec §10 steps 1-8.2)."""
 
     degrees: NDArray[np.int64]
     """(n, 5) totals (DP, TP_m, TP_ff, PP, EP)."""
@@ -84,7 +84,7 @@ def _microbatch_choices(base: int, pp: int, opts: SearchOptions) -> tuple[tuple[
 
 @lru_cache(maxsize=65536)
 def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, ...]:
-    """N_TPff | N_TP with ⌊√N_TP⌋ ≤ N_TPff ≤ window·⌊√N_TP⌋, N_TPm | d_model, N_TPff | d_ff (§10.5)."""
+    """N_TPff | N_TP with ⌊√N_TP⌋ ≤ N_TPff ≤ window·⌊√N_TP⌋, N_TPm | d_model, N_TPff | d_ff (spec §10.5)."""
     root = math.isqrt(tp)
     return tuple(
         f
@@ -96,7 +96,7 @@ def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, 
 def enumerate_candidates(
     hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions
 ) -> Candidates | None:
-    """Every (N_DP, N_TPm, N_TPff, N_PP, N_EP, schedule, m) the search tries, in order (§10).
+    """Every (N_DP, N_TPm, N_TPff, N_PP, N_EP, schedule, m) the search tries, in order (spec §10).
 
     None if there is none, or if the batch exceeds `MAX_BATCH_TOKENS` (exact integers end there).
     """
@@ -173,7 +173,7 @@ def _batch(c: Candidates, idx: NDArray[np.int64], factors: NDArray[np.int64]) ->
 
 
 def optimistic_network(hw: HardwareSpec) -> Network:
-    """One level with the sum of all bandwidths and the smallest latency (§10 step 8.3)."""
+    """One level with the sum of all bandwidths and the smallest latency (spec §10 step 8.3)."""
     return Network((sum(hw.net_bandwidth_bytes_per_s),), (min(hw.net_latency_s),))
 
 
@@ -188,8 +188,8 @@ def split_rows(
     """(candidate index, split index, per-level factors) of every valid split of candidates `idx`.
 
     A split is valid when, for every degree, the product of its non-top factors divides
-    the degree (§5.2); the top-level factor is the quotient. Rows are candidate-major,
-    split-minor: the enumeration order of §10 step 8.4 for ascending `idx`.
+    the degree (spec §5.2); the top-level factor is the quotient. Rows are candidate-major,
+    split-minor: the enumeration order of spec §10 step 8.4 for ascending `idx`.
     """
     table = split_table(level_sizes)
     n_split, inner = table.shape[0], table.shape[1]
@@ -221,7 +221,7 @@ def _comm_terms(step: StepArrays, steps: float) -> tuple[Array, Array, Array]:
 
 
 def resolve_ties(step: StepArrays, steps: float, tie_tolerance: float) -> int:
-    """Index of the accepted row under the original's sequential accept rule (§10.8.5, §15.4).
+    """Index of the accepted row under the original's sequential accept rule (spec §10.8.5, §15.4).
 
     Rows are in enumeration order. A row is accepted if T_train < best, or if
     T_train == best and its communication sum is below the incumbent's, the two sums
@@ -272,7 +272,7 @@ def best_split(
     opts: SearchOptions,
     bound: Array,
 ) -> Choice | None:
-    """The accepted (candidate, split) at n_gpu (§10 step 8).
+    """The accepted (candidate, split) at n_gpu (spec §10 step 8).
 
     Candidates are evaluated in blocks of ascending optimistic bound; after each block
     every remaining candidate whose bound exceeds the best time so far is dropped, and
@@ -338,7 +338,7 @@ def _best_at(
     opts: SearchOptions,
     within_s: float = math.inf,
 ) -> tuple[bool, tuple[Layout, StepCost] | None]:
-    """(any candidate passed enumeration, the best layout at n_gpu) (§10).
+    """(any candidate passed enumeration, the best layout at n_gpu) (spec §10).
 
     The layout is None when no candidate has a valid split, or when the optimistic
     bound already proves that nothing trains faster than `within_s`.
@@ -364,7 +364,7 @@ def optimal_layout(
     n_gpu: int,
     opts: SearchOptions = SearchOptions(),
 ) -> tuple[Layout, StepCost] | None:
-    """The layout with the smallest training time at n_gpu, or None if none is valid (§10)."""
+    """The layout with the smallest training time at n_gpu, or None if none is valid (spec §10)."""
     return _best_at(hw, shape, n_gpu, opts)[1]
 
 
@@ -396,7 +396,7 @@ def sweep_series(
     opts: SearchOptions = SearchOptions(),
     stop_at_infeasible: bool = True,
 ) -> list[PointResult]:
-    """Smallest clusters along the width grid, ascending (§11).
+    """Smallest clusters along the width grid, ascending (spec §11).
 
     Stops after the first infeasible size (recorded with its reason) or after a point
     below the utilization floor, unless `stop_at_infeasible` is False.

@@ -4,7 +4,7 @@ A layout batch holds one row per (layout, network split). The pipeline schedule 
 the bubble; TP and PP/EP bandwidth overlap with compute, DP does not (the published
 policy); network latency acts as extra bubble for 1F1B, charged once per step.
 
-Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §7-§9, order §15.
+Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §7-§9, order spec §15.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class LayoutBatch:
     zero_bubble: NDArray[np.bool_]
     interleave: Array
     t_layer_s: Array
-    """Matmul time of one layer, one expert, one microbatch (§7, order §15.1)."""
+    """Matmul time of one layer, one expert, one microbatch (spec §7, order spec §15.1)."""
     compute_repeats: Array
     """Exact integer (L/N_PP)·(S/N_EP)·m."""
 
@@ -79,7 +79,7 @@ class LayoutBatch:
 
 @dataclass(frozen=True, slots=True)
 class StepArrays:
-    """Per-row step-time parts (s) and derived totals (§7-§8)."""
+    """Per-row step-time parts (s) and derived totals (spec §7-§8)."""
 
     t_compute_s: Array
     t_tp_bw_s: Array
@@ -97,10 +97,10 @@ class StepArrays:
 def layer_matmul_time_s(
     hw: HardwareSpec, d_model_shard: Array, d_ff_shard: Array, nanobatch: Array
 ) -> Array:
-    """t_layer: the six matmuls of one MLP block on one GPU, forward and backward (§7).
+    """t_layer: the six matmuls of one MLP block on one GPU, forward and backward (spec §7).
 
     W1 (df × dm): forward, activation gradient (transposed), weight gradient; W2 the
-    transpose shapes. Summed ((W1f + W1a) + W1w) + ((W2f + W2a) + W2w) (§15.1).
+    transpose shapes. Summed ((W1f + W1a) + W1w) + ((W2f + W2a) + W2w) (spec §15.1).
     """
     shards = np.stack(np.broadcast_arrays(d_model_shard, d_ff_shard, nanobatch), axis=1)
     unique, inverse = np.unique(shards, axis=0, return_inverse=True)
@@ -119,7 +119,7 @@ def layer_matmul_time_s(
 def bubble_fraction(
     pp: Array, microbatches: Array, interleave: Array, zb: NDArray[np.bool_]
 ) -> Array:
-    """f = (N_PP − 1) / (N_PP − 1 + v·m) for interleaved 1F1B (m ≥ N_PP), 0 for zero-bubble (§7)."""
+    """f = (N_PP − 1) / (N_PP − 1 + v·m) for interleaved 1F1B (m ≥ N_PP), 0 for zero-bubble (spec §7)."""
     idle = pp - 1.0
     return np.where(zb, 0.0, idle / (idle + interleave * microbatches))
 
@@ -132,7 +132,7 @@ def memory_required_bytes(
     zb: NDArray[np.bool_],
     opts: SearchOptions,
 ) -> Array:
-    """Cluster-wide bytes: 16-bit weights per DP replica plus sharded optimizer state (§9).
+    """Cluster-wide bytes: 16-bit weights per DP replica plus sharded optimizer state (spec §9).
 
     With activation recomputation, add d_model·N_PP·2·b·k·N_DP·S for the stashed
     layer inputs, k = 2·N_PP − 1 (zero-bubble) or N_PP (1F1B).
@@ -153,7 +153,7 @@ def step_arrays(
     net: Network,
     opts: SearchOptions,
 ) -> StepArrays:
-    """Step time and training time of every row (§6-§8), in the original's evaluation order."""
+    """Step time and training time of every row (spec §6-§8), in the original's evaluation order."""
     g = float(n_gpu)
     b_tok = float(shape.batch_tokens)
     layers = float(shape.n_layers)
@@ -207,7 +207,7 @@ def step_arrays(
 
 
 def utilization(hw: HardwareSpec, shape: ModelShape, n_gpu: int, t_step_s: Array) -> Array:
-    """Model FLOP/s over peak FLOP/s: A / t_step, A = (((6·(N/S))·B_seq)·seq_len)/(F_peak·N_GPU) (§8)."""
+    """Model FLOP/s over peak FLOP/s: A / t_step, A = (((6·(N/S))·B_seq)·seq_len)/(F_peak·N_GPU) (spec §8)."""
     active = shape.n_params / shape.sparsity
     work = ((6.0 * active) * shape.batch_seqs) * shape.seq_len
     return work / (peak_flop_per_s(hw) * n_gpu) / t_step_s

@@ -34,7 +34,7 @@ NO_SWEEP = "{}"
 THRESHOLD_COLUMNS = tuple(
     f.name for f in LIMIT_FIELDS + CLOSED_FORM_FIELDS if pa.types.is_floating(f.type)
 )
-"""The compared `thresholds` values: limits (§11) and closed forms (§12)."""
+"""The compared `thresholds` values: limits (spec §11) and closed forms (spec §12)."""
 YEAR_COLUMNS = tuple(f.name for f in FORECAST_FIELDS if f.name.endswith("_year") and f.nullable)
 """The compared `forecasts` values: the years each limit is reached."""
 REL_TOL = 1e-9

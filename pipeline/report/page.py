@@ -101,7 +101,7 @@ def render_page(
             thresholds.sort("hardware", "scaling", "batch_law"),
             labels,
             THRESHOLD_COLUMNS,
-            "Per series: simulated limits (§11) and Model B closed forms (§12); – where not reached.",
+            "Per series: simulated limits (spec §11) and Model B closed forms (spec §12); – where not reached.",
         ),
     ]
     if forecasts is not None:

@@ -5,10 +5,10 @@ package checks every value and converts it to SI once (`units`). Every rejection
 `ConfigError` whose message is one line: ``<dotted key> = <value>: <what is allowed>``.
 
 Modules, by config group:
-- hardware: conf/hardware -> HardwareSpec (§3)
-- scaling: conf/scaling and conf/batch -> ScalingLaws, duration, d_model grid (§1-§2)
-- parallelism: conf/parallelism -> SearchOptions, Quirks, a fixed Layout (§5, §10, §14)
-- closed_form: the root closed_form node -> Model B settings (§12)
+- hardware: conf/hardware -> HardwareSpec (spec §3)
+- scaling: conf/scaling and conf/batch -> ScalingLaws, duration, d_model grid (spec §1-§2)
+- parallelism: conf/parallelism -> SearchOptions, Quirks, a fixed Layout (spec §5, §10, §14)
+- closed_form: the root closed_form node -> Model B settings (spec §12)
 - scenario: the whole composed config -> Scenario (`load_scenario`)
 - compose: Hydra's compose API over <repo>/conf (`compose_config`)
 - section, units, errors: checked reading, unit conversion, the error type

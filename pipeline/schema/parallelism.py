@@ -20,7 +20,7 @@ from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain
 
 DEGREES = ("dp", "tp_model", "tp_ff", "pp", "ep")
-"""The five parallel degrees of a layout, in the spec's order (§5.1)."""
+"""The five parallel degrees of a layout, in the spec's order (spec §5.1)."""
 LAYOUT_KEYS = frozenset({"n_gpu", *DEGREES, "microbatches", "zero_bubble"})
 INTEGER_MINIMUM = {"max_cluster_doublings": 0}
 """Integer options that may be 0; every other integer option must be positive."""
@@ -66,7 +66,7 @@ def layout_from_config(node: object, path: str = "parallelism") -> Layout | None
 
     The returned Layout's ``pp_interleave`` and ``nanobatch_tokens`` are 0 placeholders:
     both depend on the model shape (v = L / N_PP for 1F1B, b = ⌊B_tok/(N_DP·m·S)⌋, §5.1,
-    §7), which the evaluator derives for each model size.
+    spec §7), which the evaluator derives for each model size.
     """
     par = plain(node, path)
     layout_node = par.get("layout") if isinstance(par, dict) else None

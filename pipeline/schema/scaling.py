@@ -1,7 +1,7 @@
 """conf/scaling/*.yaml and conf/batch/*.yaml -> ScalingLaws, duration and model-size grid.
 
-Spec §1-§2: shape, expert, data and batch laws; the training-time budget (§0); the
-d_model grid (§2.2), either the paper's rule over a range or an explicit list.
+Spec §1-§2: shape, expert, data and batch laws; the training-time budget (spec §0); the
+d_model grid (spec §2.2), either the paper's rule over a range or an explicit list.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def d_model_grid(node: object, path: str = "scaling.grid") -> tuple[int, ...]:
     ``kind: paper`` takes every f · 2^i (f odd in 1..15, i in 11..21) within
     [min_d_model, max_d_model], and ``d_models`` must be null. ``kind: list`` takes
     ``d_models`` as given (min/max are then unused), which must be strictly ascending
-    because a series stops at its first infeasible size (§11).
+    because a series stops at its first infeasible size (spec §11).
     """
     grid = Section(node, path, GRID_KEYS)
     kind = grid.choice("kind", GRID_KINDS)

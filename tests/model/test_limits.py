@@ -1,4 +1,4 @@
-"""Closed-form limits (Model B) and the simple latency bound against the spec (§12, §16.6)."""
+"""Closed-form limits (Model B) and the simple latency bound against the spec (spec §12, §16.6)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pipeline.model.scaling import ScalingLaws
 from tests.presets import preset
 
 CLOSED_FORM_REL_TOL = 2e-3
-"""§16.6 prints four significant digits; α = 0.0303 is itself rounded."""
+"""spec §16.6 prints four significant digits; α = 0.0303 is itself rounded."""
 T_LAT_S = 9e-6
 
 # α, T_limit, T_crit V100, A100, H100 — spec §16.6
@@ -37,7 +37,7 @@ CHECK_VALUES = [
 def test_closed_forms_match_spec_table(
     alpha: float, limit: float, v100: float, a100: float, h100: float
 ) -> None:
-    """T_limit and T_crit for V100, A100 and H100 equal §16.6 at t_lat = 9 µs."""
+    """T_limit and T_crit for V100, A100 and H100 equal spec §16.6 at t_lat = 9 µs."""
     assert t_limit_flop(alpha, T_LAT_S) == pytest.approx(limit, rel=CLOSED_FORM_REL_TOL)
     for name, expected in (("v100_sxm", v100), ("a100_sxm", a100), ("h100_sxm", h100)):
         assert t_crit_flop(preset(name), alpha) == pytest.approx(expected, rel=CLOSED_FORM_REL_TOL)
@@ -48,14 +48,14 @@ def test_closed_forms_match_spec_table(
     [("v100_sxm", 279.07, 26791.1), ("a100_sxm", 401.12, 16633.0), ("h100_sxm", 590.35, 26384.8)],
 )
 def test_node_quantities_match_spec(name: str, n_tokens: float, a: float) -> None:
-    """Per-node nanobatch n and shard side a equal §16.6 to its printed digits."""
+    """Per-node nanobatch n and shard side a equal spec §16.6 to its printed digits."""
     hw = preset(name)
     assert node_nanobatch_tokens(hw) == pytest.approx(n_tokens, abs=0.005)
     assert node_shard_side(hw) == pytest.approx(a, abs=0.05)
 
 
 def test_t_limit_scales_with_latency() -> None:
-    """At α = 0, T_limit is 9.221e31 at 4.5 µs and 2.305e33 at 0.9 µs (§16.6)."""
+    """At α = 0, T_limit is 9.221e31 at 4.5 µs and 2.305e33 at 0.9 µs (spec §16.6)."""
     assert t_limit_flop(0.0, 4.5e-6) == pytest.approx(9.221e31, rel=CLOSED_FORM_REL_TOL)
     assert t_limit_flop(0.0, 0.9e-6) == pytest.approx(2.305e33, rel=CLOSED_FORM_REL_TOL)
 
@@ -68,7 +68,7 @@ def test_t_crit_growth_from_alpha_0_to_0_2() -> None:
 
 
 def test_series_alpha_dense_default_is_0_0303() -> None:
-    """Default dense laws give α = 1/6 − 0.1364 ≈ 0.0303 (§16.6)."""
+    """Default dense laws give α = 1/6 − 0.1364 ≈ 0.0303 (spec §16.6)."""
     assert series_alpha(ScalingLaws()) == pytest.approx(0.0303, abs=5e-4)
 
 

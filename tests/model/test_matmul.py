@@ -1,4 +1,4 @@
-"""Single-GPU matmul time against the spec's check values (§16.2)."""
+"""Single-GPU matmul time against the spec's check values (spec §16.2)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pipeline.model.matmul import matmul_flop, matmul_time_s, tile_counts
 from tests.presets import preset
 
 MATMUL_REL_TOL = 1e-6
-"""Issue #2: the matmul-time table agrees to 1e-6 relative."""
+"""Spec §16.2 prints five to eight significant digits; 1e-6 relative covers that rounding."""
 
 # preset, d1, d2, b, forward/act-grad seconds, weight-grad seconds (spec §16.2)
 CHECK_VALUES = [
@@ -36,7 +36,7 @@ CHECK_VALUES = [
 def test_matmul_time_matches_spec_table(
     name: str, d1: int, d2: int, b: int, t_fwd: float, t_wg: float
 ) -> None:
-    """Forward and weight-gradient matmul times equal §16.2 to 1e-6 relative."""
+    """Forward and weight-gradient matmul times equal spec §16.2 to 1e-6 relative."""
     hw = preset(name)
     args = (np.float64(d1), np.float64(d2), np.float64(b))
     assert float(matmul_time_s(hw, *args, np.bool_(False))) == pytest.approx(

@@ -1,4 +1,4 @@
-"""Scaling laws and the rounding function against the spec's check values (§2, §16.1)."""
+"""Scaling laws and the rounding function against the spec's check values (spec §2, §16.1)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pipeline.model.scaling import (
 )
 
 SHAPE_REL_TOL = 5e-5
-"""§16.1 prints N and C to five significant digits."""
+"""spec §16.1 prints N and C to five significant digits."""
 DEEPSEEK = BatchLaw(BatchLawKind.DEEPSEEK, coefficient=0.2920, exponent=0.3271)
 
 # d_model, L, N, C, B_seq default, B_seq DeepSeek, sparse (S, N, C, B_seq) — spec §16.1
@@ -49,7 +49,7 @@ def test_model_shape_matches_spec_table(
     b_deepseek: int,
     sparse: tuple[int, float, float, int],
 ) -> None:
-    """Depth, parameters, compute and both batch laws equal §16.1, dense and sparse."""
+    """Depth, parameters, compute and both batch laws equal spec §16.1, dense and sparse."""
     dense = model_shape(d_model, ScalingLaws())
     assert (dense.n_layers, dense.sparsity, dense.batch_seqs) == (layers, 1, b_default)
     assert dense.n_params == pytest.approx(n, rel=SHAPE_REL_TOL)
@@ -62,7 +62,7 @@ def test_model_shape_matches_spec_table(
 
 
 def test_paper_grid_has_55_sizes() -> None:
-    """The default grid is the 55 widths of §2.2, from 12288 to 1572864."""
+    """The default grid is the 55 widths of spec §2.2, from 12288 to 1572864."""
     grid = paper_d_model_grid()
     assert (len(grid), grid[0], grid[-1]) == (55, 12288, 1572864)
 

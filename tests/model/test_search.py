@@ -1,4 +1,4 @@
-"""Layout search and fixed-layout evaluation against the spec's check values (§16.3-§16.5)."""
+"""Layout search and fixed-layout evaluation against the spec's check values (spec §16.3-§16.5)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from pipeline.model.search import optimal_layout, smallest_cluster
 from tests.presets import preset
 
 SEARCH_REL_TOL = 1e-5
-"""Issue #2: utilization and training time agree to 1e-5 relative."""
+"""Spec §16.3-§16.5 print five to six significant digits; 1e-5 relative covers that rounding."""
 DURATION_S = 0.25 * 3.154e7
-"""Model A's three months (§0)."""
+"""Model A's three months (spec §0)."""
 
 Levels = tuple[tuple[int, ...], ...]
 
@@ -30,7 +30,7 @@ def sparse() -> ModelShape:
 
 
 def run_totals(name: str, shape: ModelShape, layout: Layout) -> tuple[float, ...]:
-    """(T_train, util, TP, DP, PP/EP, latency) run totals of §8 for a layout on a preset."""
+    """(T_train, util, TP, DP, PP/EP, latency) run totals of spec §8 for a layout on a preset."""
     c = evaluate_layout(preset(name), shape, layout)
     steps = shape.n_tokens / shape.batch_tokens
     return (
@@ -48,7 +48,7 @@ def levels_of(layout: Layout) -> Levels:
 
 
 def test_optimal_layout_matches_end_to_end_check() -> None:
-    """H100 dense d_model 12288 on 2048 GPUs: the layout, step and run totals of §16.3."""
+    """H100 dense d_model 12288 on 2048 GPUs: the layout, step and run totals of spec §16.3."""
     shape = dense()
     found = optimal_layout(preset("h100_sxm"), shape, 2048)
     assert found is not None
@@ -70,14 +70,14 @@ def test_optimal_layout_matches_end_to_end_check() -> None:
 
 
 def test_smallest_cluster_for_check_model_is_2048() -> None:
-    """The smallest sufficient cluster for H100 dense d_model 12288 is 2048 GPUs (§16.3)."""
+    """The smallest sufficient cluster for H100 dense d_model 12288 is 2048 GPUs (spec §16.3)."""
     point = smallest_cluster(preset("h100_sxm"), dense(), DURATION_S)
     assert point.feasible
     assert point.layout is not None
     assert point.layout.n_gpu == 2048
 
 
-# model, N_GPU, layout levels, m, zero-bubble, T_train, util, TP, DP, PP/EP, latency — §16.5
+# model, N_GPU, layout levels, m, zero-bubble, T_train, util, TP, DP, PP/EP, latency — spec §16.5
 SEARCH_CHECKS = [
     ("dense", 4096, ((1, 2), (2, 1), (4, 4), (1, 64), (1, 1)), 128,
      (2.2847521e6, 0.69711508, 1.2824704e6, 2862.6571, 7.0135098e4, 1729.0269)),
@@ -92,7 +92,7 @@ SEARCH_CHECKS = [
 def test_optimal_layout_matches_search_checks(
     model: str, n_gpu: int, levels: Levels, m: int, totals: tuple[float, ...]
 ) -> None:
-    """Searches at cluster sizes that are not sweep results return §16.5's layouts and totals."""
+    """Searches at cluster sizes that are not sweep results return spec §16.5's layouts and totals."""
     shape = dense() if model == "dense" else sparse()
     found = optimal_layout(preset("h100_sxm"), shape, n_gpu)
     assert found is not None
@@ -104,7 +104,7 @@ def test_optimal_layout_matches_search_checks(
     )
 
 
-# id, preset, model, layout levels (DP; TPm; TPff; PP; EP), m, ZB, v, T_train, util, TP, DP, PP/EP, latency — §16.4
+# id, preset, model, layout levels (DP; TPm; TPff; PP; EP), m, ZB, v, T_train, util, TP, DP, PP/EP, latency — spec §16.4
 FIXED_CHECKS = [
     ("B", "h100_sxm", "dense", ((1, 1), (4, 1), (2, 4), (1, 64), (1, 1)), 64, False, 3,
      (6.0501218e6, 0.52651343, 2.5649407e6, 0.0, 4.2526361e5, 1909.6079)),
@@ -134,7 +134,7 @@ def test_evaluate_layout_matches_fixed_checks(
     v: int,
     totals: tuple[float, ...],
 ) -> None:
-    """Fixed layouts evaluate to §16.4's training time, utilization and run totals."""
+    """Fixed layouts evaluate to spec §16.4's training time, utilization and run totals."""
     shape = dense() if model == "dense" else sparse()
     n_gpu = math.prod(math.prod(level) for level in levels)
     dp = math.prod(levels[0])
@@ -146,7 +146,7 @@ def test_evaluate_layout_matches_fixed_checks(
 
 
 def test_optimal_layout_none_when_memory_too_small() -> None:
-    """A cluster whose memory cannot hold the weights and optimizer state has no layout (§9)."""
+    """A cluster whose memory cannot hold the weights and optimizer state has no layout (spec §9)."""
     assert optimal_layout(preset("h100_sxm"), dense(), 8) is None
 
 

@@ -29,7 +29,7 @@ from pipeline.schema import Scenario, compose_config, load_scenario
 from tests.robustness.conftest import TINY_GRID
 
 PAPER_GRID_WIDTHS = 55
-"""f · 2^i, f odd in 1..15, i in 11..21, from 12288 to 1572864 (§2.2)."""
+"""f · 2^i, f odd in 1..15, i in 11..21, from 12288 to 1572864 (spec §2.2)."""
 SPARSE_MAX_FLOP = 2.4e39
 CASES = {
     # (id): overrides; every case is run dense and sparse

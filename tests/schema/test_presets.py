@@ -1,4 +1,4 @@
-"""Hardware presets against the spec's tables (bottleneck-model.md §3.2-§3.3)."""
+"""Hardware presets against the spec's tables (spec §3.2-§3.3)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pipeline.model.search import smallest_cluster
 from pipeline.schema import compose_config, hardware_from_config
 
 CHECK_REL = 1e-6
-"""The spec's derived-value table (§3.2) gives 7 significant digits."""
+"""The spec's derived-value table (spec §3.2) gives 7 significant digits."""
 
 DERIVED_RATES = {
     # preset: (F_peak FLOP/s, F_eff FLOP/s, BW_smem B/s, L2_u B), spec §3.2 check table
@@ -31,7 +31,7 @@ DERIVED_RATES = {
 }
 
 SPEC_PRESET_FIELDS = {
-    # preset: SI fields of the spec's §3.2 table that the YAML converts from human units
+    # preset: SI fields of the spec §3.2 table that the YAML converts from human units
     "v100_sxm": (900e9, 2155e9, 6 * 2**20, 3.2e10, (3e11, 1.25e10)),
     "a100_sxm": (1555e9, 5603e9, 40 * 2**20, 4.0e10, (6e11, 5e10)),
     "h100_sxm": (3352e9, 6441e9, 50 * 2**20, 8.0e10, (9e11, 1e11)),
@@ -150,7 +150,7 @@ def test_gb200_nvl72_uses_64_gpus_of_each_nvlink_domain() -> None:
 
 
 def test_gb200_nvl72_series_is_feasible_beyond_one_rack() -> None:
-    """Power-of-two clusters tile 64-GPU domains, so the first paper size finds a cluster (§5.2, §11)."""
+    """Power-of-two clusters tile 64-GPU domains, so the first paper size finds a cluster (spec §5.2, §11)."""
     point = smallest_cluster(
         preset("gb200_nvl72"), model_shape(12288, ScalingLaws()), 0.25 * 3.154e7
     )

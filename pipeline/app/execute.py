@@ -78,7 +78,12 @@ class RunReport:
 def _key(series: SweepSeries) -> SeriesKey:
     s = series.scenario
     return SeriesKey(
-        s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, series.series_id
+        s.hardware_name,
+        s.scaling_name,
+        s.batch_law_name,
+        s.duration_s,
+        series.series_id,
+        s.year_s,
     )
 
 

@@ -39,7 +39,12 @@ def series_key(outcome: SeriesOutcome) -> SeriesKey:
     """The identity columns and partition of a series' rows."""
     s = outcome.scenario
     return SeriesKey(
-        s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, outcome.series_id
+        s.hardware_name,
+        s.scaling_name,
+        s.batch_law_name,
+        s.duration_s,
+        outcome.series_id,
+        s.year_s,
     )
 
 

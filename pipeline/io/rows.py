@@ -31,14 +31,10 @@ from pipeline.io.columns import (
 from pipeline.model.hardware import peak_flop_per_s
 from pipeline.model.results import PointResult, SeriesLimits
 from pipeline.schema.scaling import BATCH_LAW_KEYS
+from pipeline.schema.units import MONTHS_PER_YEAR
 
 if TYPE_CHECKING:
     from pipeline.schema import Scenario
-
-MODEL_A_YEAR_S = 3.154e7
-"""Y_A: Model A's year in seconds (spec §0); a reported month is Y_A / 12."""
-
-MODEL_A_MONTH_S = MODEL_A_YEAR_S / 12.0
 
 HASH_HEX_CHARS = 16
 """Length of a config hash: the first 64 bits of a sha256, ample for a few million scenarios."""
@@ -85,6 +81,9 @@ class SeriesKey:
     """Training-time budget τ in seconds."""
     series_id: str
     """`config_hash` of the series' full resolved config."""
+    year_s: float
+    """The scenario's year in seconds (`scaling.year_s`; spec §0, quirk Q5): a reported
+    month is year_s / 12. Not a column of its own: the `series` table records it."""
 
     @classmethod
     def from_config(
@@ -95,9 +94,12 @@ class SeriesKey:
         scaling: str,
         batch_law: str,
         duration_s: float,
+        year_s: float,
     ) -> SeriesKey:
         """The key of a series whose full resolved config is `config` (hashed into series_id)."""
-        return cls(hardware, scaling, batch_law, float(duration_s), config_hash(config))
+        return cls(
+            hardware, scaling, batch_law, float(duration_s), config_hash(config), float(year_s)
+        )
 
     def columns(self) -> dict[str, Any]:
         """The series-identity columns every table starts with."""
@@ -108,6 +110,11 @@ class SeriesKey:
             "duration_s": float(self.duration_s),
             "series_id": self.series_id,
         }
+
+    @property
+    def month_s(self) -> float:
+        """One reported month in seconds: year_s / 12."""
+        return self.year_s / MONTHS_PER_YEAR
 
     @property
     def partition(self) -> dict[str, str]:
@@ -188,7 +195,7 @@ def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dic
         "zero_bubble": bool(lay.zero_bubble),
         "step_time_s": float(cost.step_time_s),
         "training_time_s": float(cost.training_time_s),
-        "training_time_months": float(cost.training_time_s) / MODEL_A_MONTH_S,
+        "training_time_months": float(cost.training_time_s) / series.month_s,
         "utilization": float(cost.utilization),
         "t_compute_s": float(cost.t_compute_s),
         "t_tp_comm_s": float(cost.t_tp_comm_s),

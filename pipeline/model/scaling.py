@@ -180,8 +180,3 @@ def depth_exponent_in_flop(laws: ScalingLaws) -> float:
     p_s = 0.5 if laws.sparse else 0.0
     e_c = 2.0 * (1.0 + laws.depth_exponent + p_s) - p_s
     return laws.depth_exponent / e_c
-
-
-def months_to_s(months: float, year_s: float) -> float:
-    """Convert months to seconds with the given year length (Q5: 3.154e7 s in Model A)."""
-    return months * year_s / 12.0

@@ -31,7 +31,9 @@ Array = NDArray[np.float64]
 RECOMPUTE_COMPUTE_FACTOR = 4.0 / 3.0
 RECOMPUTE_COMM_FACTOR = 1.5
 OPTIMIZER_BYTES_PER_PARAM = 2.0 * 4.0
+"""Optimizer state per parameter, sharded over all GPUs: the 2·N·4 of spec §9."""
 PARAM_BYTES = 2.0
+"""16-bit weights, one copy per DP replica: the 2·N·N_DP of spec §9."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +140,7 @@ def memory_required_bytes(
     layer inputs, k = 2·N_PP − 1 (zero-bubble) or N_PP (1F1B).
     """
     n = float(shape.n_params)
-    need = PARAM_BYTES * n * dp + PARAM_BYTES * n * 4.0
+    need = PARAM_BYTES * n * dp + OPTIMIZER_BYTES_PER_PARAM * n  # 8·n == (2·n)·4 exactly
     if opts.activation_recompute:
         k = np.where(zb, 2.0 * pp - 1.0, pp)
         need = need + shape.d_model * pp * 2.0 * nanobatch * k * dp * shape.sparsity

@@ -36,7 +36,7 @@ def rows(outcomes: Iterator[SeriesOutcome]) -> pa.Table:
     for o in sorted(outcomes, key=lambda o: o.series_id):
         s = o.scenario
         key = SeriesKey(
-            s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, o.series_id
+            s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, o.series_id, s.year_s
         )
         tables.append(point_rows(o.points, key, PROVENANCE))
     return pa.concat_tables(tables)

@@ -13,7 +13,7 @@ from pipeline.io.parquet import write_part
 from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.results import SeriesLimits
 
-SERIES = SeriesKey("h100_sxm", "dense", "critical", 7.885e6, "0123456789abcdef")
+SERIES = SeriesKey("h100_sxm", "dense", "critical", 7.885e6, "0123456789abcdef", 3.154e7)
 LIMITS = SeriesLimits(
     linear_end_flop=2.05e28, last_feasible_flop=2.7e31, first_infeasible_flop=None,
     max_utilization=0.7,

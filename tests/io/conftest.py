@@ -106,6 +106,7 @@ def make_series() -> Callable[..., SeriesKey]:
             scaling=scaling,
             batch_law=batch_law,
             duration_s=7.885e6,
+            year_s=3.154e7,
         )
 
     return make

@@ -18,7 +18,6 @@ from pipeline.io.columns import (
     THRESHOLDS_SCHEMA,
 )
 from pipeline.io.rows import (
-    MODEL_A_MONTH_S,
     Provenance,
     config_hash,
     point_config_hash,
@@ -55,6 +54,15 @@ def test_config_hash_refuses_nan() -> None:
         config_hash({"x": math.nan})
 
 
+def test_point_rows_months_follow_the_scenario_year(
+    feasible_point, make_series, provenance
+) -> None:
+    """training_time_months divides by the series' own year_s / 12, not a fixed year."""
+    series = replace(make_series(), year_s=3.6e7)
+    row = point_rows([feasible_point(12288)], series, provenance).to_pylist()[0]
+    assert row["training_time_months"] == pytest.approx(5.0e6 * 12 / 3.6e7, rel=1e-15)
+
+
 def test_point_rows_feasible_values(feasible_point, make_series, provenance) -> None:
     """A feasible point gives totals, level strings, months and enum strings."""
     series = make_series()
@@ -65,7 +73,7 @@ def test_point_rows_feasible_values(feasible_point, make_series, provenance) -> 
     assert row["tp_ff"] == 4
     assert row["pp"] == 16
     assert row["ep"] == 1
-    assert row["training_time_months"] == pytest.approx(5.0e6 / MODEL_A_MONTH_S)
+    assert row["training_time_months"] == pytest.approx(5.0e6 / (3.154e7 / 12))
     assert row["bottleneck"] == "compute"
     assert row["matmul_bound"] == "flop"
     assert row["feasible"] is True

@@ -69,7 +69,7 @@ def _write_thresholds(
     root: Path, run_date: dt.date, series_id: str, t_limit: float, batch_law: str = "critical"
 ) -> None:
     """One handmade thresholds part in a date's partition."""
-    key = SeriesKey("h100_sxm", "dense", batch_law, 7.885e6, series_id)
+    key = SeriesKey("h100_sxm", "dense", batch_law, 7.885e6, series_id, 3.154e7)
     provenance = Provenance(f"run-{run_date}", created_at=datetime(2025, 1, 1, tzinfo=UTC))
     table = threshold_row(
         key, LIMITS, n_points=3, alpha=0.03, t_lat_s=9e-6, t_crit_flop=3.8e28,

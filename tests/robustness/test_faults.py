@@ -219,7 +219,9 @@ def outcome_rows() -> tuple[SeriesKey, list[PointResult]]:
     """A real two-point series to write (H100 SXM, dense, d_model 12288 and 16384)."""
     scenario = load_scenario(compose_config(list(TINY_GRID)))
     outcome = evaluate_series(scenario)
-    key = SeriesKey("h100_sxm", "dense", "critical", scenario.duration_s, outcome.series_id)
+    key = SeriesKey(
+        "h100_sxm", "dense", "critical", scenario.duration_s, outcome.series_id, scenario.year_s
+    )
     return key, outcome.points
 
 

@@ -27,7 +27,9 @@ LIST_FIELDS = {"net_bandwidth_bytes_per_s", "net_latency_s", "level_sizes"}
 def row(item: SweepSeries, whole_grid: bool = False) -> dict[str, object]:
     """The series row of an expanded series, as a dict."""
     s = item.scenario
-    key = SeriesKey(s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, item.series_id)
+    key = SeriesKey(
+        s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, item.series_id, s.year_s
+    )
     table = series_row(
         s, key, whole_grid=whole_grid, sweep_point=item.sweep_point, provenance=PROVENANCE
     )

@@ -14,8 +14,9 @@ What it checks, in order:
    starts from, whose ``hydra.sweeper.params`` an experiment fills); a sweep is given only
    with -m, and no sweep is empty;
 4. each job the sweep would run composes and passes the job's own `plan_run` (schema, sweep
-   axes, execution settings), with the output root proved writable without creating it, and
-   a fixed layout fits every model size of the grid (`validate_fixed_layout`). Jobs
+   axes, execution settings), with the output root proved writable without creating it. A
+   fixed layout that does not fit a grid size is not a mistake: that size becomes an
+   infeasible row (`layout_does_not_divide`). Jobs
    are tried O(number of override values), not the product: all sweeps at their first value,
    then each other value of each sweep with the rest at their first. A mistake that shows
    only in some combination stops that job at run time, with the same one-line message.
@@ -44,8 +45,7 @@ from omegaconf.errors import ConfigAttributeError, ConfigKeyError, OmegaConfBase
 
 from pipeline.app.plan import plan_run
 from pipeline.io.parquet import OutputError
-from pipeline.model.scaling import model_shape
-from pipeline.schema import CONF_DIR, Scenario, compose_config, validate_fixed_layout
+from pipeline.schema import CONF_DIR, compose_config
 from pipeline.schema.errors import MISSING, ConfigError
 
 GRAMMAR_URL = "https://hydra.cc/docs/advanced/override_grammar/basic/"
@@ -393,7 +393,7 @@ def check_plan(full: DictConfig) -> None:
             del task["hydra"]
         probe, root = _probe_root(task)
         try:
-            plan = plan_run(probe)
+            plan_run(probe)
         except OutputError as err:
             raise ConfigError(
                 "output.root", root, f"must be a directory that can be created and written ({err})"
@@ -404,23 +404,6 @@ def check_plan(full: DictConfig) -> None:
             raise ConfigError(key, MISSING, f"must be set and resolvable ({reason})") from None
     finally:
         hydra_config.cfg = previous
-    for scenario in plan.scenarios:
-        check_fixed_layout(scenario)
-
-
-def check_fixed_layout(scenario: Scenario) -> None:
-    """A fixed layout must fit every model of the grid (the run would stop at the first misfit)."""
-    layout = scenario.fixed_layout
-    if layout is None:
-        return
-    for d_model in scenario.d_models:
-        shape = model_shape(d_model, scenario.laws, scenario.options.quirks)
-        try:
-            validate_fixed_layout(layout, shape, scenario.hardware.level_sizes)
-        except ConfigError as err:
-            raise ConfigError(
-                err.key, err.value, f"{err.allowed} (grid size d_model = {d_model})"
-            ) from None
 
 
 def _probe_root(task: DictConfig) -> tuple[DictConfig, str | None]:

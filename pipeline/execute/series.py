@@ -27,7 +27,8 @@ from pipeline.model.results import InfeasibleReason, Layout, PointResult, Series
 from pipeline.model.scaling import ModelShape, model_shape
 from pipeline.model.search import sweep_series
 from pipeline.model.step import memory_required_bytes
-from pipeline.schema import Scenario, validate_fixed_layout
+from pipeline.schema import Scenario
+from pipeline.schema.parallelism import fixed_layout_misfit
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +100,14 @@ def closed_forms(scenario: Scenario) -> ClosedForms:
 
 
 def fixed_point(scenario: Scenario, shape: ModelShape, layout: Layout) -> PointResult:
-    """A fixed layout evaluated as is on one model; infeasible rows say why."""
-    validate_fixed_layout(layout, shape, scenario.hardware.level_sizes)
+    """A fixed layout evaluated as is on one model; infeasible rows say why.
+
+    A layout that does not fit the model is infeasible (`layout_does_not_divide`) with no
+    cost. Otherwise the cost is kept even when infeasible (over the memory or the duration),
+    so a row shows how far over budget the layout is.
+    """
+    if fixed_layout_misfit(layout, shape) is not None:
+        return PointResult(shape, False, InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE, None, None)
     pp = math.prod(layout.pp)
     dp = math.prod(layout.dp)
     interleaved = not layout.zero_bubble and pp > 1 and scenario.options.interleaving

@@ -173,8 +173,9 @@ def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dic
         if p.infeasible_reason is None:
             raise ValueError(f"infeasible point d_model={shape.d_model} has no infeasible_reason")
         row["infeasible_reason"] = p.infeasible_reason.value
-        return row  # layout and cost columns stay null, whatever the point carries
-    if p.layout is None or p.cost is None:
+        if p.layout is None or p.cost is None:
+            return row  # no layout was evaluated: layout and cost columns stay null
+    elif p.layout is None or p.cost is None:
         raise ValueError(f"feasible point d_model={shape.d_model} lacks a layout or a cost")
     lay, cost = p.layout, p.cost
     row |= {

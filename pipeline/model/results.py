@@ -22,6 +22,9 @@ class InfeasibleReason(StrEnum):
     """A fixed layout evaluated as is does not finish within the duration."""
     EXCEEDS_MEMORY = "exceeds_memory"
     """A fixed layout's weights and optimizer state do not fit in HBM (spec §9)."""
+    LAYOUT_DOES_NOT_DIVIDE = "layout_does_not_divide"
+    """A fixed layout does not fit this model size: a degree does not divide its dimension,
+    the schedule has too few microbatches, or the nanobatch is empty (spec §5.1, §7, §10)."""
     BATCH_TOO_LARGE = "batch_too_large"
     """The batch law gives more than 2^53 tokens per batch, beyond exact integer arithmetic."""
 

@@ -147,13 +147,25 @@ def validate_fixed_layout(
 ) -> None:
     """Raise ConfigError unless a fixed layout can run this model on this network.
 
-    Checks the levels (`check_layout_levels`) and the model (spec §5.1, §7, §10):
-    N_TPm divides d_model, N_TPff divides d_ff, N_PP divides the layer count, N_EP
-    divides the expert count, the schedule has enough microbatches (m >= N_PP for
-    1F1B, m >= 2 · N_PP for zero-bubble), and the nanobatch
-    ⌊B_tok / (N_DP · m · S)⌋ is at least one token.
+    Checks the levels (`check_layout_levels`) and the model (`fixed_layout_misfit`).
     """
     check_layout_levels(layout, level_sizes, path)
+    misfit = fixed_layout_misfit(layout, shape, path)
+    if misfit is not None:
+        raise misfit
+
+
+def fixed_layout_misfit(
+    layout: Layout, shape: ModelShape, path: str = LAYOUT_PATH
+) -> ConfigError | None:
+    """Why a fixed layout cannot run this model, or None if it can (spec §5.1, §7, §10).
+
+    N_TPm must divide d_model, N_TPff d_ff, N_PP the layer count and N_EP the expert
+    count; the schedule needs enough microbatches (m >= N_PP for 1F1B, m >= 2 · N_PP for
+    zero-bubble); and the nanobatch ⌊B_tok / (N_DP · m · S)⌋ must hold a token. A sweep
+    records a misfit as an infeasible point (`layout_does_not_divide`), not an error:
+    one layout rarely fits every size of a grid.
+    """
     degree = {name: math.prod(getattr(layout, name)) for name in DEGREES}
     divides = (
         ("tp_model", "d_model", shape.d_model),
@@ -163,7 +175,7 @@ def validate_fixed_layout(
     )
     for name, quantity, size in divides:
         if size % degree[name]:
-            raise ConfigError(
+            return ConfigError(
                 f"{path}.{name}",
                 list(getattr(layout, name)),
                 f"product {degree[name]} must divide the model's {quantity} = {size}",
@@ -171,12 +183,13 @@ def validate_fixed_layout(
     needed = 2 * degree["pp"] if layout.zero_bubble else degree["pp"]
     if layout.microbatches < needed:
         schedule = "zero-bubble needs m >= 2·N_PP" if layout.zero_bubble else "1F1B needs m >= N_PP"
-        raise ConfigError(f"{path}.microbatches", layout.microbatches, f"{schedule} = {needed}")
+        return ConfigError(f"{path}.microbatches", layout.microbatches, f"{schedule} = {needed}")
     per_replica = degree["dp"] * layout.microbatches * shape.sparsity
     if shape.batch_tokens // per_replica < 1:
-        raise ConfigError(
+        return ConfigError(
             f"{path}.microbatches",
             layout.microbatches,
             f"leaves no token per nanobatch: B_tok = {shape.batch_tokens} < "
             f"N_DP · m · S = {per_replica}",
         )
+    return None

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import duckdb
+import polars as pl
 import pytest
 
 from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
@@ -131,3 +132,25 @@ def test_experiment_after_a_single_run_prints_every_series(tmp_path: Path) -> No
     gpus = ("a100_sxm", "h100_sxm", "v100_sxm")
     rows = [line.split()[0] for line in result.stdout.splitlines() if line.startswith(gpus)]
     assert sorted(rows) == list(gpus)
+
+
+def test_fixed_layout_runs_whole_grid_with_reasons(tmp_path: Path) -> None:
+    """`dmlimits parallelism=fixed` completes: misfits and over-budget sizes are rows with reasons.
+
+    The shipped layout (spec §16.3) has N_PP = 64, which does not divide the 224 layers of the
+    second grid size; over-budget sizes keep their cost so the overshoot is visible.
+    """
+    result = dmlimits(tmp_path, "parallelism=fixed")
+    assert result.returncode == 0, result.stderr
+    points = read_points(tmp_path / "outputs" / "dataset").sort("d_model")
+    assert points.height == len(paper_d_model_grid())
+    first, second = points.row(0, named=True), points.row(1, named=True)
+    assert first["feasible"]
+    assert first["n_gpu"] == 2048
+    assert not second["feasible"]
+    assert second["infeasible_reason"] == "layout_does_not_divide"
+    assert second["training_time_s"] is None
+    over = points.filter(pl.col("infeasible_reason") == "training_time_exceeds_duration")
+    assert over.height > 0
+    assert (over["training_time_s"] >= over["duration_s"]).all()
+    assert over["utilization"].is_not_null().all()

@@ -95,6 +95,20 @@ def test_point_rows_infeasible_layout_and_cost_null(
     assert row["training_flop"] > 0
 
 
+def test_point_rows_infeasible_keeps_computed_cost(feasible_point, make_series, provenance) -> None:
+    """An infeasible point that carries a layout and cost (a fixed layout over budget) keeps them."""
+    over = replace(
+        feasible_point(12288),
+        feasible=False,
+        infeasible_reason=InfeasibleReason.EXCEEDS_DURATION,
+    )
+    row = point_rows([over], make_series(), provenance).to_pylist()[0]
+    assert row["feasible"] is False
+    assert row["infeasible_reason"] == "training_time_exceeds_duration"
+    assert row["training_time_s"] == 5.0e6
+    assert row["dp_levels"] == "1x64"
+
+
 def test_point_rows_sorted_and_typed(
     feasible_point, infeasible_point, make_series, provenance
 ) -> None:

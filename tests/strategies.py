@@ -7,6 +7,7 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from pipeline.model.hardware import HardwareSpec
+from pipeline.model.options import Quirks, SearchOptions
 from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
 from tests.presets import preset
 
@@ -83,3 +84,28 @@ def hardware_configs(draw: st.DrawFn) -> dict[str, object]:
             "level_sizes": levels,
         },
     }
+
+
+@st.composite
+def search_options(draw: st.DrawFn) -> SearchOptions:
+    """Search and step-time switches, quirk flags included, at random (at least one schedule)."""
+    one_f_one_b = draw(st.booleans())
+    return SearchOptions(
+        one_f_one_b=one_f_one_b,
+        zero_bubble=draw(st.booleans()) if one_f_one_b else True,
+        interleaving=draw(st.booleans()),
+        max_1f1b_microbatch_candidates=draw(st.integers(1, 6)),
+        max_zb_microbatch_candidates=draw(st.integers(1, 3)),
+        tp_ff_window=draw(st.integers(1, 8)),
+        overlap_tp=draw(st.booleans()),
+        overlap_pp_ep=draw(st.booleans()),
+        overlap_dp=draw(st.booleans()),
+        activation_recompute=draw(st.booleans()),
+        memory_check=draw(st.booleans()),
+        quirks=Quirks(
+            zb_hides_latency_correctly=draw(st.booleans()),
+            tie_tolerance=draw(st.sampled_from((0.0, 1e-9, 1e-3))),
+            whole_sequences=draw(st.booleans()),
+            reject_non_divisible=draw(st.booleans()),
+        ),
+    )

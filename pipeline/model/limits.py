@@ -50,12 +50,12 @@ def series_limits(points: Sequence[PointResult], u_eff: float) -> SeriesLimits:
 
 
 def series_alpha(laws: ScalingLaws, quirks: Quirks = Quirks()) -> float:
-    """α = α_b − α_L: batch exponent minus depth exponent in C (≈ 0.0303 dense default, §12)."""
+    """α = α_b − α_L: batch exponent minus depth exponent in C (≈ 0.0303 dense default, spec §12)."""
     return batch_exponent_in_flop(laws, quirks) - depth_exponent_in_flop(laws)
 
 
 def closed_form_latency_s(hw: HardwareSpec) -> float:
-    """t_lat = matmul latency + 4 hops at the slowest level (9 µs on H100, §12).
+    """t_lat = matmul latency + 4 hops at the slowest level (9 µs on H100, spec §12).
 
     The paper reads its 9 µs as 4.5 µs matmul latency plus four 1.125 µs network hops;
     taking the hop latency from the hardware lets what-if presets move the closed forms.

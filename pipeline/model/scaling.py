@@ -106,7 +106,7 @@ class ModelShape:
 
     @property
     def n_tokens(self) -> float:
-        """D = 20 · N training tokens (Chinchilla, on total parameters, §1)."""
+        """D = 20 · N training tokens (Chinchilla, on total parameters, spec §1)."""
         return self.tokens_per_param * self.n_params
 
     @property
@@ -176,7 +176,7 @@ def batch_exponent_in_flop(laws: ScalingLaws, quirks: Quirks = Quirks()) -> floa
 
 
 def depth_exponent_in_flop(laws: ScalingLaws) -> float:
-    """α_L: the exponent of L in C along the series (≈ 0.1364 dense, 0.115 sparse, §2.3)."""
+    """α_L: the exponent of L in C along the series (≈ 0.1364 dense, 0.115 sparse, spec §2.3)."""
     p_s = 0.5 if laws.sparse else 0.0
     e_c = 2.0 * (1.0 + laws.depth_exponent + p_s) - p_s
     return laws.depth_exponent / e_c

@@ -271,6 +271,7 @@ def best_split(
     c: Candidates,
     opts: SearchOptions,
     bound: Array,
+    prune: bool = True,
 ) -> Choice | None:
     """The accepted (candidate, split) at n_gpu (spec §10 step 8).
 
@@ -278,17 +279,18 @@ def best_split(
     every remaining candidate whose bound exceeds the best time so far is dropped, and
     so are evaluated rows slower than it. Neither can reach or tie the minimum, so the
     rows left hold every tied row; they are put back in enumeration order for the
-    original's tie rule.
+    original's tie rule. `prune=False` evaluates every split of every candidate instead:
+    the exhaustive search the pruned one must equal (docs/model.md §9.2).
     """
     levels = adjusted_level_sizes(hw.level_sizes, n_gpu)
     net = hardware_network(hw)
     tol = opts.quirks.tie_tolerance
-    order = np.argsort(bound, kind="stable")
+    order = np.argsort(bound, kind="stable") if prune else np.arange(bound.size)
     best = np.inf
     kept: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], StepArrays]] = []
     pos, block = 0, FIRST_BLOCK
     while pos < order.size:
-        limit = best * (1.0 + PRUNE_SLACK + tol)
+        limit = best * (1.0 + PRUNE_SLACK + tol) if prune else np.inf
         take = order[pos : pos + block]
         take = np.sort(take[bound[take] <= limit])
         if take.size == 0:
@@ -299,7 +301,7 @@ def best_split(
             sl = slice(start, start + ROWS_PER_BLOCK)
             step = step_arrays(hw, shape, n_gpu, _batch(c, idx[sl], factors[sl]), net, opts)
             best = min(best, float(step.t_train_s.min()))
-            near = np.flatnonzero(step.t_train_s <= best * (1.0 + tol))
+            near = np.flatnonzero(step.t_train_s <= (best * (1.0 + tol) if prune else np.inf))
             kept.append((idx[sl][near], split[sl][near], factors[sl][near], _select(step, near)))
     if not kept:
         return None
@@ -337,11 +339,12 @@ def _best_at(
     n_gpu: int,
     opts: SearchOptions,
     within_s: float = math.inf,
+    prune: bool = True,
 ) -> tuple[bool, tuple[Layout, StepCost] | None]:
     """(any candidate passed enumeration, the best layout at n_gpu) (spec §10).
 
     The layout is None when no candidate has a valid split, or when the optimistic
-    bound already proves that nothing trains faster than `within_s`.
+    bound already proves that nothing trains faster than `within_s` (unless not `prune`).
     """
     if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
         return False, None
@@ -349,9 +352,9 @@ def _best_at(
     if c is None:
         return False, None
     bound = optimistic_train_time_s(hw, shape, n_gpu, c, opts)
-    if bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
+    if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
         return True, None  # even the optimistic network cannot finish in time here
-    choice = best_split(hw, shape, n_gpu, c, opts, bound)
+    choice = best_split(hw, shape, n_gpu, c, opts, bound, prune)
     if choice is None:
         return True, None
     layout = _layout(c, choice, n_gpu)
@@ -363,15 +366,26 @@ def optimal_layout(
     shape: ModelShape,
     n_gpu: int,
     opts: SearchOptions = SearchOptions(),
+    prune: bool = True,
 ) -> tuple[Layout, StepCost] | None:
-    """The layout with the smallest training time at n_gpu, or None if none is valid (spec §10)."""
-    return _best_at(hw, shape, n_gpu, opts)[1]
+    """The layout with the smallest training time at n_gpu, or None if none is valid (spec §10).
+
+    `prune=False` is the exhaustive search (every split of every candidate), for tests.
+    """
+    return _best_at(hw, shape, n_gpu, opts, prune=prune)[1]
 
 
 def smallest_cluster(
-    hw: HardwareSpec, shape: ModelShape, duration_s: float, opts: SearchOptions = SearchOptions()
+    hw: HardwareSpec,
+    shape: ModelShape,
+    duration_s: float,
+    opts: SearchOptions = SearchOptions(),
+    prune: bool = True,
 ) -> PointResult:
-    """The first N_GPU = S·2^i whose best layout trains within the duration (strict, §11)."""
+    """The first N_GPU = S·2^i whose best layout trains within the duration (strict, spec §11).
+
+    `prune=False` searches every cluster exhaustively, for tests.
+    """
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         return PointResult(shape, False, InfeasibleReason.BATCH_TOO_LARGE, None, None)
     floor = shape.training_flop / (duration_s * effective_flop_per_s(hw))
@@ -380,7 +394,7 @@ def smallest_cluster(
         n_gpu = shape.sparsity * 2**i
         if n_gpu < floor:
             continue
-        had_candidates, found = _best_at(hw, shape, n_gpu, opts, duration_s)
+        had_candidates, found = _best_at(hw, shape, n_gpu, opts, duration_s, prune)
         any_layout = any_layout or had_candidates
         if found is not None and found[1].training_time_s < duration_s:
             return PointResult(shape, True, None, *found)

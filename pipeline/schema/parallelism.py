@@ -65,8 +65,8 @@ def layout_from_config(node: object, path: str = "parallelism") -> Layout | None
     """The fixed layout of a parallelism node, or None to search (``layout: null``).
 
     The returned Layout's ``pp_interleave`` and ``nanobatch_tokens`` are 0 placeholders:
-    both depend on the model shape (v = L / N_PP for 1F1B, b = ⌊B_tok/(N_DP·m·S)⌋, §5.1,
-    spec §7), which the evaluator derives for each model size.
+    both depend on the model shape (v = L / N_PP for 1F1B, b = ⌊B_tok/(N_DP·m·S)⌋, spec
+    §5.1, §7), which the evaluator derives for each model size.
     """
     par = plain(node, path)
     layout_node = par.get("layout") if isinstance(par, dict) else None

@@ -1,4 +1,4 @@
-"""Invariants of the model over random hardware and models (hypothesis, §17 safe properties)."""
+"""Invariants of the model over random hardware and models (hypothesis, spec §17 safe properties)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ VENV    ?= .venv
 PYTHON  ?= python3
 BIN     := $(VENV)/bin
 
-.PHONY: help run test lint typecheck unit bench clean
+.PHONY: help run test test-fast lint typecheck unit bench golden clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -33,8 +33,14 @@ lint: $(VENV)/.dev ## ruff lint and format check, import contracts (docs/archite
 typecheck: $(VENV)/.dev ## mypy --strict over the package
 	$(BIN)/mypy
 
-unit: $(VENV)/.dev ## pytest
+unit: $(VENV)/.dev ## pytest, every test (slow ones included)
 	$(BIN)/pytest
+
+test-fast: $(VENV)/.dev ## the quick inner loop: pytest without the tests marked slow
+	$(BIN)/pytest -m "not slow"
+
+golden: $(VENV)/.dev ## regenerate the 21 paper series' golden file (only for a deliberate model change)
+	$(BIN)/python -m tests.validation.paper_series
 
 bench: $(VENV)/.dev ## model and sweep benchmarks (report figures, never fail)
 	$(BIN)/python bench/bench_model.py

@@ -19,6 +19,9 @@ from pipeline.schema import CONF_DIR
 from tests.command import dmlimits
 from tests.presets import preset
 
+pytestmark = pytest.mark.slow
+"""Each test runs the `dmlimits` command in a subprocess."""
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 TINY_GRID = "scaling.grid.max_d_model=16384"
 """Three paper-grid sizes: enough to exercise a series in well under a second."""

@@ -61,6 +61,7 @@ def test_run_series_backends_give_the_same_rows(scenarios: list[Scenario]) -> No
     assert threads.equals(inline)
 
 
+@pytest.mark.slow
 def test_run_series_on_a_running_dask_cluster(scenarios: list[Scenario]) -> None:
     """A run connected to a 2-worker dask.distributed cluster gives the loky rows."""
     loky = rows(run_series(scenarios, ExecutionSettings(n_jobs=2, chunk_size=2)))
@@ -74,6 +75,7 @@ def test_run_series_on_a_running_dask_cluster(scenarios: list[Scenario]) -> None
     assert dask.equals(loky)
 
 
+@pytest.mark.slow
 def test_dmlimits_dask_local_cluster_matches_loky(tmp_path: Path) -> None:
     """`execution.backend=dask` on its own 2-worker local cluster writes the loky run's rows."""
     common = ["sweep=smoke", *TINY, "execution.chunk_size=2"]

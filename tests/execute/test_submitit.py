@@ -19,10 +19,13 @@ def submitit_installed() -> bool:
         return False
 
 
-pytestmark = pytest.mark.skipif(
-    not submitit_installed(),
-    reason="hydra-submitit-launcher is not installed (pip install 'dmlimits[slurm]')",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not submitit_installed(),
+        reason="hydra-submitit-launcher is not installed (pip install 'dmlimits[slurm]')",
+    ),
+    pytest.mark.slow,
+]
 
 
 def test_submitit_local_multirun_writes_both_jobs(tmp_path: Path) -> None:

@@ -18,6 +18,9 @@ from pipeline.nightly.partition import run_dates
 from pipeline.nightly.run import run_nightly
 from tests.nightly.runs import nightly_config, nightly_overrides, run_ids
 
+pytestmark = pytest.mark.slow
+"""Nightly runs, some killed, in subprocesses."""
+
 D1, D2 = "2025-01-01", "2025-01-02"
 
 

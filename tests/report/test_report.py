@@ -12,6 +12,9 @@ from pipeline.report.charts import DPI, FIGSIZE_IN
 from pipeline.report.main import CHARTS, main
 from tests.nightly.runs import plain_run
 
+pytestmark = pytest.mark.slow
+"""Runs and matplotlib rendering."""
+
 EXPECTED_SHAPE = (round(FIGSIZE_IN[1] * DPI), round(FIGSIZE_IN[0] * DPI), 4)
 """Rows × columns × RGBA of every saved chart (700 × 1200)."""
 

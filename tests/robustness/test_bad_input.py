@@ -148,6 +148,7 @@ def hydra_results(
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "key", "fragment"), [pytest.param(i, k, f, id=i) for i, _, k, f in HYDRA_INPUTS]
 )

@@ -35,6 +35,9 @@ from pipeline.model.results import PointResult
 from pipeline.schema import compose_config, load_scenario
 from tests.robustness.conftest import TINY_GRID, cli_command, cli_env, run_cli
 
+pytestmark = pytest.mark.slow
+"""Runs killed and resumed in subprocesses."""
+
 POLL_S = 0.01
 WAIT_S = 120.0
 PROVENANCE_COLUMNS = ("run_id", "created_at")

@@ -74,6 +74,7 @@ def outcomes() -> dict[str, SeriesOutcome]:
 OUTCOME_IDS = [f"{name}-{law}" for name in CASES for law in ("dense", "sparse")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", OUTCOME_IDS)
 def test_whole_grid_points_are_finite_or_say_why(
     outcomes: dict[str, SeriesOutcome], case: str
@@ -102,6 +103,7 @@ def vars_of(record: object) -> list[object]:
     return [getattr(record, name) for name in type(record).__slots__]  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", OUTCOME_IDS)
 def test_whole_grid_rows_are_null_only_where_documented(
     outcomes: dict[str, SeriesOutcome], case: str

@@ -13,6 +13,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -75,6 +76,7 @@ def faster(hw: HardwareSpec, bandwidth: list[float], latency: list[float]) -> Ha
     )
 
 
+@pytest.mark.slow
 @EXAMPLES
 @given(scenarios(), st.booleans())
 def test_valid_scenario_evaluates_to_sound_rows(scenario: Scenario, whole_grid: bool) -> None:

@@ -27,6 +27,9 @@ from pipeline.io.rows import point_config_hash
 from pipeline.schema import compose_config
 from tests.robustness.conftest import run_cli
 
+pytestmark = pytest.mark.slow
+"""Whole runs under several backends."""
+
 SWEEP = ("sweep=smoke", "scaling.grid.max_d_model=16384")
 PROVENANCE = ("run_id", "created_at")
 N_SERIES = 12

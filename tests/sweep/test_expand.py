@@ -154,6 +154,7 @@ def test_expand_interpolated_field_follows_the_swept_one() -> None:
     assert latencies == [1e-6, 2e-6]
 
 
+@pytest.mark.slow
 def test_expand_sensitivity_has_ten_thousand_points() -> None:
     """sweep=sensitivity holds at least 10,000 scenario points (series x model sizes)."""
     overrides = ["sweep=sensitivity"]

@@ -17,6 +17,9 @@ from pipeline.schema import compose_config
 from pipeline.sweep import done_series_ids, expand_sweep, pending
 from tests.command import command_env, dmlimits, dmlimits_argv, stable_table
 
+pytestmark = pytest.mark.slow
+"""Sweeps killed and resumed in subprocesses."""
+
 SMOKE = ["sweep=smoke", "execution.n_jobs=1"]
 """Twelve series, one after another in-process, so a kill lands between two series."""
 

@@ -18,6 +18,9 @@ from pipeline.model.scaling import BatchLaw, BatchLawKind, ScalingLaws, paper_d_
 from pipeline.model.search import sweep_series
 from tests.presets import preset
 
+pytestmark = pytest.mark.slow
+"""Full paper-grid sweeps, seconds each."""
+
 DURATION_S = 0.25 * 3.154e7
 LAWS = {
     "critical": BatchLaw(),

@@ -2,7 +2,8 @@
 
 Each series is evaluated on every grid width (output.whole_grid) with numpy floating-point
 warnings raised as errors, then flattened into the rows a run writes. Rows may be null only
-where docs/schema.md says: layout and cost columns of infeasible rows, the limits a series does
+where docs/schema.md says: layout and cost columns of rows without a layout (every
+infeasible point of a search), the limits a series does
 not reach, closed forms without a finite value. Python float arithmetic raises on overflow and
 division by zero by itself; a NaN or infinity that slipped through is caught by the checks.
 
@@ -41,7 +42,7 @@ CASES = {
     ],
 }
 LAYOUT_AND_COST = [f.name for f in POINTS_SCHEMA if f.nullable and f.name != "infeasible_reason"]
-"""Points columns that are null exactly on infeasible rows (docs/schema.md)."""
+"""Points columns that are null exactly on a search's infeasible rows (docs/schema.md: no layout)."""
 
 
 def scenario(overrides: Sequence[str]) -> Scenario:

@@ -2,8 +2,9 @@
 
 The option keys are the fields of `SearchOptions` and `Quirks` themselves, so the config
 and the model cannot drift apart silently: a new field is a missing key until the YAML
-gains it. A fixed layout is checked against the network here (spec §5.2) and against
-the model shape by `validate_fixed_layout` once the shape is known.
+gains it. A fixed layout is checked against the network here (spec §5.2); whether it
+fits a model shape is `fixed_layout_misfit` (a sweep records a misfit as an infeasible
+point) or `validate_fixed_layout` (raises).
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ class Scenario:
     """The layout to evaluate as is when parallelism=fixed, else None (search). Its
     ``pp_interleave`` and ``nanobatch_tokens`` are 0 placeholders: they depend on the model
     shape, so the evaluator derives them per model size. Its levels are checked against
-    the hardware here; check it against each model with `validate_fixed_layout`."""
+    the hardware here; whether it fits each model is `fixed_layout_misfit`."""
     closed_form: ClosedFormSettings
 
 

@@ -118,7 +118,7 @@ def test_activation_recompute_is_slower() -> None:
 
 
 def test_memory_check_off_finds_a_layout_memory_cannot_hold() -> None:
-    """d_model 49152 (1.1e13 parameters) does not fit 512 H100s, unless the check is off (§8)."""
+    """d_model 49152 (1.1e13 parameters) does not fit 512 H100s, unless the check is off (spec §9)."""
     shape = model_shape(49152, ScalingLaws())
     hw = preset("h100_sxm")
     assert optimal_layout(hw, shape, 512, BASE) is None

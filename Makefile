@@ -2,8 +2,9 @@
 VENV    ?= .venv
 PYTHON  ?= python3
 BIN     := $(VENV)/bin
+PIN     := -c requirements/constraints.txt
 
-.PHONY: help run test test-fast lint typecheck unit bench golden clean
+.PHONY: help run test test-fast lint typecheck unit wheel-check constraints bench golden clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -12,12 +13,12 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-$(VENV)/.base: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
+$(VENV)/.base: pyproject.toml requirements/constraints.txt | $(BIN)/python
+	$(BIN)/pip install -q $(PIN) -e .
 	touch $@
 
-$(VENV)/.dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
+$(VENV)/.dev: pyproject.toml requirements/constraints.txt | $(BIN)/python
+	$(BIN)/pip install -q $(PIN) -e '.[dev]'
 	touch $@ $(VENV)/.base
 
 run: $(VENV)/.base ## install and run the default scenario (H100, dense, critical batch, 3 months)
@@ -41,6 +42,13 @@ test-fast: $(VENV)/.dev ## the quick inner loop: pytest without the tests marked
 
 golden: $(VENV)/.dev ## regenerate the 21 paper series' golden file (only for a deliberate model change)
 	$(BIN)/python -m tests.validation.paper_series
+
+wheel-check: ## build the wheel, install it in a fresh venv outside the checkout, run a small grid
+	.ci/wheel-check
+
+constraints: $(VENV)/.dev ## re-pin requirements/constraints.txt from the dev environment
+	{ sed -n '1,3p' requirements/constraints.txt; $(BIN)/pip freeze --exclude-editable | grep -v '^dmlimits'; } > requirements/constraints.tmp
+	mv requirements/constraints.tmp requirements/constraints.txt
 
 bench: $(VENV)/.dev ## model and sweep benchmarks (report figures, never fail)
 	$(BIN)/python bench/bench_model.py

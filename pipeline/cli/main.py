@@ -3,37 +3,46 @@
 dmlimits                                    # H100, dense, critical batch, 3 months, paper grid
 dmlimits hardware=a100_sxm scaling=sparse   # another scenario
 dmlimits -m +experiment=base_comparison     # a grid, one dataset under output.root
+dmlimits --config-dir ~/presets hardware=my_gpu   # a preset of your own
 
-Before Hydra starts, `pipeline.cli.preflight` checks the command line; a mistake is one line on
-stderr, ``dmlimits: error: <key> = <value>: <allowed>``, exit status 2, and nothing is written.
-In a multirun, a job that still fails on bad input (a combination preflight did not try, an
-output root that became unwritable) prints the same line and raises `JobFailed`: Hydra runs the
-remaining jobs, then exits non-zero; `dmlimits-gather ROOT --multirun DIR` lists
-the failed jobs (no done marker).
+Before Hydra starts, `pipeline.cli.check` reads and composes the command line with Hydra's own
+parser and compose API and checks every value with the schema; a mistake is one line on stderr,
+``dmlimits: error: <message>``, exit status 2, and nothing is written. In a multirun, a job that
+still fails on bad input (a combination the check did not try, an output root that became
+unwritable) prints the same line and raises `JobFailed`: Hydra runs the remaining jobs, then
+exits non-zero; `dmlimits-gather ROOT --multirun DIR` lists the failed jobs (no done marker).
+A single run that fails after Hydra started removes the run directory Hydra made for it.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import CompactHydraException
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.app.summary import summary_lines
-from pipeline.cli.preflight import preflight
+from pipeline.cli.check import check_command_line
 from pipeline.io.dataset import mark_done
 from pipeline.io.parquet import OutputError
 from pipeline.nightly.run import run_nightly
-from pipeline.schema import CONF_DIR
-from pipeline.schema.errors import ConfigError
+from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE
+from pipeline.schema.errors import ConfigError, InputError
+from pipeline.schema.keys import check_known_keys
 
 EXIT_BAD_INPUT = 2
+HYDRA_RUN_FILES = (".hydra/config.yaml", ".hydra/hydra.yaml", ".hydra/overrides.yaml", ".hydra")
+"""What Hydra writes into a single run's directory before the job starts (and its *.log)."""
+
+_existing_ancestor: Path | None = None
+"""The nearest directory of hydra.run.dir that existed before Hydra started (set by `main`)."""
 
 
 class JobFailed(CompactHydraException):
@@ -48,6 +57,10 @@ def report_error(err: Exception) -> int:
 
 def run_job(cfg: DictConfig) -> int:
     """One Hydra job: validate, evaluate, write, summarize; exit code 2 on bad input."""
+    try:
+        check_known_keys(cfg)
+    except ConfigError as err:
+        return report_error(err)
     if cfg.output.get("run_date") is not None:
         return run_nightly(cfg)
     try:
@@ -67,7 +80,37 @@ def run_job(cfg: DictConfig) -> int:
     return 0
 
 
-@hydra.main(config_path=str(CONF_DIR), config_name="config", version_base="1.3")
+def remove_run_dir(output_dir: Path, keep: Path | None) -> None:
+    """Remove what Hydra wrote for a failed single run, then its directories while empty.
+
+    Only Hydra's own files (`HYDRA_RUN_FILES`, an empty job log) are removed, and directories
+    only when empty, up to `keep` (a directory that existed before the run) or the working
+    directory.
+    """
+    for name in HYDRA_RUN_FILES:
+        path = output_dir / name
+        if path.is_dir():
+            _rmdir_if_empty(path)
+        elif path.is_file():
+            path.unlink()
+    for log in output_dir.glob("*.log"):
+        if log.stat().st_size == 0:
+            log.unlink()
+    stop = {Path.cwd().resolve(), *([keep.resolve()] if keep else [])}
+    folder = output_dir.resolve()
+    while folder not in stop and folder != folder.parent and _rmdir_if_empty(folder):
+        folder = folder.parent
+
+
+def _rmdir_if_empty(folder: Path) -> bool:
+    try:
+        folder.rmdir()
+    except OSError:
+        return False
+    return True
+
+
+@hydra.main(config_path=CONF_URL, config_name=CONFIG_NAME, version_base=VERSION_BASE)
 def _hydra_entry(cfg: DictConfig) -> None:
     code = run_job(cfg)
     if not code:
@@ -79,21 +122,34 @@ def _hydra_entry(cfg: DictConfig) -> None:
             f"Check the dataset with: dmlimits-gather ROOT --multirun "
             f"{hydra_cfg.sweep.dir}"
         )
+    remove_run_dir(Path(hydra_cfg.runtime.output_dir), _existing_ancestor)
     sys.exit(code)
 
 
-def check_command_line(argv: Sequence[str]) -> int:
-    """0 if `preflight` passes the command line, else print its one-line error and return 2."""
+def nearest_existing(path: Path) -> Path:
+    """The nearest directory of ``path`` (itself included) that exists."""
+    path = Path.cwd() / path
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check(argv: Sequence[str]) -> int:
+    """0 if the command line passes `check_command_line`, else print its one line and return 2."""
+    global _existing_ancestor
     try:
-        preflight(argv)
-    except ConfigError as err:
+        composed = check_command_line(argv)
+    except (ConfigError, InputError) as err:
         return report_error(err)
+    if composed is not None:
+        run_dir = OmegaConf.select(composed, "hydra.run.dir")
+        _existing_ancestor = nearest_existing(Path(str(run_dir))) if run_dir else None
     return 0
 
 
 def main() -> None:
     """Console entry point (`dmlimits`, `python -m pipeline`)."""
-    code = check_command_line(sys.argv[1:])
+    code = check(sys.argv[1:])
     if code:
         sys.exit(code)
     _hydra_entry()

@@ -10,13 +10,14 @@ Modules, by config group:
 - parallelism: conf/parallelism -> SearchOptions, Quirks, a fixed Layout (spec §5, §10, §14)
 - closed_form: the root closed_form node -> Model B settings (spec §12)
 - scenario: the whole composed config -> Scenario (`load_scenario`)
-- compose: Hydra's compose API over <repo>/conf (`compose_config`)
+- compose: Hydra's compose API over pkg://pipeline.conf and user config dirs (`compose_config`)
+- keys: the keys each root node may hold (`check_known_keys`)
 - section, units, errors: checked reading, unit conversion, the error type
 """
 
 from pipeline.schema.closed_form import ClosedFormSettings
 from pipeline.schema.compose import CONF_DIR, compose_config
-from pipeline.schema.errors import ConfigError
+from pipeline.schema.errors import ConfigError, InputError
 from pipeline.schema.hardware import hardware_from_config
 from pipeline.schema.parallelism import validate_fixed_layout
 from pipeline.schema.scenario import Scenario, load_scenario
@@ -25,6 +26,7 @@ __all__ = [
     "CONF_DIR",
     "ClosedFormSettings",
     "ConfigError",
+    "InputError",
     "Scenario",
     "compose_config",
     "hardware_from_config",

@@ -1,48 +1,144 @@
 """Compose conf/config.yaml with overrides through Hydra's compose API.
 
-conf/ sits at the repository root, next to the `pipeline` package, and is found as
-``Path(__file__).parents[2] / "conf"``. That holds for a source checkout and for the
-editable install the README uses (``pip install -e .``); a non-editable wheel does not
-ship conf/.
+The configs are the package `pipeline.conf`: the repository's top-level conf/ folder, mapped to
+that package name by pyproject.toml, so Hydra finds them as ``pkg://pipeline.conf`` from a wheel,
+a pipx install and an editable install alike, whatever the working directory.
+
+A user's own presets live in directories of theirs, added to Hydra's search path with
+``--config-dir DIR`` or ``hydra.searchpath=[file://DIR]``. Hydra looks in the package first, so a
+user file named like a built-in one (``hardware/h100_sxm.yaml``) would be silently ignored; it is
+refused instead (`shadowed_files`). A job that re-composes its config (a sweep's choices) uses
+the running application's search path (`app_search_path`), so user presets work there too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
-from hydra import compose, initialize_config_dir
+from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
-"""The Hydra config directory: <repository root>/conf."""
+from pipeline.schema.errors import InputError
+
+CONF_PACKAGE = "pipeline.conf"
+CONF_URL = f"pkg://{CONF_PACKAGE}"
+"""Hydra's address of the built-in configs (the primary config source of every composition)."""
+CONF_DIR = Path(str(resources.files(CONF_PACKAGE)))
+"""Where the built-in configs are on disk: <repository>/conf, or pipeline/conf in a wheel."""
 CONFIG_NAME = "config"
 VERSION_BASE = "1.3"
 """Hydra behaviour version; the CLI's @hydra.main must use the same."""
+USER_PROVIDERS = ("command-line", "hydra.searchpath in command-line", "hydra.searchpath in main")
+"""Hydra's names for the config sources a user adds (--config-dir, hydra.searchpath)."""
+
+
+def search_path_override(search_path: Sequence[str]) -> str:
+    """The ``hydra.searchpath=[...]`` override for these URLs (each quoted for Hydra's grammar)."""
+    quoted = []
+    for url in search_path:
+        if "\\" in url:
+            raise InputError(f"config directory {url!r}: a path with a backslash is not supported")
+        quoted.append("'" + url.replace("'", "\\'") + "'")
+    return f"hydra.searchpath=[{','.join(quoted)}]"
 
 
 def compose_config(
-    overrides: Sequence[str] = (), *, return_hydra_config: bool = False
+    overrides: Sequence[str] = (),
+    *,
+    return_hydra_config: bool = False,
+    search_path: Sequence[str] = (),
 ) -> DictConfig:
     """The root config composed with Hydra command-line style overrides.
 
     E.g. ``compose_config(["hardware=a100_sxm", "scaling=sparse",
     "scaling.grid.max_d_model=24576"])``. Multirun sweeps (``a,b``) are not expanded.
-    Safe to call inside a running Hydra app: the global Hydra state is restored after.
+    ``search_path`` adds config sources after the built-in ones (``file:///home/me/presets``),
+    as --config-dir does. Safe to call inside a running Hydra app: the global Hydra state is
+    restored after.
+    """
+    extra = [search_path_override(search_path)] if search_path else []
+    with hydra_session():
+        return compose(
+            config_name=CONFIG_NAME,
+            overrides=[*overrides, *extra],
+            return_hydra_config=return_hydra_config,
+        )
+
+
+def group_options(group: str, search_path: Sequence[str] = ()) -> list[str]:
+    """The options of a config group: built-in files and those in the user's directories."""
+    extra = [search_path_override(search_path)] if search_path else []
+    with hydra_session() as hydra:
+        options = hydra.config_loader.get_group_options(
+            group, config_name=CONFIG_NAME, overrides=extra
+        )
+    return sorted(str(o) for o in options)
+
+
+@contextmanager
+def hydra_session() -> Iterator[Any]:
+    """Hydra initialized on the built-in configs as @hydra.main initializes it (yields Hydra).
+
+    A Hydra instance already running (a job re-composing its config) is put back after.
     """
     global_hydra = GlobalHydra.instance()
     outer = global_hydra.hydra if global_hydra.is_initialized() else None
     global_hydra.clear()
     try:
-        with initialize_config_dir(
-            config_dir=str(CONF_DIR), job_name="dmlimits", version_base=VERSION_BASE
+        with initialize_config_module(
+            config_module=CONF_PACKAGE, job_name="dmlimits", version_base=VERSION_BASE
         ):
-            return compose(
-                config_name=CONFIG_NAME,
-                overrides=list(overrides),
-                return_hydra_config=return_hydra_config,
-            )
+            yield global_hydra.hydra
     finally:
+        global_hydra.clear()
         if outer is not None:
             GlobalHydra.instance().initialize(outer)
+
+
+def app_search_path() -> list[str]:
+    """The config sources the user added to the running Hydra app, in Hydra's order ([] if none)."""
+    if not HydraConfig.initialized():
+        return []
+    sources = HydraConfig.get().runtime.config_sources
+    return [f"{s.schema}://{s.path}" for s in sources if s.provider in USER_PROVIDERS]
+
+
+def local_dir(url: str) -> Path | None:
+    """The directory of a ``file://`` (or scheme-less) search-path entry; None for pkg:// etc."""
+    scheme, sep, path = url.partition("://")
+    if not sep:
+        return Path(url)
+    return Path(path) if scheme == "file" else None
+
+
+def shadowed_files(search_path: Sequence[str]) -> list[tuple[Path, Path]]:
+    """(user file, its path in conf/) of user config files that Hydra would ignore for a built-in."""
+    shadowed: list[tuple[Path, Path]] = []
+    for url in search_path:
+        folder = local_dir(url)
+        if folder is None or not folder.is_dir():
+            continue
+        for path in sorted(folder.rglob("*.yaml")):
+            relative = path.relative_to(folder)
+            if (CONF_DIR / relative).is_file():
+                shadowed.append((path, relative))
+    return shadowed
+
+
+def check_user_dirs(search_path: Sequence[str]) -> None:
+    """InputError for a missing user config directory or a user file shadowing a built-in one."""
+    for url in search_path:
+        folder = local_dir(url)
+        if folder is not None and not folder.is_dir():
+            raise InputError(f"config directory {str(folder)!r} is not a directory")
+    for path, built_in in shadowed_files(search_path):
+        raise InputError(
+            f"{path}: has the name of the built-in preset {built_in.with_suffix('')}, which "
+            f"Hydra would use instead; rename the file (and its name: key)"
+        )

@@ -42,3 +42,10 @@ class ConfigError(ValueError):
     def __str__(self) -> str:
         allowed = " ".join(self.allowed.split())
         return f"{self.key} = {_show(self.value)}: {allowed}"
+
+
+class InputError(ValueError):
+    """Bad input that is not one config value (a config file, a directory, the command line).
+
+    ``str()`` is the whole one-line message, naming the input (a file and line for YAML).
+    """

@@ -16,7 +16,9 @@ then axes as written, the last one changing fastest (itertools.product). Each co
 series. A choice re-composes the config with the run's own command-line overrides plus
 `group=option` (`pipeline.schema.compose_config`), so an experiment or an override such as
 `scaling.grid.max_d_model=...` applies to every option; a command line that picks the same group
-itself is refused (narrow the sweep with `sweep.choices.batch=[deepseek]` instead).
+itself is refused (narrow the sweep with `sweep.choices.batch=[deepseek]` instead). Options and
+re-compositions use the running application's search path (`app_search_path`), so a preset of
+the user's own (--config-dir, hydra.searchpath) is a valid choice.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from pipeline.execute.series import series_id
 from pipeline.io.rows import canonical_json
-from pipeline.schema import CONF_DIR, Scenario, compose_config, load_scenario
+from pipeline.schema import Scenario, compose_config, load_scenario
+from pipeline.schema.compose import app_search_path, group_options
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.scenario import GROUPS
 from pipeline.schema.section import Section, plain
@@ -79,6 +82,10 @@ def sweep_from_config(cfg: DictConfig | Mapping[str, Any]) -> Sweep:
     section = Section(plain(node, "sweep"), "sweep", SWEEP_KEYS)
     axes = tuple(parse_axis(k, v) for k, v in _flat_axes(_mapping(section, "axes")))
     choices = tuple(_choice(str(g), o) for g, o in _mapping(section, "choices").items())
+    if choices:
+        search_path = app_search_path()
+        for group, options in choices:
+            _check_options(group, options, search_path)
     return Sweep(choices, axes)
 
 
@@ -112,12 +119,23 @@ def _choice(group: str, options: Any) -> tuple[str, tuple[str, ...]]:
         raise ConfigError(where, options, f"the group must be one of {', '.join(GROUPS)}")
     if not isinstance(options, list) or not options:
         raise ConfigError(where, options, f"must be a non-empty list of conf/{group}/ file names")
-    for option in options:
-        if not isinstance(option, str) or not (CONF_DIR / group / f"{option}.yaml").is_file():
-            raise ConfigError(where, options, f"{option!r} is not a file of conf/{group}/")
+    if not all(isinstance(option, str) for option in options):
+        raise ConfigError(where, options, f"must be a list of conf/{group}/ file names")
     if len(set(options)) != len(options):
         raise ConfigError(where, options, "options must be distinct")
     return group, tuple(options)
+
+
+def _check_options(group: str, options: Sequence[str], search_path: Sequence[str]) -> None:
+    """Every option names a preset of the group, built in or in the user's config directories."""
+    known = group_options(group, search_path)
+    for option in options:
+        if option not in known:
+            raise ConfigError(
+                f"sweep.choices.{group}",
+                list(options),
+                f"{option!r} is not one of: {', '.join(known)}",
+            )
 
 
 def known_overrides(overrides: Sequence[str] | None) -> tuple[str, ...] | None:
@@ -152,6 +170,7 @@ def _choice_configs(
         yield {}, cfg
         return
     base = run_overrides(overrides)
+    search_path = app_search_path()
     groups = [group for group, _ in sweep.choices]
     for parsed, text in zip(OverridesParser.create().parse_overrides(base), base, strict=True):
         if parsed.key_or_group in groups:
@@ -164,7 +183,9 @@ def _choice_configs(
     for options in itertools.product(*(o for _, o in sweep.choices)):
         made = dict(zip(groups, options, strict=True))
         try:
-            composed = compose_config([*base, *(f"{g}={o}" for g, o in made.items())])
+            composed = compose_config(
+                [*base, *(f"{g}={o}" for g, o in made.items())], search_path=search_path
+            )
         except HydraException as err:
             reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
             raise ConfigError("sweep.choices", made, f"does not compose: {reason}") from err

@@ -1,0 +1,272 @@
+"""Check a `dmlimits` command line before Hydra starts: one line per mistake, nothing written.
+
+Hydra owns the grammar. The command line is read by Hydra's own argument parser, composed by
+Hydra with the user's config directories in its search path, and, for a multirun, split into
+jobs by Hydra's basic sweeper and each job composed as the sweeper composes it. Any failure in
+that is Hydra's (or YAML's, for a user's file) message, put on one line by `one_line`; values
+are then checked by the schema, as each job will check them (`check_job`), with the output root
+proved writable without creating it. The CLI prints the first mistake as
+``dmlimits: error: <message>`` and exits with status 2 (`pipeline.cli.main`).
+
+Which jobs of a multirun are checked: every value of every swept key at least once (the first
+job, then each job that brings a value not seen yet), so a sweep of n values over k keys costs
+about n compositions, not their product. A mistake that shows only in some combination stops
+that job at run time with the same one-line message.
+
+Command lines asking Hydra for something else (--help, --hydra-help, --cfg, --info, shell
+completion) are left to Hydra.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+from hydra._internal.utils import get_args_parser
+from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
+from omegaconf.errors import OmegaConfBaseException
+
+from pipeline.app.plan import plan_run
+from pipeline.io.parquet import OutputError
+from pipeline.nightly.settings import nightly_from_config
+from pipeline.schema.compose import (
+    CONFIG_NAME,
+    check_user_dirs,
+    hydra_session,
+    search_path_override,
+)
+from pipeline.schema.errors import MISSING, ConfigError, InputError
+from pipeline.schema.keys import check_known_keys
+
+LEFT_TO_HYDRA = ("help", "hydra_help", "cfg", "info", "shell_completion")
+"""Hydra's flags that ask for something other than a run."""
+DETAIL_PREFIXES = ("object_type=", "reference_type=")
+"""Lines of an OmegaConf message that repeat what its first lines say."""
+SEARCH_PATH_HEADER = "Config search path:"
+"""Where Hydra's message turns into a listing of its search path (dropped)."""
+COMPOSITION_ERRORS = (HydraException, OmegaConfBaseException, yaml.YAMLError, ValueError, OSError)
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """What a `dmlimits` command line asks for, as Hydra's argument parser reads it."""
+
+    overrides: list[str]
+    multirun: bool
+    run: bool
+    search_path: list[str]
+    """User config sources: --config-dir first, then hydra.searchpath entries (Hydra's order)."""
+    keys: list[str]
+    """The key (or config group) of each override, as Hydra's override parser reads it."""
+
+    def named(self, message: str) -> str:
+        """The message, followed by the overrides when it names none of them (OmegaConf's)."""
+        if any(key in message for key in self.keys):
+            return message
+        return f"{message} (composing {' '.join(self.overrides)})"
+
+
+def one_line(err: BaseException) -> str:
+    """A Hydra, OmegaConf or YAML error as one line; a YAML error names its file and line."""
+    seen: BaseException | None = err
+    while seen is not None:
+        mark = getattr(seen, "problem_mark", None)
+        if isinstance(seen, yaml.MarkedYAMLError) and mark is not None:
+            problem = " ".join(f"{seen.context or ''} {seen.problem or ''}".split())
+            return f"{mark.name}:{mark.line + 1}:{mark.column + 1}: {problem}"
+        seen = seen.__cause__ or seen.__context__
+    lines = [line.strip() for line in str(err).splitlines() if line.strip() not in ("", "^")]
+    kept: list[str] = []
+    for line in lines:
+        if line.startswith(SEARCH_PATH_HEADER):
+            break
+        if not line.startswith(DETAIL_PREFIXES):
+            kept.append(line)
+    text, listing = "", False
+    for line in kept:  # a list under "...:" (options, keys) becomes "a, b, c"
+        if not text:
+            text = line
+        elif text.endswith(":"):
+            text, listing = f"{text} {line}", " " not in line
+        elif listing and " " not in line:
+            text = f"{text}, {line}"
+        else:
+            text, listing = f"{text.rstrip('.')}; {line}", False
+    return text or type(err).__name__
+
+
+def parse_command(argv: Sequence[str]) -> Command | None:
+    """The command line as Hydra reads it; None when it asks Hydra for something else."""
+    parser = get_args_parser()
+    args, unknown = parser.parse_known_args(list(argv))
+    if unknown:
+        raise InputError(f"unknown option {unknown[0]!r} (dmlimits --help lists them)")
+    if any(getattr(args, flag) for flag in LEFT_TO_HYDRA):
+        return None
+    if args.config_name not in (None, CONFIG_NAME) or args.config_path is not None:
+        raise InputError(
+            "--config-name and --config-path are not supported: add a directory of your own "
+            "presets with --config-dir DIR (README, 'Your own presets')"
+        )
+    search_path = [f"file://{os.path.abspath(args.config_dir)}"] if args.config_dir else []
+    overrides: list[str] = []
+    keys: list[str] = []
+    overrides_parser = OverridesParser.create()
+    for text in args.overrides:
+        try:
+            (override,) = overrides_parser.parse_overrides([text])
+        except HydraException as err:
+            raise InputError(f"override {text!r}: {one_line(err)}") from None
+        if override.get_key_element() == "hydra.searchpath":
+            value = override.value()
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise InputError(f"{text}: hydra.searchpath is a list of config directories")
+            search_path.extend(str(v) for v in value)
+        else:
+            overrides.append(text)
+            keys.append(override.key_or_group)
+    return Command(overrides, bool(args.multirun), bool(args.run), search_path, keys)
+
+
+def check_command_line(argv: Sequence[str]) -> DictConfig | None:
+    """Check a command line as the module docstring says; the first mistake is raised.
+
+    Raises InputError (a Hydra or YAML message) or ConfigError (a value). Returns the composed
+    config of the run (of the first job for a multirun), or None when it was left to Hydra.
+    """
+    command = parse_command(argv)
+    if command is None:
+        return None
+    check_user_dirs(command.search_path)
+    overrides = list(command.overrides)
+    if command.search_path:
+        overrides.append(search_path_override(command.search_path))
+    with hydra_session() as hydra:
+        mode = hydra.get_mode(config_name=CONFIG_NAME, overrides=overrides)
+        multirun = command.multirun or (mode == RunMode.MULTIRUN and not command.run)
+        run_mode = RunMode.MULTIRUN if multirun else RunMode.RUN
+        try:
+            primary: DictConfig = hydra.compose_config(
+                config_name=CONFIG_NAME,
+                overrides=overrides,
+                run_mode=run_mode,
+                from_shell=True,
+                with_log_configuration=False,
+            )
+        except COMPOSITION_ERRORS as err:
+            raise InputError(command.named(one_line(err))) from None
+        if not multirun:
+            check_job(primary)
+            return primary
+        for job, label in jobs_to_check(primary, hydra.config_loader):
+            try:
+                config: DictConfig = hydra.config_loader.load_sweep_config(primary, job)
+            except COMPOSITION_ERRORS as err:
+                raise InputError(f"{command.named(one_line(err))} (job {label})") from None
+            check_job(config, label, multirun=True)
+        return primary
+
+
+def jobs_to_check(primary: DictConfig, config_loader: Any) -> Iterator[tuple[list[str], str]]:
+    """Jobs of a multirun as Hydra's basic sweeper makes them, each value of a key tried once.
+
+    Each comes with a label naming its swept values ("" when nothing is swept). A sweep with
+    no values (``range(6,1)``, a ``glob()`` matching no option) is an error naming it.
+    """
+    params = OmegaConf.select(primary, "hydra.sweeper.params") or {}
+    texts = [f"{k}={v}" for k, v in params.items()]
+    texts += [str(o) for o in primary.hydra.overrides.task]
+    try:
+        parsed = OverridesParser.create(config_loader=config_loader).parse_overrides(texts)
+        (jobs,) = BasicSweeper.split_arguments(parsed, None)
+    except COMPOSITION_ERRORS as err:
+        raise InputError(one_line(err)) from None
+    for override in parsed:
+        if override.is_sweep_override() and not list(override.sweep_string_iterator()):
+            raise InputError(f"{override.input_line}: the sweep has no values")
+    swept = [i for i in range(len(jobs[0])) if len({job[i] for job in jobs}) > 1]
+    seen: set[tuple[int, str]] = set()
+    for job in jobs:
+        new = {(i, value) for i, value in enumerate(job)} - seen
+        if new:
+            seen |= new
+            yield job, ", ".join(job[i] for i in swept)
+
+
+def check_job(full: DictConfig, label: str = "", *, multirun: bool = False) -> None:
+    """Check one job's composed config (with its hydra node) as the job will, writing nothing."""
+    try:
+        check_config(full, multirun=multirun)
+    except ConfigError as err:
+        if not label:
+            raise
+        raise ConfigError(err.key, err.value, f"{err.allowed} (job {label})") from err
+
+
+def check_config(full: DictConfig, *, multirun: bool = False) -> None:
+    """Keys, values, sweep, execution, output root (and a nightly run's settings) of a job.
+
+    The job's `plan_run` runs with HydraConfig set as Hydra sets it (a sweep's choices
+    re-compose from its overrides and search path). An output root that does not exist yet is
+    proved on its nearest existing directory, so nothing is created.
+    """
+    task = copy.deepcopy(full)
+    with read_write(task), open_dict(task):
+        del task["hydra"]
+    check_known_keys(task)
+    if OmegaConf.select(task, "output.run_date") is not None:
+        settings = nightly_from_config(task)
+        if multirun:
+            raise ConfigError(
+                "output.run_date",
+                settings.run_date.isoformat(),
+                "a nightly run is one job: sweep with sweep.axes instead of --multirun",
+            )
+    hydra_config = HydraConfig.instance()
+    previous = hydra_config.cfg
+    hydra_config.set_config(full)
+    try:
+        probe, root = _probe_root(task)
+        try:
+            plan_run(probe)
+        except OutputError as err:
+            raise ConfigError(
+                "output.root", root, f"must be a directory that can be created and written ({err})"
+            ) from None
+        except OmegaConfBaseException as err:
+            key = getattr(err, "full_key", None) or "config"
+            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise ConfigError(key, MISSING, f"must be set and resolvable ({reason})") from None
+    finally:
+        hydra_config.cfg = previous
+
+
+def _probe_root(task: DictConfig) -> tuple[DictConfig, str | None]:
+    """The config with output.root moved to its nearest existing directory, and the root given."""
+    try:
+        root = OmegaConf.select(task, "output.root")
+    except OmegaConfBaseException:
+        return task, None  # plan_run names the key
+    if not isinstance(root, str) or not root:
+        return task, None
+    target = Path(os.path.abspath(root))
+    existing = target
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError("output.root", root, f"must be a directory path ({existing} is a file)")
+    if existing == target:
+        return task, root
+    probe = copy.deepcopy(task)
+    OmegaConf.update(probe, "output.root", str(existing), merge=False)
+    return probe, root

@@ -82,8 +82,8 @@ def one_line(err: BaseException) -> str:
     while seen is not None:
         mark = getattr(seen, "problem_mark", None)
         if isinstance(seen, yaml.MarkedYAMLError) and mark is not None:
-            problem = " ".join(f"{seen.context or ''} {seen.problem or ''}".split())
-            return f"{mark.name}:{mark.line + 1}:{mark.column + 1}: {problem}"
+            context = f" ({seen.context})" if seen.context else ""
+            return f"{mark.name}:{mark.line + 1}:{mark.column + 1}: {seen.problem}{context}"
         seen = seen.__cause__ or seen.__context__
     lines = [line.strip() for line in str(err).splitlines() if line.strip() not in ("", "^")]
     kept: list[str] = []

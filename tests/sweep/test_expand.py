@@ -118,7 +118,9 @@ def test_expand_choices_need_the_overrides_outside_hydra() -> None:
             id="inverted",
         ),
         pytest.param(
-            {"choices": {"batch": ["no_such_law"]}}, "not a file of conf/batch", id="option"
+            {"choices": {"batch": ["no_such_law"]}},
+            "is not one of: constant, critical",
+            id="option",
         ),
         pytest.param({"choices": {"output": ["x"]}}, "group must be one of", id="group"),
         pytest.param({"axis": {}}, "unknown key", id="sweep-key"),

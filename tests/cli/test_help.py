@@ -1,0 +1,31 @@
+"""`dmlimits --help`: Hydra's app help describes the tool, its groups, companions and exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.schema import CONF_DIR
+from tests.command import dmlimits
+
+
+def test_help_lists_groups_companions_and_exit_codes(tmp_path: Path) -> None:
+    """The help names every config group with its presets, the companion commands and exit status."""
+    result = dmlimits(tmp_path, "--help")
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    for group in ("hardware", "scaling", "batch", "parallelism", "sweep", "experiment"):
+        options = sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+        assert f"{group}: {', '.join(options)}" in text
+    for command in ("dmlimits-gather", "dmlimits-report", "dmlimits-bi", "--config-dir"):
+        assert command in text
+    assert "2 bad input" in text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_lists_user_presets(tmp_path: Path) -> None:
+    """With --config-dir, the help lists the user's presets among the built-in ones."""
+    (tmp_path / "presets" / "hardware").mkdir(parents=True)
+    (tmp_path / "presets" / "hardware" / "team_h100.yaml").write_text("name: team_h100\n")
+    result = dmlimits(tmp_path, "--config-dir", str(tmp_path / "presets"), "--help")
+    assert result.returncode == 0, result.stderr
+    assert "team_h100" in result.stdout

@@ -15,6 +15,12 @@ that job at run time with the same one-line message.
 
 Command lines asking Hydra for something else (--help, --hydra-help, --cfg, --info, shell
 completion) are left to Hydra.
+
+Hydra's pieces used here are the ones @hydra.main itself runs: `get_args_parser`, the Hydra
+object's `get_mode`, `compose_config` and `config_loader.load_sweep_config`, and
+`BasicSweeper.split_arguments`. Some live in `hydra._internal`, which is why pyproject.toml
+keeps hydra-core below 1.4; tests/robustness/test_bad_input.py runs each kind of mistake
+through the real command.
 """
 
 from __future__ import annotations

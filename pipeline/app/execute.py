@@ -13,9 +13,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.app.frontier import run_frontiers, write_run_trends
 from pipeline.app.plan import NO_SWEEP_POINT, RunPlan
 from pipeline.app.resumed import limits_of, read_parts
-from pipeline.app.write import SeriesTables, series_key, series_tables, write_tables
+from pipeline.app.write import (
+    SeriesTables,
+    series_key,
+    series_tables,
+    write_frontier,
+    write_tables,
+)
 from pipeline.execute.progress import RunProgress
 from pipeline.execute.runner import run_series
 from pipeline.execute.series import ClosedForms, SeriesOutcome
@@ -137,6 +144,10 @@ def execute_plan(
     sweep_points = {s.series_id: s.sweep_point for s in todo}
     provenance = Provenance(run_id=new_run_id())
     start = time.monotonic()
+    years = plan.forecast.moving_frontier_years
+    moving = run_frontiers([(s.series_id, s.scenario) for s in todo], years, plan.execution)
+    if moving and plan.root is not None:
+        write_run_trends(plan.root, provenance)
     summaries: list[SeriesSummary] = []
     kept: list[SeriesTables] = []
     points = 0
@@ -150,8 +161,12 @@ def execute_plan(
                 sweep_point=sweep_point,
                 whole_grid=plan.whole_grid,
                 overrides=plan.overrides,
+                moving=moving.get(outcome.series_id),
             )
             if plan.root is not None:
+                if outcome.series_id in moving:
+                    frontier = moving[outcome.series_id]
+                    write_frontier(plan.root, series_key(outcome), frontier, provenance)
                 write_tables(plan.root, series_key(outcome), tables)
             if keep_tables:
                 kept.append(tables)

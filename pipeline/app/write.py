@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from pipeline.execute.series import SeriesOutcome
 from pipeline.forecast import ForecastSettings, forecast_rows
+from pipeline.forecast.frontier import MovingFrontier, frontier_rows
 from pipeline.io.parquet import write_part, write_series
 from pipeline.io.rows import (
     Provenance,
@@ -91,12 +92,16 @@ def series_tables(
     sweep_point: str = "{}",
     whole_grid: bool = False,
     overrides: Sequence[str] | None = None,
+    moving: MovingFrontier | None = None,
 ) -> SeriesTables:
-    """The points, thresholds, forecasts and series rows of one evaluated series."""
+    """The points, thresholds, forecasts and series rows of one evaluated series.
+
+    With `moving`, its moving frontier, the forecasts carry the moving-frontier years.
+    """
     key = series_key(outcome)
     cf = outcome.closed_forms
     forecasts = forecast_rows(
-        key, outcome.limits, cf.t_crit_flop, cf.t_limit_flop, forecast, provenance
+        key, outcome.limits, cf.t_crit_flop, cf.t_limit_flop, forecast, provenance, moving
     )
     points, thresholds = outcome_tables(outcome, key, provenance)
     series = series_row(
@@ -123,6 +128,15 @@ def write_tables(root: Path, key: SeriesKey, tables: SeriesTables) -> None:
         key.partition,
         key.series_id,
         series=tables.series,
+    )
+
+
+def write_frontier(
+    root: Path, key: SeriesKey, moving: MovingFrontier, provenance: Provenance
+) -> None:
+    """Write one base series' `frontier` part (before its thresholds: resumption's marker)."""
+    write_part(
+        root, "frontier", frontier_rows(key, moving, provenance), key.partition, key.series_id
     )
 
 

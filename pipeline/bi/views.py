@@ -22,13 +22,14 @@ from pipeline.io.columns import PARTITION_COLUMNS
 from pipeline.io.dataset import part_files
 from pipeline.nightly.partition import RUN_DATE_KEY, date_dir, run_dates
 
-VIEW_TABLES = ("points", "thresholds", "forecasts", "series")
+VIEW_TABLES = ("points", "thresholds", "forecasts", "series", "frontier")
 """Tables that get a view (and a latest_ view) when the dataset has files of them."""
 DESCRIPTIONS = {
     "points": "one row per evaluated model size of a series, feasible or not (docs/schema.md)",
     "thresholds": "one row per series: linear-scaling end, latency wall, closed forms",
     "forecasts": "one row per series and compute-growth scenario: the years limits are reached",
     "series": "one row per series: its configuration, sweep point and overrides",
+    "frontier": "one row per series and projected year: its limits on that year's hardware",
     "runs": "one row per run: date, run id, series count, start time",
 }
 

@@ -10,6 +10,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from pipeline.forecast.frontier import MovingFrontier
+from pipeline.forecast.moving import moving_year
 from pipeline.forecast.settings import ForecastSettings
 from pipeline.forecast.trajectory import year_reaching_flop
 from pipeline.io.columns import FORECASTS_SCHEMA
@@ -36,11 +38,13 @@ def forecast_rows(
     t_limit_flop: float | None,
     settings: ForecastSettings,
     provenance: Provenance,
+    moving: MovingFrontier | None = None,
 ) -> pa.Table:
     """The `forecasts` rows of one series, one per growth factor in `settings`, ascending.
 
     Each `*_year` is the fractional year the trajectory reaches the matching threshold
-    (`trajectory.year_reaching_flop`); null where the threshold is null or not finite.
+    (`trajectory.year_reaching_flop`); null where the threshold is null or not finite. The
+    `moving_*` years come from `moving` (`moving.moving_year`), null without it.
     """
     thresholds = {
         "linear_end_year": limits.linear_end_flop,
@@ -61,6 +65,7 @@ def forecast_rows(
                     column: year_reaching_flop(flop, settings.base_flop, settings.base_year, growth)
                     for column, flop in thresholds.items()
                 },
+                **_moving_years(moving, settings, growth),
                 "run_id": provenance.run_id,
                 "config_hash": forecast_config_hash(
                     series.series_id, growth, settings.base_flop, settings.base_year
@@ -71,3 +76,25 @@ def forecast_rows(
             }
         )
     return table_from_rows(rows, FORECASTS_SCHEMA)
+
+
+def _moving_years(
+    moving: MovingFrontier | None, settings: ForecastSettings, growth: float
+) -> dict[str, float | None]:
+    """moving_linear_end_year and moving_wall_year of one growth factor (None without `moving`)."""
+    if moving is None:
+        return {"moving_linear_end_year": None, "moving_wall_year": None}
+    years = [y.year for y in moving.years]
+    return {
+        column: moving_year(
+            years,
+            [getattr(y, attr) for y in moving.years],
+            settings.base_flop,
+            settings.base_year,
+            growth,
+        )
+        for column, attr in (
+            ("moving_linear_end_year", "linear_end_flop"),
+            ("moving_wall_year", "first_infeasible_flop"),
+        )
+    }

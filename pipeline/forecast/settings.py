@@ -6,12 +6,13 @@ raises `ConfigError`, whose message is one line: ``<dotted key> = <value>: <what
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from pipeline.schema.errors import MISSING, ConfigError
-from pipeline.schema.section import Section, plain
+from pipeline.schema.section import Section, check_number, plain
 
-FORECAST_KEYS = frozenset({"base_flop", "base_year", "growth_per_year"})
+FORECAST_KEYS = frozenset({"base_flop", "base_year", "growth_per_year", "moving_frontier_years"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,8 @@ class ForecastSettings:
     """y_0, the calendar year of `base_flop` (2024); forecast years are on the same scale."""
     growth_per_year: tuple[float, ...]
     """g, growth factors per year (> 1, distinct), one forecast scenario each ((4.0, 5.0))."""
+    moving_frontier_years: tuple[float, ...] = ()
+    """Years of projected hardware the moving frontier is evaluated on (ascending; () = off)."""
 
 
 def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettings:
@@ -41,4 +44,19 @@ def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettin
     growth = fc.number_list("growth_per_year", "factor per year", minimum=1.0)
     if len(set(growth)) != len(growth):
         raise ConfigError(fc.key("growth_per_year"), list(growth), "must hold distinct factors")
-    return ForecastSettings(base_flop, base_year, growth)
+    off = not fc.has("moving_frontier_years") or fc.raw("moving_frontier_years", "") is None
+    years = () if off else _moving_years(fc)
+    return ForecastSettings(base_flop, base_year, growth, years)
+
+
+def _moving_years(fc: Section) -> tuple[float, ...]:
+    """`moving_frontier_years` (not null): a list of at least two ascending years."""
+    key = fc.key("moving_frontier_years")
+    allowed = "must be null or a list of at least two strictly ascending calendar years"
+    value = fc.raw("moving_frontier_years", allowed)
+    if not isinstance(value, list | tuple):
+        raise ConfigError(key, value, allowed)
+    values = [check_number(v, f"{key}[{i}]", "calendar year") for i, v in enumerate(value)]
+    if any(b <= a for a, b in itertools.pairwise(values)) or len(values) < 2:
+        raise ConfigError(key, value, allowed)
+    return tuple(values)

@@ -152,10 +152,14 @@ FORECAST_FIELDS = [
     _optional("wall_year", pa.float64()),
     _optional("t_crit_year", pa.float64()),
     _optional("t_limit_year", pa.float64()),
+    _optional("moving_linear_end_year", pa.float64()),
+    _optional("moving_wall_year", pa.float64()),
 ]
 """One growth scenario of a series (`pipeline.forecast`): the trajectory C(y) = base_flop ·
 growth_per_year^(y − base_year) and the fractional years it reaches the series' limits; a year
-is null where its threshold is null."""
+is null where its threshold is null. The `moving_*` years are reached on each year's projected
+hardware (the `frontier` table); null when the run has no moving frontier or the trajectory does
+not reach the threshold by the last projected year."""
 
 HARDWARE_FIELDS = [
     _required("flop_per_clock_per_thread", pa.float64()),
@@ -287,11 +291,57 @@ SERIES_SCHEMA = pa.schema(
     + PROVENANCE_FIELDS
 )
 
+FRONTIER_FIELDS = [
+    _required("year", pa.float64()),
+    _required("projected_hardware", pa.string()),
+    _required("projected_series_id", pa.string()),
+    _required("catalog_hash", pa.string()),
+    _required("peak_flop_per_s", pa.float64()),
+    _optional("linear_end_flop", pa.float64()),
+    _optional("last_feasible_flop", pa.float64()),
+    _optional("first_infeasible_flop", pa.float64()),
+]
+"""One year of a series' moving frontier (`pipeline.forecast.frontier`): the series evaluated on
+its GPU projected to `year` along the catalog's trends, and that series' limits."""
+
+TRENDS_FIELDS = [
+    _required("metric", pa.string()),
+    _required("unit", pa.string()),
+    _required("n_points", pa.int64()),
+    _required("gpus", pa.string()),
+    _optional("first_release_year", pa.float64()),
+    _optional("last_release_year", pa.float64()),
+    _optional("growth_per_year", pa.float64()),
+    _optional("growth_per_year_low", pa.float64()),
+    _optional("growth_per_year_high", pa.float64()),
+    _optional("growth_per_two_years", pa.float64()),
+    _optional("doubling_time_years", pa.float64()),
+    _optional("reference_year", pa.float64()),
+    _optional("value_at_reference", pa.float64()),
+    _optional("gholami_growth_per_two_years", pa.float64()),
+    _required("confidence", pa.float64()),
+    _required("bootstrap_resamples", pa.int64()),
+    _required("bootstrap_seed", pa.int64()),
+    _required("catalog_hash", pa.string()),
+]
+"""One catalog metric's log-linear trend against release year (`pipeline.trends`): its points,
+growth per year with a bootstrap interval, doubling time, the fitted line, and Gholami et al.'s
+published growth where they give one. Fit columns are null when the metric has fewer than two
+releases in different years."""
+
+FRONTIER_SCHEMA = pa.schema(SERIES_FIELDS + FRONTIER_FIELDS + PROVENANCE_FIELDS)
+TRENDS_SCHEMA = pa.schema(TRENDS_FIELDS + PROVENANCE_FIELDS)
+
+UNPARTITIONED_TABLES: dict[str, pa.Schema] = {"trends": TRENDS_SCHEMA}
+"""Tables written as ROOT/<table>/part-<key>.parquet, without hive partitions: they describe a
+run's inputs, not its series."""
+
 TABLES: dict[str, pa.Schema] = {
     "points": POINTS_SCHEMA,
     "thresholds": THRESHOLDS_SCHEMA,
     "forecasts": FORECASTS_SCHEMA,
     "series": SERIES_SCHEMA,
+    "frontier": FRONTIER_SCHEMA,
 }
 """Every table of the dataset by directory name."""
 
@@ -300,6 +350,8 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
     "thresholds": ("series_id",),
     "forecasts": ("series_id", "growth_per_year"),
     "series": ("series_id",),
+    "frontier": ("series_id", "year"),
+    "trends": ("catalog_hash", "metric"),
 }
 """The deterministic row order of each table."""
 

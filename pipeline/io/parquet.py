@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.io.columns import PARTITION_COLUMNS, TABLES
+from pipeline.io.columns import PARTITION_COLUMNS, TABLES, UNPARTITIONED_TABLES
 
 COMPRESSION = "zstd"
 PART_PREFIX = "part-"
@@ -137,9 +137,23 @@ def write_part(
     """
     final = part_path(root, table_name, partition, key)  # validates names first
     _check_table(table_name, table, partition)
+    return _write_atomic(final, table.drop_columns(list(PARTITION_COLUMNS)))
+
+
+def write_unpartitioned_part(root: Path | str, table_name: str, table: pa.Table, key: str) -> Path:
+    """Write `table` as ROOT/<table_name>/part-<key>.parquet, atomically (`UNPARTITIONED_TABLES`)."""
+    if table_name not in UNPARTITIONED_TABLES:
+        raise ValueError(f"{table_name!r} is not one of {sorted(UNPARTITIONED_TABLES)}")
+    _check_name("part key", key)
+    if not table.schema.equals(UNPARTITIONED_TABLES[table_name]):
+        raise ValueError(f"table does not match the {table_name} schema")
+    return _write_atomic(Path(root) / table_name / f"{PART_PREFIX}{key}{PART_SUFFIX}", table)
+
+
+def _write_atomic(final: Path, data: pa.Table) -> Path:
+    """Write `data` to `final`: temporary file, fsync, rename, fsync the directory."""
     directory = final.parent
     directory.mkdir(parents=True, exist_ok=True)
-    data = table.drop_columns(list(PARTITION_COLUMNS))
     temp = directory / f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
     try:
         pq.write_table(data, temp, compression=COMPRESSION)

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from pipeline.io.columns import CLOSED_FORM_FIELDS, FORECAST_FIELDS, LIMIT_FIELDS
 from pipeline.io.text import write_text_atomic
+from pipeline.nightly.causes import Cause, find_causes
 from pipeline.nightly.partition import REPORTS_DIR, date_dir, run_dates
 from pipeline.nightly.tables import read_table
 
@@ -96,6 +97,8 @@ class ChangeReport:
     ambiguous: tuple[SeriesMatch, ...] = ()
     thresholds: tuple[Move, ...] = ()
     forecasts: tuple[Move, ...] = ()
+    causes: tuple[Cause, ...] = ()
+    """Inputs that changed (catalog entries, trends, compute trajectory): why values moved."""
 
     @property
     def changed(self) -> bool:
@@ -202,6 +205,7 @@ def compare_dates(root: Path, run_date: dt.date) -> ChangeReport:
                 ("series_id", "growth_per_year"),
             )
         ),
+        causes=find_causes(previous_dir, current_dir),
     )
 
 
@@ -249,6 +253,12 @@ def render_markdown(report: ChangeReport) -> str:
     ]
     if not report.changed:
         lines += ["", "No threshold or forecast year moved."]
+    if report.changed or report.causes:
+        lines += ["", "## Why", ""]
+        lines += [f"- {c.detail}" for c in report.causes] or [
+            "- no catalog, trend or compute-trajectory change: the model, a hardware preset or "
+            "the scenario changed (compare the run ids and dmlimits_version)"
+        ]
     for heading, keys in (
         ("Added series", report.added),
         ("Removed series", report.removed),
@@ -295,6 +305,7 @@ def report_json(report: ChangeReport) -> dict[str, Any]:
         },
         "thresholds": [move(m) for m in report.thresholds],
         "forecasts": [move(m) for m in report.forecasts],
+        "causes": [{"kind": c.kind, "detail": c.detail} for c in report.causes],
     }
 
 

@@ -19,6 +19,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from pipeline.io.text import write_text_atomic
+from pipeline.io.trends import read_trends
 from pipeline.nightly.partition import date_dir
 from pipeline.nightly.tables import latest_dataset_dir, read_table
 from pipeline.report.charts import (
@@ -28,6 +29,7 @@ from pipeline.report.charts import (
     utilization_figure,
 )
 from pipeline.report.page import render_page
+from pipeline.report.trend_charts import frontier_figure, trends_figure
 
 CHARTS: tuple[tuple[str, str, Callable[[pl.DataFrame, pl.DataFrame], Figure]], ...] = (
     ("utilization.png", "Utilization against training compute", utilization_figure),
@@ -39,6 +41,23 @@ CHARTS: tuple[tuple[str, str, Callable[[pl.DataFrame, pl.DataFrame], Figure]], .
 
 def _say(message: str) -> None:
     print(f"[dmlimits-report] {message}", file=sys.stderr, flush=True)
+
+
+def _trend_figures(
+    directory: Path, forecasts: pl.DataFrame | None, thresholds: pl.DataFrame
+) -> list[tuple[str, str, Figure]]:
+    """The trends and moving-frontier charts, for the tables the dataset holds."""
+    figures = []
+    trends = read_trends(directory)
+    if trends is not None:
+        figures.append(
+            ("trends.png", "Hardware metrics against release year", trends_figure(trends))
+        )
+    frontier = read_table(directory, "frontier")
+    if frontier is not None and forecasts is not None:
+        figure = frontier_figure(frontier, forecasts, thresholds)
+        figures.append(("frontier.png", "The moving frontier on improving hardware", figure))
+    return figures
 
 
 def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
@@ -55,9 +74,15 @@ def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
         figure.savefig(out / name, dpi=figure.dpi)
         written.append(out / name)
         _say(f"{name} ({i}/{len(CHARTS)})")
+    images = [(out / name, caption) for name, caption, _ in CHARTS]
+    for name, caption, figure in _trend_figures(directory, forecasts, thresholds):
+        figure.savefig(out / name, dpi=figure.dpi)
+        written.append(out / name)
+        images.append((out / name, caption))
+        _say(name)
     page = render_page(
         f"dmlimits report: {directory}",
-        [(out / name, caption) for name, caption, _ in CHARTS],
+        images,
         thresholds,
         forecasts,
         series_labels(thresholds),

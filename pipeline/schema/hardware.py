@@ -38,9 +38,16 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
     an unknown or missing key, a wrong type, a non-positive or non-finite rate,
     capacity or clock, a negative latency, a level size that is not a positive
     integer, or network lists whose lengths are not len(level_sizes) + 1.
-    Only network bandwidth may be ``.inf``.
+    Only network bandwidth may be ``.inf``. A node with a ``base`` key is a projection
+    (conf/hardware/projected.yaml, `pipeline.schema.projected`).
     """
-    hw = Section(plain(node, path), path, HARDWARE_KEYS)
+    data = plain(node, path)
+    if isinstance(data, dict) and "base" in data:
+        # imported here: the catalog loads its presets through this module
+        from pipeline.schema.projected import projected_from_config
+
+        return projected_from_config(data, path)
+    hw = Section(data, path, HARDWARE_KEYS)
     name = hw.string("name")
     flop_per_clock_per_thread = hw.number("flop_per_clock_per_thread", "FLOP per clock per thread")
     sms = hw.integer("sms")

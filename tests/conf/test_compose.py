@@ -11,6 +11,7 @@ from hydra.core.global_hydra import GlobalHydra
 from omegaconf import OmegaConf
 
 from pipeline.schema import CONF_DIR, compose_config, load_scenario
+from pipeline.schema.projected import projected_name
 
 SCENARIO_GROUPS = ("hardware", "scaling", "batch", "parallelism")
 """Groups whose `name:` key must equal the file name (the loader reports it)."""
@@ -52,7 +53,13 @@ def test_group_file_composes_and_validates(group: str, choice: str) -> None:
     scenario = load_scenario(cfg)
     if group in SCENARIO_GROUPS:
         assert cfg[group].name == choice
-    assert scenario.hardware_name == cfg.hardware.name
+    hardware = cfg.hardware
+    expected = (
+        projected_name(hardware.name, hardware.base, hardware.year)
+        if "base" in hardware
+        else hardware.name
+    )
+    assert scenario.hardware_name == expected
 
 
 def test_default_config_loads_paper_setting() -> None:

@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from pipeline.io.parquet import write_part
 from pipeline.io.rows import Provenance, SeriesKey, threshold_row
 from pipeline.model.results import SeriesLimits
+from pipeline.nightly.causes import trend_causes
 from pipeline.nightly.changes import SeriesMatch, compare_dates, render_markdown
 from pipeline.nightly.partition import date_dir
 from pipeline.nightly.run import run_nightly
@@ -114,3 +116,36 @@ def test_changes_ambiguous_series_not_compared(tmp_path: Path) -> None:
     assert report.added == (SeriesMatch("h100_sxm", "dense", "constant"),)
     assert report.thresholds == ()
     assert "## Ambiguous series" in render_markdown(report)
+
+
+def _trends(gpus: str, flop_growth: float) -> pl.DataFrame:
+    """A two-metric trends table of the given catalog GPUs and FLOP/s growth."""
+    return pl.DataFrame(
+        {
+            "metric": ["dense_16bit_flop_per_s", "network_latency_s"],
+            "gpus": [gpus, gpus],
+            "growth_per_year": [flop_growth, 1.0],
+        }
+    )
+
+
+def test_causes_name_added_catalog_entries_and_changed_trends() -> None:
+    """A GPU entering the catalog and a trend that moved are each named as a cause."""
+    causes = trend_causes(_trends("v100,h100", 1.6), _trends("v100,h100,mi355x", 1.7))
+    kinds = [c.kind for c in causes]
+    assert kinds == ["catalog_entry_added", "trend_changed"]
+    assert "mi355x" in causes[0].detail
+    assert "dense_16bit_flop_per_s" in causes[1].detail
+    assert trend_causes(_trends("v100,h100", 1.6), _trends("v100,h100", 1.6)) == []
+
+
+def test_nightly_change_report_says_the_trajectory_changed(tmp_path: Path) -> None:
+    """A nightly run after a change of the compute trajectory lists it under Why."""
+    for run_date, base_flop in (("2025-01-01", "5.0e25"), ("2025-01-02", "6.0e25")):
+        cfg = nightly_config(tmp_path, run_date, f"forecast.base_flop={base_flop}")
+        assert run_nightly(cfg, progress=False) == 0
+    report = json.loads((tmp_path / "reports" / "changes-2025-01-02.json").read_text())
+    assert [c["kind"] for c in report["causes"]] == ["trajectory_changed"]
+    markdown = (tmp_path / "reports" / "changes-2025-01-02.md").read_text()
+    assert "## Why" in markdown
+    assert "compute trajectory changed" in markdown

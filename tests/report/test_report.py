@@ -65,3 +65,14 @@ def test_report_embed_makes_one_file(dataset: Path, tmp_path: Path) -> None:
 def test_report_without_dataset_exits_2(tmp_path: Path) -> None:
     """A directory with no dataset is an error, exit status 2."""
     assert main([str(tmp_path / "missing"), "--out", str(tmp_path / "out")]) == 2
+
+
+def test_report_draws_trends_and_moving_frontier(tmp_path: Path) -> None:
+    """A dataset with a moving frontier gets trends.png and frontier.png of the standard size."""
+    root = tmp_path / "dataset"
+    plain_run(root, "forecast.moving_frontier_years=[2024,2030]")
+    out = tmp_path / "out"
+    assert main([str(root), "--out", str(out)]) == 0
+    for name in ("trends.png", "frontier.png"):
+        assert image.imread(out / name).shape == EXPECTED_SHAPE
+        assert name in (out / "index.html").read_text(encoding="utf-8")

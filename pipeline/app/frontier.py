@@ -1,0 +1,63 @@
+"""The moving frontier of a run: every base series on each year's projected hardware, evaluated.
+
+Runs before the plan's own series (`pipeline.app.execute.execute_plan`), in one parallel pass over
+all projected scenarios of all bases (`pipeline.forecast.frontier.frontier_scenarios`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipeline.execute.runner import run_series
+from pipeline.execute.series import series_id
+from pipeline.execute.settings import ExecutionSettings
+from pipeline.forecast.frontier import FrontierYear, MovingFrontier, frontier_scenarios
+from pipeline.io.rows import Provenance
+from pipeline.io.trends import write_trends
+from pipeline.model.hardware import peak_flop_per_s
+from pipeline.schema import Scenario
+from pipeline.schema.projected import catalog_and_trends
+
+
+def run_frontiers(
+    series: Sequence[tuple[str, Scenario]], years: Sequence[float], execution: ExecutionSettings
+) -> dict[str, MovingFrontier]:
+    """Base series_id -> its moving frontier, for every (series_id, scenario) on a catalog GPU.
+
+    All projected series of all bases are evaluated in one `run_series` pass (parallel), each
+    up to its first infeasible size.
+    """
+    if not years:
+        return {}
+    catalog, trends = catalog_and_trends(None)
+    plans: dict[str, tuple[str, list[tuple[float, Scenario]]]] = {}
+    for base_id, base in series:
+        projected = frontier_scenarios(base, years, catalog, trends)
+        if projected:
+            plans[base_id] = (base.hardware_name, list(zip(years, projected, strict=True)))
+    todo = {series_id(s, False): s for _, plan in plans.values() for _, s in plan}
+    outcomes = {o.series_id: o for o in run_series(todo.values(), execution, False)}
+    frontiers = {}
+    for base_id, (base_gpu, plan) in plans.items():
+        rows = []
+        for year, s in plan:
+            limits = outcomes[series_id(s, False)].limits
+            rows.append(
+                FrontierYear(
+                    year,
+                    s.hardware_name,
+                    series_id(s, False),
+                    peak_flop_per_s(s.hardware),
+                    limits.linear_end_flop,
+                    limits.last_feasible_flop,
+                    limits.first_infeasible_flop,
+                )
+            )
+        frontiers[base_id] = MovingFrontier(base_gpu, trends.catalog_hash, tuple(rows))
+    return frontiers
+
+
+def write_run_trends(root: Path, provenance: Provenance) -> Path:
+    """Write the trends the moving frontier used into the run's dataset (ROOT/trends/)."""
+    return write_trends(root, catalog_and_trends(None)[1], provenance)

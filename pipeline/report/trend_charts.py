@@ -1,0 +1,113 @@
+"""Charts of hardware trends and the moving frontier (drawn when a dataset holds them).
+
+- `trends_figure`: each catalog metric against release year, log scale, with its fitted line
+  and, where Gholami et al. (arXiv:2403.14123) give one, their growth rate through the same
+  reference point for comparison;
+- `frontier_figure`: per series with a moving frontier, the frontier compute C(y) of each growth
+  scenario against the linear-scaling end and the latency wall of each year's projected hardware.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
+
+from pipeline.forecast.trajectory import frontier_flop
+from pipeline.report.charts import DPI, FIGSIZE_IN, series_labels
+from pipeline.schema.projected import shipped_catalog
+from pipeline.trends.catalog_fits import catalog_trends
+
+FRONTIER_PANELS = 4
+"""Series drawn in the frontier chart, one panel each."""
+TRAJECTORY_COLORS = ("tab:green", "tab:purple", "tab:brown", "tab:olive")
+"""Compute trajectories, one per growth factor (blue and red draw the limits)."""
+
+
+def _catalog_points(catalog_hash: str) -> dict[str, list[tuple[str, float, float]]]:
+    """Metric -> (gpu, year, value) of the shipped catalog, if it is the one the table was fitted on."""
+    trends = catalog_trends(shipped_catalog())
+    if trends.catalog_hash != catalog_hash:
+        return {}
+    return {m: [(p.gpu, p.year, p.value) for p in pts] for m, pts in trends.points.items()}
+
+
+def trends_figure(trends: pl.DataFrame) -> Figure:
+    """One panel per metric: catalog points, the fit (solid) and Gholami et al.'s rate (dashed)."""
+    latest = trends.filter(pl.col("catalog_hash") == trends["catalog_hash"][-1])
+    points = _catalog_points(str(latest["catalog_hash"][0]))
+    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI)
+    cols = 3
+    rows_n = -(-latest.height // cols)
+    axes = fig.subplots(rows_n, cols, squeeze=False).ravel()
+    for ax, row in zip(axes, latest.iter_rows(named=True), strict=False):
+        for gpu, year, value in points.get(row["metric"], []):
+            ax.plot(year, value, "o", ms=4, color="black")
+            ax.annotate(gpu, (year, value), fontsize=5, xytext=(2, 2), textcoords="offset points")
+        title = row["metric"]
+        if row["growth_per_year"] is not None:
+            years = np.linspace(row["first_release_year"], row["last_release_year"] + 5.0, 20)
+            g, ref = row["growth_per_year"], row["reference_year"]
+            fitted = row["value_at_reference"] * g ** (years - ref)
+            ax.plot(years, fitted, "-", color="tab:blue", label=f"fit {g:.2f}x/yr")
+            title += f"\n{g:.2f}x/yr [{row['growth_per_year_low']:.2f}, {row['growth_per_year_high']:.2f}]"
+            if row["gholami_growth_per_two_years"] is not None:
+                gg = math.sqrt(row["gholami_growth_per_two_years"])
+                ax.plot(
+                    years,
+                    row["value_at_reference"] * gg ** (years - ref),
+                    "--",
+                    color="tab:orange",
+                    label=f"Gholami {gg:.2f}x/yr",
+                )
+            ax.legend(fontsize=5, loc="upper left")
+        ax.set_yscale("log")
+        ax.set_title(f"{title} ({row['unit']})", fontsize=7)
+        ax.tick_params(labelsize=6)
+        ax.grid(True, which="major", alpha=0.3)
+    for ax in axes[latest.height :]:
+        ax.set_visible(False)
+    fig.suptitle("Hardware metrics against release year (log scale) with log-linear fits")
+    fig.tight_layout()
+    return fig
+
+
+def frontier_figure(
+    frontier: pl.DataFrame, forecasts: pl.DataFrame, thresholds: pl.DataFrame
+) -> Figure:
+    """Per series: frontier compute per growth factor, the moving linear-scaling end and wall."""
+    labels = series_labels(thresholds)
+    ids = sorted(set(frontier["series_id"].to_list()), key=lambda s: labels.get(s, s))
+    shown = ids[:FRONTIER_PANELS]
+    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI)
+    cols = min(2, len(shown))
+    rows_n = -(-len(shown) // cols)
+    axes = fig.subplots(rows_n, cols, squeeze=False).ravel()
+    for ax, sid in zip(axes, shown, strict=False):
+        rows = frontier.filter(pl.col("series_id") == sid).sort("year")
+        years = rows["year"].to_numpy()
+        ax.plot(years, rows["linear_end_flop"], "s-", color="tab:blue", label="linear-scaling end")
+        ax.plot(years, rows["first_infeasible_flop"], "^-", color="tab:red", label="latency wall")
+        fc = forecasts.filter(pl.col("series_id") == sid).sort("growth_per_year")
+        for row, color in zip(fc.iter_rows(named=True), TRAJECTORY_COLORS * 3, strict=False):
+            g = row["growth_per_year"]
+            c = [frontier_flop(y, row["base_flop"], row["base_year"], g) for y in years]
+            ax.plot(years, c, ":", color=color, label=f"frontier {g:g}x/yr")
+            for column in ("moving_linear_end_year", "moving_wall_year"):
+                if row[column] is not None:
+                    ax.axvline(row[column], color=color, lw=0.8, ls="--")
+        ax.set_yscale("log")
+        ax.set_title(labels.get(sid, sid), fontsize="small")
+        ax.set_xlabel("year (hardware projected along the catalog trends)")
+        ax.set_ylabel("training compute (FLOP)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="x-small")
+    for ax in axes[len(shown) :]:
+        ax.set_visible(False)
+    more = f" (first {len(shown)} of {len(ids)} series)" if len(ids) > len(shown) else ""
+    fig.suptitle(
+        "The moving frontier: compute trajectories against limits on improving hardware" + more
+    )
+    return fig

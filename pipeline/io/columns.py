@@ -341,9 +341,12 @@ TABLES: dict[str, pa.Schema] = {
     "thresholds": THRESHOLDS_SCHEMA,
     "forecasts": FORECASTS_SCHEMA,
     "series": SERIES_SCHEMA,
-    "frontier": FRONTIER_SCHEMA,
 }
 """Every table of the dataset by directory name."""
+
+RUN_TABLES: dict[str, pa.Schema] = {**TABLES, "frontier": FRONTIER_SCHEMA}
+"""Every hive-partitioned table: the four of each series (`TABLES`) and `frontier`, which a base
+series has only when the run has a moving frontier (docs/trends.md)."""
 
 SORT_KEYS: dict[str, tuple[str, ...]] = {
     "points": ("series_id", "d_model"),
@@ -358,7 +361,7 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
 
 def file_schema(table_name: str) -> pa.Schema:
     """The schema stored inside a part file: the table's schema less the partition columns."""
-    schema = TABLES[table_name]
+    schema = RUN_TABLES[table_name]
     for name in PARTITION_COLUMNS:
         schema = schema.remove(schema.get_field_index(name))
     return schema

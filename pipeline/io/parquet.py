@@ -4,7 +4,7 @@ Layout under a dataset root (partition columns are directory names, not stored i
 
     ROOT/<table>/hardware=H/scaling=S/batch_law=B/part-<key>.parquet
 
-where <table> is one of `columns.TABLES` (points, thresholds, series, ...).
+where <table> is one of `columns.RUN_TABLES` (points, thresholds, series, ...).
 
 A part is written to a hidden temporary file in its final directory (".part-<key>.parquet.<pid>.
 <random>.tmp": the leading dot and the ".tmp" suffix keep it out of every reader's
@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.io.columns import PARTITION_COLUMNS, TABLES, UNPARTITIONED_TABLES
+from pipeline.io.columns import PARTITION_COLUMNS, RUN_TABLES, UNPARTITIONED_TABLES
 
 COMPRESSION = "zstd"
 PART_PREFIX = "part-"
@@ -75,8 +75,8 @@ def _check_name(kind: str, value: str) -> None:
 
 def partition_dir(root: Path | str, table_name: str, partition: Mapping[str, str]) -> Path:
     """ROOT/<table>/hardware=H/scaling=S/batch_law=B for the given partition values."""
-    if table_name not in TABLES:
-        raise ValueError(f"unknown table {table_name!r}; expected one of {sorted(TABLES)}")
+    if table_name not in RUN_TABLES:
+        raise ValueError(f"unknown table {table_name!r}; expected one of {sorted(RUN_TABLES)}")
     if tuple(partition) != PARTITION_COLUMNS:
         raise ValueError(
             f"partition keys {list(partition)} differ from {list(PARTITION_COLUMNS)} (in order)"
@@ -96,7 +96,7 @@ def part_path(root: Path | str, table_name: str, partition: Mapping[str, str], k
 
 def _check_table(table_name: str, table: pa.Table, partition: Mapping[str, str]) -> None:
     """The table has exactly the declared schema and only the partition's values."""
-    expected = TABLES[table_name]
+    expected = RUN_TABLES[table_name]
     if not table.schema.equals(expected):
         got = {f.name: f for f in table.schema}
         diffs = [
@@ -132,7 +132,7 @@ def write_part(
 ) -> Path:
     """Write `table` as part `key` of `table_name` under the partition, atomically; return its path.
 
-    `table` has the table's full schema (`columns.TABLES`); its partition columns must all equal
+    `table` has the table's full schema (`columns.RUN_TABLES`); its partition columns must all equal
     `partition` and are dropped from the file. Re-running with the same key replaces the part.
     """
     final = part_path(root, table_name, partition, key)  # validates names first

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.io.columns import SORT_KEYS, TABLES
+from pipeline.io.columns import RUN_TABLES, SORT_KEYS
 from pipeline.io.dataset import HIVE_SCHEMA, part_files
 from pipeline.nightly.partition import date_dir, run_dates
 
@@ -29,7 +29,7 @@ def read_table(
     """One table of a dataset directory, sorted, or None when the directory has none of its parts.
 
     The columns are `columns` if given, else those of the table's schema in
-    `pipeline.io.columns.TABLES`, in order (for a table not declared there: those its files
+    `pipeline.io.columns.RUN_TABLES`, in order (for a table not declared there: those its files
     hold, plus the partition columns).
     """
     if not part_files(directory, table_name):
@@ -46,8 +46,8 @@ def read_table(
     )
     if columns is not None:
         names = list(columns)
-    elif table_name in TABLES:
-        names = TABLES[table_name].names
+    elif table_name in RUN_TABLES:
+        names = RUN_TABLES[table_name].names
     else:
         names = [n for n in frame.collect_schema().names() if n not in above]
     keys = [k for k in SORT_KEYS.get(table_name, ("series_id",)) if k in names]

@@ -23,9 +23,6 @@ pytestmark = pytest.mark.slow
 SMOKE = ["sweep=smoke", "execution.n_jobs=1"]
 """Twelve series, one after another in-process, so a kill lands between two series."""
 
-WRITTEN = sorted(set(TABLES) - {"frontier"})
-"""The tables a run without a moving frontier writes (frontier parts need one)."""
-
 
 def touch_part(root: Path, table: str, series_id: str) -> None:
     """An empty stand-in for a written part (resumption only looks at names)."""
@@ -99,12 +96,12 @@ def test_killed_sweep_resumes_to_the_uninterrupted_dataset(tmp_path: Path) -> No
     assert reference.returncode == 0, reference.stderr
 
     assert (
-        visible_parts_open(interrupted) == visible_parts_open(whole) == 12 * len(WRITTEN)
+        visible_parts_open(interrupted) == visible_parts_open(whole) == 12 * len(TABLES)
     )  # a part per table
     for path in part_files(interrupted, "thresholds"):
         if path.name in done_at_kill:  # not evaluated again: still the first run's row
             assert pq.read_table(path).column("run_id")[0].as_py() == done_at_kill[path.name]
-    for table in WRITTEN:
+    for table in TABLES:
         mine, reference_rows = stable_table(interrupted, table), stable_table(whole, table)
         if table == "series":  # the overrides name each run's own output.root
             renamed = mine["overrides"].str.replace(str(interrupted), str(whole), literal=True)

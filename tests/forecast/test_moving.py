@@ -67,6 +67,7 @@ def moving_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_moving_frontier_run_writes_frontier_and_moving_years(moving_run: Path) -> None:
     """The run writes one frontier row per projected year and fills the moving years."""
     frontier = pl.read_parquet(moving_run / "frontier" / "**" / "*.parquet")
@@ -78,6 +79,7 @@ def test_moving_frontier_run_writes_frontier_and_moving_years(moving_run: Path) 
     assert (moving_run / "trends").is_dir()
 
 
+@pytest.mark.slow
 def test_moving_frontier_run_years_monotone_in_growth(moving_run: Path) -> None:
     """In the written forecasts, the moving years never increase with the growth rate."""
     forecasts = pl.read_parquet(moving_run / "forecasts" / "**" / "*.parquet").sort(

@@ -139,6 +139,7 @@ def test_causes_name_added_catalog_entries_and_changed_trends() -> None:
     assert trend_causes(_trends("v100,h100", 1.6), _trends("v100,h100", 1.6)) == []
 
 
+@pytest.mark.slow
 def test_nightly_change_report_says_the_trajectory_changed(tmp_path: Path) -> None:
     """A nightly run after a change of the compute trajectory lists it under Why."""
     for run_date, base_flop in (("2025-01-01", "5.0e25"), ("2025-01-02", "6.0e25")):

@@ -130,6 +130,7 @@ def test_projected_metric_without_trend_needs_a_growth(tmp_path: Path) -> None:
         load_scenario(cfg)
 
 
+@pytest.mark.slow
 def test_projected_bad_year_exits_2_with_one_line(tmp_path: Path) -> None:
     """On the command line a year before the catalog is one stderr line, exit 2, nothing written."""
     result = dmlimits(tmp_path, "hardware=projected", "hardware.year=2001")

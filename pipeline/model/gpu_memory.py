@@ -1,0 +1,82 @@
+"""Bytes one GPU holds during training: weights, gradients, optimizer state, activations.
+
+Sources: Rajbhandari et al. 2020, "ZeRO" (arXiv:1910.02054) §3.1 for mixed-precision Adam
+(2 + 2 + 12 bytes per parameter) and stages 1-3; Korthikanti et al. 2022, "Reducing
+Activation Recomputation in Large Transformer Models" (arXiv:2205.05198) §4 for the
+activations per layer and §4.2.3 for the microbatches a 1F1B schedule keeps in flight.
+"""
+
+from __future__ import annotations
+
+from pipeline.model.physics import Fusion, Recompute
+
+WEIGHT_BYTES_PER_PARAM = 2.0
+"""16-bit model weights."""
+GRADIENT_BYTES_PER_PARAM = 2.0
+"""16-bit gradients."""
+ADAM_STATE_BYTES_PER_PARAM = 12.0
+"""fp32 master weights, momentum and variance: K = 12 (ZeRO §3.1)."""
+LOGITS_BYTES_PER_ELEMENT = 4.0
+"""fp32 logits kept for the cross-entropy (Korthikanti et al. 2022 §4.3)."""
+
+
+def model_state_bytes_per_param(zero_stage: int, dp: int) -> float:
+    """Bytes per parameter of weights, gradients and Adam state under ZeRO over dp replicas.
+
+    Stage 0: 2 + 2 + 12 = 16; stage 1 shards the 12 optimizer bytes over dp; stage 2 also
+    the gradients; stage 3 also the weights (Rajbhandari et al. 2020, Figure 1).
+    """
+    weights, grads, state = WEIGHT_BYTES_PER_PARAM, GRADIENT_BYTES_PER_PARAM, ADAM_STATE_BYTES_PER_PARAM
+    if zero_stage >= 1:
+        state /= dp
+    if zero_stage >= 2:
+        grads /= dp
+    if zero_stage >= 3:
+        weights /= dp
+    return weights + grads + state
+
+
+def activation_bytes_per_layer(
+    seq_len: float,
+    micro_seqs: float,
+    hidden: float,
+    heads: float,
+    tp: int,
+    sequence_parallel: bool,
+    recompute: Recompute,
+    fusion: Fusion,
+    cp: int = 1,
+) -> float:
+    """Activation bytes one layer stores for one microbatch (Korthikanti et al. 2022 §4).
+
+    none: s·b·h·(34/t + 5·a·s/(h·t)) with sequence parallelism, s·b·h·(10 + 24/t + 5·a·s/(h·t))
+    without (Table 2); selective drops the 5·a·s/h attention-core term; full keeps only the
+    layer input, 2·s·b·h (/t with sequence parallelism). Flash attention stores no s x s
+    tensor, so its core term is 0 as under selective. Context parallelism divides s.
+    """
+    s = seq_len / cp
+    sbh = s * micro_seqs * hidden
+    if recompute is Recompute.FULL:
+        return 2.0 * sbh / (tp if sequence_parallel else 1)
+    linear = 34.0 / tp if sequence_parallel else 10.0 + 24.0 / tp
+    core = 5.0 * heads * seq_len / (hidden * tp)
+    if recompute is Recompute.SELECTIVE or fusion is Fusion.FLASH:
+        core = 0.0
+    return sbh * (linear + core)
+
+
+def in_flight_microbatches(pp: int, microbatches: int, interleave: int) -> float:
+    """Microbatches whose activations the first pipeline stage holds at once under 1F1B.
+
+    min(m, p) for the plain schedule; interleaving with v chunks holds 1 + (p − 1)/(p·v)
+    times more (Korthikanti et al. 2022 §4.2.3, Narayanan et al. 2021 §2.2.2).
+    """
+    held = float(min(microbatches, pp))
+    if interleave > 1 and pp > 1:
+        held *= 1.0 + (pp - 1.0) / (pp * interleave)
+    return held
+
+
+def logits_bytes(seq_len: float, micro_seqs: float, vocab: float, tp: int, cp: int = 1) -> float:
+    """fp32 logits of one microbatch on the last stage: 4·s·b·V/t (Korthikanti et al. 2022 §4.3)."""
+    return LOGITS_BYTES_PER_ELEMENT * seq_len / cp * micro_seqs * vocab / tp

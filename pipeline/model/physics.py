@@ -1,0 +1,102 @@
+"""Which physics the model runs: the paper's idealization or realistic extensions, key by key.
+
+`Physics()` (all extensions off) is the paper's model, bit for bit. Each extension is its
+own switch so a sweep can show what each one does to a result (docs/model.md, "Realistic
+physics"). The efficiency constants are achieved fractions of a hardware peak; every
+value shipped in conf/physics/ carries its source or the calibration that set it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+
+
+class Fusion(StrEnum):
+    """How memory-bound operators are launched (docs/model.md, "Memory-bound operators")."""
+
+    NONE = "none"
+    """Eager framework kernels: every operator reads and writes HBM (2018-era PyTorch)."""
+    FUSED = "fused"
+    """Megatron-style fused kernels: bias+GeLU, bias+dropout+add, scale+mask+softmax, LayerNorm."""
+    FLASH = "flash"
+    """FUSED plus the attention core in on-chip memory: no s x s tensor touches HBM."""
+
+
+class Recompute(StrEnum):
+    """Activation recomputation (Korthikanti et al. 2022, arXiv:2205.05198)."""
+
+    NONE = "none"
+    SELECTIVE = "selective"
+    """Recompute the attention core (softmax, dropout, QK^T, AV) in the backward pass."""
+    FULL = "full"
+    """Store only each layer's input; rerun the whole forward pass in the backward pass."""
+    AUTO = "auto"
+    """In a search: the mode that fits in memory and is fastest, per layout."""
+
+
+@dataclass(frozen=True, slots=True)
+class Efficiency:
+    """Achieved fractions of hardware peaks and per-kernel overheads, each with its source in conf/."""
+
+    matmul: float = 1.0
+    """Rate of a framework layer's weight GEMMs as a fraction of the paper's large-matmul rate
+    F_peak · u_eff (wave quantization, tile tails and non-ideal shapes)."""
+    attention_matmul: float = 1.0
+    """Rate of the attention core's batched GEMMs (inner dimension d_head) as a fraction of
+    the large-matmul rate F_peak · u_eff."""
+    fused_bandwidth: float = 1.0
+    """Fraction of HBM bandwidth a fused memory-bound kernel (and the optimizer step) achieves."""
+    eager_norm_bandwidth: float = 1.0
+    """Fraction of HBM bandwidth an eager softmax or LayerNorm kernel achieves."""
+    eager_elementwise_bandwidth: float = 1.0
+    """Fraction of HBM bandwidth an eager element-wise kernel (bias, dropout, GeLU, add) achieves."""
+    kernel_overhead_s: float = 0.0
+    """Fixed time of every kernel launch that is not a matmul (launch and tail), in seconds."""
+    matmul_overhead_s: float | None = None
+    """Fixed time of every matmul kernel call in seconds; None keeps the hardware's
+    `matmul_latency_s` (the paper's 4.5 us)."""
+    network: float = 1.0
+    """Fraction of a link's unidirectional bandwidth a collective achieves (NCCL bus bandwidth)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Physics:
+    """The extensions switched on; the defaults are the paper's model (docs/model.md)."""
+
+    name: str = "paper"
+    attention: bool = False
+    """Attention projections, the attention core and the logits layer are modelled."""
+    memory_bound_ops: bool = False
+    """Norms, softmax, activations, dropout, adds and the optimizer step take time on HBM."""
+    fusion: Fusion = Fusion.FUSED
+    """How memory-bound operators are launched (when `memory_bound_ops` is on)."""
+    gpu_memory: bool = False
+    """Every GPU must hold its weights, gradients, optimizer state and activations."""
+    recompute: Recompute = Recompute.NONE
+    """Activation recomputation of grid layouts; a run gives its own."""
+    zero_stage: int = 0
+    """Optimizer sharding over data parallel of grid layouts (0-3); a run gives its own."""
+    megatron_tp: bool = False
+    """Layouts as frameworks run them: whole-sequence microbatches and 1-D tensor parallelism
+    with sequence parallelism, the tensor-parallel group inside the fastest network level."""
+    tensor_memory: bool = False
+    """Blackwell tensor memory and 2-SM MMA: accumulators off shared memory (docs/model.md)."""
+    efficiency: Efficiency = field(default_factory=Efficiency)
+
+    @property
+    def is_paper(self) -> bool:
+        """True when every extension is off: the paper's model exactly."""
+        return not (
+            self.attention
+            or self.memory_bound_ops
+            or self.gpu_memory
+            or self.megatron_tp
+            or self.tensor_memory
+            or self.recompute is not Recompute.NONE
+            or self.zero_stage != 0
+        )
+
+
+PHYSICS_SWITCHES = tuple(f.name for f in fields(Physics) if f.name not in ("name", "efficiency"))
+"""The extension keys of a physics config node, in declaration order."""

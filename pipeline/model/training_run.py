@@ -1,0 +1,375 @@
+"""One concrete training run as frameworks run it: a transformer on a Megatron-style layout.
+
+Layout (Narayanan et al. 2021, arXiv:2104.04473; Korthikanti et al. 2022, arXiv:2205.05198):
+1-D tensor parallelism over t GPUs (column- then row-parallel matrices) with optional
+sequence parallelism, pipeline parallelism over p stages with the interleaved 1F1B
+schedule of v chunks, data parallelism over d replicas with ZeRO stages 0-3, context
+parallelism over c GPUs, whole-sequence microbatches of b sequences. Megatron's rank order
+puts tensor parallelism innermost, then data, then pipeline parallelism.
+
+The step on one GPU (docs/model.md, "Realistic physics"):
+  t_mb    = (L/p) · (t_layer + t_tp) + t_last           one microbatch on the slowest (last) stage
+  t_pipe  = (m + (p − 1)/v) · t_mb + m · t_p2p           1F1B with its bubble (p − 1)/(v·m)
+  t_step  = t_pipe + t_dp + t_optimizer                  gradient all-reduce and Adam step exposed
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pipeline.model.gpu_memory import (
+    activation_bytes_per_layer,
+    in_flight_microbatches,
+    logits_bytes,
+    model_state_bytes_per_param,
+)
+from pipeline.model.hardware import HardwareSpec, effective_flop_per_s, peak_flop_per_s
+from pipeline.model.matmul import matmul_terms_s
+from pipeline.model.memory_ops import (
+    MemoryOp,
+    OpClass,
+    layer_memory_ops,
+    layer_tensors,
+    op_time_s,
+    optimizer_step_time_s,
+)
+from pipeline.model.physics import Fusion, Physics, Recompute
+from pipeline.model.transformer import (
+    TransformerShape,
+    attention_core_forward_flop,
+    hardware_flop_per_step,
+    layer_weight_params,
+    model_flop_per_step,
+    narayanan_flop_per_step,
+)
+
+WORD_BYTES = 2.0
+BLACKWELL_SMEM_RELIEF = 2.0
+"""Tensor memory and 2-SM MMA halve the shared-memory traffic per FLOP of a large tile
+(accumulators live in TMEM; each SM of a CTA pair loads half of the B operand): NVIDIA
+Blackwell architecture technical brief (2024), "fifth-generation Tensor Cores"."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunLayout:
+    """How a run is laid out: the layout half of a run's contract keys."""
+
+    tp: int
+    pp: int
+    dp: int
+    microbatch_seqs: int
+    cp: int = 1
+    ep: int = 1
+    interleave: int = 1
+    """Virtual stages (model chunks) per pipeline rank; 1 = no interleaving."""
+    sequence_parallel: bool = False
+    recompute: Recompute = Recompute.NONE
+    zero_stage: int = 0
+
+    @property
+    def n_gpu(self) -> int:
+        """t · p · d · c GPUs (experts share the data-parallel ranks)."""
+        return self.tp * self.pp * self.dp * self.cp
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """A training run: model, global batch in sequences, and its layout."""
+
+    name: str
+    shape: TransformerShape
+    global_batch_seqs: int
+    layout: RunLayout
+
+
+@dataclass(frozen=True, slots=True)
+class RunCost:
+    """One step of a run on one GPU of the slowest stage; seconds per step unless named."""
+
+    step_time_s: float
+    t_matmul_s: float
+    """Weight matmuls (projections, MLP, logits), recompute included."""
+    t_attention_s: float | None
+    """The attention core (QK^T, AV; the flash kernel under fusion=flash); None without attention."""
+    t_norm_s: float | None
+    """LayerNorms and softmax kernels; None without memory-bound operators."""
+    t_elementwise_s: float | None
+    """Biases, scaling, masks, dropout, activations, residual adds."""
+    t_optimizer_s: float | None
+    """The Adam step."""
+    t_tp_comm_s: float
+    t_pp_comm_s: float
+    t_dp_comm_s: float
+    t_latency_s: float
+    bubble_fraction: float
+    model_flop_per_step: float
+    hardware_flop_per_step: float
+    narayanan_flop_per_step: float
+    memory_per_gpu_bytes: float
+    fits_memory: bool
+    mfu: float
+    hfu: float
+    n_gpu: int
+
+    @property
+    def t_compute_s(self) -> float:
+        """Matmul, attention and memory-bound operator time per step."""
+        parts = (self.t_matmul_s, self.t_attention_s, self.t_norm_s, self.t_elementwise_s)
+        return sum(p for p in parts if p is not None)
+
+    @property
+    def model_flop_per_s_per_gpu(self) -> float:
+        """Model FLOP per second per GPU (recompute excluded)."""
+        return self.model_flop_per_step / (self.n_gpu * self.step_time_s)
+
+    @property
+    def hardware_flop_per_s_per_gpu(self) -> float:
+        """Hardware FLOP per second per GPU (recompute included)."""
+        return self.hardware_flop_per_step / (self.n_gpu * self.step_time_s)
+
+    @property
+    def narayanan_flop_per_s_per_gpu(self) -> float:
+        """FLOP per second per GPU counted with Narayanan et al. 2021 eq. (3)."""
+        return self.narayanan_flop_per_step / (self.n_gpu * self.step_time_s)
+
+
+def _matmul_pass_s(
+    hw: HardwareSpec, physics: Physics, d1: float, d2: float, tokens: float
+) -> tuple[float, float, float]:
+    """(forward, activation-gradient, weight-gradient) time of a d1 x d2 weight on `tokens`.
+
+    The paper's roofline over HBM, L2, shared memory and FLOP (docs/model.md §5) with the
+    per-call overhead of the physics; tensor memory relieves the shared-memory term.
+    """
+    d1s = np.array([d1, d2, d1], dtype=np.float64)
+    d2s = np.array([d2, d1, d2], dtype=np.float64)
+    wg = np.array([False, False, True])
+    t = matmul_terms_s(hw, d1s, d2s, np.full(3, tokens), wg)
+    smem = t.smem_s / (BLACKWELL_SMEM_RELIEF if physics.tensor_memory else 1.0)
+    flop = t.flop_s / physics.efficiency.matmul
+    roof = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(smem, flop))
+    overhead = physics.efficiency.matmul_overhead_s
+    roof = roof + (hw.matmul_latency_s if overhead is None else overhead)
+    return float(roof[0]), float(roof[1]), float(roof[2])
+
+
+def layer_weight_shapes(shape: TransformerShape, tp: int) -> list[tuple[float, float]]:
+    """(rows, cols) of one layer's weight matrices on one tensor-parallel rank.
+
+    QKV and the MLP's up (and gate) matrices are split by rows (column-parallel), the
+    attention output and MLP down matrices by columns (row-parallel) (Shoeybi et al. 2019).
+    """
+    h, f = float(shape.hidden), float(shape.ffn_hidden)
+    up = (shape.mlp_matrices - 1) * f
+    return [
+        ((h + 2.0 * shape.kv_width) / tp, h),
+        (h, h / tp),
+        (up / tp, h),
+        (h, f / tp),
+    ]
+
+
+def layer_matmul_time_s(
+    hw: HardwareSpec, physics: Physics, shape: TransformerShape, tokens: float, tp: int
+) -> tuple[float, float]:
+    """(forward, backward) time of one layer's weight matmuls on one GPU."""
+    fwd = bwd = 0.0
+    for d1, d2 in layer_weight_shapes(shape, tp):
+        f, a, w = _matmul_pass_s(hw, physics, d1, d2, tokens)
+        fwd, bwd = fwd + f, bwd + a + w
+    return fwd, bwd
+
+
+def attention_core_time_s(
+    hw: HardwareSpec, physics: Physics, shape: TransformerShape, micro_seqs: float, tp: int, cp: int
+) -> tuple[float, float]:
+    """(forward, backward) time of QK^T and AV on one GPU for one microbatch.
+
+    FLOP run at F_peak·u_eff·attention_matmul; without flash the s x s scores are written
+    by QK^T and read by AV in HBM (backward: twice the traffic), the roofline maximum of
+    the two. Flash (Dao et al. 2022) reads Q, K, V and writes O only. Two batched GEMM
+    launches forward, four backward, one flash kernel each way.
+    """
+    eff = physics.efficiency
+    tokens = micro_seqs * shape.seq_len / cp
+    flop_fwd = attention_core_forward_flop(shape, tokens) / tp
+    rate = effective_flop_per_s(hw) * eff.matmul * eff.attention_matmul
+    qkvo = WORD_BYTES * tokens * (2.0 * shape.hidden + 2.0 * shape.kv_width) / tp
+    overhead = hw.matmul_latency_s if eff.matmul_overhead_s is None else eff.matmul_overhead_s
+    if physics.fusion is Fusion.FLASH:
+        fwd_bytes, bwd_bytes, launches = qkvo, 2.5 * qkvo, (1, 1)
+    else:
+        scores = micro_seqs * (shape.heads / tp) * shape.seq_len * (shape.seq_len / cp)
+        fwd_bytes = qkvo + 2.0 * WORD_BYTES * scores
+        bwd_bytes = 2.0 * fwd_bytes
+        launches = (2, 4)
+    hbm = hw.hbm_bandwidth_bytes_per_s
+    fwd = max(flop_fwd / rate, fwd_bytes / hbm) + launches[0] * overhead
+    bwd = max(2.0 * flop_fwd / rate, bwd_bytes / hbm) + launches[1] * overhead
+    return fwd, bwd
+
+
+def class_times_s(
+    hw: HardwareSpec, physics: Physics, ops: list[MemoryOp], recompute: Recompute
+) -> dict[OpClass, float]:
+    """Per-class time of a layer's memory-bound kernels, forward + backward + recomputed forward."""
+    out = {OpClass.NORM: 0.0, OpClass.ELEMENTWISE: 0.0}
+    for op in ops:
+        fwd = op_time_s(hw, physics.efficiency, op, physics.fusion, backward=False)
+        bwd = op_time_s(hw, physics.efficiency, op, physics.fusion, backward=True)
+        again = recompute is Recompute.FULL or (
+            recompute is Recompute.SELECTIVE and op.attention_core
+        )
+        out[op.op_class] += fwd + bwd + (fwd if again else 0.0)
+    return out
+
+
+def allreduce_time_s(p: int, bytes_: float, bandwidth: float, latency: float, eff: float) -> float:
+    """Ring all-reduce: 2(p − 1)/p · bytes / (BW/2 · efficiency) + 2(p − 1)·λ; 0 for p = 1.
+
+    BW is the bidirectional per-GPU bandwidth of the level the ring crosses (Patarasuk &
+    Yuan 2009; NCCL's bus bandwidth).
+    """
+    if p <= 1:
+        return 0.0
+    return 2.0 * (p - 1) / p * bytes_ / (bandwidth / 2.0 * eff) + 2.0 * (p - 1) * latency
+
+
+def group_level(hw: HardwareSpec, inner: int, size: int) -> int:
+    """Network level a group of `size` GPUs at stride `inner` spans: the first level whose
+    cumulative size holds inner · size GPUs (Megatron's rank order, tensor ranks innermost)."""
+    span = inner * size
+    product = 1
+    for level, s in enumerate(hw.level_sizes):
+        product *= s
+        if span <= product:
+            return level
+    return len(hw.level_sizes)
+
+
+def parameters_per_gpu(shape: TransformerShape, layout: RunLayout) -> float:
+    """Parameters on one GPU of the first stage: (L/p) layers and the embedding, over t."""
+    layers = shape.layers / layout.pp
+    return (layers * layer_weight_params(shape) + float(shape.vocab) * shape.hidden) / layout.tp
+
+
+def memory_per_gpu_bytes(
+    shape: TransformerShape, layout: RunLayout, microbatches: int, fusion: Fusion
+) -> float:
+    """Model state (ZeRO over dp) plus the activations of the in-flight microbatches of the
+    first stage and the logits of the last, whichever stage is fuller is a bound both reach."""
+    state = parameters_per_gpu(shape, layout) * model_state_bytes_per_param(
+        layout.zero_stage, layout.dp
+    )
+    per_layer = activation_bytes_per_layer(
+        shape.seq_len,
+        layout.microbatch_seqs,
+        shape.hidden,
+        shape.heads,
+        layout.tp,
+        layout.sequence_parallel,
+        layout.recompute,
+        fusion,
+        layout.cp,
+    )
+    held = in_flight_microbatches(layout.pp, microbatches, layout.interleave)
+    activations = per_layer * (shape.layers / layout.pp) * held
+    logits = logits_bytes(shape.seq_len, layout.microbatch_seqs, shape.vocab, layout.tp, layout.cp)
+    return state + activations + logits
+
+
+def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:
+    """Step time, throughput and per-GPU memory of one run (module docstring)."""
+    shape, lay, eff = run.shape, run.layout, physics.efficiency
+    micro = float(lay.microbatch_seqs)
+    m = run.global_batch_seqs // (lay.dp * lay.microbatch_seqs)
+    tokens = micro * shape.seq_len / lay.cp
+    layers_per_stage = shape.layers / lay.pp
+    mode = lay.recompute
+
+    mm_fwd, mm_bwd = layer_matmul_time_s(hw, physics, shape, tokens, lay.tp)
+    t_mm = mm_fwd + mm_bwd + (mm_fwd if mode is Recompute.FULL else 0.0)
+    t_attn = 0.0
+    if physics.attention:
+        a_fwd, a_bwd = attention_core_time_s(hw, physics, shape, micro, lay.tp, lay.cp)
+        t_attn = a_fwd + a_bwd + (a_fwd if mode is not Recompute.NONE else 0.0)
+    classes = {OpClass.NORM: 0.0, OpClass.ELEMENTWISE: 0.0}
+    if physics.memory_bound_ops:
+        x = layer_tensors(shape, micro, lay.tp, lay.cp, lay.sequence_parallel)
+        classes = class_times_s(hw, physics, layer_memory_ops(x, physics.fusion), mode)
+
+    # tensor-parallel collectives: 2 forward, 2 backward, 2 more under full recomputation
+    level_tp = group_level(hw, 1, lay.tp)
+    collectives = 4 + (2 if mode is Recompute.FULL else 0)
+    act_bytes = WORD_BYTES * tokens * shape.hidden
+    t_tp = collectives * allreduce_time_s(
+        lay.tp,
+        act_bytes,
+        hw.net_bandwidth_bytes_per_s[level_tp],
+        hw.net_latency_s[level_tp],
+        eff.network,
+    )
+    t_layer = t_mm + t_attn + classes[OpClass.NORM] + classes[OpClass.ELEMENTWISE]
+
+    t_last = 0.0
+    if physics.attention:  # logits on the last stage: forward, activation and weight gradients
+        lf, la, lw = _matmul_pass_s(hw, physics, shape.vocab / lay.tp, shape.hidden, tokens)
+        t_last = lf + la + lw
+    t_mb = layers_per_stage * (t_layer + t_tp) + t_last
+
+    # pipeline point-to-point: one activation (1/t of it per rank, scatter/gather) per
+    # chunk boundary forward and backward (Narayanan et al. 2021 §4.1)
+    t_p2p = 0.0
+    if lay.pp > 1:
+        level_pp = group_level(hw, lay.tp * lay.dp, lay.pp)
+        bw = hw.net_bandwidth_bytes_per_s[level_pp] / 2.0 * eff.network
+        t_p2p = 2.0 * lay.interleave * (act_bytes / lay.tp / bw + hw.net_latency_s[level_pp])
+    bubble = (lay.pp - 1) / (lay.interleave * m) if lay.pp > 1 else 0.0
+    t_pipe = (m + (lay.pp - 1) / lay.interleave) * t_mb + m * t_p2p
+
+    params = parameters_per_gpu(shape, lay)
+    level_dp = group_level(hw, lay.tp, lay.dp)
+    t_dp = allreduce_time_s(
+        lay.dp,
+        WORD_BYTES * params,
+        hw.net_bandwidth_bytes_per_s[level_dp],
+        hw.net_latency_s[level_dp],
+        eff.network,
+    )
+    t_opt = 0.0
+    if physics.memory_bound_ops:
+        t_opt = optimizer_step_time_s(hw, eff, params / (lay.dp if lay.zero_stage >= 1 else 1))
+    t_step = t_pipe + t_dp + t_opt
+
+    per_step = m * layers_per_stage
+    model_flop = model_flop_per_step(shape, run.global_batch_seqs)
+    hw_flop = hardware_flop_per_step(shape, run.global_batch_seqs, mode)
+    if not physics.attention:  # the paper's workload: weight matmuls only
+        model_flop = 6.0 * shape.layers * layer_weight_params(shape) * run.global_batch_seqs * shape.seq_len
+        hw_flop = model_flop * (4.0 / 3.0 if mode is Recompute.FULL else 1.0)
+    memory = memory_per_gpu_bytes(shape, lay, m, physics.fusion)
+    peak = peak_flop_per_s(hw) * lay.n_gpu
+    extensions = physics.memory_bound_ops
+    return RunCost(
+        step_time_s=t_step,
+        t_matmul_s=m * (layers_per_stage * t_mm + t_last),
+        t_attention_s=per_step * t_attn if physics.attention else None,
+        t_norm_s=per_step * classes[OpClass.NORM] if extensions else None,
+        t_elementwise_s=per_step * classes[OpClass.ELEMENTWISE] if extensions else None,
+        t_optimizer_s=t_opt if extensions else None,
+        t_tp_comm_s=per_step * t_tp,
+        t_pp_comm_s=m * t_p2p,
+        t_dp_comm_s=t_dp,
+        t_latency_s=0.0,
+        bubble_fraction=bubble / (1.0 + bubble),
+        model_flop_per_step=model_flop,
+        hardware_flop_per_step=hw_flop,
+        narayanan_flop_per_step=narayanan_flop_per_step(shape, run.global_batch_seqs),
+        memory_per_gpu_bytes=memory,
+        fits_memory=memory <= hw.hbm_bytes,
+        mfu=model_flop / (peak * t_step),
+        hfu=hw_flop / (peak * t_step),
+        n_gpu=lay.n_gpu,
+    )

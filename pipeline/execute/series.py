@@ -24,6 +24,7 @@ from pipeline.model.limits import (
     t_limit_flop,
 )
 from pipeline.model.results import InfeasibleReason, Layout, PointResult, SeriesLimits
+from pipeline.model.run_point import run_point
 from pipeline.model.scaling import ModelShape, model_shape
 from pipeline.model.search import sweep_series
 from pipeline.model.step import memory_required_bytes
@@ -137,8 +138,19 @@ def fixed_point(scenario: Scenario, shape: ModelShape, layout: Layout) -> PointR
 
 
 def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutcome:
-    """Run one series: the smallest-cluster search over the grid, or a fixed layout per size."""
-    if scenario.fixed_layout is None:
+    """Run one series: one concrete run (its layout, or the best one with run.layout_search),
+    the smallest-cluster search over the grid, or a fixed layout per size."""
+    if scenario.run is not None:
+        points = [
+            run_point(
+                scenario.hardware,
+                scenario.physics,
+                scenario.run,
+                search=scenario.run.layout_search,
+                tokens_per_param=scenario.laws.tokens_per_param,
+            )
+        ]
+    elif scenario.fixed_layout is None:
         points = sweep_series(
             scenario.hardware,
             scenario.laws,

@@ -21,7 +21,8 @@ from __future__ import annotations
 import pyarrow as pa
 
 SCHEMA_VERSION = 2
-"""Written into every row's `schema_version` column."""
+"""Written into every row's `schema_version` column (2: `series.overrides`, the model's version
+in `series_id`, the run and physics columns of `points`)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -104,6 +105,28 @@ COST_FIELDS = [
 ]
 """The layout's cost (spec §6-§8); null when the point is infeasible. The `t_*_s` terms are per
 optimizer step, as in `StepCost`; multiply by `n_steps` for the run totals of spec §8."""
+
+RUN_FIELDS = [
+    _optional("physics", pa.string()),
+    _optional("run_name", pa.string()),
+    _optional("mfu", pa.float64()),
+    _optional("hfu", pa.float64()),
+    _optional("model_tflops_per_gpu", pa.float64()),
+    _optional("hardware_tflops_per_gpu", pa.float64()),
+    _optional("memory_per_gpu_bytes", pa.float64()),
+    _optional("fits_memory", pa.bool_()),
+    _optional("recompute", pa.string()),
+    _optional("t_matmul_s", pa.float64()),
+    _optional("t_attention_s", pa.float64()),
+    _optional("t_norm_s", pa.float64()),
+    _optional("t_elementwise_s", pa.float64()),
+    _optional("t_optimizer_s", pa.float64()),
+]
+"""One concrete run (conf/run/, docs/model.md "Realistic physics"): the physics preset's name,
+the run's name, model and hardware FLOP utilization, their rates in teraFLOP/s per GPU (1e12
+FLOP/s), bytes held per GPU and whether they fit, the recomputation mode, and time per step by
+operator class on one GPU of the slowest stage. Null on grid rows (run_name) and where the
+physics has no such quantity (e.g. t_norm_s without memory-bound operators)."""
 
 STATUS_FIELDS = [
     _required("feasible", pa.bool_()),
@@ -275,7 +298,13 @@ followed by the sweep point as ``key=value`` entries; null when the run's overri
 (a config composed outside `dmlimits` and `pipeline.run`)."""
 
 POINTS_SCHEMA = pa.schema(
-    SERIES_FIELDS + SHAPE_FIELDS + LAYOUT_FIELDS + COST_FIELDS + STATUS_FIELDS + PROVENANCE_FIELDS
+    SERIES_FIELDS
+    + SHAPE_FIELDS
+    + LAYOUT_FIELDS
+    + COST_FIELDS
+    + RUN_FIELDS
+    + STATUS_FIELDS
+    + PROVENANCE_FIELDS
 )
 THRESHOLDS_SCHEMA = pa.schema(SERIES_FIELDS + LIMIT_FIELDS + CLOSED_FORM_FIELDS + PROVENANCE_FIELDS)
 FORECASTS_SCHEMA = pa.schema(SERIES_FIELDS + FORECAST_FIELDS + PROVENANCE_FIELDS)

@@ -147,6 +147,32 @@ def _levels(factors: tuple[int, ...]) -> str:
     return "x".join(str(int(f)) for f in factors)
 
 
+TERA = 1e12
+"""teraFLOP/s columns: FLOP/s / 1e12."""
+
+
+def _run_columns(p: PointResult) -> dict[str, Any]:
+    """The run columns of a point: null on grid rows and where the physics lacks the quantity."""
+    cost = p.run_cost
+    if cost is None:
+        return {"run_name": p.run_name}
+    return {
+        "run_name": p.run_name,
+        "mfu": float(cost.mfu),
+        "hfu": float(cost.hfu),
+        "model_tflops_per_gpu": cost.model_flop_per_s_per_gpu / TERA,
+        "hardware_tflops_per_gpu": cost.hardware_flop_per_s_per_gpu / TERA,
+        "memory_per_gpu_bytes": float(cost.memory_per_gpu_bytes),
+        "fits_memory": bool(cost.fits_memory),
+        "recompute": p.recompute,
+        "t_matmul_s": float(cost.t_matmul_s),
+        "t_attention_s": cost.t_attention_s,
+        "t_norm_s": cost.t_norm_s,
+        "t_elementwise_s": cost.t_elementwise_s,
+        "t_optimizer_s": cost.t_optimizer_s,
+    }
+
+
 def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dict[str, Any]:
     shape = p.shape
     row: dict[str, Any] = {
@@ -161,6 +187,8 @@ def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dic
         "batch_seqs": float(shape.batch_seqs),
         "batch_tokens": float(shape.batch_tokens),
         "training_flop": float(shape.training_flop),
+        "physics": p.physics,
+        **_run_columns(p),
         "feasible": bool(p.feasible),
         "infeasible_reason": None,
         "run_id": provenance.run_id,
@@ -234,7 +262,8 @@ def point_rows(
     widths = [p.shape.d_model for p in ordered]
     if len(set(widths)) != len(widths):
         raise ValueError(f"series {series.series_id} has repeated d_model values: {widths}")
-    return table_from_rows([_point_row(p, series, provenance) for p in ordered], POINTS_SCHEMA)
+    rows = [_point_row(p, series, provenance) for p in ordered]
+    return table_from_rows(rows, POINTS_SCHEMA)
 
 
 def threshold_row(

@@ -26,7 +26,11 @@ def model_state_bytes_per_param(zero_stage: int, dp: int) -> float:
     Stage 0: 2 + 2 + 12 = 16; stage 1 shards the 12 optimizer bytes over dp; stage 2 also
     the gradients; stage 3 also the weights (Rajbhandari et al. 2020, Figure 1).
     """
-    weights, grads, state = WEIGHT_BYTES_PER_PARAM, GRADIENT_BYTES_PER_PARAM, ADAM_STATE_BYTES_PER_PARAM
+    weights, grads, state = (
+        WEIGHT_BYTES_PER_PARAM,
+        GRADIENT_BYTES_PER_PARAM,
+        ADAM_STATE_BYTES_PER_PARAM,
+    )
     if zero_stage >= 1:
         state /= dp
     if zero_stage >= 2:

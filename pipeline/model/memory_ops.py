@@ -87,7 +87,10 @@ def layer_tensors(
 
 def layernorm_ops(x: LayerTensors) -> list[MemoryOp]:
     """Two LayerNorms (or RMSNorms): forward reads x, writes y; backward reads x, dy, writes dx."""
-    return [MemoryOp(f"norm{i}", OpClass.NORM, 2 * WORD_BYTES * x.hidden, 3 * WORD_BYTES * x.hidden) for i in (1, 2)]
+    return [
+        MemoryOp(f"norm{i}", OpClass.NORM, 2 * WORD_BYTES * x.hidden, 3 * WORD_BYTES * x.hidden)
+        for i in (1, 2)
+    ]
 
 
 def dropout_op(name: str, elements: float, core: bool = False) -> MemoryOp:
@@ -132,7 +135,13 @@ def fused_ops(x: LayerTensors) -> list[MemoryOp]:
     bias_dropout_add_bwd = (2 * w + MASK_BYTES) * x.hidden + w * x.hidden
     return [
         *layernorm_ops(x),
-        MemoryOp("scale_mask_softmax", OpClass.NORM, 2 * w * x.scores, 3 * w * x.scores, attention_core=True),
+        MemoryOp(
+            "scale_mask_softmax",
+            OpClass.NORM,
+            2 * w * x.scores,
+            3 * w * x.scores,
+            attention_core=True,
+        ),
         dropout_op("attention_dropout", x.scores, core=True),
         MemoryOp("bias_dropout_add1", ew, bias_dropout_add_fwd, bias_dropout_add_bwd),
         MemoryOp("bias_activation", ew, 2 * w * x.ffn, 3 * w * x.ffn),
@@ -160,7 +169,11 @@ def op_bandwidth_bytes_per_s(
 ) -> float:
     """Achieved bandwidth of a kernel: L2 when its bytes fit in useful L2, else HBM, times
     the achieved fraction of its class (eager kernels: per class; fused: one fraction)."""
-    peak = hw.l2_bandwidth_bytes_per_s if bytes_ <= useful_l2_bytes(hw) else hw.hbm_bandwidth_bytes_per_s
+    peak = (
+        hw.l2_bandwidth_bytes_per_s
+        if bytes_ <= useful_l2_bytes(hw)
+        else hw.hbm_bandwidth_bytes_per_s
+    )
     if fusion is not Fusion.NONE or op_class is OpClass.OPTIMIZER:
         return peak * eff.fused_bandwidth
     if op_class is OpClass.NORM:

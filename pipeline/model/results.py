@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from pipeline.model.scaling import ModelShape
+from pipeline.model.training_run import RunCost
 
 
 class InfeasibleReason(StrEnum):
@@ -27,6 +28,9 @@ class InfeasibleReason(StrEnum):
     the schedule has too few microbatches, or the nanobatch is empty (spec §5.1, §7, §10)."""
     BATCH_TOO_LARGE = "batch_too_large"
     """The batch law gives more than 2^53 tokens per batch, beyond exact integer arithmetic."""
+    EXCEEDS_GPU_MEMORY = "exceeds_gpu_memory"
+    """Weights, gradients, optimizer state and activations do not fit in one GPU's HBM
+    (physics.gpu_memory; docs/model.md, "Realistic physics")."""
 
 
 class Bottleneck(StrEnum):
@@ -104,6 +108,14 @@ class PointResult:
     infeasible_reason: InfeasibleReason | None
     layout: Layout | None
     cost: StepCost | None
+    run_name: str | None = None
+    """The run's name when the point is one concrete run (conf/run/), else None."""
+    run_cost: RunCost | None = None
+    """The run's realistic breakdown (throughput, memory, time by operator class), else None."""
+    recompute: str | None = None
+    """The run's activation recomputation mode, else None."""
+    physics: str = "paper"
+    """The name of the physics the point was evaluated with (conf/physics/)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,16 @@ BLACKWELL_SMEM_RELIEF = 2.0
 Blackwell architecture technical brief (2024), "fifth-generation Tensor Cores"."""
 
 
+TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD = 64.0
+"""Blackwell's fifth-generation tensor cores (64 FLOP per clock per thread in conf/hardware/b200.yaml)
+come with tensor memory; earlier generations (at most 32) do not."""
+
+
+def has_tensor_memory(hw: HardwareSpec) -> bool:
+    """True for Blackwell-class hardware: tensor memory and 2-SM MMA instructions."""
+    return hw.flop_per_clock_per_thread >= TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD
+
+
 @dataclass(frozen=True, slots=True)
 class RunLayout:
     """How a run is laid out: the layout half of a run's contract keys."""
@@ -82,6 +92,8 @@ class RunSpec:
     shape: TransformerShape
     global_batch_seqs: int
     layout: RunLayout
+    layout_search: bool = False
+    """True: search the best layout for this model and batch at the layout's GPU count."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +159,8 @@ def _matmul_pass_s(
     d2s = np.array([d2, d1, d2], dtype=np.float64)
     wg = np.array([False, False, True])
     t = matmul_terms_s(hw, d1s, d2s, np.full(3, tokens), wg)
-    smem = t.smem_s / (BLACKWELL_SMEM_RELIEF if physics.tensor_memory else 1.0)
+    relief = BLACKWELL_SMEM_RELIEF if physics.tensor_memory and has_tensor_memory(hw) else 1.0
+    smem = t.smem_s / relief
     flop = t.flop_s / physics.efficiency.matmul
     roof = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(smem, flop))
     overhead = physics.efficiency.matmul_overhead_s
@@ -347,7 +360,9 @@ def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:
     model_flop = model_flop_per_step(shape, run.global_batch_seqs)
     hw_flop = hardware_flop_per_step(shape, run.global_batch_seqs, mode)
     if not physics.attention:  # the paper's workload: weight matmuls only
-        model_flop = 6.0 * shape.layers * layer_weight_params(shape) * run.global_batch_seqs * shape.seq_len
+        model_flop = (
+            6.0 * shape.layers * layer_weight_params(shape) * run.global_batch_seqs * shape.seq_len
+        )
         hw_flop = model_flop * (4.0 / 3.0 if mode is Recompute.FULL else 1.0)
     memory = memory_per_gpu_bytes(shape, lay, m, physics.fusion)
     peak = peak_flop_per_s(hw) * lay.n_gpu

@@ -23,6 +23,8 @@ ROOT_NODES: Mapping[str, frozenset[str] | None] = {
     "scaling": None,  # pipeline.schema.scaling
     "batch": None,  # pipeline.schema.scaling
     "parallelism": None,  # pipeline.schema.parallelism
+    "physics": None,  # pipeline.schema.physics (keys from the Physics and Efficiency fields)
+    "run": None,  # pipeline.schema.run (keys from the TransformerShape and RunLayout fields)
     "closed_form": None,  # pipeline.schema.closed_form
     "sweep": None,  # pipeline.sweep.expand
     "forecast": None,  # pipeline.forecast.settings

@@ -1,29 +1,33 @@
 """The composed config -> one Scenario: everything the model needs, validated, in SI units.
 
 `load_scenario` is the schema's public entry: it reads the groups chosen in
-conf/config.yaml (hardware, scaling, batch, parallelism) and the root `closed_form`
-node. Other root nodes (output, execution, sweep) belong to the stages that use them.
+conf/config.yaml (hardware, scaling, batch, parallelism, physics, run) and the root
+`closed_form` node; physics and run may be absent (the paper's model on the grid). Other root nodes (output, execution, sweep) belong to the stages that use them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.model.hardware import HardwareSpec
 from pipeline.model.options import SearchOptions
+from pipeline.model.physics import Physics
 from pipeline.model.results import Layout
 from pipeline.model.scaling import BatchLawKind, ScalingLaws
+from pipeline.model.training_run import RunSpec
 from pipeline.schema.closed_form import ClosedFormSettings, closed_form_from_config
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.hardware import hardware_from_config
 from pipeline.schema.parallelism import check_layout_levels, layout_from_config, options_from_config
+from pipeline.schema.physics import physics_from_config
+from pipeline.schema.run import run_from_config
 from pipeline.schema.scaling import batch_law_from_config, scaling_from_config
 
-GROUPS = ("hardware", "scaling", "batch", "parallelism")
+GROUPS = ("hardware", "scaling", "batch", "parallelism", "physics", "run")
 """Config groups the scenario is built from (conf/<group>/<choice>.yaml)."""
 
 
@@ -53,6 +57,10 @@ class Scenario:
     shape, so the evaluator derives them per model size. Its levels are checked against
     the hardware here; whether it fits each model is `fixed_layout_misfit`."""
     closed_form: ClosedFormSettings
+    physics: Physics = field(default_factory=Physics)
+    """Which extensions of the paper's model are on (conf/physics/); the default is the paper."""
+    run: RunSpec | None = None
+    """One concrete training run to evaluate (conf/run/), or None for the scaling-law grid."""
 
 
 def _child(cfg: object, key: str) -> object:
@@ -91,6 +99,15 @@ def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
             batch_law.reference_tokens,
             f"must hold at least one sequence of seq_len = {scaling.laws.seq_len} tokens",
         )
+    physics = physics_from_config(cfg["physics"]) if _has(cfg, "physics") else Physics()
+    run = run_from_config(cfg["run"]) if _has(cfg, "run") else None
+    if run is None and not physics.is_paper:
+        raise ConfigError(
+            "physics",
+            physics.name,
+            "extensions apply to a concrete run (run=<preset>) only; the scaling-law grid "
+            "runs physics=paper",
+        )
     return Scenario(
         hardware_name=hardware.name,
         hardware=hardware,
@@ -103,4 +120,11 @@ def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
         options=options,
         fixed_layout=fixed_layout,
         closed_form=closed_form_from_config(_child(cfg, "closed_form"), "closed_form"),
+        physics=physics,
+        run=run,
     )
+
+
+def _has(cfg: DictConfig | Mapping[str, object], key: str) -> bool:
+    """True when the root holds a non-null node under key (physics and run are optional)."""
+    return isinstance(cfg, DictConfig | Mapping) and key in cfg and cfg[key] is not None

@@ -1,0 +1,99 @@
+"""conf/run/*.yaml -> RunSpec: one concrete training run (its keys are a contract).
+
+The keys are `layers, hidden, ffn_hidden, heads, kv_heads, vocab, seq_len, mlp,
+global_batch_seqs, microbatch_seqs, tp, pp, dp, cp, ep, interleave, sequence_parallel,
+recompute, zero_stage` and `name`, and the optional `layout_search` (default false: the
+run's own layout; true: the best layout for its model and batch at its GPU count), declared from the `TransformerShape` and `RunLayout`
+fields. They may come from a user's own `--config-dir`; README.md documents them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from pipeline.model.physics import Recompute
+from pipeline.model.training_run import RunLayout, RunSpec
+from pipeline.model.transformer import Mlp, TransformerShape
+from pipeline.schema.errors import ConfigError
+from pipeline.schema.physics import zero_stage
+from pipeline.schema.section import Section, plain
+
+RUN_KEYS = frozenset(
+    {"name", "global_batch_seqs", "layout_search"}
+    | {f.name for f in fields(TransformerShape)}
+    | {f.name for f in fields(RunLayout)}
+)
+"""Every key of a run node (declared from the dataclasses)."""
+RUN_RECOMPUTE = (Recompute.NONE.value, Recompute.SELECTIVE.value, Recompute.FULL.value)
+
+
+def _divides(sec: Section, key: str, divisor: int, quantity: str, size: int) -> None:
+    if size % divisor:
+        raise ConfigError(sec.key(key), divisor, f"must divide {quantity} = {size}")
+
+
+def run_from_config(node: object, path: str = "run") -> RunSpec | None:
+    """The RunSpec of a run node, None for `run: null` (the scaling-law grid)."""
+    data = plain(node, path)
+    if data is None:
+        return None
+    sec = Section(data, path, RUN_KEYS)
+    shape = TransformerShape(
+        layers=sec.integer("layers"),
+        hidden=sec.integer("hidden"),
+        ffn_hidden=sec.integer("ffn_hidden"),
+        heads=sec.integer("heads"),
+        kv_heads=sec.integer("kv_heads"),
+        vocab=sec.integer("vocab"),
+        seq_len=sec.integer("seq_len"),
+        mlp=Mlp(sec.choice("mlp", [m.value for m in Mlp])),
+    )
+    layout = RunLayout(
+        tp=sec.integer("tp"),
+        pp=sec.integer("pp"),
+        dp=sec.integer("dp"),
+        microbatch_seqs=sec.integer("microbatch_seqs"),
+        cp=sec.integer("cp"),
+        ep=sec.integer("ep"),
+        interleave=sec.integer("interleave"),
+        sequence_parallel=sec.boolean("sequence_parallel"),
+        recompute=Recompute(sec.choice("recompute", RUN_RECOMPUTE)),
+        zero_stage=zero_stage(sec),
+    )
+    search = sec.boolean("layout_search") if sec.has("layout_search") else False
+    run = RunSpec(sec.string("name"), shape, sec.integer("global_batch_seqs"), layout, search)
+    check_run(sec, run)
+    return run
+
+
+def check_run(sec: Section, run: RunSpec) -> None:
+    """Raise ConfigError unless the layout can run the model (Megatron-LM's own checks)."""
+    shape, lay = run.shape, run.layout
+    if lay.ep != 1:
+        raise ConfigError(sec.key("ep"), lay.ep, "must be 1: runs model dense transformers only")
+    _divides(sec, "heads", shape.heads, "hidden", shape.hidden)
+    _divides(sec, "kv_heads", shape.kv_heads, "heads", shape.heads)
+    _divides(sec, "tp", lay.tp, "heads", shape.heads)
+    _divides(sec, "tp", lay.tp, "ffn_hidden", shape.ffn_hidden)
+    _divides(sec, "pp", lay.pp, "layers", shape.layers)
+    _divides(sec, "interleave", lay.interleave, "layers / pp", shape.layers // lay.pp)
+    _divides(sec, "cp", lay.cp, "seq_len", shape.seq_len)
+    per_step = lay.dp * lay.microbatch_seqs
+    _divides(
+        sec,
+        "microbatch_seqs",
+        per_step,
+        "global_batch_seqs (as dp x microbatch_seqs)",
+        run.global_batch_seqs,
+    )
+    microbatches = run.global_batch_seqs // per_step
+    if lay.pp > 1 and microbatches < lay.pp:
+        raise ConfigError(
+            sec.key("global_batch_seqs"),
+            run.global_batch_seqs,
+            f"gives {microbatches} microbatches per pipeline; 1F1B needs at least pp = {lay.pp}",
+        )
+    if lay.interleave > 1 and lay.pp == 1:
+        raise ConfigError(
+            sec.key("interleave"), lay.interleave, "must be 1 without pipeline parallelism"
+        )

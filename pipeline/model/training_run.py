@@ -388,3 +388,32 @@ def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:
         hfu=hw_flop / (peak * t_step),
         n_gpu=lay.n_gpu,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class LayerBreakdown:
+    """One layer, one microbatch, forward and backward on one GPU, by Ivanov et al.'s classes."""
+
+    tensor_contraction_s: float
+    """Weight matmuls and the attention core's batched GEMMs."""
+    normalization_s: float
+    elementwise_s: float
+
+    @property
+    def total_s(self) -> float:
+        """Sum of the three classes."""
+        return self.tensor_contraction_s + self.normalization_s + self.elementwise_s
+
+
+def layer_breakdown(hw: HardwareSpec, physics: Physics, run: RunSpec) -> LayerBreakdown:
+    """Time of one encoder/decoder layer by operator class (no recompute, no communication)."""
+    shape, lay = run.shape, run.layout
+    micro = float(lay.microbatch_seqs)
+    tokens = micro * shape.seq_len / lay.cp
+    mm_fwd, mm_bwd = layer_matmul_time_s(hw, physics, shape, tokens, lay.tp)
+    a_fwd, a_bwd = attention_core_time_s(hw, physics, shape, micro, lay.tp, lay.cp)
+    x = layer_tensors(shape, micro, lay.tp, lay.cp, lay.sequence_parallel)
+    classes = class_times_s(hw, physics, layer_memory_ops(x, physics.fusion), Recompute.NONE)
+    return LayerBreakdown(
+        mm_fwd + mm_bwd + a_fwd + a_bwd, classes[OpClass.NORM], classes[OpClass.ELEMENTWISE]
+    )

@@ -137,6 +137,18 @@ def fixed_point(scenario: Scenario, shape: ModelShape, layout: Layout) -> PointR
     return PointResult(shape, reason is None, reason, concrete, cost)
 
 
+def linear_regime_utilization(scenario: Scenario, points: list[PointResult]) -> float:
+    """The utilization the linear-scaling end is measured against (0.8 of it, §11).
+
+    The paper's u_eff; under realistic physics the series' best utilization, since attention
+    and memory-bound operators lower utilization everywhere, not only past the linear regime.
+    """
+    if scenario.physics.is_paper:
+        return scenario.hardware.u_eff
+    best = [p.cost.utilization for p in points if p.feasible and p.cost is not None]
+    return max(best, default=scenario.hardware.u_eff)
+
+
 def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutcome:
     """Run one series: one concrete run (its layout, or the best one with run.layout_search),
     the smallest-cluster search over the grid, or a fixed layout per size."""
@@ -158,6 +170,7 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
             scenario.duration_s,
             scenario.options,
             stop_at_infeasible=not whole_grid,
+            physics=scenario.physics,
         )
     else:
         quirks = scenario.options.quirks
@@ -169,6 +182,6 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
         scenario=scenario,
         series_id=series_id(scenario, whole_grid),
         points=points,
-        limits=series_limits(points, scenario.hardware.u_eff),
+        limits=series_limits(points, linear_regime_utilization(scenario, points)),
         closed_forms=closed_forms(scenario),
     )

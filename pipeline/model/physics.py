@@ -86,8 +86,8 @@ class Physics:
 
     @property
     def is_paper(self) -> bool:
-        """True when every extension is off: the paper's model exactly."""
-        return not (
+        """True when every extension is off and every efficiency ideal: the paper's model exactly."""
+        return self.efficiency == Efficiency() and not (
             self.attention
             or self.memory_bound_ops
             or self.gpu_memory
@@ -100,3 +100,7 @@ class Physics:
 
 PHYSICS_SWITCHES = tuple(f.name for f in fields(Physics) if f.name not in ("name", "efficiency"))
 """The extension keys of a physics config node, in declaration order."""
+
+
+PAPER = Physics()
+"""The paper's model: every extension off (the default of every function taking a Physics)."""

@@ -10,6 +10,7 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-§11, §15.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.evaluate import step_cost
+from pipeline.model.grid_physics import (
+    RECOMPUTE_ORDER,
+    grid_layer_times,
+    grid_memory_bytes,
+    grid_optimizer_s,
+    grid_params_per_gpu,
+    recompute_modes,
+)
 from pipeline.model.hardware import HardwareSpec, effective_flop_per_s
 from pipeline.model.layout import (
     N_DEGREES,
@@ -29,6 +38,7 @@ from pipeline.model.layout import (
 )
 from pipeline.model.network import Network
 from pipeline.model.options import SearchOptions
+from pipeline.model.physics import PAPER, Physics, Recompute
 from pipeline.model.results import InfeasibleReason, Layout, PointResult, StepCost
 from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.step import (
@@ -64,6 +74,15 @@ class Candidates:
     t_layer_s: Array
     compute_repeats: Array
     nanobatch: NDArray[np.int64]
+    t_step_extra_s: Array | None = None
+    """Per-step time outside the pipeline (realistic physics: the optimizer step)."""
+    recompute: NDArray[np.int64] | None = None
+    """Each candidate's recomputation mode (index into `RECOMPUTE_ORDER`), realistic physics."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBlocked:
+    """Candidates existed at a cluster size but none fit in one GPU's memory."""
 
 
 @lru_cache(maxsize=65536)
@@ -94,11 +113,18 @@ def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, 
 
 
 def enumerate_candidates(
-    hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions
-) -> Candidates | None:
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    physics: Physics = PAPER,
+) -> Candidates | MemoryBlocked | None:
     """Every (N_DP, N_TPm, N_TPff, N_PP, N_EP, schedule, m) the search tries, in order (spec §10).
 
     None if there is none, or if the batch exceeds `MAX_BATCH_TOKENS` (exact integers end there).
+    Under realistic physics (`physics`), 1-D tensor parallelism and whole sequences with
+    `megatron_tp`, a per-GPU memory check with `gpu_memory` (MemoryBlocked when nothing fits),
+    and each candidate's layer time from `grid_physics` (docs/model.md, "Realistic physics").
     """
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         return None
@@ -107,10 +133,14 @@ def enumerate_candidates(
     ep = math.gcd(n_gpu, s)
     q = n_gpu // ep
     memory = n_gpu * hw.hbm_bytes
-    split_unit = shape.batch_seqs if quirks.whole_sequences else b_tok  # Q3
+    whole = quirks.whole_sequences or physics.megatron_tp
+    split_unit = shape.batch_seqs if whole else b_tok  # Q3
     rows: list[tuple[int, int, int, int, int, int, bool, int]] = []
     for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
-        ff_choices = _tp_ff_choices(tp, shape.d_model, shape.d_ff, opts.tp_ff_window)
+        if physics.megatron_tp:  # 1-D tensor parallelism: every matrix split along d_ff
+            ff_choices: tuple[int, ...] = (tp,) if shape.d_ff % tp == 0 else ()
+        else:
+            ff_choices = _tp_ff_choices(tp, shape.d_model, shape.d_ff, opts.tp_ff_window)
         if not ff_choices:
             continue
         for dp in divisors(math.gcd(q // tp, split_unit)):
@@ -119,7 +149,7 @@ def enumerate_candidates(
                 continue
             if quirks.reject_non_divisible and b_tok % (s * dp):  # Q8
                 continue
-            base = shape.batch_seqs // dp if quirks.whole_sequences else b_tok // (s * dp)
+            base = shape.batch_seqs // dp if whole else b_tok // (s * dp)
             choices = _microbatch_choices(base, pp, opts)
             for ff in ff_choices:
                 rows += [
@@ -130,6 +160,8 @@ def enumerate_candidates(
     table = np.array(rows, dtype=np.int64)
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
     zb = zb_i.astype(bool)
+    if not physics.is_paper:
+        return _realistic_candidates(hw, shape, n_gpu, table, opts, physics)
     if opts.memory_check:
         need = memory_required_bytes(
             shape, dp_.astype(float), pp_.astype(float), nano.astype(float), zb, opts
@@ -160,6 +192,67 @@ def enumerate_candidates(
     )
 
 
+def _realistic_candidates(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    table: NDArray[np.int64],
+    opts: SearchOptions,
+    physics: Physics,
+) -> Candidates | MemoryBlocked | None:
+    """Candidates under realistic physics: per-GPU memory with the cheapest recomputation
+    mode that fits, layer times and the optimizer step from `grid_physics`."""
+    dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = (col.astype(np.float64) for col in table.T)
+    zb = zb_i.astype(bool)
+    interleave = np.where(zb | (pp_ == 1) | (not opts.interleaving), 1.0, shape.n_layers // pp_)
+    modes = recompute_modes(physics)
+    mode_idx = np.full(table.shape[0], -1, dtype=np.int64)
+    if physics.gpu_memory:
+        factors = (dp_, tpm, tpff, pp_, ep_)
+        for mode in reversed(modes):  # the cheapest fitting mode is written last
+            need = grid_memory_bytes(physics, shape, factors, nano, m, interleave, zb, mode)
+            mode_idx = np.where(need <= hw.hbm_bytes, RECOMPUTE_ORDER.index(mode), mode_idx)
+        keep = mode_idx >= 0
+        if not keep.any():
+            return MemoryBlocked()
+    else:  # the paper's aggregate check (§9)
+        first = modes[0] if modes[0] is not Recompute.AUTO else Recompute.NONE
+        mode_idx[:] = RECOMPUTE_ORDER.index(first)
+        keep = np.ones(table.shape[0], dtype=bool)
+        if opts.memory_check:
+            need = memory_required_bytes(shape, dp_, pp_, nano, zb, opts)
+            keep = n_gpu * hw.hbm_bytes >= need
+            if not keep.any():
+                return None
+    table, mode_idx, interleave = table[keep], mode_idx[keep], interleave[keep]
+    dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
+    times = grid_layer_times(
+        hw, physics, shape, tpm.astype(np.float64), tpff.astype(np.float64), nano.astype(np.float64)
+    )
+    extra = None
+    if physics.memory_bound_ops:
+        params = grid_params_per_gpu(
+            physics,
+            shape,
+            (tpm * tpff).astype(np.float64),
+            pp_.astype(np.float64),
+            ep_.astype(np.float64),
+        )
+        extra = grid_optimizer_s(hw, physics, params, dp_.astype(np.float64))
+    repeats = ((shape.n_layers // pp_) * (shape.sparsity // ep_) * m).astype(np.float64)
+    return Candidates(
+        degrees=np.stack([dp_, tpm, tpff, pp_, ep_], axis=1),
+        microbatches=m.astype(np.float64),
+        zero_bubble=zb_i.astype(bool),
+        interleave=interleave,
+        t_layer_s=times.with_recompute_s(mode_idx),
+        compute_repeats=repeats,
+        nanobatch=nano,
+        t_step_extra_s=extra,
+        recompute=mode_idx,
+    )
+
+
 def _batch(c: Candidates, idx: NDArray[np.int64], factors: NDArray[np.int64]) -> LayoutBatch:
     """Rows for candidates `idx` with per-level factors (n, K, 5)."""
     return LayoutBatch.from_factors(
@@ -169,6 +262,7 @@ def _batch(c: Candidates, idx: NDArray[np.int64], factors: NDArray[np.int64]) ->
         c.interleave[idx],
         c.t_layer_s[idx],
         c.compute_repeats[idx],
+        None if c.t_step_extra_s is None else c.t_step_extra_s[idx],
     )
 
 
@@ -333,6 +427,29 @@ def _layout(c: Candidates, choice: Choice, n_gpu: int) -> Layout:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class BestAt:
+    """What the search found at one cluster size."""
+
+    had_candidates: bool
+    """Some candidate passed enumeration (divisibility and memory)."""
+    found: tuple[Layout, StepCost] | None
+    memory_blocked: bool = False
+    """Candidates existed but none fit in one GPU's memory (realistic physics)."""
+    recompute: str | None = None
+    """The chosen layout's recomputation mode under realistic physics."""
+
+
+def network_physics(hw: HardwareSpec, physics: Physics) -> HardwareSpec:
+    """The hardware with link bandwidths at the physics' achieved fraction (paper: unchanged)."""
+    if physics.is_paper:
+        return hw
+    eff = physics.efficiency.network
+    return dataclasses.replace(
+        hw, net_bandwidth_bytes_per_s=tuple(b * eff for b in hw.net_bandwidth_bytes_per_s)
+    )
+
+
 def _best_at(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -340,25 +457,30 @@ def _best_at(
     opts: SearchOptions,
     within_s: float = math.inf,
     prune: bool = True,
-) -> tuple[bool, tuple[Layout, StepCost] | None]:
-    """(any candidate passed enumeration, the best layout at n_gpu) (spec §10).
+    physics: Physics = PAPER,
+) -> BestAt:
+    """The best layout at n_gpu, and whether any candidate passed enumeration (spec §10).
 
     The layout is None when no candidate has a valid split, or when the optimistic
     bound already proves that nothing trains faster than `within_s` (unless not `prune`).
     """
     if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
-        return False, None
-    c = enumerate_candidates(hw, shape, n_gpu, opts)
+        return BestAt(False, None)
+    c = enumerate_candidates(hw, shape, n_gpu, opts, physics)
     if c is None:
-        return False, None
+        return BestAt(False, None)
+    if isinstance(c, MemoryBlocked):
+        return BestAt(False, None, memory_blocked=True)
     bound = optimistic_train_time_s(hw, shape, n_gpu, c, opts)
     if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
-        return True, None  # even the optimistic network cannot finish in time here
+        return BestAt(True, None)  # even the optimistic network cannot finish in time here
     choice = best_split(hw, shape, n_gpu, c, opts, bound, prune)
     if choice is None:
-        return True, None
+        return BestAt(True, None)
     layout = _layout(c, choice, n_gpu)
-    return True, (layout, step_cost(hw, shape, layout, choice.step))
+    mode = None if c.recompute is None else RECOMPUTE_ORDER[int(c.recompute[choice.candidate])]
+    cost = step_cost(hw, shape, layout, choice.step)
+    return BestAt(True, (layout, cost), recompute=None if mode is None else mode.value)
 
 
 def optimal_layout(
@@ -367,12 +489,14 @@ def optimal_layout(
     n_gpu: int,
     opts: SearchOptions = SearchOptions(),
     prune: bool = True,
+    physics: Physics = PAPER,
 ) -> tuple[Layout, StepCost] | None:
     """The layout with the smallest training time at n_gpu, or None if none is valid (spec §10).
 
     `prune=False` is the exhaustive search (every split of every candidate), for tests.
     """
-    return _best_at(hw, shape, n_gpu, opts, prune=prune)[1]
+    hw = network_physics(hw, physics)
+    return _best_at(hw, shape, n_gpu, opts, prune=prune, physics=physics).found
 
 
 def smallest_cluster(
@@ -381,25 +505,37 @@ def smallest_cluster(
     duration_s: float,
     opts: SearchOptions = SearchOptions(),
     prune: bool = True,
+    physics: Physics = PAPER,
 ) -> PointResult:
     """The first N_GPU = S·2^i whose best layout trains within the duration (strict, spec §11).
 
-    `prune=False` searches every cluster exhaustively, for tests.
+    `prune=False` searches every cluster exhaustively, for tests. Under realistic physics a
+    size none of whose layouts fits in one GPU's memory at any cluster is infeasible with
+    `exceeds_gpu_memory`.
     """
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         return PointResult(shape, False, InfeasibleReason.BATCH_TOO_LARGE, None, None)
+    hw = network_physics(hw, physics)
     floor = shape.training_flop / (duration_s * effective_flop_per_s(hw))
-    any_layout = False
+    any_layout = blocked = False
     for i in range(opts.max_cluster_doublings + 1):
         n_gpu = shape.sparsity * 2**i
         if n_gpu < floor:
             continue
-        had_candidates, found = _best_at(hw, shape, n_gpu, opts, duration_s, prune)
-        any_layout = any_layout or had_candidates
-        if found is not None and found[1].training_time_s < duration_s:
-            return PointResult(shape, True, None, *found)
-    reason = InfeasibleReason.NO_CLUSTER if any_layout else InfeasibleReason.NO_LAYOUT
-    return PointResult(shape, False, reason, None, None)
+        at = _best_at(hw, shape, n_gpu, opts, duration_s, prune, physics)
+        any_layout = any_layout or at.had_candidates
+        blocked = blocked or at.memory_blocked
+        if at.found is not None and at.found[1].training_time_s < duration_s:
+            return PointResult(
+                shape, True, None, *at.found, recompute=at.recompute, physics=physics.name
+            )
+    if any_layout:
+        reason = InfeasibleReason.NO_CLUSTER
+    elif blocked:
+        reason = InfeasibleReason.EXCEEDS_GPU_MEMORY
+    else:
+        reason = InfeasibleReason.NO_LAYOUT
+    return PointResult(shape, False, reason, None, None, physics=physics.name)
 
 
 def sweep_series(
@@ -409,6 +545,7 @@ def sweep_series(
     duration_s: float,
     opts: SearchOptions = SearchOptions(),
     stop_at_infeasible: bool = True,
+    physics: Physics = PAPER,
 ) -> list[PointResult]:
     """Smallest clusters along the width grid, ascending (spec §11).
 
@@ -417,7 +554,8 @@ def sweep_series(
     """
     points: list[PointResult] = []
     for d_model in sorted(d_models):
-        point = smallest_cluster(hw, model_shape(d_model, laws, opts.quirks), duration_s, opts)
+        shape = model_shape(d_model, laws, opts.quirks)
+        point = smallest_cluster(hw, shape, duration_s, opts, physics=physics)
         points.append(point)
         if not stop_at_infeasible:
             continue

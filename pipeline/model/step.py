@@ -52,6 +52,9 @@ class LayoutBatch:
     """Matmul time of one layer, one expert, one microbatch (spec §7, order spec §15.1)."""
     compute_repeats: Array
     """Exact integer (L/N_PP)·(S/N_EP)·m."""
+    t_step_extra_s: Array | None = None
+    """Per-step time outside the pipeline (the optimizer step under realistic physics); None
+    in the paper's model."""
 
     @classmethod
     def from_factors(
@@ -62,6 +65,7 @@ class LayoutBatch:
         interleave: Array,
         t_layer_s: Array,
         compute_repeats: Array,
+        t_step_extra_s: Array | None = None,
     ) -> LayoutBatch:
         """Rows from per-level factors of shape (n, K, 5) in degree order (DP, TPm, TPff, PP, EP)."""
         f = np.asarray(factors, dtype=np.float64)
@@ -76,6 +80,7 @@ class LayoutBatch:
             interleave,
             t_layer_s,
             compute_repeats,
+            t_step_extra_s,
         )
 
 
@@ -191,6 +196,8 @@ def step_arrays(
         t_step = np.maximum(t_pipe, t_dp) + t_dp_lat
     else:
         t_step = (t_pipe + t_dp) + t_dp_lat
+    if rows.t_step_extra_s is not None:
+        t_step = t_step + rows.t_step_extra_s
     paid = np.where(rows.zero_bubble, zb_paid, latency) + t_dp_lat
     steps = shape.n_tokens / b_tok
     return StepArrays(

@@ -101,13 +101,6 @@ def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
         )
     physics = physics_from_config(cfg["physics"]) if _has(cfg, "physics") else Physics()
     run = run_from_config(cfg["run"]) if _has(cfg, "run") else None
-    if run is None and not physics.is_paper:
-        raise ConfigError(
-            "physics",
-            physics.name,
-            "extensions apply to a concrete run (run=<preset>) only; the scaling-law grid "
-            "runs physics=paper",
-        )
     return Scenario(
         hardware_name=hardware.name,
         hardware=hardware,

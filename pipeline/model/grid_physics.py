@@ -1,0 +1,199 @@
+"""Realistic physics for the scaling-law grid's layouts, vectorized over candidates.
+
+The paper's grid model is L identical MLP blocks (docs/model.md §3). With extensions on,
+each candidate layout's per-layer, per-microbatch time gains the attention projections
+(4·d² weights: the shapes of one d x 4d MLP matrix), the attention core and the fused
+memory-bound operators; its weight matmuls run at the physics' matmul efficiency (and, on
+Blackwell, with tensor memory); each GPU must hold its weights, gradients, Adam state
+(ZeRO over data parallel) and in-flight activations; and the recomputation mode is chosen
+per layout (docs/model.md, "Realistic physics", "On the grid").
+
+Attention heads have d_head = 128 (a = d_model / 128). The logits layer is not on the grid
+(the scaling laws have no vocabulary).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.gpu_memory import (
+    ADAM_STATE_BYTES_PER_PARAM,
+    GRADIENT_BYTES_PER_PARAM,
+    WEIGHT_BYTES_PER_PARAM,
+)
+from pipeline.model.hardware import HardwareSpec, effective_flop_per_s, useful_l2_bytes
+from pipeline.model.matmul import matmul_terms_s
+from pipeline.model.memory_ops import ADAM_STEP_BYTES_PER_PARAM, MASK_BYTES, WORD_BYTES
+from pipeline.model.physics import Fusion, Physics, Recompute
+from pipeline.model.scaling import ModelShape
+from pipeline.model.training_run import BLACKWELL_SMEM_RELIEF, has_tensor_memory
+
+Array = NDArray[np.float64]
+GRID_HEAD_DIM = 128
+"""d_head of the grid's models (a = d_model / 128), as in GPT-3 and Llama models above 6B."""
+RECOMPUTE_ORDER = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+"""Modes tried under recompute=auto, cheapest first: the first that fits is kept."""
+
+
+def _matmul_fwd_bwd_s(
+    hw: HardwareSpec, physics: Physics, d1: Array, d2: Array, b: Array
+) -> tuple[Array, Array]:
+    """(forward, backward) time of a d1 x d2 weight on b tokens, per the run model's roofline."""
+    n = d1.size
+    d1s = np.concatenate([d1, d2, d1])
+    d2s = np.concatenate([d2, d1, d2])
+    wg = np.repeat(np.array([False, False, True]), n)
+    t = matmul_terms_s(hw, d1s, d2s, np.tile(b, 3), wg)
+    relief = BLACKWELL_SMEM_RELIEF if physics.tensor_memory and has_tensor_memory(hw) else 1.0
+    flop = t.flop_s / physics.efficiency.matmul
+    roof = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(t.smem_s / relief, flop))
+    overhead = physics.efficiency.matmul_overhead_s
+    roof = (roof + (hw.matmul_latency_s if overhead is None else overhead)).reshape(3, n)
+    return roof[0], roof[1] + roof[2]
+
+
+@dataclass(frozen=True, slots=True)
+class LayerTimes:
+    """Per layer, per microbatch, per expert on one GPU: forward and backward, and the
+    forward parts rerun under selective and full recomputation."""
+
+    forward_s: Array
+    backward_s: Array
+    core_forward_s: Array
+    """The attention core's forward time (rerun under selective recomputation)."""
+
+    def with_recompute_s(self, modes: NDArray[np.int64]) -> Array:
+        """Layer time under each row's mode (index into `RECOMPUTE_ORDER`)."""
+        again = np.where(modes == 2, self.forward_s, np.where(modes == 1, self.core_forward_s, 0.0))
+        out: Array = self.forward_s + self.backward_s + again
+        return out
+
+
+def _memory_op_s(hw: HardwareSpec, physics: Physics, bytes_: Array) -> Array:
+    """One fused memory-bound kernel: bytes at the (L2 or HBM) bandwidth fraction + overhead."""
+    eff = physics.efficiency
+    bw = np.where(
+        bytes_ <= useful_l2_bytes(hw), hw.l2_bandwidth_bytes_per_s, hw.hbm_bandwidth_bytes_per_s
+    )
+    out: Array = bytes_ / (bw * eff.fused_bandwidth) + eff.kernel_overhead_s
+    return out
+
+
+def grid_layer_times(
+    hw: HardwareSpec,
+    physics: Physics,
+    shape: ModelShape,
+    tp_model: Array,
+    tp_ff: Array,
+    nano: Array,
+) -> LayerTimes:
+    """Per-layer times of grid candidates (`nano`: tokens per expert per microbatch)."""
+    dm = float(shape.d_model)
+    dm_shard = np.floor(dm / tp_model)
+    df_shard = np.floor(float(shape.d_ff) / tp_ff)
+    w1_f, w1_b = _matmul_fwd_bwd_s(hw, physics, df_shard, dm_shard, nano)
+    w2_f, w2_b = _matmul_fwd_bwd_s(hw, physics, dm_shard, df_shard, nano)
+    fwd, bwd = w1_f + w2_f, w1_b + w2_b
+    core = np.zeros_like(fwd)
+    tp = tp_model * tp_ff
+    if physics.attention:
+        p_f, p_b = _matmul_fwd_bwd_s(hw, physics, np.floor(4.0 * dm / tp_ff), dm_shard, nano)
+        eff = physics.efficiency
+        rate = effective_flop_per_s(hw) * eff.matmul * eff.attention_matmul
+        flop = 4.0 * nano * shape.seq_len * dm / tp
+        heads = dm / GRID_HEAD_DIM / tp
+        scores = nano * heads * shape.seq_len
+        qkvo = WORD_BYTES * nano * 4.0 * dm / tp
+        flash = physics.fusion is Fusion.FLASH
+        traffic = qkvo if flash else qkvo + 2.0 * WORD_BYTES * scores
+        overhead = hw.matmul_latency_s if eff.matmul_overhead_s is None else eff.matmul_overhead_s
+        hbm = hw.hbm_bandwidth_bytes_per_s
+        core = np.maximum(flop / rate, traffic / hbm) + (1 if flash else 2) * overhead
+        core_b = np.maximum(2.0 * flop / rate, 2.0 * traffic / hbm) + (1 if flash else 4) * overhead
+        if physics.memory_bound_ops and not flash:  # scale-mask-softmax and attention dropout
+            core = core + _memory_op_s(hw, physics, 2 * WORD_BYTES * scores)
+            core = core + _memory_op_s(hw, physics, (2 * WORD_BYTES + MASK_BYTES) * scores)
+            core_b = core_b + _memory_op_s(hw, physics, 3 * WORD_BYTES * scores)
+            core_b = core_b + _memory_op_s(hw, physics, (2 * WORD_BYTES + MASK_BYTES) * scores)
+        fwd, bwd = fwd + p_f + core, bwd + p_b + core_b
+    if physics.memory_bound_ops:
+        sp = tp if physics.megatron_tp else tp_model
+        hidden = nano * dm / sp
+        ffn = nano * shape.d_ff / tp_ff
+        norm_f, norm_b = 2 * WORD_BYTES * hidden, 3 * WORD_BYTES * hidden
+        add_f = (3 * WORD_BYTES + MASK_BYTES) * hidden
+        add_b = (3 * WORD_BYTES + MASK_BYTES) * hidden
+        fwd = fwd + 2 * _memory_op_s(hw, physics, norm_f) + 2 * _memory_op_s(hw, physics, add_f)
+        bwd = bwd + 2 * _memory_op_s(hw, physics, norm_b) + 2 * _memory_op_s(hw, physics, add_b)
+        fwd = fwd + _memory_op_s(hw, physics, 2 * WORD_BYTES * ffn)
+        bwd = bwd + _memory_op_s(hw, physics, 3 * WORD_BYTES * ffn)
+    return LayerTimes(fwd, bwd, core)
+
+
+def grid_params_per_gpu(
+    physics: Physics, shape: ModelShape, tp: Array, pp: Array, ep: Array
+) -> Array:
+    """Parameters one GPU holds: its experts' MLP shards plus (with attention) 4·d² per layer."""
+    layers = shape.n_layers / pp
+    mlp = 2.0 * shape.d_model * shape.d_ff * (shape.sparsity / ep)
+    attention = 4.0 * shape.d_model * shape.d_model if physics.attention else 0.0
+    out: Array = layers * (mlp + attention) / tp
+    return out
+
+
+def grid_memory_bytes(
+    physics: Physics,
+    shape: ModelShape,
+    factors: tuple[Array, Array, Array, Array, Array],
+    nano: Array,
+    microbatches: Array,
+    interleave: Array,
+    zero_bubble: NDArray[np.bool_],
+    mode: Recompute,
+) -> Array:
+    """Bytes on one GPU: model state (ZeRO over dp) plus in-flight activations
+    (Korthikanti et al. 2022 §4; 1F1B holds min(m, p)·(1 + (p−1)/(p·v)), zero-bubble
+    min(m, 2p − 1) microbatches)."""
+    dp, tp_model, tp_ff, pp, ep = factors
+    tp = tp_model * tp_ff
+    stage = physics.zero_stage
+    state = ADAM_STATE_BYTES_PER_PARAM / (dp if stage >= 1 else 1.0)
+    grads = GRADIENT_BYTES_PER_PARAM / (dp if stage >= 2 else 1.0)
+    weights = WEIGHT_BYTES_PER_PARAM / (dp if stage >= 3 else 1.0)
+    params = grid_params_per_gpu(physics, shape, tp, pp, ep)
+    tokens = nano * shape.sparsity / ep
+    sbh = tokens * shape.d_model
+    sp = tp if physics.megatron_tp else tp_model
+    if mode is Recompute.FULL:
+        per_layer = 2.0 * sbh / sp
+    else:
+        per_layer = sbh * (10.0 / sp + 24.0 / tp)
+        if physics.attention and mode is Recompute.NONE and physics.fusion is not Fusion.FLASH:
+            heads = shape.d_model / GRID_HEAD_DIM
+            per_layer = per_layer + 5.0 * heads * shape.seq_len * tokens / tp
+    held = np.where(
+        zero_bubble,
+        np.minimum(microbatches, 2.0 * pp - 1.0),
+        np.minimum(microbatches, pp)
+        * np.where(interleave > 1, 1.0 + (pp - 1.0) / (pp * interleave), 1.0),
+    )
+    out: Array = params * (weights + grads + state) + per_layer * (shape.n_layers / pp) * held
+    return out
+
+
+def grid_optimizer_s(hw: HardwareSpec, physics: Physics, params_per_gpu: Array, dp: Array) -> Array:
+    """The Adam step on one GPU: 30 B per parameter it updates at the fused HBM bandwidth."""
+    updated = params_per_gpu / (dp if physics.zero_stage >= 1 else 1.0)
+    bw = hw.hbm_bandwidth_bytes_per_s * physics.efficiency.fused_bandwidth
+    out: Array = ADAM_STEP_BYTES_PER_PARAM * updated / bw + physics.efficiency.kernel_overhead_s
+    return out
+
+
+def recompute_modes(physics: Physics) -> tuple[Recompute, ...]:
+    """Modes a grid layout may use: the configured one, or all three under auto."""
+    if physics.recompute is Recompute.AUTO:
+        return RECOMPUTE_ORDER
+    return (physics.recompute,)

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from pipeline.model.evaluate import step_cost
 from pipeline.model.grid_physics import (
     RECOMPUTE_ORDER,
+    LayerTimes,
     grid_layer_times,
     grid_memory_bytes,
     grid_optimizer_s,
@@ -226,9 +227,11 @@ def _realistic_candidates(
                 return None
     table, mode_idx, interleave = table[keep], mode_idx[keep], interleave[keep]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
-    times = grid_layer_times(
-        hw, physics, shape, tpm.astype(np.float64), tpff.astype(np.float64), nano.astype(np.float64)
-    )
+    shards = np.stack([tpm, tpff, nano], axis=1).astype(np.float64)
+    unique, inverse = np.unique(shards, axis=0, return_inverse=True)  # few distinct shapes
+    at = inverse.ravel()
+    u = grid_layer_times(hw, physics, shape, unique[:, 0], unique[:, 1], unique[:, 2])
+    times = LayerTimes(u.forward_s[at], u.backward_s[at], u.core_forward_s[at])
     extra = None
     if physics.memory_bound_ops:
         params = grid_params_per_gpu(

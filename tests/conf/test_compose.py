@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 from pipeline.schema import CONF_DIR, compose_config, load_scenario
 from pipeline.schema.projected import projected_name
 
-SCENARIO_GROUPS = ("hardware", "scaling", "batch", "parallelism")
+SCENARIO_GROUPS = ("hardware", "scaling", "batch", "parallelism", "physics", "run")
 """Groups whose `name:` key must equal the file name (the loader reports it)."""
 GROUPS = (*SCENARIO_GROUPS, "sweep")
 GROUP_FILES = [

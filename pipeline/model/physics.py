@@ -66,7 +66,8 @@ class Physics:
 
     name: str = "paper"
     attention: bool = False
-    """Attention projections, the attention core and the logits layer are modelled."""
+    """Attention projections, the attention core and (for runs) the logits layer are
+    modelled; off, a layer is its MLP, as in the paper."""
     memory_bound_ops: bool = False
     """Norms, softmax, activations, dropout, adds and the optimizer step take time on HBM."""
     fusion: Fusion = Fusion.FUSED

@@ -168,28 +168,30 @@ def _matmul_pass_s(
     return float(roof[0]), float(roof[1]), float(roof[2])
 
 
-def layer_weight_shapes(shape: TransformerShape, tp: int) -> list[tuple[float, float]]:
+def layer_weight_shapes(
+    shape: TransformerShape, tp: int, attention: bool = True
+) -> list[tuple[float, float]]:
     """(rows, cols) of one layer's weight matrices on one tensor-parallel rank.
 
     QKV and the MLP's up (and gate) matrices are split by rows (column-parallel), the
     attention output and MLP down matrices by columns (row-parallel) (Shoeybi et al. 2019).
+    Without attention, the MLP's matrices only (the paper's workload).
     """
     h, f = float(shape.hidden), float(shape.ffn_hidden)
     up = (shape.mlp_matrices - 1) * f
-    return [
-        ((h + 2.0 * shape.kv_width) / tp, h),
-        (h, h / tp),
-        (up / tp, h),
-        (h, f / tp),
-    ]
+    mlp = [(up / tp, h), (h, f / tp)]
+    if not attention:
+        return mlp
+    return [((h + 2.0 * shape.kv_width) / tp, h), (h, h / tp), *mlp]
 
 
 def layer_matmul_time_s(
     hw: HardwareSpec, physics: Physics, shape: TransformerShape, tokens: float, tp: int
 ) -> tuple[float, float]:
-    """(forward, backward) time of one layer's weight matmuls on one GPU."""
+    """(forward, backward) time of one layer's weight matmuls on one GPU (the projections
+    only when `physics.attention` is on)."""
     fwd = bwd = 0.0
-    for d1, d2 in layer_weight_shapes(shape, tp):
+    for d1, d2 in layer_weight_shapes(shape, tp, physics.attention):
         f, a, w = _matmul_pass_s(hw, physics, d1, d2, tokens)
         fwd, bwd = fwd + f, bwd + a + w
     return fwd, bwd
@@ -271,8 +273,8 @@ def parameters_per_gpu(shape: TransformerShape, layout: RunLayout) -> float:
 def memory_per_gpu_bytes(
     shape: TransformerShape, layout: RunLayout, microbatches: int, fusion: Fusion
 ) -> float:
-    """Model state (ZeRO over dp) plus the activations of the in-flight microbatches of the
-    first stage and the logits of the last, whichever stage is fuller is a bound both reach."""
+    """Model state (ZeRO over dp) and in-flight activations of the first stage, plus the
+    logits of the last stage: an upper bound on any one stage's bytes."""
     state = parameters_per_gpu(shape, layout) * model_state_bytes_per_param(
         layout.zero_stage, layout.dp
     )
@@ -293,9 +295,67 @@ def memory_per_gpu_bytes(
     return state + activations + logits
 
 
+def tp_comm_per_layer_s(hw: HardwareSpec, physics: Physics, run: RunSpec) -> float:
+    """Tensor-parallel collectives of one layer and microbatch on the critical path: 2 forward,
+    2 backward and 2 more under full recomputation, each of w·b·s·h bytes (an all-reduce, or
+    an all-gather plus a reduce-scatter with sequence parallelism)."""
+    lay = run.layout
+    level = group_level(hw, 1, lay.tp)
+    collectives = 4 + (2 if lay.recompute is Recompute.FULL else 0)
+    return collectives * allreduce_time_s(
+        lay.tp,
+        activation_message_bytes(run),
+        hw.net_bandwidth_bytes_per_s[level],
+        hw.net_latency_s[level],
+        physics.efficiency.network,
+    )
+
+
+def activation_message_bytes(run: RunSpec) -> float:
+    """w·b·s·h/c: one microbatch's hidden activations on one context-parallel rank."""
+    shape, lay = run.shape, run.layout
+    return WORD_BYTES * lay.microbatch_seqs * shape.seq_len / lay.cp * shape.hidden
+
+
+def p2p_per_microbatch_s(hw: HardwareSpec, physics: Physics, run: RunSpec) -> float:
+    """Pipeline sends of one microbatch on one GPU: 1/t of the activation per rank
+    (scatter/gather) per chunk boundary, forward and backward (Narayanan et al. 2021 §4.1)."""
+    lay = run.layout
+    if lay.pp == 1:
+        return 0.0
+    level = group_level(hw, lay.tp * lay.dp, lay.pp)
+    bw = hw.net_bandwidth_bytes_per_s[level] / 2.0 * physics.efficiency.network
+    one = activation_message_bytes(run) / lay.tp / bw + hw.net_latency_s[level]
+    return 2.0 * lay.interleave * one
+
+
+def dp_allreduce_s(hw: HardwareSpec, physics: Physics, run: RunSpec) -> float:
+    """Gradient all-reduce (w bytes per parameter of the GPU) over the data-parallel group,
+    after the pipeline (ZeRO's reduce-scatter plus all-gather moves the same bytes)."""
+    lay = run.layout
+    level = group_level(hw, lay.tp, lay.dp)
+    return allreduce_time_s(
+        lay.dp,
+        WORD_BYTES * parameters_per_gpu(run.shape, lay),
+        hw.net_bandwidth_bytes_per_s[level],
+        hw.net_latency_s[level],
+        physics.efficiency.network,
+    )
+
+
+def run_flop_per_step(physics: Physics, run: RunSpec) -> tuple[float, float]:
+    """(model, hardware) FLOP of one step; without attention the paper's MLP-only workload."""
+    shape, mode, batch = run.shape, run.layout.recompute, run.global_batch_seqs
+    if physics.attention:
+        return model_flop_per_step(shape, batch), hardware_flop_per_step(shape, batch, mode)
+    mlp_params = shape.mlp_matrices * float(shape.hidden) * shape.ffn_hidden
+    model_flop = 6.0 * shape.layers * mlp_params * batch * shape.seq_len
+    return model_flop, model_flop * (4.0 / 3.0 if mode is Recompute.FULL else 1.0)
+
+
 def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:
     """Step time, throughput and per-GPU memory of one run (module docstring)."""
-    shape, lay, eff = run.shape, run.layout, physics.efficiency
+    shape, lay = run.shape, run.layout
     micro = float(lay.microbatch_seqs)
     m = run.global_batch_seqs // (lay.dp * lay.microbatch_seqs)
     tokens = micro * shape.seq_len / lay.cp
@@ -304,76 +364,42 @@ def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:
 
     mm_fwd, mm_bwd = layer_matmul_time_s(hw, physics, shape, tokens, lay.tp)
     t_mm = mm_fwd + mm_bwd + (mm_fwd if mode is Recompute.FULL else 0.0)
-    t_attn = 0.0
+    t_attn = t_last = 0.0
     if physics.attention:
         a_fwd, a_bwd = attention_core_time_s(hw, physics, shape, micro, lay.tp, lay.cp)
         t_attn = a_fwd + a_bwd + (a_fwd if mode is not Recompute.NONE else 0.0)
+        # logits on the last stage: forward, activation and weight gradients
+        t_last = sum(_matmul_pass_s(hw, physics, shape.vocab / lay.tp, shape.hidden, tokens))
     classes = {OpClass.NORM: 0.0, OpClass.ELEMENTWISE: 0.0}
     if physics.memory_bound_ops:
         x = layer_tensors(shape, micro, lay.tp, lay.cp, lay.sequence_parallel)
         classes = class_times_s(hw, physics, layer_memory_ops(x, physics.fusion), mode)
-
-    # tensor-parallel collectives: 2 forward, 2 backward, 2 more under full recomputation
-    level_tp = group_level(hw, 1, lay.tp)
-    collectives = 4 + (2 if mode is Recompute.FULL else 0)
-    act_bytes = WORD_BYTES * tokens * shape.hidden
-    t_tp = collectives * allreduce_time_s(
-        lay.tp,
-        act_bytes,
-        hw.net_bandwidth_bytes_per_s[level_tp],
-        hw.net_latency_s[level_tp],
-        eff.network,
-    )
+    t_tp = tp_comm_per_layer_s(hw, physics, run)
     t_layer = t_mm + t_attn + classes[OpClass.NORM] + classes[OpClass.ELEMENTWISE]
-
-    t_last = 0.0
-    if physics.attention:  # logits on the last stage: forward, activation and weight gradients
-        lf, la, lw = _matmul_pass_s(hw, physics, shape.vocab / lay.tp, shape.hidden, tokens)
-        t_last = lf + la + lw
     t_mb = layers_per_stage * (t_layer + t_tp) + t_last
 
-    # pipeline point-to-point: one activation (1/t of it per rank, scatter/gather) per
-    # chunk boundary forward and backward (Narayanan et al. 2021 §4.1)
-    t_p2p = 0.0
-    if lay.pp > 1:
-        level_pp = group_level(hw, lay.tp * lay.dp, lay.pp)
-        bw = hw.net_bandwidth_bytes_per_s[level_pp] / 2.0 * eff.network
-        t_p2p = 2.0 * lay.interleave * (act_bytes / lay.tp / bw + hw.net_latency_s[level_pp])
-    bubble = (lay.pp - 1) / (lay.interleave * m) if lay.pp > 1 else 0.0
+    t_p2p = p2p_per_microbatch_s(hw, physics, run)
+    bubble = (lay.pp - 1) / (lay.interleave * m)
     t_pipe = (m + (lay.pp - 1) / lay.interleave) * t_mb + m * t_p2p
-
-    params = parameters_per_gpu(shape, lay)
-    level_dp = group_level(hw, lay.tp, lay.dp)
-    t_dp = allreduce_time_s(
-        lay.dp,
-        WORD_BYTES * params,
-        hw.net_bandwidth_bytes_per_s[level_dp],
-        hw.net_latency_s[level_dp],
-        eff.network,
-    )
+    t_dp = dp_allreduce_s(hw, physics, run)
     t_opt = 0.0
     if physics.memory_bound_ops:
-        t_opt = optimizer_step_time_s(hw, eff, params / (lay.dp if lay.zero_stage >= 1 else 1))
+        updated = parameters_per_gpu(shape, lay) / (lay.dp if lay.zero_stage >= 1 else 1)
+        t_opt = optimizer_step_time_s(hw, physics.efficiency, updated)
     t_step = t_pipe + t_dp + t_opt
 
     per_step = m * layers_per_stage
-    model_flop = model_flop_per_step(shape, run.global_batch_seqs)
-    hw_flop = hardware_flop_per_step(shape, run.global_batch_seqs, mode)
-    if not physics.attention:  # the paper's workload: weight matmuls only
-        model_flop = (
-            6.0 * shape.layers * layer_weight_params(shape) * run.global_batch_seqs * shape.seq_len
-        )
-        hw_flop = model_flop * (4.0 / 3.0 if mode is Recompute.FULL else 1.0)
+    model_flop, hw_flop = run_flop_per_step(physics, run)
     memory = memory_per_gpu_bytes(shape, lay, m, physics.fusion)
     peak = peak_flop_per_s(hw) * lay.n_gpu
-    extensions = physics.memory_bound_ops
+    ops = physics.memory_bound_ops
     return RunCost(
         step_time_s=t_step,
         t_matmul_s=m * (layers_per_stage * t_mm + t_last),
         t_attention_s=per_step * t_attn if physics.attention else None,
-        t_norm_s=per_step * classes[OpClass.NORM] if extensions else None,
-        t_elementwise_s=per_step * classes[OpClass.ELEMENTWISE] if extensions else None,
-        t_optimizer_s=t_opt if extensions else None,
+        t_norm_s=per_step * classes[OpClass.NORM] if ops else None,
+        t_elementwise_s=per_step * classes[OpClass.ELEMENTWISE] if ops else None,
+        t_optimizer_s=t_opt if ops else None,
         t_tp_comm_s=per_step * t_tp,
         t_pp_comm_s=m * t_p2p,
         t_dp_comm_s=t_dp,

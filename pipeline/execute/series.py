@@ -18,6 +18,7 @@ from pipeline.model.evaluate import evaluate_layout
 from pipeline.model.limits import (
     Anchors,
     closed_form_latency_s,
+    linear_end_after_peak_flop,
     series_alpha,
     series_limits,
     t_crit_flop,
@@ -137,16 +138,13 @@ def fixed_point(scenario: Scenario, shape: ModelShape, layout: Layout) -> PointR
     return PointResult(shape, reason is None, reason, concrete, cost)
 
 
-def linear_regime_utilization(scenario: Scenario, points: list[PointResult]) -> float:
-    """The utilization the linear-scaling end is measured against (0.8 of it, §11).
-
-    The paper's u_eff; under realistic physics the series' best utilization, since attention
-    and memory-bound operators lower utilization everywhere, not only past the linear regime.
-    """
+def limits_of(scenario: Scenario, points: list[PointResult]) -> SeriesLimits:
+    """The series' limits (§11); under realistic physics the linear-scaling end is measured
+    from the series' peak utilization (`linear_end_after_peak_flop`)."""
+    limits = series_limits(points, scenario.hardware.u_eff)
     if scenario.physics.is_paper:
-        return scenario.hardware.u_eff
-    best = [p.cost.utilization for p in points if p.feasible and p.cost is not None]
-    return max(best, default=scenario.hardware.u_eff)
+        return limits
+    return dataclasses.replace(limits, linear_end_flop=linear_end_after_peak_flop(points))
 
 
 def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutcome:
@@ -182,6 +180,6 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
         scenario=scenario,
         series_id=series_id(scenario, whole_grid),
         points=points,
-        limits=series_limits(points, linear_regime_utilization(scenario, points)),
+        limits=limits_of(scenario, points),
         closed_forms=closed_forms(scenario),
     )

@@ -49,6 +49,29 @@ def series_limits(points: Sequence[PointResult], u_eff: float) -> SeriesLimits:
     )
 
 
+def linear_end_after_peak_flop(points: Sequence[PointResult]) -> float | None:
+    """C of the first feasible point after the series' best utilization u_max whose
+    utilization is at most 0.8 · u_max; None if none (realistic physics, docs/model.md R.7).
+
+    The extensions lower utilization everywhere and per-GPU memory lowers it most at small
+    sizes, so the linear regime is measured from its peak rather than from u_eff.
+    """
+    feasible = [p for p in points if p.feasible and p.cost is not None]
+    if not feasible:
+        return None
+    utils = [p.cost.utilization for p in feasible if p.cost is not None]
+    peak = max(range(len(utils)), key=utils.__getitem__)
+    threshold = LINEAR_REGIME_FRACTION * utils[peak]
+    return next(
+        (
+            p.shape.training_flop
+            for p, u in zip(feasible[peak:], utils[peak:], strict=True)
+            if u <= threshold
+        ),
+        None,
+    )
+
+
 def series_alpha(laws: ScalingLaws, quirks: Quirks = Quirks()) -> float:
     """α = α_b − α_L: batch exponent minus depth exponent in C (≈ 0.0303 dense default, spec §12)."""
     return batch_exponent_in_flop(laws, quirks) - depth_exponent_in_flop(laws)

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.execute.series import evaluate_series
 from pipeline.model.grid_physics import grid_layer_times
 from pipeline.model.options import SearchOptions
 from pipeline.model.physics import Physics, Recompute
@@ -16,6 +17,7 @@ from pipeline.model.results import InfeasibleReason
 from pipeline.model.scaling import ScalingLaws, model_shape
 from pipeline.model.search import optimal_layout, smallest_cluster
 from pipeline.model.step import layer_matmul_time_s
+from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 
 DURATION_S = 0.25 * 3.154e7
@@ -75,3 +77,13 @@ def test_recompute_auto_never_slower_than_none(n_gpu: int) -> None:
     auto = optimal_layout(hw, dense(), n_gpu, SearchOptions(), MEMORY)
     assert auto is not None
     assert none is None or auto[1].training_time_s <= none[1].training_time_s
+
+
+def test_realistic_linear_end_is_measured_from_the_peak() -> None:
+    """Under realistic physics the linear end lies at or after the size of best utilization."""
+    scenario = load_scenario(compose_config(["physics=realistic", "physics.megatron_tp=false"]))
+    out = evaluate_series(scenario)
+    feasible = [p for p in out.points if p.feasible and p.cost is not None]
+    peak = max(feasible, key=lambda p: p.cost.utilization if p.cost else 0.0)
+    assert out.limits.linear_end_flop is not None
+    assert out.limits.linear_end_flop >= peak.shape.training_flop

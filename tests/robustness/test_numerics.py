@@ -24,7 +24,7 @@ import pytest
 
 from pipeline.app.write import outcome_tables, series_key
 from pipeline.execute.series import SeriesOutcome, evaluate_series
-from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
+from pipeline.io.columns import COST_FIELDS, LAYOUT_FIELDS, RUN_FIELDS, THRESHOLDS_SCHEMA
 from pipeline.io.rows import Provenance
 from pipeline.schema import Scenario, compose_config, load_scenario
 from tests.robustness.conftest import TINY_GRID
@@ -41,8 +41,10 @@ CASES = {
         "hardware.network.latency_us=[1e-6,1e-6]",
     ],
 }
-LAYOUT_AND_COST = [f.name for f in POINTS_SCHEMA if f.nullable and f.name != "infeasible_reason"]
+LAYOUT_AND_COST = [f.name for f in LAYOUT_FIELDS + COST_FIELDS]
 """Points columns that are null exactly on a search's infeasible rows (docs/schema.md: no layout)."""
+RUN_ONLY = [f.name for f in RUN_FIELDS if f.name != "physics"]
+"""Points columns that are null on every grid row (docs/schema.md, "Run and realistic physics")."""
 
 
 def scenario(overrides: Sequence[str]) -> Scenario:
@@ -119,6 +121,8 @@ def test_whole_grid_rows_are_null_only_where_documented(
     for name in LAYOUT_AND_COST:
         assert points.column(name).is_null().equals(infeasible), name
     assert points.column("infeasible_reason").is_valid().equals(infeasible)
+    assert all(points.column(name).null_count == points.num_rows for name in RUN_ONLY)
+    assert points.column("physics").null_count == 0
     required = [f.name for f in THRESHOLDS_SCHEMA if not f.nullable]
     assert all(thresholds.column(name).null_count == 0 for name in required)
     cf = outcomes[case].closed_forms

@@ -42,14 +42,16 @@ def test_grid_layer_time_with_switches_off_is_the_papers() -> None:
 def test_grid_point_exceeding_gpu_memory_has_its_reason() -> None:
     """A GPU of 64 bytes holds no shard of a 12288-wide model at any cluster: exceeds_gpu_memory."""
     hw = dataclasses.replace(preset("h100_sxm"), hbm_bytes=64.0)
-    point = smallest_cluster(hw, dense(), DURATION_S, SearchOptions(), MEMORY)
+    point = smallest_cluster(hw, dense(), DURATION_S, SearchOptions(), physics=MEMORY)
     assert not point.feasible
     assert point.infeasible_reason is InfeasibleReason.EXCEEDS_GPU_MEMORY
 
 
 def test_grid_point_records_its_recompute_mode() -> None:
     """A feasible grid point under per-GPU memory names the recomputation mode it chose."""
-    point = smallest_cluster(preset("h100_sxm"), dense(), DURATION_S, SearchOptions(), MEMORY)
+    point = smallest_cluster(
+        preset("h100_sxm"), dense(), DURATION_S, SearchOptions(), physics=MEMORY
+    )
     assert point.feasible
     assert point.recompute in {"none", "selective", "full"}
 
@@ -61,9 +63,9 @@ def test_more_hbm_never_makes_a_feasible_grid_point_infeasible(
 ) -> None:
     """If a size trains within the duration on some GPU memory, it does on more."""
     hw = dataclasses.replace(preset("h100_sxm"), hbm_bytes=hbm)
-    small = smallest_cluster(hw, dense(d_model), DURATION_S, SearchOptions(), MEMORY)
+    small = smallest_cluster(hw, dense(d_model), DURATION_S, SearchOptions(), physics=MEMORY)
     big_hw = dataclasses.replace(hw, hbm_bytes=hbm * factor)
-    big = smallest_cluster(big_hw, dense(d_model), DURATION_S, SearchOptions(), MEMORY)
+    big = smallest_cluster(big_hw, dense(d_model), DURATION_S, SearchOptions(), physics=MEMORY)
     assert big.feasible or not small.feasible
 
 
@@ -72,9 +74,13 @@ def test_recompute_auto_never_slower_than_none(n_gpu: int) -> None:
     """Choosing recomputation per layout only adds layouts that fit: the best time never grows."""
     hw = preset("h100_sxm")
     none = optimal_layout(
-        hw, dense(), n_gpu, SearchOptions(), dataclasses.replace(MEMORY, recompute=Recompute.NONE)
+        hw,
+        dense(),
+        n_gpu,
+        SearchOptions(),
+        physics=dataclasses.replace(MEMORY, recompute=Recompute.NONE),
     )
-    auto = optimal_layout(hw, dense(), n_gpu, SearchOptions(), MEMORY)
+    auto = optimal_layout(hw, dense(), n_gpu, SearchOptions(), physics=MEMORY)
     assert auto is not None
     assert none is None or auto[1].training_time_s <= none[1].training_time_s
 

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.io.columns import SORT_KEYS
-from pipeline.io.dataset import HIVE_SCHEMA
+from pipeline.io.read import read_or_empty
 
 VOLATILE = ["run_id", "created_at"]
 """Columns that differ between two runs of the same config."""
@@ -41,7 +40,4 @@ def dmlimits(cwd: Path, *args: str, timeout: float = 300) -> subprocess.Complete
 
 def stable_table(root: Path, table: str) -> pl.DataFrame:
     """A table of the dataset in its sorted order, without the columns that change per run."""
-    frame = pl.read_parquet(
-        root / table / "**" / "*.parquet", hive_partitioning=True, hive_schema=HIVE_SCHEMA
-    )
-    return frame.drop(VOLATILE).sort(list(SORT_KEYS[table]))
+    return read_or_empty(root, table).drop(VOLATILE)

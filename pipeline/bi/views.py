@@ -2,8 +2,9 @@
 
 Superset, Tableau, Power BI (through DuckDB's ODBC or JDBC driver) and notebooks connect to the
 one file. Its views hold no data: they read the Parquet files under ROOT, by absolute path, at
-query time, so a nightly run that adds a date shows up without rebuilding the file. Rebuild it
-when ROOT moves or a table appears that had no files before. docs/bi.md lists the views.
+query time. The views list the part files that `pipeline.io.read` accepts when the file is
+built (never a glob: a root named `data[1]` reads only itself), so rebuild the file after each
+run that adds parts or dates, and when ROOT moves. docs/bi.md lists the views.
 
     dmlimits-bi outputs/nightly --db outputs/dmlimits.duckdb
 """
@@ -17,10 +18,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from pipeline.io.columns import PARTITION_COLUMNS
-from pipeline.io.dataset import part_files
-from pipeline.nightly.partition import RUN_DATE_KEY, date_dir, run_dates
+from pipeline.io.columns import PARTITION_COLUMNS, TABLES
+from pipeline.io.parquet import OutputError, check_writable
+from pipeline.io.read import (
+    RUN_DATE_KEY,
+    Skipped,
+    checked_parts,
+    dated_dirs,
+    root_entries_skipped,
+)
 
 VIEW_TABLES = ("points", "thresholds", "forecasts", "series", "frontier")
 """Tables that get a view (and a latest_ view) when the dataset has files of them."""
@@ -32,6 +41,18 @@ DESCRIPTIONS = {
     "frontier": "one row per series and projected year: its limits on that year's hardware",
     "runs": "one row per run: date, run id, series count, start time",
 }
+SQL_TYPES: dict[pa.DataType, str] = {
+    pa.string(): "VARCHAR",
+    pa.float64(): "DOUBLE",
+    pa.int64(): "BIGINT",
+    pa.int32(): "INTEGER",
+    pa.bool_(): "BOOLEAN",
+    pa.timestamp("us", tz="UTC"): "TIMESTAMP WITH TIME ZONE",
+}
+"""The DuckDB type of each Arrow type of `pipeline.io.columns`: every view column is cast."""
+_PARTITION_TAIL = "/hardware=([^/]+)/scaling=([^/]+)/batch_law=([^/]+)/[^/]+$"
+"""The partition folders at the end of a part's path (`pipeline.io.parquet` layout)."""
+_DATE_TAIL = rf"/{RUN_DATE_KEY}=([0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})/[^/]+{_PARTITION_TAIL}"
 
 
 def _sql_text(text: str) -> str:
@@ -39,29 +60,67 @@ def _sql_text(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _source(root: Path, table: str, dated: bool) -> str:
-    """read_parquet over every part of a table, partition columns typed and placed first."""
-    keys = ((RUN_DATE_KEY,) if dated else ()) + PARTITION_COLUMNS
-    types = ", ".join(f"{_sql_text(k)}: {'DATE' if k == RUN_DATE_KEY else 'VARCHAR'}" for k in keys)
-    glob = (root / f"{RUN_DATE_KEY}=*" if dated else root) / table / "**" / "*.parquet"
+def glob_literal(path: Path) -> str:
+    """A path as a DuckDB file pattern matching only itself: `[`, `*`, `?` in brackets.
+
+    DuckDB expands glob characters even in a list of files, so `data[1]` would read `data1`.
+    """
+    return "".join(f"[{c}]" if c in "[*?" else c for c in str(path))
+
+
+def _column(field: pa.Field, present: set[str]) -> str:
+    name = f'"{field.name}"'
+    value = name if field.name in present else "NULL"
+    return f"CAST({value} AS {SQL_TYPES[field.type]}) AS {name}"
+
+
+def _source(files: Sequence[Path], table: str, dated: bool) -> str:
+    """SELECT over exactly `files` (checked parts): partition columns first, every column cast."""
+    present = set().union(*(pq.read_schema(p).names for p in files))
+    keys = [
+        f"regexp_extract(filename, {_sql_text(_PARTITION_TAIL)}, {i}) AS {k}"
+        for i, k in enumerate(PARTITION_COLUMNS, 1)
+    ]
+    if dated:
+        keys.insert(
+            0,
+            f"CAST(regexp_extract(filename, {_sql_text(_DATE_TAIL)}, 1) AS DATE) AS {RUN_DATE_KEY}",
+        )
+    columns = [_column(f, present) for f in TABLES[table] if f.name not in PARTITION_COLUMNS]
+    listing = ", ".join(_sql_text(glob_literal(p)) for p in files)
     return (
-        f"SELECT {', '.join(keys)}, * EXCLUDE ({', '.join(keys)}) "
-        f"FROM read_parquet({_sql_text(str(glob))}, hive_partitioning = true, "
-        f"hive_types = {{{types}}}, union_by_name = true)"
+        f"SELECT {', '.join(keys + columns)} "
+        f"FROM read_parquet([{listing}], union_by_name = true, filename = true)"
     )
 
 
-def view_statements(root: Path) -> list[tuple[str, str]]:
-    """(view name, CREATE VIEW statement) for every view of the dataset under `root`."""
+def dataset_files(root: Path) -> tuple[dict[str, list[Path]], bool, list[Skipped]]:
+    """Per table, the checked parts of a plain or nightly root; whether it is dated; skips."""
+    dates, skipped = dated_dirs(root)
+    skipped = root_entries_skipped(root) + skipped
+    directories = [path for _, path in dates] or [root]
+    files: dict[str, list[Path]] = {}
+    for table in VIEW_TABLES:
+        for directory in directories:
+            good, left_out = checked_parts(directory, table)
+            files.setdefault(table, []).extend(good)
+            skipped += left_out
+    return {t: f for t, f in files.items() if f}, bool(dates), skipped
+
+
+def view_statements(root: Path) -> tuple[list[tuple[str, str]], list[Skipped]]:
+    """(view name, CREATE VIEW statement) for every view of the dataset, and the skipped files."""
     root = root.resolve()
-    dates = run_dates(root)
-    dated = bool(dates)
-    probe = [date_dir(root, d) for d in dates] if dated else [root]
-    tables = [t for t in VIEW_TABLES if any(part_files(p, t) for p in probe)]
-    if "thresholds" not in tables:
-        raise FileNotFoundError(f"{root} holds no thresholds parts: not a dmlimits dataset")
+    if not root.is_dir():
+        raise FileNotFoundError(f"dataset root {root} does not exist or is not a directory")
+    files, dated, skipped = dataset_files(root)
+    if "thresholds" not in files:
+        raise FileNotFoundError(
+            f"{root} holds no readable thresholds parts: not a dmlimits dataset"
+        )
+    tables = [t for t in VIEW_TABLES if t in files]
     newest = f"(SELECT max({RUN_DATE_KEY}) FROM thresholds)"
-    statements = [(t, f"CREATE VIEW {t} AS {_source(root, t, dated)}") for t in tables]
+    statements = [(t, f"CREATE VIEW {t} AS {_source(files[t], t, dated)}") for t in tables]
     statements += [
         (
             f"latest_{t}",
@@ -78,7 +137,7 @@ def view_statements(root: Path) -> list[tuple[str, str]]:
             f"min(created_at) AS created_at FROM thresholds GROUP BY ALL ORDER BY ALL",
         )
     )
-    return statements
+    return statements, skipped
 
 
 def _describe(view: str) -> str:
@@ -87,13 +146,33 @@ def _describe(view: str) -> str:
     return DESCRIPTIONS[view]
 
 
-def build_database(root: Path, db: Path) -> list[str]:
-    """Write the DuckDB file `db` with the dataset's views; return the view names.
+def _check_view(con: duckdb.DuckDBPyConnection, view: str) -> None:
+    """Query the view now, so a bad file fails here and not in a dashboard; check its types."""
+    con.execute(f"SELECT count(*) FROM {view}").fetchall()
+    table = view.removeprefix("latest_")
+    if table not in TABLES:
+        return
+    got = {row[0]: row[1] for row in con.execute(f"DESCRIBE {view}").fetchall()}
+    for field in TABLES[table]:
+        want = "VARCHAR" if field.name in PARTITION_COLUMNS else SQL_TYPES[field.type]
+        if got.get(field.name) != want:
+            raise OutputError(
+                f"view {view}: column {field.name} is {got.get(field.name)}, expected {want}"
+            )
 
-    The file is built beside `db` under a temporary name and renamed over it, so a BI tool
-    never opens a half-built file.
+
+def build_database(root: Path, db: Path) -> tuple[list[str], list[Skipped]]:
+    """Write the DuckDB file `db` with the dataset's views; return the view names and skips.
+
+    The file is built beside `db` under a temporary name, every view is queried once, and the
+    file is renamed over `db`, so a BI tool never opens a half-built or failing file.
     """
-    statements = view_statements(root)
+    statements, skipped = view_statements(root)
+    if db.is_dir():
+        raise OutputError(
+            f"--db {db} is a directory; give a file name such as {db / 'dmlimits.duckdb'}"
+        )
+    check_writable(db.parent)
     temp = db.with_name(f".{db.name}.{os.getpid()}.tmp")
     temp.unlink(missing_ok=True)
     try:
@@ -101,16 +180,16 @@ def build_database(root: Path, db: Path) -> list[str]:
             for view, sql in statements:
                 con.execute(sql)
                 con.execute(f"COMMENT ON VIEW {view} IS {_sql_text(_describe(view))}")
-                con.execute(f"SELECT * FROM {view} LIMIT 0").fetchall()  # fail here, not in BI
+                _check_view(con, view)
         os.replace(temp, db)
     finally:
         temp.unlink(missing_ok=True)
         Path(f"{temp}.wal").unlink(missing_ok=True)
-    return [view for view, _ in statements]
+    return [view for view, _ in statements], skipped
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point: build the database; exit status 2 when ROOT is not a dataset."""
+    """Console entry point: build the database; exit status 2 when ROOT or --db is unusable."""
     parser = argparse.ArgumentParser(
         prog="dmlimits-bi",
         description="Create a DuckDB file with views over a dmlimits dataset (plain or nightly).",
@@ -119,11 +198,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, required=True, help="DuckDB file to (re)create")
     args = parser.parse_args(argv)
     try:
-        args.db.parent.mkdir(parents=True, exist_ok=True)
-        views = build_database(args.root, args.db)
-    except (FileNotFoundError, duckdb.Error) as err:
-        print(f"dmlimits-bi: error: {err}", file=sys.stderr)
+        views, skipped = build_database(args.root, args.db)
+    except (FileNotFoundError, OutputError, duckdb.Error) as err:
+        message = " ".join(str(err).split())
+        print(f"dmlimits-bi: error: {message}", file=sys.stderr)
         return 2
+    except OSError as err:
+        print(f"dmlimits-bi: error: cannot write {args.db}: {err.strerror or err}", file=sys.stderr)
+        return 2
+    for entry in skipped:
+        print(f"dmlimits-bi: skipped {entry}", file=sys.stderr)
     print(f"dmlimits-bi: {len(views)} views in {args.db}: {', '.join(views)}")
     return 0
 

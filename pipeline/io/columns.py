@@ -12,8 +12,10 @@ integers are signed; no nested types (per-level factors are strings such as "1x6
 a missing value is null, never NaN. A non-nullable field is present on every row.
 
 Versioning: renaming, retyping or removing a column, or changing its meaning or unit, bumps
-`SCHEMA_VERSION`. Adding a nullable column at the end of a group does not, but is listed in
-docs/schema.md's changelog.
+`SCHEMA_VERSION`. Adding a nullable column bumps it too and records the column in `ADDED_IN`,
+so readers (`pipeline.io.read`) know which columns a part of each version holds: an older part
+reads with the new columns null, and a part lacking a column of its own version is refused.
+Every change is listed in docs/schema.md's changelog.
 """
 
 from __future__ import annotations
@@ -386,6 +388,21 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
     "trends": ("catalog_hash", "metric"),
 }
 """The deterministic row order of each table."""
+
+
+ADDED_IN: dict[str, int] = {}
+"""Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
+only). A part written with an older version lacks exactly these; readers fill them with null.
+Every column not listed here has been in the tables since version 1."""
+
+
+def columns_of(table_name: str, version: int = SCHEMA_VERSION) -> pa.Schema:
+    """The columns stored in a part of `table_name` written with schema `version`: the table's
+    schema less the partition columns and less the columns added after `version`."""
+    schema = file_schema(table_name)
+    for name in [n for n in schema.names if ADDED_IN.get(n, 1) > version]:
+        schema = schema.remove(schema.get_field_index(name))
+    return schema
 
 
 def file_schema(table_name: str) -> pa.Schema:

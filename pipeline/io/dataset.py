@@ -1,8 +1,9 @@
 """Reading the dataset back, and checking a finished sweep.
 
 `read_points` and `read_thresholds` return polars frames with every column of the schema, in
-schema order, sorted by series_id (then d_model). `gather` opens every part, counts rows and
-series, and lists the Hydra jobs that did not finish.
+schema order, sorted by series_id (then d_model), through the one reader `pipeline.io.read`.
+`gather` checks every part as that reader does, counts rows and series, and lists the Hydra jobs
+that did not finish.
 
 Job-completion convention: a sweep job calls `mark_done(job_dir)` as its last act, which
 writes `<job output dir>/.dmlimits_done`. A job directory of a Hydra multirun (the numbered
@@ -11,7 +12,10 @@ was killed, or is still running.
 
     dmlimits-gather ROOT [--multirun DIR]
 
-prints the report and exits 1 if anything is wrong.
+prints the report and exits 1 if anything is wrong: a part file that does not open or does not
+match the schema, a series without thresholds, a failed job. Files that are not parts (a copy,
+a foreign file, a backup folder) are listed as ignored: no reader reads them. ROOT may be a
+dataset root or a nightly root (every date is checked); an empty directory is ok.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,60 +32,33 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from pipeline.io.columns import (
-    PARTITION_COLUMNS,
-    SCHEMA_VERSION,
-    SORT_KEYS,
-    TABLES,
-    file_schema,
+from pipeline.io.columns import TABLES
+from pipeline.io.parquet import PART_NAME, TEMP_SUFFIX, OutputError
+from pipeline.io.read import (
+    checked_parts,
+    dated_dirs,
+    read_or_empty,
+    root_entries_skipped,
+    table_parts,
 )
-from pipeline.io.parquet import PART_PREFIX, PART_SUFFIX, TEMP_SUFFIX, OutputError
 from pipeline.io.text import write_text_atomic
 
 DONE_MARKER = ".dmlimits_done"
 
-HIVE_SCHEMA: dict[str, pl.DataType] = {name: pl.String() for name in PARTITION_COLUMNS}
-"""Partition values are always read as strings (no type inference from directory names)."""
-
-
-def part_files(root: Path | str, table_name: str) -> list[Path]:
-    """The visible part files of a table, sorted by path (temporary files excluded)."""
-    table_dir = Path(root) / table_name
-    if not table_dir.is_dir():
-        return []
-    return sorted(table_dir.glob(f"*=*/*=*/*=*/{PART_PREFIX}*{PART_SUFFIX}"))
-
 
 def temp_files(root: Path | str, table_name: str) -> list[Path]:
     """Temporary files left by writers that died before renaming (invisible to readers)."""
-    table_dir = Path(root) / table_name
-    if not table_dir.is_dir():
-        return []
-    return sorted(table_dir.glob(f"*=*/*=*/*=*/.{PART_PREFIX}*{TEMP_SUFFIX}"))
-
-
-def _read(root: Path | str, table_name: str) -> pl.DataFrame:
-    schema = TABLES[table_name]
-    if not part_files(root, table_name):
-        return pl.DataFrame(schema.empty_table())
-    pattern = str(Path(root) / table_name / "**" / f"*{PART_SUFFIX}")
-    frame = pl.scan_parquet(pattern, hive_partitioning=True, hive_schema=HIVE_SCHEMA)
-    return frame.select(schema.names).sort(list(SORT_KEYS[table_name])).collect()
+    return list(table_parts(Path(root), table_name).temp_files)
 
 
 def read_points(root: Path | str) -> pl.DataFrame:
     """The `points` table, sorted by series_id and d_model (empty with the schema if none)."""
-    return _read(root, "points")
+    return read_or_empty(Path(root), "points")
 
 
 def read_thresholds(root: Path | str) -> pl.DataFrame:
     """The `thresholds` table, sorted by series_id (empty with the schema if none)."""
-    return _read(root, "thresholds")
-
-
-def read_series(root: Path | str) -> pl.DataFrame:
-    """The `series` table, sorted by series_id (empty with the schema if none)."""
-    return _read(root, "series")
+    return read_or_empty(Path(root), "thresholds")
 
 
 def mark_done(job_dir: Path | str, detail: Mapping[str, Any] | None = None) -> Path:
@@ -103,24 +80,28 @@ def failed_jobs(multirun_dir: Path | str) -> tuple[list[int], int]:
 
 @dataclass(frozen=True, slots=True)
 class GatherReport:
-    """What `gather` found in a dataset root (and a multirun directory, if given)."""
+    """What `gather` found in a dataset or nightly root (and a multirun directory, if given)."""
 
     root: Path
     n_parts: int
-    """Visible part files over both tables."""
+    """Accepted part files over every table."""
     n_point_rows: int
     n_threshold_rows: int
     n_series: int
-    """Distinct series_id over both tables."""
+    """Distinct series_id over the points and thresholds tables."""
     incomplete_series: tuple[str, ...]
     """series_id with `points` rows but no `thresholds` row (the job died between the two)."""
     bad_parts: tuple[str, ...]
-    """"path: reason" for each part that does not open or does not match the schema."""
+    """"path: reason" for each part file that does not open or does not match the schema."""
     temp_files: tuple[Path, ...]
-    """Leftovers of interrupted writes; harmless, safe to delete when no run is writing."""
+    """Leftovers of interrupted writes; the next write into their folder deletes them."""
     n_jobs: int | None
     """Job directories in the multirun directory; None when none was given."""
     failed_jobs: tuple[int, ...]
+    ignored: tuple[str, ...] = ()
+    """"path: reason" for files and folders that are not parts of the dataset (never read)."""
+    n_dates: int | None = None
+    """Dated partitions of a nightly root; None for a plain dataset root."""
 
     @property
     def ok(self) -> bool:
@@ -129,8 +110,9 @@ class GatherReport:
 
     def format(self) -> str:
         """The report as a few lines of text."""
+        dates = "" if self.n_dates is None else f"{self.n_dates} dates, "
         lines = [
-            f"dataset {self.root}: {self.n_parts} parts, {self.n_series} series, "
+            f"dataset {self.root}: {dates}{self.n_parts} parts, {self.n_series} series, "
             f"{self.n_point_rows} point rows, {self.n_threshold_rows} threshold rows",
         ]
         if self.n_jobs is not None:
@@ -138,56 +120,77 @@ class GatherReport:
             lines.append(f"jobs: {self.n_jobs}, failed (no {DONE_MARKER}): {failed}")
         lines += [f"bad part: {entry}" for entry in self.bad_parts]
         lines += [f"series without thresholds: {sid}" for sid in self.incomplete_series]
-        if self.temp_files:
-            lines.append(f"leftover temporary files: {len(self.temp_files)}")
+        lines += [f"ignored: {entry}" for entry in self.ignored]
+        lines += [f"leftover temporary file: {path}" for path in self.temp_files]
         lines.append("ok" if self.ok else "NOT OK")
         return "\n".join(lines)
 
 
-def _scan_parts(root: Path, table_name: str, bad: list[str]) -> tuple[int, int, set[str]]:
-    """Open every part of a table: (parts, rows, series ids); problems appended to `bad`."""
-    expected = file_schema(table_name)
-    parts = part_files(root, table_name)
-    rows, series = 0, set()
-    for path in parts:
-        try:
-            schema = pq.read_schema(path)
-            if not schema.equals(expected):
-                bad.append(f"{path}: schema differs from {table_name} v{SCHEMA_VERSION}")
-                continue
-            ids = pq.read_table(path, columns=["series_id"]).column("series_id")
-        except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError
-            bad.append(f"{path}: {exc}")
+@dataclass(slots=True)
+class _Tally:
+    parts: int = 0
+    point_rows: int = 0
+    threshold_rows: int = 0
+    point_series: set[str] = field(default_factory=set)
+    threshold_series: set[str] = field(default_factory=set)
+
+
+def _scan_directory(
+    directory: Path, tally: _Tally, bad: list[str], ignored: list[str]
+) -> list[Path]:
+    """Check every part of every table of one dataset directory; return its temporary files."""
+    temps: list[Path] = []
+    for table_name in TABLES:
+        good, skipped = checked_parts(directory, table_name)
+        for entry in skipped:
+            named_as_part = PART_NAME.fullmatch(entry.path.name) is not None
+            (bad if named_as_part else ignored).append(str(entry))
+        temps += table_parts(directory, table_name).temp_files
+        tally.parts += len(good)
+        if table_name not in ("points", "thresholds"):
             continue
-        rows += len(ids)
-        series.update(ids.to_pylist())
-    return len(parts), rows, series
+        for path in good:
+            ids = pq.read_table(path, columns=["series_id"]).column("series_id").to_pylist()
+            if table_name == "points":
+                tally.point_rows += len(ids)
+                tally.point_series.update(ids)
+            else:
+                tally.threshold_rows += len(ids)
+                tally.threshold_series.update(ids)
+    return temps
 
 
 def gather(root: Path | str, multirun_dir: Path | None = None) -> GatherReport:
-    """Check a dataset root: every part opens with the right schema; count rows and series.
+    """Check a dataset or nightly root: which parts are readable, rows and series, leftovers.
 
-    With `multirun_dir`, also list its job directories that have no done marker.
+    Each date of a nightly root is checked as one dataset. With `multirun_dir`, also list its
+    job directories that have no done marker. An empty directory is a valid, empty dataset.
     """
     base = Path(root)
     if not base.is_dir():
-        raise OutputError(f"dataset root {base} does not exist")
+        raise OutputError(f"dataset root {base} does not exist or is not a directory")
     bad: list[str] = []
-    n_point_parts, n_point_rows, point_series = _scan_parts(base, "points", bad)
-    n_thr_parts, n_thr_rows, thr_series = _scan_parts(base, "thresholds", bad)
+    ignored = [str(entry) for entry in root_entries_skipped(base)]
+    dates, skipped_dates = dated_dirs(base)
+    ignored += [str(entry) for entry in skipped_dates]
+    tally = _Tally()
+    temps: list[Path] = []
+    for directory in [path for _, path in dates] or [base]:
+        temps += _scan_directory(directory, tally, bad, ignored)
     failed, n_jobs = failed_jobs(multirun_dir) if multirun_dir is not None else ([], None)
-    temps = temp_files(base, "points") + temp_files(base, "thresholds")
     return GatherReport(
         root=base,
-        n_parts=n_point_parts + n_thr_parts,
-        n_point_rows=n_point_rows,
-        n_threshold_rows=n_thr_rows,
-        n_series=len(point_series | thr_series),
-        incomplete_series=tuple(sorted(point_series - thr_series)),
+        n_parts=tally.parts,
+        n_point_rows=tally.point_rows,
+        n_threshold_rows=tally.threshold_rows,
+        n_series=len(tally.point_series | tally.threshold_series),
+        incomplete_series=tuple(sorted(tally.point_series - tally.threshold_series)),
         bad_parts=tuple(bad),
         temp_files=tuple(temps),
         n_jobs=n_jobs,
         failed_jobs=tuple(failed),
+        ignored=tuple(ignored),
+        n_dates=len(dates) if dates else None,
     )
 
 
@@ -204,7 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         report = gather(args.root, args.multirun)
     except OutputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"dmlimits-gather: error: {exc}", file=sys.stderr)
         return 2
     print(report.format())
     return 0 if report.ok else 1

@@ -26,6 +26,7 @@ import os
 import re
 import secrets
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -34,43 +35,90 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.io.columns import PARTITION_COLUMNS, RUN_TABLES, UNPARTITIONED_TABLES
+from pipeline.schema.section import NAME_RULE, SAFE_NAME
 
 COMPRESSION = "zstd"
 PART_PREFIX = "part-"
 PART_SUFFIX = ".parquet"
 TEMP_SUFFIX = ".tmp"
 
-_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
-"""Partition values and part keys: no path separators, no "=", no leading dot, no spaces."""
+PART_KEY = re.compile(r"[0-9a-f]{8,64}")
+"""A part key: a series id (`pipeline.io.rows.config_hash`), lowercase hex. Readers accept only
+`part-<key>.parquet` (`PART_NAME`)."""
 
 
 class OutputError(Exception):
     """The dataset root cannot be written (a one-line message, shown to the user as is)."""
 
 
+PROBE_BYTES = 1 << 20
+"""What the writability probe writes and fsyncs: 1 MiB, so a full disk fails before the run."""
+STALE_TEMP_S = 600.0
+"""A temporary part older than this is a leftover of a killed writer (`clean_stale_temps`):
+a part is one series, written in milliseconds, so no live write is ever this old."""
+PART_NAME = re.compile(r"part-(?P<key>[0-9a-f]{8,64})\.parquet")
+"""A part file the writer makes: `part-<key>.parquet` (see `part_path`)."""
+TEMP_NAME = re.compile(r"\.part-[0-9a-f]{8,64}\.parquet\.(?P<pid>\d+)\.[0-9a-f]+\.tmp")
+"""A temporary part file of the writer: `.part-<key>.parquet.<pid>.<random>.tmp`."""
+
+_cleaned_dirs: set[Path] = set()
+"""Partition folders this process has already swept of stale temporary parts."""
+
+
 def check_writable(root: Path | str) -> Path:
-    """Create `root` if needed and prove a file can be made in it; raise `OutputError` if not.
+    """Create `root` if needed and prove `PROBE_BYTES` can be written and fsynced in it.
 
     Call it before any work starts, so a sweep does not run for an hour and then fail to save.
+    The probe file is removed at once. Raises `OutputError` (one line) if the root is a file, is
+    not writable, or its disk is full.
     """
     path = Path(root)
+    if path.exists() and not path.is_dir():
+        raise OutputError(f"output root {path} is a file, not a directory")
+    probe = None
     try:
         path.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(prefix=".dmlimits-probe-", suffix=TEMP_SUFFIX, dir=path)
-        os.close(fd)
-        os.unlink(probe)
+        try:
+            block = b"\0" * PROBE_BYTES
+            written = 0
+            while written < PROBE_BYTES:
+                written += os.write(fd, block[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         raise OutputError(f"output root {path} is not writable: {reason}") from None
+    finally:
+        if probe is not None:
+            Path(probe).unlink(missing_ok=True)
     return path
 
 
+def clean_stale_temps(directory: Path, now: float | None = None) -> list[Path]:
+    """Delete the writer's temporary parts in a partition folder older than `STALE_TEMP_S`.
+
+    Only names matching `TEMP_NAME` are touched; anything else is not ours. Returns the paths
+    deleted. `write_part` calls it once per folder and process, before its first write there.
+    """
+    moment = time.time() if now is None else now
+    removed = []
+    for path in sorted(directory.iterdir()) if directory.is_dir() else []:
+        if not TEMP_NAME.fullmatch(path.name) or not path.is_file():
+            continue
+        try:
+            if path.stat().st_mtime < moment - STALE_TEMP_S:
+                path.unlink()
+                removed.append(path)
+        except FileNotFoundError:
+            continue  # removed meanwhile by another run
+    return removed
+
+
 def _check_name(kind: str, value: str) -> None:
-    if not _SAFE_NAME.fullmatch(value):
-        raise ValueError(
-            f"{kind} {value!r} is not a safe file-name component "
-            "(letters, digits, '_', '.', '+', '-'; no leading dot)"
-        )
+    if not SAFE_NAME.fullmatch(value):
+        raise ValueError(f"{kind} {value!r} {NAME_RULE}")
 
 
 def partition_dir(root: Path | str, table_name: str, partition: Mapping[str, str]) -> Path:
@@ -90,7 +138,8 @@ def partition_dir(root: Path | str, table_name: str, partition: Mapping[str, str
 
 def part_path(root: Path | str, table_name: str, partition: Mapping[str, str], key: str) -> Path:
     """The final path of part `key` of a table's partition."""
-    _check_name("part key", key)
+    if not PART_KEY.fullmatch(key):
+        raise ValueError(f"part key {key!r} must be 8 to 64 lowercase hex digits (a series id)")
     return partition_dir(root, table_name, partition) / f"{PART_PREFIX}{key}{PART_SUFFIX}"
 
 
@@ -154,6 +203,9 @@ def _write_atomic(final: Path, data: pa.Table) -> Path:
     """Write `data` to `final`: temporary file, fsync, rename, fsync the directory."""
     directory = final.parent
     directory.mkdir(parents=True, exist_ok=True)
+    if directory not in _cleaned_dirs:
+        clean_stale_temps(directory)
+        _cleaned_dirs.add(directory)
     temp = directory / f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
     try:
         pq.write_table(data, temp, compression=COMPRESSION)

@@ -32,36 +32,19 @@ import sys
 from pathlib import Path
 
 from pipeline.io.parquet import fsync_dir
+from pipeline.io.read import RUN_DATE_KEY as RUN_DATE_KEY
+from pipeline.io.read import date_dir as date_dir
+from pipeline.io.read import run_dates as run_dates
+from pipeline.io.text import write_text_atomic as write_text_atomic
 
-RUN_DATE_KEY = "run_date"
 STAGING_DIR = ".staging"
 REPLACED_DIR = ".replaced"
 REPORTS_DIR = "reports"
 
-_DATE_DIR = re.compile(rf"{RUN_DATE_KEY}=(\d{{4}}-\d{{2}}-\d{{2}})")
 _LEFTOVER = re.compile(r"(\d{4}-\d{2}-\d{2})-[0-9a-f]+")
+"""A staging or replaced folder this program made: `<date>-<token>` (`new_staging_dir`)."""
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
-
-
-def date_dir(root: Path, run_date: dt.date) -> Path:
-    """ROOT/run_date=YYYY-MM-DD, the partition of one date."""
-    return root / f"{RUN_DATE_KEY}={run_date.isoformat()}"
-
-
-def run_dates(root: Path) -> list[dt.date]:
-    """The dates that have a published partition under `root`, ascending."""
-    if not root.is_dir():
-        return []
-    dates = []
-    for path in root.iterdir():
-        match = _DATE_DIR.fullmatch(path.name)
-        if match and path.is_dir():
-            try:
-                dates.append(dt.date.fromisoformat(match.group(1)))
-            except ValueError:  # run_date=2025-13-45: not ours
-                continue
-    return sorted(dates)
 
 
 def new_staging_dir(root: Path, run_date: dt.date) -> Path:
@@ -116,15 +99,20 @@ def publish(staging: Path, root: Path, run_date: dt.date) -> Path:
 def clean_leftovers(root: Path) -> list[str]:
     """Undo what killed runs left; one line per action. Call it holding the root's lock.
 
-    A partition left in .replaced/ whose date has no partition is moved back; any other
-    .replaced/ or .staging/ entry is deleted.
+    Only folders this program makes are touched: `<date>-<token>` directories of .staging/ and
+    .replaced/ (`new_staging_dir`, `_swap_via_backup`). A partition left in .replaced/ whose date
+    has no partition is moved back; any other such folder is deleted. Anything else found there
+    (a stray file, a folder of another name) is left alone and reported.
     """
     actions = []
     replaced = root / REPLACED_DIR
     for path in sorted(replaced.iterdir()) if replaced.is_dir() else []:
         match = _LEFTOVER.fullmatch(path.name)
-        final = root / f"{RUN_DATE_KEY}={match.group(1)}" if match else None
-        if final is not None and not final.exists():
+        if match is None or path.is_symlink() or not path.is_dir():
+            actions.append(f"left alone {path.relative_to(root)}: not made by dmlimits")
+            continue
+        final = root / f"{RUN_DATE_KEY}={match.group(1)}"
+        if not final.exists():
             os.rename(path, final)
             actions.append(f"restored {final.name} from an interrupted replace")
         else:
@@ -132,6 +120,9 @@ def clean_leftovers(root: Path) -> list[str]:
             actions.append(f"deleted {path.relative_to(root)}")
     staging = root / STAGING_DIR
     for path in sorted(staging.iterdir()) if staging.is_dir() else []:
+        if _LEFTOVER.fullmatch(path.name) is None or path.is_symlink() or not path.is_dir():
+            actions.append(f"left alone {path.relative_to(root)}: not made by dmlimits")
+            continue
         shutil.rmtree(path)
         actions.append(f"deleted unfinished run {path.relative_to(root)}")
     return actions

@@ -18,10 +18,16 @@ from pathlib import Path
 import polars as pl
 from matplotlib.figure import Figure
 
+from pipeline.io.parquet import OutputError, check_writable
+from pipeline.io.read import (
+    date_dir,
+    dated_dirs,
+    latest_dataset_dir,
+    read_table,
+    root_entries_skipped,
+)
 from pipeline.io.text import write_text_atomic
 from pipeline.io.trends import read_trends
-from pipeline.nightly.partition import date_dir
-from pipeline.nightly.tables import latest_dataset_dir, read_table
 from pipeline.report.charts import (
     parallelism_figure,
     series_labels,
@@ -61,13 +67,20 @@ def _trend_figures(
 
 
 def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
-    """Draw every chart of the dataset in `directory` and the page; return the written paths."""
-    points = read_table(directory, "points")
-    thresholds = read_table(directory, "thresholds")
+    """Draw every chart of the dataset in `directory` and the page; return the written paths.
+
+    Parts the reader skips (`pipeline.io.read`) are named on stderr, one line each. Raises
+    `FileNotFoundError` when the directory has no readable points or thresholds, `OutputError`
+    when `out` cannot be written; nothing is written then.
+    """
+    reads = {name: read_table(directory, name) for name in ("points", "thresholds", "forecasts")}
+    for read in reads.values():
+        for entry in read.skipped:
+            _say(f"skipped {entry}")
+    points, thresholds = reads["points"].frame, reads["thresholds"].frame
     if points is None or thresholds is None:
-        raise FileNotFoundError(f"{directory} holds no points or thresholds parts")
-    forecasts = read_table(directory, "forecasts")
-    out.mkdir(parents=True, exist_ok=True)
+        raise FileNotFoundError(f"{directory} holds no readable points or thresholds parts")
+    check_writable(out)
     written = []
     for i, (name, _, build) in enumerate(CHARTS, 1):
         figure = build(points, thresholds)
@@ -84,7 +97,7 @@ def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
         f"dmlimits report: {directory}",
         images,
         thresholds,
-        forecasts,
+        reads["forecasts"].frame,
         series_labels(thresholds),
         embed=embed,
     )
@@ -94,8 +107,29 @@ def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
     return [*written, index]
 
 
+def _run_date(text: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD") from None
+
+
+def dataset_directory(root: Path, run_date: dt.date | None) -> Path:
+    """The directory to draw: `root`, a nightly root's newest date, or its `run_date`."""
+    if not root.is_dir():
+        raise FileNotFoundError(f"dataset root {root} does not exist or is not a directory")
+    for entry in root_entries_skipped(root) + dated_dirs(root)[1]:
+        _say(f"skipped {entry}")
+    if run_date is None:
+        return latest_dataset_dir(root)
+    directory = date_dir(root, run_date)
+    if not directory.is_dir():
+        raise FileNotFoundError(f"nightly root {root} has no partition for {run_date}")
+    return directory
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point; exit status 2 when ROOT holds no dataset."""
+    """Console entry point; exit status 2 when ROOT holds no dataset or OUT cannot be written."""
     parser = argparse.ArgumentParser(
         prog="dmlimits-report", description="Charts and an HTML page for a dmlimits dataset."
     )
@@ -103,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="directory for PNGs and index.html")
     parser.add_argument(
         "--run-date",
-        type=dt.date.fromisoformat,
+        type=_run_date,
         default=None,
         help="YYYY-MM-DD: a nightly root's partition (default: the newest)",
     )
@@ -111,15 +145,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--embed", action="store_true", help="embed the PNGs in index.html (one file to send)"
     )
     args = parser.parse_args(argv)
-    directory = (
-        latest_dataset_dir(args.root)
-        if args.run_date is None
-        else date_dir(args.root, args.run_date)
-    )
     try:
-        write_report(directory, args.out, args.embed)
-    except FileNotFoundError as err:
+        write_report(dataset_directory(args.root, args.run_date), args.out, args.embed)
+    except (FileNotFoundError, OutputError) as err:
         print(f"dmlimits-report: error: {err}", file=sys.stderr)
+        return 2
+    except OSError as err:
+        print(
+            f"dmlimits-report: error: cannot write {args.out}: {err.strerror or err}",
+            file=sys.stderr,
+        )
         return 2
     return 0
 

@@ -48,7 +48,7 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
 
         return projected_from_config(data, path)
     hw = Section(data, path, HARDWARE_KEYS)
-    name = hw.string("name")
+    name = hw.name("name")
     flop_per_clock_per_thread = hw.number("flop_per_clock_per_thread", "FLOP per clock per thread")
     sms = hw.integer("sms")
     max_clock_hz = units.mhz_to_hz(hw.number("max_clock_mhz", "MHz"))

@@ -52,7 +52,7 @@ def options_from_config(node: object, path: str = "parallelism") -> SearchOption
     """SearchOptions and Quirks of one parallelism node (spec §7, §9-§11, §14)."""
     option_keys = {f.name for f in fields(SearchOptions)}
     par = Section(plain(node, path), path, option_keys | {"name", "layout"})
-    par.string("name")
+    par.name("name")
     values = _read_fields(par, SearchOptions)
     if not (values["one_f_one_b"] or values["zero_bubble"]):
         raise ConfigError(

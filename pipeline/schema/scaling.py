@@ -57,7 +57,7 @@ def scaling_from_config(node: object, path: str = "scaling") -> ScalingSettings:
     The budget is duration_months · year_s / 12 (quirk Q5: Model A's year is 3.154e7 s).
     """
     sc = Section(plain(node, path), path, SCALING_KEYS)
-    name = sc.string("name")
+    name = sc.name("name")
     sparse = sc.boolean("sparse")
     ff_ratio = sc.integer("ff_ratio")
     depth = sc.section("depth", {"coefficient", "exponent"})
@@ -122,7 +122,7 @@ def batch_law_from_config(node: object, path: str = "batch") -> tuple[str, Batch
         Section(plain(node, path), path, all_keys).choice("kind", list(BatchLawKind))
     )
     batch = Section(plain(node, path), path, {"name", "kind"} | BATCH_LAW_KEYS[kind])
-    name = batch.string("name")
+    name = batch.name("name")
     values: dict[str, float] = {}
     for key in sorted(BATCH_LAW_KEYS[kind]):
         if key == "exponent":

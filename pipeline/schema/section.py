@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, cast
 
@@ -18,6 +19,15 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.schema.errors import MISSING, ConfigError
+
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
+"""A name that becomes a folder or file name (a preset's `name` is a partition folder of the
+dataset): letters, digits, '_', '.', '+', '-', starting with a letter or digit, at most 100
+characters; so no space, no slash, no `..` on its own, no hidden name."""
+NAME_RULE = (
+    "must be a file-name-safe name: letters, digits, '_', '.', '+', '-', starting with a "
+    "letter or digit, at most 100 characters (no spaces or slashes)"
+)
 
 
 def join_key(path: str, key: str) -> str:
@@ -143,6 +153,13 @@ class Section:
         value = self.raw(key, allowed)
         if not isinstance(value, str) or not value:
             raise ConfigError(self.key(key), value, allowed)
+        return value
+
+    def name(self, key: str) -> str:
+        """A name that becomes part of a path (`SAFE_NAME`)."""
+        value = self.raw(key, NAME_RULE)
+        if not isinstance(value, str) or not SAFE_NAME.fullmatch(value):
+            raise ConfigError(self.key(key), value, NAME_RULE)
         return value
 
     def choice(self, key: str, choices: Sequence[str]) -> str:

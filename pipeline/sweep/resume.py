@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.io.dataset import part_files
 from pipeline.io.parquet import PART_PREFIX, PART_SUFFIX
+from pipeline.io.read import part_files
 from pipeline.sweep.expand import SweepSeries
 
 DONE_TABLES = ("thresholds", "series")

@@ -97,24 +97,33 @@ def test_gather_reports_corrupt_part(tmp_path, make_series, feasible_point, prov
     """A part that does not open as Parquet is reported, not raised."""
     series = make_series()
     _write(tmp_path, series, [feasible_point(12288)], provenance)
-    broken = tmp_path / "points" / "hardware=x" / "scaling=y" / "batch_law=z" / "part-bad.parquet"
+    broken = (
+        tmp_path
+        / "points"
+        / "hardware=x"
+        / "scaling=y"
+        / "batch_law=z"
+        / "part-0123456789abcdef.parquet"
+    )
     broken.parent.mkdir(parents=True)
     broken.write_bytes(b"PAR1 truncated")
     report = gather(tmp_path)
     assert len(report.bad_parts) == 1
-    assert "part-bad.parquet" in report.bad_parts[0]
+    assert "part-0123456789abcdef.parquet" in report.bad_parts[0]
     assert not report.ok
 
 
 def test_gather_reports_other_schema(tmp_path, make_series, feasible_point, provenance) -> None:
-    """A part written with another schema (say an older version) is reported as bad."""
+    """A part lacking columns of its own schema version is reported as bad."""
     _write(tmp_path, make_series(), [feasible_point(12288)], provenance)
-    other = tmp_path / "points" / "hardware=x" / "scaling=y" / "batch_law=z" / "part-old.parquet"
+    other = tmp_path / "points" / "hardware=x" / "scaling=y" / "batch_law=z"
+    other = other / "part-0123456789abcdef.parquet"
     other.parent.mkdir(parents=True)
-    pq.write_table(pa.table({"series_id": ["old"], "d_model": [1]}), other)
+    table = pa.table({"series_id": ["old"], "d_model": [1], "schema_version": [1]})
+    pq.write_table(table, other)
     report = gather(tmp_path)
     assert len(report.bad_parts) == 1
-    assert "schema differs" in report.bad_parts[0]
+    assert "missing columns" in report.bad_parts[0]
 
 
 def test_gather_reports_series_without_thresholds(

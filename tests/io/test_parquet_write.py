@@ -173,15 +173,27 @@ def test_write_part_rejects_rows_of_another_partition(
         write_part(tmp_path, "points", table, wrong, series.series_id)
 
 
-@pytest.mark.parametrize("value", ["../etc", "a/b", "x=y", ".hidden", ""])
-def test_write_part_rejects_unsafe_names(
+@pytest.mark.parametrize("value", ["../etc", "a/b", "x=y", ".hidden", "", "ABCDEF01", "0123"])
+def test_write_part_rejects_unsafe_keys(
+    tmp_path, make_series, feasible_point, provenance, value
+) -> None:
+    """Part keys other than a lowercase hex series id are refused: readers would not see them."""
+    series = make_series()
+    table = point_rows([feasible_point(12288)], series, provenance)
+    with pytest.raises(ValueError, match="lowercase hex"):
+        write_part(tmp_path, "points", table, series.partition, value)
+
+
+@pytest.mark.parametrize("value", ["../etc", "a/b", "x=y", ".hidden", "", "my gpu"])
+def test_write_part_rejects_unsafe_partition_values(
     tmp_path, make_series, feasible_point, provenance, value
 ) -> None:
     """Partition values that would escape or confuse the directory layout are refused."""
     series = make_series()
     table = point_rows([feasible_point(12288)], series, provenance)
-    with pytest.raises(ValueError, match="not a safe file-name"):
-        write_part(tmp_path, "points", table, series.partition, value)
+    partition = {**series.partition, "hardware": value}
+    with pytest.raises(ValueError, match="file-name-safe"):
+        write_part(tmp_path, "points", table, partition, series.series_id)
 
 
 def test_write_part_rejects_foreign_schema(tmp_path, make_series) -> None:
@@ -189,7 +201,7 @@ def test_write_part_rejects_foreign_schema(tmp_path, make_series) -> None:
     series: SeriesKey = make_series()
     table = pa.table({"series_id": ["x"]})
     with pytest.raises(ValueError, match="does not match the points schema"):
-        write_part(tmp_path, "points", table, series.partition, "x")
+        write_part(tmp_path, "points", table, series.partition, series.series_id)
 
 
 def test_check_writable_creates_root(tmp_path) -> None:

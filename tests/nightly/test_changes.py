@@ -13,12 +13,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.io.parquet import write_part
-from pipeline.io.rows import Provenance, SeriesKey, threshold_row
+from pipeline.io.rows import Provenance, SeriesKey, series_row, threshold_row
 from pipeline.model.results import SeriesLimits
 from pipeline.nightly.causes import trend_causes
 from pipeline.nightly.changes import SeriesMatch, compare_dates, render_markdown
 from pipeline.nightly.partition import date_dir
 from pipeline.nightly.run import run_nightly
+from pipeline.schema import compose_config, load_scenario
 from tests.nightly.runs import nightly_config
 
 D1, D2 = dt.date(2025, 1, 1), dt.date(2025, 1, 2)
@@ -81,22 +82,25 @@ def _write_thresholds(
 
 
 def _write_sweep_points(root: Path, run_date: dt.date, points: dict[str, str]) -> None:
-    """A `series` table giving each series_id its sweep point."""
-    directory = date_dir(root, run_date) / "series" / "hardware=h100_sxm" / "scaling=dense"
-    directory = directory / "batch_law=critical"
-    directory.mkdir(parents=True)
-    table = pa.table({"series_id": list(points), "sweep_point": list(points.values())})
-    pq.write_table(table, directory / "part-x.parquet")
+    """A `series` part per series_id, giving it its sweep point."""
+    scenario = load_scenario(compose_config([]))
+    provenance = Provenance(f"run-{run_date}", created_at=datetime(2025, 1, 1, tzinfo=UTC))
+    for series_id, point in points.items():
+        key = SeriesKey("h100_sxm", "dense", "critical", 7.885e6, series_id)
+        table = series_row(
+            scenario, key, whole_grid=False, sweep_point=point, provenance=provenance
+        )
+        write_part(date_dir(root, run_date), "series", table, key.partition, series_id)
 
 
 def test_changes_match_series_by_sweep_point_not_id(tmp_path: Path) -> None:
     """Series whose ids changed are matched by their sweep point, and only the moved one shows."""
-    _write_thresholds(tmp_path, D1, "old-a", 7e31)
-    _write_thresholds(tmp_path, D1, "old-b", 8e31)
-    _write_sweep_points(tmp_path, D1, {"old-a": "latency_us=1", "old-b": "latency_us=2"})
-    _write_thresholds(tmp_path, D2, "new-a", 7e31)
-    _write_thresholds(tmp_path, D2, "new-b", 6e31)
-    _write_sweep_points(tmp_path, D2, {"new-a": "latency_us=1", "new-b": "latency_us=2"})
+    _write_thresholds(tmp_path, D1, "0000000a", 7e31)
+    _write_thresholds(tmp_path, D1, "0000000b", 8e31)
+    _write_sweep_points(tmp_path, D1, {"0000000a": "latency_us=1", "0000000b": "latency_us=2"})
+    _write_thresholds(tmp_path, D2, "1000000a", 7e31)
+    _write_thresholds(tmp_path, D2, "1000000b", 6e31)
+    _write_sweep_points(tmp_path, D2, {"1000000a": "latency_us=1", "1000000b": "latency_us=2"})
     report = compare_dates(tmp_path, D2)
     assert report.matched == 2
     assert [(m.series.sweep_point, m.column) for m in report.thresholds] == [
@@ -107,10 +111,10 @@ def test_changes_match_series_by_sweep_point_not_id(tmp_path: Path) -> None:
 
 def test_changes_ambiguous_series_not_compared(tmp_path: Path) -> None:
     """Two series with one key and no sweep point are listed as ambiguous, not paired at random."""
-    _write_thresholds(tmp_path, D1, "a", 7e31)
-    _write_thresholds(tmp_path, D1, "b", 8e31)
-    _write_thresholds(tmp_path, D2, "c", 1e31)
-    _write_thresholds(tmp_path, D2, "d", 2e31, batch_law="constant")
+    _write_thresholds(tmp_path, D1, "aaaaaaaa", 7e31)
+    _write_thresholds(tmp_path, D1, "bbbbbbbb", 8e31)
+    _write_thresholds(tmp_path, D2, "cccccccc", 1e31)
+    _write_thresholds(tmp_path, D2, "dddddddd", 2e31, batch_law="constant")
     report = compare_dates(tmp_path, D2)
     assert report.ambiguous == (SERIES,)
     assert report.added == (SeriesMatch("h100_sxm", "dense", "constant"),)

@@ -25,10 +25,10 @@ from pipeline.io.dataset import (
     DONE_MARKER,
     gather,
     mark_done,
-    part_files,
     read_points,
     read_thresholds,
 )
+from pipeline.io.read import part_files
 from pipeline.io.parquet import write_part
 from pipeline.io.rows import Provenance, SeriesKey, point_rows
 from pipeline.model.results import PointResult

@@ -22,7 +22,8 @@ from omegaconf import DictConfig, open_dict, read_write
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.execute.settings import Backend, ExecutionSettings
-from pipeline.io.dataset import part_files, read_points, read_thresholds
+from pipeline.io.dataset import read_points, read_thresholds
+from pipeline.io.read import part_files
 from pipeline.io.rows import point_config_hash
 from pipeline.schema import compose_config
 from tests.robustness.conftest import run_cli

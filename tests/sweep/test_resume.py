@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.io.columns import TABLES
-from pipeline.io.dataset import part_files
+from pipeline.io.read import part_files
 from pipeline.schema import compose_config
 from pipeline.sweep import done_series_ids, expand_sweep, pending
 from tests.command import command_env, dmlimits, dmlimits_argv, stable_table

@@ -1,0 +1,307 @@
+"""The one dataset reader: only the parts the writer wrote, each checked against the schema.
+
+A dataset directory holds one folder per table, hive-partitioned as the writer lays it out
+(`pipeline.io.parquet`):
+
+    DIR/<table>/hardware=H/scaling=S/batch_law=B/part-<hex id>.parquet
+
+A nightly root holds one such directory per date, `ROOT/run_date=YYYY-MM-DD/`.
+
+What is read is decided file by file, from `pathlib` listings, never from a glob pattern, so a
+root named `data[1]` or `data*` is that directory and no other:
+
+- a table folder's entries must be `hardware=<name>`, then `scaling=<name>`, then
+  `batch_law=<name>` folders, with names the writer could have made (`SAFE_NAME`);
+- a partition folder's files must be named `part-<hex id>.parquet` (`PART_NAME`); the writer's
+  temporary files (`.part-….tmp`) are listed apart as leftovers of interrupted writes;
+- a part's stored schema must be the table's columns of the part's schema version, by name and
+  Arrow type (`columns.columns_of`): a part of an older version lacks only the columns added
+  since, which read as null; a missing, extra or retyped column, a file that does not open
+  (truncated, not Parquet) or a version newer than this code refuses the part.
+
+Everything else is skipped, and each skip is returned as a `Skipped` (path and reason) for the
+caller to print: a copied part (`part-X (copy).parquet`), a foreign file, a backup folder
+(`run_date=2025-01-01 (old)`) or a malformed date. Accepted parts are read one by one with
+pyarrow and concatenated, so two parts never mix their columns by guesswork.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.io.columns import (
+    PARTITION_COLUMNS,
+    SCHEMA_VERSION,
+    SORT_KEYS,
+    RUN_TABLES,
+    columns_of,
+)
+from pipeline.io.parquet import PART_NAME, TEMP_NAME
+from pipeline.schema.section import SAFE_NAME
+
+RUN_DATE_KEY = "run_date"
+"""The partition key of a nightly root's dated directories."""
+DATE_NAME = re.compile(rf"{RUN_DATE_KEY}=(?P<date>\d{{4}}-\d{{2}}-\d{{2}})")
+NIGHTLY_ENTRIES = frozenset({".staging", ".replaced", "reports"})
+"""Entries of a nightly root besides its dates (`pipeline.nightly.partition`)."""
+LOCK_PREFIX = ".dmlimits.lock"
+"""The run lock and its helper files (`pipeline.io.lock`), at the top of any root."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file or folder a reader left out, and why."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+@dataclass(frozen=True, slots=True)
+class TableParts:
+    """The parts of one table in one dataset directory, as found on disk."""
+
+    parts: tuple[Path, ...] = ()
+    """Part files named and placed as the writer does, sorted (contents not yet checked)."""
+    skipped: tuple[Skipped, ...] = ()
+    """Entries that are neither parts nor partition folders."""
+    temp_files: tuple[Path, ...] = ()
+    """The writer's temporary files: leftovers of interrupted writes."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableRead:
+    """A table read back: its rows (None when no part was accepted) and what was left out."""
+
+    frame: pl.DataFrame | None
+    skipped: tuple[Skipped, ...] = ()
+    parts: tuple[Path, ...] = field(default=())
+    """The parts whose rows are in `frame`."""
+
+
+def date_dir(root: Path, run_date: dt.date) -> Path:
+    """ROOT/run_date=YYYY-MM-DD, the partition of one date."""
+    return root / f"{RUN_DATE_KEY}={run_date.isoformat()}"
+
+
+def parse_date_dir(name: str) -> dt.date | None:
+    """The date of a `run_date=YYYY-MM-DD` folder name; None for any other name."""
+    match = DATE_NAME.fullmatch(name)
+    if match is None:
+        return None
+    try:
+        return dt.date.fromisoformat(match["date"])
+    except ValueError:  # run_date=2025-13-45
+        return None
+
+
+def dated_dirs(root: Path) -> tuple[list[tuple[dt.date, Path]], list[Skipped]]:
+    """The dated partitions of a nightly root, ascending, and the `run_date=` folders skipped."""
+    if not root.is_dir():
+        return [], []
+    found, skipped = [], []
+    for path in sorted(root.iterdir()):
+        if not path.name.startswith(f"{RUN_DATE_KEY}="):
+            continue
+        day = parse_date_dir(path.name)
+        if day is None or not path.is_dir():
+            skipped.append(Skipped(path, "not a run_date=YYYY-MM-DD folder of a nightly run"))
+        else:
+            found.append((day, path))
+    return found, skipped
+
+
+def run_dates(root: Path) -> list[dt.date]:
+    """The dates that have a published partition under a nightly root, ascending."""
+    return [day for day, _ in dated_dirs(root)[0]]
+
+
+def latest_dataset_dir(root: Path) -> Path:
+    """The newest dated partition of a nightly root, or `root` itself when it has none."""
+    dates = run_dates(root)
+    return date_dir(root, dates[-1]) if dates else root
+
+
+def _partition_value(path: Path, key: str) -> str | None:
+    """The value of a `key=value` folder the writer could have made, else None."""
+    prefix = f"{key}="
+    if not path.name.startswith(prefix) or not path.is_dir():
+        return None
+    value = path.name[len(prefix) :]
+    return value if SAFE_NAME.fullmatch(value) else None
+
+
+def _leaf_dirs(table_dir: Path, skipped: list[Skipped]) -> Iterable[Path]:
+    """The partition folders of a table, depth-first in name order; others go to `skipped`."""
+    level = [table_dir]
+    for key in PARTITION_COLUMNS:
+        below = []
+        for parent in level:
+            for path in sorted(parent.iterdir()):
+                if _partition_value(path, key) is None:
+                    skipped.append(Skipped(path, f"not a {key}=<name> partition folder"))
+                else:
+                    below.append(path)
+        level = below
+    return level
+
+
+def table_parts(directory: Path, table_name: str) -> TableParts:
+    """The part files of a table in a dataset directory, by name and place only."""
+    table_dir = directory / table_name
+    if not table_dir.is_dir():
+        return TableParts()
+    skipped: list[Skipped] = []
+    parts, temps = [], []
+    for leaf in _leaf_dirs(table_dir, skipped):
+        for path in sorted(leaf.iterdir()):
+            if PART_NAME.fullmatch(path.name) and path.is_file():
+                parts.append(path)
+            elif TEMP_NAME.fullmatch(path.name):
+                temps.append(path)
+            else:
+                skipped.append(Skipped(path, "not a part file the writer made (part-<id>.parquet)"))
+    return TableParts(tuple(parts), tuple(skipped), tuple(temps))
+
+
+def part_files(directory: Path | str, table_name: str) -> list[Path]:
+    """The part files of a table, sorted by path (by name and place; contents not checked)."""
+    return list(table_parts(Path(directory), table_name).parts)
+
+
+def part_version(path: Path) -> int:
+    """The schema version a part was written with (its `schema_version` column)."""
+    column = pq.read_table(path, columns=["schema_version"]).column("schema_version")
+    versions = set(column.to_pylist())
+    if len(versions) != 1:
+        raise ValueError(f"schema_version values {sorted(versions, key=str)}, expected one")
+    version = versions.pop()
+    if not isinstance(version, int):
+        raise ValueError(f"schema_version {version!r} is not an integer")
+    return version
+
+
+def check_part(path: Path, table_name: str) -> str | None:
+    """Why a part cannot be read as `table_name` (one line), or None when it can."""
+    try:
+        stored = pq.read_schema(path)
+        names = stored.names
+        if len(set(names)) != len(names):
+            return "duplicate column names"
+        if "schema_version" not in names or not pa.types.is_integer(
+            stored.field("schema_version").type
+        ):
+            return "no integer schema_version column: not a dmlimits part"
+        version = part_version(path)
+    except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError
+        return f"does not open as Parquet ({' '.join(str(exc).split())[:160]})"
+    if not 1 <= version <= SCHEMA_VERSION:
+        return f"schema version {version}, this dmlimits reads 1 to {SCHEMA_VERSION}"
+    expected = columns_of(table_name, version)
+    missing = [f.name for f in expected if f.name not in names]
+    extra = [n for n in names if n not in expected.names]
+    retyped = [
+        f"{f.name} is {stored.field(f.name).type}, expected {f.type}"
+        for f in expected
+        if f.name in names and not stored.field(f.name).type.equals(f.type)
+    ]
+    problems = (
+        ([f"missing columns {missing}"] if missing else [])
+        + ([f"unexpected columns {extra}"] if extra else [])
+        + retyped
+    )
+    if problems:
+        return f"not a {table_name} v{version} part: " + "; ".join(problems)
+    return None
+
+
+def _part_table(path: Path, table_name: str, partition: dict[str, str]) -> pa.Table:
+    """A checked part as a table of the current schema: partition columns from its folders,
+    columns added after its version as nulls."""
+    data = pq.read_table(path)
+    schema = RUN_TABLES[table_name]
+    arrays = []
+    for column in schema:
+        if column.name in partition:
+            arrays.append(pa.array([partition[column.name]] * data.num_rows, column.type))
+        elif column.name in data.column_names:
+            arrays.append(data.column(column.name))
+        else:
+            arrays.append(pa.nulls(data.num_rows, column.type))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def partition_of(path: Path) -> dict[str, str]:
+    """The partition values of a part, from its three parent folders."""
+    folders = [path.parents[2].name, path.parents[1].name, path.parents[0].name]
+    return {
+        key: name.split("=", 1)[1] for key, name in zip(PARTITION_COLUMNS, folders, strict=True)
+    }
+
+
+def checked_parts(directory: Path, table_name: str) -> tuple[list[Path], list[Skipped]]:
+    """The parts of a table that pass `check_part`, and everything skipped with its reason."""
+    found = table_parts(directory, table_name)
+    good, skipped = [], list(found.skipped)
+    for path in found.parts:
+        reason = check_part(path, table_name)
+        if reason is None:
+            good.append(path)
+        else:
+            skipped.append(Skipped(path, reason))
+    return good, skipped
+
+
+def read_table(directory: Path, table_name: str, columns: Sequence[str] | None = None) -> TableRead:
+    """One table of a dataset directory: the rows of every accepted part, sorted.
+
+    The frame has the table's columns in schema order (or `columns`), sorted by `SORT_KEYS`;
+    it is None when no part was accepted.
+    """
+    good, skipped = checked_parts(directory, table_name)
+    if not good:
+        return TableRead(None, tuple(skipped))
+    tables = [_part_table(p, table_name, partition_of(p)) for p in good]
+    frame = pl.from_arrow(pa.concat_tables(tables))
+    assert isinstance(frame, pl.DataFrame)  # a table, not a column
+    names = list(columns) if columns is not None else RUN_TABLES[table_name].names
+    keys = [k for k in SORT_KEYS[table_name] if k in names]
+    return TableRead(frame.select(names).sort(keys), tuple(skipped), tuple(good))
+
+
+def read_or_empty(directory: Path, table_name: str) -> pl.DataFrame:
+    """A table's rows (`read_table`), or an empty frame with the schema when there are none."""
+    frame = read_table(directory, table_name).frame
+    if frame is None:
+        empty = pl.from_arrow(RUN_TABLES[table_name].empty_table())
+        assert isinstance(empty, pl.DataFrame)
+        return empty
+    return frame
+
+
+def root_entries_skipped(root: Path) -> list[Skipped]:
+    """Entries at the top of a dataset or nightly root that no reader looks at."""
+    if not root.is_dir():
+        return []
+    dated = any(parse_date_dir(p.name) for p in root.iterdir())
+    skipped = []
+    for path in sorted(root.iterdir()):
+        name = path.name
+        if name.startswith(LOCK_PREFIX) or name.startswith(f"{RUN_DATE_KEY}="):
+            continue  # the lock; dated folders are checked by `dated_dirs`
+        if dated and name in NIGHTLY_ENTRIES:
+            continue
+        if not dated and name in RUN_TABLES and path.is_dir():
+            continue
+        skipped.append(Skipped(path, "not part of a dmlimits dataset"))
+    return skipped

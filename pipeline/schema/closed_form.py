@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.schema import units
-from pipeline.schema.section import Section, plain
+from pipeline.schema import bounds, units
+from pipeline.schema.section import Section, check_si, plain
 
 CLOSED_FORM_KEYS = frozenset({"b0_tokens", "l0_layers", "t0_flop", "duration_days", "t_lat_us"})
 
@@ -31,10 +31,16 @@ def closed_form_from_config(node: object, path: str = "closed_form") -> ClosedFo
     """Model B's settings of one closed_form node; t_lat_us may be null."""
     cf = Section(plain(node, path), path, CLOSED_FORM_KEYS)
     t_lat_us = cf.optional_number("t_lat_us", "us")
+    t_lat_s = None
+    if t_lat_us is not None:
+        t_lat_s = check_si(
+            cf.key("t_lat_us"), t_lat_us, units.us_to_s(t_lat_us), bounds.MAX_LATENCY_S, "s"
+        )
+    law = bounds.MAX_LAW_CONSTANT
     return ClosedFormSettings(
-        b0_tokens=cf.number("b0_tokens", "tokens"),
-        l0_layers=cf.number("l0_layers", "layers"),
-        t0_flop=cf.number("t0_flop", "FLOP"),
-        duration_s=units.days_to_s(cf.number("duration_days", "days")),
-        t_lat_s=None if t_lat_us is None else units.us_to_s(t_lat_us),
+        b0_tokens=cf.number("b0_tokens", "tokens", maximum=law),
+        l0_layers=cf.number("l0_layers", "layers", maximum=law),
+        t0_flop=cf.number("t0_flop", "FLOP", maximum=bounds.MAX_FLOP),
+        duration_s=cf.si("duration_days", "days", units.days_to_s, bounds.MAX_DURATION_S, "s"),
+        t_lat_s=t_lat_s,
     )

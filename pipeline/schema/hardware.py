@@ -6,10 +6,10 @@ field and converts it once through `pipeline.schema.units`.
 
 from __future__ import annotations
 
-from pipeline.model.hardware import HardwareSpec
-from pipeline.schema import units
+from pipeline.model.hardware import THREADS_PER_SM, HardwareSpec
+from pipeline.schema import bounds, units
 from pipeline.schema.errors import ConfigError
-from pipeline.schema.section import Section, plain
+from pipeline.schema.section import Section, check_si, plain
 
 HARDWARE_KEYS = frozenset(
     {
@@ -49,30 +49,40 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         return projected_from_config(data, path)
     hw = Section(data, path, HARDWARE_KEYS)
     name = hw.name("name")
-    flop_per_clock_per_thread = hw.number("flop_per_clock_per_thread", "FLOP per clock per thread")
+    flop_per_clock_per_thread = hw.number(
+        "flop_per_clock_per_thread",
+        "FLOP per clock per thread",
+        maximum=bounds.MAX_FLOP_PER_CLOCK_PER_THREAD,
+    )
     sms = hw.integer("sms")
-    max_clock_hz = units.mhz_to_hz(hw.number("max_clock_mhz", "MHz"))
+    max_clock_hz = hw.si("max_clock_mhz", "MHz", units.mhz_to_hz, bounds.MAX_CLOCK_HZ, "Hz")
     u_eff = hw.number("u_eff", "fraction of peak", maximum=1.0)
-    hbm_bandwidth = units.gb_per_s_to_bytes_per_s(hw.number("hbm_bandwidth_gb_per_s", "GB/s"))
-    l2_bandwidth = units.gb_per_s_to_bytes_per_s(hw.number("l2_bandwidth_gb_per_s", "GB/s"))
-    l2_bytes = units.mib_to_bytes(hw.number("l2_mib", "MiB"))
-    register_bytes = units.kib_to_bytes(hw.number("register_kib_per_block", "KiB"))
+    bandwidth = (units.gb_per_s_to_bytes_per_s, bounds.MAX_BANDWIDTH_BYTES_PER_S, "B/s")
+    hbm_bandwidth = hw.si("hbm_bandwidth_gb_per_s", "GB/s", *bandwidth)
+    l2_bandwidth = hw.si("l2_bandwidth_gb_per_s", "GB/s", *bandwidth)
+    l2_bytes = hw.si("l2_mib", "MiB", units.mib_to_bytes, bounds.MAX_MEMORY_BYTES, "bytes")
+    register_bytes = hw.si(
+        "register_kib_per_block", "KiB", units.kib_to_bytes, bounds.MAX_MEMORY_BYTES, "bytes"
+    )
     dsmem = hw.boolean("dsmem")
-    hbm_bytes = units.gb_to_bytes(hw.number("hbm_gb", "GB"))
-    matmul_latency = units.us_to_s(hw.number("matmul_latency_us", "us", exclusive=False))
+    hbm_bytes = hw.si("hbm_gb", "GB", units.gb_to_bytes, bounds.MAX_MEMORY_BYTES, "bytes")
+    latency = (units.us_to_s, bounds.MAX_LATENCY_S, "s")
+    matmul_latency = hw.si("matmul_latency_us", "us", *latency, exclusive=False)
 
     net = hw.section("network", NETWORK_KEYS)
     level_sizes = net.integer_list("level_sizes", nonempty=False)
-    bandwidths = net.number_list("bandwidth_gb_per_s", "GB/s", allow_inf=True)
-    latencies = net.number_list("latency_us", "us", exclusive=False)
+    net_bandwidths = net.si_list("bandwidth_gb_per_s", "GB/s", *bandwidth, allow_inf=True)
+    net_latencies = net.si_list("latency_us", "us", *latency, exclusive=False)
     n_levels = len(level_sizes) + 1
-    for key, values in (("bandwidth_gb_per_s", bandwidths), ("latency_us", latencies)):
+    for key, values in (("bandwidth_gb_per_s", net_bandwidths), ("latency_us", net_latencies)):
         if len(values) != n_levels:
             raise ConfigError(
                 net.key(key),
                 net.raw(key, ""),
                 f"must have len(level_sizes) + 1 = {n_levels} entries, one per network level",
             )
+    peak = flop_per_clock_per_thread * THREADS_PER_SM * sms * max_clock_hz
+    check_si(hw.key("sms"), sms, peak, bounds.MAX_FLOP_PER_S, "FLOP/s (peak rate)")
 
     return HardwareSpec(
         name=name,
@@ -87,7 +97,7 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         dsmem=dsmem,
         hbm_bytes=hbm_bytes,
         matmul_latency_s=matmul_latency,
-        net_bandwidth_bytes_per_s=tuple(units.gb_per_s_to_bytes_per_s(b) for b in bandwidths),
-        net_latency_s=tuple(units.us_to_s(t) for t in latencies),
+        net_bandwidth_bytes_per_s=net_bandwidths,
+        net_latency_s=net_latencies,
         level_sizes=level_sizes,
     )

@@ -10,7 +10,7 @@ import itertools
 from dataclasses import dataclass
 
 from pipeline.model.scaling import BatchLaw, BatchLawKind, ScalingLaws, paper_d_model_grid
-from pipeline.schema import units
+from pipeline.schema import bounds, units
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain
 
@@ -62,18 +62,25 @@ def scaling_from_config(node: object, path: str = "scaling") -> ScalingSettings:
     ff_ratio = sc.integer("ff_ratio")
     depth = sc.section("depth", {"coefficient", "exponent"})
     experts = sc.section("experts", {"at_reference", "reference_d_model"})
+    law = bounds.MAX_LAW_CONSTANT
     laws = ScalingLaws(
         sparse=sparse,
         ff_ratio=ff_ratio,
-        depth_coefficient=depth.number("coefficient"),
-        depth_exponent=depth.number("exponent"),
-        experts_at_reference=experts.number("at_reference", "experts"),
-        reference_d_model=experts.number("reference_d_model"),
-        tokens_per_param=sc.number("tokens_per_param", "tokens per parameter"),
+        depth_coefficient=depth.number("coefficient", maximum=law),
+        depth_exponent=depth.number("exponent", maximum=bounds.MAX_EXPONENT),
+        experts_at_reference=experts.number("at_reference", "experts", maximum=law),
+        reference_d_model=experts.number("reference_d_model", maximum=float(bounds.MAX_INTEGER)),
+        tokens_per_param=sc.number("tokens_per_param", "tokens per parameter", maximum=law),
         seq_len=sc.integer("seq_len"),
     )
-    year_s = sc.number("year_s", "s")
-    duration_s = units.months_to_s(sc.number("duration_months", "months"), year_s)
+    year_s = sc.number("year_s", "s", maximum=bounds.MAX_YEAR_S)
+    duration_s = sc.si(
+        "duration_months",
+        "months",
+        lambda months: units.months_to_s(months, year_s),
+        bounds.MAX_DURATION_S,
+        "s",
+    )
     d_models = d_model_grid(sc.raw("grid", "must be a mapping"), sc.key("grid"))
     return ScalingSettings(name, laws, duration_s, year_s, d_models)
 
@@ -126,7 +133,11 @@ def batch_law_from_config(node: object, path: str = "batch") -> tuple[str, Batch
     values: dict[str, float] = {}
     for key in sorted(BATCH_LAW_KEYS[kind]):
         if key == "exponent":
-            values[key] = batch.number(key, minimum=None)
+            limit = bounds.MAX_EXPONENT
+            values[key] = batch.number(key, minimum=-limit, exclusive=False, maximum=limit)
+        elif key == "reference_flop":
+            values[key] = batch.number(key, "FLOP", maximum=bounds.MAX_FLOP)
         else:
-            values[key] = batch.number(key, "tokens" if key == "reference_tokens" else "")
+            unit = "tokens" if key == "reference_tokens" else ""
+            values[key] = batch.number(key, unit, maximum=bounds.MAX_LAW_CONSTANT)
     return name, BatchLaw(kind=kind, **values)

@@ -7,6 +7,7 @@ conf/config.yaml (hardware, scaling, batch, parallelism, physics, run) and the r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
@@ -17,8 +18,9 @@ from pipeline.model.hardware import HardwareSpec
 from pipeline.model.options import SearchOptions
 from pipeline.model.physics import Physics
 from pipeline.model.results import Layout
-from pipeline.model.scaling import BatchLawKind, ScalingLaws
+from pipeline.model.scaling import BatchLawKind, ScalingLaws, model_shape
 from pipeline.model.training_run import RunSpec
+from pipeline.schema import bounds
 from pipeline.schema.closed_form import ClosedFormSettings, closed_form_from_config
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.hardware import hardware_from_config
@@ -76,6 +78,31 @@ def _child(cfg: object, key: str) -> object:
     return value
 
 
+def check_largest_model(d_model: int, laws: ScalingLaws, options: SearchOptions) -> None:
+    """The grid's largest model has a finite shape and compute, or a ConfigError on the grid.
+
+    Each value is bounded (`pipeline.schema.bounds`), but the laws multiply them: a huge width
+    or steep exponent could still overflow the parameter count or training compute to inf.
+    """
+    try:
+        shape = model_shape(d_model, laws, options.quirks)
+        values: tuple[float, ...] = (
+            float(shape.n_params),
+            shape.training_flop,
+            float(shape.n_layers),
+            float(shape.batch_tokens),
+        )
+    except (OverflowError, ValueError, ZeroDivisionError):
+        values = (math.inf,)
+    if not all(math.isfinite(v) and v <= bounds.MAX_FLOP for v in values):
+        raise ConfigError(
+            "scaling.grid",
+            d_model,
+            f"the largest model (d_model = {d_model}) overflows the scaling laws: its parameter "
+            f"count or training compute is not finite or above {bounds.MAX_FLOP:.0e}",
+        )
+
+
 def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
     """Validate a composed config (see `compose_config`) and convert it to a Scenario.
 
@@ -101,6 +128,7 @@ def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
         )
     physics = physics_from_config(cfg["physics"]) if _has(cfg, "physics") else Physics()
     run = run_from_config(cfg["run"]) if _has(cfg, "run") else None
+    check_largest_model(scaling.d_models[-1], replace(scaling.laws, batch=batch_law), options)
     return Scenario(
         hardware_name=hardware.name,
         hardware=hardware,

@@ -12,12 +12,13 @@ from __future__ import annotations
 import math
 import numbers
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, cast
 
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from pipeline.schema.bounds import MAX_INTEGER
 from pipeline.schema.errors import MISSING, ConfigError
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
@@ -101,17 +102,31 @@ def check_number(
     return number
 
 
-def integer_rule(minimum: int) -> str:
+def integer_rule(minimum: int, maximum: int = MAX_INTEGER) -> str:
     """What an integer key allows, in words."""
-    return "must be a positive integer" if minimum == 1 else f"must be an integer >= {minimum}"
+    low = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
+    high = "2^53" if maximum == MAX_INTEGER else f"{maximum}"
+    return f"must be {low} and <= {high}"
 
 
-def check_integer(value: object, key: str, *, minimum: int = 1) -> int:
-    """``value`` as an int >= minimum (default: positive), or a ConfigError."""
-    allowed = integer_rule(minimum)
-    if not is_integer(value) or int(cast(numbers.Integral, value)) < minimum:
+def check_integer(value: object, key: str, *, minimum: int = 1, maximum: int = MAX_INTEGER) -> int:
+    """``value`` as an int in [minimum, maximum] (default: positive, <= 2^53), or a ConfigError."""
+    allowed = integer_rule(minimum, maximum)
+    if not is_integer(value) or not minimum <= int(cast(numbers.Integral, value)) <= maximum:
         raise ConfigError(key, value, allowed)
     return int(cast(numbers.Integral, value))
+
+
+def check_si(
+    key: str, raw: object, si: float, maximum: float, si_unit: str, *, allow_inf: bool = False
+) -> float:
+    """A converted value ``si`` (from config value ``raw``), or a ConfigError unless it is
+    finite and at most ``maximum`` (`pipeline.schema.bounds`); +inf only with ``allow_inf``."""
+    if si <= maximum or (allow_inf and si == math.inf):
+        return si
+    raise ConfigError(
+        key, raw, f"is {si:.3g} {si_unit} in SI units; must be at most {maximum:.3g} {si_unit}"
+    )
 
 
 class Section:
@@ -178,10 +193,43 @@ class Section:
             raise ConfigError(self.key(key), value, allowed)
         return value
 
-    def integer(self, key: str, *, minimum: int = 1) -> int:
-        """An integer >= minimum (default: positive)."""
-        value = self.raw(key, integer_rule(minimum))
-        return check_integer(value, self.key(key), minimum=minimum)
+    def integer(self, key: str, *, minimum: int = 1, maximum: int = MAX_INTEGER) -> int:
+        """An integer in [minimum, maximum] (default: positive, at most 2^53)."""
+        value = self.raw(key, integer_rule(minimum, maximum))
+        return check_integer(value, self.key(key), minimum=minimum, maximum=maximum)
+
+    def si(
+        self,
+        key: str,
+        unit: str,
+        convert: Callable[[float], float],
+        maximum: float,
+        si_unit: str,
+        **bounds: Any,
+    ) -> float:
+        """A number in ``unit`` (checked as `number`), converted to SI and bounded (`check_si`)."""
+        value = self.raw(key, "must be a number")
+        number = check_number(value, self.key(key), unit, **bounds)
+        return check_si(self.key(key), value, convert(number), maximum, si_unit)
+
+    def si_list(
+        self,
+        key: str,
+        unit: str,
+        convert: Callable[[float], float],
+        maximum: float,
+        si_unit: str,
+        **bounds: Any,
+    ) -> tuple[float, ...]:
+        """A list of numbers, each as `si`; element errors name ``key[i]``."""
+        raw = self._list(key, f"must be a non-empty list of numbers ({unit})", nonempty=True)
+        numbers_ = self.number_list(key, unit, **bounds)
+        return tuple(
+            # inf typed as inf may pass (if allowed); a finite value that overflows may not
+            check_si(key_i, raw[i], convert(x), maximum, si_unit, allow_inf=math.isinf(x))
+            for i, x in enumerate(numbers_)
+            for key_i in [f"{self.key(key)}[{i}]"]
+        )
 
     def number(self, key: str, unit: str = "", **bounds: Any) -> float:
         """A number; positive and finite unless ``bounds`` (see `check_number`) say otherwise."""

@@ -36,6 +36,10 @@ AXIS_ROOTS = (*GROUPS, "closed_form")
 """Config sections an axis may set: those a Scenario is built from."""
 
 RANGE_KEYS = frozenset({"start", "stop", "step", "num", "log"})
+MAX_SERIES = 100_000
+"""Default of `sweep.max_series`: the most series one run may expand to (a range of more values,
+or a product of choices and axes beyond it, is refused before any work). At about 0.1 s a
+series on one core, 100,000 series is a few hours on a workstation; raise it for a cluster."""
 SIGNIFICANT_DIGITS = 12
 EVERY = "*"
 """The index that sets every entry of a list field."""
@@ -92,8 +96,11 @@ class Axis:
             node[last][int(self.index)] = value
 
 
-def parse_axis(key: str, spec: Any) -> Axis:
-    """The Axis of one `sweep.axes` entry (plain values); ConfigError names a bad one."""
+def parse_axis(key: str, spec: Any, max_values: int = MAX_SERIES) -> Axis:
+    """The Axis of one `sweep.axes` entry (plain values); ConfigError names a bad one.
+
+    A range is counted before its values are made: more than `max_values` is refused.
+    """
     where = f"sweep.axes.{key}"
     match = _KEY.fullmatch(key)
     if match is None:
@@ -106,19 +113,19 @@ def parse_axis(key: str, spec: Any) -> Axis:
     if path[0] not in AXIS_ROOTS:
         raise ConfigError(where, spec, f"must set a field of {', '.join(AXIS_ROOTS)}")
     index = match["index"]
-    values = _values(where, spec)
+    values = _values(where, spec, max_values)
     return Axis(
         key, path, None if index is None else index if index == EVERY else int(index), values
     )
 
 
-def _values(where: str, spec: Any) -> tuple[Any, ...]:
+def _values(where: str, spec: Any, max_values: int) -> tuple[Any, ...]:
     if isinstance(spec, list):
         if not spec:
             raise ConfigError(where, spec, ALLOWED_VALUES)
         values = tuple(spec)
     elif isinstance(spec, Mapping):
-        values = range_values(where, spec)
+        values = range_values(where, spec, max_values)
     else:
         raise ConfigError(where, spec, ALLOWED_VALUES)
     seen = [json.dumps(v, sort_keys=True) for v in values]
@@ -132,8 +139,21 @@ def _round(x: float) -> float:
     return float(f"{x:.{SIGNIFICANT_DIGITS}g}")
 
 
-def range_values(where: str, spec: Mapping[str, Any]) -> tuple[float | int, ...]:
-    """The values of a range mapping (see the module docstring)."""
+def _check_count(where: str, spec: Mapping[str, Any], count: float, max_values: int) -> None:
+    """Refuse a range of more than `max_values` values before making any of them."""
+    if count > max_values:
+        raise ConfigError(
+            where,
+            dict(spec),
+            f"gives {count:.3g} values, more than sweep.max_series = {max_values}; "
+            "narrow the range or raise sweep.max_series",
+        )
+
+
+def range_values(
+    where: str, spec: Mapping[str, Any], max_values: int = MAX_SERIES
+) -> tuple[float | int, ...]:
+    """The values of a range mapping (see the module docstring), at most `max_values`."""
     unknown = set(spec) - RANGE_KEYS
     if unknown:
         raise ConfigError(
@@ -157,11 +177,14 @@ def range_values(where: str, spec: Mapping[str, Any]) -> tuple[float | int, ...]
                 where, dict(spec), "step must be a positive finite number (log takes num)"
             )
         width = float(cast(float, step))
-        n = math.floor((hi - lo) / width * (1 + 1e-12)) + 1
+        count = (hi - lo) / width * (1 + 1e-12)
+        _check_count(where, spec, count, max_values)
+        n = math.floor(count) + 1
         raw = [lo + i * width for i in range(n)]
         whole = whole and is_integer(step)
     else:
         num = check_integer(spec["num"], f"{where}.num", minimum=2)
+        _check_count(where, spec, num, max_values)
         if log and not lo > 0:
             raise ConfigError(where, dict(spec), "a log range needs start > 0")
         fractions = [i / (num - 1) for i in range(num)]

@@ -43,9 +43,9 @@ from pipeline.schema.compose import app_search_path, group_options
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.scenario import GROUPS
 from pipeline.schema.section import Section, plain
-from pipeline.sweep.axes import AXIS_ROOTS, Axis, parse_axis
+from pipeline.sweep.axes import AXIS_ROOTS, MAX_SERIES, Axis, parse_axis
 
-SWEEP_KEYS = frozenset({"axes", "choices"})
+SWEEP_KEYS = frozenset({"axes", "choices", "max_series"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,8 @@ class Sweep:
 
     choices: tuple[tuple[str, tuple[str, ...]], ...] = ()
     axes: tuple[Axis, ...] = ()
+    max_series: int = MAX_SERIES
+    """`sweep.max_series`: the most series the product may hold."""
 
     @property
     def n_series(self) -> int:
@@ -80,13 +82,22 @@ def sweep_from_config(cfg: DictConfig | Mapping[str, Any]) -> Sweep:
     if node is None:
         return Sweep()
     section = Section(plain(node, "sweep"), "sweep", SWEEP_KEYS)
-    axes = tuple(parse_axis(k, v) for k, v in _flat_axes(_mapping(section, "axes")))
+    limit = section.integer("max_series") if section.has("max_series") else MAX_SERIES
+    axes = tuple(parse_axis(k, v, limit) for k, v in _flat_axes(_mapping(section, "axes")))
     choices = tuple(_choice(str(g), o) for g, o in _mapping(section, "choices").items())
     if choices:
         search_path = app_search_path()
         for group, options in choices:
             _check_options(group, options, search_path)
-    return Sweep(choices, axes)
+    sweep = Sweep(choices, axes, limit)
+    if sweep.n_series > limit:
+        raise ConfigError(
+            "sweep",
+            {"choices": dict(choices), "axes": {a.key: len(a.values) for a in axes}},
+            f"expands to {sweep.n_series} series, more than sweep.max_series = {limit}; "
+            "narrow the sweep or raise sweep.max_series (e.g. +sweep.max_series=1000000)",
+        )
+    return sweep
 
 
 def _mapping(section: Section, key: str) -> Mapping[str, Any]:

@@ -16,15 +16,19 @@ import contextlib
 import itertools
 import logging
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import joblib
 
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.schema import Scenario
+from pipeline.schema.errors import ConfigError
 
 DASK_WAIT_FOR_WORKERS_S = 300.0
 """How long a run waits for the first worker of a remote dask cluster (batch-queued workers)."""
+DASK_CONNECT_TIMEOUT_S = 10.0
+"""How long a run tries to reach the scheduler at `execution.dask_address` before giving up."""
 
 
 def evaluate_chunk(chunk: Sequence[Scenario], whole_grid: bool) -> list[SeriesOutcome]:
@@ -49,8 +53,7 @@ def dask_client(settings: ExecutionSettings) -> Iterator[object]:
             "execution.backend=dask needs the dask extra: pip install 'dmlimits[dask]'"
         ) from err
     if settings.dask_address:
-        with Client(settings.dask_address) as client:
-            client.wait_for_workers(1, timeout=DASK_WAIT_FOR_WORKERS_S)
+        with _connected(Client, settings.dask_address) as client:
             yield client
         return
     with (
@@ -63,6 +66,30 @@ def dask_client(settings: ExecutionSettings) -> Iterator[object]:
         ) as cluster,
         Client(cluster) as client,
     ):
+        yield client
+
+
+@contextlib.contextmanager
+def _connected(client_class: Any, address: str) -> Iterator[Any]:
+    """A client of the scheduler at `address` with one worker, or a one-line ConfigError."""
+    key = "execution.dask_address"
+    try:
+        with _quiet("distributed"):
+            client = client_class(address, timeout=DASK_CONNECT_TIMEOUT_S)
+    except Exception as err:  # a peer that is not a scheduler fails in many ways
+        reason = " ".join(str(err).split())[:200] or type(err).__name__
+        raise ConfigError(
+            key,
+            address,
+            f"no dask scheduler answers there within {DASK_CONNECT_TIMEOUT_S:g} s ({reason})",
+        ) from None
+    with client:
+        try:
+            client.wait_for_workers(1, timeout=DASK_WAIT_FOR_WORKERS_S)
+        except TimeoutError:
+            raise ConfigError(
+                key, address, f"the scheduler has no worker after {DASK_WAIT_FOR_WORKERS_S:g} s"
+            ) from None
         yield client
 
 

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 
 from pipeline.schema.errors import ConfigError
+
+DASK_ADDRESS = re.compile(
+    r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):\d{1,5}"
+)
+"""A dask.distributed scheduler address: [protocol://]host:port (an IPv6 host in brackets)."""
 
 
 class Backend(StrEnum):
@@ -53,9 +59,15 @@ def execution_from_config(node: dict[str, object]) -> ExecutionSettings:
     if n_jobs == 0 or n_jobs < -1:
         raise ConfigError("execution.n_jobs", n_jobs, "-1 (all cores) or ≥ 1 workers")
     address = node.get("dask_address")
-    if address is not None and not isinstance(address, str):
+    if address is not None and (
+        not isinstance(address, str) or not DASK_ADDRESS.fullmatch(address)
+    ):
         raise ConfigError(
             "execution.dask_address", address, "null or a scheduler address like tcp://host:8786"
+        )
+    if address is not None and backend != Backend.DASK:
+        raise ConfigError(
+            "execution.dask_address", address, "is used only with execution.backend=dask"
         )
     return ExecutionSettings(
         backend=Backend(str(backend)),

@@ -1,16 +1,22 @@
-"""One writing run per dataset root: a lock file created with O_CREAT | O_EXCL.
+"""One writing run per dataset root: a lock file that appears whole or not at all.
 
-The lock file ROOT/.dmlimits.lock holds JSON {pid, host, since, token}. A second run on the same
-root gets `DatasetLocked` naming the holder. A lock left by a process that is no longer alive on
-this host is stale and is taken over (an info log line, no warning). A lock held from another
-host cannot be checked and is never taken over: remove the file by hand once that run is gone.
+The lock file ROOT/.dmlimits.lock holds JSON {pid, host, since, token, boot_id, start}. It is
+written to a temporary file, fsynced, and hard-linked to its name (`os.link` fails if the name
+exists), so a reader never sees a partial lock: two runs racing for the root get one winner,
+and the loser is told "locked by pid X on host Y since T".
 
-Taking over is guarded by a second O_EXCL file (".dmlimits.lock.takeover"), so two runs that
-find the same stale lock cannot both remove it and then each believe they hold a fresh one.
+A lock is stale when its holder is provably gone: same host, and the machine rebooted since
+(`boot_id` differs), or no process has that pid, or the process with that pid started at
+another time (`start`, from /proc/<pid>/stat: the pid was reused). A stale lock is taken over
+(an info log line). A lock held from another host cannot be checked and is never taken over.
+
+Taking over is serialised by `flock` on ".dmlimits.lock.takeover", which the kernel releases
+when its holder dies, so a killed run never leaves a guard that blocks the next one.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -26,12 +32,35 @@ from pipeline.io.parquet import OutputError
 LOCK_NAME = ".dmlimits.lock"
 TAKEOVER_SUFFIX = ".takeover"
 _ATTEMPTS = 3
+_BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
 log = logging.getLogger(__name__)
 
 
 class DatasetLocked(OutputError):  # noqa: N818 -- names a state, like FileExistsError
     """Another run holds the dataset root's lock."""
+
+
+def boot_id() -> str | None:
+    """This boot of the machine (Linux), or None where it cannot be known."""
+    try:
+        return _BOOT_ID.read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+
+
+def process_start(pid: int) -> int | None:
+    """When process `pid` started, in clock ticks since boot (/proc/<pid>/stat field 22);
+    None if there is no such process or no /proc."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2 :].split()  # the name may hold spaces and parentheses
+    try:
+        return int(fields[19])  # fields from 3 (state) on: 22 is index 19
+    except (IndexError, ValueError):
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +72,39 @@ class LockHolder:
     since: str
     """ISO 8601 UTC time the lock was taken."""
     token: str
-    """Random; tells two holders with the same pid and host apart (pid reuse)."""
+    """Random; tells two holders with the same pid and host apart."""
+    boot_id: str | None = None
+    """The holder's machine boot (Linux); a lock from an earlier boot is stale."""
+    start: int | None = None
+    """The holder's process start time (`process_start`); another start time means pid reuse."""
 
     def describe(self) -> str:
         return f"pid {self.pid} on host {self.host} since {self.since}"
+
+    def as_json(self) -> str:
+        return json.dumps(
+            {
+                "pid": self.pid,
+                "host": self.host,
+                "since": self.since,
+                "token": self.token,
+                "boot_id": self.boot_id,
+                "start": self.start,
+            }
+        )
+
+    @classmethod
+    def me(cls) -> LockHolder:
+        """A record of this process, now."""
+        pid = os.getpid()
+        return cls(
+            pid,
+            socket.gethostname(),
+            datetime.now(UTC).isoformat(timespec="seconds"),
+            secrets.token_hex(8),
+            boot_id(),
+            process_start(pid),
+        )
 
 
 def _pid_alive(pid: int) -> bool:
@@ -62,24 +120,47 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def holder_alive(holder: LockHolder) -> bool:
+    """Whether the lock's holder may still run: True unless provably gone (see the module)."""
+    if holder.host != socket.gethostname():
+        return True  # cannot be checked from here
+    here = boot_id()
+    if holder.boot_id is not None and here is not None and holder.boot_id != here:
+        return False  # the machine rebooted since
+    if not _pid_alive(holder.pid):
+        return False
+    if holder.start is not None:
+        start = process_start(holder.pid)
+        if start is not None and start != holder.start:
+            return False  # that pid now belongs to another process
+    return True
+
+
 def _read_holder(path: Path) -> LockHolder | None:
     """The holder recorded in a lock file; None if the file is gone.
 
-    Raises `DatasetLocked` if the file exists but cannot be parsed (a writer died between
-    creating and filling it, or someone else's file): that needs a human to look.
+    Raises `DatasetLocked` if the file cannot be parsed: dmlimits writes its locks whole, so
+    such a file was not written by a run of this dmlimits.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return None
     try:
         data = json.loads(text)
+        start = data.get("start")
         return LockHolder(
-            int(data["pid"]), str(data["host"]), str(data["since"]), str(data["token"])
+            int(data["pid"]),
+            str(data["host"]),
+            str(data["since"]),
+            str(data["token"]),
+            None if data.get("boot_id") is None else str(data["boot_id"]),
+            None if start is None else int(start),
         )
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise DatasetLocked(
-            f"lock file {path} is unreadable ({text[:60]!r}); remove it if no run is writing"
+            f"lock file {path} holds no dmlimits lock record ({text[:60]!r}); dmlimits writes "
+            "its locks whole, so no dmlimits run made it: find out what did before removing it"
         ) from None
 
 
@@ -107,56 +188,60 @@ class RunLock:
         if self.holder is not None:
             raise DatasetLocked(f"{self.path} is already held by this RunLock")
         for _ in range(_ATTEMPTS):
-            me = LockHolder(
-                os.getpid(),
-                socket.gethostname(),
-                datetime.now(UTC).isoformat(timespec="seconds"),
-                secrets.token_hex(8),
-            )
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                other = _read_holder(self.path)
-                if other is None:
-                    continue  # released between our open and our read: try again
-                if other.host != me.host or _pid_alive(other.pid):
-                    raise DatasetLocked(
-                        f"dataset {self.path.parent} is locked by {other.describe()} "
-                        f"(lock file {self.path})"
-                    ) from None
-                self._take_over(other)
-                continue
-            except OSError as exc:
-                raise OutputError(
-                    f"cannot create lock file {self.path}: {exc.strerror or exc}"
-                ) from None
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(
-                    {"pid": me.pid, "host": me.host, "since": me.since, "token": me.token}, fh
+            me = LockHolder.me()
+            if self._link(me):
+                self.holder = me
+                return me
+            other = _read_holder(self.path)
+            if other is None:
+                continue  # released between our link and our read: try again
+            if holder_alive(other):
+                raise DatasetLocked(
+                    f"dataset {self.path.parent} is locked by {other.describe()} "
+                    f"(lock file {self.path})"
                 )
+            self._take_over(other)
+        raise DatasetLocked(f"could not take {self.path} after {_ATTEMPTS} attempts (contended)")
+
+    def _link(self, me: LockHolder) -> bool:
+        """Publish our record as the lock file, whole; False if a lock file exists."""
+        temp = self.path.with_name(f"{LOCK_NAME}.{me.pid}.{me.token}.tmp")
+        try:
+            with open(temp, "x", encoding="utf-8") as fh:
+                fh.write(me.as_json())
                 fh.flush()
                 os.fsync(fh.fileno())
-            self.holder = me
-            return me
-        raise DatasetLocked(f"could not take {self.path} after {_ATTEMPTS} attempts (contended)")
+            os.link(temp, self.path)
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            raise OutputError(
+                f"cannot create lock file {self.path}: {exc.strerror or exc}"
+            ) from None
+        finally:
+            temp.unlink(missing_ok=True)
+        return True
 
     def _take_over(self, stale: LockHolder) -> None:
         """Remove a stale lock file, unless another run replaced it meanwhile."""
         guard = self.path.with_name(self.path.name + TAKEOVER_SUFFIX)
         try:
-            fd = os.open(guard, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            raise DatasetLocked(
-                f"another run is taking over the stale lock {self.path} "
-                f"(remove {guard} if no run is starting)"
-            ) from None
+            fd = os.open(guard, os.O_CREAT | os.O_RDWR, 0o644)
+        except OSError as exc:
+            raise OutputError(f"cannot open {guard}: {exc.strerror or exc}") from None
         try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise DatasetLocked(
+                    f"another run is taking over the stale lock {self.path} left by "
+                    f"{stale.describe()}; try again"
+                ) from None
             if _read_holder(self.path) == stale:
                 self.path.unlink(missing_ok=True)
                 log.info("took over stale lock %s left by %s", self.path, stale.describe())
         finally:
-            os.close(fd)
-            guard.unlink(missing_ok=True)
+            os.close(fd)  # releases the flock
 
     def release(self) -> None:
         """Remove the lock file if it is still ours; safe to call twice."""

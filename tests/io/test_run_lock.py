@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
+import os
 import re
 import socket
 import subprocess
 import sys
+import time
+from dataclasses import replace
 
 import pytest
 
-from pipeline.io.lock import LOCK_NAME, DatasetLocked, RunLock
+from pipeline.io.lock import (
+    LOCK_NAME,
+    TAKEOVER_SUFFIX,
+    DatasetLocked,
+    LockHolder,
+    RunLock,
+    process_start,
+)
 
 
 def _dead_pid() -> int:
@@ -63,7 +74,11 @@ def test_run_lock_takes_over_stale_lock(tmp_path, caplog) -> None:
     records = [r for r in caplog.records if "stale lock" in r.getMessage()]
     assert len(records) == 1
     assert records[0].levelno == logging.INFO
-    assert not (tmp_path / (LOCK_NAME + ".takeover")).exists()
+    guard = os.open(tmp_path / (LOCK_NAME + TAKEOVER_SUFFIX), os.O_RDWR)
+    try:
+        fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)  # not left held
+    finally:
+        os.close(guard)
 
 
 def test_run_lock_foreign_host_never_taken_over(tmp_path) -> None:
@@ -78,10 +93,75 @@ def test_run_lock_foreign_host_never_taken_over(tmp_path) -> None:
 
 
 def test_run_lock_unreadable_file(tmp_path) -> None:
-    """A lock file that is not ours to parse is refused with a hint to remove it."""
+    """A lock file that is not ours to parse is refused, saying no dmlimits run wrote it."""
     (tmp_path / LOCK_NAME).write_text("")
-    with pytest.raises(DatasetLocked, match="unreadable"), RunLock(tmp_path):
+    with pytest.raises(DatasetLocked, match="no dmlimits run made it"), RunLock(tmp_path):
         pass
+    assert (tmp_path / LOCK_NAME).read_text() == ""
+
+
+def test_run_lock_reused_pid_is_stale(tmp_path) -> None:
+    """A lock naming a live pid whose process started at another time is taken over."""
+    me = LockHolder.me()
+    assert me.start is not None, "needs /proc"
+    reused = replace(me, pid=os.getppid(), start=me.start + 12345, token="old")
+    (tmp_path / LOCK_NAME).write_text(reused.as_json())
+    with RunLock(tmp_path) as lock:
+        assert lock.holder is not None
+        assert lock.holder.token != "old"
+
+
+def test_run_lock_other_boot_is_stale(tmp_path) -> None:
+    """A lock written before the machine rebooted is taken over even if its pid is alive."""
+    me = LockHolder.me()
+    earlier = replace(me, pid=os.getppid(), boot_id="another-boot", start=None, token="old")
+    (tmp_path / LOCK_NAME).write_text(earlier.as_json())
+    with RunLock(tmp_path) as lock:
+        assert lock.holder is not None
+        assert lock.holder.token != "old"
+
+
+def test_run_lock_live_holder_with_same_start_is_kept(tmp_path) -> None:
+    """A lock whose pid and start time match a live process is never taken over."""
+    parent = os.getppid()
+    holder = replace(LockHolder.me(), pid=parent, start=process_start(parent), token="live")
+    (tmp_path / LOCK_NAME).write_text(holder.as_json())
+    with pytest.raises(DatasetLocked, match=f"locked by pid {parent}") as info, RunLock(tmp_path):
+        pass
+    assert "remove" not in str(info.value)
+    assert json.loads((tmp_path / LOCK_NAME).read_text())["token"] == "live"
+
+
+RACE = """
+import sys, time
+from pipeline.io.lock import DatasetLocked, RunLock
+start = float(sys.argv[2])
+while time.time() < start:
+    pass
+try:
+    with RunLock(sys.argv[1]):
+        time.sleep(3.0)
+    print("won")
+except DatasetLocked as err:
+    print("lost:", err)
+"""
+
+
+def test_run_lock_race_has_one_winner_and_clear_losers(tmp_path) -> None:
+    """Processes racing for a root: one wins, each loser names the winner, none sees a half lock."""
+    start = f"{time.time() + 3.0}"
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", RACE, str(tmp_path), start], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(6)
+    ]
+    outputs = [run.communicate(timeout=60)[0].strip() for run in runs]
+    assert sorted(o.split(":")[0] for o in outputs) == ["lost"] * 5 + ["won"], outputs
+    for output in outputs:
+        if output.startswith("lost"):
+            assert re.search(r"locked by pid \d+ on host \S+ since ", output), output
+    assert not (tmp_path / LOCK_NAME).exists()
 
 
 def test_run_lock_release_keeps_foreign_lock(tmp_path) -> None:

@@ -15,6 +15,10 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
+import os
+import signal
+import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -31,9 +35,51 @@ DASK_CONNECT_TIMEOUT_S = 10.0
 """How long a run tries to reach the scheduler at `execution.dask_address` before giving up."""
 
 
+PARENT_POLL_S = 0.5
+"""How often a worker process checks that the run that started it is still alive."""
+
+
+def _watchdog(run_pid: int) -> None:
+    """Exit this worker as soon as its parent, the run's main process, is gone."""
+    while os.getppid() == run_pid:
+        time.sleep(PARENT_POLL_S)
+    os._exit(1)  # orphaned: nobody will read our results
+
+
+def watch_parent(run_pid: int) -> None:
+    """Initializer of each local (loky) worker process: a daemon thread ends the worker once
+    its parent `run_pid` is gone, so a run killed with SIGKILL leaves no worker computing, or
+    idling, for nobody. A worker already orphaned when it starts exits at once."""
+    threading.Thread(target=_watchdog, args=(run_pid,), name="dmlimits-parent", daemon=True).start()
+
+
 def evaluate_chunk(chunk: Sequence[Scenario], whole_grid: bool) -> list[SeriesOutcome]:
     """One joblib task: a few series, evaluated one after another."""
     return [evaluate_series(s, whole_grid) for s in chunk]
+
+
+class Terminated(SystemExit):
+    """The run received SIGTERM or SIGHUP: unwind (release locks, stop workers), then exit."""
+
+
+@contextlib.contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """While the block runs, SIGTERM and SIGHUP raise `Terminated` in the main thread, so
+    `finally` blocks run and joblib stops its workers, as on Ctrl-C (SIGINT). Outside the main
+    thread (signals cannot be caught there) the block runs unchanged."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, _frame: object) -> None:
+        raise Terminated(128 + signum)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def chunked(items: Iterable[Scenario], size: int) -> Iterator[list[Scenario]]:
@@ -129,8 +175,15 @@ def run_series(
             for result in parallel(tasks):
                 yield from result
         return
-    parallel = joblib.Parallel(
-        n_jobs=settings.n_jobs, backend=settings.backend.value, return_as="generator_unordered"
+    workers = (
+        {"initializer": watch_parent, "initargs": (os.getpid(),)}
+        if settings.backend is Backend.LOKY
+        else {}
     )
-    for result in parallel(tasks):
-        yield from result
+    with (
+        stop_on_signals(),
+        joblib.parallel_config(backend=settings.backend.value, **workers),
+    ):
+        parallel = joblib.Parallel(n_jobs=settings.n_jobs, return_as="generator_unordered")
+        for result in parallel(tasks):
+            yield from result

@@ -33,7 +33,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from pipeline.io.columns import TABLES
-from pipeline.io.parquet import PART_NAME, TEMP_SUFFIX, OutputError
+from pipeline.io.parquet import TEMP_SUFFIX, OutputError
 from pipeline.io.read import (
     checked_parts,
     dated_dirs,
@@ -143,8 +143,7 @@ def _scan_directory(
     for table_name in TABLES:
         good, skipped = checked_parts(directory, table_name)
         for entry in skipped:
-            named_as_part = PART_NAME.fullmatch(entry.path.name) is not None
-            (bad if named_as_part else ignored).append(str(entry))
+            (bad if entry.damaged else ignored).append(str(entry))
         temps += table_parts(directory, table_name).temp_files
         tally.parts += len(good)
         if table_name not in ("points", "thresholds"):

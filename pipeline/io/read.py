@@ -62,6 +62,8 @@ class Skipped:
 
     path: Path
     reason: str
+    damaged: bool = False
+    """Named and placed as a part, but not a good one (others are files that are not parts)."""
 
     def __str__(self) -> str:
         return f"{self.path}: {self.reason}"
@@ -165,8 +167,11 @@ def table_parts(directory: Path, table_name: str) -> TableParts:
     parts, temps = [], []
     for leaf in _leaf_dirs(table_dir, skipped):
         for path in sorted(leaf.iterdir()):
-            if PART_NAME.fullmatch(path.name) and path.is_file():
-                parts.append(path)
+            if PART_NAME.fullmatch(path.name):
+                if path.is_file() and not path.is_symlink():
+                    parts.append(path)
+                else:
+                    skipped.append(Skipped(path, "named like a part but not a regular file", True))
             elif TEMP_NAME.fullmatch(path.name):
                 temps.append(path)
             else:
@@ -258,7 +263,7 @@ def checked_parts(directory: Path, table_name: str) -> tuple[list[Path], list[Sk
         if reason is None:
             good.append(path)
         else:
-            skipped.append(Skipped(path, reason))
+            skipped.append(Skipped(path, reason, True))
     return good, skipped
 
 

@@ -28,8 +28,8 @@ from pipeline.io.dataset import (
     read_points,
     read_thresholds,
 )
-from pipeline.io.read import part_files
 from pipeline.io.parquet import write_part
+from pipeline.io.read import part_files
 from pipeline.io.rows import Provenance, SeriesKey, point_rows
 from pipeline.model.results import PointResult
 from pipeline.schema import compose_config, load_scenario

@@ -1,0 +1,140 @@
+"""Readers read only what the writer wrote: a foreign or damaged file is named and skipped.
+
+Every damage of tests/robustness/damage.py is put next to the schema v1 fixture, in a plain
+root and inside a nightly root's date, and each reader is run on it: `dmlimits-gather` names the
+file (NOT OK when it sits under a part's name), `dmlimits-bi` and `dmlimits-report` name it on
+stderr and read exactly the fixture's rows, never a duplicated, null or retyped one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipeline.bi.views import main as bi_main
+from pipeline.io.dataset import main as gather_main
+from pipeline.io.read import read_table
+from pipeline.report import main as report
+from pipeline.report.main import main as report_main
+from tests.robustness.damage import (
+    BAD_PARTS,
+    CLEAN_ROWS,
+    DATE,
+    NIGHTLY_DAMAGES,
+    PLAIN_DAMAGES,
+    Damage,
+    dataset_dir,
+    nightly_copy,
+    plain_copy,
+)
+
+LAYOUTS: dict[str, Callable[[Path], Path]] = {"plain": plain_copy, "nightly": nightly_copy}
+CASES = [
+    pytest.param(layout, name, id=f"{layout}-{name}")
+    for name in PLAIN_DAMAGES
+    for layout in LAYOUTS
+] + [pytest.param("nightly", name, id=f"nightly-{name}") for name in NIGHTLY_DAMAGES]
+
+
+def damaged(tmp_path: Path, layout: str, name: str) -> tuple[Path, Path]:
+    """A root of `layout` with the damage `name` applied; (root, the damaged path)."""
+    root = LAYOUTS[layout](tmp_path / "root")
+    damage: Damage = {**PLAIN_DAMAGES, **NIGHTLY_DAMAGES}[name]
+    return root, damage(root)
+
+
+def view_rows(db: Path) -> dict[str, int]:
+    """Rows of each table view of a DuckDB file."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        return {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in CLEAN_ROWS}
+
+
+@pytest.mark.parametrize(("layout", "name"), CASES)
+def test_gather_names_damaged_file(
+    layout: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """gather names the file; a bad file under a part's name makes it NOT OK; rows are the clean ones."""
+    root, bad = damaged(tmp_path, layout, name)
+    code = gather_main([str(root)])
+    out = capsys.readouterr().out
+    assert str(bad) in out, out
+    assert code == (1 if name in BAD_PARTS else 0), out
+    assert f"{CLEAN_ROWS['points']} point rows, {CLEAN_ROWS['thresholds']} threshold rows" in out
+
+
+@pytest.mark.parametrize(("layout", "name"), CASES)
+def test_bi_skips_damaged_file(
+    layout: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dmlimits-bi builds its views from the good parts only and names the skipped file."""
+    root, bad = damaged(tmp_path, layout, name)
+    db = tmp_path / "out" / "views.duckdb"
+    assert bi_main([str(root), "--db", str(db)]) == 0
+    err = capsys.readouterr().err
+    assert f"skipped {bad}" in err, err
+    assert view_rows(db) == CLEAN_ROWS
+
+
+@pytest.fixture
+def one_chart(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The report draws its first chart only: these tests are about what it reads."""
+    monkeypatch.setattr(report, "CHARTS", report.CHARTS[:1])
+
+
+@pytest.mark.usefixtures("one_chart")
+@pytest.mark.parametrize(("layout", "name"), CASES)
+def test_report_skips_damaged_file(
+    layout: str, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dmlimits-report draws the good parts only and names the skipped file on stderr."""
+    root, bad = damaged(tmp_path, layout, name)
+    out = tmp_path / "report"
+    assert report_main([str(root), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"skipped {bad}" in err, err
+    assert (out / "index.html").is_file()
+    for table, rows in CLEAN_ROWS.items():
+        frame = read_table(dataset_dir(root), table).frame
+        assert frame is not None
+        assert frame.height == rows
+
+
+@pytest.mark.usefixtures("one_chart")
+def test_report_newest_date_ignores_backup_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A backup folder that sorts after the newest date is never taken for the newest run."""
+    root = nightly_copy(tmp_path / "root")
+    (root / f"{DATE} (old)").mkdir()
+    (root / "run_date=2025-13-45").mkdir()
+    assert report_main([str(root), "--out", str(tmp_path / "out")]) == 0
+    page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+    assert DATE in page
+
+
+def test_reader_reads_schema_v1_fixture(tmp_path: Path) -> None:
+    """The v1 fixture reads whole, with every column of today's schema."""
+    root = plain_copy(tmp_path / "root")
+    for table, rows in CLEAN_ROWS.items():
+        result = read_table(root, table)
+        assert result.frame is not None
+        assert result.frame.height == rows
+        assert result.skipped == ()
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+def test_readers_accept_schema_v1_fixture(
+    layout: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bi, report and gather read the v1 fixture without a skip or a complaint."""
+    root = LAYOUTS[layout](tmp_path / "root")
+    assert gather_main([str(root)]) == 0
+    assert bi_main([str(root), "--db", str(tmp_path / "v.duckdb")]) == 0
+    assert view_rows(tmp_path / "v.duckdb") == CLEAN_ROWS
+    assert report_main([str(root), "--out", str(tmp_path / "report")]) == 0
+    captured = capsys.readouterr()
+    assert "skipped" not in captured.err
+    assert "ok" in captured.out.splitlines()

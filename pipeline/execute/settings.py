@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from pipeline.schema.bounds import MAX_INTEGER
 from pipeline.schema.errors import ConfigError
 
 DASK_ADDRESS = re.compile(
@@ -39,6 +40,7 @@ def _int(node: dict[str, object], key: str, minimum: int | None, allowed: str) -
         isinstance(value, bool)
         or not isinstance(value, int)
         or (minimum is not None and value < minimum)
+        or abs(value) > MAX_INTEGER
     ):
         raise ConfigError(f"execution.{key}", value, allowed)
     return value
@@ -55,7 +57,7 @@ def execution_from_config(node: dict[str, object]) -> ExecutionSettings:
     backend = node.get("backend", "loky")
     if backend not in {b.value for b in Backend}:
         raise ConfigError("execution.backend", backend, "one of loky, threading, dask")
-    n_jobs = _int(node, "n_jobs", None, "a whole number: -1 (all cores) or ≥ 1 workers")
+    n_jobs = _int(node, "n_jobs", None, "a whole number: -1 (all cores) or ≥ 1 workers, ≤ 2^53")
     if n_jobs == 0 or n_jobs < -1:
         raise ConfigError("execution.n_jobs", n_jobs, "-1 (all cores) or ≥ 1 workers")
     address = node.get("dask_address")
@@ -72,7 +74,7 @@ def execution_from_config(node: dict[str, object]) -> ExecutionSettings:
     return ExecutionSettings(
         backend=Backend(str(backend)),
         n_jobs=n_jobs,
-        chunk_size=_int(node, "chunk_size", 1, "a whole number ≥ 1 (series per task)"),
+        chunk_size=_int(node, "chunk_size", 1, "a whole number ≥ 1 (series per task), ≤ 2^53"),
         dask_address=address,
-        dask_workers=_int(node, "dask_workers", 1, "a whole number ≥ 1"),
+        dask_workers=_int(node, "dask_workers", 1, "a whole number ≥ 1, ≤ 2^53"),
     )

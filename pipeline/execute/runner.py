@@ -166,6 +166,7 @@ def run_series(
     )
     if settings.backend is Backend.DASK:
         with (
+            stop_on_signals(),
             dask_client(settings) as client,
             joblib.parallel_config(
                 backend="dask", client=client, wait_for_workers_timeout=DASK_WAIT_FOR_WORKERS_S

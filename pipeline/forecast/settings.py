@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from pipeline.schema import bounds
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.section import Section, check_number, plain
 
@@ -39,9 +40,13 @@ def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettin
     if node is None:
         raise ConfigError(path, MISSING, "required config group (conf/forecast/)")
     fc = Section(plain(node, path), path, FORECAST_KEYS)
-    base_flop = fc.number("base_flop", "FLOP")
-    base_year = fc.number("base_year", "calendar year", minimum=None)
-    growth = fc.number_list("growth_per_year", "factor per year", minimum=1.0)
+    base_flop = fc.number("base_flop", "FLOP", maximum=bounds.MAX_FLOP)
+    base_year = fc.number(
+        "base_year", "calendar year", minimum=bounds.MIN_YEAR, maximum=bounds.MAX_YEAR
+    )
+    growth = fc.number_list(
+        "growth_per_year", "factor per year", minimum=1.0, maximum=bounds.MAX_GROWTH_PER_YEAR
+    )
     if len(set(growth)) != len(growth):
         raise ConfigError(fc.key("growth_per_year"), list(growth), "must hold distinct factors")
     off = not fc.has("moving_frontier_years") or fc.raw("moving_frontier_years", "") is None

@@ -5,7 +5,9 @@
 - `parquet`: atomic, idempotent part files in a hive-partitioned dataset;
 - `text`: atomic text files (reports, pages, job markers);
 - `lock`: one writer per dataset root;
-- `dataset`: reading the dataset back, and checking a finished sweep (`gather`).
+- `read`: the one dataset reader: only the parts the writer wrote, checked against the schema;
+- `dataset`: `read_points`/`read_thresholds`, and checking a finished sweep (`gather`);
+- `text`: small text files written atomically.
 
 Nothing here imports the search or evaluates the model; the modules are imported one by one
 so that a worker that only writes never imports polars.

@@ -37,3 +37,8 @@ MAX_FLOP = 1e60
 """Compute anchors (Model B's T0 = 3e23 FLOP, the critical batch's reference compute)."""
 MAX_EXPONENT = 10.0
 """Magnitude of a scaling-law exponent (depth 0.3, batch 0.2 to 0.4)."""
+MIN_YEAR = 1000.0
+MAX_YEAR = 10000.0
+"""The calendar year of the forecasts' base compute (2024)."""
+MAX_GROWTH_PER_YEAR = 1e6
+"""A compute growth factor per year (4 to 5 today)."""

@@ -87,6 +87,9 @@ NUMBER_INPUTS = [
      "sweep"),
     ("sweep_above_own_limit", ["sweep=smoke", "+sweep.max_series=5"], "sweep"),
     ("zero_sweep_limit", ["+sweep.max_series=0"], "sweep.max_series"),
+    ("huge_forecast_base", ["forecast.base_flop=1e308"], "forecast.base_flop"),
+    ("huge_forecast_year", ["forecast.base_year=1e308"], "forecast.base_year"),
+    ("huge_growth", ["forecast.growth_per_year=[4,1e308]"], "forecast.growth_per_year[1]"),
     ("axis_value_overflowing", ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: [2000, 1e308]}"],
      "hardware.hbm_bandwidth_gb_per_s"),
 ]  # fmt: skip

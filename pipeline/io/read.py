@@ -21,13 +21,14 @@ root named `data[1]` or `data*` is that directory and no other:
 
 Everything else is skipped, and each skip is returned as a `Skipped` (path and reason) for the
 caller to print: a copied part (`part-X (copy).parquet`), a foreign file, a backup folder
-(`run_date=2025-01-01 (old)`) or a malformed date. Accepted parts are read one by one with
-pyarrow and concatenated, so two parts never mix their columns by guesswork.
+(`run_date=2025-01-01 (old)`) or a malformed date. Accepted parts are read by polars from
+their literal paths with the table's declared schema, so parts never mix columns by guesswork.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ from pipeline.io.columns import (
     SORT_KEYS,
     RUN_TABLES,
     columns_of,
+    file_schema,
 )
 from pipeline.io.parquet import PART_NAME, TEMP_NAME
 from pipeline.schema.section import SAFE_NAME
@@ -184,10 +186,18 @@ def part_files(directory: Path | str, table_name: str) -> list[Path]:
     return list(table_parts(Path(directory), table_name).parts)
 
 
-def part_version(path: Path) -> int:
-    """The schema version a part was written with (its `schema_version` column)."""
-    column = pq.read_table(path, columns=["schema_version"]).column("schema_version")
-    versions = set(column.to_pylist())
+def part_version(parquet: pq.ParquetFile) -> int:
+    """The schema version a part was written with: its `schema_version` column, read from the
+    row-group statistics when present (no data read), else from the column itself."""
+    index = parquet.schema_arrow.get_field_index("schema_version")
+    versions: set[object] = set()
+    meta = parquet.metadata
+    for group in range(meta.num_row_groups):
+        stats = meta.row_group(group).column(index).statistics
+        if stats is None or not stats.has_min_max:
+            versions = set(parquet.read(columns=["schema_version"]).column(0).to_pylist())
+            break
+        versions.update((stats.min, stats.max))
     if len(versions) != 1:
         raise ValueError(f"schema_version values {sorted(versions, key=str)}, expected one")
     version = versions.pop()
@@ -196,10 +206,18 @@ def part_version(path: Path) -> int:
     return version
 
 
+@functools.cache
+def _expected_types(table_name: str, version: int) -> dict[str, pa.DataType]:
+    """Column name -> Arrow type stored in a part of `table_name` at schema `version`."""
+    schema = columns_of(table_name, version)
+    return dict(zip(schema.names, schema.types, strict=True))
+
+
 def check_part(path: Path, table_name: str) -> str | None:
     """Why a part cannot be read as `table_name` (one line), or None when it can."""
     try:
-        stored = pq.read_schema(path)
+        parquet = pq.ParquetFile(path)
+        stored = parquet.schema_arrow
         names = stored.names
         if len(set(names)) != len(names):
             return "duplicate column names"
@@ -207,18 +225,19 @@ def check_part(path: Path, table_name: str) -> str | None:
             stored.field("schema_version").type
         ):
             return "no integer schema_version column: not a dmlimits part"
-        version = part_version(path)
+        version = part_version(parquet)
     except (OSError, ValueError) as exc:  # ArrowInvalid is a ValueError
         return f"does not open as Parquet ({' '.join(str(exc).split())[:160]})"
     if not 1 <= version <= SCHEMA_VERSION:
         return f"schema version {version}, this dmlimits reads 1 to {SCHEMA_VERSION}"
-    expected = columns_of(table_name, version)
-    missing = [f.name for f in expected if f.name not in names]
-    extra = [n for n in names if n not in expected.names]
+    expected = _expected_types(table_name, version)
+    got = dict(zip(names, stored.types, strict=True))
+    missing = [name for name in expected if name not in got]
+    extra = [name for name in names if name not in expected]
     retyped = [
-        f"{f.name} is {stored.field(f.name).type}, expected {f.type}"
-        for f in expected
-        if f.name in names and not stored.field(f.name).type.equals(f.type)
+        f"{name} is {got[name]}, expected {type_}"
+        for name, type_ in expected.items()
+        if name in got and not got[name].equals(type_)
     ]
     problems = (
         ([f"missing columns {missing}"] if missing else [])
@@ -230,28 +249,40 @@ def check_part(path: Path, table_name: str) -> str | None:
     return None
 
 
-def _part_table(path: Path, table_name: str, partition: dict[str, str]) -> pa.Table:
-    """A checked part as a table of the current schema: partition columns from its folders,
-    columns added after its version as nulls."""
-    data = pq.read_table(path)
-    schema = RUN_TABLES[table_name]
-    arrays = []
-    for column in schema:
-        if column.name in partition:
-            arrays.append(pa.array([partition[column.name]] * data.num_rows, column.type))
-        elif column.name in data.column_names:
-            arrays.append(data.column(column.name))
-        else:
-            arrays.append(pa.nulls(data.num_rows, column.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
 def partition_of(path: Path) -> dict[str, str]:
     """The partition values of a part, from its three parent folders."""
     folders = [path.parents[2].name, path.parents[1].name, path.parents[0].name]
     return {
         key: name.split("=", 1)[1] for key, name in zip(PARTITION_COLUMNS, folders, strict=True)
     }
+
+
+def _polars_schema(schema: pa.Schema) -> pl.Schema:
+    frame = pl.from_arrow(schema.empty_table())
+    assert isinstance(frame, pl.DataFrame)
+    return frame.schema
+
+
+def _scan(parts: Sequence[Path], table_name: str) -> pl.LazyFrame:
+    """Checked parts as one frame of the table's current schema.
+
+    The files are given as a literal list (no glob), with the current file schema, so columns
+    added after a part's version read as null; partition columns come from each part's folders.
+    """
+    path_column = "__dmlimits_part"
+    frame = pl.scan_parquet(
+        [str(p) for p in parts],
+        glob=False,
+        hive_partitioning=False,
+        schema=_polars_schema(file_schema(table_name)),
+        missing_columns="insert",
+        include_file_paths=path_column,
+    )
+    tail = r"/hardware=([^/]+)/scaling=([^/]+)/batch_law=([^/]+)/[^/]+$"
+    return frame.with_columns(
+        pl.col(path_column).str.extract(tail, i).alias(key)
+        for i, key in enumerate(PARTITION_COLUMNS, 1)
+    ).select(RUN_TABLES[table_name].names)
 
 
 def checked_parts(directory: Path, table_name: str) -> tuple[list[Path], list[Skipped]]:
@@ -276,12 +307,10 @@ def read_table(directory: Path, table_name: str, columns: Sequence[str] | None =
     good, skipped = checked_parts(directory, table_name)
     if not good:
         return TableRead(None, tuple(skipped))
-    tables = [_part_table(p, table_name, partition_of(p)) for p in good]
-    frame = pl.from_arrow(pa.concat_tables(tables))
-    assert isinstance(frame, pl.DataFrame)  # a table, not a column
     names = list(columns) if columns is not None else RUN_TABLES[table_name].names
     keys = [k for k in SORT_KEYS[table_name] if k in names]
-    return TableRead(frame.select(names).sort(keys), tuple(skipped), tuple(good))
+    frame = _scan(good, table_name).select(names).sort(keys).collect()
+    return TableRead(frame, tuple(skipped), tuple(good))
 
 
 def read_or_empty(directory: Path, table_name: str) -> pl.DataFrame:

@@ -133,35 +133,46 @@ def test_run_lock_live_holder_with_same_start_is_kept(tmp_path) -> None:
 
 
 RACE = """
-import sys, time
+import os, sys, time
+from pathlib import Path
 from pipeline.io.lock import DatasetLocked, RunLock
-start = float(sys.argv[2])
+root, start, racers = Path(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
+done = root.parent / "attempted"
 while time.time() < start:
     pass
 try:
-    with RunLock(sys.argv[1]):
-        time.sleep(3.0)
+    with RunLock(root):
+        (done / str(os.getpid())).touch()
+        deadline = time.time() + 60
+        while len(list(done.iterdir())) < racers and time.time() < deadline:
+            time.sleep(0.01)  # hold the lock until every racer has tried
     print("won")
 except DatasetLocked as err:
     print("lost:", err)
+    (done / str(os.getpid())).touch()
 """
 
 
 def test_run_lock_race_has_one_winner_and_clear_losers(tmp_path) -> None:
     """Processes racing for a root: one wins, each loser names the winner, none sees a half lock."""
+    root, racers = tmp_path / "root", 6
+    root.mkdir()
+    (tmp_path / "attempted").mkdir()
     start = f"{time.time() + 3.0}"
     runs = [
         subprocess.Popen(
-            [sys.executable, "-c", RACE, str(tmp_path), start], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", RACE, str(root), start, str(racers)],
+            stdout=subprocess.PIPE,
+            text=True,
         )
-        for _ in range(6)
+        for _ in range(racers)
     ]
-    outputs = [run.communicate(timeout=60)[0].strip() for run in runs]
-    assert sorted(o.split(":")[0] for o in outputs) == ["lost"] * 5 + ["won"], outputs
+    outputs = [run.communicate(timeout=120)[0].strip() for run in runs]
+    assert sorted(o.split(":")[0] for o in outputs) == ["lost"] * (racers - 1) + ["won"], outputs
     for output in outputs:
         if output.startswith("lost"):
             assert re.search(r"locked by pid \d+ on host \S+ since ", output), output
-    assert not (tmp_path / LOCK_NAME).exists()
+    assert not (root / LOCK_NAME).exists()
 
 
 def test_run_lock_release_keeps_foreign_lock(tmp_path) -> None:

@@ -33,7 +33,7 @@ import polars as pl
 import pyarrow.parquet as pq
 
 from pipeline.io.columns import TABLES
-from pipeline.io.parquet import TEMP_SUFFIX, OutputError
+from pipeline.io.parquet import OutputError
 from pipeline.io.read import (
     checked_parts,
     dated_dirs,

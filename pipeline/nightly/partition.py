@@ -35,7 +35,6 @@ from pipeline.io.parquet import fsync_dir
 from pipeline.io.read import RUN_DATE_KEY as RUN_DATE_KEY
 from pipeline.io.read import date_dir as date_dir
 from pipeline.io.read import run_dates as run_dates
-from pipeline.io.text import write_text_atomic as write_text_atomic
 
 STAGING_DIR = ".staging"
 REPLACED_DIR = ".replaced"

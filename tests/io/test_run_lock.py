@@ -153,6 +153,7 @@ except DatasetLocked as err:
 """
 
 
+@pytest.mark.slow
 def test_run_lock_race_has_one_winner_and_clear_losers(tmp_path) -> None:
     """Processes racing for a root: one wins, each loser names the winner, none sees a half lock."""
     root, racers = tmp_path / "root", 6

@@ -86,7 +86,7 @@ def _write_sweep_points(root: Path, run_date: dt.date, points: dict[str, str]) -
     scenario = load_scenario(compose_config([]))
     provenance = Provenance(f"run-{run_date}", created_at=datetime(2025, 1, 1, tzinfo=UTC))
     for series_id, point in points.items():
-        key = SeriesKey("h100_sxm", "dense", "critical", 7.885e6, series_id)
+        key = SeriesKey("h100_sxm", "dense", "critical", 7.885e6, series_id, 3.154e7)
         table = series_row(
             scenario, key, whole_grid=False, sweep_point=point, provenance=provenance
         )

@@ -125,6 +125,7 @@ def test_preflight_rejects_out_of_range_number(
     assert tree(tmp_path) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [

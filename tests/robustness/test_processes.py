@@ -59,6 +59,7 @@ def running(pid: int) -> bool:
     return stat[stat.rfind(")") + 2] != "Z"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP], ids=str)
 def test_workers_end_with_killed_run(sig: signal.Signals, tmp_path: Path) -> None:
@@ -147,6 +148,7 @@ def test_live_or_unknown_lock_refused_and_kept(case: str, tmp_path: Path) -> Non
     assert (tmp_path / LOCK_NAME).read_text() == text
 
 
+@pytest.mark.slow
 def test_nightly_sigterm_releases_lock_and_staging(tmp_path: Path) -> None:
     """A nightly run stopped with SIGTERM removes its lock and its staging folder."""
     root = tmp_path / "nightly"

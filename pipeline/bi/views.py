@@ -21,7 +21,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.io.columns import PARTITION_COLUMNS, TABLES
+from pipeline.io.columns import PARTITION_COLUMNS, RUN_TABLES
 from pipeline.io.parquet import OutputError, check_writable
 from pipeline.io.read import (
     RUN_DATE_KEY,
@@ -86,7 +86,7 @@ def _source(files: Sequence[Path], table: str, dated: bool) -> str:
             0,
             f"CAST(regexp_extract(filename, {_sql_text(_DATE_TAIL)}, 1) AS DATE) AS {RUN_DATE_KEY}",
         )
-    columns = [_column(f, present) for f in TABLES[table] if f.name not in PARTITION_COLUMNS]
+    columns = [_column(f, present) for f in RUN_TABLES[table] if f.name not in PARTITION_COLUMNS]
     listing = ", ".join(_sql_text(glob_literal(p)) for p in files)
     return (
         f"SELECT {', '.join(keys + columns)} "
@@ -150,10 +150,10 @@ def _check_view(con: duckdb.DuckDBPyConnection, view: str) -> None:
     """Query the view now, so a bad file fails here and not in a dashboard; check its types."""
     con.execute(f"SELECT count(*) FROM {view}").fetchall()
     table = view.removeprefix("latest_")
-    if table not in TABLES:
+    if table not in RUN_TABLES:
         return
     got = {row[0]: row[1] for row in con.execute(f"DESCRIBE {view}").fetchall()}
-    for field in TABLES[table]:
+    for field in RUN_TABLES[table]:
         want = "VARCHAR" if field.name in PARTITION_COLUMNS else SQL_TYPES[field.type]
         if got.get(field.name) != want:
             raise OutputError(

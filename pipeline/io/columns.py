@@ -390,7 +390,11 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
 """The deterministic row order of each table."""
 
 
-ADDED_IN: dict[str, int] = {"overrides": 2}
+ADDED_IN: dict[str, int] = {
+    "overrides": 2,
+    "moving_linear_end_year": 2,
+    "moving_wall_year": 2,
+}
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.
 Every column not listed here has been in the tables since version 1."""

@@ -32,7 +32,7 @@ from typing import Any
 import polars as pl
 import pyarrow.parquet as pq
 
-from pipeline.io.columns import TABLES
+from pipeline.io.columns import RUN_TABLES
 from pipeline.io.parquet import OutputError
 from pipeline.io.read import (
     checked_parts,
@@ -140,7 +140,7 @@ def _scan_directory(
 ) -> list[Path]:
     """Check every part of every table of one dataset directory; return its temporary files."""
     temps: list[Path] = []
-    for table_name in TABLES:
+    for table_name in RUN_TABLES:
         good, skipped = checked_parts(directory, table_name)
         for entry in skipped:
             (bad if entry.damaged else ignored).append(str(entry))

@@ -40,9 +40,10 @@ import pyarrow.parquet as pq
 
 from pipeline.io.columns import (
     PARTITION_COLUMNS,
+    RUN_TABLES,
     SCHEMA_VERSION,
     SORT_KEYS,
-    RUN_TABLES,
+    UNPARTITIONED_TABLES,
     columns_of,
     file_schema,
 )
@@ -335,7 +336,7 @@ def root_entries_skipped(root: Path) -> list[Skipped]:
             continue  # the lock; dated folders are checked by `dated_dirs`
         if dated and name in NIGHTLY_ENTRIES:
             continue
-        if not dated and name in RUN_TABLES and path.is_dir():
+        if not dated and name in {*RUN_TABLES, *UNPARTITIONED_TABLES} and path.is_dir():
             continue
         skipped.append(Skipped(path, "not part of a dmlimits dataset"))
     return skipped

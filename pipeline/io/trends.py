@@ -8,10 +8,11 @@ from typing import Any
 
 import polars as pl
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from pipeline.catalog import METRICS
 from pipeline.io.columns import TRENDS_SCHEMA
-from pipeline.io.parquet import PART_PREFIX, PART_SUFFIX, write_unpartitioned_part
+from pipeline.io.parquet import PART_NAME, write_unpartitioned_part
 from pipeline.io.rows import Provenance, config_hash, table_from_rows
 from pipeline.trends.catalog_fits import GHOLAMI_PER_TWO_YEARS, CatalogTrends
 from pipeline.trends.fit import CONFIDENCE
@@ -82,9 +83,25 @@ def write_trends(root: Path | str, trends: CatalogTrends, provenance: Provenance
     )
 
 
+def _is_trends_part(path: Path) -> bool:
+    """Whether a file opens as Parquet with exactly the trends columns and types."""
+    try:
+        stored = pq.read_schema(path)
+    except (OSError, ValueError):
+        return False
+    return bool(stored.remove_metadata().equals(TRENDS_SCHEMA, check_metadata=False)) or [
+        (f.name, f.type) for f in stored
+    ] == [(f.name, f.type) for f in TRENDS_SCHEMA]
+
+
 def read_trends(root: Path | str) -> pl.DataFrame | None:
     """The trends table under ROOT (every part, sorted by metric), or None when it has none."""
-    files = sorted((Path(root) / TABLE).glob(f"{PART_PREFIX}*{PART_SUFFIX}"))
+    folder = Path(root) / TABLE
+    files = [
+        path
+        for path in (sorted(folder.iterdir()) if folder.is_dir() else [])
+        if PART_NAME.fullmatch(path.name) and _is_trends_part(path)
+    ]  # a literal listing: no glob, no copied or foreign file
     if not files:
         return None
     return pl.read_parquet([str(f) for f in files]).sort("catalog_hash", "metric")

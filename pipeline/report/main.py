@@ -59,7 +59,10 @@ def _trend_figures(
         figures.append(
             ("trends.png", "Hardware metrics against release year", trends_figure(trends))
         )
-    frontier = read_table(directory, "frontier")
+    read = read_table(directory, "frontier")
+    for entry in read.skipped:
+        _say(f"skipped {entry}")
+    frontier = read.frame
     if frontier is not None and forecasts is not None:
         figure = frontier_figure(frontier, forecasts, thresholds)
         figures.append(("frontier.png", "The moving frontier on improving hardware", figure))
@@ -78,6 +81,7 @@ def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
         for entry in read.skipped:
             _say(f"skipped {entry}")
     points, thresholds = reads["points"].frame, reads["thresholds"].frame
+    forecasts = reads["forecasts"].frame
     if points is None or thresholds is None:
         raise FileNotFoundError(f"{directory} holds no readable points or thresholds parts")
     check_writable(out)
@@ -97,7 +101,7 @@ def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
         f"dmlimits report: {directory}",
         images,
         thresholds,
-        reads["forecasts"].frame,
+        forecasts,
         series_labels(thresholds),
         embed=embed,
     )

@@ -8,8 +8,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from pipeline.io.parquet import write_part

@@ -394,6 +394,7 @@ ADDED_IN: dict[str, int] = {
     "overrides": 2,
     "moving_linear_end_year": 2,
     "moving_wall_year": 2,
+    **{field.name: 2 for field in RUN_FIELDS},
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

@@ -1,4 +1,4 @@
-"""Benchmark: H100 dense default-scaling series per second, and candidate layouts per second.
+"""Benchmark: H100 dense default-scaling series time (empty and warm caches), candidate layouts.
 
 Reports figures; it does not pass or fail. Run: `.venv/bin/python bench/bench_model.py`.
 One process, one thread (set OMP/OPENBLAS threads to 1 for a per-core figure).
@@ -23,7 +23,7 @@ class Counter:
 
     def __init__(self) -> None:
         self.rows = 0
-        self._inner = search.step_arrays
+        self._inner = search.row_step_arrays
 
     def __call__(self, *args: object, **kwargs: object) -> search.StepArrays:
         result = self._inner(*args, **kwargs)  # type: ignore[arg-type]
@@ -41,32 +41,46 @@ def main() -> None:
     laws = ScalingLaws(sparse=args.sparse)
     grid = paper_d_model_grid()
 
-    t0 = time.perf_counter()
-    points = search.sweep_series(hw, laws, grid, DURATION_S)
-    cold = time.perf_counter() - t0
+    points = search.sweep_series(hw, laws, grid, DURATION_S)  # imports and first-use costs
 
     counter = Counter()
-    search.step_arrays = counter  # type: ignore[assignment]
-    times = []
+    search.row_step_arrays = counter  # type: ignore[assignment]
+    cold, warm = [], []
     for _ in range(args.repeat):
+        clear_caches()
         t0 = time.perf_counter()
         search.sweep_series(hw, laws, grid, DURATION_S)
-        times.append(time.perf_counter() - t0)
-    search.step_arrays = counter._inner
-    per_series = float(np.median(times))
-    rows_per_series = counter.rows / args.repeat
+        cold.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        search.sweep_series(hw, laws, grid, DURATION_S)
+        warm.append(time.perf_counter() - t0)
+    search.row_step_arrays = counter._inner
+    rows_per_series = counter.rows / (2 * args.repeat)
+    per_series = float(np.median(cold))
     print(
         f"series: {args.hardware} {'sparse' if args.sparse else 'dense'} default batch, "
-        f"{len(points)} sizes evaluated (up to the latency wall)"
+        f"{len(points)} sizes evaluated (up to the latency wall); min / median / max of "
+        f"{args.repeat}"
     )
-    print(f"first series (cold caches): {cold:.3f} s")
+    print(f"series, empty caches (its own candidates enumerated): {spread(cold)} s")
     print(
-        f"series time (median of {args.repeat}): {per_series:.3f} s -> {1 / per_series:.2f} series/s"
+        f"same series again (candidates cached, as for a sweep's network variants): {spread(warm)} s"
     )
     print(
         f"candidate layouts evaluated per series: {rows_per_series:,.0f} "
-        f"-> {rows_per_series / per_series:,.0f} layouts/s on one core"
+        f"-> {rows_per_series / per_series:,.0f} layouts/s on one core (empty caches)"
     )
+
+
+def clear_caches() -> None:
+    """Forget every candidate enumerated so far, as in a fresh process."""
+    search.layout_table.cache_clear()
+    search._candidates.cache_clear()
+
+
+def spread(values: list[float]) -> str:
+    """min / median / max."""
+    return f"{min(values):.3f} / {float(np.median(values)):.3f} / {max(values):.3f}"
 
 
 if __name__ == "__main__":

@@ -22,8 +22,6 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-import joblib
-
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.schema import Scenario
@@ -161,6 +159,8 @@ def run_series(
         for chunk in itertools.chain(head, chunks):  # no pool: one chunk runs faster in-process
             yield from evaluate_chunk(chunk, whole_grid)
         return
+    import joblib  # deferred: a run without a worker pool does not pay its import
+
     tasks = (
         joblib.delayed(evaluate_chunk)(chunk, whole_grid) for chunk in itertools.chain(head, chunks)
     )

@@ -1,11 +1,11 @@
-"""Search: the best layout at a cluster size, the smallest sufficient cluster, a series (spec §10-§11).
+"""Search: the best layout at a cluster size, the smallest sufficient cluster, a series (spec §10-spec §11).
 
 The enumeration follows the original's order (spec §10) so that ties resolve the same way,
 but evaluation is vectorized: every candidate's optimistic one-level time is computed
 at once, and the full per-level splits only of candidates whose lower bound can still
 reach the best time. Pruning by a true lower bound never changes the answer (spec §10.8.3).
 
-Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-§11, §15.
+Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-spec §11, spec §15.
 """
 
 from __future__ import annotations
@@ -19,6 +19,13 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model.comm_table import (
+    CandidateKeys,
+    CommTable,
+    candidate_keys,
+    comm_table,
+    unique_rows,
+)
 from pipeline.model.evaluate import step_cost
 from pipeline.model.grid_physics import (
     RECOMPUTE_ORDER,
@@ -31,10 +38,10 @@ from pipeline.model.grid_physics import (
 )
 from pipeline.model.hardware import HardwareSpec, effective_flop_per_s
 from pipeline.model.layout import (
-    N_DEGREES,
     adjusted_level_sizes,
     divisors,
     hierarchy_is_consistent,
+    split_inner_products,
     split_table,
 )
 from pipeline.model.network import Network
@@ -48,11 +55,12 @@ from pipeline.model.step import (
     layer_matmul_time_s,
     memory_required_bytes,
     step_arrays,
+    step_from_comm,
 )
 
 Array = NDArray[np.float64]
 PRUNE_SLACK = 1e-9
-"""Relative slack on the optimistic bound, so rounding never prunes a tied candidate."""
+"""Relative slack on the lower bound, so rounding never prunes a tied candidate."""
 UTILIZATION_FLOOR = 0.001
 """A series stops after a point below this utilization (spec §11)."""
 MAX_BATCH_TOKENS = 2**53
@@ -61,6 +69,9 @@ FIRST_BLOCK = 4
 """Candidates in the first evaluated block; each next block doubles."""
 ROWS_PER_BLOCK = 200_000
 """Full-split rows evaluated per numpy block: bounds memory on 3-level networks."""
+CANDIDATE_CACHE_SIZE = 512
+"""(GPU, model, cluster size, options) whose candidates a process keeps: the sizes of a few
+series, reused by every network variant of a sweep."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +86,8 @@ class Candidates:
     t_layer_s: Array
     compute_repeats: Array
     nanobatch: NDArray[np.int64]
+    keys: CandidateKeys
+    """Distinct TP, PP/EP and DP totals, for the network-time tables (`comm_table`)."""
     t_step_extra_s: Array | None = None
     """Per-step time outside the pipeline (realistic physics: the optimizer step)."""
     recompute: NDArray[np.int64] | None = None
@@ -113,6 +126,19 @@ def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, 
     )
 
 
+def gpu_only(hw: HardwareSpec) -> HardwareSpec:
+    """The preset without its name and network: all that candidate enumeration may read.
+
+    Sweeps over network parameters share one GPU, so their candidates (and the matmul times
+    in them) are computed once per (GPU, model, cluster size, options), see
+    `enumerate_candidates`. A network field read by mistake would be an empty tuple here and
+    fail loudly rather than return another network's candidates.
+    """
+    return dataclasses.replace(
+        hw, name="", net_bandwidth_bytes_per_s=(), net_latency_s=(), level_sizes=()
+    )
+
+
 def enumerate_candidates(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -126,19 +152,41 @@ def enumerate_candidates(
     Under realistic physics (`physics`), 1-D tensor parallelism and whole sequences with
     `megatron_tp`, a per-GPU memory check with `gpu_memory` (MemoryBlocked when nothing fits),
     and each candidate's layer time from `grid_physics` (docs/model.md, "Realistic physics").
+    The candidates do not depend on the network; they are cached per GPU (`gpu_only`), model,
+    cluster size, options and physics, as read-only arrays.
     """
-    if shape.batch_tokens > MAX_BATCH_TOKENS:
-        return None
+    return _candidates(gpu_only(hw), shape, n_gpu, opts, physics)
+
+
+@lru_cache(maxsize=CANDIDATE_CACHE_SIZE)
+def _candidates(
+    hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
+) -> Candidates | MemoryBlocked | None:
+    c = _enumerate(hw, shape, n_gpu, opts, physics)
+    if isinstance(c, Candidates):
+        for field in Candidates.__slots__:
+            value = getattr(c, field)
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+    return c
+
+
+@lru_cache(maxsize=CANDIDATE_CACHE_SIZE)
+def layout_table(
+    shape: ModelShape, n_gpu: int, opts: SearchOptions, megatron_tp: bool
+) -> NDArray[np.int64] | None:
+    """(n, 8) integer rows (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble, nanobatch) of
+    every layout the divisibility rules allow at n_gpu, in enumeration order (spec §10 steps
+    1-7); GPU-independent, so the GPUs of a comparison share it. Read-only; None if empty."""
     quirks = opts.quirks
     s, layers, b_tok = shape.sparsity, shape.n_layers, shape.batch_tokens
     ep = math.gcd(n_gpu, s)
     q = n_gpu // ep
-    memory = n_gpu * hw.hbm_bytes
-    whole = quirks.whole_sequences or physics.megatron_tp
+    whole = quirks.whole_sequences or megatron_tp
     split_unit = shape.batch_seqs if whole else b_tok  # Q3
     rows: list[tuple[int, int, int, int, int, int, bool, int]] = []
     for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
-        if physics.megatron_tp:  # 1-D tensor parallelism: every matrix split along d_ff
+        if megatron_tp:  # 1-D tensor parallelism: every matrix split along d_ff
             ff_choices: tuple[int, ...] = (tp,) if shape.d_ff % tp == 0 else ()
         else:
             ff_choices = _tp_ff_choices(tp, shape.d_model, shape.d_ff, opts.tp_ff_window)
@@ -159,6 +207,20 @@ def enumerate_candidates(
     if not rows:
         return None
     table = np.array(rows, dtype=np.int64)
+    table.setflags(write=False)
+    return table
+
+
+def _enumerate(
+    hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
+) -> Candidates | MemoryBlocked | None:
+    if shape.batch_tokens > MAX_BATCH_TOKENS:
+        return None
+    s, layers = shape.sparsity, shape.n_layers
+    memory = n_gpu * hw.hbm_bytes
+    table = layout_table(shape, n_gpu, opts, physics.megatron_tp)
+    if table is None:
+        return None
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
     zb = zb_i.astype(bool)
     if not physics.is_paper:
@@ -175,21 +237,40 @@ def enumerate_candidates(
     interleave = np.where(zb | (pp_ == 1) | (not opts.interleaving), 1, layers // pp_).astype(
         np.float64
     )
+    shards, which = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shards
     t_layer = layer_matmul_time_s(
         hw,
-        (shape.d_model // tpm).astype(np.float64),
-        (shape.d_ff // tpff).astype(np.float64),
-        nano.astype(np.float64),
-    )
+        (shape.d_model // shards[:, 0]).astype(np.float64),
+        (shape.d_ff // shards[:, 1]).astype(np.float64),
+        shards[:, 2].astype(np.float64),
+    )[which]
     repeats = ((layers // pp_) * (s // ep_) * m).astype(np.float64)
+    degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
     return Candidates(
-        degrees=np.stack([dp_, tpm, tpff, pp_, ep_], axis=1),
+        degrees=degrees,
         microbatches=m.astype(np.float64),
         zero_bubble=zb,
         interleave=interleave,
         t_layer_s=t_layer,
         compute_repeats=repeats,
         nanobatch=nano,
+        keys=candidate_keys(degrees, interleave),
+    )
+
+
+def _subset(c: Candidates, keep: NDArray[np.int64]) -> Candidates:
+    """Candidates `keep` (ascending), still in enumeration order."""
+    return Candidates(
+        c.degrees[keep],
+        c.microbatches[keep],
+        c.zero_bubble[keep],
+        c.interleave[keep],
+        c.t_layer_s[keep],
+        c.compute_repeats[keep],
+        c.nanobatch[keep],
+        c.keys.subset(keep),
+        None if c.t_step_extra_s is None else c.t_step_extra_s[keep],
+        None if c.recompute is None else c.recompute[keep],
     )
 
 
@@ -243,14 +324,16 @@ def _realistic_candidates(
         )
         extra = grid_optimizer_s(hw, physics, params, dp_.astype(np.float64))
     repeats = ((shape.n_layers // pp_) * (shape.sparsity // ep_) * m).astype(np.float64)
+    degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
     return Candidates(
-        degrees=np.stack([dp_, tpm, tpff, pp_, ep_], axis=1),
+        degrees=degrees,
         microbatches=m.astype(np.float64),
         zero_bubble=zb_i.astype(bool),
         interleave=interleave,
         t_layer_s=times.with_recompute_s(mode_idx),
         compute_repeats=repeats,
         nanobatch=nano,
+        keys=candidate_keys(degrees, interleave),
         t_step_extra_s=extra,
         recompute=mode_idx,
     )
@@ -279,29 +362,42 @@ def hardware_network(hw: HardwareSpec) -> Network:
     return Network(hw.net_bandwidth_bytes_per_s, hw.net_latency_s)
 
 
+def valid_splits(
+    c: Candidates, idx: NDArray[np.int64], level_sizes: tuple[int, ...]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(candidate index, split index) of every valid split of candidates `idx` (spec §5.2).
+
+    A split is valid when, for every degree, the product of its non-top factors divides
+    the degree; the top-level factor is the quotient. Rows are candidate-major,
+    split-minor: the enumeration order of spec §10 step 8.4 for ascending `idx`.
+    """
+    _, per_degree = split_inner_products(level_sizes)
+    totals = c.degrees[idx]
+    ok = np.ones((totals.shape[0], per_degree[0][1].size), dtype=bool)
+    for degree, (values, which) in enumerate(per_degree):
+        # few distinct products per degree: test each once, then gather per split
+        divides = totals[:, degree, None] % values[None, :] == 0
+        ok &= divides[:, which]
+    cand, split = np.nonzero(ok)
+    return idx[cand], split
+
+
+def split_factors(
+    c: Candidates, idx: NDArray[np.int64], split: NDArray[np.int64], level_sizes: tuple[int, ...]
+) -> NDArray[np.int64]:
+    """Per-level factors (n, K, 5) of rows (candidate `idx`, split `split`)."""
+    inner_prod, _ = split_inner_products(level_sizes)
+    top = c.degrees[idx] // inner_prod[split]
+    return np.concatenate([split_table(level_sizes)[split], top[:, None, :]], axis=1)
+
+
 def split_rows(
     c: Candidates, idx: NDArray[np.int64], level_sizes: tuple[int, ...]
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-    """(candidate index, split index, per-level factors) of every valid split of candidates `idx`.
-
-    A split is valid when, for every degree, the product of its non-top factors divides
-    the degree (spec §5.2); the top-level factor is the quotient. Rows are candidate-major,
-    split-minor: the enumeration order of spec §10 step 8.4 for ascending `idx`.
-    """
-    table = split_table(level_sizes)
-    n_split, inner = table.shape[0], table.shape[1]
-    totals = c.degrees[idx]
-    inner_prod = table.prod(axis=1) if inner else np.ones((n_split, N_DEGREES), np.int64)
-    ok = np.ones((totals.shape[0], n_split), dtype=bool)
-    for degree in range(N_DEGREES):
-        # few distinct products per degree: test each once, then gather per split
-        values, which = np.unique(inner_prod[:, degree], return_inverse=True)
-        divides = totals[:, degree, None] % values[None, :] == 0
-        ok &= divides[:, which.ravel()]
-    cand, split = np.nonzero(ok)
-    top = totals[cand] // inner_prod[split]
-    factors = np.concatenate([table[split], top[:, None, :]], axis=1)
-    return idx[cand], split, factors
+    """(candidate index, split index, per-level factors) of every valid split of candidates
+    `idx`, in enumeration order (`valid_splits`)."""
+    cand, split = valid_splits(c, idx, level_sizes)
+    return cand, split, split_factors(c, cand, split, level_sizes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +414,7 @@ def _comm_terms(step: StepArrays, steps: float) -> tuple[Array, Array, Array]:
 
 
 def resolve_ties(step: StepArrays, steps: float, tie_tolerance: float) -> int:
-    """Index of the accepted row under the original's sequential accept rule (spec §10.8.5, §15.4).
+    """Index of the accepted row under the original's sequential accept rule (spec §10.8.5, spec §15.4).
 
     Rows are in enumeration order. A row is accepted if T_train < best, or if
     T_train == best and its communication sum is below the incumbent's, the two sums
@@ -356,9 +452,48 @@ def optimistic_train_time_s(
     hw: HardwareSpec, shape: ModelShape, n_gpu: int, c: Candidates, opts: SearchOptions
 ) -> Array:
     """Lower bound on each candidate's training time: every degree on one optimistic level."""
+    table = comm_table(shape, n_gpu, c.keys, (), optimistic_network(hw))
+    return separable_train_time_s(shape, c, table, opts)  # one level: each candidate's only split
+
+
+def candidate_comm_table(
+    hw: HardwareSpec, shape: ModelShape, n_gpu: int, c: Candidates
+) -> CommTable:
+    """Network times of candidates `c` on the preset's levels, per degree group and split."""
+    levels = adjusted_level_sizes(hw.level_sizes, n_gpu)
+    return comm_table(shape, n_gpu, c.keys, levels, hardware_network(hw))
+
+
+def _per_candidate(c: Candidates, idx: NDArray[np.int64]) -> LayoutBatch:
+    """Rows for candidates `idx` with their totals as one level: all `step_from_comm` reads."""
+    return _batch(c, idx, c.degrees[idx][:, None, :])
+
+
+def separable_train_time_s(
+    shape: ModelShape, c: Candidates, table: CommTable, opts: SearchOptions
+) -> Array:
+    """Lower bound on each candidate's training time on the real network levels (spec §10.8.3).
+
+    The TP, PP/EP and DP times of a layout each depend only on their own degrees' per-level
+    factors, and the step time never decreases in any of them (`step_from_comm`). So the
+    step time with every network time at its own smallest value over the candidate's splits
+    (ignoring that the degrees share the level sizes) is at most that of any of its rows,
+    exactly in floating point, every rounding being monotone. inf without a valid split.
+    """
     all_idx = np.arange(c.degrees.shape[0], dtype=np.int64)
-    one_level = _batch(c, all_idx, c.degrees[:, None, :])
-    return step_arrays(hw, shape, n_gpu, one_level, optimistic_network(hw), opts).t_train_s
+    return step_from_comm(shape, _per_candidate(c, all_idx), table.smallest(), opts).t_train_s
+
+
+def row_step_arrays(
+    shape: ModelShape,
+    c: Candidates,
+    idx: NDArray[np.int64],
+    split: NDArray[np.int64],
+    table: CommTable,
+    opts: SearchOptions,
+) -> StepArrays:
+    """Step arrays of rows (candidate `idx`, split `split`): `step_arrays` of their factors."""
+    return step_from_comm(shape, _per_candidate(c, idx), table.rows(idx, split), opts)
 
 
 def best_split(
@@ -369,10 +504,12 @@ def best_split(
     opts: SearchOptions,
     bound: Array,
     prune: bool = True,
+    table: CommTable | None = None,
 ) -> Choice | None:
     """The accepted (candidate, split) at n_gpu (spec §10 step 8).
 
-    Candidates are evaluated in blocks of ascending optimistic bound; after each block
+    Rows take their network times from `table` (`candidate_comm_table` of `c`, made here
+    when not given). Candidates are evaluated in blocks of ascending `bound`; after each block
     every remaining candidate whose bound exceeds the best time so far is dropped, and
     so are evaluated rows slower than it. Neither can reach or tie the minimum, so the
     rows left hold every tied row; they are put back in enumeration order for the
@@ -380,6 +517,7 @@ def best_split(
     the exhaustive search the pruned one must equal (docs/model.md §9.2).
     """
     levels = adjusted_level_sizes(hw.level_sizes, n_gpu)
+    table = candidate_comm_table(hw, shape, n_gpu, c) if table is None else table
     net = hardware_network(hw)
     tol = opts.quirks.tie_tolerance
     order = np.argsort(bound, kind="stable") if prune else np.arange(bound.size)
@@ -393,13 +531,18 @@ def best_split(
         if take.size == 0:
             break  # the bound is sorted: every remaining candidate exceeds the best
         pos, block = pos + block, block * 2
-        idx, split, factors = split_rows(c, take, levels)
+        idx, split = valid_splits(c, take, levels)
         for start in range(0, idx.size, ROWS_PER_BLOCK):
             sl = slice(start, start + ROWS_PER_BLOCK)
-            step = step_arrays(hw, shape, n_gpu, _batch(c, idx[sl], factors[sl]), net, opts)
+            if prune:
+                step = row_step_arrays(shape, c, idx[sl], split[sl], table, opts)
+            else:  # straight from the factors: the exhaustive search shares no shortcut
+                factors = split_factors(c, idx[sl], split[sl], levels)
+                step = step_arrays(hw, shape, n_gpu, _batch(c, idx[sl], factors), net, opts)
             best = min(best, float(step.t_train_s.min()))
             near = np.flatnonzero(step.t_train_s <= (best * (1.0 + tol) if prune else np.inf))
-            kept.append((idx[sl][near], split[sl][near], factors[sl][near], _select(step, near)))
+            i, j = idx[sl][near], split[sl][near]
+            kept.append((i, j, split_factors(c, i, j, levels), _select(step, near)))
     if not kept:
         return None
     idx = np.concatenate([k[0] for k in kept])
@@ -464,8 +607,10 @@ def _best_at(
 ) -> BestAt:
     """The best layout at n_gpu, and whether any candidate passed enumeration (spec §10).
 
-    The layout is None when no candidate has a valid split, or when the optimistic
-    bound already proves that nothing trains faster than `within_s` (unless not `prune`).
+    The layout is None when no candidate has a valid split, or when nothing trains
+    faster than `within_s`. Candidates are bounded from below on the real network levels
+    (`separable_train_time_s`); those whose bound exceeds `within_s` are not evaluated (unless
+    not `prune`): a layout faster than it is found all the same, ties included.
     """
     if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
         return BestAt(False, None)
@@ -474,11 +619,19 @@ def _best_at(
         return BestAt(False, None)
     if isinstance(c, MemoryBlocked):
         return BestAt(False, None, memory_blocked=True)
-    bound = optimistic_train_time_s(hw, shape, n_gpu, c, opts)
+    table = candidate_comm_table(hw, shape, n_gpu, c)
+    bound = separable_train_time_s(shape, c, table, opts)
     if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
-        return BestAt(True, None)  # even the optimistic network cannot finish in time here
-    choice = best_split(hw, shape, n_gpu, c, opts, bound, prune)
-    if choice is None:
+        return BestAt(True, None)  # no candidate can finish in time here
+    if prune and math.isfinite(within_s):
+        # a candidate whose bound exceeds within_s can neither beat nor tie a best below it
+        # (the slack and tie tolerance of best_split)
+        tol = opts.quirks.tie_tolerance
+        keep = np.flatnonzero(bound <= within_s * (1.0 + tol) * (1.0 + PRUNE_SLACK))
+        if keep.size < bound.size:
+            c, bound, table = _subset(c, keep), bound[keep], table.subset(keep)
+    choice = best_split(hw, shape, n_gpu, c, opts, bound, prune, table)
+    if choice is None or not float(choice.step.t_train_s[0]) < within_s:
         return BestAt(True, None)
     layout = _layout(c, choice, n_gpu)
     mode = None if c.recompute is None else RECOMPUTE_ORDER[int(c.recompute[choice.candidate])]

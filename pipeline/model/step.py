@@ -152,6 +152,59 @@ def memory_required_bytes(
     return need
 
 
+@dataclass(frozen=True, slots=True)
+class CommTimes:
+    """Per-row network times (s) before recomputation: each depends only on its own degrees'
+    per-level factors (TP: N_TPm and N_TPff; PP/EP: N_PP, N_EP and v; DP: N_DP) (spec §6.2)."""
+
+    t_tp_bw_s: Array
+    t_tp_lat_s: Array
+    t_pp_ep_bw_s: Array
+    t_pp_ep_lat_s: Array
+    t_dp_bw_s: Array
+    t_dp_lat_s: Array
+
+
+def tp_times_s(
+    shape: ModelShape, n_gpu: int, tp_model: Array, tp_ff: Array, net: Network
+) -> tuple[Array, Array]:
+    """(T_TP^bw, T_TP^lat) of per-level TP factors (spec §6.2)."""
+    layers = float(shape.n_layers)
+    bw = tp_bandwidth_s(
+        tp_model,
+        tp_ff,
+        shape.d_model,
+        shape.d_ff,
+        layers,
+        float(shape.batch_tokens),
+        float(n_gpu),
+        net,
+    )
+    return bw, tp_latency_s(tp_model, tp_ff, layers, net)
+
+
+def pp_ep_times_s(
+    shape: ModelShape, n_gpu: int, pp: Array, ep: Array, interleave: Array, net: Network
+) -> tuple[Array, Array]:
+    """(T_PPEP^bw, T_PPEP^lat) of per-level PP and EP factors and the interleave v (spec §6.2)."""
+    layers = float(shape.n_layers)
+    b_tok = float(shape.batch_tokens)
+    return pp_ep_costs_s(pp, ep, interleave, shape.d_model, layers, b_tok, float(n_gpu), net)
+
+
+def dp_times_s(shape: ModelShape, n_gpu: int, dp: Array, net: Network) -> tuple[Array, Array]:
+    """(T_DP^bw, T_DP^lat) of per-level DP factors (spec §6.2)."""
+    return dp_bandwidth_s(dp, float(shape.n_params), float(n_gpu), net), dp_latency_s(dp, net)
+
+
+def comm_times_s(shape: ModelShape, n_gpu: int, rows: LayoutBatch, net: Network) -> CommTimes:
+    """Every row's TP, PP/EP and DP bandwidth and latency times (spec §6.2)."""
+    t_tp, t_tp_lat = tp_times_s(shape, n_gpu, rows.tp_model, rows.tp_ff, net)
+    t_ppep, t_ppep_lat = pp_ep_times_s(shape, n_gpu, rows.pp, rows.ep, rows.interleave, net)
+    t_dp, t_dp_lat = dp_times_s(shape, n_gpu, rows.dp, net)
+    return CommTimes(t_tp, t_tp_lat, t_ppep, t_ppep_lat, t_dp, t_dp_lat)
+
+
 def step_arrays(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -161,19 +214,23 @@ def step_arrays(
     opts: SearchOptions,
 ) -> StepArrays:
     """Step time and training time of every row (spec §6-§8), in the original's evaluation order."""
-    g = float(n_gpu)
+    return step_from_comm(shape, rows, comm_times_s(shape, n_gpu, rows, net), opts)
+
+
+def step_from_comm(
+    shape: ModelShape, rows: LayoutBatch, comm: CommTimes, opts: SearchOptions
+) -> StepArrays:
+    """Step time and training time of rows from their network times (spec §7-§8).
+
+    Non-decreasing in every network time (sums, maxima and positive factors only, each
+    rounded monotonically): the search bounds a layout from below with its smallest times.
+    Only the totals of the per-level factors in `rows` are read (N_PP for the bubble).
+    """
     b_tok = float(shape.batch_tokens)
-    layers = float(shape.n_layers)
     t_mm = rows.compute_repeats * rows.t_layer_s
-    t_tp = tp_bandwidth_s(
-        rows.tp_model, rows.tp_ff, shape.d_model, shape.d_ff, layers, b_tok, g, net
-    )
-    t_tp_lat = tp_latency_s(rows.tp_model, rows.tp_ff, layers, net)
-    t_ppep, t_ppep_lat = pp_ep_costs_s(
-        rows.pp, rows.ep, rows.interleave, shape.d_model, layers, b_tok, g, net
-    )
-    t_dp = dp_bandwidth_s(rows.dp, float(shape.n_params), g, net)
-    t_dp_lat = dp_latency_s(rows.dp, net)
+    t_tp, t_tp_lat = comm.t_tp_bw_s, comm.t_tp_lat_s
+    t_ppep, t_ppep_lat = comm.t_pp_ep_bw_s, comm.t_pp_ep_lat_s
+    t_dp, t_dp_lat = comm.t_dp_bw_s, comm.t_dp_lat_s
     if opts.activation_recompute:
         t_mm = t_mm * RECOMPUTE_COMPUTE_FACTOR
         t_tp, t_tp_lat = t_tp * RECOMPUTE_COMM_FACTOR, t_tp_lat * RECOMPUTE_COMM_FACTOR

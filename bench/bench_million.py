@@ -1,0 +1,169 @@
+"""Benchmark: a 1,000,000-point sweep run whole through the pipeline; time and peak memory.
+
+Reports figures; it does not pass or fail. Run: `.venv/bin/python bench/bench_million.py`
+(about 20 minutes or more on 2 cores; `--series N` runs only the first N series of the plan).
+
+The sweep is generated through the real expansion (`sweep.axes`) around H100 SXM, dense,
+critical batch: HBM bandwidth (20 values, outermost, so that the series sharing a GPU run
+together) x per-hop latency (10) x inter-node bandwidth (10) x NVLink domain size (5) =
+10,000 series, each over 100 widths (d_model 12288, 13312, ... 113664, all below the latency
+wall) evaluated whole (`output.whole_grid`): 1,000,000 scenario points, every one a search
+for the smallest cluster and its best layout. It is planned and run as `dmlimits` would
+(`plan_run`, then `execute_plan`) with the configured workers into a scratch dataset root.
+
+Every `--report-s` seconds it prints the points written so far, their rate, the points per
+CPU-second of this process and its workers (the rate the machine would give those processes
+alone, per core: on a shared machine wall time also measures the other load) and the peak RSS
+(this process plus its workers, as in bench_sweep.py), so that a run stopped early still gives
+a measured rate; the last line is the whole sweep's time, rates and peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psutil
+from omegaconf import DictConfig, open_dict
+
+import pipeline.app.execute as app_execute
+from pipeline.app.execute import execute_plan
+from pipeline.app.plan import plan_run
+from pipeline.execute.series import SeriesOutcome
+from pipeline.schema import compose_config
+
+WIDTHS = [12288 + 1024 * k for k in range(100)]
+AXES: dict[str, Any] = {
+    "hardware.hbm_bandwidth_gb_per_s": {"start": 2000, "stop": 6704, "num": 20},
+    "hardware.network.latency_us[*]": {"start": 0.25, "stop": 4, "num": 10, "log": True},
+    "hardware.network.bandwidth_gb_per_s[1]": {"start": 25, "stop": 400, "num": 10, "log": True},
+    "hardware.network.level_sizes[0]": [8, 16, 32, 64, 256],
+}
+
+
+def million_config(root: str, workers: int) -> DictConfig:
+    """The 10,000-series x 100-width sweep as a composed config."""
+    cfg = compose_config(
+        [
+            "scaling.grid.kind=list",
+            f"scaling.grid.d_models=[{','.join(map(str, WIDTHS))}]",
+            f"output.root={root}",
+            "output.whole_grid=true",
+            "output.resume=false",
+            f"execution.n_jobs={workers}",
+        ]
+    )
+    with open_dict(cfg):
+        cfg.sweep = {"axes": AXES}
+    return cfg
+
+
+class Monitor:
+    """Counts the points evaluated (wrapping the run's series stream) and samples RSS and CPU."""
+
+    def __init__(self, report_s: float) -> None:
+        self.points = 0
+        self.series = 0
+        self.peak_bytes = 0
+        self.start = time.perf_counter()
+        self._report_s = report_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._run_series = app_execute.run_series
+        self._cpu_s: dict[int, float] = {}
+        self._cpu_at_start = 0.0
+
+    def _counted(self, *args: Any, **kwargs: Any) -> Iterator[SeriesOutcome]:
+        for outcome in self._run_series(*args, **kwargs):
+            self.points += len(outcome.points)
+            self.series += 1
+            yield outcome
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        total = me.memory_info().rss
+        cpu = me.cpu_times()
+        self._cpu_s[me.pid] = cpu.user + cpu.system
+        for child in me.children(recursive=True):
+            try:
+                total += child.memory_info().rss
+                cpu = child.cpu_times()
+            except psutil.Error:  # a worker that just exited
+                continue
+            self._cpu_s[child.pid] = cpu.user + cpu.system
+        self.peak_bytes = max(self.peak_bytes, total)
+
+    @property
+    def cpu_s(self) -> float:
+        """CPU seconds of this process and its workers since the start (last sample of each)."""
+        return sum(self._cpu_s.values()) - self._cpu_at_start
+
+    def line(self) -> str:
+        seconds = time.perf_counter() - self.start
+        per_cpu_s = self.points / max(self.cpu_s, 1e-9)
+        return (
+            f"{seconds:8.0f} s  {self.series:>6,} series  {self.points:>9,} points  "
+            f"{self.points / seconds:8.1f} points/s  {per_cpu_s:7.1f} points/CPU-s  "
+            f"peak RSS {self.peak_bytes / 2**20:6.0f} MiB"
+        )
+
+    def _run(self) -> None:
+        last = time.perf_counter()
+        while not self._stop.wait(0.2):
+            self._sample()
+            if time.perf_counter() - last >= self._report_s:
+                last = time.perf_counter()
+                print(self.line(), flush=True)
+
+    def __enter__(self) -> Monitor:
+        app_execute.run_series = self._counted  # type: ignore[assignment]
+        self.start = time.perf_counter()
+        self._sample()
+        self._cpu_at_start = sum(self._cpu_s.values())
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+        app_execute.run_series = self._run_series  # type: ignore[assignment]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=psutil.cpu_count() or 2)
+    parser.add_argument("--series", type=int, default=None, help="run only the first N series")
+    parser.add_argument("--report-s", type=float, default=60.0)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-million-") as root:
+        t0 = time.perf_counter()
+        plan = plan_run(million_config(root, args.workers))
+        expand_s = time.perf_counter() - t0
+        todo = plan.series if args.series is None else plan.series[: args.series]
+        print(
+            f"{len(plan.series):,} series x {len(WIDTHS)} widths = "
+            f"{len(plan.series) * len(WIDTHS):,} points planned in {expand_s:.1f} s; "
+            f"running {len(todo):,} series on {args.workers} workers "
+            f"({psutil.cpu_count()} CPUs)",
+            flush=True,
+        )
+        with Monitor(args.report_s) as monitor:
+            report = execute_plan(plan, progress=False, series=todo)
+        print(monitor.line())
+        whole = "whole sweep" if len(todo) == len(plan.series) else "first series only"
+        print(
+            f"{whole}: {report.points:,} points in {report.seconds:.0f} s "
+            f"({report.seconds / 60:.1f} min, {report.points / report.seconds:.1f} points/s), "
+            f"expansion {expand_s:.1f} s, peak RSS {monitor.peak_bytes / 2**20:.0f} MiB; "
+            f"{monitor.cpu_s:.0f} CPU-s in this process and its workers "
+            f"({report.points / monitor.cpu_s:.1f} points per CPU-second)"
+        )
+
+
+if __name__ == "__main__":
+    main()

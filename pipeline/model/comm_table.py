@@ -1,0 +1,218 @@
+"""Network times of a cluster's candidate layouts, tabulated per degree group and split (spec §6, spec §10).
+
+A layout's TP, PP/EP and DP network times each depend only on that group's per-level factors
+(and, for PP/EP, the interleave v): on the candidate's group totals and on the split's non-top
+factors, the top factor being their quotient. Candidates share few distinct totals and splits
+few distinct non-top factors, so each group's times are computed once per (totals, non-top
+factors) pair, and every row (candidate, split) gathers its own: bit for bit what
+`step.comm_times_s` gives the row's factors (the same elementwise arithmetic on the same
+values), for a fraction of the work. A candidate's smallest entries bound its rows from below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.layout import split_table
+from pipeline.model.network import Network
+from pipeline.model.scaling import ModelShape
+from pipeline.model.step import CommTimes, dp_times_s, pp_ep_times_s, tp_times_s
+
+Array = NDArray[np.float64]
+Index = NDArray[np.intp]
+Times = Callable[[Array, NDArray[np.int64]], tuple[Array, Array]]
+"""(per-level factors (p, K, d), their keys (p, d + extras)) -> (bandwidth time, latency time)."""
+
+
+@lru_cache(maxsize=1024)
+def split_options(adjusted: tuple[int, ...], lo: int, hi: int) -> tuple[NDArray[np.int64], Index]:
+    """Distinct non-top factors (n_options, K - 1, hi - lo) of degrees lo:hi over the splits of
+    `split_table(adjusted)`, and for every split the index of its own."""
+    table = split_table(adjusted)[:, :, lo:hi]
+    n, k, d = table.shape
+    if k == 0:
+        return np.zeros((1, 0, d), dtype=np.int64), np.zeros(n, dtype=np.intp)
+    flat, which = unique_rows(table.reshape(n, k * d))
+    options = flat.reshape(-1, k, d)
+    options.setflags(write=False)
+    which.setflags(write=False)
+    return options, which
+
+
+def unique_rows(a: NDArray[np.int64]) -> tuple[NDArray[np.int64], Index]:
+    """Distinct rows of `a` (n, d) in lexicographic order, and each row's index among them:
+    `np.unique(a, axis=0, return_inverse=True)` without its structured-dtype detour."""
+    order = np.lexsort(a.T[::-1])
+    ordered = a[order]
+    new = np.ones(a.shape[0], dtype=bool)
+    new[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    inverse = np.empty(a.shape[0], dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return ordered[new], inverse
+
+
+@dataclass(frozen=True, slots=True)
+class Pairs:
+    """The (key, option) pairs whose option divides the key's totals, and their factors."""
+
+    key: Index
+    option: Index
+    factors: Array
+    """(n_pairs, K, d) per-level factors, the top level the quotient."""
+    shape: tuple[int, int]
+    """(n_keys, n_options)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupKeys:
+    """One degree group's distinct totals over a set of candidates (network-independent)."""
+
+    distinct: NDArray[np.int64]
+    """(n_keys, d + extras) distinct rows: the group's totals, then v for PP/EP."""
+    key_of: Index
+    """(n_candidates,) each candidate's row in `distinct`."""
+    pairs: dict[tuple[tuple[int, ...], int, int], Pairs] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """Valid pairs per (adjusted level sizes, degree slice), computed once (`valid_pairs`)."""
+
+    def subset(self, keep: NDArray[np.int64]) -> GroupKeys:
+        """The keys of candidates `keep` (the distinct keys and their pairs are shared)."""
+        return GroupKeys(self.distinct, self.key_of[keep], self.pairs)
+
+    def valid_pairs(self, adjusted: tuple[int, ...], lo: int, hi: int) -> Pairs:
+        """Pairs of distinct keys and split options of degrees lo:hi whose per-degree
+        products divide the key's totals (its first hi - lo columns)."""
+        found = self.pairs.get((adjusted, lo, hi))
+        if found is None:
+            n_degrees = hi - lo
+            options, _ = split_options(adjusted, lo, hi)
+            products = options.prod(axis=1)
+            totals = self.distinct[:, :n_degrees]
+            divides = np.all(totals[:, None, :] % products[None, :, :] == 0, axis=2)
+            key, option = np.nonzero(divides)
+            top = totals[key] // products[option]
+            factors = np.concatenate([options[option], top[:, None, :]], axis=1)
+            found = Pairs(key, option, factors.astype(np.float64), divides.shape)
+            self.pairs[(adjusted, lo, hi)] = found
+        return found
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateKeys:
+    """TP (N_TPm, N_TPff), PP/EP (N_PP, N_EP, v) and DP (N_DP) totals of candidates."""
+
+    tp: GroupKeys
+    pp_ep: GroupKeys
+    dp: GroupKeys
+
+    def subset(self, keep: NDArray[np.int64]) -> CandidateKeys:
+        """The keys of candidates `keep`."""
+        return CandidateKeys(self.tp.subset(keep), self.pp_ep.subset(keep), self.dp.subset(keep))
+
+
+def candidate_keys(degrees: NDArray[np.int64], interleave: Array) -> CandidateKeys:
+    """Group keys of candidates with totals `degrees` (n, 5: DP, TPm, TPff, PP, EP) and v."""
+    v = interleave.astype(np.int64)  # exact: v = L / N_PP or 1
+    return CandidateKeys(
+        GroupKeys(*unique_rows(degrees[:, 1:3])),
+        GroupKeys(*unique_rows(np.column_stack([degrees[:, 3:5], v]))),
+        GroupKeys(*unique_rows(degrees[:, 0:1])),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GroupTable:
+    """One degree group's bandwidth and latency times per (distinct totals, split option)."""
+
+    key_of: Index
+    """(n_candidates,) the row of the tables holding each candidate's totals."""
+    option_of: Index
+    """(n_splits,) the column of the tables holding each split's non-top factors."""
+    bw_s: Array
+    """(n_keys, n_options) bandwidth time; inf where the split's factors do not divide."""
+    lat_s: Array
+    """(n_keys, n_options) latency time; inf likewise."""
+
+    def smallest(self) -> tuple[Array, Array]:
+        """Per candidate, the smallest bandwidth and the smallest latency time over its splits."""
+        return self.bw_s.min(axis=1)[self.key_of], self.lat_s.min(axis=1)[self.key_of]
+
+    def subset(self, keep: NDArray[np.int64]) -> GroupTable:
+        """The table of candidates `keep`."""
+        return GroupTable(self.key_of[keep], self.option_of, self.bw_s, self.lat_s)
+
+    def rows(self, candidate: Index, split: Index) -> tuple[Array, Array]:
+        """The times of rows (candidate, split)."""
+        k, o = self.key_of[candidate], self.option_of[split]
+        return self.bw_s[k, o], self.lat_s[k, o]
+
+
+def group_table(
+    keys: GroupKeys, adjusted: tuple[int, ...], lo: int, hi: int, times: Times
+) -> GroupTable:
+    """Times of every distinct key of degrees lo:hi with every split option that divides it."""
+    pairs = keys.valid_pairs(adjusted, lo, hi)
+    bw, lat = times(pairs.factors, keys.distinct[pairs.key])
+    bw_s = np.full(pairs.shape, np.inf)
+    lat_s = np.full(pairs.shape, np.inf)
+    bw_s[pairs.key, pairs.option] = bw
+    lat_s[pairs.key, pairs.option] = lat
+    return GroupTable(keys.key_of, split_options(adjusted, lo, hi)[1], bw_s, lat_s)
+
+
+@dataclass(frozen=True, slots=True)
+class CommTable:
+    """TP, PP/EP and DP time tables of a set of candidates at one cluster size."""
+
+    tp: GroupTable
+    pp_ep: GroupTable
+    dp: GroupTable
+
+    def smallest(self) -> CommTimes:
+        """Per candidate, every network time at its own smallest value over the splits."""
+        return CommTimes(*self.tp.smallest(), *self.pp_ep.smallest(), *self.dp.smallest())
+
+    def subset(self, keep: NDArray[np.int64]) -> CommTable:
+        """The table of candidates `keep`."""
+        return CommTable(self.tp.subset(keep), self.pp_ep.subset(keep), self.dp.subset(keep))
+
+    def rows(self, candidate: Index, split: Index) -> CommTimes:
+        """The network times of rows (candidate, split)."""
+        return CommTimes(
+            *self.tp.rows(candidate, split),
+            *self.pp_ep.rows(candidate, split),
+            *self.dp.rows(candidate, split),
+        )
+
+
+def comm_table(
+    shape: ModelShape,
+    n_gpu: int,
+    keys: CandidateKeys,
+    adjusted: tuple[int, ...],
+    net: Network,
+) -> CommTable:
+    """Tables for candidates with group keys `keys` over the splits of the adjusted level
+    sizes, on network `net`."""
+
+    def tp(f: Array, _: NDArray[np.int64]) -> tuple[Array, Array]:
+        return tp_times_s(shape, n_gpu, f[:, :, 0], f[:, :, 1], net)
+
+    def pp_ep(f: Array, k: NDArray[np.int64]) -> tuple[Array, Array]:
+        v = k[:, 2].astype(np.float64)
+        return pp_ep_times_s(shape, n_gpu, f[:, :, 0], f[:, :, 1], v, net)
+
+    def dp(f: Array, _: NDArray[np.int64]) -> tuple[Array, Array]:
+        return dp_times_s(shape, n_gpu, f[:, :, 0], net)
+
+    return CommTable(
+        tp=group_table(keys.tp, adjusted, 1, 3, tp),
+        pp_ep=group_table(keys.pp_ep, adjusted, 3, 5, pp_ep),
+        dp=group_table(keys.dp, adjusted, 0, 1, dp),
+    )

@@ -1,0 +1,116 @@
+"""Tabulated network times, the search's lower bound and caches against direct evaluation."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+
+from pipeline.model.comm_table import unique_rows
+from pipeline.model.layout import adjusted_level_sizes
+from pipeline.model.options import SearchOptions
+from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
+from pipeline.model.search import (
+    Candidates,
+    _batch,
+    candidate_comm_table,
+    enumerate_candidates,
+    hardware_network,
+    optimal_layout,
+    resolve_ties,
+    row_step_arrays,
+    separable_train_time_s,
+    split_rows,
+)
+from pipeline.model.step import StepArrays, step_arrays
+from tests.presets import preset
+
+Ints = NDArray[np.int64]
+CASES = [
+    ("h100_sxm", False, 12288, 2048),
+    ("h100_sxm", False, 49152, 65536),
+    ("h100_superpod", False, 24576, 16384),
+    ("h100_sxm", True, 12288, 4096),
+    ("v100_sxm", False, 12288, 1024),
+    ("h100_sxm", False, 2048, 8),
+]
+"""(preset, sparse, d_model, n_gpu): two- and three-level networks, dense and MoE, one node."""
+
+
+def _every_row(
+    name: str, sparse: bool, d_model: int, n_gpu: int
+) -> tuple[ModelShape, Candidates, Ints, Ints, Ints]:
+    hw = preset(name)
+    shape = model_shape(d_model, ScalingLaws(sparse=sparse))
+    c = enumerate_candidates(hw, shape, n_gpu, SearchOptions())
+    assert c is not None
+    all_idx = np.arange(c.degrees.shape[0], dtype=np.int64)
+    idx, split, factors = split_rows(c, all_idx, adjusted_level_sizes(hw.level_sizes, n_gpu))
+    return shape, c, idx, split, factors
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[2]}-{c[3]}")
+def test_comm_table_rows_equal_step_arrays_bit_for_bit(case: tuple[str, bool, int, int]) -> None:
+    """Every field of every row gathered from the tables equals step_arrays of its factors."""
+    name, _, _, n_gpu = case
+    hw, opts = preset(name), SearchOptions()
+    shape, c, idx, split, factors = _every_row(*case)
+    direct = step_arrays(hw, shape, n_gpu, _batch(c, idx, factors), hardware_network(hw), opts)
+    table = candidate_comm_table(hw, shape, n_gpu, c)
+    gathered = row_step_arrays(shape, c, idx, split, table, opts)
+    for field in StepArrays.__slots__:
+        np.testing.assert_array_equal(getattr(gathered, field), getattr(direct, field), field)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[2]}-{c[3]}")
+def test_separable_bound_never_exceeds_a_row(case: tuple[str, bool, int, int]) -> None:
+    """Each candidate's lower bound is at most the training time of each of its rows, exactly."""
+    name, _, _, n_gpu = case
+    hw, opts = preset(name), SearchOptions()
+    shape, c, idx, _, factors = _every_row(*case)
+    rows = step_arrays(hw, shape, n_gpu, _batch(c, idx, factors), hardware_network(hw), opts)
+    bound = separable_train_time_s(shape, c, candidate_comm_table(hw, shape, n_gpu, c), opts)
+    assert np.all(bound[idx] <= rows.t_train_s)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[2]}-{c[3]}")
+def test_optimal_layout_equals_exhaustive_search(case: tuple[str, bool, int, int]) -> None:
+    """The pruned search accepts the row the tie rule picks among all rows, evaluated directly."""
+    name, _, _, n_gpu = case
+    hw, opts = preset(name), SearchOptions()
+    shape, c, idx, _, factors = _every_row(*case)
+    rows = step_arrays(hw, shape, n_gpu, _batch(c, idx, factors), hardware_network(hw), opts)
+    row = resolve_ties(rows, shape.n_tokens / shape.batch_tokens, 0.0)
+    found = optimal_layout(hw, shape, n_gpu, opts)
+    assert found is not None
+    layout, cost = found
+    f = factors[row]
+    assert (layout.dp, layout.tp_model, layout.tp_ff, layout.pp, layout.ep) == tuple(
+        tuple(int(v) for v in f[:, k]) for k in range(5)
+    )
+    assert layout.microbatches == int(c.microbatches[idx[row]])
+    assert cost.training_time_s == float(rows.t_train_s[row])
+
+
+def test_unique_rows_matches_numpy_unique() -> None:
+    """Distinct rows and inverse indices are those of np.unique(axis=0)."""
+    rng = np.random.default_rng(0)
+    a = rng.integers(1, 5, size=(200, 3)).astype(np.int64)
+    distinct, inverse = unique_rows(a)
+    expected, expected_inverse = np.unique(a, axis=0, return_inverse=True)
+    np.testing.assert_array_equal(distinct, expected)
+    np.testing.assert_array_equal(inverse, expected_inverse.ravel())
+    np.testing.assert_array_equal(distinct[inverse], a)
+
+
+def test_candidates_are_shared_across_networks_but_not_gpus() -> None:
+    """Another network reuses the cached candidates; another HBM capacity does not."""
+    hw = preset("h100_sxm")
+    shape, opts = model_shape(12288, ScalingLaws()), SearchOptions()
+    slow = dataclasses.replace(hw, net_latency_s=(1e-3, 1e-3), level_sizes=(64,))
+    smaller = dataclasses.replace(hw, hbm_bytes=hw.hbm_bytes / 4)
+    first = enumerate_candidates(hw, shape, 2048, opts)
+    assert enumerate_candidates(slow, shape, 2048, opts) is first
+    assert enumerate_candidates(smaller, shape, 2048, opts) is not first

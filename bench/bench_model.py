@@ -1,7 +1,8 @@
 """Benchmark: H100 dense default-scaling series time (empty and warm caches), candidate layouts.
 
 Reports figures; it does not pass or fail. Run: `.venv/bin/python bench/bench_model.py`.
-One process, one thread (set OMP/OPENBLAS threads to 1 for a per-core figure).
+One process, one thread; times are this process's CPU seconds (`time.process_time`), which
+other load on a shared machine disturbs far less than wall time.
 """
 
 from __future__ import annotations
@@ -48,12 +49,12 @@ def main() -> None:
     cold, warm = [], []
     for _ in range(args.repeat):
         clear_caches()
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         search.sweep_series(hw, laws, grid, DURATION_S)
-        cold.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
+        cold.append(time.process_time() - t0)
+        t0 = time.process_time()
         search.sweep_series(hw, laws, grid, DURATION_S)
-        warm.append(time.perf_counter() - t0)
+        warm.append(time.process_time() - t0)
     search.row_step_arrays = counter._inner
     rows_per_series = counter.rows / (2 * args.repeat)
     per_series = float(np.median(cold))

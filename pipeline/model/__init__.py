@@ -7,6 +7,7 @@ Modules, by physics:
 - network: collective and point-to-point costs over network levels (spec §6)
 - layout: degrees, level sizes and per-level splits (spec §5)
 - step: step time, training time and utilization of layouts, vectorized (spec §7-§9)
+- comm_table: network times tabulated per degree group and split, for the search (spec §6, §10)
 - search: best layout at a cluster size, smallest cluster, a series (spec §10-§11)
 - limits: series thresholds and the closed forms T_crit, T_limit (spec §11-§12)
 """

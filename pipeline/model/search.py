@@ -71,7 +71,10 @@ ROWS_PER_BLOCK = 200_000
 """Full-split rows evaluated per numpy block: bounds memory on 3-level networks."""
 CANDIDATE_CACHE_SIZE = 512
 """(GPU, model, cluster size, options) whose candidates a process keeps: the sizes of a few
-series, reused by every network variant of a sweep."""
+series, reused by every network variant of a sweep (up to about 250 MB per process)."""
+LAYOUT_TABLE_CACHE_SIZE = 128
+"""(model, cluster size, options) whose integer layout table a process keeps: read only when
+a GPU's candidates are not cached, e.g. by the next GPU of a comparison."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,7 +174,7 @@ def _candidates(
     return c
 
 
-@lru_cache(maxsize=CANDIDATE_CACHE_SIZE)
+@lru_cache(maxsize=LAYOUT_TABLE_CACHE_SIZE)
 def layout_table(
     shape: ModelShape, n_gpu: int, opts: SearchOptions, megatron_tp: bool
 ) -> NDArray[np.int64] | None:

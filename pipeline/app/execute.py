@@ -18,6 +18,7 @@ from pipeline.app.plan import NO_SWEEP_POINT, RunPlan
 from pipeline.app.resumed import limits_of, read_parts
 from pipeline.app.write import (
     SeriesTables,
+    scenario_key,
     series_key,
     series_tables,
     write_frontier,
@@ -26,7 +27,7 @@ from pipeline.app.write import (
 from pipeline.execute.progress import RunProgress
 from pipeline.execute.runner import run_series
 from pipeline.execute.series import ClosedForms, SeriesOutcome
-from pipeline.io.rows import Provenance, SeriesKey, new_run_id
+from pipeline.io.rows import Provenance, new_run_id
 from pipeline.model.results import SeriesLimits
 from pipeline.schema import Scenario
 from pipeline.sweep import SweepSeries, pending
@@ -82,23 +83,11 @@ class RunReport:
         return [*self.outcomes, *self.resumed]
 
 
-def _key(series: SweepSeries) -> SeriesKey:
-    s = series.scenario
-    return SeriesKey(
-        s.hardware_name,
-        s.scaling_name,
-        s.batch_law_name,
-        s.duration_s,
-        series.series_id,
-        s.year_s,
-    )
-
-
 def resumed_series(
     root: Path, skipped: Sequence[SweepSeries], keep_tables: bool = False
 ) -> tuple[list[SeriesSummary], list[SeriesTables]]:
     """Summaries of series complete under `root`, from their thresholds parts (and all rows)."""
-    keys = [_key(s) for s in skipped]
+    keys = [scenario_key(s.scenario, s.series_id) for s in skipped]
     thresholds = read_parts(root, "thresholds", keys)
     summaries = []
     for series, row in zip(skipped, thresholds.to_pylist(), strict=True):

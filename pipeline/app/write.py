@@ -25,6 +25,7 @@ from pipeline.io.rows import (
     series_row,
     threshold_row,
 )
+from pipeline.schema import Scenario
 
 
 class SeriesTables(NamedTuple):
@@ -36,17 +37,17 @@ class SeriesTables(NamedTuple):
     series: pa.Table
 
 
-def series_key(outcome: SeriesOutcome) -> SeriesKey:
-    """The identity columns and partition of a series' rows."""
-    s = outcome.scenario
+def scenario_key(scenario: Scenario, series_id: str) -> SeriesKey:
+    """The identity columns and partition of the rows of the series `series_id` of `scenario`."""
+    s = scenario
     return SeriesKey(
-        s.hardware_name,
-        s.scaling_name,
-        s.batch_law_name,
-        s.duration_s,
-        outcome.series_id,
-        s.year_s,
+        s.hardware_name, s.scaling_name, s.batch_law_name, s.duration_s, series_id, s.year_s
     )
+
+
+def series_key(outcome: SeriesOutcome) -> SeriesKey:
+    """The identity columns and partition of an evaluated series' rows."""
+    return scenario_key(outcome.scenario, outcome.series_id)
 
 
 def outcome_tables(

@@ -21,7 +21,9 @@ SWITCHES_OFF = {
     "physics.gpu_memory": "false",
     "physics.recompute": "none",
     "physics.zero_stage": "0",
-    "physics.megatron_tp": "false",
+    "physics.whole_sequences": "false",
+    "physics.tensor_parallel": "2d",
+    "physics.tp_in_domain": "false",
     "physics.tensor_memory": "false",
 }
 
@@ -42,7 +44,10 @@ VARIANTS: dict[str, list[str]] = {
     "gpu_memory + recompute auto + ZeRO-1": alone(
         gpu_memory="true", recompute="auto", zero_stage="1"
     ),
-    "megatron_tp (1-D TP, whole sequences)": alone(megatron_tp="true"),
+    "whole_sequences": alone(whole_sequences="true"),
+    "tensor_parallel=1d (1-D TP + sequence parallel only)": alone(tensor_parallel="1d"),
+    "tensor_parallel=both (2-D and 1-D)": alone(tensor_parallel="both"),
+    "tp_in_domain": alone(tp_in_domain="true"),
 }
 
 
@@ -54,13 +59,16 @@ def fmt(x: float | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--hardware", default="h100_sxm")
+    parser.add_argument("--only", nargs="*", help="variant names to run (default: all)")
     args = parser.parse_args()
     print(
-        "| scaling | physics | linear-scaling end (FLOP) | latency wall (FLOP) | best utilization | sizes | series time (s) | per size (s) |"
+        "| scaling | physics | linear-scaling end (FLOP) | last feasible (FLOP) | latency wall (FLOP) | best utilization | sizes | series time (s) | per size (s) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for scaling in ("dense", "sparse"):
         for name, overrides in VARIANTS.items():
+            if args.only and name not in args.only:
+                continue
             cfg = compose_config([f"hardware={args.hardware}", f"scaling={scaling}", *overrides])
             scenario = load_scenario(cfg)
             t0 = time.perf_counter()

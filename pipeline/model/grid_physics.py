@@ -27,7 +27,7 @@ from pipeline.model.gpu_memory import (
 from pipeline.model.hardware import HardwareSpec, effective_flop_per_s, useful_l2_bytes
 from pipeline.model.matmul import matmul_terms_s
 from pipeline.model.memory_ops import ADAM_STEP_BYTES_PER_PARAM, MASK_BYTES, WORD_BYTES
-from pipeline.model.physics import Fusion, Physics, Recompute
+from pipeline.model.physics import Fusion, Physics, Recompute, TensorParallel
 from pipeline.model.scaling import ModelShape
 from pipeline.model.training_run import BLACKWELL_SMEM_RELIEF, has_tensor_memory
 
@@ -70,6 +70,19 @@ class LayerTimes:
         again = np.where(modes == 2, self.forward_s, np.where(modes == 1, self.core_forward_s, 0.0))
         out: Array = self.forward_s + self.backward_s + again
         return out
+
+
+def sequence_parallel_degree(physics: Physics, tp_model: Array, tp_ff: Array) -> Array:
+    """Ways a layer's norm, dropout and residual activations are split on a TP group.
+
+    The paper's 2-D layouts split them along d_model over N_TPm. A 1-D layout (N_TPm = 1)
+    outside `tensor_parallel=2d` runs Megatron's sequence parallelism: split over tokens
+    N_TP ways (Korthikanti et al. 2022 §4.2.2).
+    """
+    if physics.tensor_parallel is TensorParallel.TWO_D:
+        return tp_model
+    out: Array = np.where(tp_model == 1.0, tp_model * tp_ff, tp_model)
+    return out
 
 
 def _memory_op_s(hw: HardwareSpec, physics: Physics, bytes_: Array) -> Array:
@@ -120,7 +133,7 @@ def grid_layer_times(
             core_b = core_b + _memory_op_s(hw, physics, (2 * WORD_BYTES + MASK_BYTES) * scores)
         fwd, bwd = fwd + p_f + core, bwd + p_b + core_b
     if physics.memory_bound_ops:
-        sp = tp if physics.megatron_tp else tp_model
+        sp = sequence_parallel_degree(physics, tp_model, tp_ff)
         hidden = nano * dm / sp
         ffn = nano * shape.d_ff / tp_ff
         norm_f, norm_b = 2 * WORD_BYTES * hidden, 3 * WORD_BYTES * hidden
@@ -166,7 +179,7 @@ def grid_memory_bytes(
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
     tokens = nano * shape.sparsity / ep
     sbh = tokens * shape.d_model
-    sp = tp if physics.megatron_tp else tp_model
+    sp = sequence_parallel_degree(physics, tp_model, tp_ff)
     if mode is Recompute.FULL:
         per_layer = 2.0 * sbh / sp
     else:

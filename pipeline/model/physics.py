@@ -23,6 +23,18 @@ class Fusion(StrEnum):
     """FUSED plus the attention core in on-chip memory: no s x s tensor touches HBM."""
 
 
+class TensorParallel(StrEnum):
+    """Which tensor-parallel layouts the search tries (docs/model.md, "Layouts as frameworks run them")."""
+
+    TWO_D = "2d"
+    """The paper's 2-D tensor parallelism: N_TP = N_TPm · N_TPff, √N_TP ≤ N_TPff (spec §10.5)."""
+    ONE_D = "1d"
+    """Megatron-style 1-D tensor parallelism with sequence parallelism (N_TPm = 1,
+    Korthikanti et al. 2022): every matrix split along d_ff, norms and dropout split over tokens."""
+    BOTH = "both"
+    """The 2-D candidates and the 1-D ones beside them; the search keeps the best."""
+
+
 class Recompute(StrEnum):
     """Activation recomputation (Korthikanti et al. 2022, arXiv:2205.05198)."""
 
@@ -78,9 +90,15 @@ class Physics:
     """Activation recomputation of grid layouts; a run gives its own."""
     zero_stage: int = 0
     """Optimizer sharding over data parallel of grid layouts (0-3); a run gives its own."""
-    megatron_tp: bool = False
-    """Layouts as frameworks run them: whole-sequence microbatches and 1-D tensor parallelism
-    with sequence parallelism, the tensor-parallel group inside the fastest network level."""
+    whole_sequences: bool = False
+    """Microbatches of whole sequences (data parallel splits sequences, not tokens), as
+    frameworks run them; off, the paper's token-granular microbatches."""
+    tensor_parallel: TensorParallel = TensorParallel.TWO_D
+    """Tensor-parallel layouts the search tries: the paper's 2-D, Megatron's 1-D with
+    sequence parallelism, or both."""
+    tp_in_domain: bool = False
+    """The tensor-parallel group lies inside the fastest network level (an NVLink domain):
+    N_TP ≤ its size and every TP factor on level 0."""
     tensor_memory: bool = False
     """Blackwell tensor memory and 2-SM MMA: accumulators off shared memory (docs/model.md)."""
     efficiency: Efficiency = field(default_factory=Efficiency)
@@ -92,7 +110,9 @@ class Physics:
             self.attention
             or self.memory_bound_ops
             or self.gpu_memory
-            or self.megatron_tp
+            or self.whole_sequences
+            or self.tensor_parallel is not TensorParallel.TWO_D
+            or self.tp_in_domain
             or self.tensor_memory
             or self.recompute is not Recompute.NONE
             or self.zero_stage != 0

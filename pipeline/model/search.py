@@ -46,7 +46,7 @@ from pipeline.model.layout import (
 )
 from pipeline.model.network import Network
 from pipeline.model.options import SearchOptions
-from pipeline.model.physics import PAPER, Physics, Recompute
+from pipeline.model.physics import PAPER, Physics, Recompute, TensorParallel
 from pipeline.model.results import InfeasibleReason, Layout, PointResult, StepCost
 from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.step import (
@@ -95,6 +95,8 @@ class Candidates:
     """Per-step time outside the pipeline (realistic physics: the optimizer step)."""
     recompute: NDArray[np.int64] | None = None
     """Each candidate's recomputation mode (index into `RECOMPUTE_ORDER`), realistic physics."""
+    tp_in_domain: bool = False
+    """Only splits with every tensor-parallel factor on the fastest level (realistic physics)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +131,23 @@ def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, 
     )
 
 
+def tp_ff_choices(
+    tp: int, shape: ModelShape, opts: SearchOptions, tensor_parallel: TensorParallel
+) -> tuple[int, ...]:
+    """N_TPff values tried at N_TP: the paper's 2-D ones, 1-D (N_TPff = N_TP), or both.
+
+    A candidate with N_TPm = 1 is 1-D tensor parallelism; outside `tensor_parallel=2d` it
+    runs with sequence parallelism (`grid_physics.sequence_parallel_degree`).
+    """
+    one_d = (tp,) if shape.d_ff % tp == 0 else ()
+    if tensor_parallel is TensorParallel.ONE_D:
+        return one_d
+    two_d = _tp_ff_choices(tp, shape.d_model, shape.d_ff, opts.tp_ff_window)
+    if tensor_parallel is TensorParallel.BOTH and one_d and tp not in two_d:
+        return (*two_d, tp)
+    return two_d
+
+
 def gpu_only(hw: HardwareSpec) -> HardwareSpec:
     """The preset without its name and network: all that candidate enumeration may read.
 
@@ -152,8 +171,9 @@ def enumerate_candidates(
     """Every (N_DP, N_TPm, N_TPff, N_PP, N_EP, schedule, m) the search tries, in order (spec §10).
 
     None if there is none, or if the batch exceeds `MAX_BATCH_TOKENS` (exact integers end there).
-    Under realistic physics (`physics`), 1-D tensor parallelism and whole sequences with
-    `megatron_tp`, a per-GPU memory check with `gpu_memory` (MemoryBlocked when nothing fits),
+    Under realistic physics (`physics`), whole sequences with `whole_sequences`, 1-D and/or
+    2-D tensor parallelism per `tensor_parallel` (`tp_in_domain` keeps N_TP on the fastest
+    level: a network rule, applied to the splits, `valid_splits`), a per-GPU memory check with `gpu_memory` (MemoryBlocked when nothing fits),
     and each candidate's layer time from `grid_physics` (docs/model.md, "Realistic physics").
     The candidates do not depend on the network; they are cached per GPU (`gpu_only`), model,
     cluster size, options and physics, as read-only arrays.
@@ -176,7 +196,11 @@ def _candidates(
 
 @lru_cache(maxsize=LAYOUT_TABLE_CACHE_SIZE)
 def layout_table(
-    shape: ModelShape, n_gpu: int, opts: SearchOptions, megatron_tp: bool
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    whole_sequences: bool = False,
+    tensor_parallel: TensorParallel = TensorParallel.TWO_D,
 ) -> NDArray[np.int64] | None:
     """(n, 8) integer rows (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble, nanobatch) of
     every layout the divisibility rules allow at n_gpu, in enumeration order (spec §10 steps
@@ -185,14 +209,11 @@ def layout_table(
     s, layers, b_tok = shape.sparsity, shape.n_layers, shape.batch_tokens
     ep = math.gcd(n_gpu, s)
     q = n_gpu // ep
-    whole = quirks.whole_sequences or megatron_tp
+    whole = quirks.whole_sequences or whole_sequences
     split_unit = shape.batch_seqs if whole else b_tok  # Q3
     rows: list[tuple[int, int, int, int, int, int, bool, int]] = []
     for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
-        if megatron_tp:  # 1-D tensor parallelism: every matrix split along d_ff
-            ff_choices: tuple[int, ...] = (tp,) if shape.d_ff % tp == 0 else ()
-        else:
-            ff_choices = _tp_ff_choices(tp, shape.d_model, shape.d_ff, opts.tp_ff_window)
+        ff_choices = tp_ff_choices(tp, shape, opts, tensor_parallel)
         if not ff_choices:
             continue
         for dp in divisors(math.gcd(q // tp, split_unit)):
@@ -221,7 +242,7 @@ def _enumerate(
         return None
     s, layers = shape.sparsity, shape.n_layers
     memory = n_gpu * hw.hbm_bytes
-    table = layout_table(shape, n_gpu, opts, physics.megatron_tp)
+    table = layout_table(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel)
     if table is None:
         return None
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
@@ -274,6 +295,7 @@ def _subset(c: Candidates, keep: NDArray[np.int64]) -> Candidates:
         c.keys.subset(keep),
         None if c.t_step_extra_s is None else c.t_step_extra_s[keep],
         None if c.recompute is None else c.recompute[keep],
+        c.tp_in_domain,
     )
 
 
@@ -339,6 +361,7 @@ def _realistic_candidates(
         keys=candidate_keys(degrees, interleave),
         t_step_extra_s=extra,
         recompute=mode_idx,
+        tp_in_domain=physics.tp_in_domain,
     )
 
 
@@ -381,6 +404,10 @@ def valid_splits(
         # few distinct products per degree: test each once, then gather per split
         divides = totals[:, degree, None] % values[None, :] == 0
         ok &= divides[:, which]
+    if c.tp_in_domain and level_sizes:  # every TP factor on level 0: its factor is the total
+        level0 = split_table(level_sizes)[:, 0, :]
+        for degree in (1, 2):
+            ok &= totals[:, degree, None] == level0[None, :, degree]
     cand, split = np.nonzero(ok)
     return idx[cand], split
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from pipeline.model.physics import Efficiency, Fusion, Physics, Recompute
+from pipeline.model.physics import Efficiency, Fusion, Physics, Recompute, TensorParallel
 from pipeline.schema import units
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain
@@ -58,7 +58,11 @@ def physics_from_config(node: object, path: str = "physics") -> Physics:
         gpu_memory=sec.boolean("gpu_memory"),
         recompute=Recompute(sec.choice("recompute", [r.value for r in Recompute])),
         zero_stage=zero_stage(sec),
-        megatron_tp=sec.boolean("megatron_tp"),
+        whole_sequences=sec.boolean("whole_sequences"),
+        tensor_parallel=TensorParallel(
+            sec.choice("tensor_parallel", [t.value for t in TensorParallel])
+        ),
+        tp_in_domain=sec.boolean("tp_in_domain"),
         tensor_memory=sec.boolean("tensor_memory"),
         efficiency=efficiency_from_config(eff),
     )

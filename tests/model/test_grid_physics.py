@@ -87,7 +87,7 @@ def test_recompute_auto_never_slower_than_none(n_gpu: int) -> None:
 
 def test_realistic_linear_end_is_measured_from_the_peak() -> None:
     """Under realistic physics the linear end lies at or after the size of best utilization."""
-    scenario = load_scenario(compose_config(["physics=realistic", "physics.megatron_tp=false"]))
+    scenario = load_scenario(compose_config(["physics=realistic", "physics.tensor_parallel=2d"]))
     out = evaluate_series(scenario)
     feasible = [p for p in out.points if p.feasible and p.cost is not None]
     peak = max(feasible, key=lambda p: p.cost.utilization if p.cost else 0.0)

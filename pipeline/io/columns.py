@@ -288,6 +288,16 @@ CLOSED_FORM_SETTING_FIELDS = [
 """Model B's anchors and budget (spec §12, `ClosedFormSettings`); `closed_form_t_lat_s` is null
 when t_lat is derived from the hardware (the value used is `thresholds.t_lat_s`)."""
 
+PHYSICS_SETTING_FIELDS = [
+    _optional("physics", pa.string()),
+    _optional("physics_json", pa.string()),
+    _optional("run_json", pa.string()),
+]
+"""The physics that made the series: its preset's name and the whole `Physics` record as JSON
+(every switch and efficiency, durations in s), so a run with individual physics overrides is told
+from its preset; `run_json` the whole concrete run (`RunSpec`), null on a scaling-law grid. Null
+in datasets written before these columns existed."""
+
 SWEEP_FIELDS = [
     _required("whole_grid", pa.bool_()),
     _required("sweep_point", pa.string()),
@@ -318,6 +328,7 @@ SERIES_SCHEMA = pa.schema(
     + OPTION_FIELDS
     + FIXED_LAYOUT_FIELDS
     + CLOSED_FORM_SETTING_FIELDS
+    + PHYSICS_SETTING_FIELDS
     + SWEEP_FIELDS
     + PROVENANCE_FIELDS
 )

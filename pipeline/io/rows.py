@@ -400,6 +400,11 @@ def series_row(
         "closed_form_t0_flop": float(cf.t0_flop),
         "closed_form_duration_s": float(cf.duration_s),
         "closed_form_t_lat_s": None if cf.t_lat_s is None else float(cf.t_lat_s),
+        "physics": scenario.physics.name,
+        "physics_json": canonical_json(dataclasses.asdict(scenario.physics)),
+        "run_json": None
+        if scenario.run is None
+        else canonical_json(dataclasses.asdict(scenario.run)),
         "whole_grid": bool(whole_grid),
         "sweep_point": sweep_point,
         "overrides": overrides,

@@ -17,7 +17,9 @@ RUN = "run=gpt_1p7b"
 
 def planned(overrides: Sequence[str]) -> Scenario:
     """The one scenario the planning layer makes of `overrides`."""
-    (scenario,) = plan_run(compose_run_config(overrides), overrides=overrides, write=False).scenarios
+    (scenario,) = plan_run(
+        compose_run_config(overrides), overrides=overrides, write=False
+    ).scenarios
     return scenario
 
 

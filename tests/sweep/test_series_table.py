@@ -123,3 +123,22 @@ def test_write_series_writes_series_part_first(
     empty = pa.table({})
     parquet.write_series(tmp_path, empty, empty, {}, "k", series=empty)
     assert written == [("series", "k"), ("points", "k"), ("thresholds", "k")]
+
+
+def test_series_row_records_the_whole_physics_record() -> None:
+    """A physics override is told from its preset in `physics_json`; `physics` keeps the name."""
+    (preset,) = expand("physics=realistic")
+    (changed,) = expand("physics=realistic", "physics.tensor_parallel=1d")
+    a, b = row(preset), row(changed)
+    assert a["physics"] == b["physics"] == "realistic"
+    assert json.loads(str(a["physics_json"]))["tensor_parallel"] == "both"
+    assert json.loads(str(b["physics_json"]))["tensor_parallel"] == "1d"
+    assert a["run_json"] is None
+
+
+def test_series_row_records_the_run_and_whether_its_layout_was_searched() -> None:
+    """`run_json` holds the concrete run, with layout_search as the planning layer set it."""
+    (given,) = expand("run=gpt_1p7b")
+    (searched,) = expand("run=gpt_1p7b", "parallelism=search")
+    assert json.loads(str(row(given)["run_json"]))["layout_search"] is False
+    assert json.loads(str(row(searched)["run_json"]))["layout_search"] is True

@@ -4,12 +4,14 @@ For H100 dense and sparse (default critical batch, 3 months), evaluates the scal
 series with physics=paper, physics=realistic and each extension alone (realistic
 efficiencies, every other switch off), and prints the linear-scaling end, the latency wall
 (first infeasible compute) and the wall time of each series. Reports figures; it does not
-pass or fail. Run: `.venv/bin/python bench/bench_physics.py` (a few minutes on one core).
+pass or fail. Run: `.venv/bin/python bench/bench_physics.py` (a few minutes on one core);
+`--cost 3` instead prints realistic against paper series time on the same sizes (median of 3).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 from pipeline.execute.series import evaluate_series
@@ -47,8 +49,47 @@ VARIANTS: dict[str, list[str]] = {
     "whole_sequences": alone(whole_sequences="true"),
     "tensor_parallel=1d (1-D TP + sequence parallel only)": alone(tensor_parallel="1d"),
     "tensor_parallel=both (2-D and 1-D)": alone(tensor_parallel="both"),
-    "tp_in_domain": alone(tp_in_domain="true"),
+    "whole_sequences + tensor_parallel=1d": alone(whole_sequences="true", tensor_parallel="1d"),
+    "whole_sequences + tensor_parallel=both": alone(whole_sequences="true", tensor_parallel="both"),
+    "tp_in_domain (with tensor_parallel=both)": alone(tp_in_domain="true", tensor_parallel="both"),
+    "realistic with tensor_parallel=1d": ["physics=realistic", "physics.tensor_parallel=1d"],
+    "realistic with tp_in_domain": ["physics=realistic", "physics.tp_in_domain=true"],
 }
+
+
+def median_time_s(overrides: list[str], repeats: int) -> tuple[float, list[int]]:
+    """Median wall time of one series over `repeats` runs, and its model widths."""
+    scenario = load_scenario(compose_config(overrides))
+    times, widths = [], []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = evaluate_series(scenario)
+        times.append(time.perf_counter() - t0)
+        widths = [p.shape.d_model for p in out.points]
+    return statistics.median(times), widths
+
+
+def cost_table(hardware: str, repeats: int) -> None:
+    """Realistic against paper per series: realistic's sizes, and the paper on those same sizes."""
+    print(
+        "| scaling | sizes | realistic (s) | paper, same sizes (s) | ratio | paper, whole series (s) |"
+    )
+    print("|---|---|---|---|---|---|")
+    for scaling in ("dense", "sparse"):
+        base = [f"hardware={hardware}", f"scaling={scaling}"]
+        real_s, widths = median_time_s([*base, "physics=realistic"], repeats)
+        same = [
+            *base,
+            "scaling.grid.kind=list",
+            f"scaling.grid.d_models=[{','.join(map(str, widths))}]",
+        ]
+        paper_s, _ = median_time_s(same, repeats)
+        whole_s, _ = median_time_s(base, repeats)
+        print(
+            f"| {scaling} | {len(widths)} | {real_s:.2f} | {paper_s:.2f} "
+            f"| {real_s / paper_s:.2f} | {whole_s:.2f} |",
+            flush=True,
+        )
 
 
 def fmt(x: float | None) -> str:
@@ -60,7 +101,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--hardware", default="h100_sxm")
     parser.add_argument("--only", nargs="*", help="variant names to run (default: all)")
+    parser.add_argument(
+        "--cost", type=int, metavar="N", help="instead: realistic vs paper series time, median of N"
+    )
     args = parser.parse_args()
+    if args.cost:
+        cost_table(args.hardware, args.cost)
+        return
     print(
         "| scaling | physics | linear-scaling end (FLOP) | last feasible (FLOP) | latency wall (FLOP) | best utilization | sizes | series time (s) | per size (s) |"
     )

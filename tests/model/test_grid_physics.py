@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.execute.series import evaluate_series
-from pipeline.model.grid_physics import grid_layer_times
+from pipeline.model.grid_physics import grid_layer_times, sequence_parallel_degree
 from pipeline.model.options import SearchOptions
-from pipeline.model.physics import Physics, Recompute
+from pipeline.model.physics import Physics, Recompute, TensorParallel
 from pipeline.model.results import InfeasibleReason
 from pipeline.model.scaling import ScalingLaws, model_shape
 from pipeline.model.search import optimal_layout, smallest_cluster
@@ -93,3 +93,62 @@ def test_realistic_linear_end_is_measured_from_the_peak() -> None:
     peak = max(feasible, key=lambda p: p.cost.utilization if p.cost else 0.0)
     assert out.limits.linear_end_flop is not None
     assert out.limits.linear_end_flop >= peak.shape.training_flop
+
+
+REALISTIC_GRID = Physics(
+    name="tp",
+    attention=True,
+    memory_bound_ops=True,
+    gpu_memory=True,
+    recompute=Recompute.AUTO,
+    zero_stage=1,
+    whole_sequences=True,
+)
+
+
+@pytest.mark.parametrize(("d_model", "n_gpu"), [(12288, 1024), (24576, 16384), (49152, 131072)])
+def test_tensor_parallel_both_never_slower_than_either_kind(d_model: int, n_gpu: int) -> None:
+    """`both` holds every 2-D and every 1-D candidate, so its best step is at most either's."""
+    hw, shape = preset("h100_sxm"), dense(d_model)
+    times = {}
+    for kind in TensorParallel:
+        physics = dataclasses.replace(REALISTIC_GRID, tensor_parallel=kind)
+        found = optimal_layout(hw, shape, n_gpu, SearchOptions(), physics=physics)
+        times[kind] = np.inf if found is None else found[1].training_time_s
+    assert np.isfinite(times[TensorParallel.BOTH])
+    best_single = min(times[TensorParallel.ONE_D], times[TensorParallel.TWO_D])
+    assert times[TensorParallel.BOTH] <= best_single * (1 + 1e-12)
+
+
+def test_tensor_parallel_1d_layouts_have_no_model_dimension_split() -> None:
+    """Under `tensor_parallel=1d` every matrix is split along d_ff only (N_TPm = 1)."""
+    physics = dataclasses.replace(REALISTIC_GRID, tensor_parallel=TensorParallel.ONE_D)
+    found = optimal_layout(
+        preset("h100_sxm"), dense(24576), 16384, SearchOptions(), physics=physics
+    )
+    assert found is not None
+    assert all(f == 1 for f in found[0].tp_model)
+
+
+def test_tp_in_domain_keeps_tensor_parallelism_on_level_zero() -> None:
+    """With `tp_in_domain` the chosen layout's TP factors above level 0 are 1 and N_TP ≤ 8."""
+    hw = preset("h100_sxm")
+    physics = dataclasses.replace(
+        REALISTIC_GRID, tensor_parallel=TensorParallel.BOTH, tp_in_domain=True
+    )
+    found = optimal_layout(hw, dense(12288), 4096, SearchOptions(), physics=physics)
+    assert found is not None
+    layout = found[0]
+    assert all(f == 1 for f in (*layout.tp_model[1:], *layout.tp_ff[1:]))
+    assert layout.tp_model[0] * layout.tp_ff[0] <= hw.level_sizes[0]
+
+
+def test_sequence_parallel_degree_follows_the_tensor_parallel_kind() -> None:
+    """2-D splits norms over N_TPm; 1-D (N_TPm = 1) under `1d`/`both` over all N_TP (Korthikanti §4.2.2)."""
+    tpm, tpff = np.array([1.0, 2.0]), np.array([8.0, 4.0])
+    two_d = sequence_parallel_degree(REALISTIC_GRID, tpm, tpff)
+    both = sequence_parallel_degree(
+        dataclasses.replace(REALISTIC_GRID, tensor_parallel=TensorParallel.BOTH), tpm, tpff
+    )
+    np.testing.assert_array_equal(two_d, [1.0, 2.0])
+    np.testing.assert_array_equal(both, [8.0, 2.0])

@@ -317,6 +317,27 @@ def activation_message_bytes(run: RunSpec) -> float:
     return WORD_BYTES * lay.microbatch_seqs * shape.seq_len / lay.cp * shape.hidden
 
 
+def cp_kv_exchange_s(hw: HardwareSpec, physics: Physics, run: RunSpec) -> float:
+    """Ring attention's forward K/V exchange of one layer and microbatch on one GPU, in s.
+
+    Each of c context-parallel ranks passes its K and V shard around the ring, c − 1 sends of
+    b·(s/c)·h_kv/t words each: 2·(c − 1)/c · b·s·h_kv/t · w bytes, h_kv = kv_heads · d_head,
+    at the unidirectional link bandwidth, plus (c − 1) hops of latency; 0 for c = 1 (Liu et
+    al. 2023, "Ring Attention with Blockwise Transformers", arXiv:2310.01889). The backward
+    pass sends K, V and their gradients: twice this.
+    """
+    shape, lay = run.shape, run.layout
+    if lay.cp == 1:
+        return 0.0
+    level = group_level(hw, lay.tp, lay.cp)
+    h_kv = shape.kv_heads * (shape.hidden / shape.heads)
+    bytes_ = (
+        2.0 * (lay.cp - 1) / lay.cp * lay.microbatch_seqs * shape.seq_len * h_kv / lay.tp
+    ) * WORD_BYTES
+    bw = hw.net_bandwidth_bytes_per_s[level] / 2.0 * physics.efficiency.network
+    return bytes_ / bw + (lay.cp - 1) * hw.net_latency_s[level]
+
+
 def p2p_per_microbatch_s(hw: HardwareSpec, physics: Physics, run: RunSpec) -> float:
     """Pipeline sends of one microbatch on one GPU: 1/t of the activation per rank
     (scatter/gather) per chunk boundary, forward and backward (Narayanan et al. 2021 §4.1)."""
@@ -367,6 +388,9 @@ def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:
     t_attn = t_last = 0.0
     if physics.attention:
         a_fwd, a_bwd = attention_core_time_s(hw, physics, shape, micro, lay.tp, lay.cp)
+        # ring attention overlaps the K/V exchange with the blockwise core: exposed past it
+        ring = cp_kv_exchange_s(hw, physics, run)
+        a_fwd, a_bwd = max(a_fwd, ring), max(a_bwd, 2.0 * ring)
         t_attn = a_fwd + a_bwd + (a_fwd if mode is not Recompute.NONE else 0.0)
         # logits on the last stage: forward, activation and weight gradients
         t_last = sum(_matmul_pass_s(hw, physics, shape.vocab / lay.tp, shape.hidden, tokens))

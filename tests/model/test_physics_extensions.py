@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from pipeline.model.gpu_memory import activation_bytes_per_layer, model_state_bytes_per_param
 from pipeline.model.memory_ops import layer_tensors, layernorm_ops, optimizer_step_bytes
 from pipeline.model.physics import Fusion, Physics, Recompute
-from pipeline.model.training_run import RunLayout, RunSpec, evaluate_run
+from pipeline.model.training_run import RunLayout, RunSpec, cp_kv_exchange_s, evaluate_run
 from pipeline.model.transformer import (
     Mlp,
     TransformerShape,
@@ -137,3 +137,32 @@ def test_paper_physics_is_the_default() -> None:
     assert scenario.physics == Physics()
     assert scenario.physics.is_paper
     assert scenario.run is None
+
+
+def test_ring_attention_kv_exchange_tiny_run() -> None:
+    """c = 4, t = 1, b = 2, s = 8, h_kv = 1·2 (d_head 2): 2·(3/4)·2·8·2 words of 2 B = 96 B,
+    at half the level's bidirectional bandwidth, plus 3 hops (Liu et al. 2023)."""
+    hw = preset("h100_sxm")
+    shape = dataclasses.replace(TINY, kv_heads=1)
+    run = RunSpec("r", shape, 2, RunLayout(1, 1, 1, 2, cp=4))
+    level = 0  # 4 GPUs fit in the 8-GPU node
+    bw = hw.net_bandwidth_bytes_per_s[level] / 2.0
+    expected = 96.0 / bw + 3 * hw.net_latency_s[level]
+    assert cp_kv_exchange_s(hw, Physics(), run) == pytest.approx(expected, rel=1e-12)
+    no_cp = RunSpec("r", shape, 2, RunLayout(1, 1, 4, 2))
+    assert cp_kv_exchange_s(hw, Physics(), no_cp) == 0.0
+
+
+def test_ring_attention_exchange_is_exposed_past_the_attention_core() -> None:
+    """On a slow network the K/V ring, not the core, sets a context-parallel run's attention time."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = preset("h100_sxm")
+    slow = dataclasses.replace(hw, net_bandwidth_bytes_per_s=(1e6, 1e6))
+    shape = TransformerShape(4, 4096, 16384, 32, 8, 51200, 8192)
+    run = RunSpec("r", shape, 8, RunLayout(1, 1, 2, 1, cp=4))
+    fast_t = evaluate_run(hw, physics, run).t_attention_s
+    slow_t = evaluate_run(slow, physics, run).t_attention_s
+    assert fast_t is not None and slow_t is not None
+    ring = cp_kv_exchange_s(slow, physics, run)
+    assert slow_t > fast_t
+    assert slow_t >= 3.0 * ring * 4 * 4  # (forward + 2 x forward) x 4 layers x 4 microbatches

@@ -162,7 +162,8 @@ def test_ring_attention_exchange_is_exposed_past_the_attention_core() -> None:
     run = RunSpec("r", shape, 8, RunLayout(1, 1, 2, 1, cp=4))
     fast_t = evaluate_run(hw, physics, run).t_attention_s
     slow_t = evaluate_run(slow, physics, run).t_attention_s
-    assert fast_t is not None and slow_t is not None
+    assert fast_t is not None
+    assert slow_t is not None
     ring = cp_kv_exchange_s(slow, physics, run)
     assert slow_t > fast_t
     assert slow_t >= 3.0 * ring * 4 * 4  # (forward + 2 x forward) x 4 layers x 4 microbatches

@@ -24,14 +24,17 @@ SEARCH = "search"
 """The option that searches a run's layout when chosen explicitly."""
 
 
-def chosen_parallelism(cfg: DictConfig, overrides: Sequence[str] | None) -> str | None:
-    """The parallelism option `cfg` was composed with; None when unknown or `cfg` has no run.
+def has_runs(cfg: DictConfig, choice_groups: Sequence[str]) -> bool:
+    """Whether `cfg` or one of its sweep's choice groups gives a concrete run."""
+    return cfg.get("run") is not None or "run" in choice_groups
+
+
+def chosen_parallelism(overrides: Sequence[str] | None) -> str | None:
+    """The parallelism option of the composition that `overrides` made; None when unknown.
 
     Inside a running Hydra app the job's own choice; else `overrides` composed again (with
     the app's search path) to read Hydra's record of the choices.
     """
-    if cfg.get("run") is None:
-        return None
     if overrides is None:
         if not HydraConfig.initialized():
             return None

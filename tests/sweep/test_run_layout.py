@@ -74,3 +74,12 @@ def test_run_layout_search_is_never_slower_than_the_given_layout() -> None:
     best = run([*base, "parallelism=search"]).points.row(0, named=True)
     assert best["mfu"] >= given["mfu"] * (1 - 1e-12)
     assert best["run_name"] == given["run_name"] == "gpt_1p7b"
+
+
+def test_run_layout_is_searched_for_runs_of_a_sweep_choice() -> None:
+    """Runs chosen by a sweep follow an explicit `parallelism=search` on the command line."""
+    overrides = ["parallelism=search", "+sweep.choices.run=[gpt_1p7b,gpt_3p6b]"]
+    series = plan_run(compose_run_config(overrides), overrides=overrides, write=False).series
+    runs = [s.scenario.run for s in series]
+    assert [r.name for r in runs if r is not None] == ["gpt_1p7b", "gpt_3p6b"]
+    assert all(r is not None and r.layout_search for r in runs)

@@ -44,7 +44,7 @@ from pipeline.schema.errors import ConfigError
 from pipeline.schema.scenario import GROUPS
 from pipeline.schema.section import Section, plain
 from pipeline.sweep.axes import AXIS_ROOTS, MAX_SERIES, Axis, parse_axis
-from pipeline.sweep.run_layout import GROUP, chosen_parallelism, has_runs, search_run_layout
+from pipeline.sweep.run_layout import search_run_layout
 
 SWEEP_KEYS = frozenset({"axes", "choices", "max_series"})
 
@@ -252,11 +252,9 @@ def iter_sweep(
 ) -> Iterator[SweepSeries]:
     """Every series of the run in expansion order (see the module docstring), lazily."""
     sweep = sweep_from_config(cfg)
-    runs = has_runs(cfg, [group for group, _ in sweep.choices])
-    chosen = chosen_parallelism(known_overrides(overrides)) if runs else None
     for made, config in _choice_configs(cfg, sweep, overrides):
         for point, sections in _points(config, sweep.axes, made):
-            search_run_layout(cast(dict[str, Any], sections), made.get(GROUP, chosen))
+            search_run_layout(cast(dict[str, Any], sections))
             text = canonical_json(point)
             try:
                 scenario = load_scenario(sections)

@@ -81,6 +81,8 @@ BAD_INPUTS = [
     ("fixed_layout_zero_factor", ["parallelism=fixed", "parallelism.layout.pp=[0,64]"],
      "parallelism.layout.pp[0]"),
     ("unresolvable_value", ["hardware.sms=${hardware.cores}"], "hardware.sms"),
+    ("unknown_tensor_parallel", ["physics.tensor_parallel=3d"], "physics.tensor_parallel"),
+    ("tp_in_domain_not_bool", ["physics.tp_in_domain=maybe"], "physics.tp_in_domain"),
 ]  # fmt: skip
 
 SHAPE = ModelShape(

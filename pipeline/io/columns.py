@@ -296,7 +296,7 @@ PHYSICS_SETTING_FIELDS = [
 """The physics that made the series: its preset's name and the whole `Physics` record as JSON
 (every switch and efficiency, durations in s), so a run with individual physics overrides is told
 from its preset; `run_json` the whole concrete run (`RunSpec`), null on a scaling-law grid. Null
-in datasets written before these columns existed."""
+when read from a version-1 part (`ADDED_IN`)."""
 
 SWEEP_FIELDS = [
     _required("whole_grid", pa.bool_()),
@@ -406,6 +406,7 @@ ADDED_IN: dict[str, int] = {
     "moving_linear_end_year": 2,
     "moving_wall_year": 2,
     **{field.name: 2 for field in RUN_FIELDS},
+    **{field.name: 2 for field in PHYSICS_SETTING_FIELDS},
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

@@ -173,8 +173,8 @@ def enumerate_candidates(
     None if there is none, or if the batch exceeds `MAX_BATCH_TOKENS` (exact integers end there).
     Under realistic physics (`physics`), whole sequences with `whole_sequences`, 1-D and/or
     2-D tensor parallelism per `tensor_parallel` (`tp_in_domain` keeps N_TP on the fastest
-    level: a network rule, applied to the splits, `valid_splits`), a per-GPU memory check with `gpu_memory` (MemoryBlocked when nothing fits),
-    and each candidate's layer time from `grid_physics` (docs/model.md, "Realistic physics").
+    level: a network rule, applied to the splits, `valid_splits`), a per-GPU memory check
+    with `gpu_memory` (MemoryBlocked when nothing fits), and each candidate's layer time from `grid_physics` (docs/model.md, "Realistic physics").
     The candidates do not depend on the network; they are cached per GPU (`gpu_only`), model,
     cluster size, options and physics, as read-only arrays.
     """

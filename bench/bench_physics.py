@@ -15,6 +15,7 @@ import statistics
 import time
 
 from pipeline.execute.series import evaluate_series
+from pipeline.model import search
 from pipeline.schema import compose_config, load_scenario
 
 SWITCHES_OFF = {
@@ -62,6 +63,8 @@ def median_time_s(overrides: list[str], repeats: int) -> tuple[float, list[int]]
     scenario = load_scenario(compose_config(overrides))
     times, widths = [], []
     for _ in range(repeats):
+        search.layout_table.cache_clear()  # enumerate candidates again, as a fresh process
+        search._candidates.cache_clear()
         t0 = time.perf_counter()
         out = evaluate_series(scenario)
         times.append(time.perf_counter() - t0)

@@ -131,6 +131,7 @@ def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, 
     )
 
 
+@lru_cache(maxsize=65536)
 def tp_ff_choices(
     tp: int, shape: ModelShape, opts: SearchOptions, tensor_parallel: TensorParallel
 ) -> tuple[int, ...]:
@@ -333,9 +334,8 @@ def _realistic_candidates(
                 return None
     table, mode_idx, interleave = table[keep], mode_idx[keep], interleave[keep]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
-    shards = np.stack([tpm, tpff, nano], axis=1).astype(np.float64)
-    unique, inverse = np.unique(shards, axis=0, return_inverse=True)  # few distinct shapes
-    at = inverse.ravel()
+    shards, at = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shapes
+    unique = shards.astype(np.float64)
     u = grid_layer_times(hw, physics, shape, unique[:, 0], unique[:, 1], unique[:, 2])
     times = LayerTimes(u.forward_s[at], u.backward_s[at], u.core_forward_s[at])
     extra = None

@@ -14,19 +14,30 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.layout import split_table
-from pipeline.model.network import Network
+from pipeline.model.network import (
+    Network,
+    dp_costs_s,
+    dp_traffic,
+    pp_ep_costs_from_traffic_s,
+    pp_ep_traffic,
+    tp_costs_s,
+    tp_traffic,
+)
 from pipeline.model.scaling import ModelShape
-from pipeline.model.step import CommTimes, dp_times_s, pp_ep_times_s, tp_times_s
+from pipeline.model.step import CommTimes
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]
-Times = Callable[[Array, NDArray[np.int64]], tuple[Array, Array]]
-"""(per-level factors (p, K, d), their keys (p, d + extras)) -> (bandwidth time, latency time)."""
+Traffic = Callable[[Array, NDArray[np.int64]], Any]
+"""(per-level factors (p, K, d), their keys (p, d + extras)) -> what the group moves (network-free)."""
+Times = Callable[[Any], tuple[Array, Array]]
+"""What the group moves -> (bandwidth time, latency time) on one network."""
 
 
 @lru_cache(maxsize=1024)
@@ -80,10 +91,15 @@ class GroupKeys:
         default_factory=dict, compare=False, repr=False
     )
     """Valid pairs per (adjusted level sizes, degree slice), computed once (`valid_pairs`)."""
+    traffic: dict[tuple[tuple[int, ...], int, int, ModelShape], Any] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """What each valid pair moves, per (adjusted level sizes, degree slice, model): every
+    network of a sweep reads it, only the rates and latencies differ (`group_table`)."""
 
     def subset(self, keep: NDArray[np.int64]) -> GroupKeys:
         """The keys of candidates `keep` (the distinct keys and their pairs are shared)."""
-        return GroupKeys(self.distinct, self.key_of[keep], self.pairs)
+        return GroupKeys(self.distinct, self.key_of[keep], self.pairs, self.traffic)
 
     def valid_pairs(self, adjusted: tuple[int, ...], lo: int, hi: int) -> Pairs:
         """Pairs of distinct keys and split options of degrees lo:hi whose per-degree
@@ -154,11 +170,25 @@ class GroupTable:
 
 
 def group_table(
-    keys: GroupKeys, adjusted: tuple[int, ...], lo: int, hi: int, times: Times
+    keys: GroupKeys,
+    adjusted: tuple[int, ...],
+    lo: int,
+    hi: int,
+    shape: ModelShape,
+    traffic: Traffic,
+    times: Times,
 ) -> GroupTable:
-    """Times of every distinct key of degrees lo:hi with every split option that divides it."""
+    """Times of every distinct key of degrees lo:hi with every split option that divides it.
+
+    What each pair moves (`traffic`) is computed once per keys, levels and model, and only
+    its times on this network (`times`) per call.
+    """
     pairs = keys.valid_pairs(adjusted, lo, hi)
-    bw, lat = times(pairs.factors, keys.distinct[pairs.key])
+    moved = keys.traffic.get((adjusted, lo, hi, shape))
+    if moved is None:
+        moved = traffic(pairs.factors, keys.distinct[pairs.key])
+        keys.traffic[(adjusted, lo, hi, shape)] = moved
+    bw, lat = times(moved)
     bw_s = np.full(pairs.shape, np.inf)
     lat_s = np.full(pairs.shape, np.inf)
     bw_s[pairs.key, pairs.option] = bw
@@ -199,20 +229,31 @@ def comm_table(
     net: Network,
 ) -> CommTable:
     """Tables for candidates with group keys `keys` over the splits of the adjusted level
-    sizes, on network `net`."""
+    sizes, on network `net` (the same arithmetic as `step.comm_times_s`, spec §6.2)."""
+    layers, b_tok, gpus = float(shape.n_layers), float(shape.batch_tokens), float(n_gpu)
 
-    def tp(f: Array, _: NDArray[np.int64]) -> tuple[Array, Array]:
-        return tp_times_s(shape, n_gpu, f[:, :, 0], f[:, :, 1], net)
+    def tp(f: Array, _: NDArray[np.int64]) -> Any:
+        return tp_traffic(f[:, :, 0], f[:, :, 1], shape.d_model, shape.d_ff, layers, b_tok)
 
-    def pp_ep(f: Array, k: NDArray[np.int64]) -> tuple[Array, Array]:
+    def pp_ep(f: Array, k: NDArray[np.int64]) -> Any:
         v = k[:, 2].astype(np.float64)
-        return pp_ep_times_s(shape, n_gpu, f[:, :, 0], f[:, :, 1], v, net)
+        return pp_ep_traffic(f[:, :, 0], f[:, :, 1], v, shape.d_model, layers, b_tok)
 
-    def dp(f: Array, _: NDArray[np.int64]) -> tuple[Array, Array]:
-        return dp_times_s(shape, n_gpu, f[:, :, 0], net)
+    def dp(f: Array, _: NDArray[np.int64]) -> Any:
+        return dp_traffic(f[:, :, 0], float(shape.n_params))
 
     return CommTable(
-        tp=group_table(keys.tp, adjusted, 1, 3, tp),
-        pp_ep=group_table(keys.pp_ep, adjusted, 3, 5, pp_ep),
-        dp=group_table(keys.dp, adjusted, 0, 1, dp),
+        tp=group_table(
+            keys.tp, adjusted, 1, 3, shape, tp, lambda t: tp_costs_s(t, layers, gpus, net)
+        ),
+        pp_ep=group_table(
+            keys.pp_ep,
+            adjusted,
+            3,
+            5,
+            shape,
+            pp_ep,
+            lambda t: pp_ep_costs_from_traffic_s(t, gpus, net),
+        ),
+        dp=group_table(keys.dp, adjusted, 0, 1, shape, dp, lambda t: dp_costs_s(t, gpus, net)),
     )

@@ -50,12 +50,15 @@ from pipeline.model.physics import PAPER, Physics, Recompute, TensorParallel
 from pipeline.model.results import InfeasibleReason, Layout, PointResult, StepCost
 from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.step import (
+    CommTimes,
     LayoutBatch,
     StepArrays,
+    compute_and_bubble,
     layer_matmul_time_s,
     memory_required_bytes,
     step_arrays,
-    step_from_comm,
+    step_floor_s,
+    step_from_parts,
 )
 
 Array = NDArray[np.float64]
@@ -97,6 +100,12 @@ class Candidates:
     """Each candidate's recomputation mode (index into `RECOMPUTE_ORDER`), realistic physics."""
     tp_in_domain: bool = False
     """Only splits with every tensor-parallel factor on the fastest level (realistic physics)."""
+    t_compute_s: Array | None = None
+    """Each candidate's critical-path matmul time per step (`step.compute_and_bubble`)."""
+    bubble: Array | None = None
+    """Each candidate's bubble fraction (`step.compute_and_bubble`)."""
+    step_floor_s: float = 0.0
+    """The smallest compute-only lower bound on a candidate's step time (`step.step_floor_s`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +197,7 @@ def _candidates(
 ) -> Candidates | MemoryBlocked | None:
     c = _enumerate(hw, shape, n_gpu, opts, physics)
     if isinstance(c, Candidates):
+        c = _with_step_inputs(c, opts)
         for field in Candidates.__slots__:
             value = getattr(c, field)
             if isinstance(value, np.ndarray):
@@ -283,6 +293,13 @@ def _enumerate(
     )
 
 
+def _with_step_inputs(c: Candidates, opts: SearchOptions) -> Candidates:
+    """The candidates with their network-free step inputs and compute-only step floor."""
+    t_mm, f = compute_and_bubble(_batch(c, slice(None), c.degrees[:, None, :]), opts)
+    floor = float(step_floor_s(t_mm, f, c.zero_bubble).min())
+    return dataclasses.replace(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)
+
+
 def _subset(c: Candidates, keep: NDArray[np.int64]) -> Candidates:
     """Candidates `keep` (ascending), still in enumeration order."""
     return Candidates(
@@ -297,6 +314,9 @@ def _subset(c: Candidates, keep: NDArray[np.int64]) -> Candidates:
         None if c.t_step_extra_s is None else c.t_step_extra_s[keep],
         None if c.recompute is None else c.recompute[keep],
         c.tp_in_domain,
+        None if c.t_compute_s is None else c.t_compute_s[keep],
+        None if c.bubble is None else c.bubble[keep],
+        c.step_floor_s,
     )
 
 
@@ -365,7 +385,9 @@ def _realistic_candidates(
     )
 
 
-def _batch(c: Candidates, idx: NDArray[np.int64], factors: NDArray[np.int64]) -> LayoutBatch:
+def _batch(
+    c: Candidates, idx: NDArray[np.int64] | slice, factors: NDArray[np.int64]
+) -> LayoutBatch:
     """Rows for candidates `idx` with per-level factors (n, K, 5)."""
     return LayoutBatch.from_factors(
         factors,
@@ -494,9 +516,20 @@ def candidate_comm_table(
     return comm_table(shape, n_gpu, c.keys, levels, hardware_network(hw))
 
 
-def _per_candidate(c: Candidates, idx: NDArray[np.int64]) -> LayoutBatch:
-    """Rows for candidates `idx` with their totals as one level: all `step_from_comm` reads."""
-    return _batch(c, idx, c.degrees[idx][:, None, :])
+def _step_from_comm(
+    shape: ModelShape,
+    c: Candidates,
+    idx: NDArray[np.int64] | slice,
+    comm: CommTimes,
+    opts: SearchOptions,
+) -> StepArrays:
+    """`step_from_comm` of candidates `idx` with their precomputed compute and bubble."""
+    if c.t_compute_s is None or c.bubble is None:  # `_candidates` sets both
+        raise ValueError("candidates without step inputs: made outside `enumerate_candidates`")
+    extra = None if c.t_step_extra_s is None else c.t_step_extra_s[idx]
+    return step_from_parts(
+        shape, c.t_compute_s[idx], c.bubble[idx], c.zero_bubble[idx], extra, comm, opts
+    )
 
 
 def separable_train_time_s(
@@ -510,8 +543,7 @@ def separable_train_time_s(
     (ignoring that the degrees share the level sizes) is at most that of any of its rows,
     exactly in floating point, every rounding being monotone. inf without a valid split.
     """
-    all_idx = np.arange(c.degrees.shape[0], dtype=np.int64)
-    return step_from_comm(shape, _per_candidate(c, all_idx), table.smallest(), opts).t_train_s
+    return _step_from_comm(shape, c, slice(None), table.smallest(), opts).t_train_s
 
 
 def row_step_arrays(
@@ -523,7 +555,7 @@ def row_step_arrays(
     opts: SearchOptions,
 ) -> StepArrays:
     """Step arrays of rows (candidate `idx`, split `split`): `step_arrays` of their factors."""
-    return step_from_comm(shape, _per_candidate(c, idx), table.rows(idx, split), opts)
+    return _step_from_comm(shape, c, idx, table.rows(idx, split), opts)
 
 
 def best_split(
@@ -649,6 +681,9 @@ def _best_at(
         return BestAt(False, None)
     if isinstance(c, MemoryBlocked):
         return BestAt(False, None, memory_blocked=True)
+    steps = shape.n_tokens / float(shape.batch_tokens)  # as `step_from_parts` counts them
+    if prune and (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
+        return BestAt(True, None)  # compute alone is too slow here, whatever the network
     table = candidate_comm_table(hw, shape, n_gpu, c)
     bound = separable_train_time_s(shape, c, table, opts)
     if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:

@@ -217,6 +217,16 @@ def step_arrays(
     return step_from_comm(shape, rows, comm_times_s(shape, n_gpu, rows, net), opts)
 
 
+def compute_and_bubble(rows: LayoutBatch, opts: SearchOptions) -> tuple[Array, Array]:
+    """(t_compute, f) of rows: matmul time on the critical path (×4/3 with recomputation) and
+    the bubble fraction at the rows' N_PP (spec §7). They depend on the layout, not the network."""
+    t_mm = rows.compute_repeats * rows.t_layer_s
+    if opts.activation_recompute:
+        t_mm = t_mm * RECOMPUTE_COMPUTE_FACTOR
+    pp_total = np.prod(rows.pp, axis=1)
+    return t_mm, bubble_fraction(pp_total, rows.microbatches, rows.interleave, rows.zero_bubble)
+
+
 def step_from_comm(
     shape: ModelShape, rows: LayoutBatch, comm: CommTimes, opts: SearchOptions
 ) -> StepArrays:
@@ -226,17 +236,27 @@ def step_from_comm(
     rounded monotonically): the search bounds a layout from below with its smallest times.
     Only the totals of the per-level factors in `rows` are read (N_PP for the bubble).
     """
+    t_mm, f = compute_and_bubble(rows, opts)
+    return step_from_parts(shape, t_mm, f, rows.zero_bubble, rows.t_step_extra_s, comm, opts)
+
+
+def step_from_parts(
+    shape: ModelShape,
+    t_mm: Array,
+    f: Array,
+    zero_bubble: NDArray[np.bool_],
+    t_step_extra_s: Array | None,
+    comm: CommTimes,
+    opts: SearchOptions,
+) -> StepArrays:
+    """`step_from_comm` from the rows' `compute_and_bubble` (spec §7-§8, order spec §15)."""
     b_tok = float(shape.batch_tokens)
-    t_mm = rows.compute_repeats * rows.t_layer_s
     t_tp, t_tp_lat = comm.t_tp_bw_s, comm.t_tp_lat_s
     t_ppep, t_ppep_lat = comm.t_pp_ep_bw_s, comm.t_pp_ep_lat_s
     t_dp, t_dp_lat = comm.t_dp_bw_s, comm.t_dp_lat_s
     if opts.activation_recompute:
-        t_mm = t_mm * RECOMPUTE_COMPUTE_FACTOR
         t_tp, t_tp_lat = t_tp * RECOMPUTE_COMM_FACTOR, t_tp_lat * RECOMPUTE_COMM_FACTOR
         t_ppep, t_ppep_lat = t_ppep * RECOMPUTE_COMM_FACTOR, t_ppep_lat * RECOMPUTE_COMM_FACTOR
-    pp_total = np.prod(rows.pp, axis=1)
-    f = bubble_fraction(pp_total, rows.microbatches, rows.interleave, rows.zero_bubble)
     o_pp, o_tp = float(opts.overlap_pp_ep), float(opts.overlap_tp)
     overlapped = o_pp * t_ppep + o_tp * t_tp
     exposed = (1.0 - o_pp) * t_ppep + (1.0 - o_tp) * t_tp
@@ -248,14 +268,14 @@ def step_from_comm(
     else:
         zb_pipe = busy  # Q1: the max with latency is taken too late, so it drops out
         zb_paid = np.zeros_like(busy)
-    t_pipe = np.where(rows.zero_bubble, zb_pipe, busy / (1.0 - f) + latency)
+    t_pipe = np.where(zero_bubble, zb_pipe, busy / (1.0 - f) + latency)
     if opts.overlap_dp:
         t_step = np.maximum(t_pipe, t_dp) + t_dp_lat
     else:
         t_step = (t_pipe + t_dp) + t_dp_lat
-    if rows.t_step_extra_s is not None:
-        t_step = t_step + rows.t_step_extra_s
-    paid = np.where(rows.zero_bubble, zb_paid, latency) + t_dp_lat
+    if t_step_extra_s is not None:
+        t_step = t_step + t_step_extra_s
+    paid = np.where(zero_bubble, zb_paid, latency) + t_dp_lat
     steps = shape.n_tokens / b_tok
     return StepArrays(
         t_compute_s=t_mm,
@@ -270,6 +290,14 @@ def step_from_comm(
         t_step_s=t_step,
         t_train_s=steps * t_step,
     )
+
+
+def step_floor_s(t_mm: Array, f: Array, zero_bubble: NDArray[np.bool_]) -> Array:
+    """A lower bound on each row's step time from compute alone: t_compute/(1 − f) for 1F1B,
+    t_compute for zero-bubble. `step_from_parts` only adds non-negative times, takes maxima
+    with it and divides it by 1 − f ≤ 1, each rounded monotonically, so no row's step is
+    shorter whatever its network (spec §7)."""
+    return np.where(zero_bubble, t_mm, t_mm / (1.0 - f))
 
 
 def utilization(hw: HardwareSpec, shape: ModelShape, n_gpu: int, t_step_s: Array) -> Array:

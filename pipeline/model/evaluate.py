@@ -5,9 +5,11 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §7-§8, §16.4.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
-from pipeline.model.hardware import HardwareSpec
+from pipeline.model.hardware import HardwareSpec, gpu_only
 from pipeline.model.matmul import matmul_terms_s
 from pipeline.model.network import Network
 from pipeline.model.options import SearchOptions
@@ -24,11 +26,17 @@ from pipeline.model.step import (
 
 def matmul_bound(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> MatmulBound:
     """The resource bounding the layout's slowest matmul call: the memory wall shows here (spec §4)."""
-    dm = np.array([shape.d_model // int(np.prod(layout.tp_model))] * 4, dtype=np.float64)
-    df = np.array([shape.d_ff // int(np.prod(layout.tp_ff))] * 4, dtype=np.float64)
-    b = np.full(4, float(layout.nanobatch_tokens))
-    d1 = np.where([True, False, True, False], df, dm)
-    d2 = np.where([True, False, True, False], dm, df)
+    dm = shape.d_model // int(np.prod(layout.tp_model))
+    df = shape.d_ff // int(np.prod(layout.tp_ff))
+    return _shard_matmul_bound(gpu_only(hw), dm, df, layout.nanobatch_tokens)
+
+
+@lru_cache(maxsize=16384)
+def _shard_matmul_bound(hw: HardwareSpec, dm: int, df: int, nanobatch: int) -> MatmulBound:
+    """`matmul_bound` of one shard shape on one GPU (cached: sweep points share shapes)."""
+    d1 = np.array([df, dm, df, dm], dtype=np.float64)
+    d2 = np.array([dm, df, dm, df], dtype=np.float64)
+    b = np.full(4, float(nanobatch))
     wg = np.array([False, False, True, True])
     t = matmul_terms_s(hw, d1, d2, b, wg)
     terms = np.stack([t.flop_s, t.hbm_s, t.l2_s, t.smem_s])

@@ -7,7 +7,9 @@ this module through `pipeline.schema`, which converts their human units once.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
 
 THREADS_PER_SM = 128
 """CUDA threads per streaming multiprocessor (spec §3.1: threads = 128 · sms)."""
@@ -49,6 +51,19 @@ class HardwareSpec:
     def n_levels(self) -> int:
         """Number of network levels, the unbounded top level included."""
         return len(self.net_bandwidth_bytes_per_s)
+
+
+@lru_cache(maxsize=256)
+def gpu_only(hw: HardwareSpec) -> HardwareSpec:
+    """The preset without its name and network: all that per-GPU quantities may read.
+
+    Sweeps over network parameters share one GPU, so what depends on the GPU alone (candidate
+    layouts, matmul times) is cached per `gpu_only(hw)`. A network field read by mistake would
+    be an empty tuple here and fail loudly rather than return another network's values.
+    """
+    return dataclasses.replace(
+        hw, name="", net_bandwidth_bytes_per_s=(), net_latency_s=(), level_sizes=()
+    )
 
 
 def peak_flop_per_s(hw: HardwareSpec) -> float:

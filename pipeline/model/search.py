@@ -36,7 +36,7 @@ from pipeline.model.grid_physics import (
     grid_params_per_gpu,
     recompute_modes,
 )
-from pipeline.model.hardware import HardwareSpec, effective_flop_per_s
+from pipeline.model.hardware import HardwareSpec, effective_flop_per_s, gpu_only
 from pipeline.model.layout import (
     adjusted_level_sizes,
     divisors,
@@ -68,7 +68,7 @@ UTILIZATION_FLOOR = 0.001
 """A series stops after a point below this utilization (spec §11)."""
 MAX_BATCH_TOKENS = 2**53
 """Batches above this many tokens are rejected: layouts are enumerated in exact int64/float64."""
-FIRST_BLOCK = 4
+FIRST_BLOCK = 16
 """Candidates in the first evaluated block; each next block doubles."""
 ROWS_PER_BLOCK = 200_000
 """Full-split rows evaluated per numpy block: bounds memory on 3-level networks."""
@@ -156,19 +156,6 @@ def tp_ff_choices(
     if tensor_parallel is TensorParallel.BOTH and one_d and tp not in two_d:
         return (*two_d, tp)
     return two_d
-
-
-def gpu_only(hw: HardwareSpec) -> HardwareSpec:
-    """The preset without its name and network: all that candidate enumeration may read.
-
-    Sweeps over network parameters share one GPU, so their candidates (and the matmul times
-    in them) are computed once per (GPU, model, cluster size, options), see
-    `enumerate_candidates`. A network field read by mistake would be an empty tuple here and
-    fail loudly rather than return another network's candidates.
-    """
-    return dataclasses.replace(
-        hw, name="", net_bandwidth_bytes_per_s=(), net_latency_s=(), level_sizes=()
-    )
 
 
 def enumerate_candidates(

@@ -97,10 +97,6 @@ class GroupKeys:
     """What each valid pair moves, per (adjusted level sizes, degree slice, model): every
     network of a sweep reads it, only the rates and latencies differ (`group_table`)."""
 
-    def subset(self, keep: NDArray[np.int64]) -> GroupKeys:
-        """The keys of candidates `keep` (the distinct keys and their pairs are shared)."""
-        return GroupKeys(self.distinct, self.key_of[keep], self.pairs, self.traffic)
-
     def valid_pairs(self, adjusted: tuple[int, ...], lo: int, hi: int) -> Pairs:
         """Pairs of distinct keys and split options of degrees lo:hi whose per-degree
         products divide the key's totals (its first hi - lo columns)."""
@@ -126,10 +122,6 @@ class CandidateKeys:
     tp: GroupKeys
     pp_ep: GroupKeys
     dp: GroupKeys
-
-    def subset(self, keep: NDArray[np.int64]) -> CandidateKeys:
-        """The keys of candidates `keep`."""
-        return CandidateKeys(self.tp.subset(keep), self.pp_ep.subset(keep), self.dp.subset(keep))
 
 
 def candidate_keys(degrees: NDArray[np.int64], interleave: Array) -> CandidateKeys:
@@ -158,10 +150,6 @@ class GroupTable:
     def smallest(self) -> tuple[Array, Array]:
         """Per candidate, the smallest bandwidth and the smallest latency time over its splits."""
         return self.bw_s.min(axis=1)[self.key_of], self.lat_s.min(axis=1)[self.key_of]
-
-    def subset(self, keep: NDArray[np.int64]) -> GroupTable:
-        """The table of candidates `keep`."""
-        return GroupTable(self.key_of[keep], self.option_of, self.bw_s, self.lat_s)
 
     def rows(self, candidate: Index, split: Index) -> tuple[Array, Array]:
         """The times of rows (candidate, split)."""
@@ -207,10 +195,6 @@ class CommTable:
     def smallest(self) -> CommTimes:
         """Per candidate, every network time at its own smallest value over the splits."""
         return CommTimes(*self.tp.smallest(), *self.pp_ep.smallest(), *self.dp.smallest())
-
-    def subset(self, keep: NDArray[np.int64]) -> CommTable:
-        """The table of candidates `keep`."""
-        return CommTable(self.tp.subset(keep), self.pp_ep.subset(keep), self.dp.subset(keep))
 
     def rows(self, candidate: Index, split: Index) -> CommTimes:
         """The network times of rows (candidate, split)."""

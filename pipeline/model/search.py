@@ -209,7 +209,7 @@ def layout_table(
     q = n_gpu // ep
     whole = quirks.whole_sequences or whole_sequences
     split_unit = shape.batch_seqs if whole else b_tok  # Q3
-    rows: list[tuple[int, int, int, int, int, int, bool, int]] = []
+    blocks: list[NDArray[np.int64]] = []
     for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
         ff_choices = tp_ff_choices(tp, shape, opts, tensor_parallel)
         if not ff_choices:
@@ -221,16 +221,33 @@ def layout_table(
             if quirks.reject_non_divisible and b_tok % (s * dp):  # Q8
                 continue
             base = shape.batch_seqs // dp if whole else b_tok // (s * dp)
-            choices = _microbatch_choices(base, pp, opts)
+            zb, m = _microbatch_columns(base, pp, opts)
+            if m.size == 0:
+                continue
+            nano = b_tok // (dp * m * s)
             for ff in ff_choices:
-                rows += [
-                    (dp, tp // ff, ff, pp, ep, m, zb, b_tok // (dp * m * s)) for zb, m in choices
-                ]
-    if not rows:
+                block = np.empty((m.size, 8), dtype=np.int64)
+                block[:, :5] = (dp, tp // ff, ff, pp, ep)
+                block[:, 5], block[:, 6], block[:, 7] = m, zb, nano
+                blocks.append(block)
+    if not blocks:
         return None
-    table = np.array(rows, dtype=np.int64)
+    table = np.concatenate(blocks)
     table.setflags(write=False)
     return table
+
+
+@lru_cache(maxsize=65536)
+def _microbatch_columns(
+    base: int, pp: int, opts: SearchOptions
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """`_microbatch_choices` as (zero-bubble, m) integer columns, read only."""
+    choices = _microbatch_choices(base, pp, opts)
+    zb = np.array([int(z) for z, _ in choices], dtype=np.int64)
+    m = np.array([m for _, m in choices], dtype=np.int64)
+    zb.setflags(write=False)
+    m.setflags(write=False)
+    return zb, m
 
 
 def _enumerate(
@@ -285,26 +302,6 @@ def _with_step_inputs(c: Candidates, opts: SearchOptions) -> Candidates:
     t_mm, f = compute_and_bubble(_batch(c, slice(None), c.degrees[:, None, :]), opts)
     floor = float(step_floor_s(t_mm, f, c.zero_bubble).min())
     return dataclasses.replace(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)
-
-
-def _subset(c: Candidates, keep: NDArray[np.int64]) -> Candidates:
-    """Candidates `keep` (ascending), still in enumeration order."""
-    return Candidates(
-        c.degrees[keep],
-        c.microbatches[keep],
-        c.zero_bubble[keep],
-        c.interleave[keep],
-        c.t_layer_s[keep],
-        c.compute_repeats[keep],
-        c.nanobatch[keep],
-        c.keys.subset(keep),
-        None if c.t_step_extra_s is None else c.t_step_extra_s[keep],
-        None if c.recompute is None else c.recompute[keep],
-        c.tp_in_domain,
-        None if c.t_compute_s is None else c.t_compute_s[keep],
-        None if c.bubble is None else c.bubble[keep],
-        c.step_floor_s,
-    )
 
 
 def _realistic_candidates(
@@ -554,6 +551,7 @@ def best_split(
     bound: Array,
     prune: bool = True,
     table: CommTable | None = None,
+    within_s: float = math.inf,
 ) -> Choice | None:
     """The accepted (candidate, split) at n_gpu (spec §10 step 8).
 
@@ -564,6 +562,10 @@ def best_split(
     rows left hold every tied row; they are put back in enumeration order for the
     original's tie rule. `prune=False` evaluates every split of every candidate instead:
     the exhaustive search the pruned one must equal (docs/model.md §9.2).
+
+    A candidate whose bound exceeds `within_s` (with the slack and tie tolerance) is not
+    evaluated either: it can neither beat nor tie a best below `within_s`, and the caller
+    rejects a best at or above it.
     """
     levels = adjusted_level_sizes(hw.level_sizes, n_gpu)
     table = candidate_comm_table(hw, shape, n_gpu, c) if table is None else table
@@ -573,8 +575,9 @@ def best_split(
     best = np.inf
     kept: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], StepArrays]] = []
     pos, block = 0, FIRST_BLOCK
+    cap = within_s * (1.0 + tol) * (1.0 + PRUNE_SLACK) if prune else np.inf
     while pos < order.size:
-        limit = best * (1.0 + PRUNE_SLACK + tol) if prune else np.inf
+        limit = min(best * (1.0 + PRUNE_SLACK + tol), cap) if prune else np.inf
         take = order[pos : pos + block]
         take = np.sort(take[bound[take] <= limit])
         if take.size == 0:
@@ -675,14 +678,7 @@ def _best_at(
     bound = separable_train_time_s(shape, c, table, opts)
     if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
         return BestAt(True, None)  # no candidate can finish in time here
-    if prune and math.isfinite(within_s):
-        # a candidate whose bound exceeds within_s can neither beat nor tie a best below it
-        # (the slack and tie tolerance of best_split)
-        tol = opts.quirks.tie_tolerance
-        keep = np.flatnonzero(bound <= within_s * (1.0 + tol) * (1.0 + PRUNE_SLACK))
-        if keep.size < bound.size:
-            c, bound, table = _subset(c, keep), bound[keep], table.subset(keep)
-    choice = best_split(hw, shape, n_gpu, c, opts, bound, prune, table)
+    choice = best_split(hw, shape, n_gpu, c, opts, bound, prune, table, within_s)
     if choice is None or not float(choice.step.t_train_s[0]) < within_s:
         return BestAt(True, None)
     layout = _layout(c, choice, n_gpu)

@@ -209,7 +209,9 @@ def layout_table(
     q = n_gpu // ep
     whole = quirks.whole_sequences or whole_sequences
     split_unit = shape.batch_seqs if whole else b_tok  # Q3
-    blocks: list[NDArray[np.int64]] = []
+    heads: list[tuple[int, int, int, int, int]] = []  # (DP, TP_m, TP_ff, PP, EP) of each block
+    counts: list[int] = []  # schedules per block
+    columns: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]] = []
     for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
         ff_choices = tp_ff_choices(tp, shape, opts, tensor_parallel)
         if not ff_choices:
@@ -224,15 +226,17 @@ def layout_table(
             zb, m = _microbatch_columns(base, pp, opts)
             if m.size == 0:
                 continue
-            nano = b_tok // (dp * m * s)
+            schedules = (m, zb, b_tok // (dp * m * s))
             for ff in ff_choices:
-                block = np.empty((m.size, 8), dtype=np.int64)
-                block[:, :5] = (dp, tp // ff, ff, pp, ep)
-                block[:, 5], block[:, 6], block[:, 7] = m, zb, nano
-                blocks.append(block)
-    if not blocks:
+                heads.append((dp, tp // ff, ff, pp, ep))
+                counts.append(m.size)
+                columns.append(schedules)
+    if not heads:
         return None
-    table = np.concatenate(blocks)
+    table = np.empty((sum(counts), 8), dtype=np.int64)
+    table[:, :5] = np.repeat(np.array(heads, dtype=np.int64), counts, axis=0)
+    for col, piece in enumerate(zip(*columns, strict=True), start=5):
+        table[:, col] = np.concatenate(piece)
     table.setflags(write=False)
     return table
 
@@ -571,7 +575,7 @@ def best_split(
     table = candidate_comm_table(hw, shape, n_gpu, c) if table is None else table
     net = hardware_network(hw)
     tol = opts.quirks.tie_tolerance
-    order = np.argsort(bound, kind="stable") if prune else np.arange(bound.size)
+    order = np.argsort(bound) if prune else np.arange(bound.size)  # ties: any order
     best = np.inf
     kept: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], StepArrays]] = []
     pos, block = 0, FIRST_BLOCK

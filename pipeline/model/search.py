@@ -482,12 +482,6 @@ def _select(step: StepArrays, rows: NDArray[np.int64]) -> StepArrays:
     return StepArrays(*(getattr(step, f)[rows] for f in StepArrays.__slots__))
 
 
-def _concat(parts: list[StepArrays]) -> StepArrays:
-    return StepArrays(
-        *(np.concatenate([getattr(p, f) for p in parts]) for f in StepArrays.__slots__)
-    )
-
-
 def optimistic_train_time_s(
     hw: HardwareSpec, shape: ModelShape, n_gpu: int, c: Candidates, opts: SearchOptions
 ) -> Array:
@@ -574,10 +568,18 @@ def best_split(
     levels = adjusted_level_sizes(hw.level_sizes, n_gpu)
     table = candidate_comm_table(hw, shape, n_gpu, c) if table is None else table
     net = hardware_network(hw)
+
+    def evaluate(idx: NDArray[np.int64], split: NDArray[np.int64]) -> StepArrays:
+        if prune:
+            return row_step_arrays(shape, c, idx, split, table, opts)
+        # straight from the factors: the exhaustive search shares no shortcut
+        factors = split_factors(c, idx, split, levels)
+        return step_arrays(hw, shape, n_gpu, _batch(c, idx, factors), net, opts)
+
     tol = opts.quirks.tie_tolerance
     order = np.argsort(bound) if prune else np.arange(bound.size)  # ties: any order
     best = np.inf
-    kept: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], StepArrays]] = []
+    kept: list[tuple[NDArray[np.int64], NDArray[np.int64], Array]] = []
     pos, block = 0, FIRST_BLOCK
     cap = within_s * (1.0 + tol) * (1.0 + PRUNE_SLACK) if prune else np.inf
     while pos < order.size:
@@ -590,26 +592,22 @@ def best_split(
         idx, split = valid_splits(c, take, levels)
         for start in range(0, idx.size, ROWS_PER_BLOCK):
             sl = slice(start, start + ROWS_PER_BLOCK)
-            if prune:
-                step = row_step_arrays(shape, c, idx[sl], split[sl], table, opts)
-            else:  # straight from the factors: the exhaustive search shares no shortcut
-                factors = split_factors(c, idx[sl], split[sl], levels)
-                step = step_arrays(hw, shape, n_gpu, _batch(c, idx[sl], factors), net, opts)
-            best = min(best, float(step.t_train_s.min()))
-            near = np.flatnonzero(step.t_train_s <= (best * (1.0 + tol) if prune else np.inf))
-            i, j = idx[sl][near], split[sl][near]
-            kept.append((i, j, split_factors(c, i, j, levels), _select(step, near)))
+            t_train = evaluate(idx[sl], split[sl]).t_train_s
+            best = min(best, float(t_train.min()))
+            near = np.flatnonzero(t_train <= (best * (1.0 + tol) if prune else np.inf))
+            kept.append((idx[sl][near], split[sl][near], t_train[near]))
     if not kept:
         return None
     idx = np.concatenate([k[0] for k in kept])
     split = np.concatenate([k[1] for k in kept])
-    factors = np.concatenate([k[2] for k in kept])
-    step = _concat([k[3] for k in kept])
-    rows = np.flatnonzero(step.t_train_s <= best * (1.0 + tol))
+    t_train = np.concatenate([k[2] for k in kept])
+    rows = np.flatnonzero(t_train <= best * (1.0 + tol))
     rows = rows[np.lexsort((split[rows], idx[rows]))]  # enumeration order
-    tied = _select(step, rows)
+    idx, split = idx[rows], split[rows]
+    tied = evaluate(idx, split)  # the same rows again: the same values, every field
     row = resolve_ties(tied, shape.n_tokens / shape.batch_tokens, tol)
-    return Choice(int(idx[rows[row]]), factors[rows[row]], _select(tied, np.array([row])))
+    factors = split_factors(c, idx[row : row + 1], split[row : row + 1], levels)[0]
+    return Choice(int(idx[row]), factors, _select(tied, np.array([row])))
 
 
 def _layout(c: Candidates, choice: Choice, n_gpu: int) -> Layout:

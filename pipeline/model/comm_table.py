@@ -77,6 +77,8 @@ class Pairs:
     """(n_pairs, K, d) per-level factors, the top level the quotient."""
     shape: tuple[int, int]
     """(n_keys, n_options)."""
+    by_split: NDArray[np.bool_]
+    """(n_keys, n_splits) whether each split's non-top factors divide each key's totals."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,14 +105,16 @@ class GroupKeys:
         found = self.pairs.get((adjusted, lo, hi))
         if found is None:
             n_degrees = hi - lo
-            options, _ = split_options(adjusted, lo, hi)
+            options, which = split_options(adjusted, lo, hi)
             products = options.prod(axis=1)
             totals = self.distinct[:, :n_degrees]
             divides = np.all(totals[:, None, :] % products[None, :, :] == 0, axis=2)
             key, option = np.nonzero(divides)
             top = totals[key] // products[option]
             factors = np.concatenate([options[option], top[:, None, :]], axis=1)
-            found = Pairs(key, option, factors.astype(np.float64), divides.shape)
+            by_split = divides[:, which]
+            by_split.setflags(write=False)
+            found = Pairs(key, option, factors.astype(np.float64), divides.shape, by_split)
             self.pairs[(adjusted, lo, hi)] = found
         return found
 

@@ -407,14 +407,12 @@ def valid_splits(
     the degree; the top-level factor is the quotient. Rows are candidate-major,
     split-minor: the enumeration order of spec §10 step 8.4 for ascending `idx`.
     """
-    _, per_degree = split_inner_products(level_sizes)
-    totals = c.degrees[idx]
-    ok = np.ones((totals.shape[0], per_degree[0][1].size), dtype=bool)
-    for degree, (values, which) in enumerate(per_degree):
-        # few distinct products per degree: test each once, then gather per split
-        divides = totals[:, degree, None] % values[None, :] == 0
-        ok &= divides[:, which]
+    groups = ((c.keys.dp, 0, 1), (c.keys.tp, 1, 3), (c.keys.pp_ep, 3, 5))
+    ok = np.ones((idx.size, split_table(level_sizes).shape[0]), dtype=bool)
+    for keys, lo, hi in groups:  # each degree group's divisibility, cached per distinct totals
+        ok &= keys.valid_pairs(level_sizes, lo, hi).by_split[keys.key_of[idx]]
     if c.tp_in_domain and level_sizes:  # every TP factor on level 0: its factor is the total
+        totals = c.degrees[idx]
         level0 = split_table(level_sizes)[:, 0, :]
         for degree in (1, 2):
             ok &= totals[:, degree, None] == level0[None, :, degree]

@@ -119,18 +119,41 @@ class GroupKeys:
         return found
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class CandidateKeys:
-    """TP (N_TPm, N_TPff), PP/EP (N_PP, N_EP, v) and DP (N_DP) totals of candidates."""
+    """TP (N_TPm, N_TPff), PP/EP (N_PP, N_EP, v) and DP (N_DP) totals of candidates.
+
+    Compared and hashed by identity: `candidate_keys` returns one object per distinct set of
+    candidates, so the network tables of one can be cached (`comm_table`).
+    """
 
     tp: GroupKeys
     pp_ep: GroupKeys
     dp: GroupKeys
 
 
+KEYS_CACHE_SIZE = 512
+"""Distinct candidate sets whose keys a process keeps (as many as cached candidates)."""
+TABLE_CACHE_SIZE = 256
+"""Network tables a process keeps: those of a series' cluster sizes, read again by the next
+sweep point that differs from it only in the GPU (e.g. its HBM bandwidth)."""
+
+
 def candidate_keys(degrees: NDArray[np.int64], interleave: Array) -> CandidateKeys:
-    """Group keys of candidates with totals `degrees` (n, 5: DP, TPm, TPff, PP, EP) and v."""
+    """Group keys of candidates with totals `degrees` (n, 5: DP, TPm, TPff, PP, EP) and v.
+
+    One object per distinct (degrees, v): candidates of GPUs that differ only in speed (not
+    in memory) share it, and with it their cached traffic and network tables.
+    """
     v = interleave.astype(np.int64)  # exact: v = L / N_PP or 1
+    table = np.ascontiguousarray(np.column_stack([degrees, v]), dtype=np.int64)
+    return _keys_of(table.tobytes(), table.shape[0])
+
+
+@lru_cache(maxsize=KEYS_CACHE_SIZE)
+def _keys_of(table: bytes, n: int) -> CandidateKeys:
+    rows = np.frombuffer(table, dtype=np.int64).reshape(n, 6)
+    degrees, v = rows[:, :5], rows[:, 5]
     return CandidateKeys(
         GroupKeys(*unique_rows(degrees[:, 1:3])),
         GroupKeys(*unique_rows(np.column_stack([degrees[:, 3:5], v]))),
@@ -150,10 +173,14 @@ class GroupTable:
     """(n_keys, n_options) bandwidth time; inf where the split's factors do not divide."""
     lat_s: Array
     """(n_keys, n_options) latency time; inf likewise."""
+    bw_min_s: Array
+    """(n_keys,) each key's smallest bandwidth time over its split options."""
+    lat_min_s: Array
+    """(n_keys,) each key's smallest latency time over its split options."""
 
     def smallest(self) -> tuple[Array, Array]:
         """Per candidate, the smallest bandwidth and the smallest latency time over its splits."""
-        return self.bw_s.min(axis=1)[self.key_of], self.lat_s.min(axis=1)[self.key_of]
+        return self.bw_min_s[self.key_of], self.lat_min_s[self.key_of]
 
     def rows(self, candidate: Index, split: Index) -> tuple[Array, Array]:
         """The times of rows (candidate, split)."""
@@ -185,7 +212,10 @@ def group_table(
     lat_s = np.full(pairs.shape, np.inf)
     bw_s[pairs.key, pairs.option] = bw
     lat_s[pairs.key, pairs.option] = lat
-    return GroupTable(keys.key_of, split_options(adjusted, lo, hi)[1], bw_s, lat_s)
+    tables = (bw_s, lat_s, bw_s.min(axis=1), lat_s.min(axis=1))
+    for table in tables:
+        table.setflags(write=False)
+    return GroupTable(keys.key_of, split_options(adjusted, lo, hi)[1], *tables)
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +239,7 @@ class CommTable:
         )
 
 
+@lru_cache(maxsize=TABLE_CACHE_SIZE)
 def comm_table(
     shape: ModelShape,
     n_gpu: int,
@@ -217,7 +248,8 @@ def comm_table(
     net: Network,
 ) -> CommTable:
     """Tables for candidates with group keys `keys` over the splits of the adjusted level
-    sizes, on network `net` (the same arithmetic as `step.comm_times_s`, spec §6.2)."""
+    sizes, on network `net` (the same arithmetic as `step.comm_times_s`, spec §6.2).
+    Cached (`TABLE_CACHE_SIZE`); the tables are read only."""
     layers, b_tok, gpus = float(shape.n_layers), float(shape.batch_tokens), float(n_gpu)
 
     def tp(f: Array, _: NDArray[np.int64]) -> Any:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from pipeline.model import comm_table, search
 from pipeline.model.comm_table import unique_rows
 from pipeline.model.layout import adjusted_level_sizes
 from pipeline.model.options import SearchOptions
@@ -114,3 +115,49 @@ def test_candidates_are_shared_across_networks_but_not_gpus() -> None:
     first = enumerate_candidates(hw, shape, 2048, opts)
     assert enumerate_candidates(slow, shape, 2048, opts) is first
     assert enumerate_candidates(smaller, shape, 2048, opts) is not first
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[2]}-{c[3]}")
+def test_step_floor_never_exceeds_a_row(case: tuple[str, bool, int, int]) -> None:
+    """The compute-only step floor is at most the step time of every row, on any network."""
+    name, _, _, n_gpu = case
+    hw, opts = preset(name), SearchOptions()
+    shape, c, idx, _, factors = _every_row(*case)
+    fast = dataclasses.replace(
+        hw,
+        net_bandwidth_bytes_per_s=tuple(np.inf for _ in hw.net_bandwidth_bytes_per_s),
+        net_latency_s=tuple(0.0 for _ in hw.net_latency_s),
+    )
+    for net_hw in (hw, fast):
+        rows = step_arrays(
+            hw, shape, n_gpu, _batch(c, idx, factors), hardware_network(net_hw), opts
+        )
+        assert c.step_floor_s <= rows.t_step_s.min()
+    assert c.step_floor_s > 0.0
+
+
+def test_gpus_differing_in_speed_share_keys_and_tables() -> None:
+    """A GPU with another HBM bandwidth gets its own candidates but the same keys and tables."""
+    hw = preset("h100_sxm")
+    shape, opts = model_shape(12288, ScalingLaws()), SearchOptions()
+    slower = dataclasses.replace(hw, hbm_bandwidth_bytes_per_s=hw.hbm_bandwidth_bytes_per_s / 100)
+    a = enumerate_candidates(hw, shape, 2048, opts)
+    b = enumerate_candidates(slower, shape, 2048, opts)
+    assert isinstance(a, Candidates)
+    assert isinstance(b, Candidates)
+    assert a is not b
+    assert a.keys is b.keys
+    assert candidate_comm_table(hw, shape, 2048, a) is candidate_comm_table(slower, shape, 2048, b)
+    assert not np.array_equal(a.t_compute_s, b.t_compute_s)
+
+
+def test_results_do_not_depend_on_the_caches() -> None:
+    """A search with every model cache emptied first gives the same layout and cost."""
+    hw = preset("h100_superpod")
+    shape, opts = model_shape(24576, ScalingLaws()), SearchOptions()
+    warm = optimal_layout(hw, shape, 16384, opts)
+    search._candidates.cache_clear()
+    search.layout_table.cache_clear()
+    comm_table.comm_table.cache_clear()
+    comm_table._keys_of.cache_clear()
+    assert optimal_layout(hw, shape, 16384, opts) == warm

@@ -134,7 +134,7 @@ class CandidateKeys:
 
 KEYS_CACHE_SIZE = 512
 """Distinct candidate sets whose keys a process keeps (as many as cached candidates)."""
-TABLE_CACHE_SIZE = 256
+TABLE_CACHE_SIZE = 128
 """Network tables a process keeps: those of a series' cluster sizes, read again by the next
 sweep point that differs from it only in the GPU (e.g. its HBM bandwidth)."""
 

@@ -36,6 +36,9 @@ import pyarrow.dataset as ds
 
 HERE = Path(__file__).resolve().parent.parent
 
+NO_BASELINE = ("physics=realistic",)
+"""Arguments a baseline from before realistic physics would refuse: such commands run alone."""
+
 COMMANDS: dict[str, list[str]] = {
     "sensitivity, physics=paper": ["sweep=sensitivity"],
     "sensitivity, physics=realistic": ["sweep=sensitivity", "physics=realistic"],
@@ -111,7 +114,7 @@ def main() -> None:
         base: list[Run] = []
         for _ in range(args.repeat):
             now.append(run_once(cmd, None))
-            if args.baseline is not None:
+            if args.baseline is not None and not set(cmd) & set(NO_BASELINE):
                 base.append(run_once(cmd, args.baseline))
         print(f"\n{name}: {now[0].points:,} points")
         print(

@@ -38,21 +38,27 @@ RECOMPUTE_ORDER = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
 """Modes tried under recompute=auto, cheapest first: the first that fits is kept."""
 
 
-def _matmul_fwd_bwd_s(
-    hw: HardwareSpec, physics: Physics, d1: Array, d2: Array, b: Array
-) -> tuple[Array, Array]:
-    """(forward, backward) time of a d1 x d2 weight on b tokens, per the run model's roofline."""
-    n = d1.size
-    d1s = np.concatenate([d1, d2, d1])
-    d2s = np.concatenate([d2, d1, d2])
-    wg = np.repeat(np.array([False, False, True]), n)
-    t = matmul_terms_s(hw, d1s, d2s, np.tile(b, 3), wg)
+def _matmul_calls_s(
+    hw: HardwareSpec,
+    physics: Physics,
+    calls: list[tuple[Array, Array, bool]],
+    b: Array,
+) -> list[Array]:
+    """Time of each (d1, d2, weight-gradient) matmul call on b tokens, per the run model's
+    roofline: the paper's terms with the matmul efficiency, Blackwell's shared-memory relief
+    and the per-call overhead. One `matmul_terms_s` call for all (the arithmetic is
+    element-wise, so batching changes no value)."""
+    n = b.size
+    d1s = np.concatenate([d1 for d1, _, _ in calls])
+    d2s = np.concatenate([d2 for _, d2, _ in calls])
+    wg = np.repeat(np.array([g for _, _, g in calls]), n)
+    t = matmul_terms_s(hw, d1s, d2s, np.tile(b, len(calls)), wg)
     relief = BLACKWELL_SMEM_RELIEF if physics.tensor_memory and has_tensor_memory(hw) else 1.0
     flop = t.flop_s / physics.efficiency.matmul
     roof = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(t.smem_s / relief, flop))
     overhead = physics.efficiency.matmul_overhead_s
-    roof = (roof + (hw.matmul_latency_s if overhead is None else overhead)).reshape(3, n)
-    return roof[0], roof[1] + roof[2]
+    roof = roof + (hw.matmul_latency_s if overhead is None else overhead)
+    return list(roof.reshape(len(calls), n))
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,14 +91,15 @@ def sequence_parallel_degree(physics: Physics, tp_model: Array, tp_ff: Array) ->
     return out
 
 
-def _memory_op_s(hw: HardwareSpec, physics: Physics, bytes_: Array) -> Array:
-    """One fused memory-bound kernel: bytes at the (L2 or HBM) bandwidth fraction + overhead."""
+def _memory_ops_s(hw: HardwareSpec, physics: Physics, bytes_: list[Array]) -> list[Array]:
+    """Fused memory-bound kernels, each moving `bytes_[i]` (per candidate): bytes at the
+    (L2 or HBM) bandwidth fraction + a kernel overhead."""
     eff = physics.efficiency
+    moved = np.stack(bytes_)
     bw = np.where(
-        bytes_ <= useful_l2_bytes(hw), hw.l2_bandwidth_bytes_per_s, hw.hbm_bandwidth_bytes_per_s
+        moved <= useful_l2_bytes(hw), hw.l2_bandwidth_bytes_per_s, hw.hbm_bandwidth_bytes_per_s
     )
-    out: Array = bytes_ / (bw * eff.fused_bandwidth) + eff.kernel_overhead_s
-    return out
+    return list(moved / (bw * eff.fused_bandwidth) + eff.kernel_overhead_s)
 
 
 def grid_layer_times(
@@ -107,13 +114,26 @@ def grid_layer_times(
     dm = float(shape.d_model)
     dm_shard = np.floor(dm / tp_model)
     df_shard = np.floor(float(shape.d_ff) / tp_ff)
-    w1_f, w1_b = _matmul_fwd_bwd_s(hw, physics, df_shard, dm_shard, nano)
-    w2_f, w2_b = _matmul_fwd_bwd_s(hw, physics, dm_shard, df_shard, nano)
+    # W1 (d_ff x d): forward (df, dm), data gradient (dm, df), weight gradient (df, dm);
+    # W2 (d x d_ff) runs the same two non-gradient shapes the other way round.
+    proj = np.floor(4.0 * dm / tp_ff)  # the four d x d projections: one d x 4d matrix
+    own_proj = physics.attention and not np.array_equal(proj, df_shard)
+    calls = [
+        (df_shard, dm_shard, False),
+        (dm_shard, df_shard, False),
+        (df_shard, dm_shard, True),
+        (dm_shard, df_shard, True),
+    ]
+    if own_proj:
+        calls += [(proj, dm_shard, False), (dm_shard, proj, False), (proj, dm_shard, True)]
+    t = _matmul_calls_s(hw, physics, calls, nano)
+    w1_f, w1_b = t[0], t[1] + t[2]
+    w2_f, w2_b = t[1], t[0] + t[3]
     fwd, bwd = w1_f + w2_f, w1_b + w2_b
     core = np.zeros_like(fwd)
     tp = tp_model * tp_ff
     if physics.attention:
-        p_f, p_b = _matmul_fwd_bwd_s(hw, physics, np.floor(4.0 * dm / tp_ff), dm_shard, nano)
+        p_f, p_b = (t[4], t[5] + t[6]) if own_proj else (w1_f, w1_b)
         eff = physics.efficiency
         rate = effective_flop_per_s(hw) * eff.matmul * eff.attention_matmul
         flop = 4.0 * nano * shape.seq_len * dm / tp
@@ -127,22 +147,35 @@ def grid_layer_times(
         core = np.maximum(flop / rate, traffic / hbm) + (1 if flash else 2) * overhead
         core_b = np.maximum(2.0 * flop / rate, 2.0 * traffic / hbm) + (1 if flash else 4) * overhead
         if physics.memory_bound_ops and not flash:  # scale-mask-softmax and attention dropout
-            core = core + _memory_op_s(hw, physics, 2 * WORD_BYTES * scores)
-            core = core + _memory_op_s(hw, physics, (2 * WORD_BYTES + MASK_BYTES) * scores)
-            core_b = core_b + _memory_op_s(hw, physics, 3 * WORD_BYTES * scores)
-            core_b = core_b + _memory_op_s(hw, physics, (2 * WORD_BYTES + MASK_BYTES) * scores)
+            softmax_f, dropout, softmax_b = _memory_ops_s(
+                hw,
+                physics,
+                [
+                    2 * WORD_BYTES * scores,
+                    (2 * WORD_BYTES + MASK_BYTES) * scores,
+                    3 * WORD_BYTES * scores,
+                ],
+            )
+            core = core + softmax_f + dropout
+            core_b = core_b + softmax_b + dropout
         fwd, bwd = fwd + p_f + core, bwd + p_b + core_b
     if physics.memory_bound_ops:
         sp = sequence_parallel_degree(physics, tp_model, tp_ff)
         hidden = nano * dm / sp
         ffn = nano * shape.d_ff / tp_ff
-        norm_f, norm_b = 2 * WORD_BYTES * hidden, 3 * WORD_BYTES * hidden
-        add_f = (3 * WORD_BYTES + MASK_BYTES) * hidden
-        add_b = (3 * WORD_BYTES + MASK_BYTES) * hidden
-        fwd = fwd + 2 * _memory_op_s(hw, physics, norm_f) + 2 * _memory_op_s(hw, physics, add_f)
-        bwd = bwd + 2 * _memory_op_s(hw, physics, norm_b) + 2 * _memory_op_s(hw, physics, add_b)
-        fwd = fwd + _memory_op_s(hw, physics, 2 * WORD_BYTES * ffn)
-        bwd = bwd + _memory_op_s(hw, physics, 3 * WORD_BYTES * ffn)
+        norm_f, norm_b, add, act_f, act_b = _memory_ops_s(
+            hw,
+            physics,
+            [
+                2 * WORD_BYTES * hidden,
+                3 * WORD_BYTES * hidden,
+                (3 * WORD_BYTES + MASK_BYTES) * hidden,  # bias + dropout + residual add
+                2 * WORD_BYTES * ffn,
+                3 * WORD_BYTES * ffn,
+            ],
+        )
+        fwd = fwd + 2 * norm_f + 2 * add + act_f
+        bwd = bwd + 2 * norm_b + 2 * add + act_b
     return LayerTimes(fwd, bwd, core)
 
 
@@ -170,30 +203,66 @@ def grid_memory_bytes(
     """Bytes on one GPU: model state (ZeRO over dp) plus in-flight activations
     (Korthikanti et al. 2022 §4; 1F1B holds min(m, p)·(1 + (p−1)/(p·v)), zero-bubble
     min(m, 2p − 1) microbatches)."""
+    schedule = (microbatches, interleave, zero_bubble)
+    return grid_memory_by_mode_bytes(physics, shape, factors, nano, schedule, (mode,))[0]
+
+
+def grid_memory_by_mode_bytes(
+    physics: Physics,
+    shape: ModelShape,
+    factors: tuple[Array, Array, Array, Array, Array],
+    nano: Array,
+    schedule: tuple[Array, Array, NDArray[np.bool_]],
+    modes: tuple[Recompute, ...],
+) -> list[Array]:
+    """`grid_memory_bytes` under each of `modes` (schedule: m, v, zero-bubble), sharing the
+    model state and the in-flight microbatches, which no recomputation mode changes."""
     dp, tp_model, tp_ff, pp, ep = factors
+    microbatches, interleave, zero_bubble = schedule
     tp = tp_model * tp_ff
     stage = physics.zero_stage
     state = ADAM_STATE_BYTES_PER_PARAM / (dp if stage >= 1 else 1.0)
     grads = GRADIENT_BYTES_PER_PARAM / (dp if stage >= 2 else 1.0)
     weights = WEIGHT_BYTES_PER_PARAM / (dp if stage >= 3 else 1.0)
-    params = grid_params_per_gpu(physics, shape, tp, pp, ep)
+    model_state = grid_params_per_gpu(physics, shape, tp, pp, ep) * (weights + grads + state)
     tokens = nano * shape.sparsity / ep
     sbh = tokens * shape.d_model
     sp = sequence_parallel_degree(physics, tp_model, tp_ff)
-    if mode is Recompute.FULL:
-        per_layer = 2.0 * sbh / sp
-    else:
-        per_layer = sbh * (10.0 / sp + 24.0 / tp)
-        if physics.attention and mode is Recompute.NONE and physics.fusion is not Fusion.FLASH:
-            heads = shape.d_model / GRID_HEAD_DIM
-            per_layer = per_layer + 5.0 * heads * shape.seq_len * tokens / tp
+    layers = shape.n_layers / pp
     held = np.where(
         zero_bubble,
         np.minimum(microbatches, 2.0 * pp - 1.0),
         np.minimum(microbatches, pp)
         * np.where(interleave > 1, 1.0 + (pp - 1.0) / (pp * interleave), 1.0),
     )
-    out: Array = params * (weights + grads + state) + per_layer * (shape.n_layers / pp) * held
+    out: list[Array] = []
+    for mode in modes:
+        if mode is Recompute.FULL:
+            per_layer = 2.0 * sbh / sp
+        else:
+            per_layer = sbh * (10.0 / sp + 24.0 / tp)
+            if physics.attention and mode is Recompute.NONE and physics.fusion is not Fusion.FLASH:
+                heads = shape.d_model / GRID_HEAD_DIM
+                per_layer = per_layer + 5.0 * heads * shape.seq_len * tokens / tp
+        out.append(model_state + per_layer * layers * held)
+    return out
+
+
+def cheapest_fitting_mode(
+    physics: Physics,
+    shape: ModelShape,
+    factors: tuple[Array, Array, Array, Array, Array],
+    nano: Array,
+    schedule: tuple[Array, Array, NDArray[np.bool_]],
+    hbm_bytes: float,
+) -> NDArray[np.int64]:
+    """Each layout's first recomputation mode (index into `RECOMPUTE_ORDER`) whose
+    `grid_memory_bytes` fits in `hbm_bytes`, −1 where none does."""
+    modes = recompute_modes(physics)
+    need = grid_memory_by_mode_bytes(physics, shape, factors, nano, schedule, modes)
+    out = np.full(nano.shape, -1, dtype=np.int64)
+    for mode, bytes_ in zip(reversed(modes), reversed(need), strict=True):
+        out = np.where(bytes_ <= hbm_bytes, RECOMPUTE_ORDER.index(mode), out)
     return out
 
 

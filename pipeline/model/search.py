@@ -30,8 +30,8 @@ from pipeline.model.evaluate import step_cost
 from pipeline.model.grid_physics import (
     RECOMPUTE_ORDER,
     LayerTimes,
+    cheapest_fitting_mode,
     grid_layer_times,
-    grid_memory_bytes,
     grid_optimizer_s,
     grid_params_per_gpu,
     recompute_modes,
@@ -216,9 +216,11 @@ def layout_table(
         ff_choices = tp_ff_choices(tp, shape, opts, tensor_parallel)
         if not ff_choices:
             continue
-        for dp in divisors(math.gcd(q // tp, split_unit)):
-            pp = q // (tp * dp)
-            if layers % pp:
+        r = q // tp  # N_DP · N_PP
+        unit = math.gcd(r, split_unit)
+        for pp in reversed(divisors(math.gcd(r, layers))):  # N_PP | L: N_DP ascending
+            dp = r // pp
+            if unit % dp:
                 continue
             if quirks.reject_non_divisible and b_tok % (s * dp):  # Q8
                 continue
@@ -325,9 +327,8 @@ def _realistic_candidates(
     mode_idx = np.full(table.shape[0], -1, dtype=np.int64)
     if physics.gpu_memory:
         factors = (dp_, tpm, tpff, pp_, ep_)
-        for mode in reversed(modes):  # the cheapest fitting mode is written last
-            need = grid_memory_bytes(physics, shape, factors, nano, m, interleave, zb, mode)
-            mode_idx = np.where(need <= hw.hbm_bytes, RECOMPUTE_ORDER.index(mode), mode_idx)
+        schedule = (m, interleave, zb)
+        mode_idx = cheapest_fitting_mode(physics, shape, factors, nano, schedule, hw.hbm_bytes)
         keep = mode_idx >= 0
         if not keep.any():
             return MemoryBlocked()

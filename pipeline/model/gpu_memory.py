@@ -69,6 +69,30 @@ def activation_bytes_per_layer(
     return sbh * (linear + core)
 
 
+def routed_activation_bytes_per_layer(
+    seq_len: float,
+    micro_seqs: float,
+    hidden: float,
+    top_k: int,
+    tp: int,
+    sequence_parallel: bool,
+    recompute: Recompute,
+    cp: int = 1,
+) -> float:
+    """Activation bytes a MoE layer stores beyond a dense layer's for top-k routing: 0 for k = 1.
+
+    Each token's MLP runs once per routed expert, so the MLP's stored tensors come k times:
+    its input (2·s·b·h, /t with sequence parallelism) and the two d_ff-wide tensors
+    Korthikanti et al. 2022 §4.1 count for f = 4h (16·s·b·h/t); (k − 1) more copies
+    (Lepikhin et al. 2020 §2.2). Full recomputation keeps only the layer input: 0.
+    """
+    if top_k == 1 or recompute is Recompute.FULL:
+        return 0.0
+    sbh = seq_len / cp * micro_seqs * hidden
+    per_copy = 2.0 / (tp if sequence_parallel else 1) + 16.0 / tp
+    return (top_k - 1) * sbh * per_copy
+
+
 def in_flight_microbatches(pp: int, microbatches: int, interleave: int) -> float:
     """Microbatches whose activations the first pipeline stage holds at once under 1F1B.
 

@@ -2,7 +2,9 @@
 
 The run's layout is written in the paper's per-level form: 1-D tensor parallelism splits
 the MLP's d_ff (tp_ff = t, tp_model = 1); ranks fill the network levels in Megatron's
-order, tensor innermost, then context and data, then pipeline (Narayanan et al. 2021 §3).
+order, tensor innermost, then context, expert and data, then pipeline (Narayanan et al. 2021
+§3; Megatron-Core's tp-cp-ep-dp-pp). Expert parallelism e takes e of the d data-parallel
+ranks: the row's `ep` is e and its `dp` is c·d/e, so that n_gpu = t·(c·d/e)·e·p.
 """
 
 from __future__ import annotations
@@ -45,17 +47,20 @@ def level_factors(degrees: tuple[int, ...], level_sizes: tuple[int, ...]) -> lis
 
 
 def run_layout(run: RunSpec, hw: HardwareSpec) -> Layout:
-    """The run's layout in the paper's per-level form (context parallelism folded into dp)."""
+    """The run's layout in the paper's per-level form (context parallelism folded into dp,
+    expert parallelism taken out of it)."""
     lay = run.layout
-    tp, dp, pp = level_factors((lay.tp, lay.cp * lay.dp, lay.pp), hw.level_sizes)
+    tp, cp, ep, dp, pp = level_factors(
+        (lay.tp, lay.cp, lay.ep, lay.expert_dp, lay.pp), hw.level_sizes
+    )
     ones = tuple(1 for _ in tp)
     return Layout(
         n_gpu=lay.n_gpu,
-        dp=tuple(dp),
+        dp=tuple(c * d for c, d in zip(cp, dp, strict=True)),
         tp_model=ones,
         tp_ff=tuple(tp),
         pp=tuple(pp),
-        ep=ones,
+        ep=tuple(ep),
         microbatches=run.global_batch_seqs // (lay.dp * lay.microbatch_seqs),
         zero_bubble=False,
         pp_interleave=lay.interleave,
@@ -64,10 +69,17 @@ def run_layout(run: RunSpec, hw: HardwareSpec) -> Layout:
 
 
 def run_shape(run: RunSpec, tokens_per_param: float) -> ModelShape:
-    """The run's model in the paper's shape record (its n_params counts the MLP blocks only)."""
+    """The run's model in the paper's shape record (its n_params counts the MLP blocks only,
+    every expert's; sparsity is the run's experts per layer)."""
     s = run.shape
     return ModelShape(
-        s.hidden, s.ffn_hidden, s.layers, 1, s.seq_len, run.global_batch_seqs, tokens_per_param
+        s.hidden,
+        s.ffn_hidden,
+        s.layers,
+        s.experts,
+        s.seq_len,
+        run.global_batch_seqs,
+        tokens_per_param,
     )
 
 
@@ -76,7 +88,7 @@ def run_bottleneck(cost: RunCost) -> Bottleneck:
     parts = {
         Bottleneck.COMPUTE: cost.t_compute_s,
         Bottleneck.TP_COMM: cost.t_tp_comm_s,
-        Bottleneck.PP_EP_COMM: cost.t_pp_comm_s,
+        Bottleneck.PP_EP_COMM: cost.t_pp_comm_s + cost.t_ep_comm_s,
         Bottleneck.DP_COMM: cost.t_dp_comm_s,
         Bottleneck.BUBBLE: cost.bubble_fraction * cost.step_time_s,
     }
@@ -89,7 +101,7 @@ def run_step_cost(cost: RunCost, shape: ModelShape) -> StepCost:
     return StepCost(
         t_compute_s=cost.t_compute_s,
         t_tp_comm_s=cost.t_tp_comm_s,
-        t_pp_ep_comm_s=cost.t_pp_comm_s,
+        t_pp_ep_comm_s=cost.t_pp_comm_s + cost.t_ep_comm_s,
         t_dp_comm_s=cost.t_dp_comm_s,
         t_latency_s=cost.t_latency_s,
         t_latency_paid_s=cost.t_latency_s,

@@ -2,8 +2,9 @@
 
 Tries every Megatron-style layout: tensor parallelism t inside the fastest network level
 (t divides heads and ffn_hidden), pipeline stages p dividing the layers, data parallelism
-d = N_GPU / (t·p·c) dividing the batch, whole-sequence microbatches b, interleaving v,
-and each recomputation mode; sequence parallelism whenever t > 1. A layout whose memory
+d = N_GPU / (t·p·c) dividing the batch, expert parallelism e dividing both the experts and d
+(a mixture of experts; Rajbhandari et al. 2022, DeepSpeed-MoE §4), whole-sequence
+microbatches b, interleaving v, and each recomputation mode; sequence parallelism whenever t > 1. A layout whose memory
 exceeds one GPU's HBM is dropped when the physics checks per-GPU memory. The fastest
 step wins; ties go to the first in this enumeration order.
 """
@@ -11,6 +12,7 @@ step wins; ties go to the first in this enumeration order.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator
 
 from pipeline.model.hardware import HardwareSpec
@@ -40,23 +42,25 @@ def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
             if run.global_batch_seqs % dp:
                 continue
             per_replica = run.global_batch_seqs // dp
-            for micro in divisors(per_replica):
-                m = per_replica // micro
-                if micro > MAX_MICROBATCH_SEQS or (pp > 1 and m < pp):
-                    continue
-                chunks = [v for v in divisors(shape.layers // pp) if v <= MAX_INTERLEAVE]
-                for v in chunks if pp > 1 and m % pp == 0 else [1]:
-                    for mode in SEARCH_RECOMPUTE:
-                        yield dataclasses.replace(
-                            given,
-                            tp=tp,
-                            pp=pp,
-                            dp=dp,
-                            microbatch_seqs=micro,
-                            interleave=v,
-                            sequence_parallel=tp > 1,
-                            recompute=mode,
-                        )
+            for ep in divisors(math.gcd(shape.experts, dp)):
+                for micro in divisors(per_replica):
+                    m = per_replica // micro
+                    if micro > MAX_MICROBATCH_SEQS or (pp > 1 and m < pp):
+                        continue
+                    chunks = [v for v in divisors(shape.layers // pp) if v <= MAX_INTERLEAVE]
+                    for v in chunks if pp > 1 and m % pp == 0 else [1]:
+                        for mode in SEARCH_RECOMPUTE:
+                            yield dataclasses.replace(
+                                given,
+                                tp=tp,
+                                pp=pp,
+                                dp=dp,
+                                ep=ep,
+                                microbatch_seqs=micro,
+                                interleave=v,
+                                sequence_parallel=tp > 1,
+                                recompute=mode,
+                            )
 
 
 def best_run_layout(

@@ -4,17 +4,19 @@ Layout (Narayanan et al. 2021, arXiv:2104.04473; Korthikanti et al. 2022, arXiv:
 1-D tensor parallelism over t GPUs (column- then row-parallel matrices) with optional
 sequence parallelism, pipeline parallelism over p stages with the interleaved 1F1B
 schedule of v chunks, data parallelism over d replicas with ZeRO stages 0-3, context
-parallelism over c GPUs, whole-sequence microbatches of b sequences. Megatron's rank order
-puts tensor parallelism innermost, then data, then pipeline parallelism.
+parallelism over c GPUs, whole-sequence microbatches of b sequences, and for a mixture of
+experts, expert parallelism over e of the data-parallel ranks. Megatron's rank order puts
+tensor parallelism innermost, then context, expert, data, then pipeline parallelism.
 
 The step on one GPU (docs/model.md, "Realistic physics"):
-  t_mb    = (L/p) · (t_layer + t_tp) + t_last           one microbatch on the slowest (last) stage
+  t_mb    = (L/p) · (t_layer + t_tp + t_ep) + t_last    one microbatch on the slowest (last) stage
   t_pipe  = (m + (p − 1)/v) · t_mb + m · t_p2p           1F1B with its bubble (p − 1)/(v·m)
   t_step  = t_pipe + t_dp + t_optimizer                  gradient all-reduce and Adam step exposed
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +26,7 @@ from pipeline.model.gpu_memory import (
     in_flight_microbatches,
     logits_bytes,
     model_state_bytes_per_param,
+    routed_activation_bytes_per_layer,
 )
 from pipeline.model.hardware import HardwareSpec, effective_flop_per_s, peak_flop_per_s
 from pipeline.model.matmul import matmul_terms_s
@@ -39,6 +42,8 @@ from pipeline.model.physics import Fusion, Physics, Recompute
 from pipeline.model.transformer import (
     TransformerShape,
     attention_core_forward_flop,
+    attention_weight_params,
+    expert_weight_params,
     hardware_flop_per_step,
     layer_weight_params,
     model_flop_per_step,
@@ -83,6 +88,12 @@ class RunLayout:
         """t · p · d · c GPUs (experts share the data-parallel ranks)."""
         return self.tp * self.pp * self.dp * self.cp
 
+    @property
+    def expert_dp(self) -> int:
+        """d/e: replicas of each expert shard, the group its gradients are reduced over
+        (DeepSpeed-MoE's and Megatron-Core's expert-data-parallel group)."""
+        return self.dp // self.ep
+
 
 @dataclass(frozen=True, slots=True)
 class RunSpec:
@@ -114,6 +125,8 @@ class RunCost:
     t_tp_comm_s: float
     t_pp_comm_s: float
     t_dp_comm_s: float
+    t_ep_comm_s: float
+    """Expert parallelism's all-to-all token dispatch and combine (0 for a dense run)."""
     t_latency_s: float
     bubble_fraction: float
     model_flop_per_step: float
@@ -186,15 +199,44 @@ def layer_weight_shapes(
 
 
 def layer_matmul_time_s(
-    hw: HardwareSpec, physics: Physics, shape: TransformerShape, tokens: float, tp: int
+    hw: HardwareSpec,
+    physics: Physics,
+    shape: TransformerShape,
+    tokens: float,
+    tp: int,
+    ep: int = 1,
 ) -> tuple[float, float]:
     """(forward, backward) time of one layer's weight matmuls on one GPU (the projections
-    only when `physics.attention` is on)."""
+    only when `physics.attention` is on).
+
+    With E > 1 experts, the GPU runs its E/e local experts' MLP GEMMs one after the other,
+    each on `expert_tokens` tokens (Megatron-Core's sequential or grouped expert GEMMs).
+    """
     fwd = bwd = 0.0
-    for d1, d2 in layer_weight_shapes(shape, tp, physics.attention):
+    if shape.experts == 1:
+        for d1, d2 in layer_weight_shapes(shape, tp, physics.attention):
+            f, a, w = _matmul_pass_s(hw, physics, d1, d2, tokens)
+            fwd, bwd = fwd + f, bwd + a + w
+        return fwd, bwd
+    mlp = layer_weight_shapes(shape, tp, attention=False)
+    for d1, d2 in layer_weight_shapes(shape, tp, physics.attention)[: -len(mlp)]:
         f, a, w = _matmul_pass_s(hw, physics, d1, d2, tokens)
         fwd, bwd = fwd + f, bwd + a + w
+    local = shape.experts / ep
+    for d1, d2 in mlp:
+        f, a, w = _matmul_pass_s(hw, physics, d1, d2, expert_tokens(shape, tokens, ep))
+        fwd, bwd = fwd + local * f, bwd + local * (a + w)
     return fwd, bwd
+
+
+def expert_tokens(shape: TransformerShape, tokens: float, ep: int) -> float:
+    """Tokens each local expert computes per microbatch: k · e · tokens / E.
+
+    The e ranks of an expert-parallel group each route `tokens` tokens to k experts; balanced
+    routing (capacity factor 1) spreads the e·k·tokens assignments evenly over the E experts
+    (Lepikhin et al. 2020, GShard §2.2; Rajbhandari et al. 2022, DeepSpeed-MoE §4).
+    """
+    return shape.top_k * ep * tokens / shape.experts
 
 
 def attention_core_time_s(
@@ -265,19 +307,50 @@ def group_level(hw: HardwareSpec, inner: int, size: int) -> int:
 
 
 def parameters_per_gpu(shape: TransformerShape, layout: RunLayout) -> float:
-    """Parameters on one GPU of the first stage: (L/p) layers and the embedding, over t."""
+    """Parameters on one GPU of the first stage: (L/p) layers and the embedding, over t;
+    of a mixture of experts, its E/e local experts only (`expert_parameters_per_gpu`)."""
     layers = shape.layers / layout.pp
-    return (layers * layer_weight_params(shape) + float(shape.vocab) * shape.hidden) / layout.tp
+    if shape.experts == 1:
+        dense = layers * layer_weight_params(shape) + float(shape.vocab) * shape.hidden
+        return dense / layout.tp
+    return dense_parameters_per_gpu(shape, layout) + expert_parameters_per_gpu(shape, layout)
+
+
+def dense_parameters_per_gpu(shape: TransformerShape, layout: RunLayout) -> float:
+    """Parameters replicated over all d data-parallel ranks: of a mixture of experts, the
+    attention of its L/p layers and the embedding, over t; of a dense run, all of them."""
+    if shape.experts == 1:
+        return parameters_per_gpu(shape, layout)
+    layers = shape.layers / layout.pp
+    return (layers * attention_weight_params(shape) + float(shape.vocab) * shape.hidden) / layout.tp
+
+
+def expert_parameters_per_gpu(shape: TransformerShape, layout: RunLayout) -> float:
+    """Expert parameters on one GPU: (L/p) · (E/e) · k·h·f / t, 0 for a dense run.
+
+    Experts are sharded over the e expert-parallel ranks (each holds E/e whole experts) and
+    each expert over the t tensor-parallel ranks (Rajbhandari et al. 2022, DeepSpeed-MoE §4;
+    Megatron-Core's expert parallelism with expert tensor parallelism t).
+    """
+    if shape.experts == 1:
+        return 0.0
+    local = shape.experts / layout.ep
+    return shape.layers / layout.pp * local * expert_weight_params(shape) / layout.tp
 
 
 def memory_per_gpu_bytes(
     shape: TransformerShape, layout: RunLayout, microbatches: int, fusion: Fusion
 ) -> float:
-    """Model state (ZeRO over dp) and in-flight activations of the first stage, plus the
-    logits of the last stage: an upper bound on any one stage's bytes."""
-    state = parameters_per_gpu(shape, layout) * model_state_bytes_per_param(
+    """Model state (ZeRO over dp; expert state over the d/e expert replicas) and in-flight
+    activations of the first stage, plus the logits of the last stage: an upper bound on any
+    one stage's bytes."""
+    state = dense_parameters_per_gpu(shape, layout) * model_state_bytes_per_param(
         layout.zero_stage, layout.dp
     )
+    if shape.experts > 1:
+        state += expert_parameters_per_gpu(shape, layout) * model_state_bytes_per_param(
+            layout.zero_stage, layout.expert_dp
+        )
     per_layer = activation_bytes_per_layer(
         shape.seq_len,
         layout.microbatch_seqs,
@@ -287,6 +360,15 @@ def memory_per_gpu_bytes(
         layout.sequence_parallel,
         layout.recompute,
         fusion,
+        layout.cp,
+    ) + routed_activation_bytes_per_layer(
+        shape.seq_len,
+        layout.microbatch_seqs,
+        shape.hidden,
+        shape.top_k,
+        layout.tp,
+        layout.sequence_parallel,
+        layout.recompute,
         layout.cp,
     )
     held = in_flight_microbatches(layout.pp, microbatches, layout.interleave)
@@ -352,12 +434,72 @@ def p2p_per_microbatch_s(hw: HardwareSpec, physics: Physics, run: RunSpec) -> fl
 
 def dp_allreduce_s(hw: HardwareSpec, physics: Physics, run: RunSpec) -> float:
     """Gradient all-reduce (w bytes per parameter of the GPU) over the data-parallel group,
-    after the pipeline (ZeRO's reduce-scatter plus all-gather moves the same bytes)."""
+    after the pipeline (ZeRO's reduce-scatter plus all-gather moves the same bytes).
+
+    A mixture of experts reduces its expert gradients apart, over the d/e replicas of each
+    expert shard at stride t·c·e (DeepSpeed-MoE's expert-data-parallel group, Rajbhandari
+    et al. 2022 §4; Megatron-Core's rank order tp-cp-ep-dp-pp).
+    """
     lay = run.layout
     level = group_level(hw, lay.tp, lay.dp)
-    return allreduce_time_s(
+    dense = allreduce_time_s(
         lay.dp,
-        WORD_BYTES * parameters_per_gpu(run.shape, lay),
+        WORD_BYTES * dense_parameters_per_gpu(run.shape, lay),
+        hw.net_bandwidth_bytes_per_s[level],
+        hw.net_latency_s[level],
+        physics.efficiency.network,
+    )
+    if run.shape.experts == 1:
+        return dense
+    level = group_level(hw, lay.tp * lay.cp * lay.ep, lay.expert_dp)
+    return dense + allreduce_time_s(
+        lay.expert_dp,
+        WORD_BYTES * expert_parameters_per_gpu(run.shape, lay),
+        hw.net_bandwidth_bytes_per_s[level],
+        hw.net_latency_s[level],
+        physics.efficiency.network,
+    )
+
+
+def all_to_all_time_s(p: int, bytes_: float, bandwidth: float, latency: float, eff: float) -> float:
+    """All-to-all of `bytes_` per GPU over p GPUs: (p − 1)/p · bytes / (BW/2 · efficiency)
+    + (p − 1)·λ; 0 for p = 1.
+
+    Each GPU keeps 1/p of its data and sends the rest, one peer per step (pairwise exchange:
+    Thakur et al. 2005, "Optimization of collective communication operations in MPICH"),
+    at the unidirectional bandwidth of the level the group spans.
+    """
+    if p <= 1:
+        return 0.0
+    return (p - 1) / p * bytes_ / (bandwidth / 2.0 * eff) + (p - 1) * latency
+
+
+def ep_dispatch_bytes(run: RunSpec) -> float:
+    """Bytes one GPU sends in one all-to-all of one MoE layer and microbatch: w · h · k per token.
+
+    Each of its b·s/c tokens goes to k experts (Lepikhin et al. 2020, GShard §2.2; top-k
+    gating). With sequence parallelism the t tensor-parallel ranks each dispatch 1/t of the
+    tokens (Megatron-Core); without it every rank holds and sends all of them.
+    """
+    lay = run.layout
+    split = lay.tp if lay.sequence_parallel else 1
+    return run.shape.top_k * activation_message_bytes(run) / split
+
+
+def ep_comm_per_layer_s(hw: HardwareSpec, physics: Physics, run: RunSpec) -> float:
+    """Expert parallelism's all-to-alls of one MoE layer and microbatch on the critical path:
+    dispatch and combine forward, their transposes backward, and again forward under full
+    recomputation (Rajbhandari et al. 2022, DeepSpeed-MoE §5.1; Lepikhin et al. 2020 §2.2).
+    The e ranks sit at stride t·c (Megatron-Core's tp-cp-ep-dp-pp order); 0 for e = 1.
+    """
+    lay = run.layout
+    if lay.ep == 1:
+        return 0.0
+    level = group_level(hw, lay.tp * lay.cp, lay.ep)
+    collectives = 4 + (2 if lay.recompute is Recompute.FULL else 0)
+    return collectives * all_to_all_time_s(
+        lay.ep,
+        ep_dispatch_bytes(run),
         hw.net_bandwidth_bytes_per_s[level],
         hw.net_latency_s[level],
         physics.efficiency.network,
@@ -369,7 +511,7 @@ def run_flop_per_step(physics: Physics, run: RunSpec) -> tuple[float, float]:
     shape, mode, batch = run.shape, run.layout.recompute, run.global_batch_seqs
     if physics.attention:
         return model_flop_per_step(shape, batch), hardware_flop_per_step(shape, batch, mode)
-    mlp_params = shape.mlp_matrices * float(shape.hidden) * shape.ffn_hidden
+    mlp_params = shape.top_k * shape.mlp_matrices * float(shape.hidden) * shape.ffn_hidden
     model_flop = 6.0 * shape.layers * mlp_params * batch * shape.seq_len
     return model_flop, model_flop * (4.0 / 3.0 if mode is Recompute.FULL else 1.0)
 
@@ -383,7 +525,7 @@ def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:
     layers_per_stage = shape.layers / lay.pp
     mode = lay.recompute
 
-    mm_fwd, mm_bwd = layer_matmul_time_s(hw, physics, shape, tokens, lay.tp)
+    mm_fwd, mm_bwd = layer_matmul_time_s(hw, physics, shape, tokens, lay.tp, lay.ep)
     t_mm = mm_fwd + mm_bwd + (mm_fwd if mode is Recompute.FULL else 0.0)
     t_attn = t_last = 0.0
     if physics.attention:
@@ -397,10 +539,15 @@ def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:
     classes = {OpClass.NORM: 0.0, OpClass.ELEMENTWISE: 0.0}
     if physics.memory_bound_ops:
         x = layer_tensors(shape, micro, lay.tp, lay.cp, lay.sequence_parallel)
+        if shape.top_k > 1:  # each token's MLP activations, once per routed expert
+            x = dataclasses.replace(x, ffn=shape.top_k * x.ffn)
         classes = class_times_s(hw, physics, layer_memory_ops(x, physics.fusion), mode)
     t_tp = tp_comm_per_layer_s(hw, physics, run)
+    t_ep = ep_comm_per_layer_s(hw, physics, run)
     t_layer = t_mm + t_attn + classes[OpClass.NORM] + classes[OpClass.ELEMENTWISE]
     t_mb = layers_per_stage * (t_layer + t_tp) + t_last
+    if t_ep:
+        t_mb += layers_per_stage * t_ep
 
     t_p2p = p2p_per_microbatch_s(hw, physics, run)
     bubble = (lay.pp - 1) / (lay.interleave * m)
@@ -409,6 +556,11 @@ def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:
     t_opt = 0.0
     if physics.memory_bound_ops:
         updated = parameters_per_gpu(shape, lay) / (lay.dp if lay.zero_stage >= 1 else 1)
+        if shape.experts > 1 and lay.zero_stage >= 1:  # expert state sharded over d/e
+            updated = (
+                dense_parameters_per_gpu(shape, lay) / lay.dp
+                + expert_parameters_per_gpu(shape, lay) / lay.expert_dp
+            )
         t_opt = optimizer_step_time_s(hw, physics.efficiency, updated)
     t_step = t_pipe + t_dp + t_opt
 
@@ -427,6 +579,7 @@ def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:
         t_tp_comm_s=per_step * t_tp,
         t_pp_comm_s=m * t_p2p,
         t_dp_comm_s=t_dp,
+        t_ep_comm_s=per_step * t_ep,
         t_latency_s=0.0,
         bubble_fraction=bubble / (1.0 + bubble),
         model_flop_per_step=model_flop,

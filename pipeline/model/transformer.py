@@ -34,6 +34,11 @@ class TransformerShape:
     vocab: int
     seq_len: int
     mlp: Mlp = Mlp.GELU
+    experts: int = 1
+    """MLP experts per layer; 1 is a dense transformer, more a mixture of experts in every
+    layer (Lepikhin et al. 2020, GShard; Fedus et al. 2021, Switch Transformer)."""
+    top_k: int = 1
+    """Experts each token is routed to (1: Switch; 2: GShard)."""
 
     @property
     def head_dim(self) -> int:
@@ -51,14 +56,34 @@ class TransformerShape:
         return 3 if self.mlp is Mlp.SWIGLU else 2
 
 
-def layer_weight_params(shape: TransformerShape) -> float:
-    """Matrix parameters of one layer: h·(h + 2·kv) (QKV) + h² (output) + k·h·f (MLP).
+def attention_weight_params(shape: TransformerShape) -> float:
+    """Matrix parameters of one layer's attention: h·(h + 2·kv) (QKV) + h² (output).
 
-    k = 2 for GeLU, 3 for SwiGLU; kv = kv_heads · d_head (GQA, Ainslie et al. 2023).
-    Biases and norm gains (≈ 13h) are left out, as in Narayanan et al. 2021 eq. (2).
+    kv = kv_heads · d_head (GQA, Ainslie et al. 2023).
     """
-    h, f = float(shape.hidden), float(shape.ffn_hidden)
-    return h * (h + 2.0 * shape.kv_width) + h * h + shape.mlp_matrices * h * f
+    h = float(shape.hidden)
+    return h * (h + 2.0 * shape.kv_width) + h * h
+
+
+def expert_weight_params(shape: TransformerShape) -> float:
+    """Matrix parameters of one MLP (one expert): k·h·f, k = 2 for GeLU, 3 for SwiGLU."""
+    return shape.mlp_matrices * float(shape.hidden) * float(shape.ffn_hidden)
+
+
+def layer_weight_params(shape: TransformerShape) -> float:
+    """Matrix parameters of one layer: h·(h + 2·kv) (QKV) + h² (output) + E·k·h·f (E MLPs).
+
+    E experts (1 for a dense layer); k = 2 for GeLU, 3 for SwiGLU; kv = kv_heads · d_head.
+    Biases, norm gains (≈ 13h) and a MoE router (h·E) are left out, as in Narayanan et al.
+    2021 eq. (2).
+    """
+    return attention_weight_params(shape) + shape.experts * expert_weight_params(shape)
+
+
+def active_weight_params(shape: TransformerShape) -> float:
+    """Matrix parameters one token meets in a layer: attention + top_k experts' MLPs
+    (a dense layer: all of them; Lepikhin et al. 2020 §2: FLOP per token ∝ k, not E)."""
+    return attention_weight_params(shape) + shape.top_k * expert_weight_params(shape)
 
 
 def model_params(shape: TransformerShape) -> float:
@@ -67,8 +92,8 @@ def model_params(shape: TransformerShape) -> float:
 
 
 def linear_forward_flop(shape: TransformerShape, tokens: float) -> float:
-    """Forward FLOP of one layer's weight matmuls: 2 · tokens · layer_weight_params."""
-    return 2.0 * tokens * layer_weight_params(shape)
+    """Forward FLOP of one layer's weight matmuls: 2 · tokens · active_weight_params."""
+    return 2.0 * tokens * active_weight_params(shape)
 
 
 def attention_core_forward_flop(shape: TransformerShape, tokens: float) -> float:

@@ -3,8 +3,9 @@
 The keys are `layers, hidden, ffn_hidden, heads, kv_heads, vocab, seq_len, mlp,
 global_batch_seqs, microbatch_seqs, tp, pp, dp, cp, ep, interleave, sequence_parallel,
 recompute, zero_stage` and `name`, and the optional `layout_search` (default false: the
-run's own layout; true: the best layout for its model and batch at its GPU count), declared from the `TransformerShape` and `RunLayout`
-fields. They may come from a user's own `--config-dir`; README.md documents them.
+run's own layout; true: the best layout for its model and batch at its GPU count), `experts`
+(default 1: a dense transformer) and `top_k` (default 1), declared from the `TransformerShape`
+and `RunLayout` fields. They may come from a user's own `--config-dir`; README.md documents them.
 """
 
 from __future__ import annotations
@@ -24,12 +25,19 @@ RUN_KEYS = frozenset(
     | {f.name for f in fields(RunLayout)}
 )
 """Every key of a run node (declared from the dataclasses)."""
+OPTIONAL_RUN_KEYS = {"experts": 1, "top_k": 1}
+"""Run keys that may be left out, with the default that keeps a dense run as before."""
 RUN_RECOMPUTE = (Recompute.NONE.value, Recompute.SELECTIVE.value, Recompute.FULL.value)
 
 
 def _divides(sec: Section, key: str, divisor: int, quantity: str, size: int) -> None:
     if size % divisor:
         raise ConfigError(sec.key(key), divisor, f"must divide {quantity} = {size}")
+
+
+def optional_integer(sec: Section, key: str) -> int:
+    """An optional run key's value, or its default (`OPTIONAL_RUN_KEYS`)."""
+    return sec.integer(key) if sec.has(key) else OPTIONAL_RUN_KEYS[key]
 
 
 def run_from_config(node: object, path: str = "run") -> RunSpec | None:
@@ -47,6 +55,8 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
         vocab=sec.integer("vocab"),
         seq_len=sec.integer("seq_len"),
         mlp=Mlp(sec.choice("mlp", [m.value for m in Mlp])),
+        experts=optional_integer(sec, "experts"),
+        top_k=optional_integer(sec, "top_k"),
     )
     layout = RunLayout(
         tp=sec.integer("tp"),
@@ -69,8 +79,12 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
 def check_run(sec: Section, run: RunSpec) -> None:
     """Raise ConfigError unless the layout can run the model (Megatron-LM's own checks)."""
     shape, lay = run.shape, run.layout
-    if lay.ep != 1:
-        raise ConfigError(sec.key("ep"), lay.ep, "must be 1: runs model dense transformers only")
+    if shape.top_k > shape.experts:
+        raise ConfigError(
+            sec.key("top_k"), shape.top_k, f"must be at most experts = {shape.experts}"
+        )
+    _divides(sec, "ep", lay.ep, "experts", shape.experts)
+    _divides(sec, "ep", lay.ep, "dp (experts share the data-parallel ranks)", lay.dp)
     _divides(sec, "heads", shape.heads, "hidden", shape.hidden)
     _divides(sec, "kv_heads", shape.kv_heads, "heads", shape.heads)
     _divides(sec, "tp", lay.tp, "heads", shape.heads)

@@ -101,6 +101,9 @@ class Physics:
     N_TP ≤ its size and every TP factor on level 0."""
     tensor_memory: bool = False
     """Blackwell tensor memory and 2-SM MMA: accumulators off shared memory (docs/model.md)."""
+    max_context_parallel: int = 1
+    """Largest context-parallel degree c a grid layout may split each sequence over, with
+    `whole_sequences` (powers of two dividing the sequence length; 1 = none)."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property
@@ -116,6 +119,7 @@ class Physics:
             or self.tensor_memory
             or self.recompute is not Recompute.NONE
             or self.zero_stage != 0
+            or self.max_context_parallel != 1
         )
 
 

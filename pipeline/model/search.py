@@ -203,34 +203,53 @@ def layout_table(
     """(n, 8) integer rows (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble, nanobatch) of
     every layout the divisibility rules allow at n_gpu, in enumeration order (spec §10 steps
     1-7); GPU-independent, so the GPUs of a comparison share it. Read-only; None if empty."""
+    whole = opts.quirks.whole_sequences or whole_sequences
+    table = _layout_blocks(shape, n_gpu, opts, whole, tensor_parallel, 1)
+    if table is None:
+        return None
+    table.setflags(write=False)
+    return table
+
+
+def _layout_blocks(
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    whole: bool,
+    tensor_parallel: TensorParallel,
+    cp: int,
+) -> NDArray[np.int64] | None:
+    """`layout_table`'s rows with each sequence split over `cp` context-parallel ranks (1 =
+    none): N_DP = d·cp token-splitting ranks of which d divide the batch (docs/model.md R.7).
+    Built from one head (N_DP, N_TPm, N_TPff, N_PP, N_EP) per block and its schedule columns."""
     quirks = opts.quirks
     s, layers, b_tok = shape.sparsity, shape.n_layers, shape.batch_tokens
     ep = math.gcd(n_gpu, s)
     q = n_gpu // ep
-    whole = quirks.whole_sequences or whole_sequences
     split_unit = shape.batch_seqs if whole else b_tok  # Q3
     heads: list[tuple[int, int, int, int, int]] = []  # (DP, TP_m, TP_ff, PP, EP) of each block
     counts: list[int] = []  # schedules per block
     columns: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]] = []
     for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
         ff_choices = tp_ff_choices(tp, shape, opts, tensor_parallel)
-        if not ff_choices:
+        if not ff_choices or (q // tp) % cp:
             continue
-        r = q // tp  # N_DP · N_PP
+        r = q // (tp * cp)  # N_DP · N_PP / cp
         unit = math.gcd(r, split_unit)
         for pp in reversed(divisors(math.gcd(r, layers))):  # N_PP | L: N_DP ascending
             dp = r // pp
             if unit % dp:
                 continue
-            if quirks.reject_non_divisible and b_tok % (s * dp):  # Q8
+            if quirks.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
                 continue
             base = shape.batch_seqs // dp if whole else b_tok // (s * dp)
             zb, m = _microbatch_columns(base, pp, opts)
             if m.size == 0:
                 continue
-            schedules = (m, zb, b_tok // (dp * m * s))
+            dpc = dp * cp
+            schedules = (m, zb, b_tok // (dpc * m * s))
             for ff in ff_choices:
-                heads.append((dp, tp // ff, ff, pp, ep))
+                heads.append((dpc, tp // ff, ff, pp, ep))
                 counts.append(m.size)
                 columns.append(schedules)
     if not heads:
@@ -239,7 +258,6 @@ def layout_table(
     table[:, :5] = np.repeat(np.array(heads, dtype=np.int64), counts, axis=0)
     for col, piece in enumerate(zip(*columns, strict=True), start=5):
         table[:, col] = np.concatenate(piece)
-    table.setflags(write=False)
     return table
 
 
@@ -254,6 +272,45 @@ def _microbatch_columns(
     zb.setflags(write=False)
     m.setflags(write=False)
     return zb, m
+
+
+def context_parallel_degrees(shape: ModelShape, max_cp: int) -> tuple[int, ...]:
+    """c tried beside 1: powers of two up to `max_cp` that divide the sequence length."""
+    out, c = [], 2
+    while c <= max_cp:
+        if shape.seq_len % c == 0:
+            out.append(c)
+        c *= 2
+    return tuple(out)
+
+
+@lru_cache(maxsize=LAYOUT_TABLE_CACHE_SIZE)
+def context_parallel_table(
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    tensor_parallel: TensorParallel,
+    max_cp: int,
+) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
+    """Whole-sequence layouts with context parallelism: `layout_table`'s rows (c = 1), then
+    those of each c in `context_parallel_degrees` with a nonzero nanobatch (N_DP = d·c,
+    nanobatch over d·c), and each row's c. Read-only; None if empty."""
+    parts: list[NDArray[np.int64]] = []
+    cps: list[NDArray[np.int64]] = []
+    for c in (1, *context_parallel_degrees(shape, max_cp)):
+        block = _layout_blocks(shape, n_gpu, opts, True, tensor_parallel, c)
+        if block is None:
+            continue
+        if c > 1:
+            block = block[block[:, 7] > 0]
+        parts.append(block)
+        cps.append(np.full(block.shape[0], c, dtype=np.int64))
+    if not parts or not sum(p.shape[0] for p in parts):
+        return None
+    table, cp = np.concatenate(parts), np.concatenate(cps)
+    table.setflags(write=False)
+    cp.setflags(write=False)
+    return table, cp
 
 
 def _enumerate(
@@ -320,6 +377,13 @@ def _realistic_candidates(
 ) -> Candidates | MemoryBlocked | None:
     """Candidates under realistic physics: per-GPU memory with the cheapest recomputation
     mode that fits, layer times and the optimizer step from `grid_physics`."""
+    if physics.max_context_parallel > 1 and physics.whole_sequences:
+        with_cp = context_parallel_table(
+            shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel
+        )
+        if with_cp is None:
+            return None
+        table = with_cp[0]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = (col.astype(np.float64) for col in table.T)
     zb = zb_i.astype(bool)
     interleave = np.where(zb | (pp_ == 1) | (not opts.interleaving), 1.0, shape.n_layers // pp_)

@@ -64,6 +64,7 @@ def physics_from_config(node: object, path: str = "physics") -> Physics:
         ),
         tp_in_domain=sec.boolean("tp_in_domain"),
         tensor_memory=sec.boolean("tensor_memory"),
+        max_context_parallel=sec.integer("max_context_parallel"),
         efficiency=efficiency_from_config(eff),
     )
 

@@ -15,9 +15,16 @@ from pipeline.model.options import SearchOptions
 from pipeline.model.physics import Physics, Recompute, TensorParallel
 from pipeline.model.results import InfeasibleReason
 from pipeline.model.scaling import ScalingLaws, model_shape
-from pipeline.model.search import optimal_layout, smallest_cluster
+from pipeline.model.search import (
+    context_parallel_degrees,
+    context_parallel_table,
+    layout_table,
+    optimal_layout,
+    smallest_cluster,
+)
 from pipeline.model.step import layer_matmul_time_s
 from pipeline.schema import compose_config, load_scenario
+from pipeline.schema.errors import ConfigError
 from tests.presets import preset
 
 DURATION_S = 0.25 * 3.154e7
@@ -152,3 +159,62 @@ def test_sequence_parallel_degree_follows_the_tensor_parallel_kind() -> None:
     )
     np.testing.assert_array_equal(two_d, [1.0, 2.0])
     np.testing.assert_array_equal(both, [8.0, 2.0])
+
+
+def test_context_parallel_table_starts_with_the_whole_sequence_layouts() -> None:
+    """The context-parallel table's c = 1 rows are `layout_table`'s whole-sequence rows, in order."""
+    shape, opts = dense(), SearchOptions()
+    plain = layout_table(shape, 4096, opts, True, TensorParallel.BOTH)
+    with_cp = context_parallel_table(shape, 4096, opts, TensorParallel.BOTH, 8)
+    assert plain is not None
+    assert with_cp is not None
+    table, cp = with_cp
+    np.testing.assert_array_equal(table[: len(plain)], plain)
+    assert (cp[: len(plain)] == 1).all()
+    assert set(cp[len(plain) :].tolist()) == {2, 4, 8}
+
+
+def test_context_parallel_rows_split_tokens_over_dp_times_c() -> None:
+    """A c > 1 row: N_DP = d·c, d (not d·c) divides the batch's sequences, nanobatch B_tok/(d·c·m)."""
+    shape, opts = dense(), SearchOptions()
+    with_cp = context_parallel_table(shape, 4096, opts, TensorParallel.BOTH, 8)
+    assert with_cp is not None
+    table, cp = with_cp
+    dp, m, nano = table[:, 0], table[:, 5], table[:, 7]
+    d = dp // cp
+    assert (dp == d * cp).all()
+    assert (shape.batch_seqs % d == 0).all()
+    np.testing.assert_array_equal(nano, shape.batch_tokens // (dp * m))
+
+
+def test_context_parallel_degrees_are_powers_of_two_dividing_the_sequence() -> None:
+    """c = 2, 4, 8 up to the maximum, only those dividing the sequence length."""
+    assert context_parallel_degrees(dense(), 8) == (2, 4, 8)
+    assert context_parallel_degrees(dense(), 1) == ()
+    odd = dataclasses.replace(dense(), seq_len=12)
+    assert context_parallel_degrees(odd, 16) == (2, 4)
+
+
+def test_context_parallel_is_never_slower_on_the_grid() -> None:
+    """Allowing c ≤ 8 only adds candidates: the best layout is never slower than without it."""
+    hw = preset("h100_sxm")
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    with_cp = dataclasses.replace(physics, max_context_parallel=8)
+    shape = dense(16384)
+    base = optimal_layout(hw, shape, 2**16, physics=physics)
+    more = optimal_layout(hw, shape, 2**16, physics=with_cp)
+    assert base is not None
+    assert more is not None
+    assert more[1].step_time_s <= base[1].step_time_s * (1.0 + 1e-12)
+
+
+def test_context_parallel_is_not_the_papers_physics() -> None:
+    """A physics allowing c > 1 is not the paper's model (which has no context parallelism)."""
+    assert not Physics(max_context_parallel=2).is_paper
+    assert Physics(max_context_parallel=1).is_paper
+
+
+def test_context_parallel_key_rejects_zero() -> None:
+    """physics.max_context_parallel=0 is bad input, named by its key."""
+    with pytest.raises(ConfigError, match=r"physics\.max_context_parallel"):
+        load_scenario(compose_config(["physics.max_context_parallel=0"]))

@@ -367,6 +367,23 @@ def _with_step_inputs(c: Candidates, opts: SearchOptions) -> Candidates:
     return dataclasses.replace(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)
 
 
+def _distinct_shards(
+    tpm: NDArray[np.int64], tpff: NDArray[np.int64], nano: NDArray[np.int64], d_ff: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """`unique_rows` of (N_TPm, N_TPff, nanobatch), through one int64 key when it fits.
+
+    N_TPff divides d_ff, so (N_TPm·(d_ff + 1) + N_TPff)·(max nanobatch + 1) + nanobatch is
+    exact and sorts as the rows do; a 1-D `np.unique` of it is a few times cheaper.
+    """
+    span = int(nano.max()) + 1
+    if (int(tpm.max()) + 1) * (d_ff + 1) >= (2**62) // span:  # the key would overflow
+        return unique_rows(np.stack([tpm, tpff, nano], axis=1))
+    pair = tpm * (d_ff + 1) + tpff
+    keys, at = np.unique(pair * span + nano, return_inverse=True)
+    pairs = keys // span
+    return np.stack([pairs // (d_ff + 1), pairs % (d_ff + 1), keys % span], axis=1), at
+
+
 def _realistic_candidates(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -407,7 +424,7 @@ def _realistic_candidates(
                 return None
     table, mode_idx, interleave = table[keep], mode_idx[keep], interleave[keep]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
-    shards, at = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shapes
+    shards, at = _distinct_shards(tpm, tpff, nano, shape.d_ff)  # few distinct shapes
     unique = shards.astype(np.float64)
     u = grid_layer_times(hw, physics, shape, unique[:, 0], unique[:, 1], unique[:, 2])
     times = LayerTimes(u.forward_s[at], u.backward_s[at], u.core_forward_s[at])

@@ -5,7 +5,8 @@ series with physics=paper, physics=realistic and each extension alone (realistic
 efficiencies, every other switch off), and prints the linear-scaling end, the latency wall
 (first infeasible compute) and the wall time of each series. Reports figures; it does not
 pass or fail. Run: `.venv/bin/python bench/bench_physics.py` (a few minutes on one core);
-`--cost 3` instead prints realistic against paper series time on the same sizes (median of 3).
+`--cost 3` instead prints realistic against paper series time on the same sizes (median of 3,
+in CPU time of this process: one core's work, steady when other jobs share the machine).
 """
 
 from __future__ import annotations
@@ -69,16 +70,16 @@ VARIANTS: dict[str, list[str]] = {
 
 
 def median_time_s(overrides: list[str], repeats: int) -> tuple[float, list[int], int]:
-    """Median wall time of one series over `repeats` runs, its model widths, and the cluster
+    """Median CPU time of one series over `repeats` runs, its model widths, and the cluster
     sizes whose candidates it enumerated (each a full candidate enumeration)."""
     scenario = load_scenario(compose_config(overrides))
     times, widths, clusters = [], [], 0
     for _ in range(repeats):
         search.layout_table.cache_clear()  # enumerate candidates again, as a fresh process
         search._candidates.cache_clear()
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         out = evaluate_series(scenario)
-        times.append(time.perf_counter() - t0)
+        times.append(time.process_time() - t0)
         widths = [p.shape.d_model for p in out.points]
         clusters = search._candidates.cache_info().misses
     return statistics.median(times), widths, clusters

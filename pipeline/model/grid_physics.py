@@ -190,23 +190,6 @@ def grid_params_per_gpu(
     return out
 
 
-def grid_memory_bytes(
-    physics: Physics,
-    shape: ModelShape,
-    factors: tuple[Array, Array, Array, Array, Array],
-    nano: Array,
-    microbatches: Array,
-    interleave: Array,
-    zero_bubble: NDArray[np.bool_],
-    mode: Recompute,
-) -> Array:
-    """Bytes on one GPU: model state (ZeRO over dp) plus in-flight activations
-    (Korthikanti et al. 2022 §4; 1F1B holds min(m, p)·(1 + (p−1)/(p·v)), zero-bubble
-    min(m, 2p − 1) microbatches)."""
-    schedule = (microbatches, interleave, zero_bubble)
-    return grid_memory_by_mode_bytes(physics, shape, factors, nano, schedule, (mode,))[0]
-
-
 def grid_memory_by_mode_bytes(
     physics: Physics,
     shape: ModelShape,
@@ -215,8 +198,10 @@ def grid_memory_by_mode_bytes(
     schedule: tuple[Array, Array, NDArray[np.bool_]],
     modes: tuple[Recompute, ...],
 ) -> list[Array]:
-    """`grid_memory_bytes` under each of `modes` (schedule: m, v, zero-bubble), sharing the
-    model state and the in-flight microbatches, which no recomputation mode changes."""
+    """Bytes on one GPU under each of `modes`: model state (ZeRO over dp) plus in-flight
+    activations (Korthikanti et al. 2022 §4; schedule (m, v, zero-bubble): 1F1B holds
+    min(m, p)·(1 + (p−1)/(p·v)), zero-bubble min(m, 2p − 1) microbatches). The model state
+    and the microbatches in flight, which no recomputation mode changes, are computed once."""
     dp, tp_model, tp_ff, pp, ep = factors
     microbatches, interleave, zero_bubble = schedule
     tp = tp_model * tp_ff
@@ -256,8 +241,8 @@ def cheapest_fitting_mode(
     schedule: tuple[Array, Array, NDArray[np.bool_]],
     hbm_bytes: float,
 ) -> NDArray[np.int64]:
-    """Each layout's first recomputation mode (index into `RECOMPUTE_ORDER`) whose
-    `grid_memory_bytes` fits in `hbm_bytes`, −1 where none does."""
+    """Each layout's first recomputation mode (index into `RECOMPUTE_ORDER`) whose bytes
+    (`grid_memory_by_mode_bytes`) fit in `hbm_bytes`, −1 where none does."""
     modes = recompute_modes(physics)
     need = grid_memory_by_mode_bytes(physics, shape, factors, nano, schedule, modes)
     out = np.full(nano.shape, -1, dtype=np.int64)

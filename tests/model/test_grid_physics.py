@@ -10,11 +10,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.execute.series import evaluate_series
-from pipeline.model.grid_physics import grid_layer_times, sequence_parallel_degree
+from pipeline.model.grid_physics import (
+    grid_layer_times,
+    grid_memory_by_mode_bytes,
+    sequence_parallel_degree,
+)
 from pipeline.model.options import SearchOptions
 from pipeline.model.physics import Physics, Recompute, TensorParallel
 from pipeline.model.results import InfeasibleReason
-from pipeline.model.scaling import ScalingLaws, model_shape
+from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.search import (
     context_parallel_degrees,
     context_parallel_table,
@@ -218,3 +222,22 @@ def test_context_parallel_key_rejects_zero() -> None:
     """physics.max_context_parallel=0 is bad input, named by its key."""
     with pytest.raises(ConfigError, match=r"physics\.max_context_parallel"):
         load_scenario(compose_config(["physics.max_context_parallel=0"]))
+
+
+def test_grid_memory_by_mode_tiny_layout() -> None:
+    """d=4, f=16, L=2, one GPU, 8 tokens: 2·(2·4·16) params · 16 B = 4096 B of state; per layer
+    34·8·4 B without recomputation, 2·8·4 B with full (Korthikanti et al. 2022 §4)."""
+    shape = ModelShape(4, 16, 2, 1, 8, 1, 20.0)
+    one = np.array([1.0])
+    physics = Physics(gpu_memory=True)
+    none, full = grid_memory_by_mode_bytes(
+        physics,
+        shape,
+        (one, one, one, one, one),
+        np.array([8.0]),
+        (one, one, np.array([False])),
+        (Recompute.NONE, Recompute.FULL),
+    )
+    state = 2 * (2 * 4 * 16) * 16.0
+    assert none[0] == state + 2 * 34 * 8 * 4
+    assert full[0] == state + 2 * 2 * 8 * 4

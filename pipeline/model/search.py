@@ -785,6 +785,14 @@ def optimal_layout(
     return _best_at(hw, shape, n_gpu, opts, prune=prune, physics=physics).found
 
 
+def matmul_rate_flop_per_s(hw: HardwareSpec, physics: Physics) -> float:
+    """The fastest rate a GPU runs the model's weight matmuls at: F_eff in the paper's model
+    (spec §11), F_eff·min(1, efficiency.matmul) under realistic physics, whose weight GEMMs
+    take at least their FLOP time over that (`grid_physics`, docs/model.md R.7)."""
+    rate = effective_flop_per_s(hw)
+    return rate if physics.is_paper else rate * min(1.0, physics.efficiency.matmul)
+
+
 def smallest_cluster(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -802,7 +810,7 @@ def smallest_cluster(
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         return PointResult(shape, False, InfeasibleReason.BATCH_TOO_LARGE, None, None)
     hw = network_physics(hw, physics)
-    floor = shape.training_flop / (duration_s * effective_flop_per_s(hw))
+    floor = shape.training_flop / (duration_s * matmul_rate_flop_per_s(hw, physics))
     any_layout = blocked = False
     for i in range(opts.max_cluster_doublings + 1):
         n_gpu = shape.sparsity * 2**i

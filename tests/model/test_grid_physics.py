@@ -241,3 +241,19 @@ def test_grid_memory_by_mode_tiny_layout() -> None:
     state = 2 * (2 * 4 * 16) * 16.0
     assert none[0] == state + 2 * 34 * 8 * 4
     assert full[0] == state + 2 * 2 * 8 * 4
+
+
+@pytest.mark.parametrize("scaling", ["dense", "sparse"])
+def test_realistic_matmul_floor_skips_no_feasible_cluster(
+    scaling: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Starting the cluster walk at the realistic matmul rate's floor gives the same series as
+    starting it at the paper's F_eff floor (the floor only skips clusters too slow anyway)."""
+    from pipeline.model import search
+    from pipeline.model.hardware import effective_flop_per_s
+
+    scenario = load_scenario(compose_config(["physics=realistic", f"scaling={scaling}"]))
+    fast = evaluate_series(scenario).points
+    monkeypatch.setattr(search, "matmul_rate_flop_per_s", lambda hw, _: effective_flop_per_s(hw))
+    search._candidates.cache_clear()
+    assert evaluate_series(scenario).points == fast

@@ -1,9 +1,12 @@
-"""Executing a plan: evaluate the series not yet done, write each as it finishes, report.
+"""Executing a plan: evaluate the series not yet done, write them in batches, report.
 
-Memory stays flat however large the sweep: each series is written as soon as it finishes and
-the report keeps its limits, not its points (unless the caller keeps the tables, as the Python
-API does). With resume on (`RunPlan.resume`: sweeps by default) the series already complete
-under the root are skipped, and their thresholds are read back so the summary still shows them.
+Memory stays flat however large the sweep: finished series wait in a bounded buffer
+(`pipeline.app.batch.PartBuffer`) and are written many to a part, and the report keeps their
+limits, not their points (unless the caller keeps the tables, as the Python API does). With
+resume on (`RunPlan.resume`: sweeps by default) the series already complete under the root are
+skipped, and their thresholds are read back so the summary still shows them. A series about to
+be evaluated that already has rows under the root (resume off, or a series left incomplete) is
+first removed from the parts that hold it, so no series ever has rows in two parts of a table.
 """
 
 from __future__ import annotations
@@ -13,24 +16,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.app.batch import PartBuffer
 from pipeline.app.frontier import run_frontiers, write_run_trends
 from pipeline.app.plan import NO_SWEEP_POINT, RunPlan
 from pipeline.app.resumed import limits_of, read_parts
-from pipeline.app.write import (
-    SeriesTables,
-    scenario_key,
-    series_key,
-    series_tables,
-    write_frontier,
-    write_tables,
-)
+from pipeline.app.write import SeriesTables, series_rows
 from pipeline.execute.progress import RunProgress
-from pipeline.execute.runner import run_series
+from pipeline.execute.runner import run_series, stop_on_signals
 from pipeline.execute.series import ClosedForms, SeriesOutcome
+from pipeline.io.columns import RUN_TABLES
+from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance, new_run_id
 from pipeline.model.results import SeriesLimits
 from pipeline.schema import Scenario
 from pipeline.sweep import SweepSeries, pending
+from pipeline.sweep.resume import series_index
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,10 @@ class RunReport:
     resumed: list[SeriesSummary] = field(default_factory=list)
     """The skipped series, their thresholds read from the dataset."""
     tables: list[SeriesTables] = field(default_factory=list)
-    """Every series' rows, the skipped ones read back, when `execute_plan(keep_tables=True)`."""
+    """Every series' rows, in batches of several series, the skipped ones read back, when
+    `execute_plan(keep_tables=True)`."""
+    batches: int = 0
+    """Batches written (each one part per table), 0 without a root."""
 
     @property
     def summaries(self) -> list[SeriesSummary]:
@@ -84,11 +87,11 @@ class RunReport:
 
 
 def resumed_series(
-    root: Path, skipped: Sequence[SweepSeries], keep_tables: bool = False
+    index: SeriesIndex, skipped: Sequence[SweepSeries], keep_tables: bool = False
 ) -> tuple[list[SeriesSummary], list[SeriesTables]]:
-    """Summaries of series complete under `root`, from their thresholds parts (and all rows)."""
-    keys = [scenario_key(s.scenario, s.series_id) for s in skipped]
-    thresholds = read_parts(root, "thresholds", keys)
+    """Summaries of series complete in the indexed parts (and all their rows, as one batch)."""
+    ids = [s.series_id for s in skipped]
+    thresholds = read_parts(index, "thresholds", ids)
     summaries = []
     for series, row in zip(skipped, thresholds.to_pylist(), strict=True):
         limits, closed, n_points = limits_of(row)
@@ -105,11 +108,8 @@ def resumed_series(
         )
     if not keep_tables:
         return summaries, []
-    tables = [
-        SeriesTables(*(read_parts(root, name, [key]) for name in SeriesTables._fields))
-        for key in keys
-    ]
-    return summaries, tables
+    tables = SeriesTables(*(read_parts(index, name, ids) for name in SeriesTables._fields))
+    return summaries, [tables]
 
 
 def execute_plan(
@@ -119,17 +119,21 @@ def execute_plan(
     *,
     keep_tables: bool = False,
 ) -> RunReport:
-    """Evaluate the plan's series (or `series`) not yet done, and write each as it finishes.
+    """Evaluate the plan's series (or `series`) not yet done, and write them in batches.
 
     A plan without a root writes nothing. With `keep_tables` the report holds every series'
     rows (`RunReport.tables`), skipped ones read back from the dataset.
     """
     todo = plan.series if series is None else list(series)
     skipped: list[SweepSeries] = []
-    if plan.resume and plan.root is not None:
-        missing = pending(todo, plan.root)
-        ids = {s.series_id for s in missing}
-        skipped, todo = [s for s in todo if s.series_id not in ids], missing
+    index = None
+    if plan.root is not None:
+        index = series_index(plan.root, todo, RUN_TABLES)
+        if plan.resume:
+            missing = pending(todo, plan.root, index)
+            ids = {s.series_id for s in missing}
+            skipped, todo = [s for s in todo if s.series_id not in ids], missing
+        index.remove({s.series_id for s in todo} & index.present())
     sweep_points = {s.series_id: s.sweep_point for s in todo}
     provenance = Provenance(run_id=new_run_id())
     start = time.monotonic()
@@ -137,36 +141,34 @@ def execute_plan(
     moving = run_frontiers([(s.series_id, s.scenario) for s in todo], years, plan.execution)
     if moving and plan.root is not None:
         write_run_trends(plan.root, provenance)
+    buffer = PartBuffer(plan.root, plan.series_per_part, plan.flush_s, keep=keep_tables)
     summaries: list[SeriesSummary] = []
-    kept: list[SeriesTables] = []
     points = 0
-    with RunProgress(len(todo), enabled=progress, skipped=len(skipped)) as bar:
-        for outcome in run_series((s.scenario for s in todo), plan.execution, plan.whole_grid):
-            sweep_point = sweep_points[outcome.series_id]
-            tables = series_tables(
-                outcome,
-                provenance,
-                plan.forecast,
-                sweep_point=sweep_point,
-                whole_grid=plan.whole_grid,
-                overrides=plan.overrides,
-                moving=moving.get(outcome.series_id),
-            )
-            if plan.root is not None:
-                if outcome.series_id in moving:
-                    frontier = moving[outcome.series_id]
-                    write_frontier(plan.root, series_key(outcome), frontier, provenance)
-                write_tables(plan.root, series_key(outcome), tables)
-            if keep_tables:
-                kept.append(tables)
-            summaries.append(SeriesSummary.of(outcome, sweep_point))
-            points += len(outcome.points)
-            bar.advance(len(outcome.points))
+    with (
+        stop_on_signals(),
+        RunProgress(len(todo), enabled=progress, skipped=len(skipped)) as bar,
+    ):
+        try:
+            for outcome in run_series((s.scenario for s in todo), plan.execution, plan.whole_grid):
+                sweep_point = sweep_points[outcome.series_id]
+                rows = series_rows(
+                    outcome,
+                    provenance,
+                    plan.forecast,
+                    sweep_point=sweep_point,
+                    whole_grid=plan.whole_grid,
+                    overrides=plan.overrides,
+                    moving=moving.get(outcome.series_id),
+                )
+                buffer.add(rows)
+                summaries.append(SeriesSummary.of(outcome, sweep_point))
+                points += len(outcome.points)
+                bar.advance(len(outcome.points))
+        finally:  # the end of the run, Ctrl-C or SIGTERM: finished series are written
+            buffer.flush_all()
     seconds = time.monotonic() - start
     resumed, resumed_tables = (
-        resumed_series(plan.root, skipped, keep_tables)
-        if skipped and plan.root is not None
-        else ([], [])
+        resumed_series(index, skipped, keep_tables) if skipped and index is not None else ([], [])
     )
     return RunReport(
         summaries,
@@ -176,5 +178,6 @@ def execute_plan(
         plan.root,
         len(skipped),
         resumed,
-        [*kept, *resumed_tables],
+        [*buffer.kept, *resumed_tables],
+        buffer.batches_written,
     )

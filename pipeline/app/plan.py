@@ -15,11 +15,16 @@ from pipeline.forecast import ForecastSettings, forecast_from_config
 from pipeline.io.parquet import check_writable
 from pipeline.schema import Scenario, compose_config
 from pipeline.schema.errors import ConfigError
+from pipeline.schema.section import check_integer, check_number
 from pipeline.sweep import SweepSeries, expand_sweep
 from pipeline.sweep.expand import known_overrides
 
 NO_SWEEP_POINT = "{}"
 """The sweep point of a series of a run without a sweep."""
+SERIES_PER_PART = 256
+"""Default `output.series_per_part` (conf/config.yaml): series written into one part per table."""
+FLUSH_S = 30.0
+"""Default `output.flush_s`: the longest a finished series waits in memory before it is written."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +42,11 @@ class RunPlan:
     overrides: tuple[str, ...] | None = None
     """The overrides the config was composed with (the `series` table's `overrides`); None if
     unknown."""
+    series_per_part: int = SERIES_PER_PART
+    """`output.series_per_part`: a partition's finished series are written as one part per
+    table once this many wait (`pipeline.app.batch`)."""
+    flush_s: float = FLUSH_S
+    """`output.flush_s`: ... or once the oldest has waited this long (seconds)."""
 
     @property
     def scenarios(self) -> list[Scenario]:
@@ -80,6 +90,12 @@ def plan_run(
     whole_grid = output.get("whole_grid", False)
     if not isinstance(whole_grid, bool):
         raise ConfigError("output.whole_grid", whole_grid, "true or false")
+    per_part = check_integer(
+        output.get("series_per_part", SERIES_PER_PART), "output.series_per_part"
+    )
+    flush_s = check_number(
+        output.get("flush_s", FLUSH_S), "output.flush_s", "seconds", exclusive=False
+    )
     execution = (
         OmegaConf.to_container(cfg.get("execution"), resolve=True) if "execution" in cfg else {}
     )
@@ -91,7 +107,9 @@ def plan_run(
     series = expand_sweep(cfg, whole_grid=whole_grid, overrides=given)
     resume = resolve_resume(output.get("resume"), series)
     root = check_writable(output["root"]) if write else None
-    return RunPlan(series, root, whole_grid, settings, forecast, resume and write, given)
+    return RunPlan(
+        series, root, whole_grid, settings, forecast, resume and write, given, per_part, flush_s
+    )
 
 
 def compose_run_config(overrides: Sequence[str]) -> DictConfig:

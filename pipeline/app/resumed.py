@@ -1,8 +1,9 @@
-"""The rows of series a resumed run skips, read back from their own part files.
+"""The rows of series a resumed run skips, read back from the parts that hold them.
 
-A skipped series is complete in the dataset (`pipeline.sweep.resume`), so its part paths are
-known from its key alone; only those files are opened. Partition columns, which the files do
-not store, are put back from the key, so the rows have the table's full schema.
+A skipped series is complete in the dataset (`pipeline.sweep.resume`); the run's
+`SeriesIndex` says which parts of its partition hold it, and only those are opened, their rows
+filtered by series_id. Partition columns, which the files do not store, are put back from the
+part's partition, so the rows have the table's full schema.
 """
 
 from __future__ import annotations
@@ -10,38 +11,49 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.execute.series import ClosedForms
 from pipeline.io.columns import PARTITION_COLUMNS, TABLES
-from pipeline.io.parquet import part_path
-from pipeline.io.rows import SeriesKey
+from pipeline.io.parts import SeriesIndex
+from pipeline.io.read import partition_of
 from pipeline.model.results import SeriesLimits
 
 
-def read_parts(root: Path, table_name: str, keys: Sequence[SeriesKey]) -> pa.Table:
-    """The rows of `table_name` of the series `keys`, in that order, with the table's schema.
+def read_parts(index: SeriesIndex, table_name: str, series_ids: Sequence[str]) -> pa.Table:
+    """The rows of `table_name` of the series `series_ids`, grouped in that order (each
+    series' rows in stored order), with the table's schema.
 
-    A column the file lacks (a part written before a nullable column existed) is null.
+    `index` must cover `table_name` in the series' partitions. A column the file lacks (a part
+    written before a nullable column existed) is null.
     """
     schema = TABLES[table_name]
+    wanted = pa.array(list(series_ids), pa.string())
     pieces = []
-    for key in keys:
-        data = pq.read_table(part_path(root, table_name, key.partition, key.series_id))
+    for path in index.holding(table_name, series_ids):
+        data = pq.read_table(path)
+        data = data.filter(pc.is_in(data.column("series_id"), wanted))
+        partition = partition_of(path)
         columns = []
         for field in schema:
             if field.name in PARTITION_COLUMNS:
-                columns.append(pa.array([key.partition[field.name]] * len(data), field.type))
+                columns.append(pa.array([partition[field.name]] * len(data), field.type))
             elif field.name in data.column_names:
                 columns.append(data.column(field.name).cast(field.type))
             else:
                 columns.append(pa.nulls(len(data), field.type))
         pieces.append(pa.Table.from_arrays(columns, schema=schema))
-    return pa.concat_tables(pieces) if pieces else schema.empty_table()
+    if not pieces:
+        return schema.empty_table()
+    table = pa.concat_tables(pieces)
+    rank = {sid: i for i, sid in enumerate(series_ids)}
+    ids = table.column("series_id").to_pylist()
+    order = sorted(range(len(ids)), key=lambda i: rank[ids[i]])  # stable: stored order kept
+    return table.take(pa.array(order, pa.int64()))
 
 
 def _flop_or_inf(value: Any) -> float:

@@ -1,7 +1,9 @@
-"""One evaluated series as its four tables, and writing them into the dataset.
+"""Evaluated series as rows, rows of many series as tables, and writing them into the dataset.
 
-The tables are built once (`series_tables`) and either written (`write_tables`) or kept in
-memory (`pipeline.run(write=False)`): the API's frames and the Parquet parts hold the same rows.
+Each finished series becomes its rows as dicts (`series_rows`, cheap); a batch of series of one
+partition becomes one Arrow table per table (`tables_of`), which is written as one part per
+table (`write_batch`) or kept in memory (`pipeline.run(write=False)`): the API's frames and the
+Parquet parts hold the same rows.
 """
 
 from __future__ import annotations
@@ -14,22 +16,26 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 
 from pipeline.execute.series import SeriesOutcome
-from pipeline.forecast import ForecastSettings, forecast_rows
-from pipeline.forecast.frontier import MovingFrontier, frontier_rows
-from pipeline.io.parquet import write_part, write_series
+from pipeline.forecast import ForecastSettings, forecast_dicts
+from pipeline.forecast.frontier import MovingFrontier, frontier_dicts
+from pipeline.io.columns import RUN_TABLES
+from pipeline.io.parquet import write_parts
 from pipeline.io.rows import (
     Provenance,
     SeriesKey,
     canonical_json,
+    point_dicts,
     point_rows,
-    series_row,
+    series_dict,
+    table_from_rows,
+    threshold_dict,
     threshold_row,
 )
 from pipeline.schema import Scenario
 
 
 class SeriesTables(NamedTuple):
-    """The rows of one series in each table of the dataset (docs/schema.md)."""
+    """The rows of one or more series in each table of the dataset (docs/schema.md)."""
 
     points: pa.Table
     thresholds: pa.Table
@@ -85,6 +91,81 @@ def overrides_json(overrides: Sequence[str] | None, sweep_point: str) -> str | N
     return canonical_json(entries)
 
 
+class SeriesRows(NamedTuple):
+    """One evaluated series' rows as dicts, per table, with its key: cheap to make per series,
+    made into Arrow tables per batch (`tables_of`)."""
+
+    key: SeriesKey
+    points: list[dict[str, Any]]
+    thresholds: list[dict[str, Any]]
+    forecasts: list[dict[str, Any]]
+    series: list[dict[str, Any]]
+    frontier: list[dict[str, Any]]
+    """Empty unless the series is a base of the run's moving frontier."""
+
+
+WRITE_ORDER = ("forecasts", "frontier", "series", "points", "thresholds")
+"""The order a batch's parts are written in: thresholds last, the completion marker that
+resumption (`pipeline.sweep.resume`) relies on."""
+
+
+def series_rows(
+    outcome: SeriesOutcome,
+    provenance: Provenance,
+    forecast: ForecastSettings,
+    *,
+    sweep_point: str = "{}",
+    whole_grid: bool = False,
+    overrides: Sequence[str] | None = None,
+    moving: MovingFrontier | None = None,
+) -> SeriesRows:
+    """The points, thresholds, forecasts, series (and frontier) rows of one evaluated series.
+
+    With `moving`, its moving frontier, the forecasts carry the moving-frontier years and the
+    series has `frontier` rows.
+    """
+    key = series_key(outcome)
+    cf = outcome.closed_forms
+    threshold = threshold_dict(
+        key,
+        outcome.limits,
+        n_points=len(outcome.points),
+        alpha=cf.alpha,
+        t_lat_s=cf.t_lat_s,
+        t_crit_flop=cf.t_crit_flop,
+        t_limit_flop=cf.t_limit_flop,
+        provenance=provenance,
+    )
+    series = series_dict(
+        outcome.scenario,
+        key,
+        whole_grid=whole_grid,
+        sweep_point=sweep_point,
+        provenance=provenance,
+        overrides=overrides_json(overrides, sweep_point),
+    )
+    return SeriesRows(
+        key,
+        point_dicts(outcome.points, key, provenance),
+        [threshold],
+        forecast_dicts(
+            key, outcome.limits, cf.t_crit_flop, cf.t_limit_flop, forecast, provenance, moving
+        ),
+        [series],
+        [] if moving is None else frontier_dicts(key, moving, provenance),
+    )
+
+
+def _table(name: str, batch: Sequence[SeriesRows]) -> pa.Table:
+    """One table's rows over every series of `batch`, in batch order."""
+    return table_from_rows([row for rows in batch for row in getattr(rows, name)], RUN_TABLES[name])
+
+
+def tables_of(batch: Sequence[SeriesRows]) -> SeriesTables:
+    """The four tables of a batch of series: the same rows as each series' tables concatenated."""
+    return SeriesTables(*(_table(name, batch) for name in SeriesTables._fields))
+
+
 def series_tables(
     outcome: SeriesOutcome,
     provenance: Provenance,
@@ -95,70 +176,29 @@ def series_tables(
     overrides: Sequence[str] | None = None,
     moving: MovingFrontier | None = None,
 ) -> SeriesTables:
-    """The points, thresholds, forecasts and series rows of one evaluated series.
-
-    With `moving`, its moving frontier, the forecasts carry the moving-frontier years.
-    """
-    key = series_key(outcome)
-    cf = outcome.closed_forms
-    forecasts = forecast_rows(
-        key, outcome.limits, cf.t_crit_flop, cf.t_limit_flop, forecast, provenance, moving
-    )
-    points, thresholds = outcome_tables(outcome, key, provenance)
-    series = series_row(
-        outcome.scenario,
-        key,
-        whole_grid=whole_grid,
-        sweep_point=sweep_point,
-        provenance=provenance,
-        overrides=overrides_json(overrides, sweep_point),
-    )
-    return SeriesTables(points, thresholds, forecasts, series)
-
-
-def write_tables(root: Path, key: SeriesKey, tables: SeriesTables) -> None:
-    """Write one series' forecasts, series, points and thresholds parts, each atomically.
-
-    Thresholds last: resumption counts a series as done once its thresholds part exists.
-    """
-    write_part(root, "forecasts", tables.forecasts, key.partition, key.series_id)
-    write_series(
-        root,
-        tables.points,
-        tables.thresholds,
-        key.partition,
-        key.series_id,
-        series=tables.series,
-    )
-
-
-def write_frontier(
-    root: Path, key: SeriesKey, moving: MovingFrontier, provenance: Provenance
-) -> None:
-    """Write one base series' `frontier` part (before its thresholds: resumption's marker)."""
-    write_part(
-        root, "frontier", frontier_rows(key, moving, provenance), key.partition, key.series_id
-    )
-
-
-def write_outcome(
-    root: Path,
-    outcome: SeriesOutcome,
-    provenance: Provenance,
-    forecast: ForecastSettings,
-    *,
-    sweep_point: str = "{}",
-    whole_grid: bool = False,
-    overrides: Sequence[str] | None = None,
-) -> SeriesTables:
-    """Build one series' tables (`series_tables`), write them (`write_tables`), return them."""
-    tables = series_tables(
+    """The points, thresholds, forecasts and series tables of one evaluated series."""
+    rows = series_rows(
         outcome,
         provenance,
         forecast,
         sweep_point=sweep_point,
         whole_grid=whole_grid,
         overrides=overrides,
+        moving=moving,
     )
-    write_tables(root, series_key(outcome), tables)
+    return tables_of([rows])
+
+
+def write_batch(root: Path, batch: Sequence[SeriesRows]) -> SeriesTables:
+    """Write a batch of series of one partition as one part per table, in `WRITE_ORDER`.
+
+    The caller has removed these series from any part that held them (`SeriesIndex.remove`),
+    so no series has rows in two parts of a table. Returns the batch's four tables.
+    """
+    partitions = {tuple(rows.key.partition.items()) for rows in batch}
+    if len(partitions) != 1:
+        raise ValueError(f"a batch is written into one partition, got {sorted(partitions)}")
+    tables = tables_of(batch)
+    named = {**tables._asdict(), "frontier": _table("frontier", batch)}
+    write_parts(root, [(name, named[name]) for name in WRITE_ORDER], batch[0].key.partition)
     return tables

@@ -5,12 +5,13 @@
 - rows: one series' `forecasts` rows as an Arrow table (one row per growth scenario)
 """
 
-from pipeline.forecast.rows import forecast_rows
+from pipeline.forecast.rows import forecast_dicts, forecast_rows
 from pipeline.forecast.settings import ForecastSettings, forecast_from_config
 from pipeline.forecast.trajectory import frontier_flop, year_reaching_flop
 
 __all__ = [
     "ForecastSettings",
+    "forecast_dicts",
     "forecast_from_config",
     "forecast_rows",
     "frontier_flop",

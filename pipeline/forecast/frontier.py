@@ -73,8 +73,15 @@ def frontier_scenarios(
 
 
 def frontier_rows(key: SeriesKey, frontier: MovingFrontier, provenance: Provenance) -> pa.Table:
+    """The `frontier` rows of one base series as a table (`frontier_dicts`)."""
+    return table_from_rows(frontier_dicts(key, frontier, provenance), FRONTIER_SCHEMA)
+
+
+def frontier_dicts(
+    key: SeriesKey, frontier: MovingFrontier, provenance: Provenance
+) -> list[dict[str, Any]]:
     """The `frontier` rows of one base series: one per projected year."""
-    rows: list[dict[str, Any]] = [
+    return [
         {
             **key.columns(),
             "year": y.year,
@@ -93,4 +100,3 @@ def frontier_rows(key: SeriesKey, frontier: MovingFrontier, provenance: Provenan
         }
         for y in frontier.years
     ]
-    return table_from_rows(rows, FRONTIER_SCHEMA)

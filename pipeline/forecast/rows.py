@@ -40,6 +40,20 @@ def forecast_rows(
     provenance: Provenance,
     moving: MovingFrontier | None = None,
 ) -> pa.Table:
+    """The `forecasts` rows of one series as a table (`forecast_dicts`)."""
+    rows = forecast_dicts(series, limits, t_crit_flop, t_limit_flop, settings, provenance, moving)
+    return table_from_rows(rows, FORECASTS_SCHEMA)
+
+
+def forecast_dicts(
+    series: SeriesKey,
+    limits: SeriesLimits,
+    t_crit_flop: float | None,
+    t_limit_flop: float | None,
+    settings: ForecastSettings,
+    provenance: Provenance,
+    moving: MovingFrontier | None = None,
+) -> list[dict[str, Any]]:
     """The `forecasts` rows of one series, one per growth factor in `settings`, ascending.
 
     Each `*_year` is the fractional year the trajectory reaches the matching threshold
@@ -75,7 +89,7 @@ def forecast_rows(
                 "created_at": provenance.created_at,
             }
         )
-    return table_from_rows(rows, FORECASTS_SCHEMA)
+    return rows
 
 
 def _moving_years(

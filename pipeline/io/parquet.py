@@ -4,13 +4,19 @@ Layout under a dataset root (partition columns are directory names, not stored i
 
     ROOT/<table>/hardware=H/scaling=S/batch_law=B/part-<key>.parquet
 
-where <table> is one of `columns.RUN_TABLES` (points, thresholds, series, ...).
+where <table> is one of `columns.RUN_TABLES` (points, thresholds, series, ...). A part holds the
+rows of one or more series of its partition, and its key is `part_key` of their series ids, so
+the same series always give the same name. A series' rows are in at most one part per table:
+the writer removes a series from the parts that hold it (`remove_series_rows`) before it writes
+the series again.
 
 A part is written to a hidden temporary file in its final directory (".part-<key>.parquet.<pid>.
 <random>.tmp": the leading dot and the ".tmp" suffix keep it out of every reader's
 `**/*.parquet` glob), fsynced, then renamed onto `part-<key>.parquet` with `os.replace`, which
 is atomic on POSIX within one file system. A reader sees the old part or the new one, never a
 partial file; writing the same key again replaces the part instead of adding a duplicate.
+`write_parts` writes the parts of one batch of series in order and fsyncs each directory once,
+the last table's (the completion marker) after the others are durable.
 
 Compression is zstd at Arrow's default level (1): on these float and low-cardinality string
 columns it gives smaller files than snappy at similar decode speed, and pyarrow, polars,
@@ -22,12 +28,13 @@ unstable.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import secrets
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -43,8 +50,10 @@ PART_SUFFIX = ".parquet"
 TEMP_SUFFIX = ".tmp"
 
 PART_KEY = re.compile(r"[0-9a-f]{8,64}")
-"""A part key: a series id (`pipeline.io.rows.config_hash`), lowercase hex. Readers accept only
-`part-<key>.parquet` (`PART_NAME`)."""
+"""A part key (`part_key`), lowercase hex. Readers accept only `part-<key>.parquet`
+(`PART_NAME`)."""
+PART_KEY_HEX_CHARS = 16
+"""Length of the key of a part of several series, as long as a series id."""
 
 
 class OutputError(Exception):
@@ -55,7 +64,8 @@ PROBE_BYTES = 1 << 20
 """What the writability probe writes and fsyncs: 1 MiB, so a full disk fails before the run."""
 STALE_TEMP_S = 600.0
 """A temporary part older than this is a leftover of a killed writer (`clean_stale_temps`):
-a part is one series, written in milliseconds, so no live write is ever this old."""
+a part is at most one batch of series (`output.series_per_part`), written in well under a
+second, so no live write is ever this old."""
 PART_NAME = re.compile(r"part-(?P<key>[0-9a-f]{8,64})\.parquet")
 """A part file the writer makes: `part-<key>.parquet` (see `part_path`)."""
 TEMP_NAME = re.compile(r"\.part-[0-9a-f]{8,64}\.parquet\.(?P<pid>\d+)\.[0-9a-f]+\.tmp")
@@ -136,10 +146,23 @@ def partition_dir(root: Path | str, table_name: str, partition: Mapping[str, str
     return path
 
 
+def part_key(series_ids: Iterable[str]) -> str:
+    """The key of a part holding the rows of `series_ids`: the series id of a part of one series
+    (as every part of a version-1 dataset), else the first 16 hex digits of the sha256 of the
+    sorted, distinct ids joined by newlines. Deterministic: the same series, the same name."""
+    ids = sorted(set(series_ids))
+    if not ids:
+        raise ValueError("a part holds at least one series")
+    if len(ids) == 1:
+        return ids[0]
+    digest = hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
+    return digest[:PART_KEY_HEX_CHARS]
+
+
 def part_path(root: Path | str, table_name: str, partition: Mapping[str, str], key: str) -> Path:
     """The final path of part `key` of a table's partition."""
     if not PART_KEY.fullmatch(key):
-        raise ValueError(f"part key {key!r} must be 8 to 64 lowercase hex digits (a series id)")
+        raise ValueError(f"part key {key!r} must be 8 to 64 lowercase hex digits (`part_key`)")
     return partition_dir(root, table_name, partition) / f"{PART_PREFIX}{key}{PART_SUFFIX}"
 
 
@@ -177,16 +200,42 @@ def write_part(
     table_name: str,
     table: pa.Table,
     partition: Mapping[str, str],
-    key: str,
+    key: str | None = None,
+    *,
+    sync_dir: bool = True,
 ) -> Path:
     """Write `table` as part `key` of `table_name` under the partition, atomically; return its path.
 
     `table` has the table's full schema (`columns.RUN_TABLES`); its partition columns must all equal
-    `partition` and are dropped from the file. Re-running with the same key replaces the part.
+    `partition` and are dropped from the file. `key` defaults to `part_key` of the table's series
+    ids. Re-running with the same key replaces the part. With `sync_dir` false the caller fsyncs
+    the directory (`write_parts` does it once per directory).
     """
+    if key is None:
+        key = part_key(table.column("series_id").to_pylist())
     final = part_path(root, table_name, partition, key)  # validates names first
     _check_table(table_name, table, partition)
-    return _write_atomic(final, table.drop_columns(list(PARTITION_COLUMNS)))
+    return _write_atomic(final, table.drop_columns(list(PARTITION_COLUMNS)), sync_dir=sync_dir)
+
+
+def write_parts(
+    root: Path | str, tables: Sequence[tuple[str, pa.Table]], partition: Mapping[str, str]
+) -> list[Path]:
+    """Write each (table name, rows) as one part of that table under the partition, in order.
+
+    Each part is keyed by `part_key` of its series ids and written atomically; tables without
+    rows are skipped. The last part is the batch's completion marker: the directories of the
+    others are fsynced (once each) before it is renamed into place, then its own. Returns the
+    paths written.
+    """
+    written = [(name, table) for name, table in tables if table.num_rows]
+    if not written:
+        return []
+    *body, (marker_name, marker) = written
+    paths = [write_part(root, name, table, partition, sync_dir=False) for name, table in body]
+    for directory in dict.fromkeys(p.parent for p in paths):
+        fsync_dir(directory)
+    return [*paths, write_part(root, marker_name, marker, partition)]
 
 
 def write_unpartitioned_part(root: Path | str, table_name: str, table: pa.Table, key: str) -> Path:
@@ -199,8 +248,9 @@ def write_unpartitioned_part(root: Path | str, table_name: str, table: pa.Table,
     return _write_atomic(Path(root) / table_name / f"{PART_PREFIX}{key}{PART_SUFFIX}", table)
 
 
-def _write_atomic(final: Path, data: pa.Table) -> Path:
-    """Write `data` to `final`: temporary file, fsync, rename, fsync the directory."""
+def _write_atomic(final: Path, data: pa.Table, *, sync_dir: bool = True) -> Path:
+    """Write `data` to `final`: temporary file, fsync, rename, fsync the directory (unless
+    `sync_dir` is false: the caller does)."""
     directory = final.parent
     directory.mkdir(parents=True, exist_ok=True)
     if directory not in _cleaned_dirs:
@@ -215,8 +265,25 @@ def _write_atomic(final: Path, data: pa.Table) -> Path:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    fsync_dir(directory)
+    if sync_dir:
+        fsync_dir(directory)
     return final
+
+
+def remove_series_rows(path: Path, series_ids: Collection[str]) -> Path | None:
+    """Rewrite the part `path` without the rows of `series_ids`, atomically; delete it if no row
+    is left. The part keeps its name and its stored columns (a part of an older schema version
+    stays one). Returns the path, or None when the part was deleted."""
+    data = pq.read_table(path)
+    keep = pc.invert(pc.is_in(data.column("series_id"), pa.array(list(series_ids), pa.string())))
+    rest = data.filter(keep)
+    if rest.num_rows == len(data):
+        return path
+    if rest.num_rows:
+        return _write_atomic(path, rest)
+    path.unlink()
+    fsync_dir(path.parent)
+    return None
 
 
 def write_series(

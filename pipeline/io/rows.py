@@ -2,7 +2,9 @@
 
 A series (one hardware preset × scaling laws × batch law × duration, over a d_model grid) gives
 one `point_rows` table, one `threshold_row` table and one `series_row` table (its scenario). All
-carry the series identity (`SeriesKey`) and the run's `Provenance` on every row.
+carry the series identity (`SeriesKey`) and the run's `Provenance` on every row. Each has a
+`*_dict(s)` twin giving the rows as dicts, so the writer builds one table over many series
+(`table_from_rows`), the same rows as the per-series tables concatenated.
 """
 
 from __future__ import annotations
@@ -254,16 +256,22 @@ def table_from_rows(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def point_rows(
+def point_dicts(
     points: Sequence[PointResult], series: SeriesKey, provenance: Provenance
-) -> pa.Table:
-    """The `points` rows of one series, sorted by d_model (one row per point, feasible or not)."""
+) -> list[dict[str, Any]]:
+    """The `points` rows of one series as dicts, sorted by d_model (`point_rows`)."""
     ordered = sorted(points, key=lambda p: p.shape.d_model)
     widths = [p.shape.d_model for p in ordered]
     if len(set(widths)) != len(widths):
         raise ValueError(f"series {series.series_id} has repeated d_model values: {widths}")
-    rows = [_point_row(p, series, provenance) for p in ordered]
-    return table_from_rows(rows, POINTS_SCHEMA)
+    return [_point_row(p, series, provenance) for p in ordered]
+
+
+def point_rows(
+    points: Sequence[PointResult], series: SeriesKey, provenance: Provenance
+) -> pa.Table:
+    """The `points` rows of one series, sorted by d_model (one row per point, feasible or not)."""
+    return table_from_rows(point_dicts(points, series, provenance), POINTS_SCHEMA)
 
 
 def threshold_row(
@@ -277,6 +285,31 @@ def threshold_row(
     t_limit_flop: float | None,
     provenance: Provenance,
 ) -> pa.Table:
+    """The one `thresholds` row of a series as a table (`threshold_dict`)."""
+    row = threshold_dict(
+        series,
+        limits,
+        n_points=n_points,
+        alpha=alpha,
+        t_lat_s=t_lat_s,
+        t_crit_flop=t_crit_flop,
+        t_limit_flop=t_limit_flop,
+        provenance=provenance,
+    )
+    return table_from_rows([row], THRESHOLDS_SCHEMA)
+
+
+def threshold_dict(
+    series: SeriesKey,
+    limits: SeriesLimits,
+    *,
+    n_points: int,
+    alpha: float,
+    t_lat_s: float,
+    t_crit_flop: float | None,
+    t_limit_flop: float | None,
+    provenance: Provenance,
+) -> dict[str, Any]:
     """The one `thresholds` row of a series: its spec §11 limits and spec §12 closed forms.
 
     `linear_end_beyond_grid` is true when no recorded point fell to 0.8·u_eff
@@ -304,7 +337,7 @@ def threshold_row(
         "dmlimits_version": provenance.dmlimits_version,
         "created_at": provenance.created_at,
     }
-    return table_from_rows([row], THRESHOLDS_SCHEMA)
+    return row
 
 
 def number_text(x: float) -> str:
@@ -335,6 +368,27 @@ def series_row(
     provenance: Provenance,
     overrides: str | None = None,
 ) -> pa.Table:
+    """The one `series` row of a series as a table (`series_dict`)."""
+    row = series_dict(
+        scenario,
+        series,
+        whole_grid=whole_grid,
+        sweep_point=sweep_point,
+        provenance=provenance,
+        overrides=overrides,
+    )
+    return table_from_rows([row], SERIES_SCHEMA)
+
+
+def series_dict(
+    scenario: Scenario,
+    series: SeriesKey,
+    *,
+    whole_grid: bool,
+    sweep_point: str,
+    provenance: Provenance,
+    overrides: str | None = None,
+) -> dict[str, Any]:
     """The one `series` row of a series: its whole scenario in SI units, and its sweep point.
 
     `sweep_point` is the JSON text of the choices and axis values that made the series
@@ -422,4 +476,4 @@ def series_row(
         }
         for degree in ("dp", "tp_model", "tp_ff", "pp", "ep"):
             row[f"fixed_{degree}_levels"] = _levels(getattr(layout, degree))
-    return table_from_rows([row], SERIES_SCHEMA)
+    return row

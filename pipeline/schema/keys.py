@@ -15,7 +15,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from pipeline.schema.errors import MISSING, ConfigError
 
-OUTPUT_KEYS = frozenset({"root", "whole_grid", "resume", "nightly_root", "run_date"})
+OUTPUT_KEYS = frozenset(
+    {"root", "whole_grid", "resume", "series_per_part", "flush_s", "nightly_root", "run_date"}
+)
 """The root `output` node (conf/config.yaml; docs/schema.md)."""
 
 ROOT_NODES: Mapping[str, frozenset[str] | None] = {

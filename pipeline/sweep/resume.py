@@ -1,40 +1,59 @@
 """Resumption: which series of a run are already in the dataset, and which are still to do.
 
-A series is done when its `thresholds` and `series` parts both exist under the dataset root.
-Parts are keyed by the deterministic `series_id` and written atomically, series first and
-thresholds last (`pipeline.io.parquet.write_series`), so a thresholds part proves the series'
-points are there too; asking for the series part as well back-fills that table in a dataset
-written before it existed. Nothing is opened: part names alone decide.
+A series is done when it has rows in both the `thresholds` and the `series` table under the
+dataset root. A batch of series is written with its thresholds part last
+(`pipeline.io.parquet.write_parts`), so a thresholds row proves the series' other rows are
+there too; asking for the series table as well back-fills that table in a dataset written
+before it existed. Parts may hold many series, so what they hold is read from their
+`series_id` column (`pipeline.io.parts.SeriesIndex`), only in the partitions of the run's
+series; parts of a version-1 dataset (one series each) are read the same way.
 
-Resumption trusts existing parts. After changing the model code, re-run with
+Resumption trusts existing rows. After changing the model code, re-run with
 `output.resume=false`, which recomputes (and replaces) every series of the sweep.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pipeline.io.parquet import PART_PREFIX, PART_SUFFIX
-from pipeline.io.read import part_files
+from pipeline.io.columns import PARTITION_COLUMNS
+from pipeline.io.parts import Partition, SeriesIndex
+from pipeline.schema import Scenario
 from pipeline.sweep.expand import SweepSeries
 
 DONE_TABLES = ("thresholds", "series")
-"""Tables whose parts must all exist for a series to count as done."""
+"""Tables that must all hold a series' rows for it to count as done."""
 
 
-def part_keys(root: Path | str, table_name: str) -> set[str]:
-    """The keys (series_id) of a table's visible parts."""
-    return {p.name[len(PART_PREFIX) : -len(PART_SUFFIX)] for p in part_files(root, table_name)}
+def scenario_partition(scenario: Scenario) -> Partition:
+    """The partition (hardware, scaling, batch_law) a scenario's rows are written to."""
+    values = {
+        "hardware": scenario.hardware_name,
+        "scaling": scenario.scaling_name,
+        "batch_law": scenario.batch_law_name,
+    }
+    return tuple((name, values[name]) for name in PARTITION_COLUMNS)
 
 
-def done_series_ids(root: Path | str) -> set[str]:
-    """series_id of every series complete in the dataset root."""
-    keys = [part_keys(root, table) for table in DONE_TABLES]
-    return set.intersection(*keys)
+def series_index(
+    root: Path | str, series: Iterable[SweepSeries], tables: Iterable[str] = DONE_TABLES
+) -> SeriesIndex:
+    """The parts of `tables` in the partitions of `series`, with the series each holds."""
+    return SeriesIndex.build(Path(root), (scenario_partition(s.scenario) for s in series), tables)
 
 
-def pending(series: Sequence[SweepSeries], root: Path | str) -> list[SweepSeries]:
-    """The series not yet complete under `root`, in their expansion order."""
-    done = done_series_ids(root)
+def done_series_ids(index: SeriesIndex) -> set[str]:
+    """series_id of every series complete in the indexed parts (rows in every `DONE_TABLES`)."""
+    return set.intersection(*(index.series_ids(table) for table in DONE_TABLES))
+
+
+def pending(
+    series: Sequence[SweepSeries], root: Path | str, index: SeriesIndex | None = None
+) -> list[SweepSeries]:
+    """The series not yet complete under `root`, in their expansion order.
+
+    `index` must cover the `DONE_TABLES` in the series' partitions (default: built here).
+    """
+    done = done_series_ids(index if index is not None else series_index(root, series))
     return [s for s in series if s.series_id not in done]

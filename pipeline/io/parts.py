@@ -1,0 +1,114 @@
+"""Which series each part holds: the `series_id` column of the parts of some partitions.
+
+A part holds the rows of one or more series (`pipeline.io.parquet.part_key`), so its name no
+longer says which: resumption, the rows of skipped series and the removal of series about to
+be written again all start from a `SeriesIndex`, built by reading only the `series_id` column
+of the parts of the partitions a run touches (never whole files, never other partitions).
+Parts of a version-1 dataset (one series each) are indexed the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from pipeline.io.columns import RUN_TABLES
+from pipeline.io.parquet import PART_NAME, partition_dir, remove_series_rows
+
+REMOVAL_ORDER = ("thresholds", "series", "points", "forecasts", "frontier")
+"""Tables in the order series are removed from them: the completion marker first, so a removal
+cut short leaves incomplete series (points without thresholds), which resumption redoes."""
+
+Partition = tuple[tuple[str, str], ...]
+"""A partition as a hashable value: ((column, value), ...) in `PARTITION_COLUMNS` order."""
+
+
+def partition_key(partition: Mapping[str, str]) -> Partition:
+    """A partition mapping as a hashable `Partition`."""
+    return tuple(partition.items())
+
+
+def part_series_ids(path: Path) -> frozenset[str] | None:
+    """The series ids in a part (its `series_id` column only); None when it does not open."""
+    try:
+        column = pq.read_table(path, columns=["series_id"]).column("series_id")
+    except (OSError, ValueError, KeyError):  # damaged or foreign: gather reports it
+        return None
+    return frozenset(column.to_pylist())
+
+
+def partition_parts(
+    root: Path, table_name: str, partition: Partition
+) -> dict[Path, frozenset[str]]:
+    """Part path -> its series ids, for every readable part of one table's partition."""
+    directory = partition_dir(root, table_name, dict(partition))
+    if not directory.is_dir():
+        return {}
+    found = {}
+    for path in sorted(directory.iterdir()):
+        if PART_NAME.fullmatch(path.name) and path.is_file() and not path.is_symlink():
+            ids = part_series_ids(path)
+            if ids is not None:
+                found[path] = ids
+    return found
+
+
+@dataclass(slots=True)
+class SeriesIndex:
+    """The parts of some partitions of a dataset root and the series each holds, per table."""
+
+    root: Path
+    parts: dict[str, dict[Path, frozenset[str]]] = field(default_factory=dict)
+    """Table name -> part path -> series ids."""
+
+    @classmethod
+    def build(
+        cls,
+        root: Path,
+        partitions: Iterable[Partition],
+        tables: Iterable[str] = REMOVAL_ORDER,
+    ) -> SeriesIndex:
+        """Index the parts of `tables` in `partitions` (each read for its series ids only)."""
+        wanted = list(dict.fromkeys(partitions))
+        index = cls(Path(root))
+        for table_name in tables:
+            if table_name not in RUN_TABLES:
+                raise ValueError(f"unknown table {table_name!r}")
+            index.parts[table_name] = {
+                path: ids
+                for partition in wanted
+                for path, ids in partition_parts(index.root, table_name, partition).items()
+            }
+        return index
+
+    def series_ids(self, table_name: str) -> set[str]:
+        """Every series id with rows in an indexed part of `table_name`."""
+        return set().union(*self.parts.get(table_name, {}).values())
+
+    def present(self) -> set[str]:
+        """Every series id with rows in any indexed part."""
+        return set().union(*(self.series_ids(name) for name in self.parts))
+
+    def holding(self, table_name: str, series_ids: Collection[str]) -> list[Path]:
+        """The parts of `table_name` holding rows of any of `series_ids`, sorted."""
+        wanted = set(series_ids)
+        return sorted(p for p, ids in self.parts.get(table_name, {}).items() if ids & wanted)
+
+    def remove(self, series_ids: Collection[str]) -> int:
+        """Remove the rows of `series_ids` from every indexed part (`REMOVAL_ORDER`), each part
+        rewritten atomically or deleted when empty; the index follows. Returns parts changed."""
+        gone = set(series_ids)
+        changed = 0
+        for table_name in [t for t in REMOVAL_ORDER if t in self.parts]:
+            table = self.parts[table_name]
+            for path in self.holding(table_name, gone):
+                kept = remove_series_rows(path, gone)
+                changed += 1
+                if kept is None:
+                    del table[path]
+                else:
+                    table[path] = table[path] - gone
+        return changed

@@ -10,8 +10,8 @@ flat, at most `series_per_part` series per partition and about `flush_s` seconds
 and a run killed outright (SIGKILL) loses at most the series still buffered, which resumption
 evaluates again.
 
-Without a root nothing is written: a flush only builds the batch's tables, which the caller
-may keep (`pipeline.run(write=False)`).
+Without an index (a run without a root) nothing is written: a flush only builds the batch's
+tables, which the caller may keep (`pipeline.run(write=False)`).
 """
 
 from __future__ import annotations
@@ -19,17 +19,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from pipeline.app.plan import FLUSH_S, SERIES_PER_PART
 from pipeline.app.write import SeriesRows, SeriesTables, tables_of, write_batch
-from pipeline.io.parts import Partition, partition_key
+from pipeline.io.parts import Partition, SeriesIndex, partition_key
 
 
 @dataclass(slots=True)
 class _Waiting:
     since: float
-    rows: list[SeriesRows] = field(default_factory=list)
+    rows: dict[str, SeriesRows] = field(default_factory=dict)
+    """series_id -> rows: a series evaluated twice in a run is written once, as last seen."""
 
 
 class PartBuffer:
@@ -37,7 +37,7 @@ class PartBuffer:
 
     def __init__(
         self,
-        root: Path | None,
+        index: SeriesIndex | None,
         series_per_part: int = SERIES_PER_PART,
         flush_s: float = FLUSH_S,
         *,
@@ -46,7 +46,7 @@ class PartBuffer:
     ) -> None:
         if series_per_part < 1:
             raise ValueError(f"series_per_part must be at least 1, got {series_per_part}")
-        self.root = root
+        self.index = index
         self.series_per_part = series_per_part
         self.flush_s = flush_s
         self.keep = keep
@@ -68,7 +68,7 @@ class PartBuffer:
         now = self.clock()
         partition = partition_key(rows.key.partition)
         waiting = self._waiting.setdefault(partition, _Waiting(now))
-        waiting.rows.append(rows)
+        waiting.rows[rows.key.series_id] = rows
         if len(waiting.rows) >= self.series_per_part:
             self._flush(partition)
         for key in [k for k, w in self._waiting.items() if now - w.since >= self.flush_s]:
@@ -80,9 +80,9 @@ class PartBuffer:
             self._flush(key)
 
     def _flush(self, partition: Partition) -> None:
-        batch = self._waiting.pop(partition).rows
-        if self.root is not None:
-            tables = write_batch(self.root, batch)
+        batch = list(self._waiting.pop(partition).rows.values())
+        if self.index is not None:
+            tables = write_batch(self.index.root, batch, self.index)
             self.batches_written += 1
         elif self.keep:
             tables = tables_of(batch)

@@ -4,9 +4,10 @@ Memory stays flat however large the sweep: finished series wait in a bounded buf
 (`pipeline.app.batch.PartBuffer`) and are written many to a part, and the report keeps their
 limits, not their points (unless the caller keeps the tables, as the Python API does). With
 resume on (`RunPlan.resume`: sweeps by default) the series already complete under the root are
-skipped, and their thresholds are read back so the summary still shows them. A series about to
-be evaluated that already has rows under the root (resume off, or a series left incomplete) is
-first removed from the parts that hold it, so no series ever has rows in two parts of a table.
+skipped, and their thresholds are read back so the summary still shows them. A series evaluated
+again that already has rows under the root (resume off, or a series left incomplete) is removed
+from the parts that hold it as its batch is written (`pipeline.app.write.write_batch`), so no
+series ever has rows in two parts of a table.
 """
 
 from __future__ import annotations
@@ -24,13 +25,12 @@ from pipeline.app.write import SeriesTables, series_rows
 from pipeline.execute.progress import RunProgress
 from pipeline.execute.runner import run_series, stop_on_signals
 from pipeline.execute.series import ClosedForms, SeriesOutcome
-from pipeline.io.columns import RUN_TABLES
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance, new_run_id
 from pipeline.model.results import SeriesLimits
 from pipeline.schema import Scenario
 from pipeline.sweep import SweepSeries, pending
-from pipeline.sweep.resume import series_index
+from pipeline.sweep.resume import scenario_partition, series_index
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +128,11 @@ def execute_plan(
     skipped: list[SweepSeries] = []
     index = None
     if plan.root is not None:
-        index = series_index(plan.root, todo, RUN_TABLES)
+        index = series_index(plan.root, todo)
         if plan.resume:
             missing = pending(todo, plan.root, index)
             ids = {s.series_id for s in missing}
             skipped, todo = [s for s in todo if s.series_id not in ids], missing
-        index.remove({s.series_id for s in todo} & index.present())
     sweep_points = {s.series_id: s.sweep_point for s in todo}
     provenance = Provenance(run_id=new_run_id())
     start = time.monotonic()
@@ -141,7 +140,7 @@ def execute_plan(
     moving = run_frontiers([(s.series_id, s.scenario) for s in todo], years, plan.execution)
     if moving and plan.root is not None:
         write_run_trends(plan.root, provenance)
-    buffer = PartBuffer(plan.root, plan.series_per_part, plan.flush_s, keep=keep_tables)
+    buffer = PartBuffer(index, plan.series_per_part, plan.flush_s, keep=keep_tables)
     summaries: list[SeriesSummary] = []
     points = 0
     with (
@@ -167,9 +166,13 @@ def execute_plan(
         finally:  # the end of the run, Ctrl-C or SIGTERM: finished series are written
             buffer.flush_all()
     seconds = time.monotonic() - start
-    resumed, resumed_tables = (
-        resumed_series(index, skipped, keep_tables) if skipped and index is not None else ([], [])
-    )
+    resumed: list[SeriesSummary] = []
+    resumed_tables: list[SeriesTables] = []
+    if skipped and index is not None:
+        if keep_tables:
+            for partition in {scenario_partition(s.scenario) for s in skipped}:
+                index.refresh(partition)
+        resumed, resumed_tables = resumed_series(index, skipped, keep_tables)
     return RunReport(
         summaries,
         points,

@@ -19,7 +19,9 @@ from pipeline.execute.series import SeriesOutcome
 from pipeline.forecast import ForecastSettings, forecast_dicts
 from pipeline.forecast.frontier import MovingFrontier, frontier_dicts
 from pipeline.io.columns import RUN_TABLES
+from pipeline.io.lock import flush_lock
 from pipeline.io.parquet import write_parts
+from pipeline.io.parts import SeriesIndex, partition_key
 from pipeline.io.rows import (
     Provenance,
     SeriesKey,
@@ -189,16 +191,26 @@ def series_tables(
     return tables_of([rows])
 
 
-def write_batch(root: Path, batch: Sequence[SeriesRows]) -> SeriesTables:
+def write_batch(root: Path, batch: Sequence[SeriesRows], index: SeriesIndex) -> SeriesTables:
     """Write a batch of series of one partition as one part per table, in `WRITE_ORDER`.
 
-    The caller has removed these series from any part that held them (`SeriesIndex.remove`),
-    so no series has rows in two parts of a table. Returns the batch's four tables.
+    Under the root's `flush_lock`: the partition's parts are re-indexed (another run may have
+    written some), the batch's series are removed from any part holding them, then the batch's
+    parts are written and recorded in `index`. So no series has rows in two parts of a table,
+    and old rows of a series stay readable until its new ones are written. Returns the batch's
+    four tables.
     """
-    partitions = {tuple(rows.key.partition.items()) for rows in batch}
+    partitions = {partition_key(rows.key.partition) for rows in batch}
     if len(partitions) != 1:
         raise ValueError(f"a batch is written into one partition, got {sorted(partitions)}")
+    (partition,) = partitions
     tables = tables_of(batch)
     named = {**tables._asdict(), "frontier": _table("frontier", batch)}
-    write_parts(root, [(name, named[name]) for name in WRITE_ORDER], batch[0].key.partition)
+    ordered = [(name, named[name]) for name in WRITE_ORDER]
+    with flush_lock(root):
+        index.refresh(partition)
+        index.remove([rows.key.series_id for rows in batch])
+        paths = write_parts(root, ordered, batch[0].key.partition)
+        for (name, table), path in zip([o for o in ordered if o[1].num_rows], paths, strict=True):
+            index.record(name, path, table.column("series_id").to_pylist())
     return tables

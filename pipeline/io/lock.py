@@ -12,16 +12,24 @@ another time (`start`, from /proc/<pid>/stat: the pid was reused). A stale lock 
 
 Taking over is serialised by `flock` on ".dmlimits.lock.takeover", which the kernel releases
 when its holder dies, so a killed run never leaves a guard that blocks the next one.
+
+Plain runs do not take the root's lock (several may write one root at once, e.g. the jobs of a
+multirun on a cluster), but their batch writes are serialised by `flush_lock`, a blocking
+`flock` on ".dmlimits.lock.flush": a batch's check for parts already holding its series, their
+removal and its own parts' writes happen as one step, so two runs evaluating the same series at
+once still leave its rows in one part per table.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import logging
 import os
 import secrets
 import socket
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +39,7 @@ from pipeline.io.parquet import OutputError
 
 LOCK_NAME = ".dmlimits.lock"
 TAKEOVER_SUFFIX = ".takeover"
+FLUSH_SUFFIX = ".flush"
 _ATTEMPTS = 3
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
@@ -254,3 +263,22 @@ class RunLock:
             pass  # replaced by something unreadable: not ours to remove
         finally:
             self.holder = None
+
+
+@contextlib.contextmanager
+def flush_lock(root: Path | str) -> Iterator[None]:
+    """Hold ROOT/.dmlimits.lock.flush exclusively (waiting for it) while the block runs.
+
+    The kernel releases the `flock` when the holder exits or dies, so a killed run never blocks
+    the next one; the file itself stays (readers ignore it, as every `.dmlimits.lock*` file).
+    """
+    path = Path(root) / (LOCK_NAME + FLUSH_SUFFIX)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    except OSError as exc:
+        raise OutputError(f"cannot open {path}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the flock

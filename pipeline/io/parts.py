@@ -4,7 +4,8 @@ A part holds the rows of one or more series (`pipeline.io.parquet.part_key`), so
 longer says which: resumption, the rows of skipped series and the removal of series about to
 be written again all start from a `SeriesIndex`, built by reading only the `series_id` column
 of the parts of the partitions a run touches (never whole files, never other partitions).
-Parts of a version-1 dataset (one series each) are indexed the same way.
+Parts of a version-1 dataset (one series each) are indexed the same way. A part that does not
+open is left out (`dmlimits-gather` reports it).
 """
 
 from __future__ import annotations
@@ -40,25 +41,24 @@ def part_series_ids(path: Path) -> frozenset[str] | None:
     return frozenset(column.to_pylist())
 
 
-def partition_parts(
-    root: Path, table_name: str, partition: Partition
-) -> dict[Path, frozenset[str]]:
-    """Part path -> its series ids, for every readable part of one table's partition."""
-    directory = partition_dir(root, table_name, dict(partition))
+def part_paths(directory: Path) -> list[Path]:
+    """The part files in one partition folder (by name; regular files only), sorted."""
     if not directory.is_dir():
-        return {}
-    found = {}
-    for path in sorted(directory.iterdir()):
-        if PART_NAME.fullmatch(path.name) and path.is_file() and not path.is_symlink():
-            ids = part_series_ids(path)
-            if ids is not None:
-                found[path] = ids
-    return found
+        return []
+    return sorted(
+        path
+        for path in directory.iterdir()
+        if PART_NAME.fullmatch(path.name) and path.is_file() and not path.is_symlink()
+    )
 
 
 @dataclass(slots=True)
 class SeriesIndex:
-    """The parts of some partitions of a dataset root and the series each holds, per table."""
+    """The parts of some partitions of a dataset root and the series each holds, per table.
+
+    Kept up to date by the run that writes (`refresh` before a batch is written, `record`
+    after), so each part is read once however many batches a run writes.
+    """
 
     root: Path
     parts: dict[str, dict[Path, frozenset[str]]] = field(default_factory=dict)
@@ -72,25 +72,35 @@ class SeriesIndex:
         tables: Iterable[str] = REMOVAL_ORDER,
     ) -> SeriesIndex:
         """Index the parts of `tables` in `partitions` (each read for its series ids only)."""
-        wanted = list(dict.fromkeys(partitions))
         index = cls(Path(root))
+        names = list(tables)
+        for partition in dict.fromkeys(partitions):
+            index.refresh(partition, names)
+        return index
+
+    def refresh(self, partition: Partition, tables: Iterable[str] = REMOVAL_ORDER) -> None:
+        """Bring one partition of `tables` up to date with the disk: parts not yet indexed are
+        read, parts gone are dropped (another run may have written or rewritten some)."""
         for table_name in tables:
             if table_name not in RUN_TABLES:
                 raise ValueError(f"unknown table {table_name!r}")
-            index.parts[table_name] = {
-                path: ids
-                for partition in wanted
-                for path, ids in partition_parts(index.root, table_name, partition).items()
-            }
-        return index
+            known = self.parts.setdefault(table_name, {})
+            directory = partition_dir(self.root, table_name, dict(partition))
+            on_disk = set(part_paths(directory))
+            for path in [p for p in known if p.parent == directory and p not in on_disk]:
+                del known[path]
+            for path in sorted(on_disk - known.keys()):
+                ids = part_series_ids(path)
+                if ids is not None:
+                    known[path] = ids
+
+    def record(self, table_name: str, path: Path, series_ids: Iterable[str]) -> None:
+        """A part this run has just written."""
+        self.parts.setdefault(table_name, {})[path] = frozenset(series_ids)
 
     def series_ids(self, table_name: str) -> set[str]:
         """Every series id with rows in an indexed part of `table_name`."""
         return set().union(*self.parts.get(table_name, {}).values())
-
-    def present(self) -> set[str]:
-        """Every series id with rows in any indexed part."""
-        return set().union(*(self.series_ids(name) for name in self.parts))
 
     def holding(self, table_name: str, series_ids: Collection[str]) -> list[Path]:
         """The parts of `table_name` holding rows of any of `series_ids`, sorted."""

@@ -8,41 +8,50 @@ import subprocess
 import time
 from pathlib import Path
 
+import polars as pl
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from pipeline.io.columns import TABLES
-from pipeline.io.read import part_files
+from pipeline.io.parquet import part_key, partition_dir
+from pipeline.io.read import part_files, read_or_empty
 from pipeline.schema import compose_config
-from pipeline.sweep import done_series_ids, expand_sweep, pending
+from pipeline.sweep import SweepSeries, done_series_ids, expand_sweep, pending
+from pipeline.sweep.resume import scenario_partition, series_index
 from tests.command import command_env, dmlimits, dmlimits_argv, stable_table
 
 pytestmark = pytest.mark.slow
 """Sweeps killed and resumed in subprocesses."""
 
-SMOKE = ["sweep=smoke", "execution.n_jobs=1"]
-"""Twelve series, one after another in-process, so a kill lands between two series."""
+SMOKE = ["sweep=smoke", "execution.n_jobs=1", "output.series_per_part=2"]
+"""Twelve series, one after another in-process, written two to a part, so a kill lands
+between two batches."""
 
 
-def touch_part(root: Path, table: str, series_id: str) -> None:
-    """An empty stand-in for a written part (resumption only looks at names)."""
-    directory = root / table / "hardware=h" / "scaling=s" / "batch_law=b"
+def stand_in_part(root: Path, table: str, series: SweepSeries, *more: SweepSeries) -> None:
+    """A part holding only the series_id column of some series of one partition (what
+    resumption reads)."""
+    ids = [s.series_id for s in (series, *more)]
+    directory = partition_dir(root, table, dict(scenario_partition(series.scenario)))
     directory.mkdir(parents=True, exist_ok=True)
-    (directory / f"part-{series_id}.parquet").touch()
+    pq.write_table(pa.table({"series_id": ids}), directory / f"part-{part_key(ids)}.parquet")
 
 
-def test_pending_skips_series_with_thresholds_and_series_parts(tmp_path: Path) -> None:
-    """A series is done when its thresholds and series parts exist; points alone are not enough."""
+def test_pending_skips_series_with_thresholds_and_series_rows(tmp_path: Path) -> None:
+    """A series is done when thresholds and series parts hold it; points alone are not enough."""
     overrides = ["sweep=smoke"]
     series = expand_sweep(compose_config(overrides), overrides=overrides)
-    first, second, third = (s.series_id for s in series[:3])
+    first, second, third = series[:3]
     for table in ("series", "points", "thresholds"):
-        touch_part(tmp_path, table, first)
-    touch_part(tmp_path, "points", second)  # killed before its thresholds
-    touch_part(tmp_path, "thresholds", third)  # written before the series table existed
-    assert done_series_ids(tmp_path) == {first}
+        stand_in_part(tmp_path, table, first, second)
+    stand_in_part(tmp_path, "series", third)
+    stand_in_part(tmp_path, "points", third)  # killed before its thresholds
+    (tmp_path / "thresholds" / "hardware=h").mkdir()  # another partition: never read
+    index = series_index(tmp_path, series)
+    assert done_series_ids(index) == {first.series_id, second.series_id}
     left = pending(series, tmp_path)
-    assert [s.series_id for s in left] == [s.series_id for s in series if s.series_id != first]
+    assert [s.series_id for s in left] == [s.series_id for s in series[2:]]
 
 
 def visible_parts_open(root: Path) -> int:
@@ -78,15 +87,30 @@ def kill_after_first_series(cwd: Path, root: Path) -> None:
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
+def no_duplicate_series(root: Path) -> None:
+    """Every table holds each series' rows once: one row per series (per d_model in points)."""
+    for table, keys in [
+        ("thresholds", ["series_id"]),
+        ("series", ["series_id"]),
+        ("points", ["series_id", "d_model"]),
+        ("forecasts", ["series_id", "growth_per_year"]),
+    ]:
+        assert read_or_empty(root, table).select(keys).is_duplicated().sum() == 0, table
+
+
+def run_ids(root: Path) -> dict[str, str]:
+    """series_id -> run_id of its thresholds row."""
+    rows = read_or_empty(root, "thresholds").select("series_id", "run_id").rows()
+    return dict(rows)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
 def test_killed_sweep_resumes_to_the_uninterrupted_dataset(tmp_path: Path) -> None:
-    """A sweep killed after its first series and run again ends with the uninterrupted rows."""
+    """A sweep killed after its first batch and run again ends with the uninterrupted rows."""
     interrupted, whole = tmp_path / "interrupted", tmp_path / "whole"
     kill_after_first_series(tmp_path, interrupted)
     visible_parts_open(interrupted)
-    done_at_kill = {
-        path.name: pq.read_table(path).column("run_id")[0].as_py()
-        for path in part_files(interrupted, "thresholds")
-    }
+    done_at_kill = run_ids(interrupted)
     assert 1 <= len(done_at_kill) < 12
 
     resumed = dmlimits(tmp_path, *SMOKE, f"output.root={interrupted}")
@@ -95,12 +119,11 @@ def test_killed_sweep_resumes_to_the_uninterrupted_dataset(tmp_path: Path) -> No
     reference = dmlimits(tmp_path, *SMOKE, f"output.root={whole}")
     assert reference.returncode == 0, reference.stderr
 
-    assert (
-        visible_parts_open(interrupted) == visible_parts_open(whole) == 12 * len(TABLES)
-    )  # a part per table
-    for path in part_files(interrupted, "thresholds"):
-        if path.name in done_at_kill:  # not evaluated again: still the first run's row
-            assert pq.read_table(path).column("run_id")[0].as_py() == done_at_kill[path.name]
+    visible_parts_open(interrupted)
+    assert visible_parts_open(whole) < 12 * len(TABLES)  # several series to a part
+    no_duplicate_series(interrupted)
+    after = run_ids(interrupted)
+    assert {s: after[s] for s in done_at_kill} == done_at_kill  # not evaluated again
     for table in TABLES:
         mine, reference_rows = stable_table(interrupted, table), stable_table(whole, table)
         if table == "series":  # the overrides name each run's own output.root
@@ -113,14 +136,15 @@ def test_killed_sweep_resumes_to_the_uninterrupted_dataset(tmp_path: Path) -> No
 
 
 def test_resume_false_recomputes_every_series(tmp_path: Path) -> None:
-    """With output.resume=false a second run evaluates and replaces every series."""
+    """With output.resume=false a second run evaluates and replaces every series, no duplicate."""
     root = tmp_path / "data"
     args = [*SMOKE, "scaling.grid.max_d_model=12288", f"output.root={root}"]
     assert dmlimits(tmp_path, *args).returncode == 0
-    first = set(stable_table(root, "thresholds").columns)
-    again = dmlimits(tmp_path, *args, "output.resume=false")
+    first = stable_table(root, "thresholds")
+    again = dmlimits(tmp_path, *args, "output.resume=false", "output.series_per_part=5")
     assert again.returncode == 0, again.stderr
     assert "already done" not in again.stderr
-    run_ids = {pq.read_table(p).column("run_id")[0].as_py() for p in part_files(root, "thresholds")}
-    assert len(run_ids) == 1  # all from the second run
-    assert set(stable_table(root, "thresholds").columns) == first
+    assert len(set(run_ids(root).values())) == 1  # all from the second run
+    no_duplicate_series(root)
+    assert stable_table(root, "thresholds").equals(first)
+    assert read_or_empty(root, "points").height == pl.Series(first["n_points"]).sum()

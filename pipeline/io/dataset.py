@@ -13,7 +13,8 @@ was killed, or is still running.
     dmlimits-gather ROOT [--multirun DIR]
 
 prints the report and exits 1 if anything is wrong: a part file that does not open or does not
-match the schema, a series without thresholds, a failed job. Files that are not parts (a copy,
+match the schema, a series without thresholds, a series with rows in two parts of one table, a
+failed job. Files that are not parts (a copy,
 a foreign file, a backup folder) are listed as ignored: no reader reads them. ROOT may be a
 dataset root or a nightly root (every date is checked); an empty directory is ok.
 """
@@ -102,11 +103,16 @@ class GatherReport:
     """"path: reason" for files and folders that are not parts of the dataset (never read)."""
     n_dates: int | None = None
     """Dated partitions of a nightly root; None for a plain dataset root."""
+    split_series: tuple[str, ...] = ()
+    """series_id with rows in two parts of the `points` or `thresholds` table of one dataset
+    directory (the writer keeps each series in one part per table)."""
 
     @property
     def ok(self) -> bool:
-        """No unreadable part, no incomplete series, no failed job."""
-        return not (self.bad_parts or self.incomplete_series or self.failed_jobs)
+        """No unreadable part, no incomplete or split series, no failed job."""
+        return not (
+            self.bad_parts or self.incomplete_series or self.split_series or self.failed_jobs
+        )
 
     def format(self) -> str:
         """The report as a few lines of text."""
@@ -120,6 +126,7 @@ class GatherReport:
             lines.append(f"jobs: {self.n_jobs}, failed (no {DONE_MARKER}): {failed}")
         lines += [f"bad part: {entry}" for entry in self.bad_parts]
         lines += [f"series without thresholds: {sid}" for sid in self.incomplete_series]
+        lines += [f"series in two parts of one table: {sid}" for sid in self.split_series]
         lines += [f"ignored: {entry}" for entry in self.ignored]
         lines += [f"leftover temporary file: {path}" for path in self.temp_files]
         lines.append("ok" if self.ok else "NOT OK")
@@ -133,6 +140,7 @@ class _Tally:
     threshold_rows: int = 0
     point_series: set[str] = field(default_factory=set)
     threshold_series: set[str] = field(default_factory=set)
+    split_series: set[str] = field(default_factory=set)
 
 
 def _scan_directory(
@@ -148,8 +156,12 @@ def _scan_directory(
         tally.parts += len(good)
         if table_name not in ("points", "thresholds"):
             continue
+        seen: set[str] = set()
         for path in good:
             ids = pq.read_table(path, columns=["series_id"]).column("series_id").to_pylist()
+            distinct = set(ids)
+            tally.split_series |= distinct & seen
+            seen |= distinct
             if table_name == "points":
                 tally.point_rows += len(ids)
                 tally.point_series.update(ids)
@@ -190,6 +202,7 @@ def gather(root: Path | str, multirun_dir: Path | None = None) -> GatherReport:
         failed_jobs=tuple(failed),
         ignored=tuple(ignored),
         n_dates=len(dates) if dates else None,
+        split_series=tuple(sorted(tally.split_series)),
     )
 
 

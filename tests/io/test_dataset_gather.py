@@ -137,6 +137,20 @@ def test_gather_reports_series_without_thresholds(
     assert not report.ok
 
 
+def test_gather_reports_series_in_two_parts(
+    tmp_path, make_series, feasible_point, provenance
+) -> None:
+    """A series whose rows are in two parts of one table (never written so) is not ok."""
+    series = make_series()
+    _write(tmp_path, series, [feasible_point(12288)], provenance)
+    table = point_rows([feasible_point(12288)], series, provenance)
+    write_part(tmp_path, "points", table, series.partition, "00000000deadbeef")
+    report = gather(tmp_path)
+    assert report.split_series == (series.series_id,)
+    assert "series in two parts of one table" in report.format()
+    assert not report.ok
+
+
 def test_gather_missing_root(tmp_path) -> None:
     """A root that does not exist is an OutputError, not an empty report."""
     with pytest.raises(OutputError, match="does not exist"):

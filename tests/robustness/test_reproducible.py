@@ -98,15 +98,22 @@ def test_second_run_replaces_parts_with_equal_rows(reference: Path, tmp_path: Pa
     second = tables(tmp_path)
     assert second[0].equals(first[0])
     assert second[1].equals(first[1])
-    assert len(part_files(tmp_path, "points")) == N_SERIES
+    assert len(part_files(tmp_path, "points")) == 2  # one batch per partition, the first replaced
+    assert first[0].select("series_id", "d_model").is_duplicated().sum() == 0
 
 
 def test_part_rows_are_written_in_width_order(reference: Path) -> None:
-    """Inside every points part the rows are in ascending d_model, as written, not as read."""
+    """Inside every points part each series' rows are together, in ascending d_model, as
+    written, not as read."""
     for path in part_files(reference, "points"):
-        widths = pq.read_table(path, columns=["d_model"]).column("d_model").to_pylist()
-        assert widths == sorted(widths)
-        assert len(widths) == len(set(widths))
+        table = pq.read_table(path, columns=["series_id", "d_model"])
+        ids, widths = table.column("series_id").to_pylist(), table.column("d_model").to_pylist()
+        runs = [sid for i, sid in enumerate(ids) if i == 0 or ids[i - 1] != sid]
+        assert len(runs) == len(set(runs))  # one run of rows per series
+        for sid in runs:
+            mine = [w for s, w in zip(ids, widths, strict=True) if s == sid]
+            assert mine == sorted(mine)
+            assert len(mine) == len(set(mine))
 
 
 def test_each_row_carries_the_hash_of_its_scenario(reference: Path) -> None:

@@ -69,12 +69,18 @@ def resolve_resume(value: object, series: Sequence[SweepSeries]) -> bool:
 
 
 def plan_run(
-    cfg: DictConfig, *, overrides: Sequence[str] | None = None, write: bool = True
+    cfg: DictConfig,
+    *,
+    overrides: Sequence[str] | None = None,
+    write: bool = True,
+    series: Sequence[SweepSeries] | None = None,
 ) -> RunPlan:
     """Validate everything before any work: configs, sweep axes, execution, the output root.
 
     `overrides` are those `cfg` was composed with (default: the running Hydra job's). With
-    `write=False` the root is not touched and nothing is resumed.
+    `write=False` the root is not touched and nothing is resumed. `series`, when given, are
+    `cfg`'s series as already expanded (`expand_sweep`) by a check of this same config, and
+    are not expanded again.
     """
     output = OmegaConf.to_container(cfg.get("output"), resolve=True) if "output" in cfg else {}
     if (
@@ -104,7 +110,9 @@ def plan_run(
     )
     forecast = forecast_from_config(cfg.get("forecast"))
     given = known_overrides(overrides)
-    series = expand_sweep(cfg, whole_grid=whole_grid, overrides=given)
+    if series is None:
+        series = expand_sweep(cfg, whole_grid=whole_grid, overrides=given)
+    series = list(series)
     resume = resolve_resume(output.get("resume"), series)
     root = check_writable(output["root"]) if write else None
     return RunPlan(

@@ -30,7 +30,7 @@ import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
@@ -53,6 +53,7 @@ from pipeline.schema.compose import (
 )
 from pipeline.schema.errors import MISSING, ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
+from pipeline.sweep import SweepSeries
 
 LEFT_TO_HYDRA = ("help", "hydra_help", "cfg", "info", "shell_completion")
 """Hydra's flags that ask for something other than a run."""
@@ -144,11 +145,46 @@ def parse_command(argv: Sequence[str]) -> Command | None:
     return Command(overrides, bool(args.multirun), bool(args.run), search_path, keys)
 
 
-def check_command_line(argv: Sequence[str]) -> DictConfig | None:
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What a passed check composed and expanded, for the run to reuse."""
+
+    composed: DictConfig
+    """The composed config of the run (of the first job for a multirun), with its hydra node."""
+    series: CheckedSeries | None = None
+    """A single run's series as the check expanded them; None for a multirun."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedSeries:
+    """A single run's series, expanded by the check, and the config they were expanded from."""
+
+    config: dict[str, Any]
+    """The job's config without `hydra` and `output.root`, interpolations unresolved."""
+    series: list[SweepSeries]
+
+    def series_of(self, cfg: DictConfig) -> list[SweepSeries] | None:
+        """The checked series when the job's `cfg` is the config that was checked, else None
+        (then the run expands its own: the check never decides what runs)."""
+        return self.series if job_key(cfg) == self.config else None
+
+
+def job_key(cfg: DictConfig) -> dict[str, Any]:
+    """A job config as a plain dict without `hydra` and `output.root` (the check probes the
+    root on its nearest existing directory; the series do not depend on it)."""
+    plain = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=False))
+    plain.pop("hydra", None)
+    output = plain.get("output")
+    if isinstance(output, dict):
+        plain["output"] = {k: v for k, v in output.items() if k != "root"}
+    return plain
+
+
+def check_command_line(argv: Sequence[str]) -> Checked | None:
     """Check a command line as the module docstring says; the first mistake is raised.
 
-    Raises InputError (a Hydra or YAML message) or ConfigError (a value). Returns the composed
-    config of the run (of the first job for a multirun), or None when it was left to Hydra.
+    Raises InputError (a Hydra or YAML message) or ConfigError (a value). Returns what was
+    composed (and, for a single run, expanded), or None when it was left to Hydra.
     """
     command = parse_command(argv)
     if command is None:
@@ -172,15 +208,15 @@ def check_command_line(argv: Sequence[str]) -> DictConfig | None:
         except COMPOSITION_ERRORS as err:
             raise InputError(command.named(one_line(err))) from None
         if not multirun:
-            check_job(primary)
-            return primary
+            series = check_job(primary)
+            return Checked(primary, CheckedSeries(job_key(primary), series))
         for job, label in jobs_to_check(primary, hydra.config_loader):
             try:
                 config: DictConfig = hydra.config_loader.load_sweep_config(primary, job)
             except COMPOSITION_ERRORS as err:
                 raise InputError(f"{command.named(one_line(err))} (job {label})") from None
             check_job(config, label, multirun=True)
-        return primary
+        return Checked(primary)
 
 
 def jobs_to_check(primary: DictConfig, config_loader: Any) -> Iterator[tuple[list[str], str]]:
@@ -209,18 +245,20 @@ def jobs_to_check(primary: DictConfig, config_loader: Any) -> Iterator[tuple[lis
             yield job, ", ".join(job[i] for i in swept)
 
 
-def check_job(full: DictConfig, label: str = "", *, multirun: bool = False) -> None:
-    """Check one job's composed config (with its hydra node) as the job will, writing nothing."""
+def check_job(full: DictConfig, label: str = "", *, multirun: bool = False) -> list[SweepSeries]:
+    """Check one job's composed config (with its hydra node) as the job will, writing nothing;
+    return its series."""
     try:
-        check_config(full, multirun=multirun)
+        return check_config(full, multirun=multirun)
     except ConfigError as err:
         if not label:
             raise
         raise ConfigError(err.key, err.value, f"{err.allowed} (job {label})") from err
 
 
-def check_config(full: DictConfig, *, multirun: bool = False) -> None:
-    """Keys, values, sweep, execution, output root (and a nightly run's settings) of a job.
+def check_config(full: DictConfig, *, multirun: bool = False) -> list[SweepSeries]:
+    """Keys, values, sweep, execution, output root (and a nightly run's settings) of a job;
+    its series as `plan_run` expanded them.
 
     The job's `plan_run` runs with HydraConfig set as Hydra sets it (a sweep's choices
     re-compose from its overrides and search path). An output root that does not exist yet is
@@ -244,7 +282,7 @@ def check_config(full: DictConfig, *, multirun: bool = False) -> None:
     try:
         probe, root = _probe_root(task)
         try:
-            plan_run(probe)
+            return plan_run(probe).series
         except OutputError as err:
             raise ConfigError(
                 "output.root", root, f"must be a directory that can be created and written ({err})"

@@ -29,7 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.app.summary import summary_lines
-from pipeline.cli.check import check_command_line
+from pipeline.cli.check import CheckedSeries, check_command_line
 from pipeline.io.dataset import mark_done
 from pipeline.io.parquet import OutputError
 from pipeline.nightly.run import run_nightly
@@ -43,6 +43,9 @@ HYDRA_RUN_FILES = (".hydra/config.yaml", ".hydra/hydra.yaml", ".hydra/overrides.
 
 _existing_ancestor: Path | None = None
 """The nearest directory of hydra.run.dir that existed before Hydra started (set by `main`)."""
+_checked: CheckedSeries | None = None
+"""A single run's series as the check expanded them (set by `main`), so the run does not
+expand its sweep a second time; used only when the job's config is the one checked."""
 
 
 class JobFailed(CompactHydraException):
@@ -64,7 +67,7 @@ def run_job(cfg: DictConfig) -> int:
     if cfg.output.get("run_date") is not None:
         return run_nightly(cfg)
     try:
-        plan = plan_run(cfg)
+        plan = plan_run(cfg, series=_checked.series_of(cfg) if _checked is not None else None)
         report = execute_plan(plan)  # a fixed layout is checked against each model as it runs
     except (ConfigError, OutputError) as err:
         return report_error(err)
@@ -136,14 +139,15 @@ def nearest_existing(path: Path) -> Path:
 
 def check(argv: Sequence[str]) -> int:
     """0 if the command line passes `check_command_line`, else print its one line and return 2."""
-    global _existing_ancestor
+    global _existing_ancestor, _checked
     try:
-        composed = check_command_line(argv)
+        checked = check_command_line(argv)
     except (ConfigError, InputError) as err:
         return report_error(err)
-    if composed is not None:
-        run_dir = OmegaConf.select(composed, "hydra.run.dir")
+    if checked is not None:
+        run_dir = OmegaConf.select(checked.composed, "hydra.run.dir")
         _existing_ancestor = nearest_existing(Path(str(run_dir))) if run_dir else None
+        _checked = checked.series
     return 0
 
 

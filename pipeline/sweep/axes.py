@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -82,10 +82,17 @@ class Axis:
                 where, list(self.values), f"index out of range: the field has {len(node)} entries"
             )
 
-    def apply(self, config: MutableMapping[str, Any], value: Any) -> None:
-        """Set the field in a plain config dict (checked by `check_target`) to `value`."""
-        node: Any = config
+    def applied(self, config: Mapping[str, Any], value: Any) -> dict[str, Any]:
+        """A plain config dict (checked by `check_target`) with the field set to `value`.
+
+        Only the mappings along the field's path (and the list of an indexed field) are copied;
+        everything else is shared with `config`, which is left unchanged. A sweep point costs a
+        few shallow copies, not a deep copy of the whole config.
+        """
+        top = dict(config)
+        node = top
         for name in self.path[:-1]:
+            node[name] = dict(node[name])
             node = node[name]
         last = self.path[-1]
         if self.index is None:
@@ -93,7 +100,10 @@ class Axis:
         elif self.index == EVERY:
             node[last] = [value] * len(node[last])
         else:
-            node[last][int(self.index)] = value
+            entries = list(node[last])
+            entries[int(self.index)] = value
+            node[last] = entries
+        return top
 
 
 def parse_axis(key: str, spec: Any, max_values: int = MAX_SERIES) -> Axis:

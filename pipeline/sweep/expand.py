@@ -23,7 +23,6 @@ the user's own (--config-dir, hydra.searchpath) is a valid choice.
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 import math
@@ -237,9 +236,9 @@ def _points(
     resolve = _has_interpolation({k: template.get(k) for k in AXIS_ROOTS})
     for values in itertools.product(*(a.values for a in axes)):
         point: dict[str, Any] = {**made}
-        sections = copy.deepcopy(template)
+        sections = dict(template)  # the scenario is built from a copy, never the template
         for axis, value in zip(axes, values, strict=True):
-            axis.apply(sections, value)
+            sections = axis.applied(sections, value)
             point[axis.key] = _jsonable(value)
         if resolve:
             node = OmegaConf.create(sections)

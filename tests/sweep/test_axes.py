@@ -56,15 +56,23 @@ def test_axis_log_range_of_floats() -> None:
     assert axis.index == EVERY
 
 
-def test_axis_apply_sets_one_entry_or_every_entry() -> None:
+def test_axis_applied_sets_one_entry_or_every_entry() -> None:
     """`[i]` sets one entry of a list field, `[*]` sets them all, no index the whole field."""
     config = {"hardware": {"network": {"latency_us": [1.0, 2.0, 3.0]}}}
-    parse_axis("hardware.network.latency_us[1]", [9.0]).apply(config, 9.0)
-    assert config["hardware"]["network"]["latency_us"] == [1.0, 9.0, 3.0]
-    parse_axis("hardware.network.latency_us[*]", [5.0]).apply(config, 5.0)
-    assert config["hardware"]["network"]["latency_us"] == [5.0, 5.0, 5.0]
-    parse_axis("hardware.network.latency_us", [[1.0]]).apply(config, [1.0])
-    assert config["hardware"]["network"]["latency_us"] == [1.0]
+    one = parse_axis("hardware.network.latency_us[1]", [9.0]).applied(config, 9.0)
+    assert one["hardware"]["network"]["latency_us"] == [1.0, 9.0, 3.0]
+    every = parse_axis("hardware.network.latency_us[*]", [5.0]).applied(one, 5.0)
+    assert every["hardware"]["network"]["latency_us"] == [5.0, 5.0, 5.0]
+    whole = parse_axis("hardware.network.latency_us", [[1.0]]).applied(every, [1.0])
+    assert whole["hardware"]["network"]["latency_us"] == [1.0]
+
+
+def test_axis_applied_leaves_the_config_unchanged() -> None:
+    """Setting a field copies the path to it; the config it came from keeps its values."""
+    config = {"hardware": {"network": {"latency_us": [1.0, 2.0]}, "sms": 132}, "batch": {}}
+    changed = parse_axis("hardware.network.latency_us[0]", [9.0]).applied(config, 9.0)
+    assert config == {"hardware": {"network": {"latency_us": [1.0, 2.0]}, "sms": 132}, "batch": {}}
+    assert changed["batch"] is config["batch"]  # what the axis does not touch is shared
 
 
 @pytest.mark.parametrize(

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
+from pipeline.app import execute
 from pipeline.app.batch import PartBuffer
 from pipeline.app.execute import RunReport, execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.app.write import SeriesRows, series_rows, series_tables, tables_of
-from pipeline.execute.series import evaluate_series
+from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.io.columns import TABLES
 from pipeline.io.dataset import gather
 from pipeline.io.read import part_files, read_or_empty
@@ -180,3 +182,23 @@ def test_version1_dataset_resumes_and_reads(tmp_path: Path) -> None:
     thresholds = pa.concat_tables(t.thresholds for t in report.tables)
     assert sorted(thresholds.column("series_id").to_pylist()) == sorted(V1_IDS.values())
     assert {s.n_points for s in report.resumed} == {2}
+
+
+def test_interrupted_run_writes_the_series_it_finished(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after three series (none yet due for a flush) still writes those three."""
+    real = execute.run_series
+
+    def interrupted(*args: object, **kwargs: object) -> Iterator[SeriesOutcome]:
+        for n, outcome in enumerate(real(*args, **kwargs)):
+            if n == 3:
+                raise KeyboardInterrupt
+            yield outcome
+
+    monkeypatch.setattr(execute, "run_series", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, "output.series_per_part=100", "output.flush_s=3600")
+    assert read_or_empty(tmp_path, "thresholds").height == 3
+    no_duplicates(tmp_path)
+    assert gather(tmp_path).ok

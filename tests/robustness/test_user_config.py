@@ -96,7 +96,7 @@ def test_error_after_hydra_started_leaves_no_run_directory(
 ) -> None:
     """A mistake the job itself finds removes the run directory Hydra made, and exits 2."""
 
-    def refuse(cfg: object) -> None:
+    def refuse(cfg: object, **kwargs: object) -> None:
         raise ConfigError("output.root", "x", "refused by the job (a check only the job makes)")
 
     monkeypatch.chdir(tmp_path)

@@ -86,7 +86,13 @@ def test_sigkill_mid_run_keeps_earlier_results(tmp_path: Path) -> None:
 
     run = start_cli(
         tmp_path,
-        ["sweep=smoke", "execution.n_jobs=1", "output.whole_grid=true", f"output.root={root}"],
+        [
+            "sweep=smoke",
+            "execution.n_jobs=1",
+            "output.whole_grid=true",
+            "output.series_per_part=2",  # a batch every two series: the kill lands mid-run
+            f"output.root={root}",
+        ],
     )
     wait_for(lambda: len(part_files(root, "points")) > len(parts_before), "a new part")
     kill_group(run)
@@ -103,12 +109,13 @@ def test_sigkill_mid_run_keeps_earlier_results(tmp_path: Path) -> None:
 
 
 def test_concurrent_runs_on_one_root_both_succeed_without_mixing(tmp_path: Path) -> None:
-    """Three runs at once on one root (two of them identical) all succeed; each part is whole."""
+    """Three runs at once on one root (two of them of the same series, batched differently) all
+    succeed; each part is whole and each series is in one part per table."""
     root = tmp_path / "data"
     args = ["sweep=smoke", "execution.n_jobs=1", f"output.root={root}"]
     runs = [
         start_cli(tmp_path, [*args, "hardware=a100_sxm"]),
-        start_cli(tmp_path, [*args, "hardware=a100_sxm"]),
+        start_cli(tmp_path, [*args, "hardware=a100_sxm", "output.series_per_part=5"]),
         start_cli(tmp_path, [*args, "hardware=h100_sxm"]),
     ]
     for run in runs:

@@ -6,7 +6,9 @@ jobs by Hydra's basic sweeper and each job composed as the sweeper composes it. 
 that is Hydra's (or YAML's, for a user's file) message, put on one line by `one_line`; values
 are then checked by the schema, as each job will check them (`check_job`), with the output root
 proved writable without creating it. The CLI prints the first mistake as
-``dmlimits: error: <message>`` and exits with status 2 (`pipeline.cli.main`).
+``dmlimits: error: <message>`` and exits with status 2 (`pipeline.cli.main`). A single run that
+passes reuses the series the check expanded (`Checked.series`) when Hydra composes the job's
+config to the same values, so the sweep is expanded once per command.
 
 Which jobs of a multirun are checked: every value of every swept key at least once (the first
 job, then each job that brings a value not seen yet), so a sweep of n values over k keys costs

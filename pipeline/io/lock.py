@@ -39,7 +39,8 @@ from pipeline.io.parquet import OutputError
 
 LOCK_NAME = ".dmlimits.lock"
 TAKEOVER_SUFFIX = ".takeover"
-FLUSH_SUFFIX = ".flush"
+FLUSH_LOCK_NAME = LOCK_NAME + ".flush"
+"""The batch writers' lock file at the top of a root (`flush_lock`)."""
 _ATTEMPTS = 3
 _BOOT_ID = Path("/proc/sys/kernel/random/boot_id")
 
@@ -272,7 +273,7 @@ def flush_lock(root: Path | str) -> Iterator[None]:
     The kernel releases the `flock` when the holder exits or dies, so a killed run never blocks
     the next one; the file itself stays (readers ignore it, as every `.dmlimits.lock*` file).
     """
-    path = Path(root) / (LOCK_NAME + FLUSH_SUFFIX)
+    path = Path(root) / FLUSH_LOCK_NAME
     try:
         fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
     except OSError as exc:

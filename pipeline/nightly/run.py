@@ -21,7 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.app.summary import summary_lines
-from pipeline.io.lock import RunLock
+from pipeline.io.lock import FLUSH_LOCK_NAME, RunLock
 from pipeline.io.parquet import OutputError, check_writable
 from pipeline.nightly.changes import compare_dates, write_change_report
 from pipeline.nightly.partition import clean_leftovers, new_staging_dir, publish
@@ -61,6 +61,7 @@ def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
             staging = new_staging_dir(root, settings.run_date)
             try:
                 report = execute_plan(plan_run(_staged(cfg, staging)), progress=progress)
+                (staging / FLUSH_LOCK_NAME).unlink(missing_ok=True)  # the staging root was ours
                 final = publish(staging, root, settings.run_date)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)  # a failed run, or the replaced one

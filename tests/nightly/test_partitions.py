@@ -41,6 +41,7 @@ def test_nightly_two_dates_leave_two_partitions(two_dates: Path) -> None:
     for table in ("points", "thresholds", "forecasts"):
         assert (two_dates / f"run_date={D1}" / table).is_dir(), table
     assert not list((two_dates / partition.STAGING_DIR).iterdir())
+    assert not list((two_dates / f"run_date={D1}").glob(".*"))  # no lock file published
 
 
 def test_nightly_rerun_replaces_only_its_date(two_dates: Path) -> None:

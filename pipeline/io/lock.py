@@ -271,7 +271,9 @@ def flush_lock(root: Path | str) -> Iterator[None]:
     """Hold ROOT/.dmlimits.lock.flush exclusively (waiting for it) while the block runs.
 
     The kernel releases the `flock` when the holder exits or dies, so a killed run never blocks
-    the next one; the file itself stays (readers ignore it, as every `.dmlimits.lock*` file).
+    the next one; the file itself stays (readers ignore it, as every `.dmlimits.lock*` file). On
+    a file system without locks the block runs unlocked, with a warning: concurrent runs of the
+    same series there may leave one in two parts, which `dmlimits-gather` reports.
     """
     path = Path(root) / FLUSH_LOCK_NAME
     try:
@@ -279,7 +281,10 @@ def flush_lock(root: Path | str) -> Iterator[None]:
     except OSError as exc:
         raise OutputError(f"cannot open {path}: {exc.strerror or exc}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:  # ENOLCK, EOPNOTSUPP: a file system without locks
+            log.warning("cannot lock %s (%s): batches are written unserialised", path, exc)
         yield
     finally:
         os.close(fd)  # releases the flock

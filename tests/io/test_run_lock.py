@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import logging
@@ -12,9 +13,11 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from pipeline.io import lock
 from pipeline.io.lock import (
     LOCK_NAME,
     TAKEOVER_SUFFIX,
@@ -183,3 +186,26 @@ def test_run_lock_release_keeps_foreign_lock(tmp_path) -> None:
     _write_lock(tmp_path, 1, "some-other-host.invalid")
     lock.release()
     assert (tmp_path / LOCK_NAME).exists()
+
+
+def test_flush_lock_serialises_and_survives_a_file_system_without_locks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The flush lock is held exclusively; where flock is refused the block still runs, warned."""
+    with lock.flush_lock(tmp_path):
+        fd = os.open(tmp_path / lock.FLUSH_LOCK_NAME, os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(fd)
+
+    def refuse(fd: int, operation: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(lock.fcntl, "flock", refuse)
+    ran = []
+    with lock.flush_lock(tmp_path):
+        ran.append(True)
+    assert ran == [True]
+    assert "batches are written unserialised" in caplog.text

@@ -15,8 +15,11 @@ alternate with this one's, A B A B ..., so that a drift of the shared machine's 
 and each figure is given with the ratio baseline / now of every pair (min / median / max).
 
 The original implementation (the paper's own code) is not on this machine. The ratio to it
-is therefore chained through a baseline whose ratio to the original was measured side by side:
-`--baseline-vs-original R` multiplies the baseline / now ratios by R (see README "Speed").
+is therefore chained through the baseline commit 91dff32, whose ratio to the original was
+measured side by side on this machine when the speed work was planned (`BASELINE_VS_ORIGINAL`:
+the sensitivity sweep at 63x the original's points per second, the three-GPU comparison 12-13x
+faster end to end, 12.5 taken). With `--baseline` at that commit, each baseline / now ratio is
+multiplied by its command's factor (README "Speed").
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ import pyarrow.dataset as ds
 
 HERE = Path(__file__).resolve().parent.parent
 
+BASELINE_VS_ORIGINAL = {"sensitivity, physics=paper": 63.0, "three GPUs": 12.5}
+"""Commit 91dff32 against the original implementation, per command (name prefix): see above."""
 NO_BASELINE = ("physics=realistic",)
 """Arguments a baseline from before realistic physics would refuse: such commands run alone."""
 
@@ -103,7 +108,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", type=Path, default=None, help="an earlier checkout")
-    parser.add_argument("--baseline-vs-original", type=float, default=None)
     parser.add_argument("--only", nargs="*", default=None, help="substrings of command names")
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}; min / median / max")
@@ -130,9 +134,13 @@ def main() -> None:
                 f"{spread([r.points_per_s for r in base], '{:.0f}')} points/s"
             )
             print(f"  baseline / now, pair by pair: {spread(ratios)}x")
-            if args.baseline_vs_original is not None:
-                chained = [r * args.baseline_vs_original for r in ratios]
-                print(f"  original / now (chained): {spread(chained, '{:.1f}')}x")
+            factor = next((f for k, f in BASELINE_VS_ORIGINAL.items() if name.startswith(k)), None)
+            if factor is not None:
+                chained = [r * factor for r in ratios]
+                print(
+                    f"  original / now, chained through the baseline's {factor:g}x "
+                    f"(valid with --baseline at 91dff32): {spread(chained, '{:.0f}')}x"
+                )
     print(f"(load average at the end {os.getloadavg()[0]:.1f})")
 
 

@@ -18,7 +18,7 @@ import pyarrow as pa
 from pipeline.execute.series import SeriesOutcome
 from pipeline.forecast import ForecastSettings, forecast_dicts
 from pipeline.forecast.frontier import MovingFrontier, frontier_dicts
-from pipeline.io.columns import RUN_TABLES
+from pipeline.io.columns import RUN_TABLES, THRESHOLDS_SCHEMA
 from pipeline.io.lock import flush_lock
 from pipeline.io.parquet import write_parts
 from pipeline.io.parts import SeriesIndex, partition_key
@@ -31,7 +31,6 @@ from pipeline.io.rows import (
     series_dict,
     table_from_rows,
     threshold_dict,
-    threshold_row,
 )
 from pipeline.schema import Scenario
 
@@ -58,12 +57,10 @@ def series_key(outcome: SeriesOutcome) -> SeriesKey:
     return scenario_key(outcome.scenario, outcome.series_id)
 
 
-def outcome_tables(
-    outcome: SeriesOutcome, key: SeriesKey, provenance: Provenance
-) -> tuple[pa.Table, pa.Table]:
-    """The `points` rows and the `thresholds` row of one evaluated series."""
+def threshold_of(outcome: SeriesOutcome, key: SeriesKey, provenance: Provenance) -> dict[str, Any]:
+    """The `thresholds` row of one evaluated series: its limits and closed forms."""
     cf = outcome.closed_forms
-    thresholds = threshold_row(
+    return threshold_dict(
         key,
         outcome.limits,
         n_points=len(outcome.points),
@@ -73,6 +70,13 @@ def outcome_tables(
         t_limit_flop=cf.t_limit_flop,
         provenance=provenance,
     )
+
+
+def outcome_tables(
+    outcome: SeriesOutcome, key: SeriesKey, provenance: Provenance
+) -> tuple[pa.Table, pa.Table]:
+    """The `points` rows and the `thresholds` row of one evaluated series."""
+    thresholds = table_from_rows([threshold_of(outcome, key, provenance)], THRESHOLDS_SCHEMA)
     return point_rows(outcome.points, key, provenance), thresholds
 
 
@@ -128,16 +132,7 @@ def series_rows(
     """
     key = series_key(outcome)
     cf = outcome.closed_forms
-    threshold = threshold_dict(
-        key,
-        outcome.limits,
-        n_points=len(outcome.points),
-        alpha=cf.alpha,
-        t_lat_s=cf.t_lat_s,
-        t_crit_flop=cf.t_crit_flop,
-        t_limit_flop=cf.t_limit_flop,
-        provenance=provenance,
-    )
+    threshold = threshold_of(outcome, key, provenance)
     series = series_dict(
         outcome.scenario,
         key,

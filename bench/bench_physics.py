@@ -57,11 +57,11 @@ VARIANTS: dict[str, list[str]] = {
     "tp_in_domain (with tensor_parallel=both)": alone(tp_in_domain="true", tensor_parallel="both"),
     "realistic with tensor_parallel=1d": ["physics=realistic", "physics.tensor_parallel=1d"],
     "realistic with tp_in_domain": ["physics=realistic", "physics.tp_in_domain=true"],
-    "realistic with max_context_parallel=8 (K/V ring not charged)": [
+    "realistic with max_context_parallel=8": [
         "physics=realistic",
         "physics.max_context_parallel=8",
     ],
-    "realistic with tp_in_domain and max_context_parallel=8 (K/V ring not charged)": [
+    "realistic with tp_in_domain and max_context_parallel=8": [
         "physics=realistic",
         "physics.tp_in_domain=true",
         "physics.max_context_parallel=8",

@@ -70,6 +70,8 @@ class LayerTimes:
     backward_s: Array
     core_forward_s: Array
     """The attention core's forward time (rerun under selective recomputation)."""
+    core_backward_s: Array | None = None
+    """The attention core's backward time (what a context-parallel ring hides behind)."""
 
     def with_recompute_s(self, modes: NDArray[np.int64]) -> Array:
         """Layer time under each row's mode (index into `RECOMPUTE_ORDER`)."""
@@ -131,6 +133,7 @@ def grid_layer_times(
     w2_f, w2_b = t[1], t[0] + t[3]
     fwd, bwd = w1_f + w2_f, w1_b + w2_b
     core = np.zeros_like(fwd)
+    core_b = np.zeros_like(fwd)
     tp = tp_model * tp_ff
     if physics.attention:
         p_f, p_b = (t[4], t[5] + t[6]) if own_proj else (w1_f, w1_b)
@@ -176,7 +179,42 @@ def grid_layer_times(
         )
         fwd = fwd + 2 * norm_f + 2 * add + act_f
         bwd = bwd + 2 * norm_b + 2 * add + act_b
-    return LayerTimes(fwd, bwd, core)
+    return LayerTimes(fwd, bwd, core, core_b)
+
+
+def ring_level(level_sizes: tuple[int, ...], tp: Array, cp: Array) -> NDArray[np.int64]:
+    """Network level of each context-parallel group: the first whose cumulative size holds its
+    t·c GPUs (Megatron's rank order, tensor ranks innermost, then context ranks, as
+    `training_run.group_level`)."""
+    cumulative = np.cumprod(np.array(level_sizes, dtype=np.float64))
+    return np.searchsorted(cumulative, tp * cp, side="left").astype(np.int64)
+
+
+def ring_exchange_s(
+    shape: ModelShape,
+    tp: Array,
+    cp: Array,
+    nano: Array,
+    bandwidth_bytes_per_s: Array,
+    latency_s: Array,
+) -> Array:
+    """Ring attention's forward K/V exchange of one layer call on one GPU, in s: c − 1 sends of
+    the rank's K and V shards, 2·nano·d/t words each, at the unidirectional rate BW/2 of the
+    group's level, plus c − 1 hops; 0 for c = 1 (Liu et al. 2023, "Ring Attention with
+    Blockwise Transformers", arXiv:2310.01889; as `training_run.cp_kv_exchange_s`)."""
+    sends = cp - 1.0
+    bytes_ = sends * (2.0 * nano * float(shape.d_model) / tp) * WORD_BYTES
+    return bytes_ / (bandwidth_bytes_per_s / 2.0) + sends * latency_s
+
+
+def ring_exposed_s(ring_forward_s: Array, times: LayerTimes, reruns: Array) -> Array:
+    """What a layer call's ring exchange adds past the attention core it overlaps with: forward
+    max(0, ring − core) once plus once per recomputed forward (`reruns`), backward (K, V and
+    their gradients) max(0, 2·ring − core_backward)."""
+    core_b = times.core_backward_s if times.core_backward_s is not None else 0.0
+    forward = np.maximum(ring_forward_s - times.core_forward_s, 0.0) * (1.0 + reruns)
+    out: Array = forward + np.maximum(2.0 * ring_forward_s - core_b, 0.0)
+    return out
 
 
 def grid_params_per_gpu(

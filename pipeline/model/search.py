@@ -35,6 +35,9 @@ from pipeline.model.grid_physics import (
     grid_optimizer_s,
     grid_params_per_gpu,
     recompute_modes,
+    ring_exchange_s,
+    ring_exposed_s,
+    ring_level,
 )
 from pipeline.model.hardware import HardwareSpec, effective_flop_per_s, gpu_only
 from pipeline.model.layout import (
@@ -106,6 +109,10 @@ class Candidates:
     """Each candidate's bubble fraction (`step.compute_and_bubble`)."""
     step_floor_s: float = 0.0
     """The smallest compute-only lower bound on a candidate's step time (`step.step_floor_s`)."""
+    cp: NDArray[np.int64] | None = None
+    """Each candidate's context-parallel degree c (inside N_DP), when the physics tries c > 1."""
+    layer_times: LayerTimes | None = None
+    """Each candidate's layer times, for the ring exchange of c > 1 (`_with_ring`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,12 +328,12 @@ def _enumerate(
     s, layers = shape.sparsity, shape.n_layers
     memory = n_gpu * hw.hbm_bytes
     table = layout_table(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel)
+    if not physics.is_paper:  # with context parallelism it has layouts where this table has none
+        return _realistic_candidates(hw, shape, n_gpu, table, opts, physics)
     if table is None:
         return None
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
     zb = zb_i.astype(bool)
-    if not physics.is_paper:
-        return _realistic_candidates(hw, shape, n_gpu, table, opts, physics)
     if opts.memory_check:
         need = memory_required_bytes(
             shape, dp_.astype(float), pp_.astype(float), nano.astype(float), zb, opts
@@ -388,19 +395,22 @@ def _realistic_candidates(
     hw: HardwareSpec,
     shape: ModelShape,
     n_gpu: int,
-    table: NDArray[np.int64],
+    table: NDArray[np.int64] | None,
     opts: SearchOptions,
     physics: Physics,
 ) -> Candidates | MemoryBlocked | None:
     """Candidates under realistic physics: per-GPU memory with the cheapest recomputation
     mode that fits, layer times and the optimizer step from `grid_physics`."""
+    cp: NDArray[np.int64] | None = None
     if physics.max_context_parallel > 1 and physics.whole_sequences:
         with_cp = context_parallel_table(
             shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel
         )
         if with_cp is None:
             return None
-        table = with_cp[0]
+        table, cp = with_cp
+    if table is None:
+        return None
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = (col.astype(np.float64) for col in table.T)
     zb = zb_i.astype(bool)
     interleave = np.where(zb | (pp_ == 1) | (not opts.interleaving), 1.0, shape.n_layers // pp_)
@@ -423,11 +433,13 @@ def _realistic_candidates(
             if not keep.any():
                 return None
     table, mode_idx, interleave = table[keep], mode_idx[keep], interleave[keep]
+    cp = None if cp is None else cp[keep]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
     shards, at = _distinct_shards(tpm, tpff, nano, shape.d_ff)  # few distinct shapes
     unique = shards.astype(np.float64)
     u = grid_layer_times(hw, physics, shape, unique[:, 0], unique[:, 1], unique[:, 2])
-    times = LayerTimes(u.forward_s[at], u.backward_s[at], u.core_forward_s[at])
+    core_b = None if u.core_backward_s is None else u.core_backward_s[at]
+    times = LayerTimes(u.forward_s[at], u.backward_s[at], u.core_forward_s[at], core_b)
     extra = None
     if physics.memory_bound_ops:
         params = grid_params_per_gpu(
@@ -452,7 +464,28 @@ def _realistic_candidates(
         t_step_extra_s=extra,
         recompute=mode_idx,
         tp_in_domain=physics.tp_in_domain,
+        cp=cp if physics.attention else None,  # without attention there is no K/V ring
+        layer_times=times if cp is not None and physics.attention else None,
     )
+
+
+def _with_ring(
+    c: Candidates, hw: HardwareSpec, shape: ModelShape, opts: SearchOptions
+) -> Candidates:
+    """The candidates with their context-parallel ring exchange on this network added to
+    each layer call's time, where it outlasts the attention core it overlaps with
+    (`grid_physics.ring_exposed_s`); the group sits on the first level holding its t·c GPUs."""
+    if c.cp is None or c.layer_times is None or c.recompute is None:
+        return c
+    cp = c.cp.astype(np.float64)
+    tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(np.float64)
+    level = ring_level(hw.level_sizes, tp, cp)
+    bandwidth = np.array(hw.net_bandwidth_bytes_per_s, dtype=np.float64)[level]
+    latency = np.array(hw.net_latency_s, dtype=np.float64)[level]
+    ring = ring_exchange_s(shape, tp, cp, c.nanobatch.astype(np.float64), bandwidth, latency)
+    reruns = (c.recompute >= 1).astype(np.float64)  # selective and full rerun the core
+    extra = ring_exposed_s(ring, c.layer_times, reruns)
+    return _with_step_inputs(dataclasses.replace(c, t_layer_s=c.t_layer_s + extra), opts)
 
 
 def _batch(
@@ -753,6 +786,8 @@ def _best_at(
         return BestAt(False, None)
     if isinstance(c, MemoryBlocked):
         return BestAt(False, None, memory_blocked=True)
+    if c.cp is not None:  # the ring exchange depends on the network: added per call
+        c = _with_ring(c, hw, shape, opts)
     steps = shape.n_tokens / float(shape.batch_tokens)  # as `step_from_parts` counts them
     if prune and (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
         return BestAt(True, None)  # compute alone is too slow here, whatever the network

@@ -257,3 +257,52 @@ def test_realistic_matmul_floor_skips_no_feasible_cluster(
     monkeypatch.setattr(search, "matmul_rate_flop_per_s", lambda hw, _: effective_flop_per_s(hw))
     search._candidates.cache_clear()
     assert evaluate_series(scenario).points == fast
+
+
+def test_ring_exchange_check_value() -> None:
+    """c = 4 ranks of t = 2 with 512 tokens of d = 1024: 3 sends of 2·512·1024/2 words (2 B),
+    3,145,728 B at 100/2 GB/s plus 3 hops of 1 µs (docs/model.md R.7)."""
+    from pipeline.model.grid_physics import ring_exchange_s
+
+    shape = model_shape(1024, ScalingLaws())
+    one = np.ones(1)
+    t = ring_exchange_s(shape, 2 * one, 4 * one, 512 * one, 100e9 * one, 1e-6 * one)
+    assert t[0] == pytest.approx(3_145_728 / 50e9 + 3e-6, rel=1e-12)
+    assert ring_exchange_s(shape, one, one, 512 * one, 100e9 * one, 1e-6 * one)[0] == 0.0
+
+
+def test_ring_level_is_the_first_holding_the_group() -> None:
+    """t·c GPUs within an 8-GPU domain stay on level 0; 16 of them cross to level 1."""
+    from pipeline.model.grid_physics import ring_level
+
+    tp, cp = np.array([8.0, 8.0, 2.0, 64.0]), np.array([1.0, 2.0, 4.0, 8.0])
+    assert ring_level((8, 32), tp, cp).tolist() == [0, 1, 0, 2]
+
+
+def test_charging_the_ring_never_speeds_a_layout_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With context parallelism on the grid, the best layout with the ring charged trains no
+    faster at any cluster size than with a free ring, and the ring costs something somewhere."""
+    from pipeline.model import grid_physics, search
+
+    over = ["physics=realistic", "physics.tp_in_domain=true", "physics.max_context_parallel=8"]
+    scenario = load_scenario(compose_config(over))
+    shape = model_shape(24576, scenario.laws)
+    sizes = [2**k for k in range(12, 20)]
+
+    def times() -> list[float]:
+        search._candidates.cache_clear()
+        found = [
+            search.optimal_layout(
+                scenario.hardware, shape, n, scenario.options, physics=scenario.physics
+            )
+            for n in sizes
+        ]
+        return [f[1].training_time_s if f else np.inf for f in found]
+
+    charged = times()
+    monkeypatch.setattr(
+        search, "ring_exchange_s", lambda *a: np.zeros_like(grid_physics.ring_exchange_s(*a))
+    )
+    free = times()
+    assert all(c >= f for c, f in zip(charged, free, strict=True))
+    assert charged != free

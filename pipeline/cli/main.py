@@ -151,8 +151,18 @@ def check(argv: Sequence[str]) -> int:
     return 0
 
 
+def version_line() -> str:
+    """What `dmlimits --version` prints: this package's version, then the Hydra it runs on."""
+    from pipeline import __version__
+
+    return f"dmlimits {__version__} (Hydra {hydra.__version__})"
+
+
 def main() -> None:
     """Console entry point (`dmlimits`, `python -m pipeline`)."""
+    if sys.argv[1:] in (["--version"], ["-V"]):  # Hydra's own flag would print only its version
+        print(version_line())
+        sys.exit(0)
     code = check(sys.argv[1:])
     if code:
         sys.exit(code)

@@ -29,3 +29,15 @@ def test_help_lists_user_presets(tmp_path: Path) -> None:
     result = dmlimits(tmp_path, "--config-dir", str(tmp_path / "presets"), "--help")
     assert result.returncode == 0, result.stderr
     assert "team_h100" in result.stdout
+
+
+def test_version_names_dmlimits_and_hydra(tmp_path: Path) -> None:
+    """`dmlimits --version` prints the package's version (as installed) and Hydra's."""
+    from importlib.metadata import version
+
+    import hydra
+
+    result = dmlimits(tmp_path, "--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"dmlimits {version('dmlimits')} (Hydra {hydra.__version__})"
+    assert list(tmp_path.iterdir()) == []

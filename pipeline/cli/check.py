@@ -199,6 +199,8 @@ def check_command_line(argv: Sequence[str]) -> Checked | None:
         mode = hydra.get_mode(config_name=CONFIG_NAME, overrides=overrides)
         multirun = command.multirun or (mode == RunMode.MULTIRUN and not command.run)
         run_mode = RunMode.MULTIRUN if multirun else RunMode.RUN
+        if command.multirun:  # as @hydra.main composes `-m`: the jobs then compose alike
+            overrides.append("hydra.mode=MULTIRUN")
         try:
             primary: DictConfig = hydra.compose_config(
                 config_name=CONFIG_NAME,

@@ -34,6 +34,7 @@ from pipeline.io.dataset import mark_done
 from pipeline.io.parquet import OutputError
 from pipeline.nightly.run import run_nightly
 from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE
+from pipeline.schema.compose_cache import memoized_compositions
 from pipeline.schema.errors import ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
 
@@ -163,7 +164,8 @@ def main() -> None:
     if sys.argv[1:] in (["--version"], ["-V"]):  # Hydra's own flag would print only its version
         print(version_line())
         sys.exit(0)
-    code = check(sys.argv[1:])
-    if code:
-        sys.exit(code)
-    _hydra_entry()
+    with memoized_compositions():  # the check's and Hydra's compositions of a job: made once
+        code = check(sys.argv[1:])
+        if code:
+            sys.exit(code)
+        _hydra_entry()

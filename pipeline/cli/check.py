@@ -28,6 +28,7 @@ through the real command.
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -56,6 +57,7 @@ from pipeline.schema.compose import (
 from pipeline.schema.errors import MISSING, ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
 from pipeline.sweep import SweepSeries
+from pipeline.sweep.axes import MAX_SERIES
 
 LEFT_TO_HYDRA = ("help", "hydra_help", "cfg", "info", "shell_completion")
 """Hydra's flags that ask for something other than a run."""
@@ -234,12 +236,28 @@ def jobs_to_check(primary: DictConfig, config_loader: Any) -> Iterator[tuple[lis
     texts += [str(o) for o in primary.hydra.overrides.task]
     try:
         parsed = OverridesParser.create(config_loader=config_loader).parse_overrides(texts)
+    except COMPOSITION_ERRORS as err:
+        raise InputError(one_line(err)) from None
+    limit = OmegaConf.select(primary, "sweep.max_series", default=MAX_SERIES)
+    total = 1
+    for override in parsed:
+        if not override.is_sweep_override():
+            continue
+        values = itertools.islice(override.sweep_string_iterator(), int(limit) + 1)
+        count = sum(1 for _ in values)  # counted lazily: range(1,10**9) is not expanded
+        if count == 0:
+            raise InputError(f"{override.input_line}: the sweep has no values")
+        total *= count
+        if total > limit:
+            raise InputError(
+                f"{override.input_line}: -m would launch more than sweep.max_series = {limit} "
+                "jobs, each a run of its own; sweep large grids with sweep.axes (one run, "
+                "parallel workers) or raise sweep.max_series"
+            )
+    try:
         (jobs,) = BasicSweeper.split_arguments(parsed, None)
     except COMPOSITION_ERRORS as err:
         raise InputError(one_line(err)) from None
-    for override in parsed:
-        if override.is_sweep_override() and not list(override.sweep_string_iterator()):
-            raise InputError(f"{override.input_line}: the sweep has no values")
     swept = [i for i in range(len(jobs[0])) if len({job[i] for job in jobs}) > 1]
     seen: set[tuple[int, str]] = set()
     for job in jobs:

@@ -238,13 +238,15 @@ def jobs_to_check(primary: DictConfig, config_loader: Any) -> Iterator[tuple[lis
         parsed = OverridesParser.create(config_loader=config_loader).parse_overrides(texts)
     except COMPOSITION_ERRORS as err:
         raise InputError(one_line(err)) from None
-    limit = OmegaConf.select(primary, "sweep.max_series", default=MAX_SERIES)
+    limit = int(OmegaConf.select(primary, "sweep.max_series", default=MAX_SERIES))
     total = 1
     for override in parsed:
         if not override.is_sweep_override():
             continue
-        values = itertools.islice(override.sweep_string_iterator(), int(limit) + 1)
-        count = sum(1 for _ in values)  # counted lazily: range(1,10**9) is not expanded
+        try:  # counted lazily: range(1,10**9) is not expanded
+            count = sum(1 for _ in itertools.islice(override.sweep_string_iterator(), limit + 1))
+        except COMPOSITION_ERRORS as err:  # e.g. interval(), which only a sweeper plugin samples
+            raise InputError(one_line(err)) from None
         if count == 0:
             raise InputError(f"{override.input_line}: the sweep has no values")
         total *= count

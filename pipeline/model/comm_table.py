@@ -57,7 +57,19 @@ def split_options(adjusted: tuple[int, ...], lo: int, hi: int) -> tuple[NDArray[
 
 def unique_rows(a: NDArray[np.int64]) -> tuple[NDArray[np.int64], Index]:
     """Distinct rows of `a` (n, d) in lexicographic order, and each row's index among them:
-    `np.unique(a, axis=0, return_inverse=True)` without its structured-dtype detour."""
+    `np.unique(a, axis=0, return_inverse=True)` without its structured-dtype detour.
+
+    Rows of small non-negative integers (every layout table's) are encoded as one int64 each,
+    the first column most significant, so one 1-D `np.unique` gives the same order."""
+    if a.shape[0] and a.min() >= 0:
+        spans = a.max(axis=0).astype(np.float64) + 1.0
+        if float(np.prod(spans)) < 2.0**62:
+            weights = np.ones(a.shape[1], dtype=np.int64)
+            for col in range(a.shape[1] - 2, -1, -1):
+                weights[col] = weights[col + 1] * int(spans[col + 1])
+            keys, inverse = np.unique(a @ weights, return_inverse=True)
+            rows = (keys[:, None] // weights[None, :]) % spans.astype(np.int64)[None, :]
+            return rows.astype(a.dtype), inverse.reshape(-1).astype(np.intp)
     order = np.lexsort(a.T[::-1])
     ordered = a[order]
     new = np.ones(a.shape[0], dtype=bool)

@@ -95,10 +95,12 @@ def test_optimal_layout_equals_exhaustive_search(case: tuple[str, bool, int, int
     assert cost.training_time_s == float(rows.t_train_s[row])
 
 
-def test_unique_rows_matches_numpy_unique() -> None:
-    """Distinct rows and inverse indices are those of np.unique(axis=0)."""
+@pytest.mark.parametrize(("low", "high"), [(1, 5), (0, 2**40), (-3, 5)])
+def test_unique_rows_matches_numpy_unique(low: int, high: int) -> None:
+    """Distinct rows and inverse indices are those of np.unique(axis=0): small non-negative
+    rows (one-key path), rows too wide for one int64 key, and negative rows (lexsort path)."""
     rng = np.random.default_rng(0)
-    a = rng.integers(1, 5, size=(200, 3)).astype(np.int64)
+    a = rng.integers(low, high, size=(200, 3)).astype(np.int64)
     distinct, inverse = unique_rows(a)
     expected, expected_inverse = np.unique(a, axis=0, return_inverse=True)
     np.testing.assert_array_equal(distinct, expected)

@@ -5,7 +5,7 @@ builds the same scenario on that GPU projected to each year of `forecast.moving_
 (`pipeline.trends.project`, the catalog's fitted trends, no overrides).
 `pipeline.app.frontier.run_frontiers` evaluates them and returns each base series'
 `MovingFrontier`; the forecasts table then gets the moving years (`moving.moving_year`) and the
-`frontier` table the thresholds (`frontier_rows`).
+`frontier` table the thresholds (`frontier_dicts`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import pyarrow as pa
-
 from pipeline.catalog import Catalog
-from pipeline.io.columns import FRONTIER_SCHEMA
-from pipeline.io.rows import Provenance, SeriesKey, config_hash, table_from_rows
+from pipeline.io.rows import Provenance, SeriesKey, config_hash
 from pipeline.schema import Scenario
 from pipeline.schema.projected import preset_spec, projected_name
 from pipeline.trends.catalog_fits import CatalogTrends
@@ -70,11 +67,6 @@ def frontier_scenarios(
         hw = project_hardware(scenario.hardware, entry.release_year, year, growth, name)
         out.append(replace(scenario, hardware=hw, hardware_name=name))
     return out
-
-
-def frontier_rows(key: SeriesKey, frontier: MovingFrontier, provenance: Provenance) -> pa.Table:
-    """The `frontier` rows of one base series as a table (`frontier_dicts`)."""
-    return table_from_rows(frontier_dicts(key, frontier, provenance), FRONTIER_SCHEMA)
 
 
 def frontier_dicts(

@@ -104,24 +104,12 @@ def split_table(adjusted: tuple[int, ...]) -> NDArray[np.int64]:
 
 
 @lru_cache(maxsize=1024)
-def split_inner_products(
-    adjusted: tuple[int, ...],
-) -> tuple[NDArray[np.int64], tuple[tuple[NDArray[np.int64], NDArray[np.intp]], ...]]:
-    """Product of the non-top factors of every split (n_splits, 5), and per degree its distinct
-    values with, for every split, the index of its value (few distinct products per degree).
-
-    A split is valid for a layout when each degree's product divides the layout's degree (spec §5.2):
-    testing the distinct products once and gathering per split keeps that test cheap.
-    """
+def split_inner_products(adjusted: tuple[int, ...]) -> NDArray[np.int64]:
+    """Product of the non-top factors of every split, (n_splits, 5): a split is valid for a
+    layout when each degree's product divides the layout's degree, the top factor being the
+    quotient (spec §5.2). Read only."""
     table = split_table(adjusted)
     n_split, inner = table.shape[0], table.shape[1]
     inner_prod = table.prod(axis=1) if inner else np.ones((n_split, N_DEGREES), np.int64)
     inner_prod.setflags(write=False)
-    per_degree = []
-    for degree in range(N_DEGREES):
-        values, which = np.unique(inner_prod[:, degree], return_inverse=True)
-        values.setflags(write=False)
-        which = which.ravel()
-        which.setflags(write=False)
-        per_degree.append((values, which))
-    return inner_prod, tuple(per_degree)
+    return inner_prod

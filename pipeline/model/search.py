@@ -374,23 +374,6 @@ def _with_step_inputs(c: Candidates, opts: SearchOptions) -> Candidates:
     return dataclasses.replace(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)
 
 
-def _distinct_shards(
-    tpm: NDArray[np.int64], tpff: NDArray[np.int64], nano: NDArray[np.int64], d_ff: int
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """`unique_rows` of (N_TPm, N_TPff, nanobatch), through one int64 key when it fits.
-
-    N_TPff divides d_ff, so (N_TPm·(d_ff + 1) + N_TPff)·(max nanobatch + 1) + nanobatch is
-    exact and sorts as the rows do; a 1-D `np.unique` of it is a few times cheaper.
-    """
-    span = int(nano.max()) + 1
-    if (int(tpm.max()) + 1) * (d_ff + 1) >= (2**62) // span:  # the key would overflow
-        return unique_rows(np.stack([tpm, tpff, nano], axis=1))
-    pair = tpm * (d_ff + 1) + tpff
-    keys, at = np.unique(pair * span + nano, return_inverse=True)
-    pairs = keys // span
-    return np.stack([pairs // (d_ff + 1), pairs % (d_ff + 1), keys % span], axis=1), at
-
-
 def _realistic_candidates(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -435,7 +418,7 @@ def _realistic_candidates(
     table, mode_idx, interleave = table[keep], mode_idx[keep], interleave[keep]
     cp = None if cp is None else cp[keep]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
-    shards, at = _distinct_shards(tpm, tpff, nano, shape.d_ff)  # few distinct shapes
+    shards, at = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shapes
     unique = shards.astype(np.float64)
     u = grid_layer_times(hw, physics, shape, unique[:, 0], unique[:, 1], unique[:, 2])
     core_b = None if u.core_backward_s is None else u.core_backward_s[at]
@@ -539,7 +522,7 @@ def split_factors(
     c: Candidates, idx: NDArray[np.int64], split: NDArray[np.int64], level_sizes: tuple[int, ...]
 ) -> NDArray[np.int64]:
     """Per-level factors (n, K, 5) of rows (candidate `idx`, split `split`)."""
-    inner_prod, _ = split_inner_products(level_sizes)
+    inner_prod = split_inner_products(level_sizes)
     top = c.degrees[idx] // inner_prod[split]
     return np.concatenate([split_table(level_sizes)[split], top[:, None, :]], axis=1)
 

@@ -18,11 +18,11 @@ from pipeline.model.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.model.matmul import matmul_time_s
 from pipeline.model.network import (
     Network,
-    dp_bandwidth_s,
-    dp_latency_s,
+    dp_costs_s,
+    dp_traffic,
     pp_ep_costs_s,
-    tp_bandwidth_s,
-    tp_latency_s,
+    tp_costs_s,
+    tp_traffic,
 )
 from pipeline.model.options import SearchOptions
 from pipeline.model.scaling import ModelShape
@@ -170,17 +170,9 @@ def tp_times_s(
 ) -> tuple[Array, Array]:
     """(T_TP^bw, T_TP^lat) of per-level TP factors (spec §6.2)."""
     layers = float(shape.n_layers)
-    bw = tp_bandwidth_s(
-        tp_model,
-        tp_ff,
-        shape.d_model,
-        shape.d_ff,
-        layers,
-        float(shape.batch_tokens),
-        float(n_gpu),
-        net,
-    )
-    return bw, tp_latency_s(tp_model, tp_ff, layers, net)
+    b_tok = float(shape.batch_tokens)
+    traffic = tp_traffic(tp_model, tp_ff, shape.d_model, shape.d_ff, layers, b_tok)
+    return tp_costs_s(traffic, layers, float(n_gpu), net)
 
 
 def pp_ep_times_s(
@@ -194,7 +186,7 @@ def pp_ep_times_s(
 
 def dp_times_s(shape: ModelShape, n_gpu: int, dp: Array, net: Network) -> tuple[Array, Array]:
     """(T_DP^bw, T_DP^lat) of per-level DP factors (spec §6.2)."""
-    return dp_bandwidth_s(dp, float(shape.n_params), float(n_gpu), net), dp_latency_s(dp, net)
+    return dp_costs_s(dp_traffic(dp, float(shape.n_params)), float(n_gpu), net)
 
 
 def comm_times_s(shape: ModelShape, n_gpu: int, rows: LayoutBatch, net: Network) -> CommTimes:

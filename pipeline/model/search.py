@@ -421,7 +421,8 @@ def _realistic_candidates(
     shards, at = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shapes
     unique = shards.astype(np.float64)
     u = grid_layer_times(hw, physics, shape, unique[:, 0], unique[:, 1], unique[:, 2])
-    core_b = None if u.core_backward_s is None else u.core_backward_s[at]
+    ring = cp is not None and physics.attention  # only a context-parallel ring reads core_b
+    core_b = u.core_backward_s[at] if ring and u.core_backward_s is not None else None
     times = LayerTimes(u.forward_s[at], u.backward_s[at], u.core_forward_s[at], core_b)
     extra = None
     if physics.memory_bound_ops:
@@ -447,8 +448,8 @@ def _realistic_candidates(
         t_step_extra_s=extra,
         recompute=mode_idx,
         tp_in_domain=physics.tp_in_domain,
-        cp=cp if physics.attention else None,  # without attention there is no K/V ring
-        layer_times=times if cp is not None and physics.attention else None,
+        cp=cp if ring else None,  # without attention there is no K/V ring
+        layer_times=times if ring else None,
     )
 
 

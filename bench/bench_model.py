@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from pipeline.model import comm_table, search
+from pipeline.model import search
 from pipeline.model.hardware import HardwareSpec
 from pipeline.model.scaling import ScalingLaws, paper_d_model_grid
 from pipeline.schema import compose_config, load_scenario
@@ -83,10 +83,7 @@ def other_network(hw: HardwareSpec) -> HardwareSpec:
 
 def clear_caches() -> None:
     """Forget every candidate and network table made so far, as in a fresh process."""
-    search.layout_table.cache_clear()
-    search._candidates.cache_clear()
-    comm_table.comm_table.cache_clear()
-    comm_table._keys_of.cache_clear()
+    search.clear_caches()
 
 
 def spread(values: list[float]) -> str:

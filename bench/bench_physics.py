@@ -75,8 +75,7 @@ def median_time_s(overrides: list[str], repeats: int) -> tuple[float, list[int],
     scenario = load_scenario(compose_config(overrides))
     times, widths, clusters = [], [], 0
     for _ in range(repeats):
-        search.layout_table.cache_clear()  # enumerate candidates again, as a fresh process
-        search._candidates.cache_clear()
+        search.clear_caches()  # enumerate candidates again, as a fresh process
         t0 = time.process_time()
         out = evaluate_series(scenario)
         times.append(time.process_time() - t0)

@@ -289,3 +289,9 @@ def comm_table(
         ),
         dp=group_table(keys.dp, adjusted, 0, 1, shape, dp, lambda t: dp_costs_s(t, gpus, net)),
     )
+
+
+def clear_caches() -> None:
+    """Forget every candidate key set and network table made so far, as in a fresh process."""
+    comm_table.cache_clear()
+    _keys_of.cache_clear()

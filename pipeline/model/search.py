@@ -19,6 +19,8 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model import comm_table as comm_tables
+from pipeline.model import enumeration
 from pipeline.model.comm_table import (
     CandidateKeys,
     CommTable,
@@ -26,6 +28,7 @@ from pipeline.model.comm_table import (
     comm_table,
     unique_rows,
 )
+from pipeline.model.enumeration import context_parallel_table, layout_table
 from pipeline.model.evaluate import step_cost
 from pipeline.model.grid_physics import (
     RECOMPUTE_ORDER,
@@ -42,14 +45,13 @@ from pipeline.model.grid_physics import (
 from pipeline.model.hardware import HardwareSpec, effective_flop_per_s, gpu_only
 from pipeline.model.layout import (
     adjusted_level_sizes,
-    divisors,
     hierarchy_is_consistent,
     split_inner_products,
     split_table,
 )
 from pipeline.model.network import Network
 from pipeline.model.options import SearchOptions
-from pipeline.model.physics import PAPER, Physics, Recompute, TensorParallel
+from pipeline.model.physics import PAPER, Physics, Recompute
 from pipeline.model.results import InfeasibleReason, Layout, PointResult, StepCost
 from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.step import (
@@ -78,9 +80,6 @@ ROWS_PER_BLOCK = 200_000
 CANDIDATE_CACHE_SIZE = 512
 """(GPU, model, cluster size, options) whose candidates a process keeps: the sizes of a few
 series, reused by every network variant of a sweep (up to about 250 MB per process)."""
-LAYOUT_TABLE_CACHE_SIZE = 128
-"""(model, cluster size, options) whose integer layout table a process keeps: read only when
-a GPU's candidates are not cached, e.g. by the next GPU of a comparison."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,51 +119,6 @@ class MemoryBlocked:
     """Candidates existed at a cluster size but none fit in one GPU's memory."""
 
 
-@lru_cache(maxsize=65536)
-def _microbatch_choices(base: int, pp: int, opts: SearchOptions) -> tuple[tuple[bool, int], ...]:
-    """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB)."""
-    divs = divisors(base) if base > 0 else ()
-    out: list[tuple[bool, int]] = []
-    if opts.one_f_one_b:
-        out += [
-            (False, m) for m in [d for d in divs if d >= pp][: opts.max_1f1b_microbatch_candidates]
-        ]
-    if opts.zero_bubble:
-        out += [
-            (True, m) for m in [d for d in divs if d >= 2 * pp][: opts.max_zb_microbatch_candidates]
-        ]
-    return tuple(out)
-
-
-@lru_cache(maxsize=65536)
-def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, ...]:
-    """N_TPff | N_TP with ⌊√N_TP⌋ ≤ N_TPff ≤ window·⌊√N_TP⌋, N_TPm | d_model, N_TPff | d_ff (spec §10.5)."""
-    root = math.isqrt(tp)
-    return tuple(
-        f
-        for f in divisors(tp)
-        if root <= f <= window * root and d_model % (tp // f) == 0 and d_ff % f == 0
-    )
-
-
-@lru_cache(maxsize=65536)
-def tp_ff_choices(
-    tp: int, shape: ModelShape, opts: SearchOptions, tensor_parallel: TensorParallel
-) -> tuple[int, ...]:
-    """N_TPff values tried at N_TP: the paper's 2-D ones, 1-D (N_TPff = N_TP), or both.
-
-    A candidate with N_TPm = 1 is 1-D tensor parallelism; outside `tensor_parallel=2d` it
-    runs with sequence parallelism (`grid_physics.sequence_parallel_degree`).
-    """
-    one_d = (tp,) if shape.d_ff % tp == 0 else ()
-    if tensor_parallel is TensorParallel.ONE_D:
-        return one_d
-    two_d = _tp_ff_choices(tp, shape.d_model, shape.d_ff, opts.tp_ff_window)
-    if tensor_parallel is TensorParallel.BOTH and one_d and tp not in two_d:
-        return (*two_d, tp)
-    return two_d
-
-
 def enumerate_candidates(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -185,6 +139,14 @@ def enumerate_candidates(
     return _candidates(gpu_only(hw), shape, n_gpu, opts, physics)
 
 
+def clear_caches() -> None:
+    """Forget every candidate set, layout table and network table made so far, as in a
+    fresh process (benchmarks, and tests that the results do not depend on the caches)."""
+    _candidates.cache_clear()
+    enumeration.clear_caches()
+    comm_tables.clear_caches()
+
+
 @lru_cache(maxsize=CANDIDATE_CACHE_SIZE)
 def _candidates(
     hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
@@ -197,127 +159,6 @@ def _candidates(
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
     return c
-
-
-@lru_cache(maxsize=LAYOUT_TABLE_CACHE_SIZE)
-def layout_table(
-    shape: ModelShape,
-    n_gpu: int,
-    opts: SearchOptions,
-    whole_sequences: bool = False,
-    tensor_parallel: TensorParallel = TensorParallel.TWO_D,
-) -> NDArray[np.int64] | None:
-    """(n, 8) integer rows (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble, nanobatch) of
-    every layout the divisibility rules allow at n_gpu, in enumeration order (spec §10 steps
-    1-7); GPU-independent, so the GPUs of a comparison share it. Read-only; None if empty."""
-    whole = opts.quirks.whole_sequences or whole_sequences
-    table = _layout_blocks(shape, n_gpu, opts, whole, tensor_parallel, 1)
-    if table is None:
-        return None
-    table.setflags(write=False)
-    return table
-
-
-def _layout_blocks(
-    shape: ModelShape,
-    n_gpu: int,
-    opts: SearchOptions,
-    whole: bool,
-    tensor_parallel: TensorParallel,
-    cp: int,
-) -> NDArray[np.int64] | None:
-    """`layout_table`'s rows with each sequence split over `cp` context-parallel ranks (1 =
-    none): N_DP = d·cp token-splitting ranks of which d divide the batch (docs/model.md R.7).
-    Built from one head (N_DP, N_TPm, N_TPff, N_PP, N_EP) per block and its schedule columns."""
-    quirks = opts.quirks
-    s, layers, b_tok = shape.sparsity, shape.n_layers, shape.batch_tokens
-    ep = math.gcd(n_gpu, s)
-    q = n_gpu // ep
-    split_unit = shape.batch_seqs if whole else b_tok  # Q3
-    heads: list[tuple[int, int, int, int, int]] = []  # (DP, TP_m, TP_ff, PP, EP) of each block
-    counts: list[int] = []  # schedules per block
-    columns: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]] = []
-    for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
-        ff_choices = tp_ff_choices(tp, shape, opts, tensor_parallel)
-        if not ff_choices or (q // tp) % cp:
-            continue
-        r = q // (tp * cp)  # N_DP · N_PP / cp
-        unit = math.gcd(r, split_unit)
-        for pp in reversed(divisors(math.gcd(r, layers))):  # N_PP | L: N_DP ascending
-            dp = r // pp
-            if unit % dp:
-                continue
-            if quirks.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
-                continue
-            base = shape.batch_seqs // dp if whole else b_tok // (s * dp)
-            zb, m = _microbatch_columns(base, pp, opts)
-            if m.size == 0:
-                continue
-            dpc = dp * cp
-            schedules = (m, zb, b_tok // (dpc * m * s))
-            for ff in ff_choices:
-                heads.append((dpc, tp // ff, ff, pp, ep))
-                counts.append(m.size)
-                columns.append(schedules)
-    if not heads:
-        return None
-    table = np.empty((sum(counts), 8), dtype=np.int64)
-    table[:, :5] = np.repeat(np.array(heads, dtype=np.int64), counts, axis=0)
-    for col, piece in enumerate(zip(*columns, strict=True), start=5):
-        table[:, col] = np.concatenate(piece)
-    return table
-
-
-@lru_cache(maxsize=65536)
-def _microbatch_columns(
-    base: int, pp: int, opts: SearchOptions
-) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """`_microbatch_choices` as (zero-bubble, m) integer columns, read only."""
-    choices = _microbatch_choices(base, pp, opts)
-    zb = np.array([int(z) for z, _ in choices], dtype=np.int64)
-    m = np.array([m for _, m in choices], dtype=np.int64)
-    zb.setflags(write=False)
-    m.setflags(write=False)
-    return zb, m
-
-
-def context_parallel_degrees(shape: ModelShape, max_cp: int) -> tuple[int, ...]:
-    """c tried beside 1: powers of two up to `max_cp` that divide the sequence length."""
-    out, c = [], 2
-    while c <= max_cp:
-        if shape.seq_len % c == 0:
-            out.append(c)
-        c *= 2
-    return tuple(out)
-
-
-@lru_cache(maxsize=LAYOUT_TABLE_CACHE_SIZE)
-def context_parallel_table(
-    shape: ModelShape,
-    n_gpu: int,
-    opts: SearchOptions,
-    tensor_parallel: TensorParallel,
-    max_cp: int,
-) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
-    """Whole-sequence layouts with context parallelism: `layout_table`'s rows (c = 1), then
-    those of each c in `context_parallel_degrees` with a nonzero nanobatch (N_DP = d·c,
-    nanobatch over d·c), and each row's c. Read-only; None if empty."""
-    parts: list[NDArray[np.int64]] = []
-    cps: list[NDArray[np.int64]] = []
-    for c in (1, *context_parallel_degrees(shape, max_cp)):
-        block = _layout_blocks(shape, n_gpu, opts, True, tensor_parallel, c)
-        if block is None:
-            continue
-        if c > 1:
-            block = block[block[:, 7] > 0]
-        parts.append(block)
-        cps.append(np.full(block.shape[0], c, dtype=np.int64))
-    if not parts or not sum(p.shape[0] for p in parts):
-        return None
-    table, cp = np.concatenate(parts), np.concatenate(cps)
-    table.setflags(write=False)
-    cp.setflags(write=False)
-    return table, cp
 
 
 def _enumerate(

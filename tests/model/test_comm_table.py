@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from pipeline.model import comm_table, search
+from pipeline.model import search
 from pipeline.model.comm_table import unique_rows
 from pipeline.model.layout import adjusted_level_sizes
 from pipeline.model.options import SearchOptions
@@ -158,8 +158,5 @@ def test_results_do_not_depend_on_the_caches() -> None:
     hw = preset("h100_superpod")
     shape, opts = model_shape(24576, ScalingLaws()), SearchOptions()
     warm = optimal_layout(hw, shape, 16384, opts)
-    search._candidates.cache_clear()
-    search.layout_table.cache_clear()
-    comm_table.comm_table.cache_clear()
-    comm_table._keys_of.cache_clear()
+    search.clear_caches()
     assert optimal_layout(hw, shape, 16384, opts) == warm

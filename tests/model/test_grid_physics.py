@@ -10,6 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.execute.series import evaluate_series
+from pipeline.model.enumeration import (
+    context_parallel_degrees,
+    context_parallel_table,
+    layout_table,
+)
 from pipeline.model.grid_physics import (
     grid_layer_times,
     grid_memory_by_mode_bytes,
@@ -19,13 +24,7 @@ from pipeline.model.options import SearchOptions
 from pipeline.model.physics import Physics, Recompute, TensorParallel
 from pipeline.model.results import InfeasibleReason
 from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
-from pipeline.model.search import (
-    context_parallel_degrees,
-    context_parallel_table,
-    layout_table,
-    optimal_layout,
-    smallest_cluster,
-)
+from pipeline.model.search import optimal_layout, smallest_cluster
 from pipeline.model.step import layer_matmul_time_s
 from pipeline.schema import compose_config, load_scenario
 from pipeline.schema.errors import ConfigError

@@ -36,6 +36,7 @@ SCHEDULE_CACHE_SIZE = 4096
 IntArray = NDArray[np.int64]
 
 
+@lru_cache(maxsize=65536)
 def _microbatch_choices(base: int, pp: int, opts: SearchOptions) -> tuple[tuple[bool, int], ...]:
     """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB)."""
     divs = divisors(base) if base > 0 else ()
@@ -158,18 +159,24 @@ class ScheduleRows:
         """The row order with each block repeated once per N_TPff choice (block-major, as
         spec §10 nests N_TPff inside N_PP), and the N_TPff choice of each row."""
         if n_ff not in self._interleaved:
-            n_blocks = self.sizes.size
-            starts = np.cumsum(self.sizes) - self.sizes
-            seg_block = np.repeat(np.arange(n_blocks), n_ff)  # segment (b, f), b-major
-            seg_size = self.sizes[seg_block]
-            seg = np.repeat(np.arange(seg_block.size), seg_size)  # each output row's segment
-            inner = np.arange(seg.size) - (np.cumsum(seg_size) - seg_size)[seg]
-            order = starts[seg_block][seg] + inner
-            which = np.tile(np.arange(n_ff), n_blocks)[seg]
+            index = np.arange(self.rows.shape[0])
+            ends = np.cumsum(self.sizes).tolist()
+            spans = [index[e - n : e] for e, n in zip(ends, self.sizes.tolist(), strict=True)]
+            order = np.concatenate([span for span in spans for _ in range(n_ff)])
+            which = np.repeat(np.arange(n_ff * len(spans)) % n_ff, np.repeat(self.sizes, n_ff))
             order.setflags(write=False)
             which.setflags(write=False)
             self._interleaved[n_ff] = (order, which)
         return self._interleaved[n_ff]
+
+
+@lru_cache(maxsize=65536)
+def _microbatch_columns(base: int, pp: int, opts: SearchOptions) -> tuple[IntArray, IntArray]:
+    """`_microbatch_choices` as (m, zero-bubble) integer columns."""
+    choices = _microbatch_choices(base, pp, opts)
+    m = np.array([m for _, m in choices], dtype=np.int64)
+    zb = np.array([int(z) for z, _ in choices], dtype=np.int64)
+    return m, zb
 
 
 @lru_cache(maxsize=SCHEDULE_CACHE_SIZE)
@@ -181,7 +188,9 @@ def _schedule_rows(
     `whole`, else tokens, Q3), the schedules of `_microbatch_choices`. None if there is none."""
     s, b_tok = shape.sparsity, shape.batch_tokens
     unit = math.gcd(r, shape.batch_seqs if whole else b_tok)
-    blocks: list[IntArray] = []
+    heads: list[tuple[int, int]] = []  # (N_DP, N_PP) of each block
+    ms: list[IntArray] = []
+    zbs: list[IntArray] = []
     for pp in reversed(divisors(math.gcd(r, shape.n_layers))):  # N_DP ascending
         dp = r // pp
         if unit % dp:
@@ -189,20 +198,20 @@ def _schedule_rows(
         if opts.quirks.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
             continue
         base = shape.batch_seqs // dp if whole else b_tok // (s * dp)
-        choices = _microbatch_choices(base, pp, opts)
-        if not choices:
-            continue
-        block = np.empty((len(choices), 5), dtype=np.int64)
-        block[:, 0] = dp * cp
-        block[:, 1] = pp
-        block[:, 2] = [m for _, m in choices]
-        block[:, 3] = [z for z, _ in choices]
-        block[:, 4] = b_tok // (dp * cp * block[:, 2] * s)
-        blocks.append(block)
-    if not blocks:
+        m, zb = _microbatch_columns(base, pp, opts)
+        if m.size:
+            heads.append((dp * cp, pp))
+            ms.append(m)
+            zbs.append(zb)
+    if not heads:
         return None
-    sizes = np.array([b.shape[0] for b in blocks], dtype=np.int64)
-    return ScheduleRows(np.concatenate(blocks), sizes)
+    sizes = np.array([m.size for m in ms], dtype=np.int64)
+    rows = np.empty((int(sizes.sum()), 5), dtype=np.int64)
+    rows[:, :2] = np.repeat(np.array(heads, dtype=np.int64), sizes, axis=0)
+    rows[:, 2] = np.concatenate(ms)
+    rows[:, 3] = np.concatenate(zbs)
+    rows[:, 4] = b_tok // (rows[:, 0] * rows[:, 2] * s)
+    return ScheduleRows(rows, sizes)
 
 
 def context_parallel_degrees(shape: ModelShape, max_cp: int) -> tuple[int, ...]:

@@ -235,10 +235,7 @@ class RunLock:
     def _take_over(self, stale: LockHolder) -> None:
         """Remove a stale lock file, unless another run replaced it meanwhile."""
         guard = self.path.with_name(self.path.name + TAKEOVER_SUFFIX)
-        try:
-            fd = os.open(guard, os.O_CREAT | os.O_RDWR, 0o644)
-        except OSError as exc:
-            raise OutputError(f"cannot open {guard}: {exc.strerror or exc}") from None
+        fd = _open_lock_file(guard)
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -276,10 +273,7 @@ def flush_lock(root: Path | str) -> Iterator[None]:
     same series there may leave one in two parts, which `dmlimits-gather` reports.
     """
     path = Path(root) / FLUSH_LOCK_NAME
-    try:
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
-    except OSError as exc:
-        raise OutputError(f"cannot open {path}: {exc.strerror or exc}") from None
+    fd = _open_lock_file(path)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -288,3 +282,11 @@ def flush_lock(root: Path | str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the flock
+
+
+def _open_lock_file(path: Path) -> int:
+    """A descriptor of `path` (created if missing) to `flock`; OutputError if it cannot be."""
+    try:
+        return os.open(path, os.O_CREAT | os.O_RDWR, 0o644)
+    except OSError as exc:
+        raise OutputError(f"cannot open {path}: {exc.strerror or exc}") from None

@@ -36,7 +36,6 @@ SCHEDULE_CACHE_SIZE = 4096
 IntArray = NDArray[np.int64]
 
 
-@lru_cache(maxsize=65536)
 def _microbatch_choices(base: int, pp: int, opts: SearchOptions) -> tuple[tuple[bool, int], ...]:
     """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB)."""
     divs = divisors(base) if base > 0 else ()

@@ -19,8 +19,6 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model import comm_table as comm_tables
-from pipeline.model import enumeration
 from pipeline.model.comm_table import (
     CandidateKeys,
     CommTable,
@@ -28,6 +26,8 @@ from pipeline.model.comm_table import (
     comm_table,
     unique_rows,
 )
+from pipeline.model.comm_table import clear_caches as clear_network_tables
+from pipeline.model.enumeration import clear_caches as clear_layout_tables
 from pipeline.model.enumeration import context_parallel_table, layout_table
 from pipeline.model.evaluate import step_cost
 from pipeline.model.grid_physics import (
@@ -143,8 +143,8 @@ def clear_caches() -> None:
     """Forget every candidate set, layout table and network table made so far, as in a
     fresh process (benchmarks, and tests that the results do not depend on the caches)."""
     _candidates.cache_clear()
-    enumeration.clear_caches()
-    comm_tables.clear_caches()
+    clear_layout_tables()
+    clear_network_tables()
 
 
 @lru_cache(maxsize=CANDIDATE_CACHE_SIZE)

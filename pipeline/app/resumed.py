@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.execute.series import ClosedForms
@@ -31,6 +30,8 @@ def read_parts(index: SeriesIndex, table_name: str, series_ids: Sequence[str]) -
     `index` must cover `table_name` in the series' partitions. A column the file lacks (a part
     written before a nullable column existed) is null.
     """
+    import pyarrow.compute as pc  # deferred: only a resumed run reads rows back
+
     schema = TABLES[table_name]
     wanted = pa.array(list(series_ids), pa.string())
     pieces = []

@@ -32,7 +32,6 @@ from pipeline.app.summary import summary_lines
 from pipeline.cli.check import CheckedSeries, check_command_line
 from pipeline.io.dataset import mark_done
 from pipeline.io.parquet import OutputError
-from pipeline.nightly.run import run_nightly
 from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE
 from pipeline.schema.compose_cache import memoized_compositions
 from pipeline.schema.errors import ConfigError, InputError
@@ -66,6 +65,8 @@ def run_job(cfg: DictConfig) -> int:
     except ConfigError as err:
         return report_error(err)
     if cfg.output.get("run_date") is not None:
+        from pipeline.nightly.run import run_nightly  # deferred: only a nightly job loads it
+
         return run_nightly(cfg)
     try:
         plan = plan_run(cfg, series=_checked.series_of(cfg) if _checked is not None else None)

@@ -15,18 +15,10 @@ import sys
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 LOG_INTERVAL_S = 10.0
 """Seconds between plain progress lines when the stream is not a terminal."""
@@ -68,6 +60,16 @@ class RunProgress:
     def __enter__(self) -> RunProgress:
         self.start = self._last_log = self._clock()
         if self.interactive:
+            from rich.console import Console  # deferred: only a terminal shows the bar
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
             self._bar = Progress(
                 TextColumn("[bold]series"),
                 BarColumn(),

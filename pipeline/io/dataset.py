@@ -28,9 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 import pyarrow.parquet as pq
 
 from pipeline.io.columns import RUN_TABLES
@@ -43,6 +42,9 @@ from pipeline.io.read import (
     table_parts,
 )
 from pipeline.io.text import write_text_atomic
+
+if TYPE_CHECKING:
+    import polars as pl
 
 DONE_MARKER = ".dmlimits_done"
 

@@ -33,8 +33,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -49,6 +49,9 @@ from pipeline.io.columns import (
 )
 from pipeline.io.parquet import PART_NAME, TEMP_NAME
 from pipeline.schema.section import SAFE_NAME
+
+if TYPE_CHECKING:
+    import polars as pl
 
 RUN_DATE_KEY = "run_date"
 """The partition key of a nightly root's dated directories."""
@@ -259,6 +262,8 @@ def partition_of(path: Path) -> dict[str, str]:
 
 
 def _polars_schema(schema: pa.Schema) -> pl.Schema:
+    import polars as pl  # deferred, as in every reader here: a run that writes does not load it
+
     frame = pl.from_arrow(schema.empty_table())
     assert isinstance(frame, pl.DataFrame)
     return frame.schema
@@ -270,6 +275,8 @@ def _scan(parts: Sequence[Path], table_name: str) -> pl.LazyFrame:
     The files are given as a literal list (no glob), with the current file schema, so columns
     added after a part's version read as null; partition columns come from each part's folders.
     """
+    import polars as pl
+
     path_column = "__dmlimits_part"
     frame = pl.scan_parquet(
         [str(p) for p in parts],
@@ -318,6 +325,8 @@ def read_or_empty(directory: Path, table_name: str) -> pl.DataFrame:
     """A table's rows (`read_table`), or an empty frame with the schema when there are none."""
     frame = read_table(directory, table_name).frame
     if frame is None:
+        import polars as pl
+
         empty = pl.from_arrow(RUN_TABLES[table_name].empty_table())
         assert isinstance(empty, pl.DataFrame)
         return empty

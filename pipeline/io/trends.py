@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -16,6 +15,9 @@ from pipeline.io.parquet import PART_NAME, write_unpartitioned_part
 from pipeline.io.rows import Provenance, config_hash, table_from_rows
 from pipeline.trends.catalog_fits import GHOLAMI_PER_TWO_YEARS, CatalogTrends
 from pipeline.trends.fit import CONFIDENCE
+
+if TYPE_CHECKING:
+    import polars as pl
 
 TABLE = "trends"
 UNITS = {
@@ -104,4 +106,6 @@ def read_trends(root: Path | str) -> pl.DataFrame | None:
     ]  # a literal listing: no glob, no copied or foreign file
     if not files:
         return None
+    import polars as pl  # deferred: a run that only writes does not pay its import
+
     return pl.read_parquet([str(f) for f in files]).sort("catalog_hash", "metric")

@@ -22,6 +22,7 @@ from pipeline.app.frontier import run_frontiers, write_run_trends
 from pipeline.app.plan import NO_SWEEP_POINT, RunPlan
 from pipeline.app.resumed import limits_of, read_parts
 from pipeline.app.write import SeriesTables, series_rows
+from pipeline.execute.ahead import Ahead
 from pipeline.execute.progress import RunProgress
 from pipeline.execute.runner import run_series, stop_on_signals
 from pipeline.execute.series import ClosedForms, SeriesOutcome
@@ -79,6 +80,8 @@ class RunReport:
     `execute_plan(keep_tables=True)`."""
     batches: int = 0
     """Batches written (each one part per table), 0 without a root."""
+    ahead: int = 0
+    """Of `outcomes`, the series evaluated ahead (`pipeline.execute.ahead`), not by this run."""
 
     @property
     def summaries(self) -> list[SeriesSummary]:
@@ -118,11 +121,13 @@ def execute_plan(
     series: Sequence[SweepSeries] | None = None,
     *,
     keep_tables: bool = False,
+    ahead: Ahead | None = None,
 ) -> RunReport:
     """Evaluate the plan's series (or `series`) not yet done, and write them in batches.
 
     A plan without a root writes nothing. With `keep_tables` the report holds every series'
-    rows (`RunReport.tables`), skipped ones read back from the dataset.
+    rows (`RunReport.tables`), skipped ones read back from the dataset. Series `ahead`
+    evaluated already are taken from it (`pipeline.execute.ahead`).
     """
     todo = plan.series if series is None else list(series)
     skipped: list[SweepSeries] = []
@@ -141,6 +146,7 @@ def execute_plan(
     if moving and plan.root is not None:
         write_run_trends(plan.root, provenance)
     buffer = PartBuffer(index, plan.series_per_part, plan.flush_s, keep=keep_tables)
+    taken = ahead.taken if ahead is not None else 0
     summaries: list[SeriesSummary] = []
     points = 0
     with (
@@ -148,7 +154,9 @@ def execute_plan(
         RunProgress(len(todo), enabled=progress, skipped=len(skipped)) as bar,
     ):
         try:
-            for outcome in run_series((s.scenario for s in todo), plan.execution, plan.whole_grid):
+            for outcome in run_series(
+                (s.scenario for s in todo), plan.execution, plan.whole_grid, ahead
+            ):
                 sweep_point = sweep_points[outcome.series_id]
                 rows = series_rows(
                     outcome,
@@ -183,4 +191,5 @@ def execute_plan(
         resumed,
         [*buffer.kept, *resumed_tables],
         buffer.batches_written,
+        (ahead.taken - taken) if ahead is not None else 0,
     )

@@ -14,16 +14,25 @@ def _flop(x: float | None) -> str:
 
 
 def summary_lines(
-    outcomes: Sequence[SeriesSummary], root: str, seconds: float, points: int, skipped: int = 0
+    outcomes: Sequence[SeriesSummary],
+    root: str,
+    seconds: float,
+    points: int,
+    skipped: int = 0,
+    ahead: int = 0,
 ) -> list[str]:
     """One header, one line per series (first few), and where the tables are.
 
     `outcomes` are every series of the run, those it skipped (resume) included: their values
-    come from the dataset. `points` counts the points evaluated by this run.
+    come from the dataset. `points` counts the points evaluated for this run, `ahead` of its
+    series by the command's workers before it started (`pipeline.execute.ahead`), so
+    `seconds` does not include them.
     """
     resumed = f" ({skipped} already in the dataset, not recomputed)" if skipped else ""
+    early = f" ({ahead} series evaluated ahead)" if ahead else ""
     lines = [
-        f"dmlimits: {len(outcomes)} series{resumed}, {points} points in {seconds:.1f} s -> {root}",
+        f"dmlimits: {len(outcomes)} series{resumed}, {points} points in {seconds:.1f} s{early} "
+        f"-> {root}",
         f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>10} {'last feas.':>10} "
         f"{'wall':>10} {'T_crit':>10} {'T_limit':>10}  (FLOP)",
     ]

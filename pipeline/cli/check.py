@@ -30,7 +30,7 @@ from __future__ import annotations
 import copy
 import itertools
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -45,7 +45,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.app.plan import plan_run
+from pipeline.app.plan import RunPlan, plan_run
 from pipeline.io.parquet import OutputError
 from pipeline.nightly.settings import nightly_from_config
 from pipeline.schema.compose import (
@@ -184,11 +184,16 @@ def job_key(cfg: DictConfig) -> dict[str, Any]:
     return plain
 
 
-def check_command_line(argv: Sequence[str]) -> Checked | None:
+def check_command_line(
+    argv: Sequence[str], on_job: Callable[[DictConfig, RunPlan], None] | None = None
+) -> Checked | None:
     """Check a command line as the module docstring says; the first mistake is raised.
 
     Raises InputError (a Hydra or YAML message) or ConfigError (a value). Returns what was
-    composed (and, for a single run, expanded), or None when it was left to Hydra.
+    composed (and, for a single run, expanded), or None when it was left to Hydra. Each job
+    that passes (the run, or each checked job of a multirun) is given to `on_job` with its
+    plan as the check made it (its output root moved to the nearest existing directory), as
+    soon as it is checked.
     """
     command = parse_command(argv)
     if command is None:
@@ -214,14 +219,18 @@ def check_command_line(argv: Sequence[str]) -> Checked | None:
         except COMPOSITION_ERRORS as err:
             raise InputError(command.named(one_line(err))) from None
         if not multirun:
-            series = check_job(primary)
-            return Checked(primary, CheckedSeries(job_key(primary), series))
+            plan = check_job(primary)
+            if on_job is not None:
+                on_job(primary, plan)
+            return Checked(primary, CheckedSeries(job_key(primary), plan.series))
         for job, label in jobs_to_check(primary, hydra.config_loader):
             try:
                 config: DictConfig = hydra.config_loader.load_sweep_config(primary, job)
             except COMPOSITION_ERRORS as err:
                 raise InputError(f"{command.named(one_line(err))} (job {label})") from None
-            check_job(config, label, multirun=True)
+            plan = check_job(config, label, multirun=True)
+            if on_job is not None:
+                on_job(config, plan)
         return Checked(primary)
 
 
@@ -269,9 +278,9 @@ def jobs_to_check(primary: DictConfig, config_loader: Any) -> Iterator[tuple[lis
             yield job, ", ".join(job[i] for i in swept)
 
 
-def check_job(full: DictConfig, label: str = "", *, multirun: bool = False) -> list[SweepSeries]:
+def check_job(full: DictConfig, label: str = "", *, multirun: bool = False) -> RunPlan:
     """Check one job's composed config (with its hydra node) as the job will, writing nothing;
-    return its series."""
+    return its plan."""
     try:
         return check_config(full, multirun=multirun)
     except ConfigError as err:
@@ -280,9 +289,9 @@ def check_job(full: DictConfig, label: str = "", *, multirun: bool = False) -> l
         raise ConfigError(err.key, err.value, f"{err.allowed} (job {label})") from err
 
 
-def check_config(full: DictConfig, *, multirun: bool = False) -> list[SweepSeries]:
+def check_config(full: DictConfig, *, multirun: bool = False) -> RunPlan:
     """Keys, values, sweep, execution, output root (and a nightly run's settings) of a job;
-    its series as `plan_run` expanded them.
+    its plan as `plan_run` made it (for the root's nearest existing directory).
 
     The job's `plan_run` runs with HydraConfig set as Hydra sets it (a sweep's choices
     re-compose from its overrides and search path). An output root that does not exist yet is
@@ -306,7 +315,7 @@ def check_config(full: DictConfig, *, multirun: bool = False) -> list[SweepSerie
     try:
         probe, root = _probe_root(task)
         try:
-            return plan_run(probe).series
+            return plan_run(probe)
         except OutputError as err:
             raise ConfigError(
                 "output.root", root, f"must be a directory that can be created and written ({err})"

@@ -12,6 +12,11 @@ still fails on bad input (a combination the check did not try, an output root th
 unwritable) prints the same line and raises `JobFailed`: Hydra runs the remaining jobs, then
 exits non-zero; `dmlimits-gather ROOT --multirun DIR` lists the failed jobs (no done marker).
 A single run that fails after Hydra started removes the run directory Hydra made for it.
+
+The series of a small command (the jobs of a multirun Hydra's basic launcher runs here, or a
+run of a few series) are evaluated ahead in forked workers as the check expands them
+(`pipeline.execute.ahead`, `ahead_workers`), so the jobs, which Hydra runs one after another,
+find them done; `execution.ahead=false` (or `execution.n_jobs=1`) turns that off.
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
 from pipeline.app.execute import execute_plan
-from pipeline.app.plan import plan_run
+from pipeline.app.plan import RunPlan, plan_run
 from pipeline.app.summary import summary_lines
 from pipeline.cli.check import CheckedSeries, check_command_line
+from pipeline.execute.ahead import Ahead, forking_supported, usable_cpus
+from pipeline.execute.settings import Backend
 from pipeline.io.dataset import mark_done
 from pipeline.io.parquet import OutputError
 from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE
@@ -38,6 +45,8 @@ from pipeline.schema.errors import ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
 
 EXIT_BAD_INPUT = 2
+BASIC_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
+"""Hydra's default launcher: the jobs of a multirun, one after another, in this process."""
 HYDRA_RUN_FILES = (".hydra/config.yaml", ".hydra/hydra.yaml", ".hydra/overrides.yaml", ".hydra")
 """What Hydra writes into a single run's directory before the job starts (and its *.log)."""
 
@@ -46,6 +55,8 @@ _existing_ancestor: Path | None = None
 _checked: CheckedSeries | None = None
 """A single run's series as the check expanded them (set by `main`), so the run does not
 expand its sweep a second time; used only when the job's config is the one checked."""
+_ahead: Ahead | None = None
+"""The workers evaluating checked series ahead (set by `evaluate_ahead`, closed by `main`)."""
 
 
 class JobFailed(CompactHydraException):
@@ -70,11 +81,18 @@ def run_job(cfg: DictConfig) -> int:
         return run_nightly(cfg)
     try:
         plan = plan_run(cfg, series=_checked.series_of(cfg) if _checked is not None else None)
-        report = execute_plan(plan)  # a fixed layout is checked against each model as it runs
+        report = execute_plan(
+            plan, ahead=_ahead
+        )  # a fixed layout is checked against each model as it runs
     except (ConfigError, OutputError) as err:
         return report_error(err)
     lines = summary_lines(
-        report.summaries, str(report.root), report.seconds, report.points, report.skipped
+        report.summaries,
+        str(report.root),
+        report.seconds,
+        report.points,
+        report.skipped,
+        report.ahead,
     )
     for line in lines:
         print(line)
@@ -139,11 +157,47 @@ def nearest_existing(path: Path) -> Path:
     return path
 
 
+def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
+    """Workers to evaluate a checked job's series ahead, or 0 to leave them to the job.
+
+    Ahead only when `execution.ahead` is on, the job runs in this process (Hydra's basic launcher; not a nightly job,
+    which runs its own plan), on local workers (not dask, not `execution.n_jobs=1`), and there
+    is something to overlap: a job of a multirun, or a run of two series or more. One worker
+    per usable CPU (or `execution.n_jobs` of them), and only with two or more.
+    """
+    execution = plan.execution
+    if (
+        not forking_supported()
+        or not execution.ahead
+        or execution.backend is Backend.DASK
+        or execution.n_jobs == 1
+        or OmegaConf.select(full, "hydra.launcher._target_") != BASIC_LAUNCHER
+        or OmegaConf.select(full, "output.run_date") is not None
+    ):
+        return 0
+    if OmegaConf.select(full, "hydra.mode") != RunMode.MULTIRUN and len(plan.series) < 2:
+        return 0
+    workers = usable_cpus() if execution.n_jobs == -1 else execution.n_jobs
+    return workers if workers >= 2 else 0
+
+
+def evaluate_ahead(full: DictConfig, plan: RunPlan) -> None:
+    """`check_command_line`'s `on_job`: hand a checked job's series to the workers (started at
+    the first) when `ahead_workers` says so; `Ahead` refuses them past its series budget."""
+    global _ahead
+    workers = ahead_workers(full, plan)
+    if not workers:
+        return
+    if _ahead is None:
+        _ahead = Ahead(workers)
+    _ahead.submit(plan.scenarios, plan.whole_grid)
+
+
 def check(argv: Sequence[str]) -> int:
     """0 if the command line passes `check_command_line`, else print its one line and return 2."""
     global _existing_ancestor, _checked
     try:
-        checked = check_command_line(argv)
+        checked = check_command_line(argv, evaluate_ahead)
     except (ConfigError, InputError) as err:
         return report_error(err)
     if checked is not None:
@@ -165,8 +219,12 @@ def main() -> None:
     if sys.argv[1:] in (["--version"], ["-V"]):  # Hydra's own flag would print only its version
         print(version_line())
         sys.exit(0)
-    with memoized_compositions():  # the check's and Hydra's compositions of a job: made once
-        code = check(sys.argv[1:])
-        if code:
-            sys.exit(code)
-        _hydra_entry()
+    try:
+        with memoized_compositions():  # the check's and Hydra's compositions of a job: made once
+            code = check(sys.argv[1:])
+            if code:
+                sys.exit(code)
+            _hydra_entry()
+    finally:
+        if _ahead is not None:
+            _ahead.close()

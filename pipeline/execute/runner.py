@@ -20,12 +20,15 @@ import signal
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.schema import Scenario
 from pipeline.schema.errors import ConfigError
+
+if TYPE_CHECKING:
+    from pipeline.execute.ahead import Ahead
 
 DASK_WAIT_FOR_WORKERS_S = 300.0
 """How long a run waits for the first worker of a remote dask cluster (batch-queued workers)."""
@@ -150,9 +153,25 @@ def _quiet(logger_name: str) -> Iterator[None]:
 
 
 def run_series(
-    scenarios: Iterable[Scenario], settings: ExecutionSettings, whole_grid: bool = False
+    scenarios: Iterable[Scenario],
+    settings: ExecutionSettings,
+    whole_grid: bool = False,
+    ahead: Ahead | None = None,
 ) -> Iterator[SeriesOutcome]:
-    """Yield every scenario's outcome as soon as its chunk finishes (order not guaranteed)."""
+    """Yield every scenario's outcome as soon as its chunk finishes (order not guaranteed).
+
+    With `ahead`, the series it evaluated ahead are taken from it first (`Ahead.take`); the
+    others are evaluated here.
+    """
+    if ahead is not None:
+        rest = []
+        for scenario in scenarios:
+            outcome = ahead.take(scenario, whole_grid)
+            if outcome is None:
+                rest.append(scenario)
+            else:
+                yield outcome
+        scenarios = rest
     chunks = chunked(scenarios, settings.chunk_size)
     head = list(itertools.islice(chunks, 2))
     if settings.backend is not Backend.DASK and (settings.n_jobs == 1 or len(head) < 2):

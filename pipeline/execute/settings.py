@@ -32,6 +32,9 @@ class ExecutionSettings:
     chunk_size: int = 8
     dask_address: str | None = None
     dask_workers: int = 2
+    ahead: bool = True
+    """Let the CLI evaluate a small command's series ahead in forked workers
+    (`pipeline.execute.ahead`, docs/scale-out.md "Small commands")."""
 
 
 def _int(node: dict[str, object], key: str, minimum: int | None, allowed: str) -> int:
@@ -71,10 +74,14 @@ def execution_from_config(node: dict[str, object]) -> ExecutionSettings:
         raise ConfigError(
             "execution.dask_address", address, "is used only with execution.backend=dask"
         )
+    ahead = node.get("ahead", True)
+    if not isinstance(ahead, bool):
+        raise ConfigError("execution.ahead", ahead, "true or false")
     return ExecutionSettings(
         backend=Backend(str(backend)),
         n_jobs=n_jobs,
         chunk_size=_int(node, "chunk_size", 1, "a whole number ≥ 1 (series per task), ≤ 2^53"),
         dask_address=address,
         dask_workers=_int(node, "dask_workers", 1, "a whole number ≥ 1, ≤ 2^53"),
+        ahead=ahead,
     )

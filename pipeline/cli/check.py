@@ -203,8 +203,12 @@ def check_command_line(
     if command.search_path:
         overrides.append(search_path_override(command.search_path))
     with hydra_session() as hydra:
-        mode = hydra.get_mode(config_name=CONFIG_NAME, overrides=overrides)
-        multirun = command.multirun or (mode == RunMode.MULTIRUN and not command.run)
+        # With -m the mode is known; Hydra asks for it later, while the first job's series
+        # are already evaluating ahead (`on_job`), so it is not composed here first.
+        multirun = command.multirun or (
+            not command.run
+            and hydra.get_mode(config_name=CONFIG_NAME, overrides=overrides) == RunMode.MULTIRUN
+        )
         run_mode = RunMode.MULTIRUN if multirun else RunMode.RUN
         if command.multirun:  # as @hydra.main composes `-m`: the jobs then compose alike
             overrides.append("hydra.mode=MULTIRUN")

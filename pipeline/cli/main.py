@@ -21,6 +21,7 @@ find them done; `execution.ahead=false` (or `execution.n_jobs=1`) turns that off
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -219,6 +220,10 @@ def main() -> None:
     if sys.argv[1:] in (["--version"], ["-V"]):  # Hydra's own flag would print only its version
         print(version_line())
         sys.exit(0)
+    # What the imports made lives as long as the command: out of the collector's sight, the
+    # compositions' many small objects are collected without walking it again and again
+    # (about 0.05 s of a three-GPU command), and forked workers share its pages untouched.
+    gc.freeze()
     try:
         with memoized_compositions():  # the check's and Hydra's compositions of a job: made once
             code = check(sys.argv[1:])

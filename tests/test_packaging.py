@@ -13,11 +13,20 @@ SETUPTOOLS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setup
 
 
 def test_packaging_lists_every_package() -> None:
-    """pyproject.toml lists each folder of pipeline/ with an __init__.py, and the configs."""
+    """pyproject.toml lists each folder of pipeline/ with an __init__.py, the configs, and each
+    folder of conf/ holding YAML files (setuptools warns of a data folder Python could import
+    that is not listed)."""
     found = {
         ".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "pipeline").rglob("__init__.py")
     }
-    assert set(SETUPTOOLS["packages"]) == found | {CONF_PACKAGE}
+    conf = REPO / "conf"
+    groups = {
+        ".".join((CONF_PACKAGE, *p.parent.relative_to(conf).parts))
+        for p in conf.rglob("*.yaml")
+        if p.parent != conf
+    }
+    assert groups  # hardware, scaling, ...
+    assert set(SETUPTOOLS["packages"]) == found | {CONF_PACKAGE} | groups
 
 
 def test_packaging_maps_conf_to_the_config_package() -> None:

@@ -154,8 +154,8 @@ def execute_plan(
         RunProgress(len(todo), enabled=progress, skipped=len(skipped)) as bar,
     ):
         try:
-            for outcome in run_series(  # a list: `auto` chunks are sized by its length
-                [s.scenario for s in todo], plan.execution, plan.whole_grid, ahead
+            for outcome in run_series(
+                (s.scenario for s in todo), plan.execution, plan.whole_grid, ahead
             ):
                 sweep_point = sweep_points[outcome.series_id]
                 rows = series_rows(

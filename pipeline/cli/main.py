@@ -36,8 +36,7 @@ from pipeline.app.execute import execute_plan
 from pipeline.app.plan import RunPlan, plan_run
 from pipeline.app.summary import summary_lines
 from pipeline.cli.check import CheckedSeries, check_command_line
-from pipeline.execute.ahead import Ahead, forking_supported
-from pipeline.execute.runner import usable_cpus
+from pipeline.execute.ahead import Ahead, forking_supported, usable_cpus
 from pipeline.execute.settings import Backend
 from pipeline.io.dataset import mark_done
 from pipeline.io.parquet import OutputError

@@ -46,6 +46,13 @@ def start_worker(run_pid: int) -> None:
     watch_parent(run_pid)
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the system has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
 class Ahead:
     """Series submitted to forked workers, taken back by scenario (module docstring)."""
 

@@ -1,10 +1,9 @@
 """Evaluate many series with joblib: in-process, on local cores (loky, threads), or on dask.
 
-Series are grouped into chunks of consecutive series, one joblib task each: `execution.chunk_size`
-of them, or with `auto` (the default) a share sized by `chunk_size_for`. Chunks are made lazily
-and dispatched a few at a time (joblib's pre_dispatch), and results stream back as tasks finish
-(unordered), so the caller writes each series at once and memory stays flat however long the
-sweep. Every backend runs the same pure `evaluate_series`, so the rows are identical.
+Series are grouped into chunks of `execution.chunk_size`, one joblib task each. Chunks are made
+lazily and dispatched a few at a time (joblib's pre_dispatch), and results stream back as tasks
+finish (unordered), so the caller writes each series at once and memory stays flat however long
+the sweep. Every backend runs the same pure `evaluate_series`, so the rows are identical.
 
 Dask: with `execution.dask_address` the run connects to a running dask.distributed scheduler
 (whose workers must have this package installed, see docs/scale-out.md); without it, it starts a
@@ -16,12 +15,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-import math
 import os
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence, Sized
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pipeline.execute.series import SeriesOutcome, evaluate_series
@@ -37,16 +35,6 @@ DASK_WAIT_FOR_WORKERS_S = 300.0
 DASK_CONNECT_TIMEOUT_S = 10.0
 """How long a run tries to reach the scheduler at `execution.dask_address` before giving up."""
 
-
-AUTO_CHUNKS_PER_WORKER = 4
-"""With `execution.chunk_size=auto`, a local run's series are cut into about this many chunks
-per worker (`chunk_size_for`)."""
-AUTO_CHUNK_MIN = 8
-"""The fewest series in an `auto` chunk (and the size when the number of series or workers is
-not known): a series takes 0.01-1 s, so a task stays well above the scheduler's overhead."""
-AUTO_CHUNK_MAX = 128
-"""The most series in an `auto` chunk: a chunk's series come back together, so this bounds the
-series a worker holds, the wait between progress updates and the work an interrupt loses."""
 
 PARENT_POLL_S = 0.5
 """How often a worker process checks that the run that started it is still alive."""
@@ -93,33 +81,6 @@ def stop_on_signals() -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask where the system has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
-
-
-def chunk_size_for(settings: ExecutionSettings, n_series: int | None) -> int:
-    """Series per task: `execution.chunk_size`, or for `auto` (None) on local workers
-    ⌈n_series / (AUTO_CHUNKS_PER_WORKER · workers)⌉ within [AUTO_CHUNK_MIN, AUTO_CHUNK_MAX].
-
-    Consecutive series of a sweep differ in the innermost axes only, so they share the model's
-    caches (candidate layouts, per-pair traffic, network tables: docs/model.md §9.2), which
-    each worker process builds for itself: a worker that takes a long run of them builds those
-    caches once, where chunks of a few series spread every model over every worker. Four
-    chunks per worker still balance the load and keep the progress line moving. On dask
-    (workers not known here), or when the number of series is not, `auto` is AUTO_CHUNK_MIN.
-    """
-    if settings.chunk_size is not None:
-        return settings.chunk_size
-    if n_series is None or settings.backend is Backend.DASK:
-        return AUTO_CHUNK_MIN
-    workers = usable_cpus() if settings.n_jobs == -1 else settings.n_jobs
-    share = math.ceil(n_series / (AUTO_CHUNKS_PER_WORKER * workers))
-    return min(AUTO_CHUNK_MAX, max(AUTO_CHUNK_MIN, share))
 
 
 def chunked(items: Iterable[Scenario], size: int) -> Iterator[list[Scenario]]:
@@ -211,8 +172,7 @@ def run_series(
             else:
                 yield outcome
         scenarios = rest
-    n_series = len(scenarios) if isinstance(scenarios, Sized) else None
-    chunks = chunked(scenarios, chunk_size_for(settings, n_series))
+    chunks = chunked(scenarios, settings.chunk_size)
     head = list(itertools.islice(chunks, 2))
     if settings.backend is not Backend.DASK and (settings.n_jobs == 1 or len(head) < 2):
         for chunk in itertools.chain(head, chunks):  # no pool: one chunk runs faster in-process

@@ -29,8 +29,7 @@ class ExecutionSettings:
 
     backend: Backend = Backend.LOKY
     n_jobs: int = -1
-    chunk_size: int | None = None
-    """Series per joblib task; None (`auto`) sizes chunks per run (`runner.chunk_size_for`)."""
+    chunk_size: int = 8
     dask_address: str | None = None
     dask_workers: int = 2
     ahead: bool = True
@@ -48,13 +47,6 @@ def _int(node: dict[str, object], key: str, minimum: int | None, allowed: str) -
     ):
         raise ConfigError(f"execution.{key}", value, allowed)
     return value
-
-
-def _chunk_size(node: dict[str, object]) -> int | None:
-    """`execution.chunk_size`: `auto` (None, the default) or a whole number of series ≥ 1."""
-    if node.get("chunk_size", "auto") == "auto":
-        return None
-    return _int(node, "chunk_size", 1, "auto, or a whole number ≥ 1 (series per task), ≤ 2^53")
 
 
 def execution_from_config(node: dict[str, object]) -> ExecutionSettings:
@@ -88,7 +80,7 @@ def execution_from_config(node: dict[str, object]) -> ExecutionSettings:
     return ExecutionSettings(
         backend=Backend(str(backend)),
         n_jobs=n_jobs,
-        chunk_size=_chunk_size(node),
+        chunk_size=_int(node, "chunk_size", 1, "a whole number ≥ 1 (series per task), ≤ 2^53"),
         dask_address=address,
         dask_workers=_int(node, "dask_workers", 1, "a whole number ≥ 1, ≤ 2^53"),
         ahead=ahead,

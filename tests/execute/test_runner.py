@@ -11,10 +11,9 @@ import pyarrow as pa
 import pytest
 from distributed import LocalCluster
 
-from pipeline.execute import runner
-from pipeline.execute.runner import chunk_size_for, chunked, run_series
+from pipeline.execute.runner import chunked, run_series
 from pipeline.execute.series import SeriesOutcome
-from pipeline.execute.settings import Backend, ExecutionSettings, execution_from_config
+from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.io.rows import Provenance, SeriesKey, point_rows
 from pipeline.schema import Scenario, compose_config
 from pipeline.sweep import expand_scenarios
@@ -48,36 +47,6 @@ def test_chunked_reads_its_input_lazily() -> None:
     chunks = chunked(itertools.count(), 3)  # type: ignore[arg-type]
     assert next(chunks) == [0, 1, 2]
     assert next(chunks) == [3, 4, 5]
-
-
-@pytest.mark.parametrize(
-    ("settings", "n_series", "size"),
-    [
-        (ExecutionSettings(n_jobs=2), 360, 45),  # ⌈360 / (4 · 2)⌉: sweep=sensitivity
-        (ExecutionSettings(n_jobs=3), 100, 9),  # ⌈100 / 12⌉
-        (ExecutionSettings(n_jobs=2), 20, 8),  # at least AUTO_CHUNK_MIN
-        (ExecutionSettings(n_jobs=2), 10_000, 128),  # at most AUTO_CHUNK_MAX
-        (ExecutionSettings(n_jobs=2), None, 8),  # an input without a length
-        (ExecutionSettings(Backend.DASK), 10_000, 8),  # workers not known
-        (ExecutionSettings(n_jobs=2, chunk_size=3), 360, 3),  # a number is kept
-    ],
-)
-def test_auto_chunks_are_runs_of_consecutive_series_per_worker(
-    settings: ExecutionSettings, n_series: int | None, size: int
-) -> None:
-    assert chunk_size_for(settings, n_series) == size
-
-
-def test_auto_chunks_count_the_usable_cpus_for_all_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner, "usable_cpus", lambda: 4)
-    assert chunk_size_for(ExecutionSettings(n_jobs=-1), 360) == 23  # ⌈360 / 16⌉
-
-
-@pytest.mark.parametrize(("value", "parsed"), [("auto", None), (1, 1), (64, 64)])
-def test_chunk_size_is_auto_or_a_whole_number(value: object, parsed: int | None) -> None:
-    shipped = dict(compose_config([])["execution"])
-    assert execution_from_config(shipped).chunk_size is None  # conf/config.yaml: auto
-    assert execution_from_config({**shipped, "chunk_size": value}).chunk_size == parsed
 
 
 def test_run_series_backends_give_the_same_rows(scenarios: list[Scenario]) -> None:

@@ -81,7 +81,6 @@ VALUE_INPUTS = [
     ("string_for_workers", ["execution.n_jobs=two"], "execution.n_jobs"),
     ("zero_workers", ["execution.n_jobs=0"], "execution.n_jobs"),
     ("zero_chunk_size", ["execution.chunk_size=0"], "execution.chunk_size"),
-    ("word_for_chunk_size", ["execution.chunk_size=many"], "execution.chunk_size"),
     ("unknown_backend", ["execution.backend=mpi"], "execution.backend"),
     ("string_for_ahead", ["execution.ahead=sometimes"], "execution.ahead"),
     ("negative_hbm_bandwidth", ["hardware.hbm_bandwidth_gb_per_s=-1"],

@@ -14,7 +14,6 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -49,6 +48,7 @@ from pipeline.model.layout import (
     split_inner_products,
     split_table,
 )
+from pipeline.model.memo import ByteBoundedMemo
 from pipeline.model.network import Network
 from pipeline.model.options import SearchOptions
 from pipeline.model.physics import PAPER, Physics, Recompute
@@ -77,9 +77,10 @@ FIRST_BLOCK = 16
 """Candidates in the first evaluated block; each next block doubles."""
 ROWS_PER_BLOCK = 200_000
 """Full-split rows evaluated per numpy block: bounds memory on 3-level networks."""
-CANDIDATE_CACHE_SIZE = 512
-"""(GPU, model, cluster size, options) whose candidates a process keeps: the sizes of a few
-series, reused by every network variant of a sweep (up to about 250 MB per process)."""
+CANDIDATE_CACHE_BYTES = 256 * 2**20
+"""Bytes of candidate arrays a process keeps, per (GPU, model, cluster size, options, physics):
+the sizes of several series, reused by every network variant of a sweep (about 1,700 sets of
+a whole-grid H100 series, 150 kB each; docs/model.md §9.2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,10 +148,20 @@ def clear_caches() -> None:
     clear_network_tables()
 
 
-@lru_cache(maxsize=CANDIDATE_CACHE_SIZE)
-def _candidates(
+def _candidates_nbytes(c: Candidates | MemoryBlocked | None) -> int:
+    """Bytes of a candidate set's own arrays (its keys are shared and cached apart)."""
+    if not isinstance(c, Candidates):
+        return 0
+    arrays = [getattr(c, f) for f in Candidates.__slots__]
+    if c.layer_times is not None:
+        arrays += [getattr(c.layer_times, f) for f in type(c.layer_times).__slots__]
+    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+
+
+def _candidate_set(
     hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
 ) -> Candidates | MemoryBlocked | None:
+    """`enumerate_candidates` uncached, its arrays read only."""
     c = _enumerate(hw, shape, n_gpu, opts, physics)
     if isinstance(c, Candidates):
         c = _with_step_inputs(c, opts)
@@ -159,6 +170,9 @@ def _candidates(
             if isinstance(value, np.ndarray):
                 value.setflags(write=False)
     return c
+
+
+_candidates = ByteBoundedMemo(_candidate_set, CANDIDATE_CACHE_BYTES, _candidates_nbytes)
 
 
 def _enumerate(

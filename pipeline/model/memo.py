@@ -1,0 +1,90 @@
+"""A least-recently-used memo bounded by the bytes its values hold, not by their number.
+
+`functools.lru_cache` bounds a cache by entries. The candidate sets of the search (docs/model.md
+§9.2) range from a few kB to about a MB, so an entry bound is either a loose memory bound or
+a small cache: 512 entries held one whole-grid H100 series (about 500 entries of 150 kB), and a
+sweep whose GPUs vary inside its network axes (HBM bandwidth inside latency, say) cycled
+through more than that, so that every lookup missed. `ByteBoundedMemo` keeps as many entries
+as fit in a byte budget, evicting the least recently used first.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Generic, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+ENTRY_OVERHEAD_BYTES = 1024
+"""Bytes counted for every entry on top of its value's own (the key and the Python objects), so
+that a budget bounds the count of even empty values."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoInfo:
+    """What a memo has done: as `functools.lru_cache`'s cache_info, with bytes."""
+
+    hits: int
+    misses: int
+    currsize: int
+    nbytes: int
+    max_bytes: int
+
+
+class ByteBoundedMemo(Generic[P, R]):
+    """`fn` memoized on its positional arguments (hashable), at most `max_bytes` of values as
+    `nbytes` counts them (plus `ENTRY_OVERHEAD_BYTES` each); a value larger than the budget is
+    returned, not kept. The values are shared: callers must not modify them. Safe across
+    threads (`execution.backend=threading`); two threads missing the same key both compute it."""
+
+    def __init__(self, fn: Callable[P, R], max_bytes: int, nbytes: Callable[[R], int]) -> None:
+        if max_bytes < 1:
+            raise ValueError(f"max_bytes must be at least 1, got {max_bytes}")
+        self._fn = fn
+        self._nbytes = nbytes
+        self.max_bytes = max_bytes
+        self._entries: OrderedDict[Hashable, tuple[R, int]] = OrderedDict()
+        self._bytes = 0
+        self._hits = 0
+        self._misses = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        if kwargs:
+            raise TypeError("ByteBoundedMemo memoizes positional arguments only")
+        key: Hashable = args
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None:
+                self._entries.move_to_end(key)
+                self._hits += 1
+                return entry[0]
+            self._misses += 1
+        value = self._fn(*args, **kwargs)
+        size = self._nbytes(value) + ENTRY_OVERHEAD_BYTES
+        if size > self.max_bytes:
+            return value
+        with self._lock:
+            if key not in self._entries:  # another thread may have kept it meanwhile
+                self._entries[key] = (value, size)
+                self._bytes += size
+            while self._bytes > self.max_bytes:
+                _, (_, evicted) = self._entries.popitem(last=False)
+                self._bytes -= evicted
+        return value
+
+    def cache_info(self) -> MemoInfo:
+        with self._lock:
+            return MemoInfo(
+                self._hits, self._misses, len(self._entries), self._bytes, self.max_bytes
+            )
+
+    def cache_clear(self) -> None:
+        """Forget every entry and reset the counts, as `functools.lru_cache` does."""
+        with self._lock:
+            self._entries.clear()
+            self._bytes = self._hits = self._misses = 0

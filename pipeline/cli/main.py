@@ -223,6 +223,8 @@ def main() -> None:
     # What the imports made lives as long as the command: out of the collector's sight, the
     # compositions' many small objects are collected without walking it again and again
     # (about 0.05 s of a three-GPU command), and forked workers share its pages untouched.
+    # Unfrozen at the end, so that a caller's own objects (main() called in a test or a
+    # notebook) are collected as before.
     gc.freeze()
     try:
         with memoized_compositions():  # the check's and Hydra's compositions of a job: made once
@@ -233,3 +235,4 @@ def main() -> None:
     finally:
         if _ahead is not None:
             _ahead.close()
+        gc.unfreeze()

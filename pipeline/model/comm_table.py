@@ -145,7 +145,8 @@ class CandidateKeys:
 
 
 KEYS_CACHE_SIZE = 512
-"""Distinct candidate sets whose keys a process keeps (as many as cached candidates)."""
+"""Distinct candidate sets whose keys a process keeps: GPUs that differ only in speed share
+keys, so fewer are needed than the candidate sets the search keeps (`CANDIDATE_CACHE_BYTES`)."""
 TABLE_CACHE_SIZE = 128
 """Network tables a process keeps: those of a series' cluster sizes, read again by the next
 sweep point that differs from it only in the GPU (e.g. its HBM bandwidth)."""

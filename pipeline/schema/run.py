@@ -5,7 +5,7 @@ global_batch_seqs, microbatch_seqs, tp, pp, dp, cp, ep, interleave, sequence_par
 recompute, zero_stage` and `name`, and the optional `layout_search` (default false: the
 run's own layout; true: the best layout for its model and batch at its GPU count), `experts`
 (default 1: a dense transformer) and `top_k` (default 1), declared from the `TransformerShape`
-and `RunLayout` fields. They may come from a user's own `--config-dir`; README.md documents them.
+and `RunLayout` fields. They may come from a user's own `--config-dir`; docs/configuration.md documents them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The command's start-up: what `dmlimits` imports before it runs (README "Speed")."""
+"""The command's start-up: what `dmlimits` imports before it runs (docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A user's own presets in a directory of theirs work wherever built-in ones do (README, "Your own presets")."""
+"""A user's own presets in a directory of theirs work wherever built-in ones do (docs/configuration.md, "Your own presets")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A run is evaluated as given by default; `parallelism=search` chosen explicitly or
-`run.layout_search=true` searches its layout (README, "Run keys")."""
+`run.layout_search=true` searches its layout (docs/configuration.md, "One concrete run")."""
 
 from __future__ import annotations
 

@@ -15,8 +15,11 @@ import pipeline
 from pipeline.app import api, batch, execute, write
 from pipeline.catalog import load, metrics
 from pipeline.execute import settings
+from pipeline.forecast import observed, paths
 from pipeline.io import dataset, parquet, read, rows
 from pipeline.model import limits, memo, network, physics, search, training_run, transformer
+from pipeline.sources import acquire, epoch, http
+from pipeline.sources.observe import ACCELERATORS, Observations, SourceRead
 from pipeline.trends import fit
 
 # Called by Python, not by code.
@@ -37,6 +40,12 @@ metrics.Metric.description  # what a trend metric measures, for readers of METRI
 memo.MemoInfo.hits  # the cache statistics, as functools' cache_info
 memo.MemoInfo.misses
 memo.MemoInfo.currsize
+acquire.Snapshot.licence  # the shipped snapshot's licence, carried with the data
+epoch.ObservedRun.organization  # Epoch's columns kept with each run and accelerator
+epoch.ObservedAccelerator.manufacturer
+http.Response.attempts  # requests a fetch made
+SourceRead.rows_read  # what a source's read held
+SourceRead.newest_date
 
 # Inspection APIs whose callers are tests and benchmarks by design.
 memo.ByteBoundedMemo.cache_info  # cache statistics, as functools.lru_cache's
@@ -49,6 +58,17 @@ limits.latency_bound_params  # the paper's simple latency bound (§3), docs/mode
 training_run.RunCost.narayanan_flop_per_s_per_gpu  # Narayanan et al.'s FLOP count, validation
 training_run.LayerBreakdown.total_s  # one layer's time, validation against Ivanov et al.
 training_run.layer_breakdown  # time per operator class (docs/validation.md)
+
+# The observed-data forecast (pipeline/sources, forecast/observed.py and paths.py), landed
+# before the run that calls it: the frontier fit, its trajectories and their intervals.
+observed.FrontierRule.TOP_N  # chosen by a config value
+observed.FrontierFit.flop_band_at
+observed.fit_frontier
+paths.Trajectory.year_interval
+paths.Trajectory.moving_interval
+paths.hand_set
+ACCELERATORS  # the accelerators source's role name
+Observations.hashes
 
 # Not used by the package: only tests use them (or, for the last three, nothing does). Their
 # modules are being reorganised (the model into subpackages, the tables into one registry),

@@ -159,6 +159,7 @@ def performance_md(repeat: int, baseline: Path | None) -> str:
     """The whole of docs/performance.md, measured now."""
     load_before = os.getloadavg()[0]
     started = datetime.datetime.now(datetime.UTC)
+    measured = commit()
     series = series_table(repeat)
     commands = command_table(repeat, baseline)
     load_after = os.getloadavg()[0]
@@ -167,7 +168,7 @@ def performance_md(repeat: int, baseline: Path | None) -> str:
         "",
         GENERATED,
         "",
-        f"Measured {started:%Y-%m-%d %H:%M} UTC by `bench/performance.py`, at commit {commit()}.",
+        f"Measured {started:%Y-%m-%d %H:%M} UTC by `bench/performance.py`, at commit {measured}.",
         "",
         "| machine | |",
         "|---|---|",

@@ -1,4 +1,5 @@
-"""docs/results.md and README's headline are what bench/results.py writes for the model as it is."""
+"""The generated docs: docs/results.md and README's headline are what bench/results.py writes for
+the model as it is; docs/performance.md is bench/performance.py's page, figures with their machine."""
 
 from __future__ import annotations
 
@@ -39,3 +40,18 @@ def test_results_docs_match_the_model() -> None:
     assert results.RESULTS_MD.read_text("utf-8") == wanted, "run `make docs` and commit"
     readme = results.README_MD.read_text("utf-8")
     assert results.readme_md(readme) == readme, "run `make docs` and commit"
+
+
+def test_performance_doc_names_its_machine_and_spread() -> None:
+    """docs/performance.md is the generator's page: date, commit, machine, versions, spread."""
+    text = (REPO / "docs" / "performance.md").read_text("utf-8")
+    assert text.startswith("# Performance\n\n<!-- Written by bench/performance.py")
+    for row in (
+        "Measured ",
+        "at commit ",
+        "| CPU |",
+        "| Python |",
+        "| numpy |",
+        "min / median / max",
+    ):
+        assert row in text

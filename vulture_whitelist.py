@@ -17,7 +17,12 @@ from pipeline.catalog import load, metrics
 from pipeline.execute import settings
 from pipeline.forecast import observed, paths
 from pipeline.io import dataset, parquet, read, rows
-from pipeline.model import limits, memo, network, physics, search, training_run, transformer
+from pipeline.model import limits
+from pipeline.model.compute import flop
+from pipeline.model.network import collectives
+from pipeline.model.records import run, switches
+from pipeline.model.runs import training_run
+from pipeline.model.search import memo, search
 from pipeline.sources import acquire, epoch, http
 from pipeline.sources.observe import ACCELERATORS, Observations, SourceRead
 from pipeline.trends import fit
@@ -55,7 +60,7 @@ fit.TrendFit.value_at  # the fitted curve at a year, checked against the fit's d
 search.optimal_layout  # the best layout at one fixed cluster size (spec §16.3-16.5 checks)
 search.split_rows  # the splits a candidate set has, checked against the network tables
 limits.latency_bound_params  # the paper's simple latency bound (§3), docs/model.md
-training_run.RunCost.narayanan_flop_per_s_per_gpu  # Narayanan et al.'s FLOP count, validation
+run.RunCost.narayanan_flop_per_s_per_gpu  # Narayanan et al.'s FLOP count, validation
 training_run.LayerBreakdown.total_s  # one layer's time, validation against Ivanov et al.
 training_run.layer_breakdown  # time per operator class (docs/validation.md)
 
@@ -80,12 +85,12 @@ read.part_files
 rows.threshold_row
 rows.series_row
 rows.SeriesKey.from_config
-network.allreduce_bandwidth_s  # the spec's scalar formulas (docs/model.md §6)
-network.p2p_bandwidth_s
-network.dp_bandwidth_s
-network.dp_latency_s
-network.tp_bandwidth_s
-network.tp_latency_s
+collectives.allreduce_bandwidth_s  # the spec's scalar formulas (docs/model.md §6)
+collectives.p2p_bandwidth_s
+collectives.dp_bandwidth_s
+collectives.dp_latency_s
+collectives.tp_bandwidth_s
+collectives.tp_latency_s
 search.optimistic_train_time_s  # unused
-physics.PHYSICS_SWITCHES  # unused
-transformer.model_params  # unused
+switches.PHYSICS_SWITCHES  # unused
+flop.model_params  # unused

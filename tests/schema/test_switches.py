@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.model.physics import Recompute
+from pipeline.model.records.switches import Recompute
 from pipeline.schema import ConfigError, Scenario, compose_config, load_scenario
 
 

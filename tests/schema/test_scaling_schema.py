@@ -7,7 +7,7 @@ import itertools
 
 import pytest
 
-from pipeline.model.scaling import model_shape, paper_d_model_grid
+from pipeline.model.records.scaling import model_shape, paper_d_model_grid
 from pipeline.schema import ConfigError, Scenario, compose_config, load_scenario
 from pipeline.schema.scaling import fine_d_model_grid
 

@@ -12,6 +12,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.execute.settings import ExecutionSettings, execution_from_config
 from pipeline.forecast import ForecastSettings, forecast_from_config
+from pipeline.forecast.inputs import observe_for_run
 from pipeline.io.parquet import check_writable
 from pipeline.schema import Scenario, compose_config
 from pipeline.schema.errors import ConfigError
@@ -108,7 +109,9 @@ def plan_run(
     settings = execution_from_config(
         {str(k): v for k, v in execution.items()} if isinstance(execution, dict) else {}
     )
-    forecast = forecast_from_config(cfg.get("forecast"))
+    forecast = observe_for_run(
+        forecast_from_config(cfg.get("forecast")), cfg.get("sources"), output, write
+    )
     given = known_overrides(overrides)
     if series is None:
         series = expand_sweep(cfg, whole_grid=whole_grid, overrides=given)

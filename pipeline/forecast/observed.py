@@ -29,6 +29,7 @@ import numpy as np
 from pipeline.catalog.load import fractional_year
 from pipeline.sources.acquire import SourceError
 from pipeline.sources.epoch import FRONTIER_FLAG, ObservedRun
+from pipeline.sources.observe import Observations
 from pipeline.trends.fit import CONFIDENCE, N_BOOTSTRAP, SEED, bootstrap_lines, fit_trend
 
 
@@ -89,6 +90,24 @@ class FrontierFit:
         logs = self.sample_log_flop + self.sample_log_growth * (year - self.reference_year)
         tail = (1.0 - CONFIDENCE) / 2.0
         return float(np.exp(np.quantile(logs, tail))), float(np.exp(np.quantile(logs, 1 - tail)))
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedFrontier:
+    """What a run observed: the sources read, the fit (None when not fitted), and for each
+    observed run whether it defines the fitted frontier."""
+
+    observations: Observations
+    fit: FrontierFit | None
+    frontier: tuple[bool, ...]
+    run_year: float
+    """The run date as a fractional year: the fitted trajectory's base year."""
+
+    @property
+    def data_as_of(self) -> dt.date | None:
+        """The newest publication date of the frontier-runs source, if it was read."""
+        read = self.observations.read("frontier_runs")
+        return None if read is None else read.newest_date
 
 
 def frontier_flags(runs: Sequence[ObservedRun], rule: FrontierRule, top_n: int = 10) -> list[bool]:

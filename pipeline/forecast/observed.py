@@ -163,7 +163,10 @@ def fit_frontier(
     if not known:
         raise SourceError("source frontier_runs: no usable run up to the window's end")
     flags_known = frontier_flags(known, settings.rule, settings.top_n)
-    chosen = [r for r, f in zip(known, flags_known, strict=True) if f and in_window(r, settings)]
+    chosen = sorted(  # the `observed_runs` table's order, so a reader can redraw the same band
+        (r for r, f in zip(known, flags_known, strict=True) if f and in_window(r, settings)),
+        key=lambda r: (r.publication_date, r.model, r.line),
+    )
     if len({r.publication_date for r in chosen}) < 3:
         raise SourceError(
             f"source frontier_runs: {len(chosen)} frontier runs ({settings.rule}) from "

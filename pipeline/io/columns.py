@@ -403,10 +403,61 @@ growth per year with a bootstrap interval, doubling time, the fitted line, and G
 published growth where they give one. Fit columns are null when the metric has fewer than two
 releases in different years."""
 
+SOURCES_FIELDS = [
+    _required("source", pa.string()),
+    _required("location", pa.string()),
+    _required("content_hash", pa.string()),
+    _required("snapshot_date", pa.date32()),
+    _optional("fetched_at", TIMESTAMP_UTC),
+    _required("age_days", pa.float64()),
+    _required("stale", pa.bool_()),
+    _optional("stale_reason", pa.string()),
+    _required("rows_read", pa.int64()),
+    _required("rows_rejected", pa.int64()),
+    _optional("newest_date", pa.date32()),
+    _optional("licence", pa.string()),
+]
+"""One source a run read (`pipeline.sources`): where from, which copy (SHA-256 of the body),
+how old, whether it is stale (a failed fetch served the last good copy), and its rows."""
+
+OBSERVED_RUNS_FIELDS = [
+    _required("source", pa.string()),
+    _required("content_hash", pa.string()),
+    _required("line", pa.int64()),
+    _required("model", pa.string()),
+    _optional("organization", pa.string()),
+    _required("publication_date", pa.date32()),
+    _required("publication_year", pa.float64()),
+    _required("training_flop", pa.float64()),
+    _optional("confidence", pa.string()),
+    _optional("epoch_frontier", pa.bool_()),
+    _required("frontier", pa.bool_()),
+]
+"""One usable training run of the frontier-runs source, and whether it defines the fitted
+frontier (`pipeline.forecast.observed`)."""
+
+SOURCE_REJECTS_FIELDS = [
+    _required("source", pa.string()),
+    _required("content_hash", pa.string()),
+    _required("line", pa.int64()),
+    _optional("name", pa.string()),
+    _required("reason", pa.string()),
+    _required("row", pa.string()),
+]
+"""One source row that could not be used, with its line and reason (`pipeline.sources.epoch`)."""
+
 FRONTIER_SCHEMA = pa.schema(SERIES_FIELDS + FRONTIER_FIELDS + PROVENANCE_FIELDS)
 TRENDS_SCHEMA = pa.schema(TRENDS_FIELDS + PROVENANCE_FIELDS)
+SOURCES_SCHEMA = pa.schema(SOURCES_FIELDS + PROVENANCE_FIELDS)
+OBSERVED_RUNS_SCHEMA = pa.schema(OBSERVED_RUNS_FIELDS + PROVENANCE_FIELDS)
+SOURCE_REJECTS_SCHEMA = pa.schema(SOURCE_REJECTS_FIELDS + PROVENANCE_FIELDS)
 
-UNPARTITIONED_TABLES: dict[str, pa.Schema] = {"trends": TRENDS_SCHEMA}
+UNPARTITIONED_TABLES: dict[str, pa.Schema] = {
+    "trends": TRENDS_SCHEMA,
+    "sources": SOURCES_SCHEMA,
+    "observed_runs": OBSERVED_RUNS_SCHEMA,
+    "source_rejects": SOURCE_REJECTS_SCHEMA,
+}
 """Tables written as ROOT/<table>/part-<key>.parquet, without hive partitions: they describe a
 run's inputs, not its series."""
 
@@ -429,6 +480,9 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
     "series": ("series_id",),
     "frontier": ("series_id", "year"),
     "trends": ("catalog_hash", "metric"),
+    "sources": ("source",),
+    "observed_runs": ("publication_date", "model", "line"),
+    "source_rejects": ("source", "line"),
 }
 """The deterministic row order of each table."""
 

@@ -15,13 +15,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.catalog.load import fractional_year
+from pipeline.catalog.load import Catalog, fractional_year
 from pipeline.forecast.observed import ObservedFrontier, fit_frontier
 from pipeline.forecast.paths import Trajectory, fitted, hand_set
 from pipeline.forecast.settings import ForecastSettings
 from pipeline.schema.errors import MISSING, ConfigError
+from pipeline.schema.projected import catalog_and_trends, shipped_catalog
 from pipeline.sources import SourcesSettings, observe, sources_from_config
+from pipeline.sources.hardware import merge_accelerators
+from pipeline.sources.observe import ACCELERATORS
 from pipeline.sources.store import SnapshotStore
+from pipeline.trends.catalog_fits import CatalogTrends, catalog_trends
 
 STORE_DIR = "snapshots"
 """The store's folder under a dataset root or a nightly root (`pipeline.sources.store`)."""
@@ -55,8 +59,26 @@ def observe_frontier(
     fit, flags = None, [False] * len(observations.runs)
     if settings.fitted is not None:
         fit, flags = fit_frontier(observations.runs, settings.fitted)
-    observed = ObservedFrontier(observations, fit, tuple(flags), fractional_year(run_date))
+    hardware, trends = None, None
+    read = observations.read(ACCELERATORS)
+    if read is not None:
+        hardware = merge_accelerators(
+            shipped_catalog(), observations.accelerators, read.snapshot.content_hash
+        )
+        trends = catalog_trends(hardware.catalog)
+    observed = ObservedFrontier(
+        observations, fit, tuple(flags), fractional_year(run_date), hardware, trends
+    )
     return replace(settings, observed=observed)
+
+
+def moving_hardware(settings: ForecastSettings) -> tuple[Catalog, CatalogTrends]:
+    """The catalog and trends the moving frontier projects along: the catalog merged with the
+    accelerator source when the run read one, else the shipped catalog alone."""
+    observed = settings.observed
+    if observed is not None and observed.hardware is not None and observed.trends is not None:
+        return observed.hardware.catalog, observed.trends
+    return catalog_and_trends(None)
 
 
 def observe_for_run(

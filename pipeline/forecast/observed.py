@@ -29,7 +29,9 @@ import numpy as np
 from pipeline.catalog.load import fractional_year
 from pipeline.sources.acquire import SourceError
 from pipeline.sources.epoch import FRONTIER_FLAG, ObservedRun
+from pipeline.sources.hardware import MergedCatalog
 from pipeline.sources.observe import Observations
+from pipeline.trends.catalog_fits import CatalogTrends
 from pipeline.trends.fit import CONFIDENCE, N_BOOTSTRAP, SEED, bootstrap_lines, fit_trend
 
 
@@ -102,6 +104,10 @@ class ObservedFrontier:
     frontier: tuple[bool, ...]
     run_year: float
     """The run date as a fractional year: the fitted trajectory's base year."""
+    hardware: MergedCatalog | None = None
+    """The catalog merged with the accelerator source (None when it was not read)."""
+    trends: CatalogTrends | None = None
+    """The trends fitted on `hardware` (the moving frontier's)."""
 
     @property
     def data_as_of(self) -> dt.date | None:

@@ -452,12 +452,7 @@ SOURCES_SCHEMA = pa.schema(SOURCES_FIELDS + PROVENANCE_FIELDS)
 OBSERVED_RUNS_SCHEMA = pa.schema(OBSERVED_RUNS_FIELDS + PROVENANCE_FIELDS)
 SOURCE_REJECTS_SCHEMA = pa.schema(SOURCE_REJECTS_FIELDS + PROVENANCE_FIELDS)
 
-UNPARTITIONED_TABLES: dict[str, pa.Schema] = {
-    "trends": TRENDS_SCHEMA,
-    "sources": SOURCES_SCHEMA,
-    "observed_runs": OBSERVED_RUNS_SCHEMA,
-    "source_rejects": SOURCE_REJECTS_SCHEMA,
-}
+UNPARTITIONED_TABLES: dict[str, pa.Schema] = {"trends": TRENDS_SCHEMA}
 """Tables written as ROOT/<table>/part-<key>.parquet, without hive partitions: they describe a
 run's inputs, not its series."""
 
@@ -480,9 +475,6 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
     "series": ("series_id",),
     "frontier": ("series_id", "year"),
     "trends": ("catalog_hash", "metric"),
-    "sources": ("source",),
-    "observed_runs": ("publication_date", "model", "line"),
-    "source_rejects": ("source", "line"),
 }
 """The deterministic row order of each table."""
 

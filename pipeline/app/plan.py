@@ -75,13 +75,15 @@ def plan_run(
     overrides: Sequence[str] | None = None,
     write: bool = True,
     series: Sequence[SweepSeries] | None = None,
+    observe: bool = True,
 ) -> RunPlan:
     """Validate everything before any work: configs, sweep axes, execution, the output root.
 
     `overrides` are those `cfg` was composed with (default: the running Hydra job's). With
     `write=False` the root is not touched and nothing is resumed. `series`, when given, are
     `cfg`'s series as already expanded (`expand_sweep`) by a check of this same config, and
-    are not expanded again.
+    are not expanded again. With `observe=False` (a check of the command line) the sources are
+    checked but not read, so a check fetches and stores nothing.
     """
     output = OmegaConf.to_container(cfg.get("output"), resolve=True) if "output" in cfg else {}
     if (
@@ -109,15 +111,14 @@ def plan_run(
     settings = execution_from_config(
         {str(k): v for k, v in execution.items()} if isinstance(execution, dict) else {}
     )
-    forecast = observe_for_run(
-        forecast_from_config(cfg.get("forecast")), cfg.get("sources"), output, write
-    )
+    forecast = forecast_from_config(cfg.get("forecast"))
     given = known_overrides(overrides)
     if series is None:
         series = expand_sweep(cfg, whole_grid=whole_grid, overrides=given)
     series = list(series)
     resume = resolve_resume(output.get("resume"), series)
     root = check_writable(output["root"]) if write else None
+    forecast = observe_for_run(forecast, cfg.get("sources"), output, write, observe=observe)
     return RunPlan(
         series, root, whole_grid, settings, forecast, resume and write, given, per_part, flush_s
     )

@@ -51,7 +51,8 @@ def observe_frontier(
     run_date: dt.date,
     now: dt.datetime | None = None,
 ) -> ForecastSettings:
-    """`settings` with the sources read and, when `fitted` is set, the frontier fitted.
+    """`settings` with the sources read and, when `fitted` is set, the frontier fitted; with a
+    moving frontier, also the catalog merged with the accelerator source and its trends.
 
     Raises SourceError (one line) when a source has no usable copy or the fit is impossible.
     """
@@ -61,7 +62,7 @@ def observe_frontier(
         fit, flags = fit_frontier(observations.runs, settings.fitted)
     hardware, trends = None, None
     read = observations.read(ACCELERATORS)
-    if read is not None:
+    if read is not None and settings.moving_frontier_years:  # only the moving frontier uses them
         hardware = merge_accelerators(
             shipped_catalog(), observations.accelerators, read.snapshot.content_hash
         )
@@ -82,12 +83,18 @@ def moving_hardware(settings: ForecastSettings) -> tuple[Catalog, CatalogTrends]
 
 
 def observe_for_run(
-    settings: ForecastSettings, sources_node: object, output: Mapping[Any, object], write: bool
+    settings: ForecastSettings,
+    sources_node: object,
+    output: Mapping[Any, object],
+    write: bool,
+    *,
+    observe: bool = True,
 ) -> ForecastSettings:
     """`observe_frontier` for a composed run: the `sources` node, the store (`sources.store`,
     else `<output.root>/snapshots` when the run writes, else none) and the run date.
 
     Without a `sources` node the settings are returned as they are; a fit then is a ConfigError.
+    With `observe=False` the sources' settings are checked and nothing is read.
     """
     if sources_node is None:
         if settings.fitted is not None:
@@ -96,6 +103,8 @@ def observe_for_run(
             )
         return settings
     sources = sources_from_config(sources_node)
+    if not observe:
+        return settings
     store = sources.store
     root = output.get("root")
     if store is None and write and isinstance(root, str) and root:

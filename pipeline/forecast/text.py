@@ -37,7 +37,7 @@ def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False
 
 
 def trajectory_text(row: Mapping[str, Any]) -> str:
-    """The trajectory of a row: "fitted 4.62x/yr (4.23-5.08)" or "hand-set 4x/yr"."""
+    """The trajectory of a row: "fitted 4.62x/yr (4.21-5.07)" or "hand-set 4x/yr"."""
     g = row["growth_per_year"]
     if row.get("trajectory") == FITTED:
         return (

@@ -18,7 +18,7 @@ from pipeline.forecast.paths import Trajectory, YearInterval, hand_set_name
 from pipeline.forecast.settings import ForecastSettings
 from pipeline.io.columns import FORECAST_YEARS, FORECASTS_SCHEMA
 from pipeline.io.rows import Provenance, SeriesKey, config_hash, table_from_rows
-from pipeline.model.results import SeriesLimits
+from pipeline.model.records.results import SeriesLimits
 
 
 def forecast_config_hash(

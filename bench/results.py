@@ -233,7 +233,7 @@ def forecast_table() -> list[str]:
 SWITCHES_OFF = [
     "physics.attention=false",
     "physics.memory_bound_ops=false",
-    "physics.gpu_memory=false",
+    "physics.memory_check=aggregate",
     "physics.recompute=none",
     "physics.zero_stage=0",
     "physics.whole_sequences=false",
@@ -269,9 +269,9 @@ REALISTIC: dict[str, list[str]] = {
     "efficiencies only": alone(),
     "attention alone": alone("attention=true"),
     "memory_bound_ops (fused) alone": alone("memory_bound_ops=true"),
-    "gpu_memory alone (recompute none, ZeRO-0)": alone("gpu_memory=true"),
-    "gpu_memory + recompute auto + ZeRO-1": alone(
-        "gpu_memory=true", "recompute=auto", "zero_stage=1"
+    "memory_check=per_gpu alone (recompute none, ZeRO-0)": alone("memory_check=per_gpu"),
+    "memory_check=per_gpu + recompute auto + ZeRO-1": alone(
+        "memory_check=per_gpu", "recompute=auto", "zero_stage=1"
     ),
     "whole_sequences alone": alone("whole_sequences=true"),
     "tensor_parallel=1d alone": alone("tensor_parallel=1d"),

@@ -15,15 +15,18 @@ import pipeline
 from pipeline.app import api, batch, execute, write
 from pipeline.catalog import load, metrics
 from pipeline.execute import settings
-from pipeline.forecast import observed, paths
-from pipeline.io import dataset, parquet, read, rows
+from pipeline.forecast import observed, paths, text
+from pipeline.io import columns, dataset, parquet, read, rows
 from pipeline.model import limits
 from pipeline.model.compute import flop
 from pipeline.model.network import collectives
 from pipeline.model.records import run, switches
 from pipeline.model.runs import training_run
 from pipeline.model.search import memo, search
+from pipeline.nightly import causes
+from pipeline.report import observed_chart
 from pipeline.sources import acquire, epoch, http
+from pipeline.sources import rows as source_rows
 from pipeline.sources.observe import ACCELERATORS, Observations, SourceRead
 from pipeline.trends import fit
 
@@ -74,6 +77,16 @@ paths.Trajectory.moving_interval
 paths.hand_set
 ACCELERATORS  # the accelerators source's role name
 Observations.hashes
+columns.SOURCES_SCHEMA  # the tables of observed data a run will write
+columns.OBSERVED_RUNS_SCHEMA
+columns.SOURCE_REJECTS_SCHEMA
+source_rows.source_dicts
+source_rows.observed_run_dicts
+source_rows.reject_dicts
+causes.source_causes  # change reports naming a source as the cause
+causes.run_causes
+observed_chart.observed_frontier_figure
+text.forecast_markdown  # the Markdown forecast table (bench/forecast_table.py)
 
 # Not used by the package: only tests use them (or, for the last three, nothing does). Their
 # modules are being reorganised (the model into subpackages, the tables into one registry),

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pipeline
+from pipeline.forecast.paths import FITTED
+from pipeline.forecast.text import trajectory_text, year_text
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_MD = ROOT / "docs" / "results.md"
@@ -197,36 +199,26 @@ def paper_tables() -> list[str]:
     return lines
 
 
-def year(value: object) -> str:
-    """A forecast year to one decimal, or a dash."""
-    return "–" if value is None else f"{float(value):.1f}"  # type: ignore[arg-type]
-
-
 def forecast_table() -> list[str]:
-    """The years frontier compute reaches each limit (conf/forecast/default.yaml)."""
-    first = series().forecasts
-    base = f"{sci(float(first[0]['base_flop']), 0)} FLOP in {float(first[0]['base_year']):g}"  # type: ignore[arg-type]
-    growths = " / ".join(f"{float(f['growth_per_year']):g}×" for f in first)  # type: ignore[arg-type]
+    """The years frontier compute reaches each limit, frozen hardware (conf/forecast/default.yaml),
+    each year shown as `pipeline.forecast.text` shows it."""
     rows = []
+    as_of = None
     for b in BATCH_LAWS:
-        s = series(f"batch={b}")
-        rows.append(
-            [
-                b,
-                growths,
-                " / ".join(year(f["linear_end_year"]) for f in s.forecasts),
-                " / ".join(year(f["wall_year"]) for f in s.forecasts),
-            ]
-        )
+        forecasts = series(f"batch={b}").forecasts
+        as_of = as_of or next((f["data_as_of"] for f in forecasts if f["data_as_of"]), None)
+        for f in sorted(forecasts, key=lambda f: (f["trajectory"] != FITTED, f["growth_per_year"])):
+            rows.append(
+                [b, trajectory_text(f), year_text(f, "linear_end_year"), year_text(f, "wall_year")]
+            )
     return [
-        "H100 SXM, dense: the year the largest training run reaches each limit on a trajectory",
-        f"from {base} growing {growths} a year (`conf/forecast/default.yaml`); a dash where the",
-        "series has no such limit (the batch-law table above says why).",
+        "H100 SXM, dense: the year the largest training run reaches each limit, on the frontier",
+        "fitted to observed runs (median and 5th-95th percentile of its bootstrap; data as of",
+        f"{as_of}) and on the hand-set trajectories of `conf/forecast/default.yaml`; a dash where",
+        "the series has no such limit (the batch-law table above says why). On hardware that",
+        "improves along the catalog's trends (the moving frontier): `bench/forecast_table.py`.",
         "",
-        *table(
-            ["batch law", "growth per year", "linear-scaling end", "latency wall"],
-            rows,
-        ),
+        *table(["batch law", "trajectory", "linear-scaling end", "latency wall"], rows),
     ]
 
 

@@ -67,8 +67,9 @@ run.RunCost.narayanan_flop_per_s_per_gpu  # Narayanan et al.'s FLOP count, valid
 training_run.LayerBreakdown.total_s  # one layer's time, validation against Ivanov et al.
 training_run.layer_breakdown  # time per operator class (docs/validation.md)
 
-# The observed-data forecast (pipeline/sources, forecast/observed.py and paths.py), landed
-# before the run that calls it: the frontier fit, its trajectories and their intervals.
+# Observed data (pipeline/sources) and what will read it (the frontier fit and its
+# trajectories, the tables a run writes of it, change-report causes, the report's chart),
+# landed before the run that calls it.
 observed.FrontierRule.TOP_N  # chosen by a config value
 observed.FrontierFit.flop_band_at
 observed.fit_frontier

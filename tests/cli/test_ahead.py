@@ -58,6 +58,7 @@ def test_one_cpu_evaluates_nothing_ahead(tmp_path: Path, monkeypatch: pytest.Mon
     assert [cli.ahead_workers(c, p) for c, p in jobs] == [0, 0]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not forking_supported(), reason="needs fork (POSIX, not macOS)")
 def test_a_multirun_evaluated_ahead_writes_the_rows_of_one_evaluated_in_its_jobs(
     tmp_path: Path,

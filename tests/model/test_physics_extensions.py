@@ -112,6 +112,7 @@ def test_recompute_never_lowers_hardware_flop(shape: TransformerShape, batch: in
 SEARCH_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     st.sampled_from(list(Recompute)[:3]),

@@ -1,4 +1,4 @@
-"""Code the docs name in backticks exists: `pipeline.x.y`, `module.name` and `module.py` references.
+"""Code the docs name in backticks exists (`pipeline.x.y`, `module.name`, `module.py`); links resolve.
 
 A backticked dotted name in README.md or docs/*.md (the spec under docs/spec/ describes the
 original implementation and is left out) is one of:
@@ -217,3 +217,11 @@ def test_architecture_tree_names_every_package() -> None:
         m.name for m in pkgutil.iter_modules(pipeline.__path__) if m.ispkg and m.name != "conf"
     }
     assert listed == packages
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_docs_relative_links_resolve(doc: Path) -> None:
+    """Every relative Markdown link of README.md and docs/*.md points at a file that exists."""
+    targets = re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", doc.read_text(encoding="utf-8"))
+    missing = [t for t in targets if not (doc.parent / t).exists()]
+    assert missing == []

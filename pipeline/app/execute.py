@@ -143,7 +143,7 @@ def execute_plan(
     start = time.monotonic()
     years = plan.forecast.moving_frontier_years
     moving = run_frontiers([(s.series_id, s.scenario) for s in todo], years, plan.execution)
-    per_run = run_tables(moving, provenance)
+    per_run = run_tables(bool(moving), provenance)
     if plan.root is not None:
         write_run_tables(plan.root, per_run)
     buffer = PartBuffer(index, plan.series_per_part, plan.flush_s, keep=keep_tables)
@@ -182,6 +182,8 @@ def execute_plan(
             for partition in {scenario_partition(s.scenario) for s in skipped}:
                 index.refresh(partition)
         resumed, resumed_tables = resumed_series(index, skipped, keep_tables)
+    if not per_run and any(t["frontier"].num_rows for t in resumed_tables):
+        per_run = run_tables(True, provenance)  # the skipped series' moving frontier's inputs
     return RunReport(
         summaries,
         points,

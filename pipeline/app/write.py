@@ -15,7 +15,7 @@ module holds their row builders: a per-series table's in `series_rows`, a per-ru
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -174,10 +174,10 @@ def write_batch(root: Path, batch: Sequence[SeriesRows], index: SeriesIndex) -> 
     return tables
 
 
-def run_tables(moving: Mapping[str, MovingFrontier], provenance: Provenance) -> Tables:
-    """Every per-run table of a run, by name: the trends its moving frontier used (`moving`:
-    base series_id -> frontier), none when the run has no moving frontier."""
-    if not moving:
+def run_tables(moving_frontier: bool, provenance: Provenance) -> Tables:
+    """Every per-run table of a run, by name: the catalog trends its moving frontier projects
+    hardware with; none when the run has no moving frontier."""
+    if not moving_frontier:
         return {}
     rows = {"trends": trend_rows(catalog_and_trends(None)[1], provenance)}
     return {name: rows[name] for name in RUN_SCOPE_TABLES}

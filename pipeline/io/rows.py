@@ -81,22 +81,6 @@ class SeriesKey:
     """The scenario's year in seconds (`scaling.year_s`; spec §0, quirk Q5): a reported
     month is year_s / 12. Not a column of its own: the `series` table records it."""
 
-    @classmethod
-    def from_config(
-        cls,
-        config: Mapping[str, Any],
-        *,
-        hardware: str,
-        scaling: str,
-        batch_law: str,
-        duration_s: float,
-        year_s: float,
-    ) -> SeriesKey:
-        """The key of a series whose full resolved config is `config` (hashed into series_id)."""
-        return cls(
-            hardware, scaling, batch_law, float(duration_s), config_hash(config), float(year_s)
-        )
-
     def columns(self) -> dict[str, Any]:
         """The series-identity columns every table starts with."""
         return {

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 
@@ -37,50 +38,14 @@ def point_rows(
     return table_from_rows(point_dicts(points, series, provenance), POINTS_SCHEMA)
 
 
-def threshold_row(
-    series: SeriesKey,
-    limits: SeriesLimits,
-    *,
-    n_points: int,
-    alpha: float,
-    t_lat_s: float,
-    t_crit_flop: float | None,
-    t_limit_flop: float | None,
-    provenance: Provenance,
-) -> pa.Table:
-    """The one `thresholds` row of a series as a table."""
-    row = threshold_dict(
-        series,
-        limits,
-        n_points=n_points,
-        alpha=alpha,
-        t_lat_s=t_lat_s,
-        t_crit_flop=t_crit_flop,
-        t_limit_flop=t_limit_flop,
-        provenance=provenance,
-    )
-    return table_from_rows([row], THRESHOLDS_SCHEMA)
+def threshold_row(series: SeriesKey, limits: SeriesLimits, **values: Any) -> pa.Table:
+    """The one `thresholds` row of a series as a table (`values`: those of `threshold_dict`)."""
+    return table_from_rows([threshold_dict(series, limits, **values)], THRESHOLDS_SCHEMA)
 
 
-def series_row(
-    scenario: Scenario,
-    series: SeriesKey,
-    *,
-    whole_grid: bool,
-    sweep_point: str,
-    provenance: Provenance,
-    overrides: str | None = None,
-) -> pa.Table:
-    """The one `series` row of a series as a table."""
-    row = series_dict(
-        scenario,
-        series,
-        whole_grid=whole_grid,
-        sweep_point=sweep_point,
-        provenance=provenance,
-        overrides=overrides,
-    )
-    return table_from_rows([row], SERIES_SCHEMA)
+def series_row(scenario: Scenario, series: SeriesKey, **values: Any) -> pa.Table:
+    """The one `series` row of a series as a table (`values`: those of `series_dict`)."""
+    return table_from_rows([series_dict(scenario, series, **values)], SERIES_SCHEMA)
 
 
 def outcome_tables(outcome: SeriesOutcome, provenance: Provenance) -> tuple[pa.Table, pa.Table]:

@@ -29,7 +29,7 @@ from pipeline.execute.series import ClosedForms, SeriesOutcome
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance, new_run_id
 from pipeline.io.tables import SERIES_TABLES
-from pipeline.model.results import SeriesLimits
+from pipeline.model.records.results import SeriesLimits
 from pipeline.schema import Scenario
 from pipeline.sweep import SweepSeries, pending
 from pipeline.sweep.resume import scenario_partition, series_index

@@ -24,8 +24,8 @@ import pyarrow as pa
 
 from pipeline import __version__
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
-from pipeline.model.hardware import peak_flop_per_s
-from pipeline.model.results import PointResult, SeriesLimits
+from pipeline.model.records.hardware import peak_flop_per_s
+from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.schema.scaling import BATCH_LAW_KEYS
 from pipeline.schema.units import MONTHS_PER_YEAR
 

@@ -27,7 +27,7 @@ from pipeline.io.rows import (
     table_from_rows,
     threshold_dict,
 )
-from pipeline.model.results import PointResult, SeriesLimits
+from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.schema import Scenario
 
 

@@ -11,7 +11,7 @@ import pytest
 from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
 from pipeline.io.dataset import DONE_MARKER, gather, main, mark_done, read_points, read_thresholds
 from pipeline.io.parquet import OutputError, write_part
-from pipeline.model.results import SeriesLimits
+from pipeline.model.records.results import SeriesLimits
 from tests.io.helpers import point_rows, threshold_row, write_series
 
 LIMITS = SeriesLimits(

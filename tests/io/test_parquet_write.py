@@ -14,7 +14,7 @@ from pipeline.io.columns import POINTS_SCHEMA
 from pipeline.io.dataset import read_points, read_thresholds
 from pipeline.io.parquet import OutputError, check_writable, write_part
 from pipeline.io.rows import SeriesKey
-from pipeline.model.results import SeriesLimits
+from pipeline.model.records.results import SeriesLimits
 from tests.io.helpers import point_rows, threshold_row, write_series
 
 LIMITS = SeriesLimits(

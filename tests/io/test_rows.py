@@ -22,7 +22,7 @@ from pipeline.io.rows import (
     config_hash,
     point_config_hash,
 )
-from pipeline.model.results import InfeasibleReason, PointResult, SeriesLimits
+from pipeline.model.records.results import InfeasibleReason, PointResult, SeriesLimits
 from tests.io.helpers import point_rows, threshold_row
 
 _config_values = st.recursive(

@@ -26,6 +26,7 @@ from pipeline.execute.ahead import Ahead
 from pipeline.execute.progress import RunProgress
 from pipeline.execute.runner import run_series, stop_on_signals
 from pipeline.execute.series import ClosedForms, SeriesOutcome
+from pipeline.forecast.inputs import moving_hardware
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance, new_run_id
 from pipeline.io.tables import SERIES_TABLES
@@ -142,8 +143,12 @@ def execute_plan(
     provenance = Provenance(run_id=new_run_id())
     start = time.monotonic()
     years = plan.forecast.moving_frontier_years
-    moving = run_frontiers([(s.series_id, s.scenario) for s in todo], years, plan.execution)
-    per_run = run_tables(bool(moving), provenance)
+    hardware = moving_hardware(plan.forecast) if years else None
+    moving = run_frontiers(
+        [(s.series_id, s.scenario) for s in todo], years, plan.execution, hardware
+    )
+    trends = hardware[1] if hardware is not None else None
+    per_run = run_tables(trends if moving else None, provenance)
     if plan.root is not None:
         write_run_tables(plan.root, per_run)
     buffer = PartBuffer(index, plan.series_per_part, plan.flush_s, keep=keep_tables)
@@ -183,7 +188,7 @@ def execute_plan(
                 index.refresh(partition)
         resumed, resumed_tables = resumed_series(index, skipped, keep_tables)
     if not per_run and any(t["frontier"].num_rows for t in resumed_tables):
-        per_run = run_tables(True, provenance)  # the skipped series' moving frontier's inputs
+        per_run = run_tables(trends, provenance)  # the skipped series' moving frontier's inputs
     return RunReport(
         summaries,
         points,

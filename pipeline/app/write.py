@@ -39,7 +39,7 @@ from pipeline.io.rows import (
 from pipeline.io.tables import RUN_SCOPE_TABLES, SERIES_TABLES, table_spec
 from pipeline.io.trends import trend_rows
 from pipeline.schema import Scenario
-from pipeline.schema.projected import catalog_and_trends
+from pipeline.trends.catalog_fits import CatalogTrends
 
 Tables = dict[str, pa.Table]
 """Rows of some tables of the dataset, by table name, each with its registered schema."""
@@ -174,12 +174,12 @@ def write_batch(root: Path, batch: Sequence[SeriesRows], index: SeriesIndex) -> 
     return tables
 
 
-def run_tables(moving_frontier: bool, provenance: Provenance) -> Tables:
-    """Every per-run table of a run, by name: the catalog trends its moving frontier projects
-    hardware with; none when the run has no moving frontier."""
-    if not moving_frontier:
+def run_tables(trends: CatalogTrends | None, provenance: Provenance) -> Tables:
+    """Every per-run table of a run, by name: `trends`, the catalog trends its moving frontier
+    projected hardware along; none when the run has no moving frontier (`trends` None)."""
+    if trends is None:
         return {}
-    rows = {"trends": trend_rows(catalog_and_trends(None)[1], provenance)}
+    rows = {"trends": trend_rows(trends, provenance)}
     return {name: rows[name] for name in RUN_SCOPE_TABLES}
 
 

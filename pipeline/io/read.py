@@ -53,6 +53,9 @@ RUN_DATE_KEY = "run_date"
 DATE_NAME = re.compile(rf"{RUN_DATE_KEY}=(?P<date>\d{{4}}-\d{{2}}-\d{{2}})")
 NIGHTLY_ENTRIES = frozenset({".staging", ".replaced", "reports"})
 """Entries of a nightly root besides its dates (`pipeline.nightly.partition`)."""
+SOURCE_STORE = "snapshots"
+"""The folder of source copies a run keeps under a dataset or nightly root
+(`pipeline.sources.store`); no table reader reads it."""
 LOCK_PREFIX = ".dmlimits.lock"
 """The run lock and its helper files (`pipeline.io.lock`), at the top of any root."""
 
@@ -338,6 +341,8 @@ def root_entries_skipped(root: Path) -> list[Skipped]:
         if name.startswith(LOCK_PREFIX) or name.startswith(f"{RUN_DATE_KEY}="):
             continue  # the lock; dated folders are checked by `dated_dirs`
         if dated and name in NIGHTLY_ENTRIES:
+            continue
+        if name == SOURCE_STORE and path.is_dir():
             continue
         if not dated and name in BY_NAME and path.is_dir():
             continue

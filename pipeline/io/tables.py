@@ -77,9 +77,9 @@ TABLES: tuple[TableSpec, ...] = (
         "forecasts",
         FORECASTS_SCHEMA,
         Scope.SERIES,
-        ("series_id", "growth_per_year"),
+        ("series_id", "growth_per_year", "trajectory"),
         "series_id",
-        "one per series and compute-growth scenario: the years limits are reached",
+        "one per series and trajectory of training compute: the years limits are reached",
     ),
     TableSpec(
         "frontier",

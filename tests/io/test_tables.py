@@ -1,5 +1,5 @@
 """The table registry: every registered table is written by a run, read back, viewed, documented
-and returned by `pipeline.run`, and nothing lists tables apart from it."""
+and returned by `pipeline.run`."""
 
 from __future__ import annotations
 

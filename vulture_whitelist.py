@@ -12,22 +12,20 @@ Each entry is an attribute access or a name, which is all vulture needs to count
 # ruff: noqa: B018  (the bare expressions are the point: each one is a use)
 
 import pipeline
-from pipeline.app import api, batch, execute, write
+from pipeline.app import api, batch, execute
 from pipeline.catalog import load, metrics
 from pipeline.execute import settings
-from pipeline.forecast import observed, paths, text
-from pipeline.io import columns, dataset, parquet, read, rows
+from pipeline.forecast import observed, text
+from pipeline.io import columns, dataset, tables
 from pipeline.model import limits
-from pipeline.model.compute import flop
 from pipeline.model.network import collectives
-from pipeline.model.records import run, switches
+from pipeline.model.records import run
 from pipeline.model.runs import training_run
 from pipeline.model.search import memo, search
 from pipeline.nightly import causes
 from pipeline.report import observed_chart
-from pipeline.sources import acquire, epoch, http
+from pipeline.sources import http
 from pipeline.sources import rows as source_rows
-from pipeline.sources.observe import ACCELERATORS, Observations, SourceRead
 from pipeline.trends import fit
 
 # Called by Python, not by code.
@@ -48,17 +46,11 @@ metrics.Metric.description  # what a trend metric measures, for readers of METRI
 memo.MemoInfo.hits  # the cache statistics, as functools' cache_info
 memo.MemoInfo.misses
 memo.MemoInfo.currsize
-acquire.Snapshot.licence  # the shipped snapshot's licence, carried with the data
-epoch.ObservedRun.organization  # Epoch's columns kept with each run and accelerator
-epoch.ObservedAccelerator.manufacturer
 http.Response.attempts  # requests a fetch made
-SourceRead.rows_read  # what a source's read held
-SourceRead.newest_date
 
 # Inspection APIs whose callers are tests and benchmarks by design.
 memo.ByteBoundedMemo.cache_info  # cache statistics, as functools.lru_cache's
 batch.PartBuffer.n_buffered  # what the buffer holds, checked by tests/app/test_batch.py
-metrics.BY_NAME  # METRICS by name, for lookups by tests and notebooks
 fit.TrendFit.value_at  # the fitted curve at a year, checked against the fit's definition
 search.optimal_layout  # the best layout at one fixed cluster size (spec §16.3-16.5 checks)
 search.split_rows  # the splits a candidate set has, checked against the network tables
@@ -66,18 +58,13 @@ limits.latency_bound_params  # the paper's simple latency bound (§3), docs/mode
 run.RunCost.narayanan_flop_per_s_per_gpu  # Narayanan et al.'s FLOP count, validation
 training_run.LayerBreakdown.total_s  # one layer's time, validation against Ivanov et al.
 training_run.layer_breakdown  # time per operator class (docs/validation.md)
+tables.COMPLETION_MARKER  # the table written last in a batch: the registry's rule, tested
 
 # Observed data (pipeline/sources) and what will read it (the frontier fit and its
 # trajectories, the tables a run writes of it, change-report causes, the report's chart),
 # landed before the run that calls it.
 observed.FrontierRule.TOP_N  # chosen by a config value
 observed.FrontierFit.flop_band_at
-observed.fit_frontier
-paths.Trajectory.year_interval
-paths.Trajectory.moving_interval
-paths.hand_set
-ACCELERATORS  # the accelerators source's role name
-Observations.hashes
 columns.SOURCES_SCHEMA  # the tables of observed data a run will write
 columns.OBSERVED_RUNS_SCHEMA
 columns.SOURCE_REJECTS_SCHEMA
@@ -89,22 +76,11 @@ causes.run_causes
 observed_chart.observed_frontier_figure
 text.forecast_markdown  # the Markdown forecast table (bench/forecast_table.py)
 
-# Not used by the package: only tests use them (or, for the last three, nothing does). Their
-# modules are being reorganised (the model into subpackages, the tables into one registry),
-# which deletes them or moves them into tests/; each entry goes with its name.
-write.outcome_tables
-write.series_tables
-parquet.write_series
-read.part_files
-rows.threshold_row
-rows.series_row
-rows.SeriesKey.from_config
-collectives.allreduce_bandwidth_s  # the spec's scalar formulas (docs/model.md §6)
+# The spec's scalar network formulas (docs/model.md §6): an oracle the tests hold the vectorized
+# network tables to.
+collectives.allreduce_bandwidth_s
 collectives.p2p_bandwidth_s
 collectives.dp_bandwidth_s
 collectives.dp_latency_s
 collectives.tp_bandwidth_s
 collectives.tp_latency_s
-search.optimistic_train_time_s  # unused
-switches.PHYSICS_SWITCHES  # unused
-flop.model_params  # unused

@@ -29,10 +29,9 @@ from pipeline.schema.errors import ConfigError
 class Result:
     """A finished run: one frame per table it writes, and what the run did.
 
-    A table is an attribute under its name (`result.points`, `result.thresholds`,
-    `result.forecasts`, `result.series`, `result.frontier`, `result.trends`: docs/api.md) and
-    an entry of `tables`; a table the run has no rows of (the moving frontier's, when the run
-    has none) is an empty frame with the table's columns.
+    Each table of the registry is an attribute under its name (`result.points`; docs/api.md
+    lists them) and an entry of `tables`; a table the run has no rows of (the moving
+    frontier's, when the run has none) is an empty frame with the table's columns.
     """
 
     tables: Mapping[str, pl.DataFrame]

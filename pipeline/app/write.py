@@ -199,5 +199,6 @@ def run_tables(
 
 
 def write_run_tables(root: Path, tables: Tables) -> list[Path]:
-    """Write each per-run table as one part (`pipeline.io.parquet.write_run_part`), in order."""
-    return [write_run_part(root, name, table) for name, table in tables.items()]
+    """Write each per-run table that has rows as one part (`pipeline.io.parquet.write_run_part`),
+    in order; return the paths written."""
+    return [write_run_part(root, name, table) for name, table in tables.items() if table.num_rows]

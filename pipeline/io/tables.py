@@ -80,7 +80,7 @@ TABLES: tuple[TableSpec, ...] = (
         "forecasts",
         FORECASTS_SCHEMA,
         Scope.SERIES,
-        ("series_id", "growth_per_year"),
+        ("series_id", "growth_per_year", "trajectory"),
         "series_id",
         "one per series and compute trajectory (fitted, hand-set): the years limits are "
         "reached, with intervals",

@@ -1,5 +1,5 @@
 """The table registry: every registered table is written by a run, read back, viewed, documented
-and returned by `pipeline.run`, and nothing lists tables apart from it."""
+and returned by `pipeline.run`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 import pipeline
 from pipeline.app.api import Result
+from pipeline.app.write import write_run_tables
 from pipeline.bi.views import build_database
 from pipeline.io.columns import PARTITION_COLUMNS
 from pipeline.io.read import read_table, table_parts
@@ -18,6 +19,7 @@ from pipeline.io.tables import (
     BY_NAME,
     COMPLETION_MARKER,
     REMOVAL_ORDER,
+    RUN_SCOPE_TABLES,
     SERIES_TABLES,
     TABLES,
     Scope,
@@ -151,3 +153,10 @@ def test_resumed_run_returns_every_table(written: tuple[Path, Result]) -> None:
     for spec in TABLES:
         frame = again.tables[spec.name].drop(VOLATILE)
         assert frame.equals(first.tables[spec.name].drop(VOLATILE)), spec.name
+
+
+def test_per_run_table_without_rows_writes_no_part(tmp_path: Path) -> None:
+    """A per-run table with no rows leaves no part (a part names the inputs of its rows)."""
+    empty = {name: BY_NAME[name].schema.empty_table() for name in RUN_SCOPE_TABLES}
+    assert write_run_tables(tmp_path, empty) == []
+    assert not any(tmp_path.iterdir())

@@ -16,16 +16,12 @@ from pipeline.app import api, batch, execute
 from pipeline.catalog import load, metrics
 from pipeline.execute import settings
 from pipeline.forecast import observed, text
-from pipeline.io import columns, dataset, tables
-from pipeline.model import limits
-from pipeline.model.network import collectives
+from pipeline.io import dataset, tables
+from pipeline.model import caches, limits
 from pipeline.model.records import run
 from pipeline.model.runs import training_run
-from pipeline.model.search import memo, search
-from pipeline.nightly import causes
-from pipeline.report import observed_chart
+from pipeline.model.search import search
 from pipeline.sources import http
-from pipeline.sources import rows as source_rows
 from pipeline.trends import fit
 
 # Called by Python, not by code.
@@ -43,13 +39,9 @@ settings.Backend.THREADING
 execute.RunReport.batches  # batches written, part of a run's report
 load.Entry.release_source  # accelerators.csv's source column for the release date
 metrics.Metric.description  # what a trend metric measures, for readers of METRICS
-memo.MemoInfo.hits  # the cache statistics, as functools' cache_info
-memo.MemoInfo.misses
-memo.MemoInfo.currsize
 http.Response.attempts  # requests a fetch made
 
 # Inspection APIs whose callers are tests and benchmarks by design.
-memo.ByteBoundedMemo.cache_info  # cache statistics, as functools.lru_cache's
 batch.PartBuffer.n_buffered  # what the buffer holds, checked by tests/app/test_batch.py
 fit.TrendFit.value_at  # the fitted curve at a year, checked against the fit's definition
 search.optimal_layout  # the best layout at one fixed cluster size (spec §16.3-16.5 checks)
@@ -59,28 +51,11 @@ run.RunCost.narayanan_flop_per_s_per_gpu  # Narayanan et al.'s FLOP count, valid
 training_run.LayerBreakdown.total_s  # one layer's time, validation against Ivanov et al.
 training_run.layer_breakdown  # time per operator class (docs/validation.md)
 tables.COMPLETION_MARKER  # the table written last in a batch: the registry's rule, tested
+caches.registered  # the model's cache registry: its caches and bounds (docs/model.md)
+caches.cache_counts  # hits, misses and entries per cache, for tests and benchmarks
+caches.clear_caches  # every cache emptied, as in a fresh process (tests, bench/)
 
-# Observed data (pipeline/sources) and what will read it (the frontier fit and its
-# trajectories, the tables a run writes of it, change-report causes, the report's chart),
-# landed before the run that calls it.
-observed.FrontierRule.TOP_N  # chosen by a config value
-observed.FrontierFit.flop_band_at
-columns.SOURCES_SCHEMA  # the tables of observed data a run will write
-columns.OBSERVED_RUNS_SCHEMA
-columns.SOURCE_REJECTS_SCHEMA
-source_rows.source_dicts
-source_rows.observed_run_dicts
-source_rows.reject_dicts
-causes.source_causes  # change reports naming a source as the cause
-causes.run_causes
-observed_chart.observed_frontier_figure
+# Observed data: a frontier rule chosen by a config value; the fitted frontier's band.
+observed.FrontierRule.TOP_N  # forecast.fitted.rule = top_n
+observed.FrontierFit.flop_band_at  # 5th-95th percentile compute in a year; no caller yet
 text.forecast_markdown  # the Markdown forecast table (bench/forecast_table.py)
-
-# The spec's scalar network formulas (docs/model.md §6): an oracle the tests hold the vectorized
-# network tables to.
-collectives.allreduce_bandwidth_s
-collectives.p2p_bandwidth_s
-collectives.dp_bandwidth_s
-collectives.dp_latency_s
-collectives.tp_bandwidth_s
-collectives.tp_latency_s

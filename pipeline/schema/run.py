@@ -6,7 +6,7 @@ recompute, zero_stage` and `name`, and the optional `layout_search` (default fal
 run's own layout; true: the best layout for its model and batch at its GPU count; the one
 switch that searches a run's layout), `experts`
 (default 1: a dense transformer) and `top_k` (default 1), `dropout` (default true),
-`overlap_p2p` and `overlap_dp` (default false) and `tokens` (default null: the scaling law's
+`microbatch_group` (default 0: pp), `overlap_p2p` and `overlap_dp` (default false) and `tokens` (default null: the scaling law's
 tokens per parameter times the run's parameters), declared from the `TransformerShape`,
 `RunLayout` and `RunSpec` fields. They may come from a user's own `--config-dir`; README.md
 documents them. Layers need not divide `pp`: `stage_layers` places them (Llama 3's placement).
@@ -30,7 +30,7 @@ RUN_KEYS = frozenset(
     | {f.name for f in fields(RunLayout)}
 )
 """Every key of a run node (declared from the dataclasses)."""
-OPTIONAL_RUN_KEYS = {"experts": 1, "top_k": 1}
+OPTIONAL_RUN_KEYS = {"experts": 1, "top_k": 1, "microbatch_group": 0}
 """Run keys that may be left out, with the default that keeps a dense run as before."""
 OPTIONAL_RUN_SWITCHES = {"dropout": True, "overlap_p2p": False, "overlap_dp": False}
 """Switches that may be left out, with the default of Megatron-LM's GPT runs (2021-2022)."""
@@ -50,6 +50,11 @@ def optional_integer(sec: Section, key: str) -> int:
 def optional_switch(sec: Section, key: str) -> bool:
     """An optional run switch's value, or its default (`OPTIONAL_RUN_SWITCHES`)."""
     return sec.boolean(key) if sec.has(key) else OPTIONAL_RUN_SWITCHES[key]
+
+
+def microbatch_group(sec: Section) -> int:
+    """N of the interleaved schedule (0: pp, Megatron-LM's), or its default when absent."""
+    return sec.integer("microbatch_group", minimum=0) if sec.has("microbatch_group") else 0
 
 
 def run_tokens(sec: Section) -> float | None:
@@ -89,6 +94,7 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
         sequence_parallel=sec.boolean("sequence_parallel"),
         recompute=Recompute(sec.choice("recompute", RUN_RECOMPUTE)),
         zero_stage=zero_stage(sec),
+        microbatch_group=microbatch_group(sec),
         overlap_p2p=optional_switch(sec, "overlap_p2p"),
         overlap_dp=optional_switch(sec, "overlap_dp"),
     )

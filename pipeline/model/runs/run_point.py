@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from pipeline.model.compute.flop import expert_weight_params, layer_weight_params
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.results import (
@@ -112,7 +114,8 @@ def run_counts(physics: Physics, run: RunSpec, tokens_per_param: float) -> Model
     recomputation) times the steps, tokens / (B · s)."""
     params = run_params(physics, run)
     tokens = tokens_per_param * params if run.tokens is None else run.tokens
-    per_step, _ = run_flop_per_step(physics, run)
+    none = np.zeros(1, dtype=np.int64)  # the model count has no recomputation
+    per_step, _ = run_flop_per_step(physics, run.shape, run.global_batch_seqs, none)
     steps = tokens / (run.global_batch_seqs * run.shape.seq_len)
     return ModelCounts(params, tokens, per_step * steps)
 

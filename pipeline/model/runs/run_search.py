@@ -1,7 +1,8 @@
 """The best layout for a run's model and batch at its GPU count (docs/model.md, "Realistic physics").
 
 Tries every Megatron-style layout: tensor parallelism t inside the fastest network level
-(t divides heads and ffn_hidden), pipeline stages p dividing the layers, data parallelism
+(t divides heads and ffn_hidden), pipeline stages p up to the layers (placed by
+`records.run.stage_layers`), data parallelism
 d = N_GPU / (t·p·c) dividing the batch, expert parallelism e dividing both the experts and d
 (a mixture of experts; Rajbhandari et al. 2022, DeepSpeed-MoE §4), whole-sequence
 microbatches b, interleaving v, and each recomputation mode; sequence parallelism whenever t > 1. A layout whose memory
@@ -38,8 +39,9 @@ def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
         if tp > fast or shape.heads % tp or shape.ffn_hidden % tp:
             continue
         for pp in divisors(n_gpu // (cp * tp)):
-            if shape.layers % pp:
+            if pp > shape.layers:
                 continue
+            largest = -(-shape.layers // pp)  # ⌈L/p⌉: the fullest stage (`stage_layers`)
             dp = n_gpu // (cp * tp * pp)
             if run.global_batch_seqs % dp:
                 continue
@@ -49,7 +51,7 @@ def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
                     m = per_replica // micro
                     if micro > MAX_MICROBATCH_SEQS or (pp > 1 and m < pp):
                         continue
-                    chunks = [v for v in divisors(shape.layers // pp) if v <= MAX_INTERLEAVE]
+                    chunks = [v for v in divisors(largest) if v <= MAX_INTERLEAVE]
                     for v in chunks if pp > 1 and m % pp == 0 else [1]:
                         for mode in RECOMPUTE_ORDER:
                             yield dataclasses.replace(

@@ -6,7 +6,7 @@ recompute, zero_stage` and `name`, and the optional `layout_search` (default fal
 run's own layout; true: the best layout for its model and batch at its GPU count; the one
 switch that searches a run's layout), `experts`
 (default 1: a dense transformer) and `top_k` (default 1), `dropout` (default true),
-`microbatch_group` (default 0: pp), `overlap_p2p` and `overlap_dp` (default false) and `tokens` (default null: the scaling law's
+`gpu_budget` (default null: a searched layout uses exactly the given GPUs; a number: at most that many), `microbatch_group` (default 0: pp), `overlap_p2p` and `overlap_dp` (default false) and `tokens` (default null: the scaling law's
 tokens per parameter times the run's parameters), declared from the `TransformerShape`,
 `RunLayout` and `RunSpec` fields. They may come from a user's own `--config-dir`; README.md
 documents them. Layers need not divide `pp`: `stage_layers` places them (Llama 3's placement).
@@ -25,7 +25,7 @@ from pipeline.schema.physics import zero_stage
 from pipeline.schema.section import Section, plain
 
 RUN_KEYS = frozenset(
-    {"name", "global_batch_seqs", "layout_search", "tokens"}
+    {"name", "global_batch_seqs", "layout_search", "tokens", "gpu_budget"}
     | {f.name for f in fields(TransformerShape)}
     | {f.name for f in fields(RunLayout)}
 )
@@ -55,6 +55,20 @@ def optional_switch(sec: Section, key: str) -> bool:
 def microbatch_group(sec: Section) -> int:
     """N of the interleaved schedule (0: pp, Megatron-LM's), or its default when absent."""
     return sec.integer("microbatch_group", minimum=0) if sec.has("microbatch_group") else 0
+
+
+def gpu_budget(sec: Section, search: bool) -> int | None:
+    """The layout search's GPU budget, or None (absent or null); only with layout_search."""
+    if not sec.has("gpu_budget") or sec.raw("gpu_budget", "") is None:
+        return None
+    budget = sec.integer("gpu_budget")
+    if not search:
+        raise ConfigError(
+            sec.key("gpu_budget"),
+            budget,
+            "is the layout search's budget: set run.layout_search=true",
+        )
+    return budget
 
 
 def run_tokens(sec: Section) -> float | None:
@@ -106,6 +120,7 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
         layout,
         search,
         run_tokens(sec),
+        gpu_budget(sec, search),
     )
     check_run(sec, run)
     return run

@@ -60,7 +60,10 @@ class RunSpec:
     """True: search the best layout for this model and batch at the layout's GPU count."""
     tokens: float | None = None
     """Training tokens of the whole run; None: the scaling law's tokens_per_param times the
-    run's parameters (`model_params`)."""
+    run's parameters."""
+    gpu_budget: int | None = None
+    """GPUs a layout search may use: the best layout on at most this many (a cluster of any
+    size, e.g. 10,000); None: exactly the given layout's t·p·d·c."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,12 +4,14 @@ training FLOP; over its duration budget it is infeasible; placeholders are null.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
 from pipeline.model.records.results import InfeasibleReason, PointResult
 from pipeline.model.runs.run_point import run_point
-from pipeline.schema import Scenario, compose_config, load_scenario
+from pipeline.model.runs.run_search import best_run_layout
+from pipeline.schema import ConfigError, Scenario, compose_config, load_scenario
 
 
 def scenario(*overrides: str) -> Scenario:
@@ -76,3 +78,29 @@ def test_run_point_placeholders_are_null() -> None:
     assert math.isnan(p.cost.t_latency_s)
     assert math.isnan(p.cost.t_latency_paid_s)
     assert p.cost.matmul_bound is None
+
+
+def test_run_search_within_a_gpu_budget_uses_at_most_it() -> None:
+    """run.gpu_budget searches layouts on any count up to it, e.g. 100 GPUs for GPT 1.7B."""
+    s = scenario("run=gpt_1p7b", "run.layout_search=true", "+run.gpu_budget=100")
+    assert s.run is not None
+    found = best_run_layout(s.hardware, s.physics, s.run)
+    assert found is not None
+    assert 32 < found[0].layout.n_gpu <= 100
+
+
+def test_run_search_budget_of_its_own_count_is_never_slower() -> None:
+    """A budget equal to the run's GPU count finds a step at most the exact search's."""
+    s = scenario("run=gpt_1p7b", "run.layout_search=true")
+    assert s.run is not None
+    exact = best_run_layout(s.hardware, s.physics, s.run)
+    budget = best_run_layout(s.hardware, s.physics, replace(s.run, gpu_budget=32))
+    assert exact is not None
+    assert budget is not None
+    assert budget[1].step_time_s <= exact[1].step_time_s * (1 + 1e-12)
+
+
+def test_run_gpu_budget_without_search_is_refused() -> None:
+    """A GPU budget is the layout search's: without run.layout_search one line refuses it."""
+    with pytest.raises(ConfigError, match=r"run\.gpu_budget"):
+        scenario("run=gpt_1p7b", "+run.gpu_budget=100")

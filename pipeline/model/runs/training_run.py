@@ -41,7 +41,7 @@ from pipeline.model.compute.flop import (
     model_flop_per_step,
     narayanan_flop_per_step,
 )
-from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, rerun_forward_s
+from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, with_rerun_s
 from pipeline.model.compute.memory_ops import WORD_BYTES, optimizer_step_time_s
 from pipeline.model.memory.gpu_memory import (
     LayerShape,
@@ -373,16 +373,11 @@ def run_costs(
 
     times = layer_times_s(hw, physics, work)
     t_layer = times.with_recompute_s(modes)
-    t_mm = (
-        times.matmul_forward_s
-        + times.matmul_backward_s
-        + rerun_forward_s(modes, times.matmul_forward_s, np.zeros_like(t_layer))
+    t_mm = with_rerun_s(
+        modes, times.matmul_forward_s, times.matmul_backward_s, np.zeros_like(t_layer)
     )
-    t_attn = (
-        times.attention_forward_s
-        + times.attention_backward_s
-        + rerun_forward_s(modes, times.attention_forward_s, times.attention_forward_s)
-    )
+    a_f = times.attention_forward_s
+    t_attn = with_rerun_s(modes, a_f, times.attention_backward_s, a_f)
     t_last = np.zeros_like(t_layer)
     if physics.attention:
         # ring attention overlaps the K/V exchange with the blockwise core: exposed past it
@@ -441,18 +436,15 @@ def run_costs(
         t_norm_s=None
         if ops is None
         else per_step
-        * (
-            ops.norm_forward_s
-            + ops.norm_backward_s
-            + rerun_forward_s(modes, ops.norm_forward_s, ops.core_norm_forward_s)
-        ),
+        * with_rerun_s(modes, ops.norm_forward_s, ops.norm_backward_s, ops.core_norm_forward_s),
         t_elementwise_s=None
         if ops is None
         else per_step
-        * (
-            ops.elementwise_forward_s
-            + ops.elementwise_backward_s
-            + rerun_forward_s(modes, ops.elementwise_forward_s, ops.core_elementwise_forward_s)
+        * with_rerun_s(
+            modes,
+            ops.elementwise_forward_s,
+            ops.elementwise_backward_s,
+            ops.core_elementwise_forward_s,
         ),
         t_optimizer_s=t_opt,
         t_tp_comm_s=per_step * t_tp,

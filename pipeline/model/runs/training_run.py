@@ -413,9 +413,7 @@ def run_costs(
     t_dp = _gradient_allreduce_s(net, shape, lay, params)
     # overlapped: each layer's gradients reduce while the first stage runs the backward of
     # the layers before it in its last microbatch; what outlasts that backward is exposed
-    backward = stages.first * (
-        times.backward_s + rerun_forward_s(modes, times.forward_s, times.core_forward_s)
-    )
+    backward = stages.first * (times.with_recompute_s(modes) - times.forward_s)
     t_dp = np.where(lay.overlap_dp, np.maximum(t_dp - backward, 0.0), t_dp)
     t_opt = None
     t_step = t_pipe + t_dp

@@ -36,14 +36,15 @@ from pipeline.app.execute import execute_plan
 from pipeline.app.plan import RunPlan, plan_run
 from pipeline.app.summary import summary_lines
 from pipeline.cli.check import CheckedSeries, check_command_line
+from pipeline.cli.gather import mark_done
 from pipeline.execute.ahead import Ahead, forking_supported, usable_cpus
 from pipeline.execute.settings import Backend
-from pipeline.io.dataset import mark_done
 from pipeline.io.parquet import OutputError
 from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE
 from pipeline.schema.compose_cache import memoized_compositions
 from pipeline.schema.errors import ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
+from pipeline.version import __version__
 
 EXIT_BAD_INPUT = 2
 BASIC_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
@@ -210,8 +211,6 @@ def check(argv: Sequence[str]) -> int:
 
 def version_line() -> str:
     """What `dmlimits --version` prints: this package's version, then the Hydra it runs on."""
-    from pipeline import __version__
-
     return f"dmlimits {__version__} (Hydra {hydra.__version__})"
 
 

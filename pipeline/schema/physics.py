@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+from pipeline import units
 from pipeline.model.physics import Efficiency, Fusion, Physics, Recompute, TensorParallel
-from pipeline.schema import units
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain
 

@@ -1,7 +1,7 @@
 """Check a `dmlimits` command line before Hydra starts: one line per mistake, nothing written.
 
-Hydra owns the grammar. The command line is read with Hydra's flags (`HYDRA_FLAGS`, options
-and overrides in any order), each override by Hydra's override parser, composed by Hydra's
+Hydra owns the grammar. The command line is read with Hydra's flags (`pipeline.cli.flags`,
+options and overrides in any order), each override by Hydra's override parser, composed by Hydra's
 compose API with the user's config directories in its search path and, for a multirun, split
 into jobs as Hydra's basic sweeper splits them (the product of every swept key's values), each
 job composed with the command's hydra overrides as the sweeper composes it. Any failure in
@@ -27,7 +27,6 @@ tests/robustness/test_bad_input.py runs each kind of mistake through the real co
 
 from __future__ import annotations
 
-import argparse
 import copy
 import itertools
 import os
@@ -46,6 +45,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.app.plan import RunPlan, plan_run
+from pipeline.cli.flags import read_flags
 from pipeline.io.parquet import OutputError
 from pipeline.nightly.settings import nightly_from_config
 from pipeline.schema.compose import (
@@ -60,28 +60,6 @@ from pipeline.schema.keys import check_known_keys
 from pipeline.sweep import SweepSeries
 from pipeline.sweep.axes import MAX_SERIES
 
-HYDRA_FLAGS: tuple[tuple[str, str | None, bool], ...] = (
-    ("--help", "-h", False),
-    ("--hydra-help", None, False),
-    ("--cfg", "-c", True),
-    ("--resolve", None, False),
-    ("--package", "-p", True),
-    ("--run", "-r", False),
-    ("--multirun", "-m", False),
-    ("--shell-completion", "-sc", False),
-    ("--config-path", "-cp", True),
-    ("--config-name", "-cn", True),
-    ("--config-dir", "-cd", True),
-    ("--experimental-rerun", None, True),
-    ("--info", "-i", True),
-)
-"""The options of @hydra.main's command line (Hydra 1.3): (flag, short flag, takes a value).
-`--version` is the CLI's own (`pipeline.cli.main`); `--info` alone means `--info all`."""
-HYDRA_CHOICES = {
-    "--cfg": ("job", "hydra", "all"),
-    "--info": ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath"),
-}
-"""The values Hydra accepts for the options that take one of a few."""
 LEFT_TO_HYDRA = ("help", "hydra_help", "cfg", "info", "shell_completion", "experimental_rerun")
 """Hydra's flags that ask for something other than a run."""
 DETAIL_PREFIXES = ("object_type=", "reference_type=")
@@ -141,51 +119,9 @@ def one_line(err: BaseException) -> str:
     return text or type(err).__name__
 
 
-def flags_parser() -> argparse.ArgumentParser:
-    """A parser of `HYDRA_FLAGS`, overrides as positional arguments, that never exits."""
-    parser = argparse.ArgumentParser(prog="dmlimits", add_help=False, exit_on_error=False)
-    for flag, short, takes_value in HYDRA_FLAGS:
-        names = [flag] if short is None else [flag, short]
-        if flag == "--info":
-            parser.add_argument(*names, nargs="?", const="all", choices=HYDRA_CHOICES[flag])
-        elif takes_value:
-            parser.add_argument(*names, choices=HYDRA_CHOICES.get(flag))
-        else:
-            parser.add_argument(*names, action="store_true")
-    parser.add_argument("overrides", nargs="*")
-    return parser
-
-
-def read_flags(argv: Sequence[str]) -> tuple[argparse.Namespace, list[str]]:
-    """The command line's options and overrides, in any order, and the same command line in
-    the order @hydra.main's own parser accepts (options first, then the overrides)."""
-    try:
-        args, unknown = flags_parser().parse_known_intermixed_args(list(argv))
-    except argparse.ArgumentError as err:
-        raise InputError(f"{err} (dmlimits --help lists the options)") from None
-    if unknown:
-        raise InputError(f"unknown option {unknown[0]!r} (dmlimits --help lists them)")
-    ordered: list[str] = []
-    for flag, _, takes_value in HYDRA_FLAGS:
-        value = getattr(args, flag.removeprefix("--").replace("-", "_"))
-        if value is None or value is False:
-            continue
-        ordered += [flag, value] if takes_value else [flag]
-    return args, [*ordered, *args.overrides]
-
-
-def hydra_argv(argv: Sequence[str]) -> list[str]:
-    """The command line in the order @hydra.main parses (an option after an override would
-    make it stop there); unchanged if it does not parse (Hydra then says why)."""
-    try:
-        return read_flags(argv)[1]
-    except InputError:
-        return list(argv)
-
-
 def parse_command(argv: Sequence[str]) -> Command | None:
     """The command line as Hydra reads it; None when it asks Hydra for something else."""
-    args, _ = read_flags(argv)
+    args = read_flags(argv)[0]
     if any(getattr(args, flag) for flag in LEFT_TO_HYDRA):
         return None
     if args.config_name not in (None, CONFIG_NAME) or args.config_path is not None:

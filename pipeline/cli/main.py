@@ -14,7 +14,7 @@ exits non-zero; `dmlimits-gather ROOT --multirun DIR` lists the failed jobs (no 
 A single run that fails after Hydra started removes the run directory Hydra made for it.
 
 Options and overrides may come in any order (``dmlimits hardware=a100_sxm --config-dir DIR``):
-Hydra is handed the command line with its options first (`pipeline.cli.check.hydra_argv`).
+Hydra is handed the command line with its options first (`pipeline.cli.flags.hydra_argv`).
 
 The series of a small command (the jobs of a multirun Hydra's basic launcher runs here, or a
 run of a few series) are evaluated ahead in forked workers as the check expands them, so the
@@ -39,7 +39,8 @@ from omegaconf import DictConfig, OmegaConf
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.app.summary import summary_lines
-from pipeline.cli.check import CheckedSeries, check_command_line, hydra_argv
+from pipeline.cli.check import CheckedSeries, check_command_line
+from pipeline.cli.flags import hydra_argv
 from pipeline.cli.gather import mark_done
 from pipeline.cli.startup import Startup
 from pipeline.io.parquet import OutputError

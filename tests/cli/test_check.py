@@ -1,4 +1,4 @@
-"""The command-line check: Hydra's flags anywhere on the line, a multirun's jobs as Hydra's
+"""The command-line check: --config-dir anywhere on the line, a multirun's jobs as Hydra's
 basic sweeper makes them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import OmegaConf
 
-from pipeline.cli.check import check_command_line, hydra_argv, read_flags, split_jobs
+from pipeline.cli.check import check_command_line, split_jobs
 from pipeline.schema import CONF_DIR
 from pipeline.schema.errors import InputError
 
@@ -34,29 +34,6 @@ def test_config_dir_is_read_wherever_it_stands(tmp_path: Path, presets: Path, wh
     checked = check_command_line(argv)
     assert checked is not None
     assert OmegaConf.select(checked.composed, "hardware.name") == "team_h100"
-
-
-def test_hydra_argv_puts_options_before_overrides(presets: Path) -> None:
-    """Hydra is handed the options first, each with its value, then the overrides in order."""
-    argv = ["a=1", "--config-dir", str(presets), "b=2", "-m", "c=3,4"]
-    assert hydra_argv(argv) == ["--multirun", "--config-dir", str(presets), "a=1", "b=2", "c=3,4"]
-
-
-@pytest.mark.parametrize(
-    ("argv", "named"),
-    [
-        (["a=1", "--bogus", "b=2"], "'--bogus'"),
-        (["a=1", "--config-dir"], "--config-dir"),
-        (["--cfg", "everything"], "everything"),
-    ],
-)
-def test_read_flags_names_the_bad_option(argv: list[str], named: str) -> None:
-    """An unknown option, an option without its value or a bad choice is named in one line."""
-    with pytest.raises(InputError) as caught:
-        read_flags(argv)
-    message = str(caught.value)
-    assert named in message
-    assert "\n" not in message
 
 
 def test_split_jobs_is_the_product_of_the_swept_keys() -> None:

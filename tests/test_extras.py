@@ -18,8 +18,14 @@ Entry = Callable[[Sequence[str] | None], int]
 @pytest.mark.parametrize(
     ("entry", "prog", "library", "module", "extra"),
     [
-        (pipeline.bi.main, "dmlimits-bi", "duckdb", "pipeline.bi.views", "bi"),
-        (pipeline.report.main, "dmlimits-report", "matplotlib", "pipeline.report.main", "report"),
+        (pipeline.bi.command, "dmlimits-bi", "duckdb", "pipeline.bi.views", "bi"),
+        (
+            pipeline.report.command,
+            "dmlimits-report",
+            "matplotlib",
+            "pipeline.report.main",
+            "report",
+        ),
     ],
 )
 def test_command_without_its_extra_names_it(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pipeline.extras import missing_extra
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def command(argv: Sequence[str] | None = None) -> int:
     """`dmlimits-bi`: `views.main`, or one line naming the extra to install without DuckDB."""
     try:
         from pipeline.bi.views import main as views_main

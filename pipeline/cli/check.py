@@ -54,6 +54,7 @@ from pipeline.schema.compose import (
     compose_with_hydra,
     hydra_session,
     search_path_override,
+    session_overrides_parser,
 )
 from pipeline.schema.errors import MISSING, ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
@@ -253,7 +254,7 @@ def jobs_to_check(primary: DictConfig, task: list[str]) -> Iterator[tuple[list[s
     params = OmegaConf.select(primary, "hydra.sweeper.params") or {}
     texts = [f"{k}={v}" for k, v in params.items()] + task
     try:
-        parsed = OverridesParser.create().parse_overrides(texts)
+        parsed = session_overrides_parser().parse_overrides(texts)
     except COMPOSITION_ERRORS as err:
         raise InputError(one_line(err)) from None
     limit = int(OmegaConf.select(primary, "sweep.max_series", default=MAX_SERIES))

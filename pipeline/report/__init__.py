@@ -1,4 +1,5 @@
-"""Visual report of a dataset: PNG charts (`charts`) and an HTML page (`page`); `main` is the CLI."""
+"""Visual report of a dataset: PNG charts (`charts`) and an HTML page (`page`); `main` is the CLI,
+`command` its console entry point."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 from pipeline.extras import missing_extra
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def command(argv: Sequence[str] | None = None) -> int:
     """`dmlimits-report`: `report.main.main`, or one line naming the extra to install without
     matplotlib."""
     try:

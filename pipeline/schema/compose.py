@@ -21,6 +21,7 @@ from pathlib import Path
 from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig
 
 from pipeline.schema.errors import InputError
@@ -76,6 +77,12 @@ def compose_with_hydra(overrides: Sequence[str]) -> DictConfig:
     Within `hydra_session`; a sweep (``a,b``) is Hydra's "ambiguous value" error.
     """
     return compose(config_name=CONFIG_NAME, overrides=list(overrides), return_hydra_config=True)
+
+
+def session_overrides_parser() -> OverridesParser:
+    """Hydra's override parser with the session's config loader, so that a ``glob()`` sweep
+    lists a config group's options (within `hydra_session`)."""
+    return OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
 
 
 def group_options(group: str, search_path: Sequence[str] = ()) -> list[str]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipeline import units
-from pipeline.model.hardware import HardwareSpec, peak_flop_per_s
+from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ field and converts it once through `pipeline.units`.
 from __future__ import annotations
 
 from pipeline import units
-from pipeline.model.hardware import THREADS_PER_SM, HardwareSpec
+from pipeline.model.records.hardware import THREADS_PER_SM, HardwareSpec
 from pipeline.schema import bounds
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, check_si, plain

@@ -10,7 +10,7 @@ import itertools
 from dataclasses import dataclass
 
 from pipeline import units
-from pipeline.model.scaling import BatchLaw, BatchLawKind, ScalingLaws, paper_d_model_grid
+from pipeline.model.records.scaling import BatchLaw, BatchLawKind, ScalingLaws, paper_d_model_grid
 from pipeline.schema import bounds
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain

@@ -224,7 +224,7 @@ def check_command_line(
             return Checked(full, CheckedSeries(job_key(full), plan.series))
         for text, override in given:
             if override.is_sweep_override() and override.is_hydra_override():
-                raise InputError(f"{text}: sweeping over Hydra's configuration is not supported")
+                raise InputError(f"{text!r}: sweeping over Hydra's configuration is not supported")
         hydra_overrides = [str(o) for o in primary.hydra.overrides.hydra]
         task = [text for text, o in given if not o.is_hydra_override()]
         for job, label in jobs_to_check(primary, task):

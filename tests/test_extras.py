@@ -39,7 +39,8 @@ def test_command_without_its_extra_names_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Without its library the command prints one line naming the extra and exits non-zero."""
-    monkeypatch.setitem(sys.modules, library, None)  # `import library` now fails
+    for name in [library, *(m for m in sys.modules if m.startswith(f"{library}."))]:
+        monkeypatch.setitem(sys.modules, name, None)  # `import library(.x)` now fails
     monkeypatch.delitem(sys.modules, module, raising=False)  # so the command imports it anew
     args = [str(tmp_path), "--db" if extra == "bi" else "--out", str(tmp_path / "out")]
     assert entry(args) == EXIT_MISSING_EXTRA

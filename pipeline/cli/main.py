@@ -91,7 +91,7 @@ def run_job(cfg: DictConfig, command: Command) -> int:
         plan = plan_run(cfg, series=checked.series_of(cfg) if checked is not None else None)
         # a fixed layout is checked against each model as it runs
         report = execute_plan(plan, ahead=command.startup.ahead)
-    except (ConfigError, OutputError) as err:
+    except (ConfigError, InputError, OutputError) as err:
         return report_error(err)
     lines = summary_lines(
         report.summaries,

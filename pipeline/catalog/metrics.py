@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pipeline import units
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
-from pipeline.schema import units
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +22,7 @@ class Metric:
     csv_name: str
     """Its name in accelerators.csv, in the unit people write, e.g. "hbm_bandwidth_gb_per_s"."""
     to_si: Callable[[float], float]
-    """CSV value -> SI value (exact where `pipeline.schema.units` is)."""
+    """CSV value -> SI value (exact where `pipeline.units` is)."""
     from_preset: Callable[[HardwareSpec], float] | None
     """The value a hardware preset holds (SI), or None if presets do not hold it."""
     description: str

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
-from pipeline import __version__
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.schema.scaling import BATCH_LAW_KEYS
-from pipeline.schema.units import MONTHS_PER_YEAR
+from pipeline.units import MONTHS_PER_YEAR
+from pipeline.version import __version__
 
 if TYPE_CHECKING:
     from pipeline.schema import Scenario

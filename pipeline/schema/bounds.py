@@ -2,7 +2,7 @@
 
 A value typed in human units (`hbm_bandwidth_gb_per_s: 1e308`) can be finite yet overflow to
 inf once converted to SI (× 1e9) or multiplied into a derived quantity (peak FLOP/s, training
-compute). The schema converts each value once (`pipeline.schema.units`) and then checks the SI
+compute). The schema converts each value once (`pipeline.units`) and then checks the SI
 value against the bound here: finite and at most the bound, or a one-line `ConfigError`.
 Each bound is orders of magnitude past today's hardware (H100 SXM in brackets) and small
 enough that the model's products of them stay finite in float64 (max ~1.8e308).

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.schema import bounds, units
+from pipeline import units
+from pipeline.schema import bounds
 from pipeline.schema.section import Section, check_si, plain
 
 CLOSED_FORM_KEYS = frozenset({"b0_tokens", "l0_layers", "t0_flop", "duration_days", "t_lat_us"})

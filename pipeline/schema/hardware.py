@@ -1,13 +1,14 @@
 """conf/hardware/*.yaml -> HardwareSpec: one GPU and its network, in SI units (spec §3).
 
 A hardware node holds human units in its key names. `hardware_from_config` checks every
-field and converts it once through `pipeline.schema.units`.
+field and converts it once through `pipeline.units`.
 """
 
 from __future__ import annotations
 
+from pipeline import units
 from pipeline.model.records.hardware import THREADS_PER_SM, HardwareSpec
-from pipeline.schema import bounds, units
+from pipeline.schema import bounds
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, check_si, plain
 

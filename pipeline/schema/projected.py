@@ -21,8 +21,6 @@ from pipeline.trends.project import PROJECTED_METRICS, project_hardware
 PROJECTED_KEYS = frozenset({"name", "base", "year", "catalog", "growth_per_year"})
 """The keys of a projected hardware node; `growth_per_year` holds one key per projected metric."""
 GROWTH_KEYS = frozenset(PROJECTED_METRICS)
-MARKER = "base"
-"""A hardware node with this key is a projection, not a preset."""
 
 
 @functools.cache

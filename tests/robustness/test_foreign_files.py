@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from pipeline.bi.views import main as bi_main
-from pipeline.io.dataset import main as gather_main
+from pipeline.cli.gather import main as gather_main
 from pipeline.io.read import read_table
 from pipeline.report import main as report
 from pipeline.report.main import main as report_main

@@ -44,6 +44,7 @@ from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE
 from pipeline.schema.compose_cache import memoized_compositions
 from pipeline.schema.errors import ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
+from pipeline.schema.plausible import warning_lines
 
 EXIT_BAD_INPUT = 2
 BASIC_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
@@ -227,7 +228,7 @@ def main() -> None:
     # notebook) are collected as before.
     gc.freeze()
     try:
-        with memoized_compositions():  # the check's and Hydra's compositions of a job: made once
+        with warning_lines("dmlimits"), memoized_compositions():  # compositions made once
             code = check(sys.argv[1:])
             if code:
                 sys.exit(code)

@@ -267,6 +267,7 @@ def test_check_rejects_read_only_root(
     assert not Path("/proc/dmlimits-robustness").exists()
 
 
+@pytest.mark.filterwarnings("ignore::pipeline.schema.plausible.PlausibilityWarning")
 @pytest.mark.parametrize("args", [pytest.param(a, id=i) for i, a in GOOD_INPUTS])
 def test_check_accepts_valid_edge_input_without_writing(
     args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -31,6 +31,11 @@ from pipeline.io.read import (
     root_entries_skipped,
 )
 
+STORAGE_VERSION = "v1.0.0"
+"""The DuckDB storage format the file is written in: DuckDB 1.0 and every later client (ODBC,
+JDBC, Python, the CLI) read it, where DuckDB 2.0's own default format is read by 2.0 and later
+only. Writing it needs DuckDB 1.2 or later (ATTACH's STORAGE_VERSION option; the `bi` extra's
+floor). docs/bi.md, "Which DuckDB clients open the file"."""
 VIEW_TABLES = ("points", "thresholds", "forecasts", "series", "frontier")
 """Tables that get a view (and a latest_ view) when the dataset has files of them."""
 DESCRIPTIONS = {
@@ -176,11 +181,17 @@ def build_database(root: Path, db: Path) -> tuple[list[str], list[Skipped]]:
     temp = db.with_name(f".{db.name}.{os.getpid()}.tmp")
     temp.unlink(missing_ok=True)
     try:
-        with duckdb.connect(str(temp)) as con:
+        with duckdb.connect() as con:  # in memory; the file is attached in the oldest format
+            con.execute(
+                f"ATTACH {_sql_text(str(temp))} AS bi (STORAGE_VERSION {_sql_text(STORAGE_VERSION)})"
+            )
+            con.execute("USE bi")
             for view, sql in statements:
                 con.execute(sql)
                 con.execute(f"COMMENT ON VIEW {view} IS {_sql_text(_describe(view))}")
                 _check_view(con, view)
+            con.execute("USE memory")
+            con.execute("DETACH bi")
         os.replace(temp, db)
     finally:
         temp.unlink(missing_ok=True)

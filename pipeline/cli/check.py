@@ -56,6 +56,7 @@ from pipeline.schema.compose import (
 )
 from pipeline.schema.errors import MISSING, ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
+from pipeline.schema.yaml_bounds import check_override
 from pipeline.sweep import SweepSeries
 from pipeline.sweep.axes import MAX_SERIES
 
@@ -199,6 +200,8 @@ def check_command_line(
     if command is None:
         return None
     check_user_dirs(command.search_path)
+    for override in command.overrides:
+        check_override(override)
     overrides = list(command.overrides)
     if command.search_path:
         overrides.append(search_path_override(command.search_path))

@@ -60,7 +60,7 @@ def read_catalog(path: Path) -> Catalog:
         byte = data[err.start : err.start + 1].hex()
         raise CatalogError(
             f"{path}: line {line}: byte 0x{byte} is not UTF-8; save the file as UTF-8 "
-            "(\"CSV UTF-8\" in a spreadsheet)"
+            '("CSV UTF-8" in a spreadsheet)'
         ) from None
     return catalog_from_text(text)
 

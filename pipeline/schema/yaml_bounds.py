@@ -47,7 +47,9 @@ def check_yaml_file(path: Path) -> None:
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
         byte = data[err.start : err.start + 1].hex()
-        raise InputError(f"{path}:{line}: byte 0x{byte} is not UTF-8; save the file as UTF-8")
+        raise InputError(
+            f"{path}:{line}: byte 0x{byte} is not UTF-8; save the file as UTF-8"
+        ) from None
     anchors: list[str | None] = []  # the anchor of each open collection, outermost first
     sizes: list[int] = []  # the values each open collection holds so far
     anchored: dict[str, int] = {}  # anchor -> values its node expands to
@@ -94,8 +96,6 @@ def check_override(override: str) -> None:
             depth += 1
             if depth > MAX_DEPTH:
                 shown = override if len(override) <= 60 else override[:57] + "..."
-                raise InputError(
-                    f"override {shown!r}: nested more than {MAX_DEPTH} levels deep"
-                )
+                raise InputError(f"override {shown!r}: nested more than {MAX_DEPTH} levels deep")
         elif char in _OPEN.values():
             depth -= 1

@@ -30,8 +30,8 @@ from pipeline.io.columns import (
     SERIES_SCHEMA,
     THRESHOLDS_SCHEMA,
 )
-from pipeline.model.hardware import peak_flop_per_s
-from pipeline.model.results import PointResult, SeriesLimits
+from pipeline.model.records.hardware import peak_flop_per_s
+from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.schema.scaling import BATCH_LAW_KEYS
 from pipeline.schema.units import MONTHS_PER_YEAR
 

@@ -1,0 +1,111 @@
+"""FLOP of a decoder transformer layer: projections with grouped-query attention, the
+attention core, a GeLU or SwiGLU MLP, and the logits layer (docs/model.md, "Realistic physics").
+
+One multiply-add is 2 FLOP. Counts are per sequence-batch of `tokens = b · s` tokens on one
+GPU unless named otherwise. Sources: Narayanan et al. 2021 (arXiv:2104.04473) §5.1 and
+appendix for the GPT counts; Korthikanti et al. 2022 (arXiv:2205.05198) for recomputation;
+Shazeer 2020 (arXiv:2002.05202) for SwiGLU; Ainslie et al. 2023 (arXiv:2305.13245) for GQA.
+"""
+
+from __future__ import annotations
+
+from pipeline.model.records.switches import Recompute
+from pipeline.model.records.transformer import TransformerShape
+
+
+def attention_weight_params(shape: TransformerShape) -> float:
+    """Matrix parameters of one layer's attention: h·(h + 2·kv) (QKV) + h² (output).
+
+    kv = kv_heads · d_head (GQA, Ainslie et al. 2023).
+    """
+    h = float(shape.hidden)
+    return h * (h + 2.0 * shape.kv_width) + h * h
+
+
+def expert_weight_params(shape: TransformerShape) -> float:
+    """Matrix parameters of one MLP (one expert): k·h·f, k = 2 for GeLU, 3 for SwiGLU."""
+    return shape.mlp_matrices * float(shape.hidden) * float(shape.ffn_hidden)
+
+
+def layer_weight_params(shape: TransformerShape) -> float:
+    """Matrix parameters of one layer: h·(h + 2·kv) (QKV) + h² (output) + E·k·h·f (E MLPs).
+
+    E experts (1 for a dense layer); k = 2 for GeLU, 3 for SwiGLU; kv = kv_heads · d_head.
+    Biases, norm gains (≈ 13h) and a MoE router (h·E) are left out, as in Narayanan et al.
+    2021 eq. (2).
+    """
+    return attention_weight_params(shape) + shape.experts * expert_weight_params(shape)
+
+
+def active_weight_params(shape: TransformerShape) -> float:
+    """Matrix parameters one token meets in a layer: attention + top_k experts' MLPs
+    (a dense layer: all of them; Lepikhin et al. 2020 §2: FLOP per token ∝ k, not E)."""
+    return attention_weight_params(shape) + shape.top_k * expert_weight_params(shape)
+
+
+def model_params(shape: TransformerShape) -> float:
+    """P = L · layer_weight_params + V·h (one tied embedding matrix)."""
+    return shape.layers * layer_weight_params(shape) + float(shape.vocab) * shape.hidden
+
+
+def linear_forward_flop(shape: TransformerShape, tokens: float) -> float:
+    """Forward FLOP of one layer's weight matmuls: 2 · tokens · active_weight_params."""
+    return 2.0 * tokens * active_weight_params(shape)
+
+
+def attention_core_forward_flop(shape: TransformerShape, tokens: float) -> float:
+    """Forward FLOP of QK^T and AV: 2 · 2 · tokens · s · h (no causal saving, as Megatron counts).
+
+    Narayanan et al. 2021 appendix: 4·B·s²·h per layer for both batched GEMMs.
+    """
+    return 4.0 * tokens * shape.seq_len * shape.hidden
+
+
+def logits_forward_flop(shape: TransformerShape, tokens: float) -> float:
+    """Forward FLOP of the logits layer: 2 · tokens · h · V (Narayanan et al. 2021 appendix)."""
+    return 2.0 * tokens * shape.hidden * shape.vocab
+
+
+def layer_forward_flop(shape: TransformerShape, tokens: float) -> float:
+    """Forward FLOP of one layer: weight matmuls plus the attention core."""
+    return linear_forward_flop(shape, tokens) + attention_core_forward_flop(shape, tokens)
+
+
+def recompute_forward_flop(shape: TransformerShape, tokens: float, mode: Recompute) -> float:
+    """Forward FLOP run again in the backward pass of one layer (Korthikanti et al. 2022 §5).
+
+    full: the whole forward pass; selective: the attention core only; none: nothing.
+    """
+    if mode is Recompute.FULL:
+        return layer_forward_flop(shape, tokens)
+    if mode is Recompute.SELECTIVE:
+        return attention_core_forward_flop(shape, tokens)
+    return 0.0
+
+
+def model_flop_per_step(shape: TransformerShape, batch_seqs: float) -> float:
+    """Model FLOP of one step: 3 · (L · layer forward + logits forward), no recompute (for MFU).
+
+    Backward costs twice the forward (activation and weight gradients).
+    """
+    tokens = batch_seqs * shape.seq_len
+    forward = shape.layers * layer_forward_flop(shape, tokens) + logits_forward_flop(shape, tokens)
+    return 3.0 * forward
+
+
+def hardware_flop_per_step(shape: TransformerShape, batch_seqs: float, mode: Recompute) -> float:
+    """Hardware FLOP of one step: model FLOP plus the recomputed forward FLOP (for HFU)."""
+    tokens = batch_seqs * shape.seq_len
+    again = shape.layers * recompute_forward_flop(shape, tokens, mode)
+    return model_flop_per_step(shape, batch_seqs) + again
+
+
+def narayanan_flop_per_step(shape: TransformerShape, batch_seqs: float) -> float:
+    """F = 96 · B · s · l · h² · (1 + s/(6h) + V/(16·l·h)): Narayanan et al. 2021, eq. (3).
+
+    Their count for a GPT with ffn = 4h and full recomputation (four forward passes of the
+    layers, three of the logits). Kept apart to compare with their Table 1 as they count it.
+    """
+    b, s, layers = float(batch_seqs), float(shape.seq_len), float(shape.layers)
+    h, v = float(shape.hidden), float(shape.vocab)
+    return 96.0 * b * s * layers * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * layers * h))

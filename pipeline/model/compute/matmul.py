@@ -1,0 +1,134 @@
+"""Single-GPU matmul time through the memory hierarchy (spec §4).
+
+A call multiplies a d1 × d2 weight-like matrix by a d2 × b activation matrix (b: the
+nanobatch in tokens). The kernel is tiled by the weight dimensions at every level
+(HBM ↔ L2 ↔ SM ↔ registers); weights stay resident at the lowest level that holds
+them and their gradients. Time is the roofline maximum over HBM, L2, shared memory
+and arithmetic, plus a fixed per-call latency.
+
+Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137, appendix on matmul
+modelling; spec §4. Every function takes numpy arrays and
+broadcasts, so the search evaluates all candidate shards at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.records.hardware import (
+    PROCESSING_BLOCKS_PER_SM,
+    HardwareSpec,
+    effective_flop_per_s,
+    smem_bandwidth_bytes_per_s,
+    useful_l2_bytes,
+    useful_register_bytes,
+)
+
+Array = NDArray[np.float64]
+WORD_BYTES = 2.0
+"""16-bit words (spec §0)."""
+TENSOR_CORE_WIDTH = 8.0
+"""Arithmetic is padded to 8-wide chunks in each dimension (spec §4)."""
+
+
+def tile_counts(m: Array, n: Array, capacity_bytes: float) -> tuple[Array, Array]:
+    """Real-valued (rows, cols) tile counts of an m × n matrix in tiles of capacity c (spec §4).
+
+    k = ⌈2mn/c⌉ tiles of q = mn/k words; t_m = max(min(m, √q), q/n), t_n = q/t_m;
+    rows = m/t_m and cols = n/t_n, not rounded.
+    """
+    k = np.ceil(2.0 * m * n / capacity_bytes)
+    q = m * n / k
+    t_m = np.maximum(np.minimum(m, np.sqrt(q)), q / n)
+    t_n = q / t_m
+    return m / t_m, n / t_n
+
+
+@dataclass(frozen=True, slots=True)
+class Traffic:
+    """Bytes moved across one memory boundary: between levels (x) and over the SM network (y)."""
+
+    x_bytes: Array
+    y_bytes: Array
+
+
+def boundary_traffic_bytes(
+    d1: Array,
+    d2: Array,
+    b: Array,
+    wg: NDArray[np.bool_],
+    capacity_bytes: float,
+    units: int,
+    distributed: bool,
+) -> Traffic:
+    """Traffic across a boundary with `units` caches of `capacity_bytes` each (spec §4, traffic()).
+
+    Weight bytes load once unless weights and gradients fit below the boundary; input
+    activations stream once per tile row; outputs once per tile column, accumulating
+    partial sums (store every pass, load all but the first) unless this is a weight
+    gradient. With distributed memory (DSMEM), small tiles multicast inputs and
+    reduce-scatter outputs over the SM network instead.
+    """
+    weight = 2.0 * d1 * d2
+    a_out = 2.0 * d1 * b
+    a_in = 2.0 * d2 * b
+    zeros = np.zeros(np.broadcast(d1, d2, b, wg).shape)
+    if distributed:
+        big_r, big_c = tile_counts(d1, d2, capacity_bytes * units)
+        small_r, small_c = tile_counts(d1, d2, capacity_bytes)
+    else:
+        big_r, big_c = tile_counts(d1, d2, capacity_bytes)
+        small_r = small_c = np.ones_like(zeros)
+    resident = 2.0 * weight <= capacity_bytes * units
+    x = np.where(resident, 0.0, np.where(wg, 2.0 * weight, weight))
+    y = zeros
+    x = x + big_r * a_in
+    y = y + np.where(small_r > 1.0, small_r * a_in, 0.0)
+    x_wg = x + big_c * a_out
+    y_wg = y + np.where(small_c > 1.0, small_c * a_out, 0.0)
+    y_fwd = y + 2.0 * (small_c - 1.0) * a_out
+    x_fwd = x + (2.0 * big_c - 1.0) * a_out
+    return Traffic(np.where(wg, x_wg, x_fwd), np.where(wg, y_wg, y_fwd))
+
+
+@dataclass(frozen=True, slots=True)
+class MatmulTerms:
+    """Roofline terms of one matmul call, in seconds, before the fixed latency (spec §4)."""
+
+    hbm_s: Array
+    l2_s: Array
+    smem_s: Array
+    flop_s: Array
+
+
+def matmul_flop(d1: Array, d2: Array, b: Array) -> Array:
+    """FLOP = 2 · ⌈d1/8⌉ · ⌈d2/8⌉ · ⌈b/8⌉ · 512, padded to tensor-core chunks (spec §4)."""
+    w = TENSOR_CORE_WIDTH
+    return 2.0 * np.ceil(d1 / w) * np.ceil(d2 / w) * np.ceil(b / w) * w**3
+
+
+def matmul_terms_s(
+    hw: HardwareSpec, d1: Array, d2: Array, b: Array, wg: NDArray[np.bool_]
+) -> MatmulTerms:
+    """HBM, L2, shared-memory and arithmetic times of a matmul call (spec §4, three boundaries)."""
+    reg_u = useful_register_bytes(hw)
+    sm_u = PROCESSING_BLOCKS_PER_SM * reg_u
+    hbm = boundary_traffic_bytes(d1, d2, b, wg, max(useful_l2_bytes(hw), sm_u), 1, False)
+    l2 = boundary_traffic_bytes(d1, d2, b, wg, sm_u, hw.sms, hw.dsmem)
+    reg = boundary_traffic_bytes(d1, d2, b, wg, reg_u, PROCESSING_BLOCKS_PER_SM * hw.sms, False)
+    return MatmulTerms(
+        hbm_s=hbm.x_bytes / hw.hbm_bandwidth_bytes_per_s,
+        l2_s=(hbm.x_bytes + l2.x_bytes) / hw.l2_bandwidth_bytes_per_s,
+        smem_s=(l2.x_bytes + l2.y_bytes + reg.x_bytes) / smem_bandwidth_bytes_per_s(hw),
+        flop_s=matmul_flop(d1, d2, b) / effective_flop_per_s(hw),
+    )
+
+
+def matmul_time_s(hw: HardwareSpec, d1: Array, d2: Array, b: Array, wg: NDArray[np.bool_]) -> Array:
+    """t_mm = max(HBM, L2, shared-memory, FLOP time) + matmul latency (spec §4)."""
+    t = matmul_terms_s(hw, d1, d2, b, wg)
+    roofline = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(t.smem_s, t.flop_s))
+    return roofline + hw.matmul_latency_s

@@ -1,0 +1,214 @@
+"""Memory-bound operators of a transformer layer: bytes read and written, and time on HBM.
+
+Each operator is charged the bytes it reads plus the bytes it writes, 16-bit activations
+(w = 2 bytes) and 1-byte dropout masks, and runs at a fraction of the HBM bandwidth (the
+L2 bandwidth when its working set fits in useful L2), plus a fixed launch overhead per
+kernel. Fusion decides which operators share a kernel and so skip an HBM round trip.
+
+Sources: Ivanov et al. 2021, "Data Movement Is All You Need" (MLSys, arXiv:2007.00072) for the
+operator inventory of a BERT layer and its classes (tensor contraction, statistical
+normalization, element-wise); Korthikanti et al. 2022 (arXiv:2205.05198) §4 for which
+tensors each operator touches; Dao et al. 2022 (FlashAttention, arXiv:2205.14135) for
+the flash attention core's HBM traffic. docs/model.md, "Realistic physics", tabulates them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.records.hardware import HardwareSpec, useful_l2_bytes
+from pipeline.model.records.switches import Efficiency, Fusion, Physics
+from pipeline.model.records.transformer import TransformerShape
+
+Array = NDArray[np.float64]
+
+WORD_BYTES = 2.0
+"""16-bit activations and gradients."""
+MASK_BYTES = 1.0
+"""A dropout mask element (PyTorch stores bool/uint8 masks)."""
+ADAM_STEP_BYTES_PER_PARAM = 30.0
+"""Mixed-precision Adam step traffic per parameter: read fp32 gradient, master weight, m and v
+(16 B), write master, m and v (12 B) and the 16-bit model copy (2 B) (Micikevicius et al.
+2018, arXiv:1710.03740; Kingma & Ba 2015)."""
+
+
+class OpClass(StrEnum):
+    """Ivanov et al. 2021's operator classes, plus the optimizer step."""
+
+    NORM = "norm"
+    """Statistical normalizations: LayerNorm/RMSNorm and softmax."""
+    ELEMENTWISE = "elementwise"
+    """Biases, scaling, masks, dropout, activations, residual adds."""
+    OPTIMIZER = "optimizer"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryOp:
+    """One memory-bound kernel of a layer, forward and backward, on one GPU."""
+
+    name: str
+    op_class: OpClass
+    forward_bytes: float
+    """Bytes read plus written by the forward kernel."""
+    backward_bytes: float
+    """Bytes read plus written by the backward kernel(s)."""
+    kernels: int = 1
+    """Kernel launches per pass (forward; the backward launches as many)."""
+    attention_core: bool = False
+    """Part of the attention core (rerun under selective recomputation)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LayerTensors:
+    """Element counts of the tensors one GPU's operators touch for one microbatch."""
+
+    hidden: float
+    """b·s·h, divided by t under sequence parallelism and by cp under context parallelism."""
+    ffn: float
+    """b·s·f / (t·cp): the MLP's inner activation on this GPU."""
+    qkv: float
+    """b·s·(h + 2·kv) / (t·cp): the fused QKV projection's output on this GPU."""
+    scores: float
+    """b·(a/t)·s·(s/cp): attention scores and probabilities on this GPU."""
+
+
+def layer_tensors(
+    shape: TransformerShape, micro_seqs: float, tp: int, cp: int, sequence_parallel: bool
+) -> LayerTensors:
+    """Element counts per GPU for a microbatch of `micro_seqs` sequences (Korthikanti 2022 §4)."""
+    tokens = micro_seqs * shape.seq_len / cp
+    replicated = 1.0 if sequence_parallel else float(tp)
+    return LayerTensors(
+        hidden=tokens * shape.hidden / replicated,
+        ffn=tokens * shape.ffn_hidden / tp,
+        qkv=tokens * (shape.hidden + 2.0 * shape.kv_width) / tp,
+        scores=micro_seqs * (shape.heads / tp) * shape.seq_len * (shape.seq_len / cp),
+    )
+
+
+def layernorm_ops(x: LayerTensors) -> list[MemoryOp]:
+    """Two LayerNorms (or RMSNorms): forward reads x, writes y; backward reads x, dy, writes dx."""
+    return [
+        MemoryOp(f"norm{i}", OpClass.NORM, 2 * WORD_BYTES * x.hidden, 3 * WORD_BYTES * x.hidden)
+        for i in (1, 2)
+    ]
+
+
+def dropout_op(name: str, elements: float, core: bool = False) -> MemoryOp:
+    """Dropout: forward reads x, writes y and the mask; backward reads dy and the mask, writes dx."""
+    bytes_ = (2 * WORD_BYTES + MASK_BYTES) * elements
+    return MemoryOp(name, OpClass.ELEMENTWISE, bytes_, bytes_, attention_core=core)
+
+
+def eager_ops(x: LayerTensors) -> list[MemoryOp]:
+    """Every operator its own kernel, as 2018-era PyTorch runs BERT (Ivanov et al. 2021, Fig. 2).
+
+    The inventory is Ivanov et al.'s encoder layer: the softmax takes the 1/sqrt(d_head)
+    scaling in the same kernel ("scaled softmax") and no mask is applied. Softmax reads
+    scores, writes probabilities (backward: reads y, dy, writes dx); biases read and write their
+    output (backward: the bias gradient reads dy); GeLU reads x and writes y (backward reads
+    x and dy, writes dx); a residual add reads two tensors and writes one (its backward
+    accumulates the branch gradient the same way).
+    """
+    w, ew = WORD_BYTES, OpClass.ELEMENTWISE
+    return [
+        *layernorm_ops(x),
+        MemoryOp("softmax", OpClass.NORM, 2 * w * x.scores, 3 * w * x.scores, attention_core=True),
+        dropout_op("attention_dropout", x.scores, core=True),
+        MemoryOp("qkv_bias", ew, 2 * w * x.qkv, w * x.qkv),
+        MemoryOp("proj_bias", ew, 2 * w * x.hidden, w * x.hidden),
+        dropout_op("proj_dropout", x.hidden),
+        MemoryOp("residual1", ew, 3 * w * x.hidden, 3 * w * x.hidden),
+        MemoryOp("mlp_bias1", ew, 2 * w * x.ffn, w * x.ffn),
+        MemoryOp("activation", ew, 2 * w * x.ffn, 3 * w * x.ffn),
+        MemoryOp("mlp_bias2", ew, 2 * w * x.hidden, w * x.hidden),
+        dropout_op("mlp_dropout", x.hidden),
+        MemoryOp("residual2", ew, 3 * w * x.hidden, 3 * w * x.hidden),
+    ]
+
+
+def fused_ops(x: LayerTensors) -> list[MemoryOp]:
+    """Megatron-LM's fused kernels (Narayanan et al. 2021 §4.2): scale+mask+softmax,
+    bias+GeLU, bias+dropout+residual-add; QKV bias in the GEMM epilogue; attention dropout
+    on its own."""
+    w, ew = WORD_BYTES, OpClass.ELEMENTWISE
+    bias_dropout_add_fwd = (3 * w + MASK_BYTES) * x.hidden
+    bias_dropout_add_bwd = (2 * w + MASK_BYTES) * x.hidden + w * x.hidden
+    return [
+        *layernorm_ops(x),
+        MemoryOp(
+            "scale_mask_softmax",
+            OpClass.NORM,
+            2 * w * x.scores,
+            3 * w * x.scores,
+            attention_core=True,
+        ),
+        dropout_op("attention_dropout", x.scores, core=True),
+        MemoryOp("bias_dropout_add1", ew, bias_dropout_add_fwd, bias_dropout_add_bwd),
+        MemoryOp("bias_activation", ew, 2 * w * x.ffn, 3 * w * x.ffn),
+        MemoryOp("bias_dropout_add2", ew, bias_dropout_add_fwd, bias_dropout_add_bwd),
+    ]
+
+
+def flash_ops(x: LayerTensors) -> list[MemoryOp]:
+    """Fused kernels with the attention core in on-chip memory: no s x s tensor in HBM
+    (Dao et al. 2022); the core's Q, K, V, O traffic is charged to the attention time."""
+    return [op for op in fused_ops(x) if not op.attention_core]
+
+
+def layer_memory_ops(x: LayerTensors, fusion: Fusion) -> list[MemoryOp]:
+    """The memory-bound kernels of one layer under a fusion choice."""
+    if fusion is Fusion.NONE:
+        return eager_ops(x)
+    if fusion is Fusion.FLASH:
+        return flash_ops(x)
+    return fused_ops(x)
+
+
+def op_bandwidth_bytes_per_s(
+    hw: HardwareSpec, eff: Efficiency, op_class: OpClass, fusion: Fusion, bytes_: float
+) -> float:
+    """Achieved bandwidth of a kernel: L2 when its bytes fit in useful L2, else HBM, times
+    the achieved fraction of its class (eager kernels: per class; fused: one fraction)."""
+    peak = (
+        hw.l2_bandwidth_bytes_per_s
+        if bytes_ <= useful_l2_bytes(hw)
+        else hw.hbm_bandwidth_bytes_per_s
+    )
+    if fusion is not Fusion.NONE or op_class is OpClass.OPTIMIZER:
+        return peak * eff.fused_bandwidth
+    if op_class is OpClass.NORM:
+        return peak * eff.eager_norm_bandwidth
+    return peak * eff.eager_elementwise_bandwidth
+
+
+def op_time_s(
+    hw: HardwareSpec, eff: Efficiency, op: MemoryOp, fusion: Fusion, backward: bool
+) -> float:
+    """t = bytes / achieved bandwidth + kernels · kernel overhead, one pass of one operator."""
+    bytes_ = op.backward_bytes if backward else op.forward_bytes
+    bw = op_bandwidth_bytes_per_s(hw, eff, op.op_class, fusion, bytes_)
+    return bytes_ / bw + op.kernels * eff.kernel_overhead_s
+
+
+def optimizer_step_bytes(params_per_gpu: float) -> float:
+    """Adam step traffic on one GPU: 30 B per parameter it updates (`ADAM_STEP_BYTES_PER_PARAM`)."""
+    return ADAM_STEP_BYTES_PER_PARAM * params_per_gpu
+
+
+def optimizer_step_time_s(hw: HardwareSpec, eff: Efficiency, params_per_gpu: float) -> float:
+    """Optimizer step: its bytes at the fused HBM bandwidth, plus one multi-tensor kernel."""
+    bytes_ = optimizer_step_bytes(params_per_gpu)
+    return bytes_ / (hw.hbm_bandwidth_bytes_per_s * eff.fused_bandwidth) + eff.kernel_overhead_s
+
+
+def grid_optimizer_s(hw: HardwareSpec, physics: Physics, params_per_gpu: Array, dp: Array) -> Array:
+    """The Adam step on one GPU: 30 B per parameter it updates at the fused HBM bandwidth."""
+    updated = params_per_gpu / (dp if physics.zero_stage >= 1 else 1.0)
+    bw = hw.hbm_bandwidth_bytes_per_s * physics.efficiency.fused_bandwidth
+    out: Array = ADAM_STEP_BYTES_PER_PARAM * updated / bw + physics.efficiency.kernel_overhead_s
+    return out

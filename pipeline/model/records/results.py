@@ -1,0 +1,130 @@
+"""What the model returns: a layout, its step-time breakdown, one point, one series.
+
+Plain frozen records with SI units in the names; `pipeline.io` flattens them into rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pipeline.model.records.run import RunCost
+from pipeline.model.records.scaling import ModelShape
+
+
+class InfeasibleReason(StrEnum):
+    """Why a model size has no result (stored as these strings in the `points` table)."""
+
+    NO_CLUSTER = "no_cluster_within_duration"
+    """No cluster of sparsity · 2^i GPUs, i ≤ 59, trains the model within the duration (spec §11)."""
+    NO_LAYOUT = "no_valid_layout"
+    """No layout passes the divisibility rules and the memory check at any cluster size (spec §10.9)."""
+    EXCEEDS_DURATION = "training_time_exceeds_duration"
+    """A fixed layout evaluated as is does not finish within the duration."""
+    EXCEEDS_MEMORY = "exceeds_memory"
+    """A fixed layout's weights and optimizer state do not fit in HBM (spec §9)."""
+    LAYOUT_DOES_NOT_DIVIDE = "layout_does_not_divide"
+    """A fixed layout does not fit this model size: a degree does not divide its dimension,
+    the schedule has too few microbatches, or the nanobatch is empty (spec §5.1, §7, §10)."""
+    BATCH_TOO_LARGE = "batch_too_large"
+    """The batch law gives more than 2^53 tokens per batch, beyond exact integer arithmetic."""
+    EXCEEDS_GPU_MEMORY = "exceeds_gpu_memory"
+    """Weights, gradients, optimizer state and activations do not fit in one GPU's HBM
+    (physics.gpu_memory; docs/model.md, "Realistic physics")."""
+
+
+class Bottleneck(StrEnum):
+    """The largest term of the step time of the chosen layout."""
+
+    COMPUTE = "compute"
+    """Matmul time through the memory hierarchy (FLOP, HBM/L2/SMEM traffic, matmul latency)."""
+    TP_COMM = "tp_comm"
+    PP_EP_COMM = "pp_ep_comm"
+    DP_COMM = "dp_comm"
+    LATENCY = "latency"
+    BUBBLE = "bubble"
+
+
+class MatmulBound(StrEnum):
+    """The resource that bounds the layout's slowest matmul call (spec §4)."""
+
+    FLOP = "flop"
+    HBM = "hbm"
+    L2 = "l2"
+    SMEM = "smem"
+    LATENCY = "latency"
+    """The fixed per-call overhead exceeds the roofline time."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A parallel layout: per-level factors (level 0 first) of each degree, and the schedule."""
+
+    n_gpu: int
+    dp: tuple[int, ...]
+    tp_model: tuple[int, ...]
+    tp_ff: tuple[int, ...]
+    pp: tuple[int, ...]
+    ep: tuple[int, ...]
+    microbatches: int
+    zero_bubble: bool
+    pp_interleave: int
+    """v: virtual stages per pipeline rank (1 for zero-bubble and for N_PP = 1)."""
+    nanobatch_tokens: int
+    """b = ⌊B_tok / (N_DP · m · S)⌋ (spec §5.1)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepCost:
+    """One optimizer step of a layout, per-step seconds unless named otherwise (spec §6-§8)."""
+
+    t_compute_s: float
+    """T_mm: matmul time per step on one GPU."""
+    t_tp_comm_s: float
+    """T_TP^bw: tensor-parallel all-reduce bandwidth time."""
+    t_pp_ep_comm_s: float
+    """T_PPEP^bw: pipeline and expert point-to-point bandwidth time."""
+    t_dp_comm_s: float
+    """T_DP^bw: data-parallel gradient all-reduce bandwidth time."""
+    t_latency_s: float
+    """T_TP^lat + T_PPEP^lat + T_DP^lat, whether paid or not (Q1)."""
+    t_latency_paid_s: float
+    """The part of the latency the step actually pays."""
+    bubble_fraction: float
+    step_time_s: float
+    training_time_s: float
+    utilization: float
+    """Model FLOP per second over peak FLOP per second at maximum clock; at most u_eff."""
+    bottleneck: Bottleneck
+    matmul_bound: MatmulBound
+
+
+@dataclass(frozen=True, slots=True)
+class PointResult:
+    """One model size of a series: feasible with a layout and cost, or infeasible with a reason."""
+
+    shape: ModelShape
+    feasible: bool
+    infeasible_reason: InfeasibleReason | None
+    layout: Layout | None
+    cost: StepCost | None
+    run_name: str | None = None
+    """The run's name when the point is one concrete run (conf/run/), else None."""
+    run_cost: RunCost | None = None
+    """The run's realistic breakdown (throughput, memory, time by operator class), else None."""
+    recompute: str | None = None
+    """The run's activation recomputation mode, else None."""
+    physics: str = "paper"
+    """The name of the physics the point was evaluated with (conf/physics/)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesLimits:
+    """Derived metrics of one series (spec §11): None where the series does not reach them."""
+
+    linear_end_flop: float | None
+    """C of the first point with utilization ≤ 0.8 · u_eff; None if no point qualifies."""
+    last_feasible_flop: float | None
+    first_infeasible_flop: float | None
+    """The latency wall: C of the first size no cluster trains within the duration."""
+    max_utilization: float | None

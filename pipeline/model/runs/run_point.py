@@ -1,0 +1,150 @@
+"""One concrete run as a point of the `points` table: its shape, Megatron layout and cost.
+
+The run's layout is written in the paper's per-level form: 1-D tensor parallelism splits
+the MLP's d_ff (tp_ff = t, tp_model = 1); ranks fill the network levels in Megatron's
+order, tensor innermost, then context, expert and data, then pipeline (Narayanan et al. 2021
+§3; Megatron-Core's tp-cp-ep-dp-pp). Expert parallelism e takes e of the d data-parallel
+ranks: the row's `ep` is e and its `dp` is c·d/e, so that n_gpu = t·(c·d/e)·e·p.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.results import (
+    Bottleneck,
+    InfeasibleReason,
+    Layout,
+    MatmulBound,
+    PointResult,
+    StepCost,
+)
+from pipeline.model.records.run import RunCost, RunSpec
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import Physics
+from pipeline.model.runs.run_search import best_run_layout
+from pipeline.model.runs.training_run import evaluate_run
+
+
+def level_factors(degrees: tuple[int, ...], level_sizes: tuple[int, ...]) -> list[list[int]]:
+    """Per-level factors of each degree, filling levels innermost-first in the given order.
+
+    Each degree takes the largest factor of itself that still divides the room left on a
+    level; what is left over goes to the unbounded top level.
+    """
+    out = [[1] * (len(level_sizes) + 1) for _ in degrees]
+    left = list(degrees)
+    for level, size in enumerate(level_sizes):
+        room = size
+        for i, remaining in enumerate(left):
+            take = math.gcd(remaining, room)
+            out[i][level] = take
+            left[i] //= take
+            room //= take
+    for i, remaining in enumerate(left):
+        out[i][-1] = remaining
+    return out
+
+
+def run_layout(run: RunSpec, hw: HardwareSpec) -> Layout:
+    """The run's layout in the paper's per-level form (context parallelism folded into dp,
+    expert parallelism taken out of it)."""
+    lay = run.layout
+    tp, cp, ep, dp, pp = level_factors(
+        (lay.tp, lay.cp, lay.ep, lay.expert_dp, lay.pp), hw.level_sizes
+    )
+    ones = tuple(1 for _ in tp)
+    return Layout(
+        n_gpu=lay.n_gpu,
+        dp=tuple(c * d for c, d in zip(cp, dp, strict=True)),
+        tp_model=ones,
+        tp_ff=tuple(tp),
+        pp=tuple(pp),
+        ep=tuple(ep),
+        microbatches=run.global_batch_seqs // (lay.dp * lay.microbatch_seqs),
+        zero_bubble=False,
+        pp_interleave=lay.interleave,
+        nanobatch_tokens=lay.microbatch_seqs * run.shape.seq_len // lay.cp,
+    )
+
+
+def run_shape(run: RunSpec, tokens_per_param: float) -> ModelShape:
+    """The run's model in the paper's shape record (its n_params counts the MLP blocks only,
+    every expert's; sparsity is the run's experts per layer)."""
+    s = run.shape
+    return ModelShape(
+        s.hidden,
+        s.ffn_hidden,
+        s.layers,
+        s.experts,
+        s.seq_len,
+        run.global_batch_seqs,
+        tokens_per_param,
+    )
+
+
+def run_bottleneck(cost: RunCost) -> Bottleneck:
+    """The largest part of the run's step: compute, a communication, or the bubble."""
+    parts = {
+        Bottleneck.COMPUTE: cost.t_compute_s,
+        Bottleneck.TP_COMM: cost.t_tp_comm_s,
+        Bottleneck.PP_EP_COMM: cost.t_pp_comm_s + cost.t_ep_comm_s,
+        Bottleneck.DP_COMM: cost.t_dp_comm_s,
+        Bottleneck.BUBBLE: cost.bubble_fraction * cost.step_time_s,
+    }
+    return max(parts, key=lambda k: parts[k])
+
+
+def run_step_cost(cost: RunCost, shape: ModelShape) -> StepCost:
+    """The run's cost in the paper's StepCost record (latency is inside the comm terms)."""
+    steps = shape.n_tokens / shape.batch_tokens
+    return StepCost(
+        t_compute_s=cost.t_compute_s,
+        t_tp_comm_s=cost.t_tp_comm_s,
+        t_pp_ep_comm_s=cost.t_pp_comm_s + cost.t_ep_comm_s,
+        t_dp_comm_s=cost.t_dp_comm_s,
+        t_latency_s=cost.t_latency_s,
+        t_latency_paid_s=cost.t_latency_s,
+        bubble_fraction=cost.bubble_fraction,
+        step_time_s=cost.step_time_s,
+        training_time_s=steps * cost.step_time_s,
+        utilization=cost.mfu,
+        bottleneck=run_bottleneck(cost),
+        matmul_bound=MatmulBound.FLOP,
+    )
+
+
+def run_point(
+    hw: HardwareSpec, physics: Physics, run: RunSpec, search: bool, tokens_per_param: float
+) -> PointResult:
+    """The run evaluated as given, or with the best layout at its GPU count (`search`)."""
+    shape = run_shape(run, tokens_per_param)
+    if search:
+        found = best_run_layout(hw, physics, run)
+        if found is None:
+            return PointResult(
+                shape,
+                False,
+                InfeasibleReason.EXCEEDS_GPU_MEMORY,
+                None,
+                None,
+                run_name=run.name,
+                physics=physics.name,
+            )
+        run, cost = found
+    else:
+        cost = evaluate_run(hw, physics, run)
+    fits = cost.fits_memory or not physics.gpu_memory
+    reason = None if fits else InfeasibleReason.EXCEEDS_GPU_MEMORY
+    return PointResult(
+        shape,
+        fits,
+        reason,
+        run_layout(run, hw),
+        run_step_cost(cost, shape),
+        run_name=run.name,
+        run_cost=cost,
+        recompute=run.layout.recompute.value,
+        physics=physics.name,
+    )

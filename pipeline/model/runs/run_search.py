@@ -1,0 +1,79 @@
+"""The best layout for a run's model and batch at its GPU count (docs/model.md, "Realistic physics").
+
+Tries every Megatron-style layout: tensor parallelism t inside the fastest network level
+(t divides heads and ffn_hidden), pipeline stages p dividing the layers, data parallelism
+d = N_GPU / (t·p·c) dividing the batch, expert parallelism e dividing both the experts and d
+(a mixture of experts; Rajbhandari et al. 2022, DeepSpeed-MoE §4), whole-sequence
+microbatches b, interleaving v, and each recomputation mode; sequence parallelism whenever t > 1. A layout whose memory
+exceeds one GPU's HBM is dropped when the physics checks per-GPU memory. The fastest
+step wins; ties go to the first in this enumeration order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator
+
+from pipeline.model.network.levels import divisors
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.run import RunCost, RunLayout, RunSpec
+from pipeline.model.records.switches import Physics, Recompute
+from pipeline.model.runs.training_run import evaluate_run
+
+MAX_MICROBATCH_SEQS = 16
+"""Largest microbatch tried, in sequences."""
+MAX_INTERLEAVE = 8
+"""Most model chunks per pipeline rank tried."""
+SEARCH_RECOMPUTE = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+
+
+def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
+    """Every layout of the run's model and batch on its GPU count, in search order."""
+    shape, given = run.shape, run.layout
+    n_gpu, cp = given.n_gpu, given.cp
+    fast = hw.level_sizes[0] if hw.level_sizes else n_gpu
+    for tp in divisors(n_gpu // cp):
+        if tp > fast or shape.heads % tp or shape.ffn_hidden % tp:
+            continue
+        for pp in divisors(n_gpu // (cp * tp)):
+            if shape.layers % pp:
+                continue
+            dp = n_gpu // (cp * tp * pp)
+            if run.global_batch_seqs % dp:
+                continue
+            per_replica = run.global_batch_seqs // dp
+            for ep in divisors(math.gcd(shape.experts, dp)):
+                for micro in divisors(per_replica):
+                    m = per_replica // micro
+                    if micro > MAX_MICROBATCH_SEQS or (pp > 1 and m < pp):
+                        continue
+                    chunks = [v for v in divisors(shape.layers // pp) if v <= MAX_INTERLEAVE]
+                    for v in chunks if pp > 1 and m % pp == 0 else [1]:
+                        for mode in SEARCH_RECOMPUTE:
+                            yield dataclasses.replace(
+                                given,
+                                tp=tp,
+                                pp=pp,
+                                dp=dp,
+                                ep=ep,
+                                microbatch_seqs=micro,
+                                interleave=v,
+                                sequence_parallel=tp > 1,
+                                recompute=mode,
+                            )
+
+
+def best_run_layout(
+    hw: HardwareSpec, physics: Physics, run: RunSpec
+) -> tuple[RunSpec, RunCost] | None:
+    """The fastest layout that fits (when memory is checked), or None when none does."""
+    best: tuple[RunSpec, RunCost] | None = None
+    for layout in candidate_layouts(hw, run):
+        candidate = dataclasses.replace(run, layout=layout)
+        cost = evaluate_run(hw, physics, candidate)
+        if physics.gpu_memory and not cost.fits_memory:
+            continue
+        if best is None or cost.step_time_s < best[1].step_time_s:
+            best = (candidate, cost)
+    return best

@@ -1,0 +1,259 @@
+"""The integer layout tables the search enumerates (spec §10 steps 1-7).
+
+A layout is (N_DP, N_TPm, N_TPff, N_PP, N_EP) with a pipeline schedule (m microbatches,
+1F1B or zero-bubble) and its nanobatch. The order of the rows is the original's (spec §10):
+N_TP ascending over the divisors of gcd(N/N_EP, d_model·d_ff), then N_PP descending (N_DP
+ascending), then N_TPff, then the schedules, so ties resolve the same way.
+
+At N_TP = t the data and pipeline degrees multiply to r = N/(N_EP·t·c) (c context-parallel
+ranks), and what follows from r (N_PP | gcd(r, L), the batch divisibility, the schedules,
+the nanobatch) depends only on r and the model: `_schedule_rows` makes it once per r, and
+every cluster size and GPU whose tensor-parallel degrees leave the same r shares it. A table
+is then one gather per N_TP (docs/model.md §9.2).
+
+Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.network.levels import divisors
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import TensorParallel
+
+LAYOUT_TABLE_CACHE_SIZE = 128
+"""(model, cluster size, options) whose integer layout table a process keeps: read only when
+a GPU's candidates are not cached, e.g. by the next GPU of a comparison."""
+SCHEDULE_CACHE_SIZE = 4096
+"""(model, r, options) whose schedule rows a process keeps: a few hundred per series."""
+
+IntArray = NDArray[np.int64]
+
+
+def _microbatch_choices(base: int, pp: int, opts: SearchOptions) -> tuple[tuple[bool, int], ...]:
+    """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB)."""
+    divs = divisors(base) if base > 0 else ()
+    out: list[tuple[bool, int]] = []
+    if opts.one_f_one_b:
+        out += [
+            (False, m) for m in [d for d in divs if d >= pp][: opts.max_1f1b_microbatch_candidates]
+        ]
+    if opts.zero_bubble:
+        out += [
+            (True, m) for m in [d for d in divs if d >= 2 * pp][: opts.max_zb_microbatch_candidates]
+        ]
+    return tuple(out)
+
+
+@lru_cache(maxsize=65536)
+def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, ...]:
+    """N_TPff | N_TP with ⌊√N_TP⌋ ≤ N_TPff ≤ window·⌊√N_TP⌋, N_TPm | d_model, N_TPff | d_ff (spec §10.5)."""
+    root = math.isqrt(tp)
+    return tuple(
+        f
+        for f in divisors(tp)
+        if root <= f <= window * root and d_model % (tp // f) == 0 and d_ff % f == 0
+    )
+
+
+@lru_cache(maxsize=65536)
+def tp_ff_choices(
+    tp: int, shape: ModelShape, opts: SearchOptions, tensor_parallel: TensorParallel
+) -> tuple[int, ...]:
+    """N_TPff values tried at N_TP: the paper's 2-D ones, 1-D (N_TPff = N_TP), or both.
+
+    A candidate with N_TPm = 1 is 1-D tensor parallelism; outside `tensor_parallel=2d` it
+    runs with sequence parallelism (`grid_physics.sequence_parallel_degree`).
+    """
+    one_d = (tp,) if shape.d_ff % tp == 0 else ()
+    if tensor_parallel is TensorParallel.ONE_D:
+        return one_d
+    two_d = _tp_ff_choices(tp, shape.d_model, shape.d_ff, opts.tp_ff_window)
+    if tensor_parallel is TensorParallel.BOTH and one_d and tp not in two_d:
+        return (*two_d, tp)
+    return two_d
+
+
+@lru_cache(maxsize=LAYOUT_TABLE_CACHE_SIZE)
+def layout_table(
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    whole_sequences: bool = False,
+    tensor_parallel: TensorParallel = TensorParallel.TWO_D,
+) -> IntArray | None:
+    """(n, 8) integer rows (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble, nanobatch) of
+    every layout the divisibility rules allow at n_gpu, in enumeration order (spec §10 steps
+    1-7); GPU-independent, so the GPUs of a comparison share it. Read-only; None if empty."""
+    whole = opts.quirks.whole_sequences or whole_sequences
+    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1)
+    if table is None:
+        return None
+    table.setflags(write=False)
+    return table
+
+
+def layout_rows(
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    whole: bool,
+    tensor_parallel: TensorParallel,
+    cp: int,
+) -> IntArray | None:
+    """`layout_table`'s rows with each sequence split over `cp` context-parallel ranks (1 =
+    none): N_DP = d·cp token-splitting ranks of which d divide the batch (docs/model.md R.7).
+    One gather of `_schedule_rows` per N_TP (module docstring); a new, writable array."""
+    ep = math.gcd(n_gpu, shape.sparsity)
+    q = n_gpu // ep
+    pieces: list[IntArray] = []
+    tp_m: list[IntArray] = []
+    tp_ff: list[IntArray] = []
+    for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
+        ff_choices = tp_ff_choices(tp, shape, opts, tensor_parallel)
+        if not ff_choices or (q // tp) % cp:
+            continue
+        rows = _schedule_rows(shape, opts, whole, cp, q // (tp * cp))
+        if rows is None:
+            continue
+        if len(ff_choices) == 1:
+            pieces.append(rows.rows)
+            ff = np.full(rows.rows.shape[0], ff_choices[0], dtype=np.int64)
+        else:
+            order, which = rows.interleaved(len(ff_choices))
+            pieces.append(rows.rows[order])
+            ff = np.asarray(ff_choices, dtype=np.int64)[which]
+        tp_ff.append(ff)
+        tp_m.append(tp // ff)
+    if not pieces:
+        return None
+    schedules = np.concatenate(pieces)
+    table = np.empty((schedules.shape[0], 8), dtype=np.int64)
+    table[:, [0, 3, 5, 6, 7]] = schedules
+    table[:, 1] = np.concatenate(tp_m)
+    table[:, 2] = np.concatenate(tp_ff)
+    table[:, 4] = ep
+    return table
+
+
+class ScheduleRows:
+    """What N_DP·N_PP = r allows (`_schedule_rows`): rows (N_DP, N_PP, m, zero-bubble,
+    nanobatch) in block order, N_PP descending, and each block's row count."""
+
+    __slots__ = ("_interleaved", "rows", "sizes")
+
+    def __init__(self, rows: IntArray, sizes: IntArray) -> None:
+        rows.setflags(write=False)
+        self.rows = rows
+        self.sizes = sizes
+        self._interleaved: dict[int, tuple[IntArray, IntArray]] = {}
+
+    def interleaved(self, n_ff: int) -> tuple[IntArray, IntArray]:
+        """The row order with each block repeated once per N_TPff choice (block-major, as
+        spec §10 nests N_TPff inside N_PP), and the N_TPff choice of each row."""
+        if n_ff not in self._interleaved:
+            index = np.arange(self.rows.shape[0])
+            ends = np.cumsum(self.sizes).tolist()
+            spans = [index[e - n : e] for e, n in zip(ends, self.sizes.tolist(), strict=True)]
+            order = np.concatenate([span for span in spans for _ in range(n_ff)])
+            which = np.repeat(np.arange(n_ff * len(spans)) % n_ff, np.repeat(self.sizes, n_ff))
+            order.setflags(write=False)
+            which.setflags(write=False)
+            self._interleaved[n_ff] = (order, which)
+        return self._interleaved[n_ff]
+
+
+@lru_cache(maxsize=65536)
+def _microbatch_columns(base: int, pp: int, opts: SearchOptions) -> tuple[IntArray, IntArray]:
+    """`_microbatch_choices` as (m, zero-bubble) integer columns."""
+    choices = _microbatch_choices(base, pp, opts)
+    m = np.array([m for _, m in choices], dtype=np.int64)
+    zb = np.array([int(z) for z, _ in choices], dtype=np.int64)
+    return m, zb
+
+
+@lru_cache(maxsize=SCHEDULE_CACHE_SIZE)
+def _schedule_rows(
+    shape: ModelShape, opts: SearchOptions, whole: bool, cp: int, r: int
+) -> ScheduleRows | None:
+    """Every (N_DP·cp, N_PP, m, zero-bubble, nanobatch) with N_DP·N_PP = r (spec §10 steps
+    3-7): N_PP | gcd(r, L) descending, N_DP dividing the batch's split unit (sequences with
+    `whole`, else tokens, Q3), the schedules of `_microbatch_choices`. None if there is none."""
+    s, b_tok = shape.sparsity, shape.batch_tokens
+    unit = math.gcd(r, shape.batch_seqs if whole else b_tok)
+    heads: list[tuple[int, int]] = []  # (N_DP, N_PP) of each block
+    ms: list[IntArray] = []
+    zbs: list[IntArray] = []
+    for pp in reversed(divisors(math.gcd(r, shape.n_layers))):  # N_DP ascending
+        dp = r // pp
+        if unit % dp:
+            continue
+        if opts.quirks.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
+            continue
+        base = shape.batch_seqs // dp if whole else b_tok // (s * dp)
+        m, zb = _microbatch_columns(base, pp, opts)
+        if m.size:
+            heads.append((dp * cp, pp))
+            ms.append(m)
+            zbs.append(zb)
+    if not heads:
+        return None
+    sizes = np.array([m.size for m in ms], dtype=np.int64)
+    rows = np.empty((int(sizes.sum()), 5), dtype=np.int64)
+    rows[:, :2] = np.repeat(np.array(heads, dtype=np.int64), sizes, axis=0)
+    rows[:, 2] = np.concatenate(ms)
+    rows[:, 3] = np.concatenate(zbs)
+    rows[:, 4] = b_tok // (rows[:, 0] * rows[:, 2] * s)
+    return ScheduleRows(rows, sizes)
+
+
+def context_parallel_degrees(shape: ModelShape, max_cp: int) -> tuple[int, ...]:
+    """c tried beside 1: powers of two up to `max_cp` that divide the sequence length."""
+    out, c = [], 2
+    while c <= max_cp:
+        if shape.seq_len % c == 0:
+            out.append(c)
+        c *= 2
+    return tuple(out)
+
+
+@lru_cache(maxsize=LAYOUT_TABLE_CACHE_SIZE)
+def context_parallel_table(
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    tensor_parallel: TensorParallel,
+    max_cp: int,
+) -> tuple[IntArray, IntArray] | None:
+    """Whole-sequence layouts with context parallelism: `layout_table`'s rows (c = 1), then
+    those of each c in `context_parallel_degrees` with a nonzero nanobatch (N_DP = d·c,
+    nanobatch over d·c), and each row's c. Read-only; None if empty."""
+    parts: list[IntArray] = []
+    cps: list[IntArray] = []
+    for c in (1, *context_parallel_degrees(shape, max_cp)):
+        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c)
+        if block is None:
+            continue
+        if c > 1:
+            block = block[block[:, 7] > 0]
+        parts.append(block)
+        cps.append(np.full(block.shape[0], c, dtype=np.int64))
+    if not parts or not sum(p.shape[0] for p in parts):
+        return None
+    table, cp = np.concatenate(parts), np.concatenate(cps)
+    table.setflags(write=False)
+    cp.setflags(write=False)
+    return table, cp
+
+
+def clear_caches() -> None:
+    """Forget every layout table made so far, as in a fresh process."""
+    layout_table.cache_clear()
+    context_parallel_table.cache_clear()
+    _schedule_rows.cache_clear()

@@ -1,0 +1,456 @@
+"""Search: the best layout at a cluster size, the smallest sufficient cluster, a series (spec §10-spec §11).
+
+The enumeration follows the original's order (spec §10) so that ties resolve the same way,
+but evaluation is vectorized: every candidate's optimistic one-level time is computed
+at once, and the full per-level splits only of candidates whose lower bound can still
+reach the best time. Pruning by a true lower bound never changes the answer (spec §10.8.3).
+
+Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-spec §11, spec §15.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.memory.gpu_memory import (
+    RECOMPUTE_ORDER,
+)
+from pipeline.model.network.collectives import Network
+from pipeline.model.network.comm_table import (
+    CommTable,
+    comm_table,
+)
+from pipeline.model.network.levels import (
+    adjusted_level_sizes,
+    hierarchy_is_consistent,
+    split_inner_products,
+    split_table,
+)
+from pipeline.model.network.times import CommTimes
+from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.results import InfeasibleReason, Layout, PointResult, StepCost
+from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
+from pipeline.model.records.switches import PAPER, Physics
+from pipeline.model.search.candidates import (
+    MAX_BATCH_TOKENS,
+    Candidates,
+    MemoryBlocked,
+    _batch,
+    _with_ring,
+    enumerate_candidates,
+)
+from pipeline.model.step.evaluate import step_cost
+from pipeline.model.step.step_time import (
+    StepArrays,
+    step_arrays,
+    step_from_parts,
+)
+
+Array = NDArray[np.float64]
+PRUNE_SLACK = 1e-9
+"""Relative slack on the lower bound, so rounding never prunes a tied candidate."""
+UTILIZATION_FLOOR = 0.001
+"""A series stops after a point below this utilization (spec §11)."""
+FIRST_BLOCK = 16
+"""Candidates in the first evaluated block; each next block doubles."""
+ROWS_PER_BLOCK = 200_000
+"""Full-split rows evaluated per numpy block: bounds memory on 3-level networks."""
+
+
+def optimistic_network(hw: HardwareSpec) -> Network:
+    """One level with the sum of all bandwidths and the smallest latency (spec §10 step 8.3)."""
+    return Network((sum(hw.net_bandwidth_bytes_per_s),), (min(hw.net_latency_s),))
+
+
+def hardware_network(hw: HardwareSpec) -> Network:
+    """The preset's network levels."""
+    return Network(hw.net_bandwidth_bytes_per_s, hw.net_latency_s)
+
+
+def valid_splits(
+    c: Candidates, idx: NDArray[np.int64], level_sizes: tuple[int, ...]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """(candidate index, split index) of every valid split of candidates `idx` (spec §5.2).
+
+    A split is valid when, for every degree, the product of its non-top factors divides
+    the degree; the top-level factor is the quotient. Rows are candidate-major,
+    split-minor: the enumeration order of spec §10 step 8.4 for ascending `idx`.
+    """
+    groups = ((c.keys.dp, 0, 1), (c.keys.tp, 1, 3), (c.keys.pp_ep, 3, 5))
+    ok = np.ones((idx.size, split_table(level_sizes).shape[0]), dtype=bool)
+    for keys, lo, hi in groups:  # each degree group's divisibility, cached per distinct totals
+        ok &= keys.valid_pairs(level_sizes, lo, hi).by_split[keys.key_of[idx]]
+    if c.tp_in_domain and level_sizes:  # every TP factor on level 0: its factor is the total
+        totals = c.degrees[idx]
+        level0 = split_table(level_sizes)[:, 0, :]
+        for degree in (1, 2):
+            ok &= totals[:, degree, None] == level0[None, :, degree]
+    cand, split = np.nonzero(ok)
+    return idx[cand], split
+
+
+def split_factors(
+    c: Candidates, idx: NDArray[np.int64], split: NDArray[np.int64], level_sizes: tuple[int, ...]
+) -> NDArray[np.int64]:
+    """Per-level factors (n, K, 5) of rows (candidate `idx`, split `split`)."""
+    inner_prod = split_inner_products(level_sizes)
+    top = c.degrees[idx] // inner_prod[split]
+    return np.concatenate([split_table(level_sizes)[split], top[:, None, :]], axis=1)
+
+
+def split_rows(
+    c: Candidates, idx: NDArray[np.int64], level_sizes: tuple[int, ...]
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+    """(candidate index, split index, per-level factors) of every valid split of candidates
+    `idx`, in enumeration order (`valid_splits`)."""
+    cand, split = valid_splits(c, idx, level_sizes)
+    return cand, split, split_factors(c, cand, split, level_sizes)
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The accepted row of a search: its candidate, per-level factors and step arrays."""
+
+    candidate: int
+    factors: NDArray[np.int64]
+    step: StepArrays
+
+
+def _comm_terms(step: StepArrays, steps: float) -> tuple[Array, Array, Array]:
+    return steps * step.t_tp_bw_s, steps * step.t_dp_bw_s, steps * step.t_pp_ep_bw_s
+
+
+def resolve_ties(step: StepArrays, steps: float, tie_tolerance: float) -> int:
+    """Index of the accepted row under the original's sequential accept rule (spec §10.8.5, spec §15.4).
+
+    Rows are in enumeration order. A row is accepted if T_train < best, or if
+    T_train == best and its communication sum is below the incumbent's, the two sums
+    evaluated in different orders as in the original. With a tie tolerance (Q2 off),
+    rows within it of the minimum tie and the smallest sum wins, first on equality.
+    """
+    t = step.t_train_s
+    best = float(t.min())
+    tp, dp, ppep = _comm_terms(step, steps)
+    if tie_tolerance > 0.0:
+        tied = np.flatnonzero(t <= best * (1.0 + tie_tolerance))
+        comm = (tp[tied] + dp[tied]) + ppep[tied]
+        return int(tied[int(np.argmin(comm))])
+    tied = np.flatnonzero(t == best)
+    chosen = int(tied[0])
+    for row in tied[1:]:
+        candidate = (tp[row] + dp[row]) + ppep[row]
+        incumbent = (tp[chosen] + ppep[chosen]) + dp[chosen]
+        if candidate < incumbent:
+            chosen = int(row)
+    return chosen
+
+
+def _select(step: StepArrays, rows: NDArray[np.int64]) -> StepArrays:
+    return StepArrays(*(getattr(step, f)[rows] for f in StepArrays.__slots__))
+
+
+def optimistic_train_time_s(
+    hw: HardwareSpec, shape: ModelShape, n_gpu: int, c: Candidates, opts: SearchOptions
+) -> Array:
+    """Lower bound on each candidate's training time: every degree on one optimistic level."""
+    table = comm_table(shape, n_gpu, c.keys, (), optimistic_network(hw))
+    return separable_train_time_s(shape, c, table, opts)  # one level: each candidate's only split
+
+
+def candidate_comm_table(
+    hw: HardwareSpec, shape: ModelShape, n_gpu: int, c: Candidates
+) -> CommTable:
+    """Network times of candidates `c` on the preset's levels, per degree group and split."""
+    levels = adjusted_level_sizes(hw.level_sizes, n_gpu)
+    return comm_table(shape, n_gpu, c.keys, levels, hardware_network(hw))
+
+
+def _step_from_comm(
+    shape: ModelShape,
+    c: Candidates,
+    idx: NDArray[np.int64] | slice,
+    comm: CommTimes,
+    opts: SearchOptions,
+) -> StepArrays:
+    """`step_from_comm` of candidates `idx` with their precomputed compute and bubble."""
+    if c.t_compute_s is None or c.bubble is None:  # `_candidates` sets both
+        raise ValueError("candidates without step inputs: made outside `enumerate_candidates`")
+    extra = None if c.t_step_extra_s is None else c.t_step_extra_s[idx]
+    return step_from_parts(
+        shape, c.t_compute_s[idx], c.bubble[idx], c.zero_bubble[idx], extra, comm, opts
+    )
+
+
+def separable_train_time_s(
+    shape: ModelShape, c: Candidates, table: CommTable, opts: SearchOptions
+) -> Array:
+    """Lower bound on each candidate's training time on the real network levels (spec §10.8.3).
+
+    The TP, PP/EP and DP times of a layout each depend only on their own degrees' per-level
+    factors, and the step time never decreases in any of them (`step_from_comm`). So the
+    step time with every network time at its own smallest value over the candidate's splits
+    (ignoring that the degrees share the level sizes) is at most that of any of its rows,
+    exactly in floating point, every rounding being monotone. inf without a valid split.
+    """
+    return _step_from_comm(shape, c, slice(None), table.smallest(), opts).t_train_s
+
+
+def row_step_arrays(
+    shape: ModelShape,
+    c: Candidates,
+    idx: NDArray[np.int64],
+    split: NDArray[np.int64],
+    table: CommTable,
+    opts: SearchOptions,
+) -> StepArrays:
+    """Step arrays of rows (candidate `idx`, split `split`): `step_arrays` of their factors."""
+    return _step_from_comm(shape, c, idx, table.rows(idx, split), opts)
+
+
+def best_split(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    c: Candidates,
+    opts: SearchOptions,
+    bound: Array,
+    prune: bool = True,
+    table: CommTable | None = None,
+    within_s: float = math.inf,
+) -> Choice | None:
+    """The accepted (candidate, split) at n_gpu (spec §10 step 8).
+
+    Rows take their network times from `table` (`candidate_comm_table` of `c`, made here
+    when not given). Candidates are evaluated in blocks of ascending `bound`; after each block
+    every remaining candidate whose bound exceeds the best time so far is dropped, and
+    so are evaluated rows slower than it. Neither can reach or tie the minimum, so the
+    rows left hold every tied row; they are put back in enumeration order for the
+    original's tie rule. `prune=False` evaluates every split of every candidate instead:
+    the exhaustive search the pruned one must equal (docs/model.md §9.2).
+
+    A candidate whose bound exceeds `within_s` (with the slack and tie tolerance) is not
+    evaluated either: it can neither beat nor tie a best below `within_s`, and the caller
+    rejects a best at or above it.
+    """
+    levels = adjusted_level_sizes(hw.level_sizes, n_gpu)
+    table = candidate_comm_table(hw, shape, n_gpu, c) if table is None else table
+    net = hardware_network(hw)
+
+    def evaluate(idx: NDArray[np.int64], split: NDArray[np.int64]) -> StepArrays:
+        if prune:
+            return row_step_arrays(shape, c, idx, split, table, opts)
+        # straight from the factors: the exhaustive search shares no shortcut
+        factors = split_factors(c, idx, split, levels)
+        return step_arrays(hw, shape, n_gpu, _batch(c, idx, factors), net, opts)
+
+    tol = opts.quirks.tie_tolerance
+    order = np.argsort(bound) if prune else np.arange(bound.size)  # ties: any order
+    best = np.inf
+    kept: list[tuple[NDArray[np.int64], NDArray[np.int64], Array]] = []
+    pos, block = 0, FIRST_BLOCK
+    cap = within_s * (1.0 + tol) * (1.0 + PRUNE_SLACK) if prune else np.inf
+    while pos < order.size:
+        limit = min(best * (1.0 + PRUNE_SLACK + tol), cap) if prune else np.inf
+        take = order[pos : pos + block]
+        take = np.sort(take[bound[take] <= limit])
+        if take.size == 0:
+            break  # the bound is sorted: every remaining candidate exceeds the best
+        pos, block = pos + block, block * 2
+        idx, split = valid_splits(c, take, levels)
+        for start in range(0, idx.size, ROWS_PER_BLOCK):
+            sl = slice(start, start + ROWS_PER_BLOCK)
+            t_train = evaluate(idx[sl], split[sl]).t_train_s
+            best = min(best, float(t_train.min()))
+            near = np.flatnonzero(t_train <= (best * (1.0 + tol) if prune else np.inf))
+            kept.append((idx[sl][near], split[sl][near], t_train[near]))
+    if not kept:
+        return None
+    idx = np.concatenate([k[0] for k in kept])
+    split = np.concatenate([k[1] for k in kept])
+    t_train = np.concatenate([k[2] for k in kept])
+    rows = np.flatnonzero(t_train <= best * (1.0 + tol))
+    rows = rows[np.lexsort((split[rows], idx[rows]))]  # enumeration order
+    idx, split = idx[rows], split[rows]
+    tied = evaluate(idx, split)  # the same rows again: the same values, every field
+    row = resolve_ties(tied, shape.n_tokens / shape.batch_tokens, tol)
+    factors = split_factors(c, idx[row : row + 1], split[row : row + 1], levels)[0]
+    return Choice(int(idx[row]), factors, _select(tied, np.array([row])))
+
+
+def _layout(c: Candidates, choice: Choice, n_gpu: int) -> Layout:
+    f = choice.factors
+    i = choice.candidate
+    return Layout(
+        n_gpu=n_gpu,
+        dp=tuple(int(v) for v in f[:, 0]),
+        tp_model=tuple(int(v) for v in f[:, 1]),
+        tp_ff=tuple(int(v) for v in f[:, 2]),
+        pp=tuple(int(v) for v in f[:, 3]),
+        ep=tuple(int(v) for v in f[:, 4]),
+        microbatches=int(c.microbatches[i]),
+        zero_bubble=bool(c.zero_bubble[i]),
+        pp_interleave=int(c.interleave[i]),
+        nanobatch_tokens=int(c.nanobatch[i]),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class BestAt:
+    """What the search found at one cluster size."""
+
+    had_candidates: bool
+    """Some candidate passed enumeration (divisibility and memory)."""
+    found: tuple[Layout, StepCost] | None
+    memory_blocked: bool = False
+    """Candidates existed but none fit in one GPU's memory (realistic physics)."""
+    recompute: str | None = None
+    """The chosen layout's recomputation mode under realistic physics."""
+
+
+def network_physics(hw: HardwareSpec, physics: Physics) -> HardwareSpec:
+    """The hardware with link bandwidths at the physics' achieved fraction (paper: unchanged)."""
+    if physics.is_paper:
+        return hw
+    eff = physics.efficiency.network
+    return dataclasses.replace(
+        hw, net_bandwidth_bytes_per_s=tuple(b * eff for b in hw.net_bandwidth_bytes_per_s)
+    )
+
+
+def _best_at(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    within_s: float = math.inf,
+    prune: bool = True,
+    physics: Physics = PAPER,
+) -> BestAt:
+    """The best layout at n_gpu, and whether any candidate passed enumeration (spec §10).
+
+    The layout is None when no candidate has a valid split, or when nothing trains
+    faster than `within_s`. Candidates are bounded from below on the real network levels
+    (`separable_train_time_s`); those whose bound exceeds `within_s` are not evaluated (unless
+    not `prune`): a layout faster than it is found all the same, ties included.
+    """
+    if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
+        return BestAt(False, None)
+    c = enumerate_candidates(hw, shape, n_gpu, opts, physics)
+    if c is None:
+        return BestAt(False, None)
+    if isinstance(c, MemoryBlocked):
+        return BestAt(False, None, memory_blocked=True)
+    if c.cp is not None:  # the ring exchange depends on the network: added per call
+        c = _with_ring(c, hw, shape, opts)
+    steps = shape.n_tokens / float(shape.batch_tokens)  # as `step_from_parts` counts them
+    if prune and (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
+        return BestAt(True, None)  # compute alone is too slow here, whatever the network
+    table = candidate_comm_table(hw, shape, n_gpu, c)
+    bound = separable_train_time_s(shape, c, table, opts)
+    if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
+        return BestAt(True, None)  # no candidate can finish in time here
+    choice = best_split(hw, shape, n_gpu, c, opts, bound, prune, table, within_s)
+    if choice is None or not float(choice.step.t_train_s[0]) < within_s:
+        return BestAt(True, None)
+    layout = _layout(c, choice, n_gpu)
+    mode = None if c.recompute is None else RECOMPUTE_ORDER[int(c.recompute[choice.candidate])]
+    cost = step_cost(hw, shape, layout, choice.step)
+    return BestAt(True, (layout, cost), recompute=None if mode is None else mode.value)
+
+
+def optimal_layout(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions = SearchOptions(),
+    prune: bool = True,
+    physics: Physics = PAPER,
+) -> tuple[Layout, StepCost] | None:
+    """The layout with the smallest training time at n_gpu, or None if none is valid (spec §10).
+
+    `prune=False` is the exhaustive search (every split of every candidate), for tests.
+    """
+    hw = network_physics(hw, physics)
+    return _best_at(hw, shape, n_gpu, opts, prune=prune, physics=physics).found
+
+
+def matmul_rate_flop_per_s(hw: HardwareSpec, physics: Physics) -> float:
+    """The fastest rate a GPU runs the model's weight matmuls at: F_eff in the paper's model
+    (spec §11), F_eff·min(1, efficiency.matmul) under realistic physics, whose weight GEMMs
+    take at least their FLOP time over that (`grid_physics`, docs/model.md R.7)."""
+    rate = effective_flop_per_s(hw)
+    return rate if physics.is_paper else rate * min(1.0, physics.efficiency.matmul)
+
+
+def smallest_cluster(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    duration_s: float,
+    opts: SearchOptions = SearchOptions(),
+    prune: bool = True,
+    physics: Physics = PAPER,
+) -> PointResult:
+    """The first N_GPU = S·2^i whose best layout trains within the duration (strict, spec §11).
+
+    `prune=False` searches every cluster exhaustively, for tests. Under realistic physics a
+    size none of whose layouts fits in one GPU's memory at any cluster is infeasible with
+    `exceeds_gpu_memory`.
+    """
+    if shape.batch_tokens > MAX_BATCH_TOKENS:
+        return PointResult(shape, False, InfeasibleReason.BATCH_TOO_LARGE, None, None)
+    hw = network_physics(hw, physics)
+    floor = shape.training_flop / (duration_s * matmul_rate_flop_per_s(hw, physics))
+    any_layout = blocked = False
+    for i in range(opts.max_cluster_doublings + 1):
+        n_gpu = shape.sparsity * 2**i
+        if n_gpu < floor:
+            continue
+        at = _best_at(hw, shape, n_gpu, opts, duration_s, prune, physics)
+        any_layout = any_layout or at.had_candidates
+        blocked = blocked or at.memory_blocked
+        if at.found is not None and at.found[1].training_time_s < duration_s:
+            return PointResult(
+                shape, True, None, *at.found, recompute=at.recompute, physics=physics.name
+            )
+    if any_layout:
+        reason = InfeasibleReason.NO_CLUSTER
+    elif blocked:
+        reason = InfeasibleReason.EXCEEDS_GPU_MEMORY
+    else:
+        reason = InfeasibleReason.NO_LAYOUT
+    return PointResult(shape, False, reason, None, None, physics=physics.name)
+
+
+def sweep_series(
+    hw: HardwareSpec,
+    laws: ScalingLaws,
+    d_models: Sequence[int],
+    duration_s: float,
+    opts: SearchOptions = SearchOptions(),
+    stop_at_infeasible: bool = True,
+    physics: Physics = PAPER,
+) -> list[PointResult]:
+    """Smallest clusters along the width grid, ascending (spec §11).
+
+    Stops after the first infeasible size (recorded with its reason) or after a point
+    below the utilization floor, unless `stop_at_infeasible` is False.
+    """
+    points: list[PointResult] = []
+    for d_model in sorted(d_models):
+        shape = model_shape(d_model, laws, opts.quirks)
+        point = smallest_cluster(hw, shape, duration_s, opts, physics=physics)
+        points.append(point)
+        if not stop_at_infeasible:
+            continue
+        if not point.feasible:
+            break
+        if point.cost is not None and point.cost.utilization < UTILIZATION_FLOOR:
+            break
+    return points

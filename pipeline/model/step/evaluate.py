@@ -1,0 +1,115 @@
+"""One layout's step cost, what bounds it, and the evaluation of a given (fixed) layout.
+
+Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §7-§8, §16.4.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from pipeline.model.compute.layer import layer_matmul_time_s
+from pipeline.model.compute.matmul import matmul_terms_s
+from pipeline.model.network.collectives import Network
+from pipeline.model.records.hardware import HardwareSpec, gpu_only
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.results import Bottleneck, Layout, MatmulBound, StepCost
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.step.step_time import LayoutBatch, StepArrays, step_arrays, utilization
+
+
+def matmul_bound(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> MatmulBound:
+    """The resource bounding the layout's slowest matmul call: the memory wall shows here (spec §4)."""
+    dm = shape.d_model // int(np.prod(layout.tp_model))
+    df = shape.d_ff // int(np.prod(layout.tp_ff))
+    return _shard_matmul_bound(gpu_only(hw), dm, df, layout.nanobatch_tokens)
+
+
+@lru_cache(maxsize=16384)
+def _shard_matmul_bound(hw: HardwareSpec, dm: int, df: int, nanobatch: int) -> MatmulBound:
+    """`matmul_bound` of one shard shape on one GPU (cached: sweep points share shapes)."""
+    d1 = np.array([df, dm, df, dm], dtype=np.float64)
+    d2 = np.array([dm, df, dm, df], dtype=np.float64)
+    b = np.full(4, float(nanobatch))
+    wg = np.array([False, False, True, True])
+    t = matmul_terms_s(hw, d1, d2, b, wg)
+    terms = np.stack([t.flop_s, t.hbm_s, t.l2_s, t.smem_s])
+    slowest = int(np.argmax(terms.max(axis=0)))
+    roofline = float(terms[:, slowest].max())
+    if hw.matmul_latency_s > roofline:
+        return MatmulBound.LATENCY
+    bounds = (MatmulBound.FLOP, MatmulBound.HBM, MatmulBound.L2, MatmulBound.SMEM)
+    return bounds[int(np.argmax(terms[:, slowest]))]
+
+
+def bottleneck(step: StepArrays) -> Bottleneck:
+    """The largest of the step's parts: critical-path work, bubble, paid latency, DP (spec §7)."""
+    t_mm = float(step.t_compute_s[0])
+    tp, ppep = float(step.t_tp_bw_s[0]), float(step.t_pp_ep_bw_s[0])
+    busy = max(t_mm, tp + ppep)
+    if t_mm >= tp + ppep:
+        work = Bottleneck.COMPUTE
+    else:
+        work = Bottleneck.TP_COMM if tp >= ppep else Bottleneck.PP_EP_COMM
+    f = float(step.bubble_fraction[0])
+    parts = {
+        work: busy,
+        Bottleneck.BUBBLE: busy * f / (1.0 - f),
+        Bottleneck.LATENCY: float(step.t_latency_paid_s[0]),
+        Bottleneck.DP_COMM: float(step.t_dp_bw_s[0]),
+    }
+    return max(parts, key=lambda k: parts[k])
+
+
+def step_cost(hw: HardwareSpec, shape: ModelShape, layout: Layout, step: StepArrays) -> StepCost:
+    """Package row 0 of `step` as the layout's StepCost."""
+    t_step = float(step.t_step_s[0])
+    return StepCost(
+        t_compute_s=float(step.t_compute_s[0]),
+        t_tp_comm_s=float(step.t_tp_bw_s[0]),
+        t_pp_ep_comm_s=float(step.t_pp_ep_bw_s[0]),
+        t_dp_comm_s=float(step.t_dp_bw_s[0]),
+        t_latency_s=float(step.t_tp_lat_s[0] + step.t_pp_ep_lat_s[0] + step.t_dp_lat_s[0]),
+        t_latency_paid_s=float(step.t_latency_paid_s[0]),
+        bubble_fraction=float(step.bubble_fraction[0]),
+        step_time_s=t_step,
+        training_time_s=float(step.t_train_s[0]),
+        utilization=float(utilization(hw, shape, layout.n_gpu, step.t_step_s)[0]),
+        bottleneck=bottleneck(step),
+        matmul_bound=matmul_bound(hw, shape, layout),
+    )
+
+
+def layout_batch(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> LayoutBatch:
+    """A one-row batch for a given layout; v and b are taken from the layout as given."""
+    per_level = np.array(
+        [layout.dp, layout.tp_model, layout.tp_ff, layout.pp, layout.ep], dtype=np.float64
+    ).T[None, :, :]
+    tpm, tpff = int(np.prod(layout.tp_model)), int(np.prod(layout.tp_ff))
+    pp, ep = int(np.prod(layout.pp)), int(np.prod(layout.ep))
+    one = np.ones(1)
+    t_layer = layer_matmul_time_s(
+        hw,
+        one * (shape.d_model // tpm),
+        one * (shape.d_ff // tpff),
+        one * layout.nanobatch_tokens,
+    )
+    repeats = (shape.n_layers // pp) * (shape.sparsity // ep) * layout.microbatches
+    return LayoutBatch.from_factors(
+        per_level,
+        one * layout.microbatches,
+        np.array([layout.zero_bubble]),
+        one * layout.pp_interleave,
+        t_layer,
+        one * repeats,
+    )
+
+
+def evaluate_layout(
+    hw: HardwareSpec, shape: ModelShape, layout: Layout, opts: SearchOptions = SearchOptions()
+) -> StepCost:
+    """Step cost of a given layout as is: no search, no memory check (spec §16.4)."""
+    net = Network(hw.net_bandwidth_bytes_per_s, hw.net_latency_s)
+    step = step_arrays(hw, shape, layout.n_gpu, layout_batch(hw, shape, layout), net, opts)
+    return step_cost(hw, shape, layout, step)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.model.hardware import HardwareSpec
+from pipeline.model.records.hardware import HardwareSpec
 from pipeline.schema import compose_config, load_scenario
 from pipeline.schema.plausible import (
     CATALOG_SPANS,

@@ -166,6 +166,28 @@ def _check_view(con: duckdb.DuckDBPyConnection, view: str) -> None:
             )
 
 
+DUCKDB_MAGIC = b"DUCK"
+"""Bytes 8-11 of every DuckDB database file (DuckDB's storage header)."""
+
+
+def check_not_overwriting(root: Path, db: Path) -> None:
+    """OutputError if writing `db` would replace a file of the dataset under `root` (a part, a
+    lock, a report), or an existing file that is not a DuckDB database."""
+    target, dataset = db.resolve(), root.resolve()
+    if target == dataset or dataset in target.parents:
+        raise OutputError(
+            f"--db {db} is inside the dataset {root}: the file would replace or sit among its "
+            f"parts; put it beside the dataset, e.g. {root.parent / 'dmlimits.duckdb'}"
+        )
+    if target.is_file():
+        with target.open("rb") as fh:
+            header = fh.read(12)
+        if header[8:12] != DUCKDB_MAGIC:
+            raise OutputError(
+                f"--db {db} exists and is not a DuckDB database; give a new name or remove it"
+            )
+
+
 def build_database(root: Path, db: Path) -> tuple[list[str], list[Skipped]]:
     """Write the DuckDB file `db` with the dataset's views; return the view names and skips.
 
@@ -177,6 +199,7 @@ def build_database(root: Path, db: Path) -> tuple[list[str], list[Skipped]]:
         raise OutputError(
             f"--db {db} is a directory; give a file name such as {db / 'dmlimits.duckdb'}"
         )
+    check_not_overwriting(root, db)
     check_writable(db.parent)
     temp = db.with_name(f".{db.name}.{os.getpid()}.tmp")
     temp.unlink(missing_ok=True)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.execute.settings import Backend, ExecutionSettings
+from pipeline.model.search.candidates import limit_candidate_cache
 from pipeline.schema import Scenario
 from pipeline.schema.errors import ConfigError
 
@@ -52,6 +53,23 @@ def watch_parent(run_pid: int) -> None:
     its parent `run_pid` is gone, so a run killed with SIGKILL leaves no worker computing, or
     idling, for nobody. A worker already orphaned when it starts exits at once."""
     threading.Thread(target=_watchdog, args=(run_pid,), name="dmlimits-parent", daemon=True).start()
+
+
+WORKER_CANDIDATE_CACHE_BYTES = 64 * 2**20
+"""The candidate sets a loky worker keeps (a process of its own keeps 256 MiB,
+`pipeline.model.search.candidates.CANDIDATE_CACHE_BYTES`). Where psutil is installed, loky
+replaces a worker whose memory grew by 300 MB past its size after its first task, warning "A
+worker stopped ... memory leak" (loky's memory-leak protection; no public setting). The
+model's caches must fit in that: on sweep=sensitivity a worker grew by 457 MiB with 256 MiB of
+candidate sets, 344 MiB with 128 and 242 MiB with 64, its other (entry-bounded) caches holding
+the rest, at the same CPU time within 7%."""
+
+
+def start_loky_worker(run_pid: int) -> None:
+    """Initializer of each local (loky) worker: `watch_parent`, and the worker's cache budget
+    (`WORKER_CANDIDATE_CACHE_BYTES`)."""
+    watch_parent(run_pid)
+    limit_candidate_cache(WORKER_CANDIDATE_CACHE_BYTES)
 
 
 def evaluate_chunk(chunk: Sequence[Scenario], whole_grid: bool) -> list[SeriesOutcome]:
@@ -196,7 +214,7 @@ def run_series(
                 yield from result
         return
     workers = (
-        {"initializer": watch_parent, "initargs": (os.getpid(),)}
+        {"initializer": start_loky_worker, "initargs": (os.getpid(),)}
         if settings.backend is Backend.LOKY
         else {}
     )

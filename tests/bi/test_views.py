@@ -146,3 +146,35 @@ def test_bi_file_opens_in_oldest_supported_client(
     version, counts = json.loads(result.stdout)
     assert version == OLDEST_CLIENT
     assert counts == _views(db)
+
+
+@pytest.mark.parametrize("inside", ["part", "new_file_in_table", "root_itself"])
+def test_bi_refuses_db_inside_the_dataset(
+    datasets: tuple[Path, Path], inside: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--db naming a part, or any path inside the dataset, exits 2 in one line; nothing changes."""
+    plain, _ = datasets
+    part = sorted((plain / "thresholds").rglob("*.parquet"))[0]
+    db = {"part": part, "new_file_in_table": part.parent / "views.duckdb", "root_itself": plain}[
+        inside
+    ]
+    before = {p: p.read_bytes() for p in plain.rglob("*") if p.is_file()}
+    assert main([str(plain), "--db", str(db)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("dmlimits-bi: error: --db "), line
+    assert {p: p.read_bytes() for p in plain.rglob("*") if p.is_file()} == before
+
+
+def test_bi_refuses_to_replace_a_file_that_is_not_duckdb(
+    datasets: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An existing --db that is not a DuckDB file (a typo naming a document) is left alone."""
+    plain, _ = datasets
+    notes = tmp_path / "notes.md"
+    notes.write_text("not a database\n")
+    assert main([str(plain), "--db", str(notes)]) == 2
+    assert "is not a DuckDB database" in capsys.readouterr().err
+    assert notes.read_text() == "not a database\n"
+    db = tmp_path / "dmlimits.duckdb"
+    assert main([str(plain), "--db", str(db)]) == 0
+    assert main([str(plain), "--db", str(db)]) == 0, "a DuckDB file is rebuilt in place"

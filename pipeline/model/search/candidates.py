@@ -31,7 +31,7 @@ from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import PAPER, Physics, Recompute
 from pipeline.model.search.enumeration import clear_caches as clear_layout_tables
 from pipeline.model.search.enumeration import context_parallel_table, layout_table
-from pipeline.model.search.memo import ByteBoundedMemo
+from pipeline.model.search.memo import ByteBoundedMemo, MemoInfo
 from pipeline.model.step.step_time import (
     LayoutBatch,
     compute_and_bubble,
@@ -121,6 +121,11 @@ def limit_candidate_cache(max_bytes: int) -> None:
     (a worker process's smaller budget, `pipeline.execute.runner.WORKER_CANDIDATE_CACHE_BYTES`)."""
     _candidates.cache_clear()
     _candidates.max_bytes = max_bytes
+
+
+def candidate_cache_info() -> MemoInfo:
+    """What the candidate-set cache holds and has done (its byte budget included)."""
+    return _candidates.cache_info()
 
 
 def _candidates_nbytes(c: Candidates | MemoryBlocked | None) -> int:

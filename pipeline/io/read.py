@@ -70,9 +70,13 @@ class Skipped:
     reason: str
     damaged: bool = False
     """Named and placed as a part, but not a good one (others are files that are not parts)."""
+    rows: int | None = None
+    """The rows a skipped part holds by its Parquet footer (not read); None when unknown."""
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
+        if self.rows is None:
+            return f"{self.path}: {self.reason}"
+        return f"{self.path}: {self.reason} ({self.rows} rows not read)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,8 +306,16 @@ def checked_parts(directory: Path, table_name: str) -> tuple[list[Path], list[Sk
         if reason is None:
             good.append(path)
         else:
-            skipped.append(Skipped(path, reason, True))
+            skipped.append(Skipped(path, reason, True, footer_rows(path)))
     return good, skipped
+
+
+def footer_rows(path: Path) -> int | None:
+    """The row count a Parquet file's footer states, or None when it cannot be read."""
+    try:
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    except (OSError, ValueError):  # ArrowInvalid is a ValueError
+        return None
 
 
 def read_table(directory: Path, table_name: str, columns: Sequence[str] | None = None) -> TableRead:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 import pytest
 
 from pipeline.bi.views import main as bi_main
@@ -138,3 +139,29 @@ def test_readers_accept_schema_v1_fixture(
     captured = capsys.readouterr()
     assert "skipped" not in captured.err
     assert "ok" in captured.out.splitlines()
+
+
+@pytest.mark.usefixtures("one_chart")
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        pytest.param("extra_column", "unexpected columns", id="extra_column"),
+        pytest.param("newer_version", "schema version 99, this dmlimits reads 1 to", id="newer"),
+        pytest.param("retyped_column", "expected", id="retyped_column"),
+    ],
+)
+def test_readers_count_the_rows_they_could_not_read(
+    name: str, reason: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A part skipped for its schema (a newer version, a column too many) is named with its
+    reason and the rows it holds, by dmlimits-bi and dmlimits-report alike."""
+    root, bad = damaged(tmp_path, "plain", name)
+    rows = pq.ParquetFile(bad).metadata.num_rows
+    assert rows > 0
+    assert bi_main([str(root), "--db", str(tmp_path / "views.duckdb")]) == 0
+    assert report_main([str(root), "--out", str(tmp_path / "report")]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if str(bad) in line]
+    assert len(lines) == 2, lines
+    for line in lines:
+        assert reason in line, line
+        assert line.endswith(f"({rows} rows not read)"), line

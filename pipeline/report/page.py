@@ -1,4 +1,4 @@
-"""The report's index.html: the charts, then the thresholds and forecasts tables.
+"""The report's index.html: the charts, the thresholds and forecasts tables, the latest changes.
 
 Self-contained: inline CSS, no script, no external resource. Images are referenced by file name
 beside the page, or embedded as data: URIs (`embed=True`) for a single file to send around.
@@ -13,6 +13,8 @@ from pathlib import Path
 
 import polars as pl
 
+from pipeline.forecast.text import trajectory_text, year_text
+
 THRESHOLD_COLUMNS = (
     ("linear_end_flop", "linear-scaling end (FLOP)"),
     ("last_feasible_flop", "last feasible (FLOP)"),
@@ -22,13 +24,14 @@ THRESHOLD_COLUMNS = (
     ("t_limit_flop", "T_limit (FLOP)"),
 )
 FORECAST_COLUMNS = (
-    ("growth_per_year", "growth per year"),
     ("linear_end_year", "linear-scaling end"),
-    ("last_feasible_year", "last feasible"),
+    ("moving_linear_end_year", "linear-scaling end, moving hardware"),
     ("wall_year", "latency wall"),
+    ("moving_wall_year", "latency wall, moving hardware"),
     ("t_crit_year", "T_crit"),
     ("t_limit_year", "T_limit"),
 )
+"""Forecast years shown: median (5th-95th percentile), frozen and moving hardware."""
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1240px; color: #222; }
 img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0 1.5em; }
@@ -69,6 +72,32 @@ def _html_table(
     )
 
 
+def _forecast_table(forecasts: pl.DataFrame, labels: dict[str, str], moving_frontier: bool) -> str:
+    """Forecast years per series and trajectory, with intervals and "already passed"."""
+    head = "".join(f"<th>{html.escape(title)}</th>" for _, title in FORECAST_COLUMNS)
+    ordered = forecasts.sort("hardware", "scaling", "batch_law", "growth_per_year")
+    body = "\n".join(
+        f"<tr><td>{html.escape(labels.get(row['series_id'], row['series_id']))}</td>"
+        f"<td>{html.escape(trajectory_text(row))}</td>"
+        + "".join(
+            f"<td>{html.escape(year_text(row, c, moving_frontier))}</td>"
+            for c, _ in FORECAST_COLUMNS
+        )
+        + "</tr>"
+        for row in ordered.iter_rows(named=True)
+    )
+    as_of = forecasts["data_as_of"].drop_nulls() if "data_as_of" in forecasts.columns else None
+    data = f", data as of {as_of[0]}" if as_of is not None and len(as_of) else ""
+    caption = (
+        "Year frontier training compute reaches each limit: median (5th-95th percentile of the "
+        f"fit's bootstrap){data}; a hand-set trajectory has no interval."
+    )
+    return (
+        f"<table><caption>{html.escape(caption)}</caption>\n"
+        f"<tr><th>series</th><th>trajectory</th>{head}</tr>\n{body}\n</table>"
+    )
+
+
 def _image(path: Path, alt: str, embed: bool) -> str:
     if embed:
         data = base64.b64encode(path.read_bytes()).decode("ascii")
@@ -85,8 +114,12 @@ def render_page(
     forecasts: pl.DataFrame | None,
     labels: dict[str, str],
     embed: bool = False,
+    *,
+    moving_frontier: bool = False,
+    changes: str | None = None,
 ) -> str:
-    """The whole page: a heading, each (PNG, caption), the thresholds and forecasts tables."""
+    """The whole page: a heading, each (PNG, caption), the thresholds and forecasts tables, and
+    the latest change report (its Markdown as text) when there is one."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -105,15 +138,8 @@ def render_page(
         ),
     ]
     if forecasts is not None:
-        parts += [
-            "<h2>Forecasts</h2>",
-            _html_table(
-                forecasts.sort("hardware", "scaling", "batch_law", "growth_per_year"),
-                labels,
-                FORECAST_COLUMNS,
-                f"Year frontier training compute reaches each limit, from "
-                f"{forecasts['base_flop'][0]:.1e} FLOP in {forecasts['base_year'][0]:g}.",
-            ),
-        ]
+        parts += ["<h2>Forecasts</h2>", _forecast_table(forecasts, labels, moving_frontier)]
+    if changes is not None:
+        parts += ["<h2>Latest change report</h2>", f"<pre>{html.escape(changes)}</pre>"]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -30,6 +30,7 @@ ROOT_NODES: Mapping[str, frozenset[str] | None] = {
     "closed_form": None,  # pipeline.schema.closed_form
     "sweep": None,  # pipeline.sweep.expand
     "forecast": None,  # pipeline.forecast.settings
+    "sources": None,  # pipeline.sources.settings
     "execution": None,  # pipeline.execute.settings
     "output": OUTPUT_KEYS,
 }

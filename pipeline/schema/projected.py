@@ -14,8 +14,9 @@ from pathlib import Path
 from pipeline.catalog.load import Catalog, CatalogError, catalog_text, parse_catalog, preset_names
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.schema import bounds
-from pipeline.schema.errors import MISSING, ConfigError
+from pipeline.schema.errors import MISSING, ConfigError, InputError
 from pipeline.schema.section import Section
+from pipeline.schema.yaml_bounds import read_utf8
 from pipeline.trends.catalog_fits import CatalogTrends, catalog_trends
 from pipeline.trends.project import PROJECTED_METRICS, project_hardware
 
@@ -47,21 +48,12 @@ def shipped_catalog() -> Catalog:
 
 
 def read_catalog(path: Path) -> Catalog:
-    """A catalog CSV at `path` (a user's own), its presets from conf/hardware/.
-
-    UTF-8, with or without the byte-order mark spreadsheets write ("CSV UTF-8"); any other
-    encoding is a one-line CatalogError naming the first byte that is not UTF-8 and its line.
-    """
-    data = path.read_bytes()
+    """A catalog CSV at `path` (a user's own), its presets from conf/hardware/: UTF-8, with or
+    without a byte-order mark; another encoding is a one-line CatalogError (`read_utf8`)."""
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        byte = data[err.start : err.start + 1].hex()
-        raise CatalogError(
-            f"{path}: line {line}: byte 0x{byte} is not UTF-8; save the file as UTF-8 "
-            '("CSV UTF-8" in a spreadsheet)'
-        ) from None
+        text = read_utf8(path)
+    except InputError as err:
+        raise CatalogError(str(err)) from None
     return catalog_from_text(text)
 
 

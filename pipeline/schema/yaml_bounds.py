@@ -35,21 +35,29 @@ def _where(path: Path, event: yaml.Event) -> str:
     return f"{path}:{mark.line + 1}:{mark.column + 1}" if mark is not None else str(path)
 
 
+def read_utf8(path: Path) -> str:
+    """The text of a user's file: UTF-8, with or without the byte-order mark spreadsheets and
+    some editors write; any other encoding is an InputError naming the file, the line and the
+    first byte that is not UTF-8."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        byte = data[err.start : err.start + 1].hex()
+        raise InputError(
+            f"{path}:{line}: byte 0x{byte} is not UTF-8; save the file as UTF-8 "
+            '("CSV UTF-8" in a spreadsheet)'
+        ) from None
+
+
 def check_yaml_file(path: Path) -> None:
     """InputError unless the YAML file at `path` is UTF-8, nests at most `MAX_DEPTH` deep and
     expands (aliases included) to at most `MAX_VALUES` values.
 
     A file that is not valid YAML passes: Hydra reports its syntax error with file and line.
     """
-    data = path.read_bytes()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        byte = data[err.start : err.start + 1].hex()
-        raise InputError(
-            f"{path}:{line}: byte 0x{byte} is not UTF-8; save the file as UTF-8"
-        ) from None
+    text = read_utf8(path)
     anchors: list[str | None] = []  # the anchor of each open collection, outermost first
     sizes: list[int] = []  # the values each open collection holds so far
     anchored: dict[str, int] = {}  # anchor -> values its node expands to

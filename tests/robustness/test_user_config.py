@@ -89,7 +89,7 @@ CATALOG_FILES = [
     ("utf8_with_bom", b"\xef\xbb\xbf" + SHIPPED_CATALOG, ""),
     ("crlf_line_ends", SHIPPED_CATALOG.replace(b"\n", b"\r\n"), ""),
     ("latin1_byte", SHIPPED_CATALOG.replace(b"first shipments", b"premi\xe8res livraisons", 1),
-     "line 2: byte 0xe8 is not UTF-8"),
+     "accelerators.csv:2: byte 0xe8 is not UTF-8"),
     ("utf16", SHIPPED_CATALOG.decode().encode("utf-16"), "byte 0xff is not UTF-8"),
 ]  # fmt: skip
 

@@ -28,6 +28,7 @@ from pipeline.io.read import (
     Skipped,
     checked_parts,
     dated_dirs,
+    missing_tables,
     root_entries_skipped,
 )
 
@@ -111,6 +112,8 @@ def dataset_files(root: Path) -> tuple[dict[str, list[Path]], bool, list[Skipped
             good, left_out = checked_parts(directory, table)
             files.setdefault(table, []).extend(good)
             skipped += left_out
+    for directory in directories:
+        skipped += missing_tables(directory)
     return {t: f for t, f in files.items() if f}, bool(dates), skipped
 
 

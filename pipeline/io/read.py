@@ -310,6 +310,29 @@ def checked_parts(directory: Path, table_name: str) -> tuple[list[Path], list[Sk
     return good, skipped
 
 
+EVERY_SERIES_TABLES = ("points", "thresholds")
+"""Tables every series writes rows to: a dataset with parts of one but none of another lacks a
+table (e.g. a deleted points/ folder), which a resumed run restores (`pipeline.sweep.resume`)."""
+
+
+def missing_tables(directory: Path) -> list[Skipped]:
+    """The `EVERY_SERIES_TABLES` a dataset directory lacks while it holds parts of another
+    (none for an empty directory): by name and place, contents not checked."""
+    present = {table: bool(table_parts(directory, table).parts) for table in EVERY_SERIES_TABLES}
+    if not any(present.values()):
+        return []
+    return [
+        Skipped(
+            directory / table,
+            "table missing: the dataset holds series but none of their rows of this table; "
+            "re-run the command with output.resume=true to restore it",
+            True,
+        )
+        for table, found in present.items()
+        if not found
+    ]
+
+
 def footer_rows(path: Path) -> int | None:
     """The row count a Parquet file's footer states, or None when it cannot be read."""
     try:

@@ -23,6 +23,7 @@ from pipeline.io.read import (
     date_dir,
     dated_dirs,
     latest_dataset_dir,
+    missing_tables,
     read_table,
     root_entries_skipped,
 )
@@ -77,6 +78,8 @@ def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
     when `out` cannot be written; nothing is written then.
     """
     reads = {name: read_table(directory, name) for name in ("points", "thresholds", "forecasts")}
+    for entry in missing_tables(directory):
+        _say(f"skipped {entry}")
     for read in reads.values():
         for entry in read.skipped:
             _say(f"skipped {entry}")

@@ -8,6 +8,7 @@ stderr and read exactly the fixture's rows, never a duplicated, null or retyped 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from pipeline.io.dataset import main as gather_main
 from pipeline.io.read import read_table
 from pipeline.report import main as report
 from pipeline.report.main import main as report_main
+from tests.nightly.runs import plain_run
 from tests.robustness.damage import (
     BAD_PARTS,
     CLEAN_ROWS,
@@ -165,3 +167,27 @@ def test_readers_count_the_rows_they_could_not_read(
     for line in lines:
         assert reason in line, line
         assert line.endswith(f"({rows} rows not read)"), line
+
+
+def test_missing_table_is_reported_by_every_reader_and_restored_by_resuming(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With points/ deleted, gather is NOT OK and dmlimits-bi and dmlimits-report name the
+    missing table; resuming the same command writes the points back, row for row."""
+    root = tmp_path / "data"
+    plain_run(root, "output.resume=true")
+    points = read_table(root, "points").frame
+    assert points is not None
+    shutil.rmtree(root / "points")
+    missing = f"{root / 'points'}: table missing"
+    assert gather_main([str(root)]) == 1
+    assert f"bad part: {missing}" in capsys.readouterr().out
+    assert bi_main([str(root), "--db", str(tmp_path / "views.duckdb")]) == 0
+    assert f"dmlimits-bi: skipped {missing}" in capsys.readouterr().err
+    assert report_main([str(root), "--out", str(tmp_path / "report")]) == 2
+    assert missing in capsys.readouterr().err
+    plain_run(root, "output.resume=true")
+    restored = read_table(root, "points").frame
+    assert restored is not None
+    assert restored.drop("run_id", "created_at").equals(points.drop("run_id", "created_at"))
+    assert gather_main([str(root)]) == 0

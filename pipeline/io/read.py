@@ -58,6 +58,8 @@ RUN_DATE_KEY = "run_date"
 DATE_NAME = re.compile(rf"{RUN_DATE_KEY}=(?P<date>\d{{4}}-\d{{2}}-\d{{2}})")
 NIGHTLY_ENTRIES = frozenset({".staging", ".replaced", "reports"})
 """Entries of a nightly root besides its dates (`pipeline.nightly.partition`)."""
+SET_ASIDE_DIR = ".set_aside"
+"""Parts a run set aside (`pipeline.io.heal`), at the top of a dataset root."""
 LOCK_PREFIX = ".dmlimits.lock"
 """The run lock and its helper files (`pipeline.io.lock`), at the top of any root."""
 
@@ -378,6 +380,8 @@ def root_entries_skipped(root: Path) -> list[Skipped]:
         name = path.name
         if name.startswith(LOCK_PREFIX) or name.startswith(f"{RUN_DATE_KEY}="):
             continue  # the lock; dated folders are checked by `dated_dirs`
+        if name == SET_ASIDE_DIR and path.is_dir():
+            continue  # parts a run set aside (`pipeline.io.heal`), never read
         if dated and name in NIGHTLY_ENTRIES:
             continue
         if not dated and name in {*RUN_TABLES, *UNPARTITIONED_TABLES} and path.is_dir():

@@ -13,9 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import pipeline
 from pipeline.bi.views import main as bi_main
 from pipeline.io.dataset import main as gather_main
 from pipeline.io.read import read_table
@@ -190,4 +192,36 @@ def test_missing_table_is_reported_by_every_reader_and_restored_by_resuming(
     restored = read_table(root, "points").frame
     assert restored is not None
     assert restored.drop("run_id", "created_at").equals(points.drop("run_id", "created_at"))
+    assert gather_main([str(root)]) == 0
+
+
+@pytest.mark.parametrize("damage", ["extra_column", "truncated"])
+def test_rerun_sets_aside_a_bad_part_and_writes_its_series_again(
+    damage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Resuming a run whose thresholds part is foreign (a column too many) or truncated moves
+    the part whole to ROOT/.set_aside, names it, and writes its series again: every reader then
+    reads every series, and gather is ok."""
+    root = tmp_path / "data"
+    smoke = ["sweep=smoke", "scaling.grid.max_d_model=16384", "execution.n_jobs=1"]
+    pipeline.run(smoke, write=True, root=root)
+    complete = read_table(root, "thresholds").frame
+    assert complete is not None
+    part = sorted((root / "thresholds").rglob("*.parquet"))[0]
+    original = part.read_bytes()
+    if damage == "extra_column":
+        table = pq.read_table(part)
+        pq.write_table(table.append_column("new_col", pa.array([1.0] * table.num_rows)), part)
+    else:
+        part.write_bytes(original[: len(original) // 2])
+    bad = part.read_bytes()
+    capsys.readouterr()
+    pipeline.run(smoke, write=True, root=root)
+    moved = root / ".set_aside" / part.relative_to(root)
+    assert f"dmlimits: set aside {part} -> {moved}: " in capsys.readouterr().err
+    assert moved.read_bytes() == bad
+    healed = read_table(root, "thresholds")
+    assert healed.skipped == ()
+    assert healed.frame is not None
+    assert sorted(healed.frame["series_id"]) == sorted(complete["series_id"])
     assert gather_main([str(root)]) == 0

@@ -133,8 +133,7 @@ def test_sensitivity_sweep_on_loky_has_no_worker_restart(tmp_path: Path) -> None
     """sweep=sensitivity on two loky workers (psutil installed) ends without loky's
     "worker stopped ... memory leak" warning: the model's caches fit its memory budget."""
     pytest.importorskip("psutil")
-    result = dmlimits(
-        tmp_path, "sweep=sensitivity", "execution.n_jobs=2", f"output.root={tmp_path / 'data'}"
-    )
+    args = ("sweep=sensitivity", "execution.n_jobs=2", f"output.root={tmp_path / 'data'}")
+    result = dmlimits(tmp_path, *args, timeout=1800)  # 360 series: minutes on a busy machine
     assert result.returncode == 0, result.stderr
     assert "worker stopped" not in result.stderr

@@ -17,8 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pipeline.io.parquet import fsync_dir, partition_dir
-from pipeline.io.parts import REMOVAL_ORDER, Partition, part_paths
+from pipeline.io.parts import Partition, part_paths
 from pipeline.io.read import SET_ASIDE_DIR, check_part
+from pipeline.io.tables import REMOVAL_ORDER
 
 
 def _free_name(path: Path) -> Path:

@@ -27,8 +27,8 @@ from pipeline.io.read import (
     read_table,
     root_entries_skipped,
 )
+from pipeline.io.tables import TABLES
 from pipeline.io.text import write_text_atomic
-from pipeline.io.trends import read_trends
 from pipeline.report.charts import (
     parallelism_figure,
     series_labels,
@@ -50,20 +50,31 @@ def _say(message: str) -> None:
     print(f"[dmlimits-report] {message}", file=sys.stderr, flush=True)
 
 
+def read_tables(directory: Path) -> dict[str, pl.DataFrame | None]:
+    """Every table of the dataset in `directory` (None when it has no readable part); each part
+    the reader skips is named on stderr."""
+    frames = {}
+    for entry in missing_tables(directory):
+        _say(f"skipped {entry}")
+    for spec in TABLES:
+        read = read_table(directory, spec.name)
+        for entry in read.skipped:
+            _say(f"skipped {entry}")
+        frames[spec.name] = read.frame
+    return frames
+
+
 def _trend_figures(
-    directory: Path, forecasts: pl.DataFrame | None, thresholds: pl.DataFrame
+    tables: dict[str, pl.DataFrame | None], thresholds: pl.DataFrame
 ) -> list[tuple[str, str, Figure]]:
     """The trends and moving-frontier charts, for the tables the dataset holds."""
     figures = []
-    trends = read_trends(directory)
+    trends = tables["trends"]
     if trends is not None:
         figures.append(
             ("trends.png", "Hardware metrics against release year", trends_figure(trends))
         )
-    read = read_table(directory, "frontier")
-    for entry in read.skipped:
-        _say(f"skipped {entry}")
-    frontier = read.frame
+    frontier, forecasts = tables["frontier"], tables["forecasts"]
     if frontier is not None and forecasts is not None:
         figure = frontier_figure(frontier, forecasts, thresholds)
         figures.append(("frontier.png", "The moving frontier on improving hardware", figure))
@@ -77,14 +88,8 @@ def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
     `FileNotFoundError` when the directory has no readable points or thresholds, `OutputError`
     when `out` cannot be written; nothing is written then.
     """
-    reads = {name: read_table(directory, name) for name in ("points", "thresholds", "forecasts")}
-    for entry in missing_tables(directory):
-        _say(f"skipped {entry}")
-    for read in reads.values():
-        for entry in read.skipped:
-            _say(f"skipped {entry}")
-    points, thresholds = reads["points"].frame, reads["thresholds"].frame
-    forecasts = reads["forecasts"].frame
+    tables = read_tables(directory)
+    points, thresholds, forecasts = tables["points"], tables["thresholds"], tables["forecasts"]
     if points is None or thresholds is None:
         raise FileNotFoundError(f"{directory} holds no readable points or thresholds parts")
     check_writable(out)
@@ -95,7 +100,7 @@ def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
         written.append(out / name)
         _say(f"{name} ({i}/{len(CHARTS)})")
     images = [(out / name, caption) for name, caption, _ in CHARTS]
-    for name, caption, figure in _trend_figures(directory, forecasts, thresholds):
+    for name, caption, figure in _trend_figures(tables, thresholds):
         figure.savefig(out / name, dpi=figure.dpi)
         written.append(out / name)
         images.append((out / name, caption))

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.execute.settings import Backend, ExecutionSettings
-from pipeline.model.search.candidates import clear_caches, limit_candidate_cache
+from pipeline.model.caches import clear_caches
+from pipeline.model.search.candidates import limit_candidate_cache
 from pipeline.schema import Scenario
 from pipeline.schema.errors import ConfigError
 

@@ -1,7 +1,8 @@
 """`dmlimits-report ROOT --out DIR`: PNG charts and an index.html for one dataset.
 
 ROOT is a dataset root or a nightly root (its newest run_date, or --run-date). Writes
-utilization.png, parallelism.png, step_time.png and index.html into DIR; docs/report.md shows
+utilization.png, parallelism.png, step_time.png (and observed.png, trends.png, frontier.png when
+the dataset holds their tables) and index.html into DIR; docs/report.md shows
 what each chart draws.
 
     dmlimits-report outputs/dataset --out outputs/report
@@ -24,17 +25,20 @@ from pipeline.io.read import (
     dated_dirs,
     latest_dataset_dir,
     missing_tables,
+    parse_date_dir,
     read_table,
     root_entries_skipped,
 )
 from pipeline.io.tables import TABLES
 from pipeline.io.text import write_text_atomic
+from pipeline.nightly.partition import REPORTS_DIR
 from pipeline.report.charts import (
     parallelism_figure,
     series_labels,
     step_time_figure,
     utilization_figure,
 )
+from pipeline.report.observed_chart import observed_frontier_figure
 from pipeline.report.page import render_page
 from pipeline.report.trend_charts import frontier_figure, trends_figure
 
@@ -67,8 +71,13 @@ def read_tables(directory: Path) -> dict[str, pl.DataFrame | None]:
 def _trend_figures(
     tables: dict[str, pl.DataFrame | None], thresholds: pl.DataFrame
 ) -> list[tuple[str, str, Figure]]:
-    """The trends and moving-frontier charts, for the tables the dataset holds."""
+    """The observed-frontier, trends and moving-frontier charts, for the tables the dataset
+    holds."""
     figures = []
+    observed = tables["observed_runs"]
+    if observed is not None:
+        figure = observed_frontier_figure(observed, tables["forecasts"], thresholds)
+        figures.append(("observed.png", "Observed frontier runs, the fit, the limits", figure))
     trends = tables["trends"]
     if trends is not None:
         figures.append(
@@ -79,6 +88,15 @@ def _trend_figures(
         figure = frontier_figure(frontier, forecasts, thresholds)
         figures.append(("frontier.png", "The moving frontier on improving hardware", figure))
     return figures
+
+
+def latest_changes(directory: Path) -> str | None:
+    """The change report of a nightly partition (ROOT/reports/changes-D.md), if there is one."""
+    day = parse_date_dir(directory.name)
+    if day is None:
+        return None
+    path = directory.parent / REPORTS_DIR / f"changes-{day.isoformat()}.md"
+    return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
@@ -112,6 +130,8 @@ def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
         forecasts,
         series_labels(thresholds),
         embed=embed,
+        moving_frontier=tables["frontier"] is not None,
+        changes=latest_changes(directory),
     )
     index = out / "index.html"
     write_text_atomic(index, page)

@@ -58,6 +58,7 @@ from pipeline.schema.compose import (
 )
 from pipeline.schema.errors import MISSING, ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
+from pipeline.schema.yaml_bounds import check_override
 from pipeline.sweep import SweepSeries
 from pipeline.sweep.axes import MAX_SERIES
 
@@ -202,6 +203,8 @@ def check_command_line(
     if command is None:
         return None
     check_user_dirs(command.search_path)
+    for override in command.overrides:
+        check_override(override)
     extra = [search_path_override(command.search_path)] if command.search_path else []
     if command.multirun:  # as @hydra.main composes `-m`: the jobs then compose alike
         extra.append("hydra.mode=MULTIRUN")

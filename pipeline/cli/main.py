@@ -47,6 +47,7 @@ from pipeline.io.parquet import OutputError
 from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE
 from pipeline.schema.errors import ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
+from pipeline.schema.plausible import warning_lines
 from pipeline.version import __version__
 
 EXIT_BAD_INPUT = 2
@@ -197,11 +198,12 @@ def main() -> None:
         sys.exit(0)
     command = Command()
     try:
-        code = check(argv, command)
-        if code:
-            sys.exit(code)
-        sys.argv[1:] = hydra_argv(argv)
-        hydra_entry(command)()
+        with warning_lines("dmlimits"):
+            code = check(argv, command)
+            if code:
+                sys.exit(code)
+            sys.argv[1:] = hydra_argv(argv)
+            hydra_entry(command)()
     finally:
         sys.argv[1:] = argv
         command.startup.close()

@@ -22,6 +22,7 @@ from pipeline.io.parquet import OutputError
 from pipeline.io.read import (
     checked_parts,
     dated_dirs,
+    missing_tables,
     read_or_empty,
     root_entries_skipped,
     table_parts,
@@ -116,6 +117,7 @@ def _scan_directory(
 ) -> list[Path]:
     """Check every part of every table of one dataset directory; return its temporary files."""
     temps: list[Path] = []
+    bad += [str(entry) for entry in missing_tables(directory)]
     for table_name in (t.name for t in TABLES):
         good, skipped = checked_parts(directory, table_name)
         for entry in skipped:

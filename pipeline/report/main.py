@@ -24,6 +24,7 @@ from pipeline.io.read import (
     date_dir,
     dated_dirs,
     latest_dataset_dir,
+    missing_tables,
     parse_date_dir,
     read_table,
     root_entries_skipped,
@@ -57,6 +58,8 @@ def read_tables(directory: Path) -> dict[str, pl.DataFrame | None]:
     """Every table of the dataset in `directory` (None when it has no readable part); each part
     the reader skips is named on stderr."""
     frames = {}
+    for entry in missing_tables(directory):
+        _say(f"skipped {entry}")
     for spec in TABLES:
         read = read_table(directory, spec.name)
         for entry in read.skipped:

@@ -25,6 +25,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig
 
 from pipeline.schema.errors import InputError
+from pipeline.schema.yaml_bounds import check_override, check_yaml_file
 
 CONF_PACKAGE = "pipeline.conf"
 CONF_URL = f"pkg://{CONF_PACKAGE}"
@@ -62,6 +63,8 @@ def compose_config(
     as --config-dir does. Safe to call inside a running Hydra app: the global Hydra state is
     restored after.
     """
+    for override in overrides:
+        check_override(override)
     extra = [search_path_override(search_path)] if search_path else []
     with hydra_session():
         return compose(
@@ -150,6 +153,8 @@ def check_user_dirs(search_path: Sequence[str]) -> None:
         folder = local_dir(url)
         if folder is not None and not folder.is_dir():
             raise InputError(f"config directory {str(folder)!r} is not a directory")
+        for path in [] if folder is None else sorted(folder.rglob("*.yaml")):
+            check_yaml_file(path)  # an alias bomb or deep nesting: one line, not a hang
     for path, built_in in shadowed_files(search_path):
         raise InputError(
             f"{path}: has the name of the built-in preset {built_in.with_suffix('')}, which "

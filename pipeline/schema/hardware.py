@@ -10,6 +10,7 @@ from pipeline import units
 from pipeline.model.records.hardware import THREADS_PER_SM, HardwareSpec
 from pipeline.schema import bounds
 from pipeline.schema.errors import ConfigError
+from pipeline.schema.plausible import warn_implausible
 from pipeline.schema.section import Section, check_si, plain
 
 HARDWARE_KEYS = frozenset(
@@ -39,7 +40,8 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
     an unknown or missing key, a wrong type, a non-positive or non-finite rate,
     capacity or clock, a negative latency, a level size that is not a positive
     integer, or network lists whose lengths are not len(level_sizes) + 1.
-    Only network bandwidth may be ``.inf``. A node with a ``base`` key is a projection
+    Only network bandwidth may be ``.inf``. A valid value far outside the accelerator catalog
+    issues a `PlausibilityWarning` (`pipeline.schema.plausible`). A node with a ``base`` key is a projection
     (conf/hardware/projected.yaml, `pipeline.schema.projected`).
     """
     data = plain(node, path)
@@ -84,6 +86,7 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
             )
     peak = flop_per_clock_per_thread * THREADS_PER_SM * sms * max_clock_hz
     check_si(hw.key("sms"), sms, peak, bounds.MAX_FLOP_PER_S, "FLOP/s (peak rate)")
+    warn_implausible(hw.values, path)
 
     return HardwareSpec(
         name=name,

@@ -16,9 +16,13 @@ from pipeline.execute.fingerprint import model_fingerprint
 from pipeline.io.rows import config_hash
 from pipeline.model.evaluate import evaluate_layout
 from pipeline.model.limits import (
+    MODEL_B_DURATION_S,
+    PAPER_TOKENS_PER_PARAM,
+    REFERENCE_BATCH_TOKENS,
     Anchors,
     closed_form_latency_s,
-    linear_end_after_peak_flop,
+    model_b_batch_tokens,
+    model_b_duration_s,
     series_alpha,
     series_limits,
     t_crit_flop,
@@ -35,12 +39,18 @@ from pipeline.schema.parallelism import fixed_layout_misfit
 
 @dataclass(frozen=True, slots=True)
 class ClosedForms:
-    """Model B for a series: the exponent and latency used, and the two limits (FLOP)."""
+    """Model B for a series: the inputs it used (exponent, latency, budget, batch anchor,
+    tokens per parameter) and the two limits (FLOP)."""
 
     alpha: float
     t_lat_s: float
     t_crit_flop: float
     t_limit_flop: float
+    duration_s: float = MODEL_B_DURATION_S
+    """τ_B: the scenario's budget on Model B's 365.25-day year, or `closed_form.duration_days`."""
+    b0_tokens: float = REFERENCE_BATCH_TOKENS
+    """b0 after the scenario's batch law (`limits.model_b_batch_tokens`)."""
+    tokens_per_param: float = PAPER_TOKENS_PER_PARAM
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,23 +92,33 @@ def series_id(scenario: Scenario, whole_grid: bool, model: str | None = None) ->
 
 
 def closed_forms(scenario: Scenario) -> ClosedForms:
-    """T_crit and T_limit at the series' α and latency (spec §12), with the configured anchors."""
+    """T_crit and T_limit at the series' α and latency (spec §12), with the configured anchors
+    moved to the scenario: its duration (on Model B's year, quirk Q5), its batch law's batch
+    at T0 and its tokens per parameter (docs/model.md §10)."""
     cf = scenario.closed_form
     alpha = series_alpha(scenario.laws, scenario.options.quirks)
     t_lat = cf.t_lat_s if cf.t_lat_s is not None else closed_form_latency_s(scenario.hardware)
+    duration_s = (
+        cf.duration_s
+        if cf.duration_s is not None
+        else model_b_duration_s(scenario.duration_s, scenario.year_s)
+    )
     anchors = Anchors(
-        cf.duration_s,
-        cf.b0_tokens,
+        duration_s,
+        model_b_batch_tokens(cf.b0_tokens, cf.t0_flop, scenario.laws),
         cf.l0_layers,
         cf.t0_flop,
         scenario.options.quirks.model_b_flop_anchor,
+        scenario.laws.tokens_per_param,
     )
     try:
         limit = t_limit_flop(alpha, t_lat, anchors)
         crit = t_crit_flop(scenario.hardware, alpha, anchors)
     except OverflowError:  # α near 1/2: the closed forms diverge
         limit = crit = math.inf
-    return ClosedForms(alpha, t_lat, crit, limit)
+    return ClosedForms(
+        alpha, t_lat, crit, limit, anchors.duration_s, anchors.b0_tokens, anchors.tokens_per_param
+    )
 
 
 def fixed_point(scenario: Scenario, shape: ModelShape, layout: Layout) -> PointResult:
@@ -140,11 +160,8 @@ def fixed_point(scenario: Scenario, shape: ModelShape, layout: Layout) -> PointR
 
 def limits_of(scenario: Scenario, points: list[PointResult]) -> SeriesLimits:
     """The series' limits (§11); under realistic physics the linear-scaling end is measured
-    from the series' peak utilization (`linear_end_after_peak_flop`)."""
-    limits = series_limits(points, scenario.hardware.u_eff)
-    if scenario.physics.is_paper:
-        return limits
-    return dataclasses.replace(limits, linear_end_flop=linear_end_after_peak_flop(points))
+    from the series' peak utilization (`limits.LinearEndBasis`)."""
+    return series_limits(points, scenario.hardware.u_eff, paper_rule=scenario.physics.is_paper)
 
 
 def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutcome:

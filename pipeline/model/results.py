@@ -123,8 +123,18 @@ class SeriesLimits:
     """Derived metrics of one series (spec §11): None where the series does not reach them."""
 
     linear_end_flop: float | None
-    """C of the first point with utilization ≤ 0.8 · u_eff; None if no point qualifies."""
+    """C of the first point at or below 0.8 · u_eff (or 0.8 · the series' peak utilization,
+    see `linear_end_basis`); None if no recorded point qualifies."""
     last_feasible_flop: float | None
     first_infeasible_flop: float | None
-    """The latency wall: C of the first size no cluster trains within the duration."""
+    """C of the first size no cluster trains within the duration (or budget); None if every
+    recorded size is feasible."""
     max_utilization: float | None
+    wall_flop: float | None = None
+    """The wall: C of the first size that is infeasible or runs below the utilization floor
+    (`limits.series_end`); None only when the series reaches the end of its grid."""
+    end_reason: str | None = None
+    """How the series ended, a `limits.SeriesEnd` value; None on rows of an older schema."""
+    linear_end_basis: str | None = None
+    """The utilization `linear_end_flop` is measured against, a `limits.LinearEndBasis`
+    value; None when the series has no feasible point (or on rows of an older schema)."""

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from pipeline.app.execute import SeriesSummary
 from pipeline.model.limits import LinearEndBasis, SeriesEnd
-from pipeline.model.results import SeriesLimits
+from pipeline.model.results import InfeasibleReason, SeriesLimits
 from pipeline.model.search import UTILIZATION_FLOOR
 
 MAX_SERIES_SHOWN = 12
@@ -54,7 +54,7 @@ def summary_lines(
         lines.append(
             f"{s.hardware_name:<34} {s.scaling_name:<7} {s.batch_law_name:<10} "
             f"{_linear_end(lim):>11} {_flop(lim.last_feasible_flop):>10} {_wall(lim):>10} "
-            f"{END_WORDS.get(lim.end_reason or '', '-'):<9} "
+            f"{_ended_by(lim):<9} "
             f"{_flop(cf.t_crit_flop):>10} {_flop(cf.t_limit_flop):>10}"
             + (f"  {o.sweep_point}" if o.sweep_point != "{}" else "")
         )
@@ -74,12 +74,19 @@ END_WORDS = {
 """How a series ended (`thresholds.end_reason`) in the summary's words."""
 
 
+def _ended_by(lim: SeriesLimits) -> str:
+    """How the series ended in a word; a wall set by the power budget is "power"."""
+    if lim.wall_reason == str(InfeasibleReason.EXCEEDS_POWER):
+        return "power"
+    return END_WORDS.get(lim.end_reason or "", "-")
+
+
 def _linear_end(lim: SeriesLimits) -> str:
     """The linear-scaling end; marked * when measured from the series' own peak utilization."""
     if lim.linear_end_basis is None:
         return "-"
     if lim.linear_end_flop is None:
-        return "> grid"
+        return "not reached"
     mark = "*" if lim.linear_end_basis == str(LinearEndBasis.PEAK) else ""
     return _flop(lim.linear_end_flop) + mark
 
@@ -97,9 +104,11 @@ def footer_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
     shown shares them, else a pointer to the thresholds table)."""
     lines = [
         "linear end: first compute with utilization <= 0.8 x u_eff; * = <= 0.8 x the series' "
-        "peak utilization (realistic physics, or a series that starts below 0.8 x u_eff)",
-        f"wall: first grid size that is infeasible (ended by wall) or runs below utilization "
-        f"{UTILIZATION_FLOOR:g} (collapse); none: every grid size ran (grid end)",
+        "peak utilization (realistic physics, or a series that starts below 0.8 x u_eff); "
+        "not reached: no recorded size fell that low",
+        f"wall: first grid size that is infeasible (ended by wall, or power: over "
+        f"constraints.max_power_mw) or runs below utilization {UTILIZATION_FLOOR:g} (collapse); "
+        "none: every grid size ran (grid end)",
     ]
     inputs = {
         (cf.duration_s, cf.b0_tokens, cf.tokens_per_param, cf.t_lat_s, cf.alpha)

@@ -28,6 +28,7 @@ from pipeline.model.limits import (
     t_crit_flop,
     t_limit_flop,
 )
+from pipeline.model.power import series_with_power
 from pipeline.model.results import InfeasibleReason, Layout, PointResult, SeriesLimits
 from pipeline.model.run_point import run_point
 from pipeline.model.scaling import ModelShape, model_shape
@@ -193,6 +194,12 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
             fixed_point(scenario, model_shape(d, scenario.laws, quirks), scenario.fixed_layout)
             for d in scenario.d_models
         ]
+    points = series_with_power(
+        points,
+        scenario.hardware,
+        scenario.power,
+        stop_at_infeasible=not whole_grid and scenario.fixed_layout is None,
+    )
     return SeriesOutcome(
         scenario=scenario,
         series_id=series_id(scenario, whole_grid),

@@ -121,6 +121,7 @@ def series_limits(
         basis, linear_end = LinearEndBasis.PEAK, linear_end_after_peak_flop(points)
     infeasible = [p for p in points if not p.feasible]
     end, wall = series_end(points)
+    reason = infeasible[0].infeasible_reason if end is SeriesEnd.WALL else None
     return SeriesLimits(
         linear_end_flop=linear_end,
         last_feasible_flop=feasible[-1].shape.training_flop if feasible else None,
@@ -128,6 +129,7 @@ def series_limits(
         max_utilization=max((p.cost.utilization for p in feasible if p.cost), default=None),
         wall_flop=wall,
         end_reason=str(end),
+        wall_reason=None if reason is None else str(reason),
         linear_end_basis=None if basis is None else str(basis),
     )
 

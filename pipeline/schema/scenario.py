@@ -17,6 +17,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pipeline.model.hardware import HardwareSpec
 from pipeline.model.options import SearchOptions
 from pipeline.model.physics import Physics
+from pipeline.model.power import PowerSpec
 from pipeline.model.results import Layout
 from pipeline.model.scaling import BatchLawKind, ScalingLaws, model_shape
 from pipeline.model.training_run import RunSpec
@@ -26,6 +27,7 @@ from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.hardware import hardware_from_config
 from pipeline.schema.parallelism import check_layout_levels, layout_from_config, options_from_config
 from pipeline.schema.physics import physics_from_config
+from pipeline.schema.power import power_from_config
 from pipeline.schema.run import run_from_config
 from pipeline.schema.scaling import batch_law_from_config, scaling_from_config
 
@@ -63,6 +65,8 @@ class Scenario:
     """Which extensions of the paper's model are on (conf/physics/); the default is the paper."""
     run: RunSpec | None = None
     """One concrete training run to evaluate (conf/run/), or None for the scaling-law grid."""
+    power: PowerSpec = field(default_factory=PowerSpec)
+    """How a point's power is estimated, and the site's budget (`power:`, `constraints:`)."""
 
 
 def _child(cfg: object, key: str) -> object:
@@ -143,6 +147,7 @@ def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
         closed_form=closed_form_from_config(_child(cfg, "closed_form"), "closed_form"),
         physics=physics,
         run=run,
+        power=power_from_config(_child(cfg, "power"), _child(cfg, "constraints")),
     )
 
 

@@ -72,21 +72,33 @@ def _slope_intercept(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
     return slope, float(y.mean())
 
 
-def bootstrap_slopes(
+def bootstrap_lines(
     x: np.ndarray, y: np.ndarray, n_resamples: int = N_BOOTSTRAP, seed: int = SEED
-) -> np.ndarray:
-    """Least-squares slopes of `n_resamples` resamples of the (x, y) pairs with replacement.
+) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares lines of `n_resamples` resamples of the (x, y) pairs with replacement.
 
-    Resamples whose years are all equal (no slope) are dropped.
+    Returns (slopes, values at x's mean): each resample's line b_i, and a_i = ȳ_i + b_i · (x̄ − x̄_i),
+    its value at the mean of the original x (the fit's reference). Resamples whose x are all
+    equal (no slope) are dropped.
     """
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(x), size=(n_resamples, len(x)))
     xs, ys = x[idx], y[idx]
-    xm = xs - xs.mean(axis=1, keepdims=True)
+    x_mean, y_mean = xs.mean(axis=1), ys.mean(axis=1)
+    xm = xs - x_mean[:, None]
     sxx = np.einsum("ij,ij->i", xm, xm)
-    sxy = np.einsum("ij,ij->i", xm, ys - ys.mean(axis=1, keepdims=True))
+    sxy = np.einsum("ij,ij->i", xm, ys - y_mean[:, None])
     ok = sxx > 1e-12
-    return np.asarray(sxy[ok] / sxx[ok], dtype=np.float64)
+    slopes = sxy[ok] / sxx[ok]
+    at_mean = y_mean[ok] + slopes * (float(x.mean()) - x_mean[ok])
+    return np.asarray(slopes, dtype=np.float64), np.asarray(at_mean, dtype=np.float64)
+
+
+def bootstrap_slopes(
+    x: np.ndarray, y: np.ndarray, n_resamples: int = N_BOOTSTRAP, seed: int = SEED
+) -> np.ndarray:
+    """The slopes of `bootstrap_lines` (resamples with no spread in x dropped)."""
+    return bootstrap_lines(x, y, n_resamples, seed)[0]
 
 
 def fit_trend(

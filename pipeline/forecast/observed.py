@@ -1,0 +1,178 @@
+"""The frontier of observed training runs, and the log-linear trajectory fitted to it.
+
+Which runs define the frontier is a rule (`FrontierRule`), applied to every run of the source
+(so "top 10 at release" counts runs from before the window too), then limited to the window:
+
+- `epoch_flag`: Epoch's own `Frontier model` flag (a model in the top 10 by training compute
+  when released, by Epoch's definition);
+- `top_n`: the run is among the `top_n` largest by training compute of all runs published up to
+  its date;
+- `running_max`: the run is at least as large as every run published before it.
+
+The fit is ln C = a + b · (y − ȳ) over the window's frontier runs (`pipeline.trends.fit`, the
+method the hardware trends use): growth e^b per year with a seeded case-resampling bootstrap
+(2,000 resamples, 5th-95th percentile). Epoch AI publishes 4-5x per year for frontier runs of
+2010-2024 (docs/sources.md compares). Pure numpy; no I/O.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+
+from pipeline.catalog.load import fractional_year
+from pipeline.sources.acquire import SourceError
+from pipeline.sources.epoch import FRONTIER_FLAG, ObservedRun
+from pipeline.trends.fit import CONFIDENCE, N_BOOTSTRAP, SEED, bootstrap_lines, fit_trend
+
+
+class FrontierRule(StrEnum):
+    """Which observed runs define the frontier."""
+
+    EPOCH_FLAG = "epoch_flag"
+    TOP_N = "top_n"
+    RUNNING_MAX = "running_max"
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierSettings:
+    """The `forecast.fitted` node: the rule and the window of the fit."""
+
+    rule: FrontierRule = FrontierRule.EPOCH_FLAG
+    top_n: int = 10
+    """N of the top_n rule."""
+    window_start: dt.date = dt.date(2018, 1, 1)
+    window_end: dt.date | None = None
+    """The last publication date used (None: every run); runs after it are as if unpublished."""
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierFit:
+    """The fitted frontier trajectory, its bootstrap lines, and the data it rests on."""
+
+    n_points: int
+    reference_year: float
+    """ȳ, the mean fractional year of the fitted runs."""
+    log_flop_at_reference: float
+    log_growth_per_year: float
+    growth_per_year_low: float
+    growth_per_year_high: float
+    sample_log_flop: np.ndarray
+    """a_i: each bootstrap line's ln C at `reference_year`."""
+    sample_log_growth: np.ndarray
+    """b_i: each bootstrap line's slope (ln growth per year)."""
+    data_as_of: dt.date
+    """The newest publication date among the runs considered (any run, frontier or not)."""
+    rule: FrontierRule
+    window_start: dt.date
+    window_end: dt.date | None
+
+    @property
+    def growth_per_year(self) -> float:
+        """e^b, the fitted growth factor per year."""
+        return math.exp(self.log_growth_per_year)
+
+    def flop_at(self, year: float) -> float:
+        """e^(a + b · (y − ȳ)): the fitted frontier compute in a fractional year (FLOP)."""
+        return math.exp(
+            self.log_flop_at_reference + self.log_growth_per_year * (year - self.reference_year)
+        )
+
+    def flop_band_at(self, year: float) -> tuple[float, float]:
+        """The 5th and 95th percentile of the bootstrap lines' compute in `year` (FLOP)."""
+        logs = self.sample_log_flop + self.sample_log_growth * (year - self.reference_year)
+        tail = (1.0 - CONFIDENCE) / 2.0
+        return float(np.exp(np.quantile(logs, tail))), float(np.exp(np.quantile(logs, 1 - tail)))
+
+
+def frontier_flags(runs: Sequence[ObservedRun], rule: FrontierRule, top_n: int = 10) -> list[bool]:
+    """For each run (in the given order), whether it is at the frontier under `rule`."""
+    if rule is FrontierRule.EPOCH_FLAG:
+        if any(r.epoch_frontier is None for r in runs):
+            raise SourceError(
+                f"source frontier_runs: column {FRONTIER_FLAG!r} is missing "
+                "(the epoch_flag rule needs it; use forecast.fitted.rule=top_n or running_max)"
+            )
+        return [bool(r.epoch_frontier) for r in runs]
+    order = sorted(range(len(runs)), key=lambda i: runs[i].publication_date)
+    flags = [False] * len(runs)
+    earlier: list[float] = []  # compute of runs published before the current date, ascending
+    i = 0
+    while i < len(order):
+        day = runs[order[i]].publication_date
+        same = [k for k in order[i:] if runs[k].publication_date == day]
+        for k in same:
+            c = runs[k].training_flop
+            larger = len(earlier) - bisect.bisect_right(earlier, c)
+            flags[k] = larger == 0 if rule is FrontierRule.RUNNING_MAX else larger < top_n
+        for k in same:
+            bisect.insort(earlier, runs[k].training_flop)
+        i += len(same)
+    return flags
+
+
+def in_window(run: ObservedRun, settings: FrontierSettings) -> bool:
+    """Whether the run's publication date lies in the window."""
+    end = settings.window_end
+    return settings.window_start <= run.publication_date and (
+        end is None or run.publication_date <= end
+    )
+
+
+def fit_frontier(
+    runs: Sequence[ObservedRun],
+    settings: FrontierSettings,
+    *,
+    n_resamples: int = N_BOOTSTRAP,
+    seed: int = SEED,
+) -> tuple[FrontierFit, list[bool]]:
+    """The fit over the window's frontier runs, and each run's frontier flag (in `runs` order).
+
+    Runs after `window_end` are left out before the rule is applied. Raises SourceError (one
+    line) with fewer than three frontier runs in the window, or when the frontier does not grow
+    in some bootstrap resample (no year would be reached).
+    """
+    known = [
+        r for r in runs if settings.window_end is None or r.publication_date <= settings.window_end
+    ]
+    if not known:
+        raise SourceError("source frontier_runs: no usable run up to the window's end")
+    flags_known = frontier_flags(known, settings.rule, settings.top_n)
+    chosen = [r for r, f in zip(known, flags_known, strict=True) if f and in_window(r, settings)]
+    if len({r.publication_date for r in chosen}) < 3:
+        raise SourceError(
+            f"source frontier_runs: {len(chosen)} frontier runs ({settings.rule}) from "
+            f"{settings.window_start}: a fit needs at least three on different dates"
+        )
+    x = np.array([fractional_year(r.publication_date) for r in chosen])
+    c = np.array([r.training_flop for r in chosen])
+    trend = fit_trend(x, c, n_resamples=n_resamples, seed=seed)
+    slopes, at_mean = bootstrap_lines(x, np.log(c), n_resamples, seed)
+    if not np.all(slopes > 0.0):
+        raise SourceError(
+            f"source frontier_runs: the frontier ({settings.rule}, from {settings.window_start}) "
+            "does not grow in every bootstrap resample; widen the window"
+        )
+    flag_of = {id(r): f for r, f in zip(known, flags_known, strict=True)}
+    flags = [bool(flag_of.get(id(r), False)) and in_window(r, settings) for r in runs]
+    fit = FrontierFit(
+        n_points=trend.n_points,
+        reference_year=trend.reference_year,
+        log_flop_at_reference=trend.log_value_at_reference,
+        log_growth_per_year=trend.log_growth_per_year,
+        growth_per_year_low=trend.growth_per_year_low,
+        growth_per_year_high=trend.growth_per_year_high,
+        sample_log_flop=at_mean,
+        sample_log_growth=slopes,
+        data_as_of=max(r.publication_date for r in known),
+        rule=settings.rule,
+        window_start=settings.window_start,
+        window_end=settings.window_end,
+    )
+    return fit, flags

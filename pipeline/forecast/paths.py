@@ -1,0 +1,130 @@
+"""Compute trajectories as sets of lines, and the year each reaches a threshold, with an interval.
+
+A trajectory is ln C(y) = a_i + b_i · (y − y_ref) for lines i = 1..n: one line for a hand-set
+scenario (C_0 in y_0, growth g: a = ln C_0, b = ln g, y_ref = y_0), the bootstrap lines of the
+fit for the fitted one (`observed.FrontierFit`). The year line i reaches T is
+y_i = y_ref + (ln T − a_i) / b_i (`trajectory.year_reaching_flop`); a threshold's year is the
+median of the y_i, its interval their 5th and 95th percentiles (equal to the year for one line).
+The moving-frontier year is found per line the same way (`moving.moving_year`). Pure numpy.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pipeline.forecast.moving import moving_year
+from pipeline.forecast.observed import FrontierFit
+from pipeline.trends.fit import CONFIDENCE
+
+FITTED = "fitted"
+"""The `trajectory` of forecasts rows on the fitted frontier."""
+
+
+def hand_set_name(growth_per_year: float) -> str:
+    """The `trajectory` of a hand-set scenario's rows: hand_set_4x, hand_set_4.5x."""
+    return f"hand_set_{growth_per_year:g}x"
+
+
+@dataclass(frozen=True, slots=True)
+class YearInterval:
+    """A threshold's year on a trajectory: the median and the 5th-95th percentile of its lines."""
+
+    median: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """One compute trajectory of the forecasts (a `forecasts.trajectory` value)."""
+
+    name: str
+    base_flop: float
+    """C at `base_year` on the central line (the fit at the run date, or the hand-set C_0)."""
+    base_year: float
+    growth_per_year: float
+    growth_per_year_low: float
+    growth_per_year_high: float
+    reference_year: float
+    sample_log_flop: np.ndarray
+    """a_i, ln C of each line at `reference_year`."""
+    sample_log_growth: np.ndarray
+    """b_i > 0, each line's ln growth per year."""
+    data_as_of: dt.date | None = None
+    """The newest observation the fit rests on; None for a hand-set scenario."""
+
+    def year_interval(self, flop: float | None) -> YearInterval | None:
+        """The median year and interval the lines reach `flop`; None without a threshold."""
+        if flop is None or not math.isfinite(flop) or flop <= 0.0:
+            return None
+        years = (
+            self.reference_year + (math.log(flop) - self.sample_log_flop) / self.sample_log_growth
+        )
+        return _interval(years)
+
+    def moving_interval(
+        self, years: Sequence[float], thresholds_flop: Sequence[float | None]
+    ) -> YearInterval | None:
+        """The moving-frontier year (`moving.moving_year`) over the lines.
+
+        None when the median line does not reach the threshold by the last grid year; a `high`
+        of +inf when more than 5% of the lines do not.
+        """
+        found = np.array(
+            [
+                y if y is not None else math.inf
+                for a, b in zip(self.sample_log_flop, self.sample_log_growth, strict=True)
+                for y in [
+                    moving_year(
+                        years, thresholds_flop, math.exp(a), self.reference_year, math.exp(b)
+                    )
+                ]
+            ]
+        )
+        if np.all(np.isfinite(found)):
+            return _interval(found)
+        tail = (1.0 - CONFIDENCE) / 2.0
+        low, median, high = np.quantile(found, [tail, 0.5, 1.0 - tail], method="inverted_cdf")
+        return None if math.isinf(median) else YearInterval(float(median), float(low), float(high))
+
+
+def _interval(years: np.ndarray) -> YearInterval:
+    tail = (1.0 - CONFIDENCE) / 2.0
+    low, median, high = np.quantile(years, [tail, 0.5, 1.0 - tail])
+    return YearInterval(float(median), float(low), float(high))
+
+
+def hand_set(base_flop: float, base_year: float, growth_per_year: float) -> Trajectory:
+    """A hand-set scenario: one line through C_0 in y_0 growing g per year."""
+    return Trajectory(
+        hand_set_name(growth_per_year),
+        base_flop,
+        base_year,
+        growth_per_year,
+        growth_per_year,
+        growth_per_year,
+        base_year,
+        np.array([math.log(base_flop)]),
+        np.array([math.log(growth_per_year)]),
+    )
+
+
+def fitted(fit: FrontierFit, run_year: float) -> Trajectory:
+    """The fitted frontier as a trajectory, its base the central line at the run's date."""
+    return Trajectory(
+        FITTED,
+        fit.flop_at(run_year),
+        run_year,
+        fit.growth_per_year,
+        fit.growth_per_year_low,
+        fit.growth_per_year_high,
+        fit.reference_year,
+        fit.sample_log_flop,
+        fit.sample_log_growth,
+        fit.data_as_of,
+    )

@@ -1,0 +1,260 @@
+"""Epoch AI's CSV files -> observed training runs and accelerators, and the rows refused.
+
+Columns are found by Epoch's own names (`RUN_COLUMNS`, `HARDWARE_COLUMNS`); the files hold many
+more, in any order. A required column that is missing is a one-line `SourceError` naming the
+source and the column (and the closest name present, when one is close: a renamed column).
+Rows that cannot be used are never dropped silently: each becomes a `Reject` with its line and
+reason, written to the `source_rejects` table.
+
+Values are Epoch's: dates YYYY-MM-DD, numbers as Python floats (`4.64e+26`), empty cells for
+unknown, `Frontier model` `True` or empty.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import difflib
+import io
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pipeline.sources.acquire import SourceError
+from pipeline.sources.body import text_of
+
+MODEL = "Model"
+ORGANIZATION = "Organization"
+PUBLICATION_DATE = "Publication date"
+TRAINING_COMPUTE = "Training compute (FLOP)"
+CONFIDENCE = "Confidence"
+FRONTIER_FLAG = "Frontier model"
+RUN_COLUMNS = (MODEL, PUBLICATION_DATE, TRAINING_COMPUTE)
+"""Required in a frontier-runs source; Organization, Confidence and Frontier model are optional
+(the `epoch_flag` frontier rule needs Frontier model, `pipeline.forecast.observed`)."""
+
+HARDWARE_NAME = "Hardware name"
+MANUFACTURER = "Manufacturer"
+HARDWARE_TYPE = "Type"
+RELEASE_DATE = "Release date"
+HARDWARE_METRICS: Mapping[str, tuple[str, float]] = {
+    "Tensor-FP16/BF16 performance (FLOP/s)": ("dense_16bit_flop_per_s", 1.0),
+    "Memory (bytes)": ("hbm_bytes", 1.0),
+    "Memory bandwidth (byte/s)": ("hbm_bandwidth_bytes_per_s", 1.0),
+    "Intranode bandwidth (byte/s)": ("intra_node_bandwidth_bytes_per_s", 1.0),
+    "Internode bandwidth (bit/s)": ("inter_node_bandwidth_bytes_per_s", 1.0 / 8.0),
+    "TDP (W)": ("tdp_w", 1.0),
+}
+"""Epoch's hardware column -> (the catalog metric, `pipeline.catalog.METRICS`, and the factor
+to its SI unit). Bits per second are divided by 8. L2 size, the NVLink domain and per-hop
+latency have no Epoch column (docs/sources.md says what the trends then assume)."""
+HARDWARE_COLUMNS = (HARDWARE_NAME, RELEASE_DATE, *HARDWARE_METRICS)
+
+
+@dataclass(frozen=True, slots=True)
+class Reject:
+    """A source row that cannot be used, and why."""
+
+    line: int
+    """Line of the CSV record (the header is line 1; a quoted newline counts as one record)."""
+    name: str | None
+    """The model or hardware name, when the row has one."""
+    reason: str
+    row: str
+    """The row's used cells as JSON, as read."""
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedRun:
+    """One training run with a date and a compute estimate."""
+
+    model: str
+    organization: str | None
+    publication_date: dt.date
+    training_flop: float
+    confidence: str | None
+    epoch_frontier: bool | None
+    """Epoch's Frontier model flag; None when the source has no such column."""
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class ObservedAccelerator:
+    """One accelerator with a release date and the catalog metrics Epoch gives for it (SI)."""
+
+    name: str
+    manufacturer: str | None
+    kind: str | None
+    release_date: dt.date
+    values: Mapping[str, float] = field(default_factory=dict)
+    line: int = 0
+
+
+def _records(text: str, source: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """The header and each record with its line (1-based, header = 1) as column -> cell."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise SourceError(f"source {source}: empty file") from None
+    except csv.Error as err:
+        raise SourceError(f"source {source}: not CSV ({err})") from None
+    records = []
+    try:
+        for index, cells in enumerate(reader, start=2):
+            if not cells:
+                continue
+            row = dict(zip(header, cells, strict=False))
+            if len(cells) != len(header):
+                row["__fields__"] = str(len(cells))
+            records.append((index, row))
+    except csv.Error as err:
+        raise SourceError(f"source {source}: not CSV ({err})") from None
+    return header, records
+
+
+def require_columns(header: Sequence[str], required: Sequence[str], source: str) -> None:
+    """A one-line SourceError for the first required column missing from `header`."""
+    for column in required:
+        if column not in header:
+            close = difflib.get_close_matches(column, header, n=1, cutoff=0.6)
+            hint = f" (renamed to {close[0]!r}?)" if close else ""
+            raise SourceError(f"source {source}: column {column!r} is missing{hint}")
+
+
+def check_columns(body: bytes, required: Sequence[str], source: str) -> None:
+    """The body's header has every required column (`require_columns`)."""
+    first = text_of(body).split("\n", 1)[0]
+    header = next(csv.reader([first]), [])
+    require_columns([h.strip() for h in header], required, source)
+
+
+def _date(text: str, column: str) -> tuple[dt.date | None, str | None]:
+    if not text.strip():
+        return None, f"no {column}"
+    try:
+        return dt.date.fromisoformat(text.strip()), None
+    except ValueError:
+        return None, f"{column} {text.strip()!r} is not a date YYYY-MM-DD"
+
+
+def _number(text: str, column: str) -> tuple[float | None, str | None]:
+    """(value, None), (None, None) for an empty cell, or (None, reason)."""
+    if not text.strip():
+        return None, None
+    try:
+        value = float(text)
+    except ValueError:
+        return None, f"{column} {text.strip()!r} is not a number"
+    if not math.isfinite(value) or value <= 0.0:
+        return None, f"{column} {text.strip()} is not a positive finite number"
+    return value, None
+
+
+def _cell(row: Mapping[str, str], column: str) -> str | None:
+    value = row.get(column, "").strip()
+    return value or None
+
+
+def _shown(row: Mapping[str, str], columns: Sequence[str]) -> str:
+    return json.dumps({c: row[c] for c in columns if c in row}, ensure_ascii=False)
+
+
+def _field_count(row: Mapping[str, str], header: Sequence[str]) -> str | None:
+    fields = row.get("__fields__")
+    return None if fields is None else f"{fields} fields where the header has {len(header)}"
+
+
+def parse_runs(body: bytes, source: str) -> tuple[list[ObservedRun], list[Reject]]:
+    """The usable training runs of an Epoch models file, and every row refused with its reason.
+
+    Refused: a wrong number of fields, no model name, no or a bad publication date, no training
+    compute, a compute that is not a positive finite number, a repeat of an earlier row's model
+    and date (the first is kept).
+    """
+    header, records = _records(text_of(body), source)
+    require_columns(header, RUN_COLUMNS, source)
+    has_flag = FRONTIER_FLAG in header
+    shown = [c for c in (*RUN_COLUMNS, FRONTIER_FLAG) if c in header]
+    runs: list[ObservedRun] = []
+    rejects: list[Reject] = []
+    seen: dict[tuple[str, dt.date], int] = {}
+    for line, row in records:
+        name = _cell(row, MODEL)
+        day, bad_date = _date(row.get(PUBLICATION_DATE, ""), PUBLICATION_DATE)
+        flop, bad_flop = _number(row.get(TRAINING_COMPUTE, ""), TRAINING_COMPUTE)
+        reason = (
+            _field_count(row, header)
+            or (None if name else f"no {MODEL}")
+            or bad_date
+            or bad_flop
+            or (None if flop is not None else f"no {TRAINING_COMPUTE}")
+        )
+        if reason is None and name is not None and day is not None:
+            first = seen.get((name, day))
+            if first is not None:
+                reason = f"repeats line {first} (same {MODEL} and {PUBLICATION_DATE})"
+            else:
+                seen[(name, day)] = line
+        if reason is not None or name is None or day is None or flop is None:
+            rejects.append(Reject(line, name, reason or "unusable", _shown(row, shown)))
+            continue
+        flag = _cell(row, FRONTIER_FLAG)
+        runs.append(
+            ObservedRun(
+                name,
+                _cell(row, ORGANIZATION),
+                day,
+                flop,
+                _cell(row, CONFIDENCE),
+                (flag == "True") if has_flag else None,
+                line,
+            )
+        )
+    return runs, rejects
+
+
+def parse_accelerators(body: bytes, source: str) -> tuple[list[ObservedAccelerator], list[Reject]]:
+    """The usable accelerators of Epoch's hardware file, and every row refused with its reason.
+
+    Refused: a wrong number of fields, no name, no or a bad release date, a metric cell that is
+    not a positive finite number, no metric at all, a repeated name (the first is kept).
+    """
+    header, records = _records(text_of(body), source)
+    require_columns(header, HARDWARE_COLUMNS, source)
+    shown = [c for c in (HARDWARE_NAME, RELEASE_DATE, *HARDWARE_METRICS) if c in header]
+    found: list[ObservedAccelerator] = []
+    rejects: list[Reject] = []
+    seen: dict[str, int] = {}
+    for line, row in records:
+        name = _cell(row, HARDWARE_NAME)
+        day, bad_date = _date(row.get(RELEASE_DATE, ""), RELEASE_DATE)
+        values: dict[str, float] = {}
+        bad_value = None
+        for column, (metric, factor) in HARDWARE_METRICS.items():
+            value, problem = _number(row.get(column, ""), column)
+            bad_value = bad_value or problem
+            if value is not None:
+                values[metric] = value * factor
+        reason = (
+            _field_count(row, header)
+            or (None if name else f"no {HARDWARE_NAME}")
+            or bad_date
+            or bad_value
+            or (None if values else "no metric the catalog uses")
+        )
+        if reason is None and name is not None:
+            if name in seen:
+                reason = f"repeats line {seen[name]} (same {HARDWARE_NAME})"
+            else:
+                seen[name] = line
+        if reason is not None or name is None or day is None:
+            rejects.append(Reject(line, name, reason or "unusable", _shown(row, shown)))
+            continue
+        found.append(
+            ObservedAccelerator(
+                name, _cell(row, MANUFACTURER), _cell(row, HARDWARE_TYPE), day, values, line
+            )
+        )
+    return found, rejects

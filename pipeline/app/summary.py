@@ -114,8 +114,8 @@ def footer_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
         (cf.duration_s, cf.b0_tokens, cf.tokens_per_param, cf.t_lat_s, cf.alpha)
         for cf in (o.closed_forms for o in outcomes[:MAX_SERIES_SHOWN])
     }
-    if len(inputs) == 1:
-        tau, b0, k, t_lat, alpha = inputs.pop()
+    if len(inputs) == 1 and None not in (known := inputs.pop()):
+        tau, b0, k, t_lat, alpha = known
         lines.append(
             f"T_crit, T_limit: closed forms (Model B) at tau_B = {tau:.4g} s, b0 = {b0:.4g} "
             f"tokens, {k:g} tokens/param, t_lat = {t_lat * 1e6:.4g} us, alpha = {alpha:.4f}; "

@@ -16,9 +16,6 @@ from pipeline.execute.fingerprint import model_fingerprint
 from pipeline.io.rows import config_hash
 from pipeline.model.evaluate import evaluate_layout
 from pipeline.model.limits import (
-    MODEL_B_DURATION_S,
-    PAPER_TOKENS_PER_PARAM,
-    REFERENCE_BATCH_TOKENS,
     Anchors,
     closed_form_latency_s,
     model_b_batch_tokens,
@@ -47,11 +44,13 @@ class ClosedForms:
     t_lat_s: float
     t_crit_flop: float
     t_limit_flop: float
-    duration_s: float = MODEL_B_DURATION_S
-    """τ_B: the scenario's budget on Model B's 365.25-day year, or `closed_form.duration_days`."""
-    b0_tokens: float = REFERENCE_BATCH_TOKENS
-    """b0 after the scenario's batch law (`limits.model_b_batch_tokens`)."""
-    tokens_per_param: float = PAPER_TOKENS_PER_PARAM
+    duration_s: float | None = None
+    """τ_B: the scenario's budget on Model B's 365.25-day year, or `closed_form.duration_days`;
+    None when read from a dataset that did not record it (older schema)."""
+    b0_tokens: float | None = None
+    """b0 after the scenario's batch law (`limits.model_b_batch_tokens`); None as above."""
+    tokens_per_param: float | None = None
+    """k of D = k·N; None as above."""
 
 
 @dataclass(frozen=True, slots=True)

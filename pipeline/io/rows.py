@@ -287,7 +287,6 @@ def threshold_row(
     t_crit_flop: float | None,
     t_limit_flop: float | None,
     provenance: Provenance,
-    model_b_inputs: tuple[float | None, float | None, float | None] | None = None,
 ) -> pa.Table:
     """The one `thresholds` row of a series as a table (`threshold_dict`)."""
     row = threshold_dict(
@@ -299,7 +298,6 @@ def threshold_row(
         t_crit_flop=t_crit_flop,
         t_limit_flop=t_limit_flop,
         provenance=provenance,
-        model_b_inputs=model_b_inputs,
     )
     return table_from_rows([row], THRESHOLDS_SCHEMA)
 

@@ -16,7 +16,7 @@ import statistics
 import time
 
 from pipeline.execute.series import evaluate_series
-from pipeline.model import search
+from pipeline.model.search import candidates
 from pipeline.schema import compose_config, load_scenario
 
 SWITCHES_OFF = {
@@ -75,12 +75,12 @@ def median_time_s(overrides: list[str], repeats: int) -> tuple[float, list[int],
     scenario = load_scenario(compose_config(overrides))
     times, widths, clusters = [], [], 0
     for _ in range(repeats):
-        search.clear_caches()  # enumerate candidates again, as a fresh process
+        candidates.clear_caches()  # enumerate candidates again, as a fresh process
         t0 = time.process_time()
         out = evaluate_series(scenario)
         times.append(time.process_time() - t0)
         widths = [p.shape.d_model for p in out.points]
-        clusters = search._candidates.cache_info().misses
+        clusters = candidates._candidates.cache_info().misses
     return statistics.median(times), widths, clusters
 
 

@@ -34,7 +34,7 @@ from omegaconf import DictConfig, open_dict
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.execute.settings import Backend
-from pipeline.model.scaling import paper_d_model_grid
+from pipeline.model.records.scaling import paper_d_model_grid
 from pipeline.schema import compose_config
 
 WIDTHS_PER_SERIES = 10

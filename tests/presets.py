@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pipeline.model.hardware import HardwareSpec
+from pipeline.model.records.hardware import HardwareSpec
 from pipeline.schema import compose_config, load_scenario
 
 

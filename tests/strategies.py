@@ -6,9 +6,9 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from pipeline.model.hardware import HardwareSpec
-from pipeline.model.options import Quirks, SearchOptions
-from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.options import Quirks, SearchOptions
+from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
 from tests.presets import preset
 
 BASE_PRESETS = ("v100_sxm", "a100_sxm", "h100_sxm", "h100_superpod", "h100_global_nvlink")

@@ -28,7 +28,7 @@ from pipeline.execute.runner import run_series, stop_on_signals
 from pipeline.execute.series import ClosedForms, SeriesOutcome
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance, new_run_id
-from pipeline.model.results import SeriesLimits
+from pipeline.model.records.results import SeriesLimits
 from pipeline.schema import Scenario
 from pipeline.sweep import SweepSeries, pending
 from pipeline.sweep.resume import scenario_partition, series_index

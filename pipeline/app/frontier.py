@@ -15,7 +15,7 @@ from pipeline.execute.settings import ExecutionSettings
 from pipeline.forecast.frontier import FrontierYear, MovingFrontier, frontier_scenarios
 from pipeline.io.rows import Provenance
 from pipeline.io.trends import write_trends
-from pipeline.model.hardware import peak_flop_per_s
+from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.schema import Scenario
 from pipeline.schema.projected import catalog_and_trends
 

@@ -20,7 +20,7 @@ from pipeline.execute.series import ClosedForms
 from pipeline.io.columns import PARTITION_COLUMNS, TABLES
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.read import partition_of
-from pipeline.model.results import SeriesLimits
+from pipeline.model.records.results import SeriesLimits
 
 
 def read_parts(index: SeriesIndex, table_name: str, series_ids: Sequence[str]) -> pa.Table:

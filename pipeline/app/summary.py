@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from pipeline.app.execute import SeriesSummary
 from pipeline.model.limits import LinearEndBasis, SeriesEnd
-from pipeline.model.results import InfeasibleReason, SeriesLimits
-from pipeline.model.search import UTILIZATION_FLOOR
+from pipeline.model.records.results import InfeasibleReason, SeriesLimits
+from pipeline.model.search.search import UTILIZATION_FLOOR
 
 MAX_SERIES_SHOWN = 12
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from pipeline.catalog.metrics import BY_CSV_NAME, METRICS, PRESET, RELEASE_DATE
-from pipeline.model.hardware import HardwareSpec
+from pipeline.model.records.hardware import HardwareSpec
 
 CATALOG_FILE = "accelerators.csv"
 COLUMNS = ("gpu", "metric", "value", "source")

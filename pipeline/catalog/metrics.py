@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pipeline.model.hardware import HardwareSpec, peak_flop_per_s
+from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.schema import units
 
 

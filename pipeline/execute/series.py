@@ -14,7 +14,6 @@ import numpy as np
 
 from pipeline.execute.fingerprint import model_fingerprint
 from pipeline.io.rows import config_hash
-from pipeline.model.evaluate import evaluate_layout
 from pipeline.model.limits import (
     Anchors,
     closed_form_latency_s,
@@ -25,12 +24,13 @@ from pipeline.model.limits import (
     t_crit_flop,
     t_limit_flop,
 )
+from pipeline.model.memory.aggregate import memory_required_bytes
 from pipeline.model.power import series_with_power
-from pipeline.model.results import InfeasibleReason, Layout, PointResult, SeriesLimits
-from pipeline.model.run_point import run_point
-from pipeline.model.scaling import ModelShape, model_shape
-from pipeline.model.search import sweep_series
-from pipeline.model.step import memory_required_bytes
+from pipeline.model.records.results import InfeasibleReason, Layout, PointResult, SeriesLimits
+from pipeline.model.records.scaling import ModelShape, model_shape
+from pipeline.model.runs.run_point import run_point
+from pipeline.model.search.search import sweep_series
+from pipeline.model.step.evaluate import evaluate_layout
 from pipeline.schema import Scenario
 from pipeline.schema.parallelism import fixed_layout_misfit
 

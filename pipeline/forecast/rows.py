@@ -16,7 +16,7 @@ from pipeline.forecast.settings import ForecastSettings
 from pipeline.forecast.trajectory import year_reaching_flop
 from pipeline.io.columns import FORECASTS_SCHEMA
 from pipeline.io.rows import Provenance, SeriesKey, config_hash, table_from_rows
-from pipeline.model.results import SeriesLimits
+from pipeline.model.records.results import SeriesLimits
 
 
 def forecast_config_hash(series_id: str, growth: float, base_flop: float, base_year: float) -> str:

@@ -30,9 +30,9 @@ from pipeline.io.columns import (
     SERIES_SCHEMA,
     THRESHOLDS_SCHEMA,
 )
-from pipeline.model.hardware import peak_flop_per_s
 from pipeline.model.limits import model_b_duration_s
-from pipeline.model.results import PointResult, SeriesLimits
+from pipeline.model.records.hardware import peak_flop_per_s
+from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.schema.scaling import BATCH_LAW_KEYS
 from pipeline.schema.units import MONTHS_PER_YEAR
 

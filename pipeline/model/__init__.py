@@ -1,13 +1,13 @@
 """The bottleneck model of Erdil & Schneider-Joseph (2024): pure numpy, no I/O.
 
-Modules, by physics:
-- hardware: GPU and network record, derived rates (spec §3)
-- scaling: shape, data and batch laws (spec §1-§2)
-- matmul: single-GPU matmul time through the memory hierarchy (spec §4)
-- network: collective and point-to-point costs over network levels (spec §6)
-- layout: degrees, level sizes and per-level splits (spec §5)
-- step: step time, training time and utilization of layouts, vectorized (spec §7-§9)
-- comm_table: network times tabulated per degree group and split, for the search (spec §6, §10)
-- search: best layout at a cluster size, smallest cluster, a series (spec §10-§11)
+Subpackages, by physical resource, each importing only those listed below it
+(an import contract in pyproject.toml; docs/model.md, "Layout of the code"):
 - limits: series thresholds and the closed forms T_crit, T_limit (spec §11-§12)
+- runs: one concrete training run, its layout search and its row
+- search: candidate layouts, the best layout at a cluster size, the smallest cluster, a series
+- step: schedules and bubble, step time, training time and utilization; fixed layouts
+- memory, network: bytes a GPU holds (and the paper's aggregate check); collectives,
+  network levels and splits, ring attention, network-time tables
+- compute: matmul roofline and efficiency, layer times, attention, memory-bound operators, FLOP
+- records: frozen specs and results (hardware, scaling laws, options, physics switches)
 """

@@ -11,18 +11,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pipeline.model.hardware import HardwareSpec, peak_flop_per_s
-from pipeline.model.matmul import WORD_BYTES
-from pipeline.model.options import Quirks
-from pipeline.model.results import PointResult, SeriesLimits
-from pipeline.model.scaling import (
+from pipeline.model.compute.matmul import WORD_BYTES
+from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
+from pipeline.model.records.options import Quirks
+from pipeline.model.records.results import PointResult, SeriesLimits
+from pipeline.model.records.scaling import (
     BatchLaw,
     BatchLawKind,
     ScalingLaws,
     batch_exponent_in_flop,
     depth_exponent_in_flop,
 )
-from pipeline.model.search import UTILIZATION_FLOOR
+from pipeline.model.search.search import UTILIZATION_FLOOR
 
 LINEAR_REGIME_FRACTION = 0.8
 """The linear-scaling regime ends at the first utilization ≤ 0.8 · u_eff (spec §11)."""

@@ -6,7 +6,7 @@ field and converts it once through `pipeline.schema.units`.
 
 from __future__ import annotations
 
-from pipeline.model.hardware import THREADS_PER_SM, HardwareSpec
+from pipeline.model.records.hardware import THREADS_PER_SM, HardwareSpec
 from pipeline.schema import bounds, units
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, check_si, plain

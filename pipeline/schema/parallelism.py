@@ -13,10 +13,10 @@ import math
 from dataclasses import fields
 from typing import Any
 
-from pipeline.model.layout import adjusted_level_sizes, hierarchy_is_consistent
-from pipeline.model.options import Quirks, SearchOptions
-from pipeline.model.results import Layout
-from pipeline.model.scaling import ModelShape
+from pipeline.model.network.levels import adjusted_level_sizes, hierarchy_is_consistent
+from pipeline.model.records.options import Quirks, SearchOptions
+from pipeline.model.records.results import Layout
+from pipeline.model.records.scaling import ModelShape
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from pipeline.model.physics import Efficiency, Fusion, Physics, Recompute, TensorParallel
+from pipeline.model.records.switches import Efficiency, Fusion, Physics, Recompute, TensorParallel
 from pipeline.schema import units
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.model.power import PowerSpec
+from pipeline.model.records.power import PowerSpec
 from pipeline.schema import bounds, units
 from pipeline.schema.section import Section, check_si, plain
 

@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 from pipeline.catalog.load import Catalog, CatalogError, catalog_text, parse_catalog, preset_names
-from pipeline.model.hardware import HardwareSpec
+from pipeline.model.records.hardware import HardwareSpec
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.section import Section
 from pipeline.trends.catalog_fits import CatalogTrends, catalog_trends

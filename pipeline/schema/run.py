@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from pipeline.model.physics import Recompute
-from pipeline.model.training_run import RunLayout, RunSpec
-from pipeline.model.transformer import Mlp, TransformerShape
+from pipeline.model.records.run import RunLayout, RunSpec
+from pipeline.model.records.switches import Recompute
+from pipeline.model.records.transformer import Mlp, TransformerShape
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.physics import zero_stage
 from pipeline.schema.section import Section, plain

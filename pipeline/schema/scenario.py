@@ -14,13 +14,13 @@ from dataclasses import dataclass, field, replace
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.model.hardware import HardwareSpec
-from pipeline.model.options import SearchOptions
-from pipeline.model.physics import Physics
-from pipeline.model.power import PowerSpec
-from pipeline.model.results import Layout
-from pipeline.model.scaling import BatchLawKind, ScalingLaws, model_shape
-from pipeline.model.training_run import RunSpec
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.power import PowerSpec
+from pipeline.model.records.results import Layout
+from pipeline.model.records.run import RunSpec
+from pipeline.model.records.scaling import BatchLawKind, ScalingLaws, model_shape
+from pipeline.model.records.switches import Physics
 from pipeline.schema import bounds
 from pipeline.schema.closed_form import ClosedFormSettings, closed_form_from_config
 from pipeline.schema.errors import MISSING, ConfigError

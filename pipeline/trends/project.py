@@ -22,7 +22,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import replace
 
-from pipeline.model.hardware import HardwareSpec
+from pipeline.model.records.hardware import HardwareSpec
 
 PROJECTED_METRICS = (
     "dense_16bit_flop_per_s",

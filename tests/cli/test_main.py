@@ -13,8 +13,8 @@ import pytest
 from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
 from pipeline.io.dataset import read_points, read_thresholds
 from pipeline.model.limits import series_limits
-from pipeline.model.scaling import ScalingLaws, paper_d_model_grid
-from pipeline.model.search import sweep_series
+from pipeline.model.records.scaling import ScalingLaws, paper_d_model_grid
+from pipeline.model.search.search import sweep_series
 from pipeline.schema import CONF_DIR
 from tests.command import dmlimits
 from tests.presets import preset

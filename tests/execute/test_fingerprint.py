@@ -37,4 +37,7 @@ def test_model_fingerprint_covers_every_model_source() -> None:
     expected = {f"pipeline.model/{p.relative_to(MODEL_DIR)}" for p in MODEL_DIR.rglob("*.py")}
     assert expected <= names
     contents = dict(fingerprint._model_sources())
-    assert contents["pipeline.model/search.py"] == (MODEL_DIR / "search.py").read_bytes()
+    assert (
+        contents["pipeline.model/search/search.py"]
+        == (MODEL_DIR / "search" / "search.py").read_bytes()
+    )

@@ -11,7 +11,7 @@ from pipeline.forecast import ForecastSettings, forecast_rows, year_reaching_flo
 from pipeline.io.columns import FORECASTS_SCHEMA
 from pipeline.io.parquet import write_part
 from pipeline.io.rows import Provenance, SeriesKey
-from pipeline.model.results import SeriesLimits
+from pipeline.model.records.results import SeriesLimits
 
 SERIES = SeriesKey("h100_sxm", "dense", "critical", 7.885e6, "0123456789abcdef", 3.154e7)
 LIMITS = SeriesLimits(

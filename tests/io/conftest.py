@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from pipeline.io.rows import Provenance, SeriesKey
-from pipeline.model.results import (
+from pipeline.model.records.results import (
     Bottleneck,
     InfeasibleReason,
     Layout,
@@ -17,7 +17,7 @@ from pipeline.model.results import (
     PointResult,
     StepCost,
 )
-from pipeline.model.scaling import ModelShape
+from pipeline.model.records.scaling import ModelShape
 
 PointFactory = Callable[..., PointResult]
 

@@ -24,7 +24,7 @@ from pipeline.io.rows import (
     point_rows,
     threshold_row,
 )
-from pipeline.model.results import InfeasibleReason, PointResult, SeriesLimits
+from pipeline.model.records.results import InfeasibleReason, PointResult, SeriesLimits
 
 _config_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pipeline.model.results import (
+from pipeline.model.records.results import (
     Bottleneck,
     InfeasibleReason,
     Layout,
@@ -12,7 +12,7 @@ from pipeline.model.results import (
     PointResult,
     StepCost,
 )
-from pipeline.model.scaling import ModelShape
+from pipeline.model.records.scaling import ModelShape
 
 LAYOUT = Layout(8, (1, 1), (8, 1), (1, 1), (1, 1), (1, 1), 1, False, 1, 2048)
 COST = StepCost(

@@ -8,16 +8,14 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
-from pipeline.model import search
-from pipeline.model.comm_table import unique_rows
-from pipeline.model.layout import adjusted_level_sizes
-from pipeline.model.options import SearchOptions
-from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
-from pipeline.model.search import (
-    Candidates,
-    _batch,
+from pipeline.model.network.comm_table import unique_rows
+from pipeline.model.network.levels import adjusted_level_sizes
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
+from pipeline.model.search import candidates
+from pipeline.model.search.candidates import Candidates, _batch, enumerate_candidates
+from pipeline.model.search.search import (
     candidate_comm_table,
-    enumerate_candidates,
     hardware_network,
     optimal_layout,
     resolve_ties,
@@ -25,7 +23,7 @@ from pipeline.model.search import (
     separable_train_time_s,
     split_rows,
 )
-from pipeline.model.step import StepArrays, step_arrays
+from pipeline.model.step.step_time import StepArrays, step_arrays
 from tests.presets import preset
 
 Ints = NDArray[np.int64]
@@ -158,5 +156,5 @@ def test_results_do_not_depend_on_the_caches() -> None:
     hw = preset("h100_superpod")
     shape, opts = model_shape(24576, ScalingLaws()), SearchOptions()
     warm = optimal_layout(hw, shape, 16384, opts)
-    search.clear_caches()
+    candidates.clear_caches()
     assert optimal_layout(hw, shape, 16384, opts) == warm

@@ -10,22 +10,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.execute.series import evaluate_series
-from pipeline.model.enumeration import (
+from pipeline.model.compute.layer import (
+    grid_layer_times,
+    layer_matmul_time_s,
+    sequence_parallel_degree,
+)
+from pipeline.model.memory.gpu_memory import grid_memory_by_mode_bytes
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.results import InfeasibleReason
+from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
+from pipeline.model.records.switches import Physics, Recompute, TensorParallel
+from pipeline.model.search.enumeration import (
     context_parallel_degrees,
     context_parallel_table,
     layout_table,
 )
-from pipeline.model.grid_physics import (
-    grid_layer_times,
-    grid_memory_by_mode_bytes,
-    sequence_parallel_degree,
-)
-from pipeline.model.options import SearchOptions
-from pipeline.model.physics import Physics, Recompute, TensorParallel
-from pipeline.model.results import InfeasibleReason
-from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
-from pipeline.model.search import optimal_layout, smallest_cluster
-from pipeline.model.step import layer_matmul_time_s
+from pipeline.model.search.search import optimal_layout, smallest_cluster
 from pipeline.schema import compose_config, load_scenario
 from pipeline.schema.errors import ConfigError
 from tests.presets import preset
@@ -248,20 +248,20 @@ def test_realistic_matmul_floor_skips_no_feasible_cluster(
 ) -> None:
     """Starting the cluster walk at the realistic matmul rate's floor gives the same series as
     starting it at the paper's F_eff floor (the floor only skips clusters too slow anyway)."""
-    from pipeline.model import search
-    from pipeline.model.hardware import effective_flop_per_s
+    from pipeline.model.records.hardware import effective_flop_per_s
+    from pipeline.model.search import candidates, search
 
     scenario = load_scenario(compose_config(["physics=realistic", f"scaling={scaling}"]))
     fast = evaluate_series(scenario).points
     monkeypatch.setattr(search, "matmul_rate_flop_per_s", lambda hw, _: effective_flop_per_s(hw))
-    search._candidates.cache_clear()
+    candidates.clear_caches()
     assert evaluate_series(scenario).points == fast
 
 
 def test_ring_exchange_check_value() -> None:
     """c = 4 ranks of t = 2 with 512 tokens of d = 1024: 3 sends of 2·512·1024/2 words (2 B),
     3,145,728 B at 100/2 GB/s plus 3 hops of 1 µs (docs/model.md R.7)."""
-    from pipeline.model.grid_physics import ring_exchange_s
+    from pipeline.model.network.ring import ring_exchange_s
 
     shape = model_shape(1024, ScalingLaws())
     one = np.ones(1)
@@ -272,7 +272,7 @@ def test_ring_exchange_check_value() -> None:
 
 def test_ring_level_is_the_first_holding_the_group() -> None:
     """t·c GPUs within an 8-GPU domain stay on level 0; 16 of them cross to level 1."""
-    from pipeline.model.grid_physics import ring_level
+    from pipeline.model.network.ring import ring_level
 
     tp, cp = np.array([8.0, 8.0, 2.0, 64.0]), np.array([1.0, 2.0, 4.0, 8.0])
     assert ring_level((8, 32), tp, cp).tolist() == [0, 1, 0, 2]
@@ -281,7 +281,8 @@ def test_ring_level_is_the_first_holding_the_group() -> None:
 def test_charging_the_ring_never_speeds_a_layout_up(monkeypatch: pytest.MonkeyPatch) -> None:
     """With context parallelism on the grid, the best layout with the ring charged trains no
     faster at any cluster size than with a free ring, and the ring costs something somewhere."""
-    from pipeline.model import grid_physics, search
+    from pipeline.model.network import ring
+    from pipeline.model.search import candidates, search
 
     over = ["physics=realistic", "physics.tp_in_domain=true", "physics.max_context_parallel=8"]
     scenario = load_scenario(compose_config(over))
@@ -289,7 +290,7 @@ def test_charging_the_ring_never_speeds_a_layout_up(monkeypatch: pytest.MonkeyPa
     sizes = [2**k for k in range(12, 20)]
 
     def times() -> list[float]:
-        search._candidates.cache_clear()
+        candidates.clear_caches()
         found = [
             search.optimal_layout(
                 scenario.hardware, shape, n, scenario.options, physics=scenario.physics
@@ -300,7 +301,7 @@ def test_charging_the_ring_never_speeds_a_layout_up(monkeypatch: pytest.MonkeyPa
 
     charged = times()
     monkeypatch.setattr(
-        search, "ring_exchange_s", lambda *a: np.zeros_like(grid_physics.ring_exchange_s(*a))
+        candidates, "ring_exchange_s", lambda *a: np.zeros_like(ring.ring_exchange_s(*a))
     )
     free = times()
     assert all(c >= f for c, f in zip(charged, free, strict=True))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.model.layout import (
+from pipeline.model.network.levels import (
     adjusted_level_sizes,
     divisors,
     hierarchy_is_consistent,

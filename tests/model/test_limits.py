@@ -14,7 +14,7 @@ from pipeline.model.limits import (
     t_crit_flop,
     t_limit_flop,
 )
-from pipeline.model.scaling import ScalingLaws
+from pipeline.model.records.scaling import ScalingLaws
 from tests.presets import preset
 
 CLOSED_FORM_REL_TOL = 2e-3

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.model.matmul import matmul_flop, matmul_time_s, tile_counts
+from pipeline.model.compute.matmul import matmul_flop, matmul_time_s, tile_counts
 from tests.presets import preset
 
 MATMUL_REL_TOL = 1e-6

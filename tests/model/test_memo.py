@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.model.memo import ENTRY_OVERHEAD_BYTES, ByteBoundedMemo
+from pipeline.model.search.memo import ENTRY_OVERHEAD_BYTES, ByteBoundedMemo
 
 KB = 1000
 

@@ -10,19 +10,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.model.physics import Physics, Recompute
-from pipeline.model.run_point import run_layout
-from pipeline.model.run_search import best_run_layout, candidate_layouts
-from pipeline.model.training_run import (
-    RunLayout,
-    RunSpec,
+from pipeline.model.compute.flop import linear_forward_flop
+from pipeline.model.records.run import RunLayout, RunSpec
+from pipeline.model.records.switches import Physics, Recompute
+from pipeline.model.records.transformer import TransformerShape
+from pipeline.model.runs.run_point import run_layout
+from pipeline.model.runs.run_search import best_run_layout, candidate_layouts
+from pipeline.model.runs.training_run import (
     ep_comm_per_layer_s,
     evaluate_run,
     expert_parameters_per_gpu,
     expert_tokens,
     memory_per_gpu_bytes,
 )
-from pipeline.model.transformer import TransformerShape, linear_forward_flop
 from pipeline.schema import compose_config, load_scenario
 from pipeline.schema.errors import ConfigError
 from tests.presets import preset

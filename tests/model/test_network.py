@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.model.network import (
+from pipeline.model.network.collectives import (
     Network,
     allreduce_bandwidth_s,
     dp_bandwidth_s,

@@ -9,18 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.model.gpu_memory import activation_bytes_per_layer, model_state_bytes_per_param
-from pipeline.model.memory_ops import layer_tensors, layernorm_ops, optimizer_step_bytes
-from pipeline.model.physics import Fusion, Physics, Recompute
-from pipeline.model.training_run import RunLayout, RunSpec, cp_kv_exchange_s, evaluate_run
-from pipeline.model.transformer import (
-    Mlp,
-    TransformerShape,
+from pipeline.model.compute.flop import (
     attention_core_forward_flop,
     hardware_flop_per_step,
     linear_forward_flop,
     narayanan_flop_per_step,
 )
+from pipeline.model.compute.memory_ops import layer_tensors, layernorm_ops, optimizer_step_bytes
+from pipeline.model.memory.gpu_memory import activation_bytes_per_layer, model_state_bytes_per_param
+from pipeline.model.records.run import RunLayout, RunSpec
+from pipeline.model.records.switches import Fusion, Physics, Recompute
+from pipeline.model.records.transformer import Mlp, TransformerShape
+from pipeline.model.runs.training_run import cp_kv_exchange_s, evaluate_run
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 

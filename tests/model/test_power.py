@@ -13,7 +13,7 @@ from pipeline.model.power import (
     training_energy_j,
     with_power,
 )
-from pipeline.model.results import InfeasibleReason
+from pipeline.model.records.results import InfeasibleReason
 from tests.model.series_points import LAYOUT, point
 from tests.presets import preset
 

@@ -7,10 +7,10 @@ from dataclasses import replace
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.model.evaluate import evaluate_layout
-from pipeline.model.hardware import HardwareSpec
-from pipeline.model.scaling import ModelShape
-from pipeline.model.search import optimal_layout, smallest_cluster
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.search.search import optimal_layout, smallest_cluster
+from pipeline.model.step.evaluate import evaluate_layout
 from tests.strategies import hardware, models, scale_network
 
 EXAMPLES = settings(max_examples=25, deadline=None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.model.scaling import (
+from pipeline.model.records.scaling import (
     BatchLaw,
     BatchLawKind,
     ScalingLaws,

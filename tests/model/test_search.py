@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-from pipeline.model.evaluate import evaluate_layout
-from pipeline.model.options import Quirks, SearchOptions
-from pipeline.model.results import Layout
-from pipeline.model.scaling import ModelShape, ScalingLaws, model_shape
-from pipeline.model.search import optimal_layout, smallest_cluster
+from pipeline.model.records.options import Quirks, SearchOptions
+from pipeline.model.records.results import Layout
+from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
+from pipeline.model.search.search import optimal_layout, smallest_cluster
+from pipeline.model.step.evaluate import evaluate_layout
 from tests.presets import preset
 
 SEARCH_REL_TOL = 1e-5

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.model.hardware import HardwareSpec
-from pipeline.model.options import SearchOptions
-from pipeline.model.scaling import ModelShape
-from pipeline.model.search import optimal_layout, smallest_cluster
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.search.search import optimal_layout, smallest_cluster
 from tests.strategies import hardware, models, search_options
 
 EXAMPLES = settings(max_examples=30, deadline=None)

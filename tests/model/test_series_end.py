@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.model.limits import LinearEndBasis, SeriesEnd, series_end, series_limits
-from pipeline.model.search import UTILIZATION_FLOOR
+from pipeline.model.search.search import UTILIZATION_FLOOR
 from tests.model.series_points import flop, point
 
 U_EFF = 0.7

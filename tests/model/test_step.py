@@ -7,15 +7,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pipeline.model.network import Network
-from pipeline.model.options import Quirks, SearchOptions
-from pipeline.model.scaling import ScalingLaws, model_shape
-from pipeline.model.step import (
-    LayoutBatch,
-    bubble_fraction,
-    memory_required_bytes,
-    step_arrays,
-)
+from pipeline.model.memory.aggregate import memory_required_bytes
+from pipeline.model.network.collectives import Network
+from pipeline.model.records.options import Quirks, SearchOptions
+from pipeline.model.records.scaling import ScalingLaws, model_shape
+from pipeline.model.step.schedule import bubble_fraction
+from pipeline.model.step.step_time import LayoutBatch, step_arrays
 from tests.presets import preset
 
 REL_TOL = 1e-12

@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pipeline.model.hardware import HardwareSpec
-from pipeline.model.options import Quirks, SearchOptions
-from pipeline.model.results import Layout, StepCost
-from pipeline.model.scaling import BatchLaw, BatchLawKind, ModelShape, ScalingLaws, model_shape
-from pipeline.model.search import optimal_layout, smallest_cluster
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.options import Quirks, SearchOptions
+from pipeline.model.records.results import Layout, StepCost
+from pipeline.model.records.scaling import (
+    BatchLaw,
+    BatchLawKind,
+    ModelShape,
+    ScalingLaws,
+    model_shape,
+)
+from pipeline.model.search.search import optimal_layout, smallest_cluster
 from tests.presets import preset
 
 DURATION_S = 0.25 * 3.154e7

@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.io.parquet import write_part
 from pipeline.io.rows import Provenance, SeriesKey, series_row, threshold_row
-from pipeline.model.results import SeriesLimits
+from pipeline.model.records.results import SeriesLimits
 from pipeline.nightly.causes import trend_causes
 from pipeline.nightly.changes import SeriesMatch, compare_dates, render_markdown
 from pipeline.nightly.partition import date_dir

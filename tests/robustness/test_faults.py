@@ -31,7 +31,7 @@ from pipeline.io.dataset import (
 from pipeline.io.parquet import write_part
 from pipeline.io.read import part_files
 from pipeline.io.rows import Provenance, SeriesKey, point_rows
-from pipeline.model.results import PointResult
+from pipeline.model.records.results import PointResult
 from pipeline.schema import compose_config, load_scenario
 from tests.robustness.conftest import TINY_GRID, cli_command, cli_env, run_cli
 

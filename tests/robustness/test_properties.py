@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.execute.series import SeriesOutcome, evaluate_series
-from pipeline.model.evaluate import evaluate_layout
-from pipeline.model.hardware import HardwareSpec
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.step.evaluate import evaluate_layout
 from pipeline.schema import Scenario, compose_config, hardware_from_config, load_scenario
 from tests.strategies import SMALL_WIDTHS, hardware_configs
 

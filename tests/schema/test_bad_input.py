@@ -6,8 +6,8 @@ import pickle
 
 import pytest
 
-from pipeline.model.results import Layout
-from pipeline.model.scaling import ModelShape
+from pipeline.model.records.results import Layout
+from pipeline.model.records.scaling import ModelShape
 from pipeline.schema import ConfigError, compose_config, load_scenario, validate_fixed_layout
 
 BAD_INPUTS = [

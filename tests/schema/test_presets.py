@@ -7,7 +7,7 @@ from dataclasses import fields
 
 import pytest
 
-from pipeline.model.hardware import (
+from pipeline.model.records.hardware import (
     HardwareSpec,
     effective_flop_per_s,
     peak_flop_per_s,
@@ -15,8 +15,8 @@ from pipeline.model.hardware import (
     useful_l2_bytes,
     useful_register_bytes,
 )
-from pipeline.model.scaling import ScalingLaws, model_shape
-from pipeline.model.search import smallest_cluster
+from pipeline.model.records.scaling import ScalingLaws, model_shape
+from pipeline.model.search.search import smallest_cluster
 from pipeline.schema import compose_config, hardware_from_config
 
 CHECK_REL = 1e-6

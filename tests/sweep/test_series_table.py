@@ -13,9 +13,9 @@ import pytest
 from pipeline.io import parquet
 from pipeline.io.columns import SERIES_SCHEMA
 from pipeline.io.rows import Provenance, SeriesKey, number_text, series_row
-from pipeline.model.hardware import HardwareSpec
-from pipeline.model.options import Quirks, SearchOptions
-from pipeline.model.scaling import BatchLaw, ScalingLaws
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.options import Quirks, SearchOptions
+from pipeline.model.records.scaling import BatchLaw, ScalingLaws
 from pipeline.schema import compose_config
 from pipeline.schema.closed_form import ClosedFormSettings
 from pipeline.sweep import SweepSeries, expand_sweep

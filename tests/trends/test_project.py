@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.catalog import METRICS
-from pipeline.model.hardware import peak_flop_per_s
+from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.schema import ConfigError, compose_config, load_scenario
 from pipeline.schema.projected import preset_spec, shipped_catalog
 from pipeline.sweep import expand_sweep

@@ -22,7 +22,7 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from pipeline.execute.series import SeriesOutcome, evaluate_series
-from pipeline.model.results import PointResult
+from pipeline.model.records.results import PointResult
 from pipeline.schema import compose_config, load_scenario
 
 PAPER_EXPERIMENTS = (

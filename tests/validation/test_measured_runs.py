@@ -12,7 +12,8 @@ import csv
 from functools import lru_cache
 from pathlib import Path
 
-from pipeline.model.training_run import RunCost, evaluate_run, layer_breakdown
+from pipeline.model.records.run import RunCost
+from pipeline.model.runs.training_run import evaluate_run, layer_breakdown
 from pipeline.schema import CONF_DIR, compose_config, load_scenario
 
 DATA = Path(__file__).parent / "data"

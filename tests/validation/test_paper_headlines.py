@@ -12,10 +12,10 @@ from functools import lru_cache
 import pytest
 
 from pipeline.model.limits import series_alpha, series_limits, t_limit_flop
-from pipeline.model.options import SearchOptions
-from pipeline.model.results import SeriesLimits
-from pipeline.model.scaling import BatchLaw, BatchLawKind, ScalingLaws, paper_d_model_grid
-from pipeline.model.search import sweep_series
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.results import SeriesLimits
+from pipeline.model.records.scaling import BatchLaw, BatchLawKind, ScalingLaws, paper_d_model_grid
+from pipeline.model.search.search import sweep_series
 from tests.presets import preset
 
 pytestmark = pytest.mark.slow

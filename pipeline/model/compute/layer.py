@@ -1,12 +1,11 @@
-"""Realistic physics for the scaling-law grid's layouts, vectorized over candidates.
+"""Time of one layer on one GPU: the paper's MLP block (spec §7) and, vectorized over grid
+candidates, the realistic layer.
 
 The paper's grid model is L identical MLP blocks (docs/model.md §3). With extensions on,
 each candidate layout's per-layer, per-microbatch time gains the attention projections
 (4·d² weights: the shapes of one d x 4d MLP matrix), the attention core and the fused
 memory-bound operators; its weight matmuls run at the physics' matmul efficiency (and, on
-Blackwell, with tensor memory); each GPU must hold its weights, gradients, Adam state
-(ZeRO over data parallel) and in-flight activations; and the recomputation mode is chosen
-per layout (docs/model.md, "Realistic physics", "On the grid").
+Blackwell, with tensor memory) (docs/model.md, "Realistic physics", "On the grid").
 
 Attention heads have d_head = 128 (a = d_model / 128). The logits layer is not on the grid
 (the scaling laws have no vocabulary).
@@ -19,23 +18,20 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.gpu_memory import (
-    ADAM_STATE_BYTES_PER_PARAM,
-    GRADIENT_BYTES_PER_PARAM,
-    WEIGHT_BYTES_PER_PARAM,
+from pipeline.model.compute.efficiency import BLACKWELL_SMEM_RELIEF, has_tensor_memory
+from pipeline.model.compute.matmul import matmul_terms_s, matmul_time_s
+from pipeline.model.compute.memory_ops import MASK_BYTES, WORD_BYTES
+from pipeline.model.records.hardware import (
+    HardwareSpec,
+    effective_flop_per_s,
+    useful_l2_bytes,
 )
-from pipeline.model.hardware import HardwareSpec, effective_flop_per_s, useful_l2_bytes
-from pipeline.model.matmul import matmul_terms_s
-from pipeline.model.memory_ops import ADAM_STEP_BYTES_PER_PARAM, MASK_BYTES, WORD_BYTES
-from pipeline.model.physics import Fusion, Physics, Recompute, TensorParallel
-from pipeline.model.scaling import ModelShape
-from pipeline.model.training_run import BLACKWELL_SMEM_RELIEF, has_tensor_memory
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import Fusion, Physics, TensorParallel
 
 Array = NDArray[np.float64]
 GRID_HEAD_DIM = 128
 """d_head of the grid's models (a = d_model / 128), as in GPT-3 and Llama models above 6B."""
-RECOMPUTE_ORDER = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
-"""Modes tried under recompute=auto, cheapest first: the first that fits is kept."""
 
 
 def _matmul_calls_s(
@@ -182,123 +178,23 @@ def grid_layer_times(
     return LayerTimes(fwd, bwd, core, core_b)
 
 
-def ring_level(level_sizes: tuple[int, ...], tp: Array, cp: Array) -> NDArray[np.int64]:
-    """Network level of each context-parallel group: the first whose cumulative size holds its
-    t·c GPUs (Megatron's rank order, tensor ranks innermost, then context ranks, as
-    `training_run.group_level`)."""
-    cumulative = np.cumprod(np.array(level_sizes, dtype=np.float64))
-    return np.searchsorted(cumulative, tp * cp, side="left").astype(np.int64)
-
-
-def ring_exchange_s(
-    shape: ModelShape,
-    tp: Array,
-    cp: Array,
-    nano: Array,
-    bandwidth_bytes_per_s: Array,
-    latency_s: Array,
+def layer_matmul_time_s(
+    hw: HardwareSpec, d_model_shard: Array, d_ff_shard: Array, nanobatch: Array
 ) -> Array:
-    """Ring attention's forward K/V exchange of one layer call on one GPU, in s: c − 1 sends of
-    the rank's K and V shards, 2·nano·d/t words each, at the unidirectional rate BW/2 of the
-    group's level, plus c − 1 hops; 0 for c = 1 (Liu et al. 2023, "Ring Attention with
-    Blockwise Transformers", arXiv:2310.01889; as `training_run.cp_kv_exchange_s`)."""
-    sends = cp - 1.0
-    bytes_ = sends * (2.0 * nano * float(shape.d_model) / tp) * WORD_BYTES
-    return bytes_ / (bandwidth_bytes_per_s / 2.0) + sends * latency_s
+    """t_layer: the six matmuls of one MLP block on one GPU, forward and backward (spec §7).
 
-
-def ring_exposed_s(ring_forward_s: Array, times: LayerTimes, reruns: Array) -> Array:
-    """What a layer call's ring exchange adds past the attention core it overlaps with: forward
-    max(0, ring − core) once plus once per recomputed forward (`reruns`), backward (K, V and
-    their gradients) max(0, 2·ring − core_backward)."""
-    core_b = times.core_backward_s if times.core_backward_s is not None else 0.0
-    forward = np.maximum(ring_forward_s - times.core_forward_s, 0.0) * (1.0 + reruns)
-    out: Array = forward + np.maximum(2.0 * ring_forward_s - core_b, 0.0)
-    return out
-
-
-def grid_params_per_gpu(
-    physics: Physics, shape: ModelShape, tp: Array, pp: Array, ep: Array
-) -> Array:
-    """Parameters one GPU holds: its experts' MLP shards plus (with attention) 4·d² per layer."""
-    layers = shape.n_layers / pp
-    mlp = 2.0 * shape.d_model * shape.d_ff * (shape.sparsity / ep)
-    attention = 4.0 * shape.d_model * shape.d_model if physics.attention else 0.0
-    out: Array = layers * (mlp + attention) / tp
-    return out
-
-
-def grid_memory_by_mode_bytes(
-    physics: Physics,
-    shape: ModelShape,
-    factors: tuple[Array, Array, Array, Array, Array],
-    nano: Array,
-    schedule: tuple[Array, Array, NDArray[np.bool_]],
-    modes: tuple[Recompute, ...],
-) -> list[Array]:
-    """Bytes on one GPU under each of `modes`: model state (ZeRO over dp) plus in-flight
-    activations (Korthikanti et al. 2022 §4; schedule (m, v, zero-bubble): 1F1B holds
-    min(m, p)·(1 + (p−1)/(p·v)), zero-bubble min(m, 2p − 1) microbatches). The model state
-    and the microbatches in flight, which no recomputation mode changes, are computed once."""
-    dp, tp_model, tp_ff, pp, ep = factors
-    microbatches, interleave, zero_bubble = schedule
-    tp = tp_model * tp_ff
-    stage = physics.zero_stage
-    state = ADAM_STATE_BYTES_PER_PARAM / (dp if stage >= 1 else 1.0)
-    grads = GRADIENT_BYTES_PER_PARAM / (dp if stage >= 2 else 1.0)
-    weights = WEIGHT_BYTES_PER_PARAM / (dp if stage >= 3 else 1.0)
-    model_state = grid_params_per_gpu(physics, shape, tp, pp, ep) * (weights + grads + state)
-    tokens = nano * shape.sparsity / ep
-    sbh = tokens * shape.d_model
-    sp = sequence_parallel_degree(physics, tp_model, tp_ff)
-    layers = shape.n_layers / pp
-    held = np.where(
-        zero_bubble,
-        np.minimum(microbatches, 2.0 * pp - 1.0),
-        np.minimum(microbatches, pp)
-        * np.where(interleave > 1, 1.0 + (pp - 1.0) / (pp * interleave), 1.0),
+    W1 (df × dm): forward, activation gradient (transposed), weight gradient; W2 the
+    transpose shapes. Summed ((W1f + W1a) + W1w) + ((W2f + W2a) + W2w) (spec §15.1).
+    """
+    shards = np.stack(np.broadcast_arrays(d_model_shard, d_ff_shard, nanobatch), axis=1)
+    unique, inverse = np.unique(shards, axis=0, return_inverse=True)
+    dm, df, b = unique[:, 0], unique[:, 1], unique[:, 2]
+    d1 = np.concatenate([df, dm, df, dm])
+    d2 = np.concatenate([dm, df, dm, df])
+    wg = np.repeat(np.array([False, False, True, True]), dm.size)
+    t = matmul_time_s(hw, d1, d2, np.tile(b, 4), wg).reshape(4, dm.size)[:, inverse.ravel()]
+    ff_by_model, model_by_ff, w1_grad, w2_grad = t
+    t_layer: Array = ((ff_by_model + model_by_ff) + w1_grad) + (
+        (model_by_ff + ff_by_model) + w2_grad
     )
-    out: list[Array] = []
-    for mode in modes:
-        if mode is Recompute.FULL:
-            per_layer = 2.0 * sbh / sp
-        else:
-            per_layer = sbh * (10.0 / sp + 24.0 / tp)
-            if physics.attention and mode is Recompute.NONE and physics.fusion is not Fusion.FLASH:
-                heads = shape.d_model / GRID_HEAD_DIM
-                per_layer = per_layer + 5.0 * heads * shape.seq_len * tokens / tp
-        out.append(model_state + per_layer * layers * held)
-    return out
-
-
-def cheapest_fitting_mode(
-    physics: Physics,
-    shape: ModelShape,
-    factors: tuple[Array, Array, Array, Array, Array],
-    nano: Array,
-    schedule: tuple[Array, Array, NDArray[np.bool_]],
-    hbm_bytes: float,
-) -> NDArray[np.int64]:
-    """Each layout's first recomputation mode (index into `RECOMPUTE_ORDER`) whose bytes
-    (`grid_memory_by_mode_bytes`) fit in `hbm_bytes`, −1 where none does."""
-    modes = recompute_modes(physics)
-    need = grid_memory_by_mode_bytes(physics, shape, factors, nano, schedule, modes)
-    out = np.full(nano.shape, -1, dtype=np.int64)
-    for mode, bytes_ in zip(reversed(modes), reversed(need), strict=True):
-        out = np.where(bytes_ <= hbm_bytes, RECOMPUTE_ORDER.index(mode), out)
-    return out
-
-
-def grid_optimizer_s(hw: HardwareSpec, physics: Physics, params_per_gpu: Array, dp: Array) -> Array:
-    """The Adam step on one GPU: 30 B per parameter it updates at the fused HBM bandwidth."""
-    updated = params_per_gpu / (dp if physics.zero_stage >= 1 else 1.0)
-    bw = hw.hbm_bandwidth_bytes_per_s * physics.efficiency.fused_bandwidth
-    out: Array = ADAM_STEP_BYTES_PER_PARAM * updated / bw + physics.efficiency.kernel_overhead_s
-    return out
-
-
-def recompute_modes(physics: Physics) -> tuple[Recompute, ...]:
-    """Modes a grid layout may use: the configured one, or all three under auto."""
-    if physics.recompute is Recompute.AUTO:
-        return RECOMPUTE_ORDER
-    return (physics.recompute,)
+    return t_layer

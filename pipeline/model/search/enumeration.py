@@ -22,10 +22,10 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.layout import divisors
-from pipeline.model.options import SearchOptions
-from pipeline.model.physics import TensorParallel
-from pipeline.model.scaling import ModelShape
+from pipeline.model.network.levels import divisors
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import TensorParallel
 
 LAYOUT_TABLE_CACHE_SIZE = 128
 """(model, cluster size, options) whose integer layout table a process keeps: read only when

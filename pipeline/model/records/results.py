@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pipeline.model.scaling import ModelShape
-from pipeline.model.training_run import RunCost
+from pipeline.model.records.run import RunCost
+from pipeline.model.records.scaling import ModelShape
 
 
 class InfeasibleReason(StrEnum):

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 
-from pipeline.model.hardware import HardwareSpec
-from pipeline.model.physics import Physics
-from pipeline.model.results import (
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.results import (
     Bottleneck,
     InfeasibleReason,
     Layout,
@@ -21,9 +20,11 @@ from pipeline.model.results import (
     PointResult,
     StepCost,
 )
-from pipeline.model.run_search import best_run_layout
-from pipeline.model.scaling import ModelShape
-from pipeline.model.training_run import RunCost, RunSpec, evaluate_run
+from pipeline.model.records.run import RunCost, RunSpec
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import Physics
+from pipeline.model.runs.run_search import best_run_layout
+from pipeline.model.runs.training_run import evaluate_run
 
 
 def level_factors(degrees: tuple[int, ...], level_sizes: tuple[int, ...]) -> list[list[int]]:

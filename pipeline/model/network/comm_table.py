@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.layout import split_table
-from pipeline.model.network import (
+from pipeline.model.network.collectives import (
     Network,
     dp_costs_s,
     dp_traffic,
@@ -29,8 +28,9 @@ from pipeline.model.network import (
     tp_costs_s,
     tp_traffic,
 )
-from pipeline.model.scaling import ModelShape
-from pipeline.model.step import CommTimes
+from pipeline.model.network.levels import split_table
+from pipeline.model.network.times import CommTimes
+from pipeline.model.records.scaling import ModelShape
 
 Array = NDArray[np.float64]
 Index = NDArray[np.intp]

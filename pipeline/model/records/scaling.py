@@ -10,7 +10,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from pipeline.model.options import Quirks
+from pipeline.model.records.options import Quirks
 
 ROUNDING_MANTISSAS = (1, 3, 5, 7, 9)
 ROUNDING_MAX_EXPONENT = 59

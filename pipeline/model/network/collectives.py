@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.matmul import WORD_BYTES
+from pipeline.model.compute.matmul import WORD_BYTES
 
 Array = NDArray[np.float64]
 

@@ -15,10 +15,11 @@ import dataclasses
 import math
 from collections.abc import Iterator
 
-from pipeline.model.hardware import HardwareSpec
-from pipeline.model.layout import divisors
-from pipeline.model.physics import Physics, Recompute
-from pipeline.model.training_run import RunCost, RunLayout, RunSpec, evaluate_run
+from pipeline.model.network.levels import divisors
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.run import RunCost, RunLayout, RunSpec
+from pipeline.model.records.switches import Physics, Recompute
+from pipeline.model.runs.training_run import evaluate_run
 
 MAX_MICROBATCH_SEQS = 16
 """Largest microbatch tried, in sequences."""

@@ -8,7 +8,14 @@ activations per layer and §4.2.3 for the microbatches a 1F1B schedule keeps in 
 
 from __future__ import annotations
 
-from pipeline.model.physics import Fusion, Recompute
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.compute.layer import GRID_HEAD_DIM, sequence_parallel_degree
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import Fusion, Physics, Recompute
+
+Array = NDArray[np.float64]
 
 WEIGHT_BYTES_PER_PARAM = 2.0
 """16-bit model weights."""
@@ -108,3 +115,86 @@ def in_flight_microbatches(pp: int, microbatches: int, interleave: int) -> float
 def logits_bytes(seq_len: float, micro_seqs: float, vocab: float, tp: int, cp: int = 1) -> float:
     """fp32 logits of one microbatch on the last stage: 4·s·b·V/t (Korthikanti et al. 2022 §4.3)."""
     return LOGITS_BYTES_PER_ELEMENT * seq_len / cp * micro_seqs * vocab / tp
+
+
+RECOMPUTE_ORDER = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+"""Modes tried under recompute=auto, cheapest first: the first that fits is kept."""
+
+
+def grid_params_per_gpu(
+    physics: Physics, shape: ModelShape, tp: Array, pp: Array, ep: Array
+) -> Array:
+    """Parameters one GPU holds: its experts' MLP shards plus (with attention) 4·d² per layer."""
+    layers = shape.n_layers / pp
+    mlp = 2.0 * shape.d_model * shape.d_ff * (shape.sparsity / ep)
+    attention = 4.0 * shape.d_model * shape.d_model if physics.attention else 0.0
+    out: Array = layers * (mlp + attention) / tp
+    return out
+
+
+def grid_memory_by_mode_bytes(
+    physics: Physics,
+    shape: ModelShape,
+    factors: tuple[Array, Array, Array, Array, Array],
+    nano: Array,
+    schedule: tuple[Array, Array, NDArray[np.bool_]],
+    modes: tuple[Recompute, ...],
+) -> list[Array]:
+    """Bytes on one GPU under each of `modes`: model state (ZeRO over dp) plus in-flight
+    activations (Korthikanti et al. 2022 §4; schedule (m, v, zero-bubble): 1F1B holds
+    min(m, p)·(1 + (p−1)/(p·v)), zero-bubble min(m, 2p − 1) microbatches). The model state
+    and the microbatches in flight, which no recomputation mode changes, are computed once."""
+    dp, tp_model, tp_ff, pp, ep = factors
+    microbatches, interleave, zero_bubble = schedule
+    tp = tp_model * tp_ff
+    stage = physics.zero_stage
+    state = ADAM_STATE_BYTES_PER_PARAM / (dp if stage >= 1 else 1.0)
+    grads = GRADIENT_BYTES_PER_PARAM / (dp if stage >= 2 else 1.0)
+    weights = WEIGHT_BYTES_PER_PARAM / (dp if stage >= 3 else 1.0)
+    model_state = grid_params_per_gpu(physics, shape, tp, pp, ep) * (weights + grads + state)
+    tokens = nano * shape.sparsity / ep
+    sbh = tokens * shape.d_model
+    sp = sequence_parallel_degree(physics, tp_model, tp_ff)
+    layers = shape.n_layers / pp
+    held = np.where(
+        zero_bubble,
+        np.minimum(microbatches, 2.0 * pp - 1.0),
+        np.minimum(microbatches, pp)
+        * np.where(interleave > 1, 1.0 + (pp - 1.0) / (pp * interleave), 1.0),
+    )
+    out: list[Array] = []
+    for mode in modes:
+        if mode is Recompute.FULL:
+            per_layer = 2.0 * sbh / sp
+        else:
+            per_layer = sbh * (10.0 / sp + 24.0 / tp)
+            if physics.attention and mode is Recompute.NONE and physics.fusion is not Fusion.FLASH:
+                heads = shape.d_model / GRID_HEAD_DIM
+                per_layer = per_layer + 5.0 * heads * shape.seq_len * tokens / tp
+        out.append(model_state + per_layer * layers * held)
+    return out
+
+
+def cheapest_fitting_mode(
+    physics: Physics,
+    shape: ModelShape,
+    factors: tuple[Array, Array, Array, Array, Array],
+    nano: Array,
+    schedule: tuple[Array, Array, NDArray[np.bool_]],
+    hbm_bytes: float,
+) -> NDArray[np.int64]:
+    """Each layout's first recomputation mode (index into `RECOMPUTE_ORDER`) whose bytes
+    (`grid_memory_by_mode_bytes`) fit in `hbm_bytes`, −1 where none does."""
+    modes = recompute_modes(physics)
+    need = grid_memory_by_mode_bytes(physics, shape, factors, nano, schedule, modes)
+    out = np.full(nano.shape, -1, dtype=np.int64)
+    for mode, bytes_ in zip(reversed(modes), reversed(need), strict=True):
+        out = np.where(bytes_ <= hbm_bytes, RECOMPUTE_ORDER.index(mode), out)
+    return out
+
+
+def recompute_modes(physics: Physics) -> tuple[Recompute, ...]:
+    """Modes a grid layout may use: the configured one, or all three under auto."""
+    if physics.recompute is Recompute.AUTO:
+        return RECOMPUTE_ORDER
+    return (physics.recompute,)

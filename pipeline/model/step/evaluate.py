@@ -9,19 +9,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from pipeline.model.hardware import HardwareSpec, gpu_only
-from pipeline.model.matmul import matmul_terms_s
-from pipeline.model.network import Network
-from pipeline.model.options import SearchOptions
-from pipeline.model.results import Bottleneck, Layout, MatmulBound, StepCost
-from pipeline.model.scaling import ModelShape
-from pipeline.model.step import (
-    LayoutBatch,
-    StepArrays,
-    layer_matmul_time_s,
-    step_arrays,
-    utilization,
-)
+from pipeline.model.compute.layer import layer_matmul_time_s
+from pipeline.model.compute.matmul import matmul_terms_s
+from pipeline.model.network.collectives import Network
+from pipeline.model.records.hardware import HardwareSpec, gpu_only
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.results import Bottleneck, Layout, MatmulBound, StepCost
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.step.step_time import LayoutBatch, StepArrays, step_arrays, utilization
 
 
 def matmul_bound(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> MatmulBound:

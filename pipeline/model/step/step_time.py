@@ -14,26 +14,18 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.hardware import HardwareSpec, peak_flop_per_s
-from pipeline.model.matmul import matmul_time_s
-from pipeline.model.network import (
+from pipeline.model.network.collectives import (
     Network,
-    dp_costs_s,
-    dp_traffic,
-    pp_ep_costs_s,
-    tp_costs_s,
-    tp_traffic,
 )
-from pipeline.model.options import SearchOptions
-from pipeline.model.scaling import ModelShape
+from pipeline.model.network.times import CommTimes, dp_times_s, pp_ep_times_s, tp_times_s
+from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.step.schedule import bubble_fraction
 
 Array = NDArray[np.float64]
 RECOMPUTE_COMPUTE_FACTOR = 4.0 / 3.0
 RECOMPUTE_COMM_FACTOR = 1.5
-OPTIMIZER_BYTES_PER_PARAM = 2.0 * 4.0
-"""Optimizer state per parameter, sharded over all GPUs: the 2·N·4 of spec §9."""
-PARAM_BYTES = 2.0
-"""16-bit weights, one copy per DP replica: the 2·N·N_DP of spec §9."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,94 +91,6 @@ class StepArrays:
     t_latency_paid_s: Array
     t_step_s: Array
     t_train_s: Array
-
-
-def layer_matmul_time_s(
-    hw: HardwareSpec, d_model_shard: Array, d_ff_shard: Array, nanobatch: Array
-) -> Array:
-    """t_layer: the six matmuls of one MLP block on one GPU, forward and backward (spec §7).
-
-    W1 (df × dm): forward, activation gradient (transposed), weight gradient; W2 the
-    transpose shapes. Summed ((W1f + W1a) + W1w) + ((W2f + W2a) + W2w) (spec §15.1).
-    """
-    shards = np.stack(np.broadcast_arrays(d_model_shard, d_ff_shard, nanobatch), axis=1)
-    unique, inverse = np.unique(shards, axis=0, return_inverse=True)
-    dm, df, b = unique[:, 0], unique[:, 1], unique[:, 2]
-    d1 = np.concatenate([df, dm, df, dm])
-    d2 = np.concatenate([dm, df, dm, df])
-    wg = np.repeat(np.array([False, False, True, True]), dm.size)
-    t = matmul_time_s(hw, d1, d2, np.tile(b, 4), wg).reshape(4, dm.size)[:, inverse.ravel()]
-    ff_by_model, model_by_ff, w1_grad, w2_grad = t
-    t_layer: Array = ((ff_by_model + model_by_ff) + w1_grad) + (
-        (model_by_ff + ff_by_model) + w2_grad
-    )
-    return t_layer
-
-
-def bubble_fraction(
-    pp: Array, microbatches: Array, interleave: Array, zb: NDArray[np.bool_]
-) -> Array:
-    """f = (N_PP − 1) / (N_PP − 1 + v·m) for interleaved 1F1B (m ≥ N_PP), 0 for zero-bubble (spec §7)."""
-    idle = pp - 1.0
-    return np.where(zb, 0.0, idle / (idle + interleave * microbatches))
-
-
-def memory_required_bytes(
-    shape: ModelShape,
-    dp: Array,
-    pp: Array,
-    nanobatch: Array,
-    zb: NDArray[np.bool_],
-    opts: SearchOptions,
-) -> Array:
-    """Cluster-wide bytes: 16-bit weights per DP replica plus sharded optimizer state (spec §9).
-
-    With activation recomputation, add d_model·N_PP·2·b·k·N_DP·S for the stashed
-    layer inputs, k = 2·N_PP − 1 (zero-bubble) or N_PP (1F1B).
-    """
-    n = float(shape.n_params)
-    need = PARAM_BYTES * n * dp + OPTIMIZER_BYTES_PER_PARAM * n  # 8·n == (2·n)·4 exactly
-    if opts.activation_recompute:
-        k = np.where(zb, 2.0 * pp - 1.0, pp)
-        need = need + shape.d_model * pp * 2.0 * nanobatch * k * dp * shape.sparsity
-    return need
-
-
-@dataclass(frozen=True, slots=True)
-class CommTimes:
-    """Per-row network times (s) before recomputation: each depends only on its own degrees'
-    per-level factors (TP: N_TPm and N_TPff; PP/EP: N_PP, N_EP and v; DP: N_DP) (spec §6.2)."""
-
-    t_tp_bw_s: Array
-    t_tp_lat_s: Array
-    t_pp_ep_bw_s: Array
-    t_pp_ep_lat_s: Array
-    t_dp_bw_s: Array
-    t_dp_lat_s: Array
-
-
-def tp_times_s(
-    shape: ModelShape, n_gpu: int, tp_model: Array, tp_ff: Array, net: Network
-) -> tuple[Array, Array]:
-    """(T_TP^bw, T_TP^lat) of per-level TP factors (spec §6.2)."""
-    layers = float(shape.n_layers)
-    b_tok = float(shape.batch_tokens)
-    traffic = tp_traffic(tp_model, tp_ff, shape.d_model, shape.d_ff, layers, b_tok)
-    return tp_costs_s(traffic, layers, float(n_gpu), net)
-
-
-def pp_ep_times_s(
-    shape: ModelShape, n_gpu: int, pp: Array, ep: Array, interleave: Array, net: Network
-) -> tuple[Array, Array]:
-    """(T_PPEP^bw, T_PPEP^lat) of per-level PP and EP factors and the interleave v (spec §6.2)."""
-    layers = float(shape.n_layers)
-    b_tok = float(shape.batch_tokens)
-    return pp_ep_costs_s(pp, ep, interleave, shape.d_model, layers, b_tok, float(n_gpu), net)
-
-
-def dp_times_s(shape: ModelShape, n_gpu: int, dp: Array, net: Network) -> tuple[Array, Array]:
-    """(T_DP^bw, T_DP^lat) of per-level DP factors (spec §6.2)."""
-    return dp_costs_s(dp_traffic(dp, float(shape.n_params)), float(n_gpu), net)
 
 
 def comm_times_s(shape: ModelShape, n_gpu: int, rows: LayoutBatch, net: Network) -> CommTimes:

@@ -17,9 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pipeline.model.hardware import HardwareSpec, useful_l2_bytes
-from pipeline.model.physics import Efficiency, Fusion
-from pipeline.model.transformer import TransformerShape
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.records.hardware import HardwareSpec, useful_l2_bytes
+from pipeline.model.records.switches import Efficiency, Fusion, Physics
+from pipeline.model.records.transformer import TransformerShape
+
+Array = NDArray[np.float64]
 
 WORD_BYTES = 2.0
 """16-bit activations and gradients."""
@@ -199,3 +204,11 @@ def optimizer_step_time_s(hw: HardwareSpec, eff: Efficiency, params_per_gpu: flo
     """Optimizer step: its bytes at the fused HBM bandwidth, plus one multi-tensor kernel."""
     bytes_ = optimizer_step_bytes(params_per_gpu)
     return bytes_ / (hw.hbm_bandwidth_bytes_per_s * eff.fused_bandwidth) + eff.kernel_overhead_s
+
+
+def grid_optimizer_s(hw: HardwareSpec, physics: Physics, params_per_gpu: Array, dp: Array) -> Array:
+    """The Adam step on one GPU: 30 B per parameter it updates at the fused HBM bandwidth."""
+    updated = params_per_gpu / (dp if physics.zero_stage >= 1 else 1.0)
+    bw = hw.hbm_bandwidth_bytes_per_s * physics.efficiency.fused_bandwidth
+    out: Array = ADAM_STEP_BYTES_PER_PARAM * updated / bw + physics.efficiency.kernel_overhead_s
+    return out

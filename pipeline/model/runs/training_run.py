@@ -21,26 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.model.gpu_memory import (
-    activation_bytes_per_layer,
-    in_flight_microbatches,
-    logits_bytes,
-    model_state_bytes_per_param,
-    routed_activation_bytes_per_layer,
-)
-from pipeline.model.hardware import HardwareSpec, effective_flop_per_s, peak_flop_per_s
-from pipeline.model.matmul import matmul_terms_s
-from pipeline.model.memory_ops import (
-    MemoryOp,
-    OpClass,
-    layer_memory_ops,
-    layer_tensors,
-    op_time_s,
-    optimizer_step_time_s,
-)
-from pipeline.model.physics import Fusion, Physics, Recompute
-from pipeline.model.transformer import (
-    TransformerShape,
+from pipeline.model.compute.efficiency import BLACKWELL_SMEM_RELIEF, has_tensor_memory
+from pipeline.model.compute.flop import (
     attention_core_forward_flop,
     attention_weight_params,
     expert_weight_params,
@@ -49,115 +31,28 @@ from pipeline.model.transformer import (
     model_flop_per_step,
     narayanan_flop_per_step,
 )
+from pipeline.model.compute.matmul import matmul_terms_s
+from pipeline.model.compute.memory_ops import (
+    MemoryOp,
+    OpClass,
+    layer_memory_ops,
+    layer_tensors,
+    op_time_s,
+    optimizer_step_time_s,
+)
+from pipeline.model.memory.gpu_memory import (
+    activation_bytes_per_layer,
+    in_flight_microbatches,
+    logits_bytes,
+    model_state_bytes_per_param,
+    routed_activation_bytes_per_layer,
+)
+from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s, peak_flop_per_s
+from pipeline.model.records.run import RunCost, RunLayout, RunSpec
+from pipeline.model.records.switches import Fusion, Physics, Recompute
+from pipeline.model.records.transformer import TransformerShape
 
 WORD_BYTES = 2.0
-BLACKWELL_SMEM_RELIEF = 2.0
-"""Tensor memory and 2-SM MMA halve the shared-memory traffic per FLOP of a large tile
-(accumulators live in TMEM; each SM of a CTA pair loads half of the B operand): NVIDIA
-Blackwell architecture technical brief (2024), "fifth-generation Tensor Cores"."""
-
-
-TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD = 64.0
-"""Blackwell's fifth-generation tensor cores (64 FLOP per clock per thread in conf/hardware/b200.yaml)
-come with tensor memory; earlier generations (at most 32) do not."""
-
-
-def has_tensor_memory(hw: HardwareSpec) -> bool:
-    """True for Blackwell-class hardware: tensor memory and 2-SM MMA instructions."""
-    return hw.flop_per_clock_per_thread >= TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD
-
-
-@dataclass(frozen=True, slots=True)
-class RunLayout:
-    """How a run is laid out: the layout half of a run's contract keys."""
-
-    tp: int
-    pp: int
-    dp: int
-    microbatch_seqs: int
-    cp: int = 1
-    ep: int = 1
-    interleave: int = 1
-    """Virtual stages (model chunks) per pipeline rank; 1 = no interleaving."""
-    sequence_parallel: bool = False
-    recompute: Recompute = Recompute.NONE
-    zero_stage: int = 0
-
-    @property
-    def n_gpu(self) -> int:
-        """t · p · d · c GPUs (experts share the data-parallel ranks)."""
-        return self.tp * self.pp * self.dp * self.cp
-
-    @property
-    def expert_dp(self) -> int:
-        """d/e: replicas of each expert shard, the group its gradients are reduced over
-        (DeepSpeed-MoE's and Megatron-Core's expert-data-parallel group)."""
-        return self.dp // self.ep
-
-
-@dataclass(frozen=True, slots=True)
-class RunSpec:
-    """A training run: model, global batch in sequences, and its layout."""
-
-    name: str
-    shape: TransformerShape
-    global_batch_seqs: int
-    layout: RunLayout
-    layout_search: bool = False
-    """True: search the best layout for this model and batch at the layout's GPU count."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunCost:
-    """One step of a run on one GPU of the slowest stage; seconds per step unless named."""
-
-    step_time_s: float
-    t_matmul_s: float
-    """Weight matmuls (projections, MLP, logits), recompute included."""
-    t_attention_s: float | None
-    """The attention core (QK^T, AV; the flash kernel under fusion=flash); None without attention."""
-    t_norm_s: float | None
-    """LayerNorms and softmax kernels; None without memory-bound operators."""
-    t_elementwise_s: float | None
-    """Biases, scaling, masks, dropout, activations, residual adds."""
-    t_optimizer_s: float | None
-    """The Adam step."""
-    t_tp_comm_s: float
-    t_pp_comm_s: float
-    t_dp_comm_s: float
-    t_ep_comm_s: float
-    """Expert parallelism's all-to-all token dispatch and combine (0 for a dense run)."""
-    t_latency_s: float
-    bubble_fraction: float
-    model_flop_per_step: float
-    hardware_flop_per_step: float
-    narayanan_flop_per_step: float
-    memory_per_gpu_bytes: float
-    fits_memory: bool
-    mfu: float
-    hfu: float
-    n_gpu: int
-
-    @property
-    def t_compute_s(self) -> float:
-        """Matmul, attention and memory-bound operator time per step."""
-        parts = (self.t_matmul_s, self.t_attention_s, self.t_norm_s, self.t_elementwise_s)
-        return sum(p for p in parts if p is not None)
-
-    @property
-    def model_flop_per_s_per_gpu(self) -> float:
-        """Model FLOP per second per GPU (recompute excluded)."""
-        return self.model_flop_per_step / (self.n_gpu * self.step_time_s)
-
-    @property
-    def hardware_flop_per_s_per_gpu(self) -> float:
-        """Hardware FLOP per second per GPU (recompute included)."""
-        return self.hardware_flop_per_step / (self.n_gpu * self.step_time_s)
-
-    @property
-    def narayanan_flop_per_s_per_gpu(self) -> float:
-        """FLOP per second per GPU counted with Narayanan et al. 2021 eq. (3)."""
-        return self.narayanan_flop_per_step / (self.n_gpu * self.step_time_s)
 
 
 def _matmul_pass_s(

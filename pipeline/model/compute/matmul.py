@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.hardware import (
+from pipeline.model.records.hardware import (
     PROCESSING_BLOCKS_PER_SM,
     HardwareSpec,
     effective_flop_per_s,

@@ -1,0 +1,102 @@
+"""A concrete training run as a record: its layout, the run, and the cost of one step
+(docs/model.md, "Realistic physics")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pipeline.model.records.switches import Recompute
+from pipeline.model.records.transformer import TransformerShape
+
+
+@dataclass(frozen=True, slots=True)
+class RunLayout:
+    """How a run is laid out: the layout half of a run's contract keys."""
+
+    tp: int
+    pp: int
+    dp: int
+    microbatch_seqs: int
+    cp: int = 1
+    ep: int = 1
+    interleave: int = 1
+    """Virtual stages (model chunks) per pipeline rank; 1 = no interleaving."""
+    sequence_parallel: bool = False
+    recompute: Recompute = Recompute.NONE
+    zero_stage: int = 0
+
+    @property
+    def n_gpu(self) -> int:
+        """t · p · d · c GPUs (experts share the data-parallel ranks)."""
+        return self.tp * self.pp * self.dp * self.cp
+
+    @property
+    def expert_dp(self) -> int:
+        """d/e: replicas of each expert shard, the group its gradients are reduced over
+        (DeepSpeed-MoE's and Megatron-Core's expert-data-parallel group)."""
+        return self.dp // self.ep
+
+
+@dataclass(frozen=True, slots=True)
+class RunSpec:
+    """A training run: model, global batch in sequences, and its layout."""
+
+    name: str
+    shape: TransformerShape
+    global_batch_seqs: int
+    layout: RunLayout
+    layout_search: bool = False
+    """True: search the best layout for this model and batch at the layout's GPU count."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunCost:
+    """One step of a run on one GPU of the slowest stage; seconds per step unless named."""
+
+    step_time_s: float
+    t_matmul_s: float
+    """Weight matmuls (projections, MLP, logits), recompute included."""
+    t_attention_s: float | None
+    """The attention core (QK^T, AV; the flash kernel under fusion=flash); None without attention."""
+    t_norm_s: float | None
+    """LayerNorms and softmax kernels; None without memory-bound operators."""
+    t_elementwise_s: float | None
+    """Biases, scaling, masks, dropout, activations, residual adds."""
+    t_optimizer_s: float | None
+    """The Adam step."""
+    t_tp_comm_s: float
+    t_pp_comm_s: float
+    t_dp_comm_s: float
+    t_ep_comm_s: float
+    """Expert parallelism's all-to-all token dispatch and combine (0 for a dense run)."""
+    t_latency_s: float
+    bubble_fraction: float
+    model_flop_per_step: float
+    hardware_flop_per_step: float
+    narayanan_flop_per_step: float
+    memory_per_gpu_bytes: float
+    fits_memory: bool
+    mfu: float
+    hfu: float
+    n_gpu: int
+
+    @property
+    def t_compute_s(self) -> float:
+        """Matmul, attention and memory-bound operator time per step."""
+        parts = (self.t_matmul_s, self.t_attention_s, self.t_norm_s, self.t_elementwise_s)
+        return sum(p for p in parts if p is not None)
+
+    @property
+    def model_flop_per_s_per_gpu(self) -> float:
+        """Model FLOP per second per GPU (recompute excluded)."""
+        return self.model_flop_per_step / (self.n_gpu * self.step_time_s)
+
+    @property
+    def hardware_flop_per_s_per_gpu(self) -> float:
+        """Hardware FLOP per second per GPU (recompute included)."""
+        return self.hardware_flop_per_step / (self.n_gpu * self.step_time_s)
+
+    @property
+    def narayanan_flop_per_s_per_gpu(self) -> float:
+        """FLOP per second per GPU counted with Narayanan et al. 2021 eq. (3)."""
+        return self.narayanan_flop_per_step / (self.n_gpu * self.step_time_s)

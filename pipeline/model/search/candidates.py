@@ -1,0 +1,310 @@
+"""Candidate layouts at one cluster size, with their network-free step inputs (spec §10
+steps 1-8.2), cached per GPU, model, cluster size, options and physics."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.compute.layer import LayerTimes, grid_layer_times, layer_matmul_time_s
+from pipeline.model.compute.memory_ops import grid_optimizer_s
+from pipeline.model.memory.aggregate import memory_required_bytes
+from pipeline.model.memory.gpu_memory import (
+    RECOMPUTE_ORDER,
+    cheapest_fitting_mode,
+    grid_params_per_gpu,
+    recompute_modes,
+)
+from pipeline.model.network.comm_table import (
+    CandidateKeys,
+    candidate_keys,
+    unique_rows,
+)
+from pipeline.model.network.comm_table import clear_caches as clear_network_tables
+from pipeline.model.network.ring import ring_exchange_s, ring_exposed_s, ring_level
+from pipeline.model.records.hardware import HardwareSpec, gpu_only
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import PAPER, Physics, Recompute
+from pipeline.model.search.enumeration import clear_caches as clear_layout_tables
+from pipeline.model.search.enumeration import context_parallel_table, layout_table
+from pipeline.model.search.memo import ByteBoundedMemo
+from pipeline.model.step.step_time import (
+    LayoutBatch,
+    compute_and_bubble,
+    step_floor_s,
+)
+
+Array = NDArray[np.float64]
+
+
+MAX_BATCH_TOKENS = 2**53
+"""Batches above this many tokens are rejected: layouts are enumerated in exact int64/float64."""
+
+
+CANDIDATE_CACHE_BYTES = 256 * 2**20
+"""Bytes of candidate arrays a process keeps, per (GPU, model, cluster size, options, physics):
+the sizes of several series, reused by every network variant of a sweep (about 1,700 sets of
+a whole-grid H100 series, 150 kB each; docs/model.md §9.2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """Candidate layouts at one cluster size in enumeration order (spec §10 steps 1-8.2)."""
+
+    degrees: NDArray[np.int64]
+    """(n, 5) totals (DP, TP_m, TP_ff, PP, EP)."""
+    microbatches: Array
+    zero_bubble: NDArray[np.bool_]
+    interleave: Array
+    t_layer_s: Array
+    compute_repeats: Array
+    nanobatch: NDArray[np.int64]
+    keys: CandidateKeys
+    """Distinct TP, PP/EP and DP totals, for the network-time tables (`comm_table`)."""
+    t_step_extra_s: Array | None = None
+    """Per-step time outside the pipeline (realistic physics: the optimizer step)."""
+    recompute: NDArray[np.int64] | None = None
+    """Each candidate's recomputation mode (index into `RECOMPUTE_ORDER`), realistic physics."""
+    tp_in_domain: bool = False
+    """Only splits with every tensor-parallel factor on the fastest level (realistic physics)."""
+    t_compute_s: Array | None = None
+    """Each candidate's critical-path matmul time per step (`step.compute_and_bubble`)."""
+    bubble: Array | None = None
+    """Each candidate's bubble fraction (`step.compute_and_bubble`)."""
+    step_floor_s: float = 0.0
+    """The smallest compute-only lower bound on a candidate's step time (`step.step_floor_s`)."""
+    cp: NDArray[np.int64] | None = None
+    """Each candidate's context-parallel degree c (inside N_DP), when the physics tries c > 1."""
+    layer_times: LayerTimes | None = None
+    """Each candidate's layer times, for the ring exchange of c > 1 (`_with_ring`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryBlocked:
+    """Candidates existed at a cluster size but none fit in one GPU's memory."""
+
+
+def enumerate_candidates(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    physics: Physics = PAPER,
+) -> Candidates | MemoryBlocked | None:
+    """Every (N_DP, N_TPm, N_TPff, N_PP, N_EP, schedule, m) the search tries, in order (spec §10).
+
+    None if there is none, or if the batch exceeds `MAX_BATCH_TOKENS` (exact integers end there).
+    Under realistic physics (`physics`), whole sequences with `whole_sequences`, 1-D and/or
+    2-D tensor parallelism per `tensor_parallel` (`tp_in_domain` keeps N_TP on the fastest
+    level: a network rule, applied to the splits, `valid_splits`), a per-GPU memory check
+    with `gpu_memory` (MemoryBlocked when nothing fits), and each candidate's layer time from `grid_physics` (docs/model.md, "Realistic physics").
+    The candidates do not depend on the network; they are cached per GPU (`gpu_only`), model,
+    cluster size, options and physics, as read-only arrays.
+    """
+    return _candidates(gpu_only(hw), shape, n_gpu, opts, physics)
+
+
+def clear_caches() -> None:
+    """Forget every candidate set, layout table and network table made so far, as in a
+    fresh process (benchmarks, and tests that the results do not depend on the caches)."""
+    _candidates.cache_clear()
+    clear_layout_tables()
+    clear_network_tables()
+
+
+def _candidates_nbytes(c: Candidates | MemoryBlocked | None) -> int:
+    """Bytes of a candidate set's own arrays (its keys are shared and cached apart)."""
+    if not isinstance(c, Candidates):
+        return 0
+    arrays = [getattr(c, f) for f in Candidates.__slots__]
+    if c.layer_times is not None:
+        arrays += [getattr(c.layer_times, f) for f in type(c.layer_times).__slots__]
+    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+
+
+def _candidate_set(
+    hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
+) -> Candidates | MemoryBlocked | None:
+    """`enumerate_candidates` uncached, its arrays read only."""
+    c = _enumerate(hw, shape, n_gpu, opts, physics)
+    if isinstance(c, Candidates):
+        c = _with_step_inputs(c, opts)
+        for field in Candidates.__slots__:
+            value = getattr(c, field)
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+    return c
+
+
+_candidates = ByteBoundedMemo(_candidate_set, CANDIDATE_CACHE_BYTES, _candidates_nbytes)
+
+
+def _enumerate(
+    hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
+) -> Candidates | MemoryBlocked | None:
+    if shape.batch_tokens > MAX_BATCH_TOKENS:
+        return None
+    s, layers = shape.sparsity, shape.n_layers
+    memory = n_gpu * hw.hbm_bytes
+    table = layout_table(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel)
+    if not physics.is_paper:  # with context parallelism it has layouts where this table has none
+        return _realistic_candidates(hw, shape, n_gpu, table, opts, physics)
+    if table is None:
+        return None
+    dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
+    zb = zb_i.astype(bool)
+    if opts.memory_check:
+        need = memory_required_bytes(
+            shape, dp_.astype(float), pp_.astype(float), nano.astype(float), zb, opts
+        )
+        keep = memory >= need
+        if not keep.any():
+            return None
+        table, zb = table[keep], zb[keep]
+        dp_, tpm, tpff, pp_, ep_, m, _, nano = table.T
+    interleave = np.where(zb | (pp_ == 1) | (not opts.interleaving), 1, layers // pp_).astype(
+        np.float64
+    )
+    shards, which = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shards
+    t_layer = layer_matmul_time_s(
+        hw,
+        (shape.d_model // shards[:, 0]).astype(np.float64),
+        (shape.d_ff // shards[:, 1]).astype(np.float64),
+        shards[:, 2].astype(np.float64),
+    )[which]
+    repeats = ((layers // pp_) * (s // ep_) * m).astype(np.float64)
+    degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
+    return Candidates(
+        degrees=degrees,
+        microbatches=m.astype(np.float64),
+        zero_bubble=zb,
+        interleave=interleave,
+        t_layer_s=t_layer,
+        compute_repeats=repeats,
+        nanobatch=nano,
+        keys=candidate_keys(degrees, interleave),
+    )
+
+
+def _with_step_inputs(c: Candidates, opts: SearchOptions) -> Candidates:
+    """The candidates with their network-free step inputs and compute-only step floor."""
+    t_mm, f = compute_and_bubble(_batch(c, slice(None), c.degrees[:, None, :]), opts)
+    floor = float(step_floor_s(t_mm, f, c.zero_bubble).min())
+    return dataclasses.replace(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)
+
+
+def _realistic_candidates(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    table: NDArray[np.int64] | None,
+    opts: SearchOptions,
+    physics: Physics,
+) -> Candidates | MemoryBlocked | None:
+    """Candidates under realistic physics: per-GPU memory with the cheapest recomputation
+    mode that fits, layer times and the optimizer step from `grid_physics`."""
+    cp: NDArray[np.int64] | None = None
+    if physics.max_context_parallel > 1 and physics.whole_sequences:
+        with_cp = context_parallel_table(
+            shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel
+        )
+        if with_cp is None:
+            return None
+        table, cp = with_cp
+    if table is None:
+        return None
+    dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = (col.astype(np.float64) for col in table.T)
+    zb = zb_i.astype(bool)
+    interleave = np.where(zb | (pp_ == 1) | (not opts.interleaving), 1.0, shape.n_layers // pp_)
+    modes = recompute_modes(physics)
+    mode_idx = np.full(table.shape[0], -1, dtype=np.int64)
+    if physics.gpu_memory:
+        factors = (dp_, tpm, tpff, pp_, ep_)
+        schedule = (m, interleave, zb)
+        mode_idx = cheapest_fitting_mode(physics, shape, factors, nano, schedule, hw.hbm_bytes)
+        keep = mode_idx >= 0
+        if not keep.any():
+            return MemoryBlocked()
+    else:  # the paper's aggregate check (§9)
+        first = modes[0] if modes[0] is not Recompute.AUTO else Recompute.NONE
+        mode_idx[:] = RECOMPUTE_ORDER.index(first)
+        keep = np.ones(table.shape[0], dtype=bool)
+        if opts.memory_check:
+            need = memory_required_bytes(shape, dp_, pp_, nano, zb, opts)
+            keep = n_gpu * hw.hbm_bytes >= need
+            if not keep.any():
+                return None
+    table, mode_idx, interleave = table[keep], mode_idx[keep], interleave[keep]
+    cp = None if cp is None else cp[keep]
+    dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
+    shards, at = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shapes
+    unique = shards.astype(np.float64)
+    u = grid_layer_times(hw, physics, shape, unique[:, 0], unique[:, 1], unique[:, 2])
+    ring = cp is not None and physics.attention  # only a context-parallel ring reads core_b
+    core_b = u.core_backward_s[at] if ring and u.core_backward_s is not None else None
+    times = LayerTimes(u.forward_s[at], u.backward_s[at], u.core_forward_s[at], core_b)
+    extra = None
+    if physics.memory_bound_ops:
+        params = grid_params_per_gpu(
+            physics,
+            shape,
+            (tpm * tpff).astype(np.float64),
+            pp_.astype(np.float64),
+            ep_.astype(np.float64),
+        )
+        extra = grid_optimizer_s(hw, physics, params, dp_.astype(np.float64))
+    repeats = ((shape.n_layers // pp_) * (shape.sparsity // ep_) * m).astype(np.float64)
+    degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
+    return Candidates(
+        degrees=degrees,
+        microbatches=m.astype(np.float64),
+        zero_bubble=zb_i.astype(bool),
+        interleave=interleave,
+        t_layer_s=times.with_recompute_s(mode_idx),
+        compute_repeats=repeats,
+        nanobatch=nano,
+        keys=candidate_keys(degrees, interleave),
+        t_step_extra_s=extra,
+        recompute=mode_idx,
+        tp_in_domain=physics.tp_in_domain,
+        cp=cp if ring else None,  # without attention there is no K/V ring
+        layer_times=times if ring else None,
+    )
+
+
+def _with_ring(
+    c: Candidates, hw: HardwareSpec, shape: ModelShape, opts: SearchOptions
+) -> Candidates:
+    """The candidates with their context-parallel ring exchange on this network added to
+    each layer call's time, where it outlasts the attention core it overlaps with
+    (`grid_physics.ring_exposed_s`); the group sits on the first level holding its t·c GPUs."""
+    if c.cp is None or c.layer_times is None or c.recompute is None:
+        return c
+    cp = c.cp.astype(np.float64)
+    tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(np.float64)
+    level = ring_level(hw.level_sizes, tp, cp)
+    bandwidth = np.array(hw.net_bandwidth_bytes_per_s, dtype=np.float64)[level]
+    latency = np.array(hw.net_latency_s, dtype=np.float64)[level]
+    ring = ring_exchange_s(shape, tp, cp, c.nanobatch.astype(np.float64), bandwidth, latency)
+    reruns = (c.recompute >= 1).astype(np.float64)  # selective and full rerun the core
+    extra = ring_exposed_s(ring, c.layer_times, reruns)
+    return _with_step_inputs(dataclasses.replace(c, t_layer_s=c.t_layer_s + extra), opts)
+
+
+def _batch(
+    c: Candidates, idx: NDArray[np.int64] | slice, factors: NDArray[np.int64]
+) -> LayoutBatch:
+    """Rows for candidates `idx` with per-level factors (n, K, 5)."""
+    return LayoutBatch.from_factors(
+        factors,
+        c.microbatches[idx],
+        c.zero_bubble[idx],
+        c.interleave[idx],
+        c.t_layer_s[idx],
+        c.compute_repeats[idx],
+        None if c.t_step_extra_s is None else c.t_step_extra_s[idx],
+    )

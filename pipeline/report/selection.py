@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -44,13 +44,16 @@ def sweep_points(series: pl.DataFrame | None) -> dict[str, dict[str, object]]:
     }
 
 
-def scenario_labels(thresholds: pl.DataFrame, series: pl.DataFrame | None) -> dict[str, str]:
+def scenario_labels(
+    thresholds: pl.DataFrame, series: pl.DataFrame | None, ids: Collection[str] | None = None
+) -> dict[str, str]:
     """series_id -> "hardware / scaling / batch_law", followed by the sweep values that tell
-    apart series of the same name (e.g. "latency_us[*]=0.25 level_sizes[0]=64"). The id's
-    start is added only where the scenarios themselves are the same."""
+    apart series of the same name among `ids` (default: all; e.g. "latency_us[*]=0.25
+    level_sizes[0]=64"). The id's start is added only where the scenarios are the same."""
     names = {
         row["series_id"]: " / ".join(str(row[c]) for c in NAME_COLUMNS)
         for row in thresholds.iter_rows(named=True)
+        if ids is None or row["series_id"] in ids
     }
     points = sweep_points(series)
     by_name: dict[str, list[str]] = {}
@@ -169,6 +172,7 @@ def select_series(
         ids = [s for s in ids if s in wanted]
     if not ids:
         raise SelectionError("no series matches --series/--where")
-    ids.sort(key=lambda s: labels[s])
+    shown = scenario_labels(thresholds, series, set(ids))
+    ids.sort(key=lambda s: shown[s])
     key, groups = _group(ids, thresholds, sweep_points(series))
-    return Selection(tuple(ids), {s: labels[s] for s in ids}, len(labels), key, groups)
+    return Selection(tuple(ids), shown, len(labels), key, groups)

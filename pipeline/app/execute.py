@@ -26,6 +26,7 @@ from pipeline.execute.ahead import Ahead
 from pipeline.execute.progress import RunProgress
 from pipeline.execute.runner import run_series, stop_on_signals
 from pipeline.execute.series import ClosedForms, SeriesOutcome
+from pipeline.forecast.inputs import moving_hardware
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance, new_run_id
 from pipeline.model.records.results import SeriesLimits
@@ -142,7 +143,12 @@ def execute_plan(
     provenance = Provenance(run_id=new_run_id())
     start = time.monotonic()
     years = plan.forecast.moving_frontier_years
-    moving = run_frontiers([(s.series_id, s.scenario) for s in todo], years, plan.execution)
+    moving = run_frontiers(
+        [(s.series_id, s.scenario) for s in todo],
+        years,
+        plan.execution,
+        moving_hardware(plan.forecast),
+    )
     if moving and plan.root is not None:
         write_run_trends(plan.root, provenance)
     buffer = PartBuffer(index, plan.series_per_part, plan.flush_s, keep=keep_tables)

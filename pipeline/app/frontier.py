@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline.catalog import Catalog
 from pipeline.execute.runner import run_series
 from pipeline.execute.series import series_id
 from pipeline.execute.settings import ExecutionSettings
@@ -18,10 +19,14 @@ from pipeline.io.trends import write_trends
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.schema import Scenario
 from pipeline.schema.projected import catalog_and_trends
+from pipeline.trends.catalog_fits import CatalogTrends
 
 
 def run_frontiers(
-    series: Sequence[tuple[str, Scenario]], years: Sequence[float], execution: ExecutionSettings
+    series: Sequence[tuple[str, Scenario]],
+    years: Sequence[float],
+    execution: ExecutionSettings,
+    hardware: tuple[Catalog, CatalogTrends] | None = None,
 ) -> dict[str, MovingFrontier]:
     """Base series_id -> its moving frontier, for every (series_id, scenario) on a catalog GPU.
 
@@ -30,7 +35,7 @@ def run_frontiers(
     """
     if not years:
         return {}
-    catalog, trends = catalog_and_trends(None)
+    catalog, trends = hardware or catalog_and_trends(None)
     plans: dict[str, tuple[str, list[tuple[float, Scenario]]]] = {}
     for base_id, base in series:
         projected = frontier_scenarios(base, years, catalog, trends)

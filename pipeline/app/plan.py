@@ -12,6 +12,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.execute.settings import ExecutionSettings, execution_from_config
 from pipeline.forecast import ForecastSettings, forecast_from_config
+from pipeline.forecast.inputs import observe_for_run
 from pipeline.io.parquet import check_writable
 from pipeline.schema import Scenario, compose_config
 from pipeline.schema.errors import ConfigError
@@ -74,13 +75,15 @@ def plan_run(
     overrides: Sequence[str] | None = None,
     write: bool = True,
     series: Sequence[SweepSeries] | None = None,
+    observe: bool = True,
 ) -> RunPlan:
     """Validate everything before any work: configs, sweep axes, execution, the output root.
 
     `overrides` are those `cfg` was composed with (default: the running Hydra job's). With
     `write=False` the root is not touched and nothing is resumed. `series`, when given, are
     `cfg`'s series as already expanded (`expand_sweep`) by a check of this same config, and
-    are not expanded again.
+    are not expanded again. With `observe=False` (a check of the command line) the sources are
+    checked but not read, so a check fetches and stores nothing.
     """
     output = OmegaConf.to_container(cfg.get("output"), resolve=True) if "output" in cfg else {}
     if (
@@ -115,6 +118,7 @@ def plan_run(
     series = list(series)
     resume = resolve_resume(output.get("resume"), series)
     root = check_writable(output["root"]) if write else None
+    forecast = observe_for_run(forecast, cfg.get("sources"), output, write, observe=observe)
     return RunPlan(
         series, root, whole_grid, settings, forecast, resume and write, given, per_part, flush_s
     )

@@ -48,6 +48,7 @@ SQL_TYPES: dict[pa.DataType, str] = {
     pa.int32(): "INTEGER",
     pa.bool_(): "BOOLEAN",
     pa.timestamp("us", tz="UTC"): "TIMESTAMP WITH TIME ZONE",
+    pa.date32(): "DATE",
 }
 """The DuckDB type of each Arrow type of `pipeline.io.columns`: every view column is cast."""
 _PARTITION_TAIL = "/hardware=([^/]+)/scaling=([^/]+)/batch_law=([^/]+)/[^/]+$"

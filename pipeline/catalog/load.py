@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 
-from pipeline.catalog.metrics import BY_CSV_NAME, METRICS, PRESET, RELEASE_DATE
+from pipeline.catalog.metrics import BY_CSV_NAME, EPOCH_NAME, METRICS, PRESET, RELEASE_DATE
 from pipeline.model.records.hardware import HardwareSpec
 
 CATALOG_FILE = "accelerators.csv"
@@ -53,6 +53,8 @@ class Entry:
     """The conf/hardware/ preset holding its numbers, or None."""
     values: Mapping[str, Value] = field(default_factory=dict)
     """Metric name (`pipeline.catalog.metrics.METRICS`) -> value; absent where not known."""
+    epoch_name: str | None = None
+    """Its `Hardware name` in Epoch AI's hardware data, or None."""
 
     @property
     def release_year(self) -> float:
@@ -130,8 +132,8 @@ def _entry(gpu: str, rows: list[dict[str, str]], presets: Mapping[str, HardwareS
     for row in rows:
         if row["metric"] in by_metric:
             raise CatalogError(f"line {row['line']}: {gpu} has {row['metric']} twice")
-        if row["metric"] not in (*BY_CSV_NAME, RELEASE_DATE, PRESET):
-            allowed = ", ".join([RELEASE_DATE, PRESET, *BY_CSV_NAME])
+        if row["metric"] not in (*BY_CSV_NAME, RELEASE_DATE, PRESET, EPOCH_NAME):
+            allowed = ", ".join([RELEASE_DATE, PRESET, EPOCH_NAME, *BY_CSV_NAME])
             raise CatalogError(
                 f"line {row['line']}: unknown metric {row['metric']!r}; allowed: {allowed}"
             )
@@ -163,7 +165,8 @@ def _entry(gpu: str, rows: list[dict[str, str]], presets: Mapping[str, HardwareS
         if metric.csv_name in by_metric:
             row = by_metric[metric.csv_name]
             values[metric.name] = Value(metric.to_si(_number(row)), row["source"])
-    return Entry(gpu, release, date_row["source"], preset, values)
+    epoch_name = by_metric[EPOCH_NAME]["value"] if EPOCH_NAME in by_metric else None
+    return Entry(gpu, release, date_row["source"], preset, values, epoch_name)
 
 
 def parse_catalog(text: str, presets: Mapping[str, HardwareSpec]) -> Catalog:

@@ -104,3 +104,6 @@ RELEASE_DATE = "release_date"
 """The CSV metric holding a GPU's release date, YYYY-MM-DD."""
 PRESET = "preset"
 """The CSV metric naming the conf/hardware/ preset that holds a GPU's other metrics."""
+EPOCH_NAME = "epoch_name"
+"""The CSV metric naming the same accelerator's row in Epoch AI's hardware data (its `Hardware
+name`), so the merge with that source (`pipeline.sources.hardware`) lets the catalog win."""

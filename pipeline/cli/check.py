@@ -319,7 +319,7 @@ def check_config(full: DictConfig, *, multirun: bool = False) -> RunPlan:
     try:
         probe, root = _probe_root(task)
         try:
-            return plan_run(probe)
+            return plan_run(probe, observe=False)
         except OutputError as err:
             raise ConfigError(
                 "output.root", root, f"must be a directory that can be created and written ({err})"

@@ -85,7 +85,7 @@ def run_job(cfg: DictConfig) -> int:
         report = execute_plan(
             plan, ahead=_ahead
         )  # a fixed layout is checked against each model as it runs
-    except (ConfigError, OutputError) as err:
+    except (ConfigError, InputError, OutputError) as err:
         return report_error(err)
     lines = summary_lines(
         report.summaries,

@@ -29,6 +29,9 @@ import numpy as np
 from pipeline.catalog.load import fractional_year
 from pipeline.sources.acquire import SourceError
 from pipeline.sources.epoch import FRONTIER_FLAG, ObservedRun
+from pipeline.sources.hardware import MergedCatalog
+from pipeline.sources.observe import Observations
+from pipeline.trends.catalog_fits import CatalogTrends
 from pipeline.trends.fit import CONFIDENCE, N_BOOTSTRAP, SEED, bootstrap_lines, fit_trend
 
 
@@ -91,6 +94,28 @@ class FrontierFit:
         return float(np.exp(np.quantile(logs, tail))), float(np.exp(np.quantile(logs, 1 - tail)))
 
 
+@dataclass(frozen=True, slots=True)
+class ObservedFrontier:
+    """What a run observed: the sources read, the fit (None when not fitted), and for each
+    observed run whether it defines the fitted frontier."""
+
+    observations: Observations
+    fit: FrontierFit | None
+    frontier: tuple[bool, ...]
+    run_year: float
+    """The run date as a fractional year: the fitted trajectory's base year."""
+    hardware: MergedCatalog | None = None
+    """The catalog merged with the accelerator source (None when it was not read)."""
+    trends: CatalogTrends | None = None
+    """The trends fitted on `hardware` (the moving frontier's)."""
+
+    @property
+    def data_as_of(self) -> dt.date | None:
+        """The newest publication date of the frontier-runs source, if it was read."""
+        read = self.observations.read("frontier_runs")
+        return None if read is None else read.newest_date
+
+
 def frontier_flags(runs: Sequence[ObservedRun], rule: FrontierRule, top_n: int = 10) -> list[bool]:
     """For each run (in the given order), whether it is at the frontier under `rule`."""
     if rule is FrontierRule.EPOCH_FLAG:
@@ -144,7 +169,10 @@ def fit_frontier(
     if not known:
         raise SourceError("source frontier_runs: no usable run up to the window's end")
     flags_known = frontier_flags(known, settings.rule, settings.top_n)
-    chosen = [r for r, f in zip(known, flags_known, strict=True) if f and in_window(r, settings)]
+    chosen = sorted(  # the `observed_runs` table's order, so a reader can redraw the same band
+        (r for r, f in zip(known, flags_known, strict=True) if f and in_window(r, settings)),
+        key=lambda r: (r.publication_date, r.model, r.line),
+    )
     if len({r.publication_date for r in chosen}) < 3:
         raise SourceError(
             f"source frontier_runs: {len(chosen)} frontier runs ({settings.rule}) from "

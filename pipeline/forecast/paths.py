@@ -25,9 +25,12 @@ FITTED = "fitted"
 """The `trajectory` of forecasts rows on the fitted frontier."""
 
 
+HAND_SET_PREFIX = "hand_set_"
+
+
 def hand_set_name(growth_per_year: float) -> str:
     """The `trajectory` of a hand-set scenario's rows: hand_set_4x, hand_set_4.5x."""
-    return f"hand_set_{growth_per_year:g}x"
+    return f"{HAND_SET_PREFIX}{growth_per_year:g}x"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""One series' `forecasts` rows: the year each of its limits is reached, per growth scenario.
+"""One series' `forecasts` rows: the year each of its limits is reached, per trajectory.
 
 Columns are `pipeline.io.columns.FORECASTS_SCHEMA`; docs/schema.md explains each. A row's
 `config_hash` hashes its scenario: the series (by `series_id`) plus the trajectory.
@@ -6,29 +6,34 @@ Columns are `pipeline.io.columns.FORECASTS_SCHEMA`; docs/schema.md explains each
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pyarrow as pa
 
+from pipeline.catalog.load import fractional_year
 from pipeline.forecast.frontier import MovingFrontier
-from pipeline.forecast.moving import moving_year
+from pipeline.forecast.inputs import trajectories
+from pipeline.forecast.paths import Trajectory, YearInterval, hand_set_name
 from pipeline.forecast.settings import ForecastSettings
-from pipeline.forecast.trajectory import year_reaching_flop
-from pipeline.io.columns import FORECASTS_SCHEMA
+from pipeline.io.columns import FORECAST_YEARS, FORECASTS_SCHEMA
 from pipeline.io.rows import Provenance, SeriesKey, config_hash, table_from_rows
 from pipeline.model.records.results import SeriesLimits
 
 
-def forecast_config_hash(series_id: str, growth: float, base_flop: float, base_year: float) -> str:
+def forecast_config_hash(
+    series_id: str, growth: float, base_flop: float, base_year: float, trajectory: str | None = None
+) -> str:
     """The scenario of one forecast row: its series' config plus the compute trajectory."""
-    return config_hash(
-        {
-            "series_id": series_id,
-            "growth_per_year": float(growth),
-            "base_flop": float(base_flop),
-            "base_year": float(base_year),
-        }
-    )
+    scenario: dict[str, Any] = {
+        "series_id": series_id,
+        "growth_per_year": float(growth),
+        "base_flop": float(base_flop),
+        "base_year": float(base_year),
+    }
+    if trajectory is not None and trajectory != hand_set_name(growth):
+        scenario["trajectory"] = trajectory  # hand-set rows keep their hash of version 2
+    return config_hash(scenario)
 
 
 def forecast_rows(
@@ -45,6 +50,22 @@ def forecast_rows(
     return table_from_rows(rows, FORECASTS_SCHEMA)
 
 
+def _years(column: str, interval: YearInterval | None) -> dict[str, float | None]:
+    """`column`, `column_low`, `column_high` of one threshold (+inf, beyond the grid, as null)."""
+    if interval is None:
+        return {column: None, f"{column}_low": None, f"{column}_high": None}
+    return {
+        column: interval.median,
+        f"{column}_low": interval.low,
+        f"{column}_high": interval.high if math.isfinite(interval.high) else None,
+    }
+
+
+def already_passed(row: dict[str, Any], as_of_year: float) -> str:
+    """The year columns of a row whose year lies before `as_of_year`, comma-separated."""
+    return ",".join(c for c in FORECAST_YEARS if row.get(c) is not None and row[c] < as_of_year)
+
+
 def forecast_dicts(
     series: SeriesKey,
     limits: SeriesLimits,
@@ -54,11 +75,14 @@ def forecast_dicts(
     provenance: Provenance,
     moving: MovingFrontier | None = None,
 ) -> list[dict[str, Any]]:
-    """The `forecasts` rows of one series, one per growth factor in `settings`, ascending.
+    """The `forecasts` rows of one series: one per trajectory (`inputs.trajectories`), the
+    fitted one first, then the hand-set growth factors ascending.
 
-    Each `*_year` is the fractional year the trajectory reaches the matching threshold
-    (`trajectory.year_reaching_flop`); null where the threshold is null or not finite. The
-    `moving_*` years come from `moving` (`moving.moving_year`), null without it.
+    Each `*_year` is the median fractional year the trajectory's lines reach the matching
+    threshold (`paths.Trajectory.year_interval`), with its interval; null where the threshold is
+    null or not finite. The `moving_*` years come from `moving` (`moving.moving_year` per line),
+    null without it. A year before the newest observed run (or, with no observation, before a
+    hand-set base year) is listed in `already_passed`.
     """
     thresholds = {
         "linear_end_year": limits.linear_end_flop,
@@ -67,22 +91,36 @@ def forecast_dicts(
         "t_crit_year": t_crit_flop,
         "t_limit_year": t_limit_flop,
     }
+    observed = settings.observed
+    as_of = observed.data_as_of if observed is not None else None
+    hashes = observed.observations.hashes or None if observed is not None else None
     rows: list[dict[str, Any]] = []
-    for growth in sorted(settings.growth_per_year):
+    for path in trajectories(settings):
+        years: dict[str, float | None] = {}
+        for column, flop in thresholds.items():
+            years |= _years(column, path.year_interval(flop))
+        years |= _moving_years(moving, path)
+        passed_before = fractional_year(as_of) if as_of is not None else path.base_year
         rows.append(
             {
                 **series.columns(),
-                "growth_per_year": float(growth),
-                "base_flop": settings.base_flop,
-                "base_year": settings.base_year,
-                **{
-                    column: year_reaching_flop(flop, settings.base_flop, settings.base_year, growth)
-                    for column, flop in thresholds.items()
-                },
-                **_moving_years(moving, settings, growth),
+                "growth_per_year": path.growth_per_year,
+                "base_flop": path.base_flop,
+                "base_year": path.base_year,
+                **years,
+                "trajectory": path.name,
+                "growth_per_year_low": path.growth_per_year_low,
+                "growth_per_year_high": path.growth_per_year_high,
+                "already_passed": already_passed(years, passed_before),
+                "data_as_of": as_of,
+                "source_hashes": hashes,
                 "run_id": provenance.run_id,
                 "config_hash": forecast_config_hash(
-                    series.series_id, growth, settings.base_flop, settings.base_year
+                    series.series_id,
+                    path.growth_per_year,
+                    path.base_flop,
+                    path.base_year,
+                    path.name,
                 ),
                 "schema_version": int(provenance.schema_version),
                 "dmlimits_version": provenance.dmlimits_version,
@@ -92,23 +130,17 @@ def forecast_dicts(
     return rows
 
 
-def _moving_years(
-    moving: MovingFrontier | None, settings: ForecastSettings, growth: float
-) -> dict[str, float | None]:
-    """moving_linear_end_year and moving_wall_year of one growth factor (None without `moving`)."""
-    if moving is None:
-        return {"moving_linear_end_year": None, "moving_wall_year": None}
-    years = [y.year for y in moving.years]
-    return {
-        column: moving_year(
-            years,
-            [getattr(y, attr) for y in moving.years],
-            settings.base_flop,
-            settings.base_year,
-            growth,
-        )
-        for column, attr in (
-            ("moving_linear_end_year", "linear_end_flop"),
-            ("moving_wall_year", "first_infeasible_flop"),
-        )
-    }
+def _moving_years(moving: MovingFrontier | None, path: Trajectory) -> dict[str, float | None]:
+    """moving_linear_end_year and moving_wall_year of one trajectory, with intervals (null
+    without `moving`)."""
+    out: dict[str, float | None] = {}
+    for column, attr in (
+        ("moving_linear_end_year", "linear_end_flop"),
+        ("moving_wall_year", "first_infeasible_flop"),
+    ):
+        interval = None
+        if moving is not None:
+            grid = [y.year for y in moving.years]
+            interval = path.moving_interval(grid, [getattr(y, attr) for y in moving.years])
+        out |= _years(column, interval)
+    return out

@@ -6,14 +6,19 @@ raises `ConfigError`, whose message is one line: ``<dotted key> = <value>: <what
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 from dataclasses import dataclass
 
+from pipeline.forecast.observed import FrontierRule, FrontierSettings, ObservedFrontier
 from pipeline.schema import bounds
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.section import Section, check_number, plain
 
-FORECAST_KEYS = frozenset({"base_flop", "base_year", "growth_per_year", "moving_frontier_years"})
+FORECAST_KEYS = frozenset(
+    {"fitted", "base_flop", "base_year", "growth_per_year", "moving_frontier_years"}
+)
+FITTED_KEYS = frozenset({"rule", "top_n", "window_start", "window_end"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +33,10 @@ class ForecastSettings:
     """g, growth factors per year (> 1, distinct), one forecast scenario each ((4.0, 5.0))."""
     moving_frontier_years: tuple[float, ...] = ()
     """Years of projected hardware the moving frontier is evaluated on (ascending; () = off)."""
+    fitted: FrontierSettings | None = None
+    """How the frontier is fitted to observed runs (`forecast.fitted`); None: hand-set only."""
+    observed: ObservedFrontier | None = None
+    """The sources read and the fit, once the run has observed them (`inputs.observe_frontier`)."""
 
 
 def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettings:
@@ -51,7 +60,37 @@ def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettin
         raise ConfigError(fc.key("growth_per_year"), list(growth), "must hold distinct factors")
     off = not fc.has("moving_frontier_years") or fc.raw("moving_frontier_years", "") is None
     years = () if off else _moving_years(fc)
-    return ForecastSettings(base_flop, base_year, growth, years)
+    fitted = _fitted(fc) if fc.has("fitted") else None
+    return ForecastSettings(base_flop, base_year, growth, years, fitted)
+
+
+def _date(section: Section, key: str, *, optional: bool) -> dt.date | None:
+    """A YYYY-MM-DD string (null allowed when `optional`)."""
+    allowed = "must be a date written YYYY-MM-DD" + (" or null" if optional else "")
+    value = section.raw(key, allowed)
+    if value is None and optional:
+        return None
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value
+    if not isinstance(value, str) or len(value) != len("YYYY-MM-DD"):
+        raise ConfigError(section.key(key), value, allowed)
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(section.key(key), value, allowed) from None
+
+
+def _fitted(fc: Section) -> FrontierSettings | None:
+    """`forecast.fitted`: null, or the frontier rule and the window of the fit."""
+    if fc.raw("fitted", "must be a mapping or null") is None:
+        return None
+    node = fc.section("fitted", FITTED_KEYS)
+    rule = FrontierRule(node.choice("rule", [r.value for r in FrontierRule]))
+    start = _date(node, "window_start", optional=False)
+    end = _date(node, "window_end", optional=True)
+    if start is None or (end is not None and end <= start):
+        raise ConfigError(node.key("window_end"), str(end), "must be null or after window_start")
+    return FrontierSettings(rule, node.integer("top_n", maximum=1000), start, end)
 
 
 def _moving_years(fc: Section) -> tuple[float, ...]:

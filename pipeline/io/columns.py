@@ -24,8 +24,9 @@ import pyarrow as pa
 
 SCHEMA_VERSION = 3
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
-in `series_id`, the run and physics columns of `points`; 3: how a series ended and its wall,
-the closed forms' inputs, power and energy)."""
+in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
+`forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
+and its wall, the closed forms' inputs, power and energy)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -184,6 +185,17 @@ PROVENANCE_FIELDS = [
 d_model; `thresholds` and `series`: equal to `series_id`), this schema's version, the package
 version, and the UTC time the rows were built."""
 
+FORECAST_YEARS = (
+    "linear_end_year",
+    "last_feasible_year",
+    "wall_year",
+    "t_crit_year",
+    "t_limit_year",
+    "moving_linear_end_year",
+    "moving_wall_year",
+)
+"""The year columns of `forecasts`, each with a `<name>_low` and `<name>_high` interval."""
+
 FORECAST_FIELDS = [
     _required("growth_per_year", pa.float64()),
     _required("base_flop", pa.float64()),
@@ -196,11 +208,31 @@ FORECAST_FIELDS = [
     _optional("moving_linear_end_year", pa.float64()),
     _optional("moving_wall_year", pa.float64()),
 ]
-"""One growth scenario of a series (`pipeline.forecast`): the trajectory C(y) = base_flop ·
-growth_per_year^(y − base_year) and the fractional years it reaches the series' limits; a year
-is null where its threshold is null. The `moving_*` years are reached on each year's projected
-hardware (the `frontier` table); null when the run has no moving frontier or the trajectory does
-not reach the threshold by the last projected year."""
+FORECAST_TRAJECTORY_FIELDS = [
+    _optional("trajectory", pa.string()),
+    _optional("growth_per_year_low", pa.float64()),
+    _optional("growth_per_year_high", pa.float64()),
+    *(
+        _optional(f"{year}_{end}", pa.float64())
+        for year in FORECAST_YEARS
+        for end in ("low", "high")
+    ),
+    _optional("already_passed", pa.string()),
+    _optional("data_as_of", pa.date32()),
+    _optional("source_hashes", pa.string()),
+]
+FORECAST_FIELDS += FORECAST_TRAJECTORY_FIELDS
+"""One trajectory of a series (`pipeline.forecast`): `trajectory` names it (`fitted`, the
+frontier fitted to observed runs, or `hand_set_<g>x`), C(y) = base_flop · growth_per_year^(y −
+base_year) its central line, and each `*_year` the median fractional year its lines reach the
+series' limit, `*_year_low`/`*_year_high` the 5th-95th percentile (equal to the year for a
+hand-set line); a year is null where its threshold is null. The `moving_*` years are reached on
+each year's projected hardware (the `frontier` table); null when the run has no moving frontier
+or the trajectory does not reach the threshold by the last projected year (a `_high` alone null:
+more than 5% of the lines do not). `already_passed` lists the year columns before `data_as_of`
+(the newest observed run; comma-separated, "" for none); `source_hashes` names the source
+copies (`<source>=<sha256>`, comma-separated), null when the run read no source. Rows of schema
+version 2 lack the columns from `trajectory` on."""
 
 HARDWARE_FIELDS = [
     _required("flop_per_clock_per_thread", pa.float64()),
@@ -398,8 +430,54 @@ growth per year with a bootstrap interval, doubling time, the fitted line, and G
 published growth where they give one. Fit columns are null when the metric has fewer than two
 releases in different years."""
 
+SOURCES_FIELDS = [
+    _required("source", pa.string()),
+    _required("location", pa.string()),
+    _required("content_hash", pa.string()),
+    _required("snapshot_date", pa.date32()),
+    _optional("fetched_at", TIMESTAMP_UTC),
+    _required("age_days", pa.float64()),
+    _required("stale", pa.bool_()),
+    _optional("stale_reason", pa.string()),
+    _required("rows_read", pa.int64()),
+    _required("rows_rejected", pa.int64()),
+    _optional("newest_date", pa.date32()),
+    _optional("licence", pa.string()),
+]
+"""One source a run read (`pipeline.sources`): where from, which copy (SHA-256 of the body),
+how old, whether it is stale (a failed fetch served the last good copy), and its rows."""
+
+OBSERVED_RUNS_FIELDS = [
+    _required("source", pa.string()),
+    _required("content_hash", pa.string()),
+    _required("line", pa.int64()),
+    _required("model", pa.string()),
+    _optional("organization", pa.string()),
+    _required("publication_date", pa.date32()),
+    _required("publication_year", pa.float64()),
+    _required("training_flop", pa.float64()),
+    _optional("confidence", pa.string()),
+    _optional("epoch_frontier", pa.bool_()),
+    _required("frontier", pa.bool_()),
+]
+"""One usable training run of the frontier-runs source, and whether it defines the fitted
+frontier (`pipeline.forecast.observed`)."""
+
+SOURCE_REJECTS_FIELDS = [
+    _required("source", pa.string()),
+    _required("content_hash", pa.string()),
+    _required("line", pa.int64()),
+    _optional("name", pa.string()),
+    _required("reason", pa.string()),
+    _required("row", pa.string()),
+]
+"""One source row that could not be used, with its line and reason (`pipeline.sources.epoch`)."""
+
 FRONTIER_SCHEMA = pa.schema(SERIES_FIELDS + FRONTIER_FIELDS + PROVENANCE_FIELDS)
 TRENDS_SCHEMA = pa.schema(TRENDS_FIELDS + PROVENANCE_FIELDS)
+SOURCES_SCHEMA = pa.schema(SOURCES_FIELDS + PROVENANCE_FIELDS)
+OBSERVED_RUNS_SCHEMA = pa.schema(OBSERVED_RUNS_FIELDS + PROVENANCE_FIELDS)
+SOURCE_REJECTS_SCHEMA = pa.schema(SOURCE_REJECTS_FIELDS + PROVENANCE_FIELDS)
 
 UNPARTITIONED_TABLES: dict[str, pa.Schema] = {"trends": TRENDS_SCHEMA}
 """Tables written as ROOT/<table>/part-<key>.parquet, without hive partitions: they describe a
@@ -429,6 +507,7 @@ SORT_KEYS: dict[str, tuple[str, ...]] = {
 
 
 ADDED_IN: dict[str, int] = {
+    **{field.name: 3 for field in FORECAST_TRAJECTORY_FIELDS},
     "overrides": 2,
     "moving_linear_end_year": 2,
     "moving_wall_year": 2,

@@ -22,7 +22,8 @@ from typing import Any, NamedTuple
 import polars as pl
 import pyarrow as pa
 
-from pipeline.io.columns import CLOSED_FORM_FIELDS, FORECAST_FIELDS, LIMIT_FIELDS
+from pipeline.forecast.paths import hand_set_name
+from pipeline.io.columns import CLOSED_FORM_FIELDS, FORECAST_YEARS, LIMIT_FIELDS
 from pipeline.io.text import write_text_atomic
 from pipeline.nightly.causes import Cause, find_causes
 from pipeline.nightly.partition import REPORTS_DIR, date_dir, run_dates
@@ -36,8 +37,8 @@ THRESHOLD_COLUMNS = tuple(
     f.name for f in LIMIT_FIELDS + CLOSED_FORM_FIELDS if pa.types.is_floating(f.type)
 )
 """The compared `thresholds` values: limits (spec §11) and closed forms (spec §12)."""
-YEAR_COLUMNS = tuple(f.name for f in FORECAST_FIELDS if f.name.endswith("_year") and f.nullable)
-"""The compared `forecasts` values: the years each limit is reached."""
+YEAR_COLUMNS = FORECAST_YEARS
+"""The compared `forecasts` values: the years each limit is reached (median over the lines)."""
 REL_TOL = 1e-9
 """Values closer than this (relative) are equal: rounding, not a change."""
 
@@ -66,7 +67,12 @@ class Move:
     previous: float | None
     current: float | None
     growth_per_year: float | None = None
-    """The forecast scenario; None for a threshold."""
+    """The forecast trajectory's current growth per year; None for a threshold."""
+    trajectory: str | None = None
+    """The forecast trajectory (`fitted`, `hand_set_4x`); None for a threshold."""
+    previous_interval: tuple[float | None, float | None] | None = None
+    """A forecast year's 5th-95th percentile before (None for a threshold)."""
+    current_interval: tuple[float | None, float | None] | None = None
 
     @property
     def change(self) -> float | None:
@@ -131,6 +137,13 @@ def _same(a: float | None, b: float | None) -> bool:
     return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=0.0)
 
 
+def _interval(row: dict[str, Any], column: str) -> tuple[float | None, float | None] | None:
+    """A forecast year's (low, high) in a row, None for a threshold column or a row without."""
+    if f"{column}_low" not in row:
+        return None
+    return row[f"{column}_low"], row.get(f"{column}_high")
+
+
 def _moves(
     pairs: dict[str, str],
     matches: dict[str, SeriesMatch],
@@ -141,7 +154,7 @@ def _moves(
 ) -> list[Move]:
     """Values of matched series that moved; `pairs` maps a current series_id to its previous one.
 
-    Rows are keyed by `by` (series_id first, then e.g. growth_per_year).
+    Rows are keyed by `by` (series_id first, then e.g. the trajectory).
     """
     if previous is None or current is None:
         return []
@@ -153,11 +166,32 @@ def _moves(
         if before is not None:
             found.append((matches[sid], rest, before, row))
     return [
-        Move(series, c, before[c], after[c], rest[0] if rest else None)
+        Move(
+            series,
+            c,
+            before[c],
+            after[c],
+            after.get("growth_per_year"),
+            rest[0] if rest else None,
+            _interval(before, c),
+            _interval(after, c),
+        )
         for series, rest, before, after in sorted(found, key=lambda f: (f[0].label, f[1]))
         for c in columns
         if not _same(before[c], after[c])
     ]
+
+
+def with_trajectory(forecasts: pl.DataFrame | None) -> pl.DataFrame | None:
+    """Forecasts with `trajectory` filled in: rows of schema version 2 (null) were the hand-set
+    scenario of their growth factor."""
+    if forecasts is None:
+        return None
+    names = [
+        t if t is not None else hand_set_name(g)
+        for t, g in zip(forecasts["trajectory"], forecasts["growth_per_year"], strict=True)
+    ]
+    return forecasts.with_columns(pl.Series("trajectory", names, dtype=pl.String))
 
 
 def _run_ids(frame: pl.DataFrame | None) -> tuple[str, ...]:
@@ -199,10 +233,10 @@ def compare_dates(root: Path, run_date: dt.date) -> ChangeReport:
             _moves(
                 pairs,
                 new,
-                read_table(previous_dir, "forecasts"),
-                read_table(current_dir, "forecasts"),
+                with_trajectory(read_table(previous_dir, "forecasts")),
+                with_trajectory(read_table(current_dir, "forecasts")),
                 YEAR_COLUMNS,
-                ("series_id", "growth_per_year"),
+                ("series_id", "trajectory"),
             )
         ),
         causes=find_causes(previous_dir, current_dir),
@@ -229,11 +263,24 @@ def _change(m: Move) -> str:
     return f"{m.change:+.4g}"
 
 
-def _move_row(m: Move) -> str:
-    growth = "" if m.growth_per_year is None else f" {m.growth_per_year:g}x |"
+def _with_interval(
+    m: Move, value: float | None, interval: tuple[float | None, float | None] | None
+) -> str:
+    shown = _value(m.column, value)
+    if interval is None or value is None or interval[0] == interval[1] == value:
+        return shown
+    low, high = interval
     return (
-        f"| {m.series.label} |{growth} `{m.column}` | {_value(m.column, m.previous)} | "
-        f"{_value(m.column, m.current)} | {_change(m)} |"
+        f"{shown} ({_value(m.column, low)}-{'beyond' if high is None else _value(m.column, high)})"
+    )
+
+
+def _move_row(m: Move) -> str:
+    trajectory = "" if m.trajectory is None else f" {m.trajectory} |"
+    return (
+        f"| {m.series.label} |{trajectory} `{m.column}` | "
+        f"{_with_interval(m, m.previous, m.previous_interval)} | "
+        f"{_with_interval(m, m.current, m.current_interval)} | {_change(m)} |"
     )
 
 
@@ -271,8 +318,8 @@ def render_markdown(report: ChangeReport) -> str:
         lines += ["| series | column | previous | current | change |", "|---|---|---|---|---|"]
         lines += [_move_row(m) for m in report.thresholds]
     if report.forecasts:
-        lines += ["", "## Forecast years moved", ""]
-        lines += ["| series | growth | column | previous | current | change |"]
+        lines += ["", "## Forecast years moved (median, 5th-95th percentile)", ""]
+        lines += ["| series | trajectory | column | previous | current | change |"]
         lines += ["|---|---|---|---|---|---|", *(_move_row(m) for m in report.forecasts)]
     return "\n".join(lines) + "\n"
 
@@ -284,6 +331,9 @@ def report_json(report: ChangeReport) -> dict[str, Any]:
         return {
             "series": m.series._asdict(),
             "growth_per_year": m.growth_per_year,
+            "trajectory": m.trajectory,
+            "previous_interval": None if m.previous_interval is None else list(m.previous_interval),
+            "current_interval": None if m.current_interval is None else list(m.current_interval),
             "column": m.column,
             "previous": m.previous,
             "current": m.current,

@@ -21,22 +21,41 @@ from omegaconf import DictConfig, OmegaConf
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.app.summary import summary_lines
+from pipeline.forecast.inputs import STORE_DIR
+from pipeline.forecast.text import forecast_lines
 from pipeline.io.lock import FLUSH_LOCK_NAME, RunLock
 from pipeline.io.parquet import OutputError, check_writable
 from pipeline.nightly.changes import compare_dates, write_change_report
 from pipeline.nightly.partition import clean_leftovers, new_staging_dir, publish
 from pipeline.nightly.settings import nightly_from_config
-from pipeline.schema.errors import ConfigError
+from pipeline.nightly.tables import read_table
+from pipeline.schema.errors import ConfigError, InputError
 
 EXIT_BAD_INPUT = 2
 """As `pipeline.cli.main.EXIT_BAD_INPUT`."""
 
 
-def _staged(cfg: DictConfig, staging: Path) -> DictConfig:
-    """A copy of the config that writes its dataset into `staging`."""
+def _staged(cfg: DictConfig, staging: Path, root: Path) -> DictConfig:
+    """A copy of the config that writes its dataset into `staging`, and keeps the sources'
+    copies under the nightly root (ROOT/snapshots, shared by every date) unless
+    `sources.store` names another place."""
     staged = cfg.copy()
     OmegaConf.update(staged, "output.root", str(staging), merge=False)
+    if (
+        OmegaConf.select(staged, "sources") is not None
+        and OmegaConf.select(staged, "sources.store") is None
+    ):
+        OmegaConf.update(staged, "sources.store", str(root / STORE_DIR), merge=False)
     return staged
+
+
+def forecast_summary(directory: Path) -> list[str]:
+    """The forecast years of a published partition, for the run's summary."""
+    forecasts = read_table(directory, "forecasts")
+    if forecasts is None:
+        return []
+    moving = read_table(directory, "frontier", ("series_id",)) is not None
+    return forecast_lines(forecasts.to_dicts(), moving_frontier=moving)
 
 
 def _refuse_multirun(run_date: object) -> None:
@@ -60,17 +79,19 @@ def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
                 print(f"dmlimits: {action}", file=sys.stderr)
             staging = new_staging_dir(root, settings.run_date)
             try:
-                report = execute_plan(plan_run(_staged(cfg, staging)), progress=progress)
+                report = execute_plan(plan_run(_staged(cfg, staging, root)), progress=progress)
                 (staging / FLUSH_LOCK_NAME).unlink(missing_ok=True)  # the staging root was ours
                 final = publish(staging, root, settings.run_date)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)  # a failed run, or the replaced one
             changes = compare_dates(root, settings.run_date)
             markdown, data = write_change_report(root, changes)
-    except (ConfigError, OutputError) as err:
+    except (ConfigError, InputError, OutputError) as err:
         print(f"dmlimits: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     for line in summary_lines(report.summaries, str(final), report.seconds, report.points):
+        print(line)
+    for line in forecast_summary(final):
         print(line)
     since = changes.previous_date.isoformat() if changes.previous_date else "no earlier run"
     print(

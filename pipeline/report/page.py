@@ -1,4 +1,4 @@
-"""The report's index.html: the charts, then the thresholds and forecasts tables.
+"""The report's index.html: the charts, the thresholds and forecasts tables, the latest changes.
 
 Self-contained: inline CSS, no script, no external resource. Images are referenced by file name
 beside the page, or embedded as data: URIs (`embed=True`) for a single file to send around.
@@ -13,6 +13,8 @@ from pathlib import Path
 
 import polars as pl
 
+from pipeline.forecast.text import trajectory_text, year_text
+
 THRESHOLD_COLUMNS = (
     ("linear_end_flop", "linear-scaling end (FLOP)"),
     ("linear_end_basis", "measured against"),
@@ -24,15 +26,14 @@ THRESHOLD_COLUMNS = (
     ("t_limit_flop", "T_limit (FLOP)"),
 )
 FORECAST_COLUMNS = (
-    ("growth_per_year", "growth per year"),
     ("linear_end_year", "linear-scaling end"),
-    ("last_feasible_year", "last feasible"),
+    ("moving_linear_end_year", "linear-scaling end, moving hardware"),
     ("wall_year", "wall"),
+    ("moving_wall_year", "wall, moving hardware"),
     ("t_crit_year", "T_crit"),
     ("t_limit_year", "T_limit"),
-    ("moving_linear_end_year", "linear-scaling end, moving"),
-    ("moving_wall_year", "wall, moving"),
 )
+"""Forecast years shown: median (5th-95th percentile), frozen and moving hardware."""
 ENDED_BY = {
     "wall": "an infeasible size",
     "utilization_collapse": "utilization < 0.001",
@@ -58,15 +59,12 @@ def _cell(column: str, value: object, row: dict[str, object]) -> str:
             text = "the power budget"
         return html.escape(text)
     if isinstance(value, float):
-        if column == "growth_per_year":
-            return f"{value:g}×"
         if column.endswith("_flop"):
             return f"{value:.2e}"
         if column.endswith("_year"):
-            base = row.get("base_year")
-            if isinstance(base, float) and value < base:  # the threshold lies below base_flop
-                return f"passed ({value:.1f})"
             return f"{value:.1f}"
+        if column == "growth_per_year":
+            return f"{value:g}×"
         return f"{value:.3f}"
     return html.escape(str(value))
 
@@ -87,6 +85,32 @@ def _html_table(
     )
 
 
+def _forecast_table(forecasts: pl.DataFrame, labels: dict[str, str], moving_frontier: bool) -> str:
+    """Forecast years per series and trajectory, with intervals and "already passed"."""
+    head = "".join(f"<th>{html.escape(title)}</th>" for _, title in FORECAST_COLUMNS)
+    ordered = forecasts.sort("hardware", "scaling", "batch_law", "growth_per_year")
+    body = "\n".join(
+        f"<tr><td>{html.escape(labels.get(row['series_id'], row['series_id']))}</td>"
+        f"<td>{html.escape(trajectory_text(row))}</td>"
+        + "".join(
+            f"<td>{html.escape(year_text(row, c, moving_frontier))}</td>"
+            for c, _ in FORECAST_COLUMNS
+        )
+        + "</tr>"
+        for row in ordered.iter_rows(named=True)
+    )
+    as_of = forecasts["data_as_of"].drop_nulls() if "data_as_of" in forecasts.columns else None
+    data = f", data as of {as_of[0]}" if as_of is not None and len(as_of) else ""
+    caption = (
+        "Year frontier training compute reaches each limit: median (5th-95th percentile of the "
+        f"fit's bootstrap){data}; a hand-set trajectory has no interval."
+    )
+    return (
+        f"<table><caption>{html.escape(caption)}</caption>\n"
+        f"<tr><th>series</th><th>trajectory</th>{head}</tr>\n{body}\n</table>"
+    )
+
+
 def _image(path: Path, alt: str, embed: bool) -> str:
     if embed:
         data = base64.b64encode(path.read_bytes()).decode("ascii")
@@ -103,8 +127,12 @@ def render_page(
     forecasts: pl.DataFrame | None,
     labels: dict[str, str],
     embed: bool = False,
+    *,
+    moving_frontier: bool = False,
+    changes: str | None = None,
 ) -> str:
-    """The whole page: a heading, each (PNG, caption), the thresholds and forecasts tables."""
+    """The whole page: a heading, each (PNG, caption), the thresholds and forecasts tables, and
+    the latest change report (its Markdown as text) when there is one."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -126,17 +154,8 @@ def render_page(
         ),
     ]
     if forecasts is not None:
-        parts += [
-            "<h2>Forecasts</h2>",
-            _html_table(
-                forecasts.sort("hardware", "scaling", "batch_law", "growth_per_year"),
-                labels,
-                FORECAST_COLUMNS,
-                f"Year frontier training compute reaches each limit, from "
-                f"{forecasts['base_flop'][0]:.1e} FLOP in {forecasts['base_year'][0]:g}; "
-                "passed: the limit lies below that base (the year is the trajectory run "
-                "backwards); moving: on each year's projected hardware.",
-            ),
-        ]
+        parts += ["<h2>Forecasts</h2>", _forecast_table(forecasts, labels, moving_frontier)]
+    if changes is not None:
+        parts += ["<h2>Latest change report</h2>", f"<pre>{html.escape(changes)}</pre>"]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

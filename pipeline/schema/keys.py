@@ -32,6 +32,7 @@ ROOT_NODES: Mapping[str, frozenset[str] | None] = {
     "constraints": None,  # pipeline.schema.power
     "sweep": None,  # pipeline.sweep.expand
     "forecast": None,  # pipeline.forecast.settings
+    "sources": None,  # pipeline.sources.settings
     "execution": None,  # pipeline.execute.settings
     "output": OUTPUT_KEYS,
 }

@@ -23,7 +23,14 @@ GENERATIONS = (
     "mi300x",
     "mi325x",
 )
-DOCUMENT_WORDS = ("datasheet", "whitepaper", "press release", "user guide", "specifications")
+DOCUMENT_WORDS = (
+    "datasheet",
+    "whitepaper",
+    "press release",
+    "user guide",
+    "specifications",
+    "dataset",
+)
 CAPACITY_TOLERANCE = 0.05
 """Relative tolerance on Gholami et al.'s rounded 2016-2022 ratios (~5x and ~46x)."""
 

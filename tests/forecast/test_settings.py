@@ -2,18 +2,45 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 from pipeline.forecast import ForecastSettings, forecast_from_config
+from pipeline.forecast.observed import FrontierRule, FrontierSettings
 from pipeline.schema import ConfigError, compose_config
 
 DEFAULT = {"base_flop": 5.0e25, "base_year": 2024, "growth_per_year": [4.0, 5.0]}
 
 
 def test_forecast_settings_default_file() -> None:
-    """conf/forecast/default.yaml: 5e25 FLOP in 2024, growing 4x and 5x per year."""
+    """conf/forecast/default.yaml: the frontier fitted on Epoch's flag from 2018, and the hand-set
+    5e25 FLOP in 2024 growing 4x and 5x per year."""
     settings = forecast_from_config(compose_config().forecast)
+    fitted = FrontierSettings(FrontierRule.EPOCH_FLAG, 10, dt.date(2018, 1, 1), None)
+    assert settings == ForecastSettings(5e25, 2024.0, (4.0, 5.0), fitted=fitted)
+
+
+def test_forecast_settings_hand_set_file_fits_nothing() -> None:
+    """forecast=hand_set keeps the hand-set scenarios and switches the fit off."""
+    settings = forecast_from_config(compose_config(["forecast=hand_set"]).forecast)
     assert settings == ForecastSettings(5e25, 2024.0, (4.0, 5.0))
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("forecast.fitted.rule=largest", "forecast.fitted.rule"),
+        ("forecast.fitted.window_start=2018", "forecast.fitted.window_start"),
+        ("forecast.fitted.window_end='2017-01-01'", "forecast.fitted.window_end"),
+        ("forecast.fitted.top_n=0", "forecast.fitted.top_n"),
+    ],
+)
+def test_forecast_settings_bad_fit_is_a_one_line_config_error(override: str, key: str) -> None:
+    """A bad rule, date, window or N names its key."""
+    with pytest.raises(ConfigError) as err:
+        forecast_from_config(compose_config([override]).forecast)
+    assert err.value.key == key
 
 
 @pytest.mark.parametrize(

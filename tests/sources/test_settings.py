@@ -11,14 +11,14 @@ from pipeline.sources.settings import SourceKind, sources_from_config
 
 def test_sources_default_reads_the_shipped_snapshots() -> None:
     """The default needs no network: both sources are package data."""
-    settings = sources_from_config(compose_config(["+sources=default"]).sources)
+    settings = sources_from_config(compose_config([]).sources)
     assert [s.kind for s in settings.specs] == [SourceKind.PACKAGE, SourceKind.PACKAGE]
     assert settings.store is None
 
 
 def test_sources_live_points_at_epoch_urls() -> None:
     """sources=live fetches Epoch AI's CSVs and keeps the default fetch policy."""
-    settings = sources_from_config(compose_config(["+sources=live"]).sources)
+    settings = sources_from_config(compose_config(["sources=live"]).sources)
     assert [s.location for s in settings.specs] == [
         "https://epoch.ai/data/notable_ai_models.csv",
         "https://epoch.ai/data/ml_hardware.csv",
@@ -37,7 +37,7 @@ def test_sources_live_points_at_epoch_urls() -> None:
 )
 def test_sources_bad_value_is_a_one_line_config_error(override: str, key: str) -> None:
     """A bad fetch setting or location names its key."""
-    cfg = compose_config(["+sources=default", override])
+    cfg = compose_config([override])
     with pytest.raises(ConfigError) as err:
         sources_from_config(cfg.sources)
     assert err.value.key == key

@@ -1,0 +1,102 @@
+"""Forecast years as text: the nightly summary, the report page and the README table.
+
+Works on `forecasts` rows as dicts (`frame.to_dicts()`), so any reader can use it. A year is
+shown as its median with the 5th-95th percentile, "already passed" when its column is listed in
+the row's `already_passed`, "not reached" when the moving frontier does not reach it by the last
+projected year, and "-" when the series has no such threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pipeline.forecast.paths import FITTED
+
+SHOWN_YEARS = (
+    ("linear_end_year", "linear end"),
+    ("moving_linear_end_year", "linear end, moving hw"),
+    ("wall_year", "wall"),
+    ("moving_wall_year", "wall, moving hw"),
+)
+"""The year columns a summary shows, frozen and moving hardware side by side."""
+
+
+def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False) -> str:
+    """One year of a row: "2028.9 (2028.5-2029.3)", "already passed", "not reached" (a moving
+    year of a run with a moving frontier, beyond its last projected year) or "-"."""
+    year = row.get(column)
+    if column in str(row.get("already_passed") or "").split(","):
+        return "already passed"
+    if year is None:
+        return "not reached" if moving_frontier and column.startswith("moving_") else "-"
+    low, high = row.get(f"{column}_low"), row.get(f"{column}_high")
+    if low is None or (low == year and high == year):
+        return f"{year:.1f}"
+    return f"{year:.1f} ({low:.1f}-{'later' if high is None else f'{high:.1f}'})"
+
+
+def trajectory_text(row: Mapping[str, Any]) -> str:
+    """The trajectory of a row: "fitted 4.62x/yr (4.21-5.07)" or "hand-set 4x/yr"."""
+    g = row["growth_per_year"]
+    if row.get("trajectory") == FITTED:
+        return (
+            f"fitted {g:.2f}x/yr ({row['growth_per_year_low']:.2f}-"
+            f"{row['growth_per_year_high']:.2f})"
+        )
+    return f"hand-set {g:g}x/yr"
+
+
+def _series(row: Mapping[str, Any]) -> str:
+    return f"{row['hardware']} / {row['scaling']} / {row['batch_law']}"
+
+
+def _ordered(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Series by name, the fitted trajectory first within each."""
+    return sorted(
+        rows,
+        key=lambda r: (_series(r), r.get("trajectory") != FITTED, r["growth_per_year"]),
+    )
+
+
+def forecast_lines(
+    rows: Sequence[Mapping[str, Any]], moving_frontier: bool = False, limit: int = 24
+) -> list[str]:
+    """The forecast years of a run as plain text lines (a header, then one line per row);
+    `moving_frontier`: the run had one (its null moving years are "not reached")."""
+    if not rows:
+        return []
+    as_of = next((r["data_as_of"] for r in rows if r.get("data_as_of") is not None), None)
+    head = "forecast years: median (5th-95th percentile)"
+    lines = [head + (f", data as of {as_of}" if as_of is not None else "")]
+    widths = [30, 28, *(24 for _ in SHOWN_YEARS)]
+    names = ["series", "trajectory", *(name for _, name in SHOWN_YEARS)]
+    lines.append("  ".join(f"{n:<{w}}" for n, w in zip(names, widths, strict=True)).rstrip())
+    ordered = _ordered(rows)
+    for row in ordered[:limit]:
+        cells = [
+            _series(row),
+            trajectory_text(row),
+            *(year_text(row, c, moving_frontier) for c, _ in SHOWN_YEARS),
+        ]
+        lines.append("  ".join(f"{c:<{w}}" for c, w in zip(cells, widths, strict=True)).rstrip())
+    if len(ordered) > limit:
+        lines.append(f"... and {len(ordered) - limit} more forecast rows")
+    return lines
+
+
+def forecast_markdown(rows: Sequence[Mapping[str, Any]], moving_frontier: bool = False) -> str:
+    """The forecast years as a Markdown table (the report page and the README)."""
+    header = ["series", "trajectory", *(name for _, name in SHOWN_YEARS)]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+    ]
+    for row in _ordered(rows):
+        cells = [
+            _series(row),
+            trajectory_text(row),
+            *(year_text(row, c, moving_frontier) for c, _ in SHOWN_YEARS),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,93 @@
+"""The rows of the `sources`, `observed_runs` and `source_rejects` tables of one run.
+
+Columns: docs/schema.md (the registry in `pipeline.io`). Rows are plain dicts; the caller makes
+them a table against the registered schema and writes it (`pipeline.forecast.tables`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pipeline.catalog.load import fractional_year
+from pipeline.io.rows import Provenance, config_hash
+from pipeline.sources.observe import Observations
+
+
+def _provenance(provenance: Provenance, identity: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "run_id": provenance.run_id,
+        "config_hash": config_hash(identity),
+        "schema_version": int(provenance.schema_version),
+        "dmlimits_version": provenance.dmlimits_version,
+        "created_at": provenance.created_at,
+    }
+
+
+def source_dicts(observations: Observations, provenance: Provenance) -> list[dict[str, Any]]:
+    """One row per source read: where from, which copy, how many rows, stale or not."""
+    rows = []
+    for read in observations.reads:
+        s = read.snapshot
+        rows.append(
+            {
+                "source": s.name,
+                "location": s.spec.location,
+                "content_hash": s.content_hash,
+                "snapshot_date": s.snapshot_date,
+                "fetched_at": s.fetched_at,
+                "age_days": s.age_days,
+                "stale": s.stale,
+                "stale_reason": s.stale_reason,
+                "rows_read": read.rows_read,
+                "rows_rejected": len(read.rejects),
+                "newest_date": read.newest_date,
+                "licence": s.licence,
+                **_provenance(provenance, {"source": s.name, "content_hash": s.content_hash}),
+            }
+        )
+    return rows
+
+
+def observed_run_dicts(
+    observations: Observations, frontier: Sequence[bool], provenance: Provenance
+) -> list[dict[str, Any]]:
+    """One row per usable training run; `frontier[i]` says whether run i defines the fit."""
+    read = observations.read("frontier_runs")
+    digest = read.snapshot.content_hash if read is not None else ""
+    return [
+        {
+            "source": "frontier_runs",
+            "content_hash": digest,
+            "line": run.line,
+            "model": run.model,
+            "organization": run.organization,
+            "publication_date": run.publication_date,
+            "publication_year": fractional_year(run.publication_date),
+            "training_flop": run.training_flop,
+            "confidence": run.confidence,
+            "epoch_frontier": run.epoch_frontier,
+            "frontier": bool(flag),
+            **_provenance(provenance, {"content_hash": digest, "line": run.line}),
+        }
+        for run, flag in zip(observations.runs, frontier, strict=True)
+    ]
+
+
+def reject_dicts(observations: Observations, provenance: Provenance) -> list[dict[str, Any]]:
+    """One row per refused source row, with its line and reason."""
+    return [
+        {
+            "source": read.snapshot.name,
+            "content_hash": read.snapshot.content_hash,
+            "line": reject.line,
+            "name": reject.name,
+            "reason": reject.reason,
+            "row": reject.row,
+            **_provenance(
+                provenance, {"content_hash": read.snapshot.content_hash, "line": reject.line}
+            ),
+        }
+        for read in observations.reads
+        for reject in read.rejects
+    ]

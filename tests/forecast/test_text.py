@@ -1,0 +1,50 @@
+"""Forecast years as text: medians with intervals, already passed, not reached."""
+
+from __future__ import annotations
+
+from pipeline.forecast.text import forecast_lines, forecast_markdown, year_text
+
+FITTED_ROW = {
+    "hardware": "h100_sxm", "scaling": "dense", "batch_law": "critical",
+    "trajectory": "fitted", "growth_per_year": 4.62, "growth_per_year_low": 4.23,
+    "growth_per_year_high": 5.08, "linear_end_year": 2028.9, "linear_end_year_low": 2028.5,
+    "linear_end_year_high": 2029.3, "wall_year": 2034.0, "wall_year_low": 2033.3,
+    "wall_year_high": None, "moving_linear_end_year": None, "moving_wall_year": None,
+    "t_crit_year": 2023.5, "already_passed": "t_crit_year", "data_as_of": "2025-04-10",
+}  # fmt: skip
+HAND_SET_ROW = {
+    **FITTED_ROW, "trajectory": "hand_set_4x", "growth_per_year": 4.0,
+    "linear_end_year": 2028.3, "linear_end_year_low": 2028.3, "linear_end_year_high": 2028.3,
+    "already_passed": "",
+}  # fmt: skip
+
+
+def test_year_text_shows_the_interval_and_an_open_end() -> None:
+    """A fitted year prints its 5th-95th percentile; a missing upper end reads 'later'."""
+    assert year_text(FITTED_ROW, "linear_end_year") == "2028.9 (2028.5-2029.3)"
+    assert year_text(FITTED_ROW, "wall_year") == "2034.0 (2033.3-later)"
+
+
+def test_year_text_says_already_passed_not_a_past_year() -> None:
+    """A year listed in already_passed is never printed as a year."""
+    assert year_text(FITTED_ROW, "t_crit_year") == "already passed"
+
+
+def test_year_text_tells_not_reached_from_no_threshold() -> None:
+    """A null moving year is 'not reached' only when the run had a moving frontier."""
+    assert year_text(FITTED_ROW, "moving_wall_year", moving_frontier=True) == "not reached"
+    assert year_text(FITTED_ROW, "moving_wall_year") == "-"
+
+
+def test_year_text_hand_set_year_has_no_interval() -> None:
+    """A hand-set line's degenerate interval is not printed."""
+    assert year_text(HAND_SET_ROW, "linear_end_year") == "2028.3"
+
+
+def test_forecast_lines_list_the_fitted_trajectory_first() -> None:
+    """The summary names the data's date, and per series the fitted row comes first."""
+    lines = forecast_lines([HAND_SET_ROW, FITTED_ROW])
+    assert "data as of 2025-04-10" in lines[0]
+    assert "fitted 4.62x/yr (4.23-5.08)" in lines[2]
+    assert "hand-set 4x/yr" in lines[3]
+    assert forecast_markdown([FITTED_ROW]).count("\n") == 3

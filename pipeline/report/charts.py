@@ -18,7 +18,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from pipeline.report.selection import Selection
+from pipeline.report.selection import Selection, scenario_labels
 
 FIGSIZE_IN = (12.0, 7.0)
 DPI = 100
@@ -41,6 +41,12 @@ STEP_SHARES = (
     ("t_dp_comm_s", "DP"),
     ("t_latency_paid_s", "latency"),
 )
+
+
+def series_labels(thresholds: pl.DataFrame) -> dict[str, str]:
+    """series_id -> its scenario label from the thresholds alone (`selection.scenario_labels`
+    without the sweep values, which live in the `series` table)."""
+    return scenario_labels(thresholds, None)
 
 
 def _feasible(points: pl.DataFrame, series_id: str) -> pl.DataFrame:

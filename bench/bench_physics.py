@@ -22,7 +22,7 @@ from pipeline.schema import compose_config, load_scenario
 SWITCHES_OFF = {
     "physics.attention": "false",
     "physics.memory_bound_ops": "false",
-    "physics.gpu_memory": "false",
+    "physics.memory_check": "aggregate",
     "physics.recompute": "none",
     "physics.zero_stage": "0",
     "physics.whole_sequences": "false",
@@ -45,9 +45,9 @@ VARIANTS: dict[str, list[str]] = {
     "efficiencies only": alone(),
     "attention": alone(attention="true"),
     "memory_bound_ops (fused)": alone(memory_bound_ops="true"),
-    "gpu_memory (recompute none, ZeRO-0)": alone(gpu_memory="true"),
-    "gpu_memory + recompute auto + ZeRO-1": alone(
-        gpu_memory="true", recompute="auto", zero_stage="1"
+    "memory_check=per_gpu (recompute none, ZeRO-0)": alone(memory_check="per_gpu"),
+    "memory_check=per_gpu + recompute auto + ZeRO-1": alone(
+        memory_check="per_gpu", recompute="auto", zero_stage="1"
     ),
     "whole_sequences": alone(whole_sequences="true"),
     "tensor_parallel=1d (1-D TP + sequence parallel only)": alone(tensor_parallel="1d"),

@@ -2,7 +2,9 @@
 
 The option keys are the fields of `SearchOptions` and `Quirks` themselves, so the config
 and the model cannot drift apart silently: a new field is a missing key until the YAML
-gains it. A fixed layout is checked against the network here (spec §5.2); whether it
+gains it. Three fields are not keys here: recomputation, the memory check and whole
+sequences each have their one switch in the physics group (`PHYSICS_OWNED`,
+`pipeline/schema/physics.py`). A fixed layout is checked against the network here (spec §5.2); whether it
 fits a model shape is `fixed_layout_misfit` (a sweep records a misfit as an infeasible
 point) or `validate_fixed_layout` (raises).
 """
@@ -26,6 +28,8 @@ LAYOUT_KEYS = frozenset({"n_gpu", *DEGREES, "microbatches", "zero_bubble"})
 INTEGER_MINIMUM = {"max_cluster_doublings": 0}
 """Integer options that may be 0; every other integer option must be positive."""
 LAYOUT_PATH = "parallelism.layout"
+PHYSICS_OWNED = frozenset({"activation_recompute", "memory_check", "whole_sequences"})
+"""Option and quirk fields set from the physics group (`PhysicsSettings.search_options`)."""
 
 
 def _read_fields(section: Section, cls: Any) -> dict[str, Any]:
@@ -33,7 +37,7 @@ def _read_fields(section: Section, cls: Any) -> dict[str, Any]:
     values: dict[str, Any] = {}
     template = cls()
     for field in fields(cls):
-        if field.name == "quirks":
+        if field.name == "quirks" or field.name in PHYSICS_OWNED:
             continue
         default = getattr(template, field.name)
         if isinstance(default, bool):
@@ -50,7 +54,7 @@ def _read_fields(section: Section, cls: Any) -> dict[str, Any]:
 
 def options_from_config(node: object, path: str = "parallelism") -> SearchOptions:
     """SearchOptions and Quirks of one parallelism node (spec §7, §9-§11, §14)."""
-    option_keys = {f.name for f in fields(SearchOptions)}
+    option_keys = {f.name for f in fields(SearchOptions)} - PHYSICS_OWNED
     par = Section(plain(node, path), path, option_keys | {"name", "layout"})
     par.name("name")
     values = _read_fields(par, SearchOptions)
@@ -58,7 +62,7 @@ def options_from_config(node: object, path: str = "parallelism") -> SearchOption
         raise ConfigError(
             par.key("one_f_one_b"), False, "one_f_one_b or zero_bubble must be true (no schedule)"
         )
-    quirks = par.section("quirks", {f.name for f in fields(Quirks)})
+    quirks = par.section("quirks", {f.name for f in fields(Quirks)} - PHYSICS_OWNED)
     return SearchOptions(**values, quirks=Quirks(**_read_fields(quirks, Quirks)))
 
 

@@ -1,14 +1,28 @@
-"""conf/physics/*.yaml -> Physics: which extensions of the paper's model are on (docs/model.md).
+"""conf/physics/*.yaml -> Physics and the paper model's own switches: one owner per concept.
 
-The keys are the fields of `Physics` and `Efficiency` themselves (durations in microseconds
-in the config, `_us`, seconds in the model, `_s`), so config and model cannot drift apart:
-a new field is a missing key until the YAML gains it.
+The keys are the fields of `Physics` and `Efficiency` (durations in microseconds in the
+config, `_us`, seconds in the model, `_s`), with one exception: `memory_check` (none |
+aggregate | per_gpu) is the single switch of the memory check, read into `Physics.gpu_memory`
+and `SearchOptions.memory_check`. Three concepts have one key each, here:
+
+- `recompute` (none | selective | full | auto): activation recomputation;
+- `memory_check`: no check, the paper's cluster-wide check (spec §9), or every GPU's own;
+- `whole_sequences`: microbatches of whole sequences (quirk Q3 off).
+
+When every other extension is off (the paper's model), full recomputation and whole
+sequences are the paper's own options (spec §7's ×4/3 compute and ×1.5 TP and PP/EP
+traffic; quirk Q3) and run through Part I's code; otherwise Part II's per-layer recompute
+and whole-sequence microbatches apply, and the paper's factors do not apply a second time.
+A combination that means nothing is refused in one line (`check_switches`).
 """
 
 from __future__ import annotations
 
-from dataclasses import fields
+import dataclasses
+from dataclasses import dataclass, fields
+from enum import StrEnum
 
+from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.switches import Efficiency, Fusion, Physics, Recompute, TensorParallel
 from pipeline.schema import units
 from pipeline.schema.errors import ConfigError
@@ -18,6 +32,17 @@ SECONDS_SUFFIX = "_s"
 CONFIG_TIME_SUFFIX = "_us"
 
 
+class MemoryCheck(StrEnum):
+    """What a layout's memory is checked against (`physics.memory_check`)."""
+
+    NONE = "none"
+    """No check: every layout counts as fitting."""
+    AGGREGATE = "aggregate"
+    """The paper's check: weights and optimizer state of the whole cluster within its HBM (spec §9)."""
+    PER_GPU = "per_gpu"
+    """Every GPU holds its weights, gradients, optimizer state and activations (docs/model.md R.4)."""
+
+
 def config_key(field_name: str) -> str:
     """The config spelling of a model field: durations in microseconds (`_s` -> `_us`)."""
     if field_name.endswith(SECONDS_SUFFIX):
@@ -25,10 +50,43 @@ def config_key(field_name: str) -> str:
     return field_name
 
 
-PHYSICS_KEYS = frozenset(f.name for f in fields(Physics))
-"""Every key of a physics node (declared from the dataclass)."""
+PHYSICS_KEYS = frozenset(f.name for f in fields(Physics)) - {"gpu_memory"} | {"memory_check"}
+"""Every key of a physics node (declared from the dataclass; `memory_check` for `gpu_memory`)."""
 EFFICIENCY_KEYS = frozenset(config_key(f.name) for f in fields(Efficiency))
 """Every key of a physics node's `efficiency` mapping (declared from the dataclass)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PhysicsSettings:
+    """The physics group: the extensions and the memory check, each concept read once."""
+
+    physics: Physics
+    memory_check: MemoryCheck
+    recompute: Recompute
+    """The configured mode; `physics.recompute` holds it unless the paper's model runs it."""
+    whole_sequences: bool
+    """The configured switch; `physics.whole_sequences` holds it unless quirk Q3 does."""
+
+    @property
+    def paper_model(self) -> bool:
+        """True when the paper's code path runs: every extension off but these two switches."""
+        return self.physics.is_paper
+
+    def search_options(self, options: SearchOptions) -> SearchOptions:
+        """`options` with the switches the paper's model reads set from this group."""
+        paper = self.paper_model
+        return dataclasses.replace(
+            options,
+            activation_recompute=paper and self.recompute is Recompute.FULL,
+            memory_check=self.memory_check is not MemoryCheck.NONE,
+            quirks=dataclasses.replace(
+                options.quirks, whole_sequences=paper and self.whole_sequences
+            ),
+        )
+
+
+PAPER_SETTINGS = PhysicsSettings(Physics(), MemoryCheck.AGGREGATE, Recompute.NONE, False)
+"""A scenario without a physics node: the paper's model with its memory check."""
 
 
 def efficiency_from_config(section: Section) -> Efficiency:
@@ -46,19 +104,21 @@ def efficiency_from_config(section: Section) -> Efficiency:
     return Efficiency(**values)  # type: ignore[arg-type]
 
 
-def physics_from_config(node: object, path: str = "physics") -> Physics:
-    """The Physics of one physics node; ConfigError on an unknown, missing or bad key."""
+def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
+    """The physics group of one node; ConfigError on an unknown, missing, bad or
+    contradictory key (`check_switches`)."""
     sec = Section(plain(node, path), path, PHYSICS_KEYS)
     eff = sec.section("efficiency", EFFICIENCY_KEYS)
-    return Physics(
+    memory = MemoryCheck(sec.choice("memory_check", [m.value for m in MemoryCheck]))
+    recompute = Recompute(sec.choice("recompute", [r.value for r in Recompute]))
+    whole = sec.boolean("whole_sequences")
+    extensions = Physics(
         name=sec.string("name"),
         attention=sec.boolean("attention"),
         memory_bound_ops=sec.boolean("memory_bound_ops"),
         fusion=Fusion(sec.choice("fusion", [f.value for f in Fusion])),
-        gpu_memory=sec.boolean("gpu_memory"),
-        recompute=Recompute(sec.choice("recompute", [r.value for r in Recompute])),
+        gpu_memory=memory is MemoryCheck.PER_GPU,
         zero_stage=zero_stage(sec),
-        whole_sequences=sec.boolean("whole_sequences"),
         tensor_parallel=TensorParallel(
             sec.choice("tensor_parallel", [t.value for t in TensorParallel])
         ),
@@ -67,6 +127,37 @@ def physics_from_config(node: object, path: str = "physics") -> Physics:
         max_context_parallel=sec.integer("max_context_parallel"),
         efficiency=efficiency_from_config(eff),
     )
+    check_switches(sec, extensions, memory, recompute, whole)
+    if not extensions.is_paper:  # Part II runs both switches
+        extensions = dataclasses.replace(extensions, recompute=recompute, whole_sequences=whole)
+    return PhysicsSettings(extensions, memory, recompute, whole)
+
+
+def check_switches(
+    sec: Section, physics: Physics, memory: MemoryCheck, recompute: Recompute, whole: bool
+) -> None:
+    """Raise ConfigError on a combination of switches that contradicts itself.
+
+    `auto` picks the fastest recomputation that fits each GPU, so it needs the per-GPU
+    check; `selective` reruns the attention core, so it needs attention; context
+    parallelism splits whole sequences. The paper's model has no selective recomputation.
+    """
+    if recompute is Recompute.AUTO and memory is not MemoryCheck.PER_GPU:
+        raise ConfigError(
+            sec.key("recompute"), recompute.value, "auto needs physics.memory_check=per_gpu"
+        )
+    if recompute is Recompute.SELECTIVE and not physics.attention:
+        raise ConfigError(
+            sec.key("recompute"),
+            recompute.value,
+            "selective recomputes the attention core: it needs physics.attention=true",
+        )
+    if physics.max_context_parallel > 1 and not whole:
+        raise ConfigError(
+            sec.key("max_context_parallel"),
+            physics.max_context_parallel,
+            "context parallelism splits whole sequences: it needs physics.whole_sequences=true",
+        )
 
 
 def zero_stage(sec: Section) -> int:

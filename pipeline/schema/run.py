@@ -3,7 +3,8 @@
 The keys are `layers, hidden, ffn_hidden, heads, kv_heads, vocab, seq_len, mlp,
 global_batch_seqs, microbatch_seqs, tp, pp, dp, cp, ep, interleave, sequence_parallel,
 recompute, zero_stage` and `name`, and the optional `layout_search` (default false: the
-run's own layout; true: the best layout for its model and batch at its GPU count), `experts`
+run's own layout; true: the best layout for its model and batch at its GPU count; the one
+switch that searches a run's layout), `experts`
 (default 1: a dense transformer) and `top_k` (default 1), declared from the `TransformerShape`
 and `RunLayout` fields. They may come from a user's own `--config-dir`; README.md documents them.
 """

@@ -1,7 +1,9 @@
 """conf/scaling/*.yaml and conf/batch/*.yaml -> ScalingLaws, duration and model-size grid.
 
-Spec §1-§2: shape, expert, data and batch laws; the training-time budget (spec §0); the
-d_model grid (spec §2.2), either the paper's rule over a range or an explicit list.
+Spec §1-§2: shape, expert, data and batch laws; the training-time budget (spec §0) in
+months, days or hours (exactly one of `duration_months`, `duration_days`, `duration_hours`);
+the d_model grid (spec §2.2): the paper's rule over a range, the same rule without its lower
+exponent bound (`fine`, for widths below 12288, down to about 1e22 FLOP), or an explicit list.
 """
 
 from __future__ import annotations
@@ -23,12 +25,14 @@ SCALING_KEYS = frozenset(
         "experts",
         "tokens_per_param",
         "seq_len",
-        "duration_months",
+        *("duration_months", "duration_days", "duration_hours"),
         "year_s",
         "grid",
     }
 )
-GRID_KINDS = ("paper", "list")
+DURATION_KEYS = ("duration_months", "duration_days", "duration_hours")
+"""The training-time budget in one of three units: exactly one is a number, the others null."""
+GRID_KINDS = ("paper", "fine", "list")
 GRID_KEYS = frozenset({"kind", "min_d_model", "max_d_model", "d_models"})
 
 BATCH_LAW_KEYS: dict[BatchLawKind, frozenset[str]] = {
@@ -54,7 +58,8 @@ class ScalingSettings:
 def scaling_from_config(node: object, path: str = "scaling") -> ScalingSettings:
     """The scaling laws, training-time budget and model-size grid of one scaling node.
 
-    The budget is duration_months · year_s / 12 (quirk Q5: Model A's year is 3.154e7 s).
+    The budget is duration_months · year_s / 12 (quirk Q5: Model A's year is 3.154e7 s),
+    or duration_days · 86,400 s, or duration_hours · 3,600 s (`duration_from_config`).
     """
     sc = Section(plain(node, path), path, SCALING_KEYS)
     name = sc.name("name")
@@ -74,22 +79,42 @@ def scaling_from_config(node: object, path: str = "scaling") -> ScalingSettings:
         seq_len=sc.integer("seq_len"),
     )
     year_s = sc.number("year_s", "s", maximum=bounds.MAX_YEAR_S)
-    duration_s = sc.si(
-        "duration_months",
-        "months",
-        lambda months: units.months_to_s(months, year_s),
-        bounds.MAX_DURATION_S,
-        "s",
-    )
+    duration_s = duration_from_config(sc, year_s)
     d_models = d_model_grid(sc.raw("grid", "must be a mapping"), sc.key("grid"))
     return ScalingSettings(name, laws, duration_s, year_s, d_models)
+
+
+def duration_from_config(sc: Section, year_s: float) -> float:
+    """The training-time budget in seconds from the one duration key that is not null.
+
+    Months are year_s / 12 (Model A's year, quirk Q5); days 86,400 s; hours 3,600 s.
+    """
+    given = [key for key in DURATION_KEYS if sc.has(key) and sc.raw(key, "") is not None]
+    if len(given) != 1:
+        shown = {key: sc.raw(key, "") for key in DURATION_KEYS if sc.has(key)}
+        raise ConfigError(
+            sc.path,
+            shown,
+            "exactly one of duration_months, duration_days and duration_hours must be a number "
+            "(set the others to null, e.g. scaling.duration_months=null scaling.duration_days=30)",
+        )
+    key = given[0]
+    convert = {
+        "duration_months": lambda months: units.months_to_s(months, year_s),
+        "duration_days": units.days_to_s,
+        "duration_hours": units.hours_to_s,
+    }[key]
+    return sc.si(key, key.removeprefix("duration_"), convert, bounds.MAX_DURATION_S, "s")
 
 
 def d_model_grid(node: object, path: str = "scaling.grid") -> tuple[int, ...]:
     """The ascending d_model values of a grid node (spec §2.2).
 
     ``kind: paper`` takes every f · 2^i (f odd in 1..15, i in 11..21) within
-    [min_d_model, max_d_model], and ``d_models`` must be null. ``kind: list`` takes
+    [min_d_model, max_d_model], and ``d_models`` must be null. ``kind: fine`` is the same rule
+    with i from 7 (`fine_d_model_grid`): below 12288 the paper's rule thins out to steps of
+    1.2-1.5x, the fine rule keeps eight widths per octave (steps at most 9/8, as the paper's
+    grid has at its top) and d_head = 128 still divides every width. ``kind: list`` takes
     ``d_models`` as given (min/max are then unused), which must be strictly ascending
     because a series stops at its first infeasible size (spec §11).
     """
@@ -112,14 +137,34 @@ def d_model_grid(node: object, path: str = "scaling.grid") -> tuple[int, ...]:
     largest = grid.integer("max_d_model")
     if smallest > largest:
         raise ConfigError(grid.key("min_d_model"), smallest, f"must be <= max_d_model = {largest}")
-    d_models = tuple(paper_d_model_grid(smallest, largest))
+    rule = paper_d_model_grid if kind == "paper" else fine_d_model_grid
+    d_models = tuple(rule(smallest, largest))
     if not d_models:
+        exponents = "11..21" if kind == "paper" else f">= {FINE_MIN_EXPONENT}"
         raise ConfigError(
             path,
             {"min_d_model": smallest, "max_d_model": largest},
-            "range must hold at least one paper width f · 2^i (f odd in 1..15, i in 11..21)",
+            f"range must hold at least one {kind} width f · 2^i (f odd in 1..15, i {exponents})",
         )
     return d_models
+
+
+FINE_MIN_EXPONENT = 7
+"""The fine grid's smallest power of two: 2^7 = 128 = d_head divides every width."""
+
+
+def fine_d_model_grid(smallest: int, largest: int) -> list[int]:
+    """Every f · 2^i (f odd in 1..15, i >= 7) within [smallest, largest], ascending.
+
+    In each octave [8·2^k, 16·2^k) these are 8, 9, ..., 15 times 2^k: steps of at most 9/8,
+    the paper's steps at the top of its grid (spec §2.2), at every width.
+    """
+    values: set[int] = set()
+    i = FINE_MIN_EXPONENT
+    while 2**i <= largest:
+        values.update(f * 2**i for f in range(1, 16, 2))
+        i += 1
+    return sorted(v for v in values if smallest <= v <= largest)
 
 
 def batch_law_from_config(node: object, path: str = "batch") -> tuple[str, BatchLaw]:

@@ -26,7 +26,7 @@ from pipeline.schema.closed_form import ClosedFormSettings, closed_form_from_con
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.hardware import hardware_from_config
 from pipeline.schema.parallelism import check_layout_levels, layout_from_config, options_from_config
-from pipeline.schema.physics import physics_from_config
+from pipeline.schema.physics import PAPER_SETTINGS, physics_from_config
 from pipeline.schema.power import power_from_config
 from pipeline.schema.run import run_from_config
 from pipeline.schema.scaling import batch_law_from_config, scaling_from_config
@@ -48,7 +48,8 @@ class Scenario:
     """Shape, expert, data and batch laws; ``laws.batch`` is the batch group's law."""
     batch_law_name: str
     duration_s: float
-    """Training-time budget τ of Model A: duration_months · year_s / 12 (7.885e6 s)."""
+    """Training-time budget τ of Model A in seconds: duration_months · year_s / 12 (3 months:
+    7.885e6 s), or duration_days · 86,400, or duration_hours · 3,600."""
     year_s: float
     """Model A's year (3.154e7 s, quirk Q5), also the unit of reported months (year_s / 12)."""
     d_models: tuple[int, ...]
@@ -130,8 +131,15 @@ def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
             batch_law.reference_tokens,
             f"must hold at least one sequence of seq_len = {scaling.laws.seq_len} tokens",
         )
-    physics = physics_from_config(cfg["physics"]) if _has(cfg, "physics") else Physics()
+    settings = physics_from_config(cfg["physics"]) if _has(cfg, "physics") else PAPER_SETTINGS
+    options, physics = settings.search_options(options), settings.physics
     run = run_from_config(cfg["run"]) if _has(cfg, "run") else None
+    if run is not None and run.layout_search and fixed_layout is not None:
+        raise ConfigError(
+            "run.layout_search",
+            True,
+            "searches the run's layout, while parallelism=fixed gives one: choose one of them",
+        )
     check_largest_model(scaling.d_models[-1], replace(scaling.laws, batch=batch_law), options)
     return Scenario(
         hardware_name=hardware.name,

@@ -17,6 +17,7 @@ GIGA = Decimal(10) ** 9
 MEGA = Decimal(10) ** 6
 MICRO = Decimal(10) ** -6
 SECONDS_PER_DAY = Decimal(86400)
+SECONDS_PER_HOUR = Decimal(3600)
 MONTHS_PER_YEAR = 12.0
 MIB_BYTES = 2**20
 KIB_BYTES = 2**10
@@ -68,6 +69,11 @@ def mw_to_w(mw: float) -> float:
 def days_to_s(days: float) -> float:
     """Time: days of 86,400 s to seconds (Model B: 91.3125 d -> 7,889,400 s, spec §12)."""
     return _decimal_product(days, SECONDS_PER_DAY)
+
+
+def hours_to_s(hours: float) -> float:
+    """Time: hours of 3,600 s to seconds (exact in decimal: 1.5 h -> 5,400 s)."""
+    return _decimal_product(hours, SECONDS_PER_HOUR)
 
 
 def months_to_s(months: float, year_s: float) -> float:

@@ -43,7 +43,6 @@ from pipeline.schema.errors import ConfigError
 from pipeline.schema.scenario import GROUPS
 from pipeline.schema.section import Section, plain
 from pipeline.sweep.axes import AXIS_ROOTS, MAX_SERIES, Axis, parse_axis
-from pipeline.sweep.run_layout import search_run_layout
 
 SWEEP_KEYS = frozenset({"axes", "choices", "max_series"})
 
@@ -253,7 +252,6 @@ def iter_sweep(
     sweep = sweep_from_config(cfg)
     for made, config in _choice_configs(cfg, sweep, overrides):
         for point, sections in _points(config, sweep.axes, made):
-            search_run_layout(cast(dict[str, Any], sections))
             text = canonical_json(point)
             try:
                 scenario = load_scenario(sections)

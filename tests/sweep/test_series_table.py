@@ -139,6 +139,6 @@ def test_series_row_records_the_whole_physics_record() -> None:
 def test_series_row_records_the_run_and_whether_its_layout_was_searched() -> None:
     """`run_json` holds the concrete run, with layout_search as the planning layer set it."""
     (given,) = expand("run=gpt_1p7b")
-    (searched,) = expand("run=gpt_1p7b", "parallelism=search")
+    (searched,) = expand("run=gpt_1p7b", "run.layout_search=true")
     assert json.loads(str(row(given)["run_json"]))["layout_search"] is False
     assert json.loads(str(row(searched)["run_json"]))["layout_search"] is True

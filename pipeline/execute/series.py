@@ -18,7 +18,6 @@ from pipeline.model.limits import (
     Anchors,
     closed_form_latency_s,
     model_b_batch_tokens,
-    model_b_duration_s,
     series_alpha,
     series_limits,
     t_crit_flop,
@@ -93,18 +92,14 @@ def series_id(scenario: Scenario, whole_grid: bool, model: str | None = None) ->
 
 def closed_forms(scenario: Scenario) -> ClosedForms:
     """T_crit and T_limit at the series' α and latency (spec §12), with the configured anchors
-    moved to the scenario: its duration (on Model B's year, quirk Q5), its batch law's batch
-    at T0 and its tokens per parameter (docs/model.md §10)."""
+    moved to the scenario: its duration (`closed_form.duration_s`, resolved by the schema on
+    Model B's year, quirk Q5), its batch law's batch at T0 and its tokens per parameter
+    (docs/model.md §10)."""
     cf = scenario.closed_form
     alpha = series_alpha(scenario.laws, scenario.options.quirks)
     t_lat = cf.t_lat_s if cf.t_lat_s is not None else closed_form_latency_s(scenario.hardware)
-    duration_s = (
-        cf.duration_s
-        if cf.duration_s is not None
-        else model_b_duration_s(scenario.duration_s, scenario.year_s)
-    )
     anchors = Anchors(
-        duration_s,
+        cf.duration_s,
         model_b_batch_tokens(cf.b0_tokens, cf.t0_flop, scenario.laws),
         cf.l0_layers,
         cf.t0_flop,

@@ -30,7 +30,6 @@ from pipeline.io.columns import (
     SERIES_SCHEMA,
     THRESHOLDS_SCHEMA,
 )
-from pipeline.model.limits import model_b_duration_s
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.schema.scaling import BATCH_LAW_KEYS
@@ -470,11 +469,7 @@ def series_dict(
         "closed_form_b0_tokens": float(cf.b0_tokens),
         "closed_form_l0_layers": float(cf.l0_layers),
         "closed_form_t0_flop": float(cf.t0_flop),
-        "closed_form_duration_s": float(
-            model_b_duration_s(scenario.duration_s, scenario.year_s)
-            if cf.duration_s is None
-            else cf.duration_s
-        ),
+        "closed_form_duration_s": float(cf.duration_s),
         "closed_form_t_lat_s": None if cf.t_lat_s is None else float(cf.t_lat_s),
         "power_server_overhead": float(scenario.power.server_overhead),
         "power_pue": float(scenario.power.pue),

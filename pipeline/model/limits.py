@@ -224,12 +224,12 @@ def model_b_batch_tokens(b0_tokens: float, t0_flop: float, laws: ScalingLaws) ->
     return b0_tokens * (scenario / paper)
 
 
-def model_b_duration_s(duration_s: float, year_s: float) -> float:
-    """τ_B = τ · (365.25 d / year_s): Model A's budget on Model B's 365.25-day year (quirk Q5).
+def model_b_duration_s(months: float) -> float:
+    """τ_B = months · (365.25 d / 12): a budget in months on Model B's year (quirk Q5).
 
-    Three months of Model A (7.885e6 s at year_s = 3.154e7 s) give 7,889,400 s exactly.
+    3 months give 7,889,400 s exactly (Model A's 3 months are 7.885e6 s on its 3.154e7 s year).
     """
-    return duration_s * JULIAN_YEAR_S / year_s
+    return months * JULIAN_YEAR_S / 12.0
 
 
 def batch_per_layer_anchor(alpha: float, anchors: Anchors = Anchors()) -> float:

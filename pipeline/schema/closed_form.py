@@ -20,20 +20,23 @@ class ClosedFormSettings:
     """Depth anchor L0 (100 layers)."""
     t0_flop: float
     """Compute anchor T0 (3e23; quirk Q4 raises it against MAC = C/2)."""
-    duration_s: float | None
-    """τ_B; None derives it from the scenario's duration on a 365.25-day year (quirk Q5):
-    3 months give 365.25 d / 4 = 7,889,400 s."""
+    duration_s: float
+    """τ_B: `duration_days`, or when that is null the scenario's own budget, its months on
+    Model B's 365.25-day year (quirk Q5: 3 months give 365.25 d / 4 = 7,889,400 s)."""
     t_lat_s: float | None
     """Minimum per-layer latency t_lat; None derives it from the hardware (matmul latency
     plus 4 x the slowest network-level latency, 9e-6 s on H100 SXM)."""
 
 
-def closed_form_from_config(node: object, path: str = "closed_form") -> ClosedFormSettings:
-    """Model B's settings of one closed_form node; t_lat_us and duration_days may be null."""
+def closed_form_from_config(
+    node: object, path: str = "closed_form", default_duration_s: float = 365.25 * 86400 / 4
+) -> ClosedFormSettings:
+    """Model B's settings of one closed_form node; t_lat_us may be null, and duration_days
+    null takes `default_duration_s` (the scenario's budget, `load_scenario`)."""
     cf = Section(plain(node, path), path, CLOSED_FORM_KEYS)
     t_lat_us = cf.optional_number("t_lat_us", "us")
     duration_days = cf.optional_number("duration_days", "days")
-    duration_s = None
+    duration_s = default_duration_s
     if duration_days is not None:
         duration_s = check_si(
             cf.key("duration_days"),

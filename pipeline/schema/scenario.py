@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from pipeline.model.limits import model_b_duration_s
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.power import PowerSpec
@@ -152,11 +153,22 @@ def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
         d_models=scaling.d_models,
         options=options,
         fixed_layout=fixed_layout,
-        closed_form=closed_form_from_config(_child(cfg, "closed_form"), "closed_form"),
+        closed_form=closed_form_from_config(
+            _child(cfg, "closed_form"), "closed_form", _model_b_default_s(cfg, scaling.duration_s)
+        ),
         physics=physics,
         run=run,
         power=power_from_config(_child(cfg, "power"), _child(cfg, "constraints")),
     )
+
+
+def _model_b_default_s(cfg: DictConfig | Mapping[str, object], duration_s: float) -> float:
+    """Model B's budget when closed_form.duration_days is null: the scenario's months on a
+    365.25-day year (quirk Q5), or its budget as is when given in days or hours."""
+    months = _child(cfg, "scaling").get("duration_months")  # type: ignore[attr-defined]
+    if isinstance(months, int | float) and not isinstance(months, bool):
+        return model_b_duration_s(float(months))
+    return duration_s
 
 
 def _has(cfg: DictConfig | Mapping[str, object], key: str) -> bool:

@@ -46,7 +46,7 @@ def test_closed_forms_paper_constants_are_bit_identical() -> None:
         1.0 / (1.0 - 2.0 * alpha)
     )
     assert t_limit_flop(alpha, t_lat, Anchors()) == paper_limit
-    assert model_b_duration_s(0.25 * 3.154e7, 3.154e7) == MODEL_B_DURATION_S
+    assert model_b_duration_s(3) == MODEL_B_DURATION_S
 
 
 @pytest.mark.parametrize(
@@ -70,6 +70,12 @@ def test_closed_forms_duration_and_batch_enter_as_a_product() -> None:
     assert longer.duration_s == 2 * MODEL_B_DURATION_S
     assert larger.b0_tokens == 2 * REFERENCE_BATCH_TOKENS
     assert math.isclose(longer.t_limit_flop, larger.t_limit_flop, rel_tol=1e-12)
+
+
+def test_closed_forms_duration_in_days_is_the_same_seconds() -> None:
+    """A budget given in days is the same seconds in Model B: no month, no year conversion."""
+    cf = closed("scaling.duration_months=null", "scaling.duration_days=182.625")
+    assert cf.duration_s == 182.625 * 86400
 
 
 def test_closed_forms_explicit_model_b_duration_wins() -> None:

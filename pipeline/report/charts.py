@@ -179,7 +179,8 @@ def step_time_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Select
     fig = Figure(figsize=(FIGSIZE_IN[0], height), dpi=DPI, layout="constrained")
     axes = fig.subplots(rows_n, cols, sharex=True, sharey=True, squeeze=False).ravel()
     colors = dict(zip([*(c for c, _ in STEP_SHARES), "bubble"], _colors(6), strict=True))
-    for ax, sid in zip(axes, shown, strict=False):
+    titles = panel_titles(fig, [sel.labels[sid] for sid in shown])
+    for ax, sid, title in zip(axes, shown, titles, strict=False):
         rows = _feasible(points, sid)
         flop = rows["training_flop"]
         for column, name in STEP_SHARES:
@@ -187,17 +188,39 @@ def step_time_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Select
             ax.plot(flop, share, "-", color=colors[column], label=name)
         ax.plot(flop, rows["bubble_fraction"], "-", color=colors["bubble"], label="bubble")
         ax.set_xscale("log")
-        ax.set_title(sel.labels[sid], fontsize="small", wrap=True)
+        ax.set_title(title, fontsize="small")
         ax.grid(True, alpha=0.3)
-    for ax in axes[len(shown) :]:
-        ax.set_visible(False)
-    for ax in axes[max(0, len(shown) - cols) : len(shown)]:  # the lowest panel of each column
-        ax.xaxis.set_tick_params(labelbottom=True)
-        ax.set_xlabel("training compute C (FLOP)")
-    for ax in axes[::cols]:
-        ax.set_ylabel("share of step time")
+    label_panels(axes, len(shown), cols, "training compute C (FLOP)", "share of step time")
     axes[0].legend(fontsize="small")
     return fig
+
+
+def panel_titles(fig: Figure, labels: Sequence[str]) -> list[str]:
+    """Short panel titles: each label without the words every panel shares, which head the
+    figure once, two words a line; a lone panel keeps its whole label."""
+    words = [label.replace(" | ", " ").replace(" / ", " ").split() for label in labels]
+    common = set.intersection(*(set(w) for w in words)) if len(words) > 1 else set()
+    if common:
+        shared = [x for x in words[0] if x in common]
+        fig.suptitle("all panels: " + " ".join(shared), fontsize="small")
+    titles = []
+    for w in words:
+        kept = [x for x in w if x not in common] or w
+        titles.append("\n".join(" ".join(kept[i : i + 2]) for i in range(0, len(kept), 2)))
+    return titles
+
+
+def label_panels(axes: Any, used: int, cols: int, xlabel: str, ylabel: str) -> None:
+    """A grid of panels sharing x (`axes`: the flat array of `Figure.subplots`): the unused ones
+    hidden, the x label under the lowest panel of each column (with its tick labels), the y
+    label left of each row."""
+    for ax in axes[used:]:
+        ax.set_visible(False)
+    for ax in axes[max(0, used - cols) : used]:
+        ax.xaxis.set_tick_params(labelbottom=True)
+        ax.set_xlabel(xlabel)
+    for ax in axes[:used:cols]:
+        ax.set_ylabel(ylabel)
 
 
 def thresholds_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection) -> Figure:

@@ -16,7 +16,7 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from pipeline.forecast.trajectory import frontier_flop
-from pipeline.report.charts import DPI, FIGSIZE_IN, series_styles
+from pipeline.report.charts import DPI, FIGSIZE_IN, label_panels, panel_titles, series_styles
 from pipeline.report.selection import Selection
 from pipeline.schema.projected import shipped_catalog
 from pipeline.trends.catalog_fits import catalog_trends
@@ -88,7 +88,8 @@ def frontier_figure(
     height = max(FIGSIZE_IN[1], 3.0 * rows_n)
     fig = Figure(figsize=(FIGSIZE_IN[0], height), dpi=DPI, layout="constrained")
     axes = fig.subplots(rows_n, cols, squeeze=False, sharex=True).ravel()
-    for ax, sid in zip(axes, ids, strict=False):
+    titles = panel_titles(fig, [sel.labels[sid] for sid in ids])
+    for ax, sid, title in zip(axes, ids, titles, strict=False):
         rows = frontier.filter(pl.col("series_id") == sid).sort("year")
         years = rows["year"].to_numpy()
         ax.plot(years, rows["linear_end_flop"], "s-", color="tab:blue", label="linear-scaling end")
@@ -102,15 +103,9 @@ def frontier_figure(
                 if row[column] is not None:
                     ax.axvline(row[column], color=color, lw=0.8, ls="--")
         ax.set_yscale("log")
-        ax.set_title(sel.labels[sid], fontsize="small")
+        ax.set_title(title, fontsize="small")
         ax.grid(True, alpha=0.3)
-    for ax in axes[len(ids) :]:
-        ax.set_visible(False)
-    for ax in axes[max(0, len(ids) - cols) : len(ids)]:
-        ax.xaxis.set_tick_params(labelbottom=True)
-        ax.set_xlabel("year (projected hardware)")
-    for ax in axes[::cols]:
-        ax.set_ylabel("training compute (FLOP)")
+    label_panels(axes, len(ids), cols, "year (projected hardware)", "training compute (FLOP)")
     axes[0].legend(fontsize="x-small")
     return fig
 

@@ -5,12 +5,15 @@ power and a site's budget (docs/model.md §9.5, §10, §10.1)."""
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 
 import pipeline
 from pipeline.app.api import Result
+from pipeline.bi.views import main as bi_main
 
 pytestmark = pytest.mark.slow
 """Whole paper-grid series, seconds each."""
@@ -97,3 +100,16 @@ def test_power_budget_sets_the_wall() -> None:
     over = run("constraints.max_power_mw=1000").points.filter(~pl.col("feasible"))
     assert over["power_w"][0] > 1e9
     assert "power" in run("constraints.max_power_mw=1000").summary().splitlines()[2]
+
+
+def test_bi_views_query_the_wall_of_a_collapsed_series(tmp_path: Path) -> None:
+    """In the BI file a "wall below X" query counts a collapsed series, with how it ended."""
+    root = tmp_path / "dataset"
+    pipeline.run(["scaling.duration_months=6"], write=True, root=root)
+    db = tmp_path / "dmlimits.duckdb"
+    assert bi_main([str(root), "--db", str(db)]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "SELECT end_reason, wall_flop < 1e33, first_infeasible_flop FROM thresholds"
+        ).fetchall()
+    assert rows == [("utilization_collapse", True, None)]

@@ -2,7 +2,8 @@
 
 - plan: a composed config -> a validated `RunPlan` (series, root, execution, resume)
 - execute: `execute_plan` evaluates the plan's series and writes each as it finishes
-- write: one series' four tables (`SeriesTables`), written atomically, thresholds last
+- write: the row builders of every table (`series_rows`, `run_tables`), batches of series
+  written one part per table, thresholds last
 - resumed: the rows of series a resumed run skips, read back from their part files
 - summary: the text table a run prints
 - api: `pipeline.run`, the Python entry point (docs/api.md)

@@ -1,13 +1,14 @@
 """`pipeline.run`: one run from Python, its tables as polars frames (docs/api.md).
 
-The frames are built from the same Arrow tables the writer writes, so their columns are those
-of docs/schema.md, in schema order, sorted like the dataset (`pipeline.io.columns.SORT_KEYS`).
+The frames are built from the same Arrow tables the writer writes, so there is one per table of
+the registry (`pipeline.io.tables.TABLES`), each with the columns of docs/schema.md in schema
+order, sorted like the dataset (the table's sort keys).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -19,25 +20,39 @@ from omegaconf import OmegaConf
 from pipeline.app.execute import RunReport, execute_plan
 from pipeline.app.plan import compose_run_config, plan_run
 from pipeline.app.summary import summary_lines
-from pipeline.io.columns import SORT_KEYS, TABLES
 from pipeline.io.parquet import OutputError
+from pipeline.io.tables import TABLES, TableSpec
 from pipeline.schema.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
 class Result:
-    """A finished run: its four tables (one row set per series) and what the run did."""
+    """A finished run: one frame per table it writes, and what the run did.
 
-    points: pl.DataFrame
-    """One row per evaluated model size of each series, feasible or not."""
-    thresholds: pl.DataFrame
-    """One row per series: its limits and closed forms."""
-    forecasts: pl.DataFrame
-    """One row per series and compute-growth scenario: the years the limits are reached."""
-    series: pl.DataFrame
-    """One row per series: its scenario in SI units, sweep point and overrides."""
+    Each table of the registry is an attribute under its name (`result.points`; docs/api.md
+    lists them) and an entry of `tables`; a table the run has no rows of (the moving
+    frontier's, when the run has none) is an empty frame with the table's columns.
+    """
+
+    tables: Mapping[str, pl.DataFrame]
+    """Table name -> its rows, for every table of `pipeline.io.tables.TABLES`, in write order."""
     report: RunReport
     """Run id, timing, the dataset root (None when nothing was written), series skipped."""
+
+    def __getattr__(self, name: str) -> pl.DataFrame:
+        """The frame of the table `name` (`tables[name]`)."""
+        if name.startswith("_") or name in ("tables", "report"):
+            raise AttributeError(name)  # not yet set (copy, unpickling): no lookup loop
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise AttributeError(
+                f"Result has no table {name!r}; tables: {', '.join(self.tables)}"
+            ) from None
+
+    def __dir__(self) -> list[str]:
+        """Attributes and table names, for completion in a notebook."""
+        return sorted({*object.__dir__(self), *self.tables})
 
     def summary(self) -> str:
         """The text table `dmlimits` prints for this run."""
@@ -48,12 +63,11 @@ class Result:
         )
 
 
-def _frame(table_name: str, tables: Sequence[pa.Table]) -> pl.DataFrame:
-    """The rows of one table over every series, in the dataset's column order and sort order."""
-    schema = TABLES[table_name]
-    arrow = pa.concat_tables(tables) if tables else schema.empty_table()
+def _frame(spec: TableSpec, tables: Sequence[pa.Table]) -> pl.DataFrame:
+    """The rows of one table over the whole run, in the dataset's column order and sort order."""
+    arrow = pa.concat_tables(tables) if tables else spec.schema.empty_table()
     frame = cast(pl.DataFrame, pl.from_arrow(arrow))
-    return frame.sort(list(SORT_KEYS[table_name]))
+    return frame.sort(list(spec.sort_keys))
 
 
 def run(
@@ -92,8 +106,9 @@ def run(
             "output.root", cfg.output.root, f"must be a directory that can be written ({err})"
         ) from None
     report = execute_plan(plan, progress=progress, keep_tables=True)
-    frames = {name: _frame(name, [getattr(t, name) for t in report.tables]) for name in TABLES}
+    frames = {
+        spec.name: _frame(spec, [t[spec.name] for t in report.tables if spec.name in t])
+        for spec in TABLES
+    }
     report = dataclasses.replace(report, tables=[])  # the frames hold the rows now
-    return Result(
-        frames["points"], frames["thresholds"], frames["forecasts"], frames["series"], report
-    )
+    return Result(frames, report)

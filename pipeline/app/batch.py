@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pipeline.app.plan import FLUSH_S, SERIES_PER_PART
-from pipeline.app.write import SeriesRows, SeriesTables, tables_of, write_batch
+from pipeline.app.write import SeriesRows, Tables, tables_of, write_batch
 from pipeline.io.parts import Partition, SeriesIndex, partition_key
 
 
@@ -51,7 +51,7 @@ class PartBuffer:
         self.flush_s = flush_s
         self.keep = keep
         self.clock = clock
-        self.kept: list[SeriesTables] = []
+        self.kept: list[Tables] = []
         """The flushed batches' tables, when `keep`."""
         self.batches_written = 0
         """Batches written (each one part per table that has rows)."""

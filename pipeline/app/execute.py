@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.app.batch import PartBuffer
-from pipeline.app.frontier import run_frontiers, write_run_trends
+from pipeline.app.frontier import run_frontiers
 from pipeline.app.plan import NO_SWEEP_POINT, RunPlan
 from pipeline.app.resumed import limits_of, read_parts
-from pipeline.app.write import SeriesTables, series_rows
+from pipeline.app.write import Tables, run_tables, series_rows, write_run_tables
 from pipeline.execute.ahead import Ahead
 from pipeline.execute.progress import RunProgress
 from pipeline.execute.runner import run_series, stop_on_signals
@@ -29,6 +29,7 @@ from pipeline.execute.series import ClosedForms, SeriesOutcome
 from pipeline.forecast.inputs import moving_hardware
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance, new_run_id
+from pipeline.io.tables import SERIES_TABLES
 from pipeline.model.records.results import SeriesLimits
 from pipeline.schema import Scenario
 from pipeline.sweep import SweepSeries, pending
@@ -76,9 +77,9 @@ class RunReport:
     """Series of the plan already complete under the root, not evaluated again (resume)."""
     resumed: list[SeriesSummary] = field(default_factory=list)
     """The skipped series, their thresholds read from the dataset."""
-    tables: list[SeriesTables] = field(default_factory=list)
-    """Every series' rows, in batches of several series, the skipped ones read back, when
-    `execute_plan(keep_tables=True)`."""
+    tables: list[Tables] = field(default_factory=list)
+    """Every table's rows when `execute_plan(keep_tables=True)`: the run's per-run tables, then
+    the series' tables in batches of several series, the skipped ones read back."""
     batches: int = 0
     """Batches written (each one part per table), 0 without a root."""
     ahead: int = 0
@@ -92,7 +93,7 @@ class RunReport:
 
 def resumed_series(
     index: SeriesIndex, skipped: Sequence[SweepSeries], keep_tables: bool = False
-) -> tuple[list[SeriesSummary], list[SeriesTables]]:
+) -> tuple[list[SeriesSummary], list[Tables]]:
     """Summaries of series complete in the indexed parts (and all their rows, as one batch)."""
     ids = [s.series_id for s in skipped]
     thresholds = read_parts(index, "thresholds", ids)
@@ -112,8 +113,7 @@ def resumed_series(
         )
     if not keep_tables:
         return summaries, []
-    tables = SeriesTables(*(read_parts(index, name, ids) for name in SeriesTables._fields))
-    return summaries, [tables]
+    return summaries, [{name: read_parts(index, name, ids) for name in SERIES_TABLES}]
 
 
 def execute_plan(
@@ -143,14 +143,14 @@ def execute_plan(
     provenance = Provenance(run_id=new_run_id())
     start = time.monotonic()
     years = plan.forecast.moving_frontier_years
+    hardware = moving_hardware(plan.forecast) if years else None
     moving = run_frontiers(
-        [(s.series_id, s.scenario) for s in todo],
-        years,
-        plan.execution,
-        moving_hardware(plan.forecast),
+        [(s.series_id, s.scenario) for s in todo], years, plan.execution, hardware
     )
-    if moving and plan.root is not None:
-        write_run_trends(plan.root, provenance)
+    trends = hardware[1] if hardware is not None else None
+    per_run = run_tables(trends if moving else None, provenance)
+    if plan.root is not None:
+        write_run_tables(plan.root, per_run)
     buffer = PartBuffer(index, plan.series_per_part, plan.flush_s, keep=keep_tables)
     taken = ahead.taken if ahead is not None else 0
     summaries: list[SeriesSummary] = []
@@ -181,12 +181,14 @@ def execute_plan(
             buffer.flush_all()
     seconds = time.monotonic() - start
     resumed: list[SeriesSummary] = []
-    resumed_tables: list[SeriesTables] = []
+    resumed_tables: list[Tables] = []
     if skipped and index is not None:
         if keep_tables:
             for partition in {scenario_partition(s.scenario) for s in skipped}:
                 index.refresh(partition)
         resumed, resumed_tables = resumed_series(index, skipped, keep_tables)
+    if not per_run and any(t["frontier"].num_rows for t in resumed_tables):
+        per_run = run_tables(trends, provenance)  # the skipped series' moving frontier's inputs
     return RunReport(
         summaries,
         points,
@@ -195,7 +197,7 @@ def execute_plan(
         plan.root,
         len(skipped),
         resumed,
-        [*buffer.kept, *resumed_tables],
+        [per_run, *buffer.kept, *resumed_tables] if keep_tables else [],
         buffer.batches_written,
         (ahead.taken - taken) if ahead is not None else 0,
     )

@@ -7,15 +7,12 @@ all projected scenarios of all bases (`pipeline.forecast.frontier.frontier_scena
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from pipeline.catalog import Catalog
 from pipeline.execute.runner import run_series
 from pipeline.execute.series import series_id
 from pipeline.execute.settings import ExecutionSettings
 from pipeline.forecast.frontier import FrontierYear, MovingFrontier, frontier_scenarios
-from pipeline.io.rows import Provenance
-from pipeline.io.trends import write_trends
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.schema import Scenario
 from pipeline.schema.projected import catalog_and_trends
@@ -61,8 +58,3 @@ def run_frontiers(
             )
         frontiers[base_id] = MovingFrontier(base_gpu, trends.catalog_hash, tuple(rows))
     return frontiers
-
-
-def write_run_trends(root: Path, provenance: Provenance) -> Path:
-    """Write the trends the moving frontier used into the run's dataset (ROOT/trends/)."""
-    return write_trends(root, catalog_and_trends(None)[1], provenance)

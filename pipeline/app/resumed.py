@@ -17,9 +17,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.execute.series import ClosedForms
-from pipeline.io.columns import PARTITION_COLUMNS, TABLES
+from pipeline.io.columns import PARTITION_COLUMNS
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.read import partition_of
+from pipeline.io.tables import table_spec
 from pipeline.model.records.results import SeriesLimits
 
 
@@ -32,7 +33,7 @@ def read_parts(index: SeriesIndex, table_name: str, series_ids: Sequence[str]) -
     """
     import pyarrow.compute as pc  # deferred: only a resumed run reads rows back
 
-    schema = TABLES[table_name]
+    schema = table_spec(table_name).schema
     wanted = pa.array(list(series_ids), pa.string())
     pieces = []
     for path in index.holding(table_name, series_ids):

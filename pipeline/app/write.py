@@ -1,9 +1,15 @@
 """Evaluated series as rows, rows of many series as tables, and writing them into the dataset.
 
-Each finished series becomes its rows as dicts (`series_rows`, cheap); a batch of series of one
-partition becomes one Arrow table per table (`tables_of`), which is written as one part per
-table (`write_batch`) or kept in memory (`pipeline.run(write=False)`): the API's frames and the
-Parquet parts hold the same rows.
+Each finished series becomes its rows as dicts, one list per per-series table of the registry
+(`series_rows`, cheap); a batch of series of one partition becomes one Arrow table per table
+(`tables_of`), which is written as one part per table (`write_batch`) or kept in memory
+(`pipeline.run(write=False)`): the API's frames and the Parquet parts hold the same rows. A
+run's per-run tables (`run_tables`: the trends its moving frontier used) are written once
+(`write_run_tables`).
+
+The tables themselves (names, schemas, write order) are `pipeline.io.tables.TABLES`; this
+module holds their row builders: a per-series table's in `series_rows`, a per-run table's in
+`run_tables`.
 """
 
 from __future__ import annotations
@@ -18,30 +24,25 @@ import pyarrow as pa
 from pipeline.execute.series import SeriesOutcome
 from pipeline.forecast import ForecastSettings, forecast_dicts
 from pipeline.forecast.frontier import MovingFrontier, frontier_dicts
-from pipeline.io.columns import RUN_TABLES, THRESHOLDS_SCHEMA
 from pipeline.io.lock import flush_lock
-from pipeline.io.parquet import write_parts
+from pipeline.io.parquet import write_parts, write_run_part
 from pipeline.io.parts import SeriesIndex, partition_key
 from pipeline.io.rows import (
     Provenance,
     SeriesKey,
     canonical_json,
     point_dicts,
-    point_rows,
     series_dict,
     table_from_rows,
     threshold_dict,
 )
+from pipeline.io.tables import RUN_SCOPE_TABLES, SERIES_TABLES, table_spec
+from pipeline.io.trends import trend_rows
 from pipeline.schema import Scenario
+from pipeline.trends.catalog_fits import CatalogTrends
 
-
-class SeriesTables(NamedTuple):
-    """The rows of one or more series in each table of the dataset (docs/schema.md)."""
-
-    points: pa.Table
-    thresholds: pa.Table
-    forecasts: pa.Table
-    series: pa.Table
+Tables = dict[str, pa.Table]
+"""Rows of some tables of the dataset, by table name, each with its registered schema."""
 
 
 def scenario_key(scenario: Scenario, series_id: str) -> SeriesKey:
@@ -73,14 +74,6 @@ def threshold_of(outcome: SeriesOutcome, key: SeriesKey, provenance: Provenance)
     )
 
 
-def outcome_tables(
-    outcome: SeriesOutcome, key: SeriesKey, provenance: Provenance
-) -> tuple[pa.Table, pa.Table]:
-    """The `points` rows and the `thresholds` row of one evaluated series."""
-    thresholds = table_from_rows([threshold_of(outcome, key, provenance)], THRESHOLDS_SCHEMA)
-    return point_rows(outcome.points, key, provenance), thresholds
-
-
 def _override_value(value: Any) -> str:
     return value if isinstance(value, str) else canonical_json(value)
 
@@ -103,17 +96,9 @@ class SeriesRows(NamedTuple):
     made into Arrow tables per batch (`tables_of`)."""
 
     key: SeriesKey
-    points: list[dict[str, Any]]
-    thresholds: list[dict[str, Any]]
-    forecasts: list[dict[str, Any]]
-    series: list[dict[str, Any]]
-    frontier: list[dict[str, Any]]
-    """Empty unless the series is a base of the run's moving frontier."""
-
-
-WRITE_ORDER = ("forecasts", "frontier", "series", "points", "thresholds")
-"""The order a batch's parts are written in: thresholds last, the completion marker that
-resumption (`pipeline.sweep.resume`) relies on."""
+    tables: dict[str, list[dict[str, Any]]]
+    """Per-series table name -> the series' rows (`frontier` empty unless the series is a base
+    of the run's moving frontier)."""
 
 
 def series_rows(
@@ -142,67 +127,45 @@ def series_rows(
         provenance=provenance,
         overrides=overrides_json(overrides, sweep_point),
     )
-    return SeriesRows(
-        key,
-        point_dicts(outcome.points, key, provenance),
-        [threshold],
-        forecast_dicts(
+    rows = {
+        "forecasts": forecast_dicts(
             key, outcome.limits, cf.t_crit_flop, cf.t_limit_flop, forecast, provenance, moving
         ),
-        [series],
-        [] if moving is None else frontier_dicts(key, moving, provenance),
-    )
+        "frontier": [] if moving is None else frontier_dicts(key, moving, provenance),
+        "series": [series],
+        "points": point_dicts(outcome.points, key, provenance),
+        "thresholds": [threshold],
+    }
+    return SeriesRows(key, rows)
 
 
-def _table(name: str, batch: Sequence[SeriesRows]) -> pa.Table:
-    """One table's rows over every series of `batch`, in batch order."""
-    return table_from_rows([row for rows in batch for row in getattr(rows, name)], RUN_TABLES[name])
+def tables_of(batch: Sequence[SeriesRows]) -> Tables:
+    """Every per-series table of a batch of series, in write order: each table's rows over the
+    batch's series, in batch order (the same rows as each series' tables concatenated)."""
+    return {
+        name: table_from_rows(
+            [row for rows in batch for row in rows.tables[name]], table_spec(name).schema
+        )
+        for name in SERIES_TABLES
+    }
 
 
-def tables_of(batch: Sequence[SeriesRows]) -> SeriesTables:
-    """The four tables of a batch of series: the same rows as each series' tables concatenated."""
-    return SeriesTables(*(_table(name, batch) for name in SeriesTables._fields))
-
-
-def series_tables(
-    outcome: SeriesOutcome,
-    provenance: Provenance,
-    forecast: ForecastSettings,
-    *,
-    sweep_point: str = "{}",
-    whole_grid: bool = False,
-    overrides: Sequence[str] | None = None,
-    moving: MovingFrontier | None = None,
-) -> SeriesTables:
-    """The points, thresholds, forecasts and series tables of one evaluated series."""
-    rows = series_rows(
-        outcome,
-        provenance,
-        forecast,
-        sweep_point=sweep_point,
-        whole_grid=whole_grid,
-        overrides=overrides,
-        moving=moving,
-    )
-    return tables_of([rows])
-
-
-def write_batch(root: Path, batch: Sequence[SeriesRows], index: SeriesIndex) -> SeriesTables:
-    """Write a batch of series of one partition as one part per table, in `WRITE_ORDER`.
+def write_batch(root: Path, batch: Sequence[SeriesRows], index: SeriesIndex) -> Tables:
+    """Write a batch of series of one partition as one part per table, in write order
+    (`pipeline.io.tables.TABLES`: thresholds last, the completion marker).
 
     Under the root's `flush_lock`: the partition's parts are re-indexed (another run may have
     written some), the batch's series are removed from any part holding them, then the batch's
     parts are written and recorded in `index`. So no series has rows in two parts of a table,
     and old rows of a series stay readable until its new ones are written. Returns the batch's
-    four tables.
+    tables.
     """
     partitions = {partition_key(rows.key.partition) for rows in batch}
     if len(partitions) != 1:
         raise ValueError(f"a batch is written into one partition, got {sorted(partitions)}")
     (partition,) = partitions
     tables = tables_of(batch)
-    named = {**tables._asdict(), "frontier": _table("frontier", batch)}
-    ordered = [(name, named[name]) for name in WRITE_ORDER]
+    ordered = list(tables.items())
     with flush_lock(root):
         index.refresh(partition)
         index.remove([rows.key.series_id for rows in batch])
@@ -210,3 +173,18 @@ def write_batch(root: Path, batch: Sequence[SeriesRows], index: SeriesIndex) -> 
         for (name, table), path in zip([o for o in ordered if o[1].num_rows], paths, strict=True):
             index.record(name, path, table.column("series_id").to_pylist())
     return tables
+
+
+def run_tables(trends: CatalogTrends | None, provenance: Provenance) -> Tables:
+    """Every per-run table of a run, by name: `trends`, the catalog trends its moving frontier
+    projected hardware along; none when the run has no moving frontier (`trends` None)."""
+    if trends is None:
+        return {}
+    rows = {"trends": trend_rows(trends, provenance)}
+    return {name: rows[name] for name in RUN_SCOPE_TABLES}
+
+
+def write_run_tables(root: Path, tables: Tables) -> list[Path]:
+    """Write each per-run table that has rows as one part (`pipeline.io.parquet.write_run_part`),
+    in order; return the paths written."""
+    return [write_run_part(root, name, table) for name, table in tables.items() if table.num_rows]

@@ -21,7 +21,6 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.io.columns import PARTITION_COLUMNS, RUN_TABLES
 from pipeline.io.parquet import OutputError, check_writable
 from pipeline.io.read import (
     RUN_DATE_KEY,
@@ -30,17 +29,10 @@ from pipeline.io.read import (
     dated_dirs,
     root_entries_skipped,
 )
+from pipeline.io.tables import BY_NAME, TABLES, table_spec
 
-VIEW_TABLES = ("points", "thresholds", "forecasts", "series", "frontier")
-"""Tables that get a view (and a latest_ view) when the dataset has files of them."""
-DESCRIPTIONS = {
-    "points": "one row per evaluated model size of a series, feasible or not (docs/schema.md)",
-    "thresholds": "one row per series: linear-scaling end, latency wall, closed forms",
-    "forecasts": "one row per series and compute-growth scenario: the years limits are reached",
-    "series": "one row per series: its configuration, sweep point and overrides",
-    "frontier": "one row per series and projected year: its limits on that year's hardware",
-    "runs": "one row per run: date, run id, series count, start time",
-}
+RUNS_DESCRIPTION = "one row per run: date, run id, series count, start time"
+"""The `runs` view's comment; each table's view takes its comment from the registry."""
 SQL_TYPES: dict[pa.DataType, str] = {
     pa.string(): "VARCHAR",
     pa.float64(): "DOUBLE",
@@ -53,7 +45,8 @@ SQL_TYPES: dict[pa.DataType, str] = {
 """The DuckDB type of each Arrow type of `pipeline.io.columns`: every view column is cast."""
 _PARTITION_TAIL = "/hardware=([^/]+)/scaling=([^/]+)/batch_law=([^/]+)/[^/]+$"
 """The partition folders at the end of a part's path (`pipeline.io.parquet` layout)."""
-_DATE_TAIL = rf"/{RUN_DATE_KEY}=([0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})/[^/]+{_PARTITION_TAIL}"
+_RUN_DATE = rf"/{RUN_DATE_KEY}=([0-9]{{4}}-[0-9]{{2}}-[0-9]{{2}})/[^/]+"
+"""A nightly root's date folder and the table folder below it."""
 
 
 def _sql_text(text: str) -> str:
@@ -77,17 +70,19 @@ def _column(field: pa.Field, present: set[str]) -> str:
 
 def _source(files: Sequence[Path], table: str, dated: bool) -> str:
     """SELECT over exactly `files` (checked parts): partition columns first, every column cast."""
+    spec = table_spec(table)
     present = set().union(*(pq.read_schema(p).names for p in files))
     keys = [
         f"regexp_extract(filename, {_sql_text(_PARTITION_TAIL)}, {i}) AS {k}"
-        for i, k in enumerate(PARTITION_COLUMNS, 1)
+        for i, k in enumerate(spec.partition_columns, 1)
     ]
     if dated:
+        tail = _RUN_DATE + (_PARTITION_TAIL if spec.partitioned else "/[^/]+$")
         keys.insert(
-            0,
-            f"CAST(regexp_extract(filename, {_sql_text(_DATE_TAIL)}, 1) AS DATE) AS {RUN_DATE_KEY}",
+            0, f"CAST(regexp_extract(filename, {_sql_text(tail)}, 1) AS DATE) AS {RUN_DATE_KEY}"
         )
-    columns = [_column(f, present) for f in RUN_TABLES[table] if f.name not in PARTITION_COLUMNS]
+    partition = set(spec.partition_columns)
+    columns = [_column(f, present) for f in spec.schema if f.name not in partition]
     listing = ", ".join(_sql_text(glob_literal(p)) for p in files)
     return (
         f"SELECT {', '.join(keys + columns)} "
@@ -101,7 +96,7 @@ def dataset_files(root: Path) -> tuple[dict[str, list[Path]], bool, list[Skipped
     skipped = root_entries_skipped(root) + skipped
     directories = [path for _, path in dates] or [root]
     files: dict[str, list[Path]] = {}
-    for table in VIEW_TABLES:
+    for table in (t.name for t in TABLES):
         for directory in directories:
             good, left_out = checked_parts(directory, table)
             files.setdefault(table, []).extend(good)
@@ -119,7 +114,7 @@ def view_statements(root: Path) -> tuple[list[tuple[str, str]], list[Skipped]]:
         raise FileNotFoundError(
             f"{root} holds no readable thresholds parts: not a dmlimits dataset"
         )
-    tables = [t for t in VIEW_TABLES if t in files]
+    tables = [t.name for t in TABLES if t.name in files]
     newest = f"(SELECT max({RUN_DATE_KEY}) FROM thresholds)"
     statements = [(t, f"CREATE VIEW {t} AS {_source(files[t], t, dated)}") for t in tables]
     statements += [
@@ -142,20 +137,22 @@ def view_statements(root: Path) -> tuple[list[tuple[str, str]], list[Skipped]]:
 
 
 def _describe(view: str) -> str:
-    if view.startswith("latest_"):
-        return f"{DESCRIPTIONS[view.removeprefix('latest_')]}; newest run only"
-    return DESCRIPTIONS[view]
+    if view == "runs":
+        return RUNS_DESCRIPTION
+    table = view.removeprefix("latest_")
+    text = f"{table} rows: {BY_NAME[table].rows} (docs/schema.md)"
+    return f"{text}; newest run only" if view.startswith("latest_") else text
 
 
 def _check_view(con: duckdb.DuckDBPyConnection, view: str) -> None:
     """Query the view now, so a bad file fails here and not in a dashboard; check its types."""
     con.execute(f"SELECT count(*) FROM {view}").fetchall()
-    table = view.removeprefix("latest_")
-    if table not in RUN_TABLES:
+    spec = BY_NAME.get(view.removeprefix("latest_"))
+    if spec is None:
         return
     got = {row[0]: row[1] for row in con.execute(f"DESCRIBE {view}").fetchall()}
-    for field in RUN_TABLES[table]:
-        want = "VARCHAR" if field.name in PARTITION_COLUMNS else SQL_TYPES[field.type]
+    for field in spec.schema:
+        want = "VARCHAR" if field.name in spec.partition_columns else SQL_TYPES[field.type]
         if got.get(field.name) != want:
             raise OutputError(
                 f"view {view}: column {field.name} is {got.get(field.name)}, expected {want}"

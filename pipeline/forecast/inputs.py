@@ -19,6 +19,7 @@ from pipeline.catalog.load import Catalog, fractional_year
 from pipeline.forecast.observed import ObservedFrontier, fit_frontier
 from pipeline.forecast.paths import Trajectory, fitted, hand_set
 from pipeline.forecast.settings import ForecastSettings
+from pipeline.io.read import SOURCE_STORE
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.projected import catalog_and_trends, shipped_catalog
 from pipeline.sources import SourcesSettings, observe, sources_from_config
@@ -27,7 +28,7 @@ from pipeline.sources.observe import ACCELERATORS
 from pipeline.sources.store import SnapshotStore
 from pipeline.trends.catalog_fits import CatalogTrends, catalog_trends
 
-STORE_DIR = "snapshots"
+STORE_DIR = SOURCE_STORE
 """The store's folder under a dataset root or a nightly root (`pipeline.sources.store`)."""
 
 

@@ -1,11 +1,7 @@
 """The output tables' columns: names, Arrow types and nullability (docs/schema.md explains each).
 
-Tables, each a hive-partitioned Parquet dataset (see `pipeline.io.parquet`):
-
-- `points`: one row per evaluated scenario point, a series × a model size, feasible or not;
-- `thresholds`: one row per series, its derived limits (spec §11) and closed forms (spec §12);
-- `forecasts`: one row per series × compute-growth scenario, the years the limits are reached;
-- `series`: one row per series, its whole scenario flattened (SI units) and its sweep point.
+Each table's schema is a list of field groups below; the table registry (`pipeline.io.tables`)
+says which tables there are and how each is laid out, sorted and written.
 
 Conventions: every dimensioned column carries its unit as a suffix (`_s`, `_flop`, `_tokens`);
 integers are signed; no nested types (per-level factors are strings such as "1x64");
@@ -479,33 +475,6 @@ SOURCES_SCHEMA = pa.schema(SOURCES_FIELDS + PROVENANCE_FIELDS)
 OBSERVED_RUNS_SCHEMA = pa.schema(OBSERVED_RUNS_FIELDS + PROVENANCE_FIELDS)
 SOURCE_REJECTS_SCHEMA = pa.schema(SOURCE_REJECTS_FIELDS + PROVENANCE_FIELDS)
 
-UNPARTITIONED_TABLES: dict[str, pa.Schema] = {"trends": TRENDS_SCHEMA}
-"""Tables written as ROOT/<table>/part-<key>.parquet, without hive partitions: they describe a
-run's inputs, not its series."""
-
-TABLES: dict[str, pa.Schema] = {
-    "points": POINTS_SCHEMA,
-    "thresholds": THRESHOLDS_SCHEMA,
-    "forecasts": FORECASTS_SCHEMA,
-    "series": SERIES_SCHEMA,
-}
-"""Every table of the dataset by directory name."""
-
-RUN_TABLES: dict[str, pa.Schema] = {**TABLES, "frontier": FRONTIER_SCHEMA}
-"""Every hive-partitioned table: the four of each series (`TABLES`) and `frontier`, which a base
-series has only when the run has a moving frontier (docs/trends.md)."""
-
-SORT_KEYS: dict[str, tuple[str, ...]] = {
-    "points": ("series_id", "d_model"),
-    "thresholds": ("series_id",),
-    "forecasts": ("series_id", "growth_per_year"),
-    "series": ("series_id",),
-    "frontier": ("series_id", "year"),
-    "trends": ("catalog_hash", "metric"),
-}
-"""The deterministic row order of each table."""
-
-
 ADDED_IN: dict[str, int] = {
     **{field.name: 3 for field in FORECAST_TRAJECTORY_FIELDS},
     "overrides": 2,
@@ -521,20 +490,3 @@ ADDED_IN: dict[str, int] = {
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.
 Every column not listed here has been in the tables since version 1."""
-
-
-def columns_of(table_name: str, version: int = SCHEMA_VERSION) -> pa.Schema:
-    """The columns stored in a part of `table_name` written with schema `version`: the table's
-    schema less the partition columns and less the columns added after `version`."""
-    schema = file_schema(table_name)
-    for name in [n for n in schema.names if ADDED_IN.get(n, 1) > version]:
-        schema = schema.remove(schema.get_field_index(name))
-    return schema
-
-
-def file_schema(table_name: str) -> pa.Schema:
-    """The schema stored inside a part file: the table's schema less the partition columns."""
-    schema = RUN_TABLES[table_name]
-    for name in PARTITION_COLUMNS:
-        schema = schema.remove(schema.get_field_index(name))
-    return schema

@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
-from pipeline.io.columns import RUN_TABLES
 from pipeline.io.parquet import OutputError
 from pipeline.io.read import (
     checked_parts,
@@ -41,6 +40,7 @@ from pipeline.io.read import (
     root_entries_skipped,
     table_parts,
 )
+from pipeline.io.tables import TABLES
 from pipeline.io.text import write_text_atomic
 
 if TYPE_CHECKING:
@@ -150,7 +150,7 @@ def _scan_directory(
 ) -> list[Path]:
     """Check every part of every table of one dataset directory; return its temporary files."""
     temps: list[Path] = []
-    for table_name in RUN_TABLES:
+    for table_name in (t.name for t in TABLES):
         good, skipped = checked_parts(directory, table_name)
         for entry in skipped:
             (bad if entry.damaged else ignored).append(str(entry))

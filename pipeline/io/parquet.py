@@ -4,7 +4,8 @@ Layout under a dataset root (partition columns are directory names, not stored i
 
     ROOT/<table>/hardware=H/scaling=S/batch_law=B/part-<key>.parquet
 
-where <table> is one of `columns.RUN_TABLES` (points, thresholds, series, ...). A part holds the
+where <table> is a per-series table of the registry (`pipeline.io.tables`: points, thresholds,
+series, ...); a per-run table (trends) is ROOT/<table>/part-<key>.parquet. A part holds the
 rows of one or more series of its partition, and its key is `part_key` of their series ids, so
 the same series always give the same name. A series' rows are in at most one part per table:
 the writer removes a series from the parts that hold it (`remove_series_rows`) before it writes
@@ -40,7 +41,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.io.columns import PARTITION_COLUMNS, RUN_TABLES, UNPARTITIONED_TABLES
+from pipeline.io.columns import PARTITION_COLUMNS
+from pipeline.io.tables import Scope, table_spec
 from pipeline.schema.section import NAME_RULE, SAFE_NAME
 
 COMPRESSION = "zstd"
@@ -132,8 +134,8 @@ def _check_name(kind: str, value: str) -> None:
 
 def partition_dir(root: Path | str, table_name: str, partition: Mapping[str, str]) -> Path:
     """ROOT/<table>/hardware=H/scaling=S/batch_law=B for the given partition values."""
-    if table_name not in RUN_TABLES:
-        raise ValueError(f"unknown table {table_name!r}; expected one of {sorted(RUN_TABLES)}")
+    if not table_spec(table_name).partitioned:
+        raise ValueError(f"table {table_name!r} is not partitioned")
     if tuple(partition) != PARTITION_COLUMNS:
         raise ValueError(
             f"partition keys {list(partition)} differ from {list(PARTITION_COLUMNS)} (in order)"
@@ -165,11 +167,11 @@ def part_path(root: Path | str, table_name: str, partition: Mapping[str, str], k
     return partition_dir(root, table_name, partition) / f"{PART_PREFIX}{key}{PART_SUFFIX}"
 
 
-def _check_table(table_name: str, table: pa.Table, partition: Mapping[str, str]) -> None:
-    """The table has exactly the declared schema and only the partition's values."""
-    expected = RUN_TABLES[table_name]
-    if not table.schema.equals(expected):
-        got = {f.name: f for f in table.schema}
+def _check_table(table_name: str, data: pa.Table, partition: Mapping[str, str]) -> None:
+    """The rows have exactly the table's declared schema and only the partition's values."""
+    expected = table_spec(table_name).schema
+    if not data.schema.equals(expected):
+        got = {f.name: f for f in data.schema}
         diffs = [
             f.name
             for f in expected
@@ -179,8 +181,8 @@ def _check_table(table_name: str, table: pa.Table, partition: Mapping[str, str])
         raise ValueError(
             f"table does not match the {table_name} schema: differing {diffs}, extra {extra}"
         )
-    for name in PARTITION_COLUMNS:
-        values = set(table.column(name).to_pylist())  # no pyarrow.compute: a write skips its import
+    for name in partition:
+        values = set(data.column(name).to_pylist())  # no pyarrow.compute: a write skips its import
         if values - {partition[name]}:
             raise ValueError(f"rows of {table_name} have {name} other than {partition[name]!r}")
 
@@ -205,9 +207,9 @@ def write_part(
 ) -> Path:
     """Write `table` as part `key` of `table_name` under the partition, atomically; return its path.
 
-    `table` has the table's full schema (`columns.RUN_TABLES`); its partition columns must all equal
-    `partition` and are dropped from the file. `key` defaults to `part_key` of the table's series
-    ids. Re-running with the same key replaces the part. With `sync_dir` false the caller fsyncs
+    `table` has the table's full schema (`pipeline.io.tables`); its partition columns must all
+    equal `partition` and are dropped from the file. `key` defaults to `part_key` of the table's
+    series ids. Re-running with the same key replaces the part. With `sync_dir` false the caller fsyncs
     the directory (`write_parts` does it once per directory).
     """
     if key is None:
@@ -237,14 +239,19 @@ def write_parts(
     return [*paths, write_part(root, marker_name, marker, partition)]
 
 
-def write_unpartitioned_part(root: Path | str, table_name: str, table: pa.Table, key: str) -> Path:
-    """Write `table` as ROOT/<table_name>/part-<key>.parquet, atomically (`UNPARTITIONED_TABLES`)."""
-    if table_name not in UNPARTITIONED_TABLES:
-        raise ValueError(f"{table_name!r} is not one of {sorted(UNPARTITIONED_TABLES)}")
-    _check_name("part key", key)
-    if not table.schema.equals(UNPARTITIONED_TABLES[table_name]):
+def write_run_part(root: Path | str, table_name: str, data: pa.Table) -> Path:
+    """Write the rows of a per-run table as ROOT/<table_name>/part-<key>.parquet, atomically.
+
+    The key is `part_key` of the table's `part_key_column` values (the trends' catalog hash),
+    so the same inputs give the same part and writing them again replaces it.
+    """
+    spec = table_spec(table_name)
+    if spec.scope is not Scope.RUN:
+        raise ValueError(f"{table_name!r} is a per-series table: write it with `write_part`")
+    if not data.schema.equals(spec.schema):
         raise ValueError(f"table does not match the {table_name} schema")
-    return _write_atomic(Path(root) / table_name / f"{PART_PREFIX}{key}{PART_SUFFIX}", table)
+    key = part_key(data.column(spec.part_key_column).to_pylist())
+    return _write_atomic(Path(root) / table_name / f"{PART_PREFIX}{key}{PART_SUFFIX}", data)
 
 
 def _write_atomic(final: Path, data: pa.Table, *, sync_dir: bool = True) -> Path:
@@ -285,25 +292,3 @@ def remove_series_rows(path: Path, series_ids: Collection[str]) -> Path | None:
     path.unlink()
     fsync_dir(path.parent)
     return None
-
-
-def write_series(
-    root: Path | str,
-    points: pa.Table,
-    thresholds: pa.Table,
-    partition: Mapping[str, str],
-    series_id: str,
-    *,
-    series: pa.Table | None = None,
-) -> tuple[Path, Path]:
-    """Write one series' `series` (if given), `points` and `thresholds` parts, keyed by series_id.
-
-    Thresholds last: a series whose thresholds part exists has its other parts too, which is
-    what resumption (`pipeline.sweep.resume`) relies on; `gather` reports series with points but
-    no thresholds row as incomplete. Returns the points and thresholds paths.
-    """
-    if series is not None:
-        write_part(root, "series", series, partition, series_id)
-    points_path = write_part(root, "points", points, partition, series_id)
-    thresholds_path = write_part(root, "thresholds", thresholds, partition, series_id)
-    return points_path, thresholds_path

@@ -16,12 +16,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from pipeline.io.columns import RUN_TABLES
 from pipeline.io.parquet import PART_NAME, partition_dir, remove_series_rows
-
-REMOVAL_ORDER = ("thresholds", "series", "points", "forecasts", "frontier")
-"""Tables in the order series are removed from them: the completion marker first, so a removal
-cut short leaves incomplete series (points without thresholds), which resumption redoes."""
+from pipeline.io.tables import REMOVAL_ORDER
 
 Partition = tuple[tuple[str, str], ...]
 """A partition as a hashable value: ((column, value), ...) in `PARTITION_COLUMNS` order."""
@@ -82,8 +78,6 @@ class SeriesIndex:
         """Bring one partition of `tables` up to date with the disk: parts not yet indexed are
         read, parts gone are dropped (another run may have written or rewritten some)."""
         for table_name in tables:
-            if table_name not in RUN_TABLES:
-                raise ValueError(f"unknown table {table_name!r}")
             known = self.parts.setdefault(table_name, {})
             directory = partition_dir(self.root, table_name, dict(partition))
             on_disk = set(part_paths(directory))

@@ -1,21 +1,23 @@
 """The one dataset reader: only the parts the writer wrote, each checked against the schema.
 
-A dataset directory holds one folder per table, hive-partitioned as the writer lays it out
-(`pipeline.io.parquet`):
+A dataset directory holds one folder per table of the registry (`pipeline.io.tables`), laid
+out as the writer lays it out (`pipeline.io.parquet`): a per-series table hive-partitioned,
+a per-run table without partitions:
 
     DIR/<table>/hardware=H/scaling=S/batch_law=B/part-<hex id>.parquet
+    DIR/<table>/part-<hex id>.parquet
 
 A nightly root holds one such directory per date, `ROOT/run_date=YYYY-MM-DD/`.
 
 What is read is decided file by file, from `pathlib` listings, never from a glob pattern, so a
 root named `data[1]` or `data*` is that directory and no other:
 
-- a table folder's entries must be `hardware=<name>`, then `scaling=<name>`, then
+- a partitioned table folder's entries must be `hardware=<name>`, then `scaling=<name>`, then
   `batch_law=<name>` folders, with names the writer could have made (`SAFE_NAME`);
 - a partition folder's files must be named `part-<hex id>.parquet` (`PART_NAME`); the writer's
   temporary files (`.part-….tmp`) are listed apart as leftovers of interrupted writes;
 - a part's stored schema must be the table's columns of the part's schema version, by name and
-  Arrow type (`columns.columns_of`): a part of an older version lacks only the columns added
+  Arrow type (`tables.columns_of`): a part of an older version lacks only the columns added
   since, which read as null; a missing, extra or retyped column, a file that does not open
   (truncated, not Parquet) or a version newer than this code refuses the part.
 
@@ -38,16 +40,9 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.io.columns import (
-    PARTITION_COLUMNS,
-    RUN_TABLES,
-    SCHEMA_VERSION,
-    SORT_KEYS,
-    UNPARTITIONED_TABLES,
-    columns_of,
-    file_schema,
-)
+from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
 from pipeline.io.parquet import PART_NAME, TEMP_NAME
+from pipeline.io.tables import BY_NAME, columns_of, file_schema, table_spec
 from pipeline.schema.section import SAFE_NAME
 
 if TYPE_CHECKING:
@@ -58,6 +53,9 @@ RUN_DATE_KEY = "run_date"
 DATE_NAME = re.compile(rf"{RUN_DATE_KEY}=(?P<date>\d{{4}}-\d{{2}}-\d{{2}})")
 NIGHTLY_ENTRIES = frozenset({".staging", ".replaced", "reports"})
 """Entries of a nightly root besides its dates (`pipeline.nightly.partition`)."""
+SOURCE_STORE = "snapshots"
+"""The folder of source copies a run keeps under a dataset or nightly root
+(`pipeline.sources.store`); no table reader reads it."""
 LOCK_PREFIX = ".dmlimits.lock"
 """The run lock and its helper files (`pipeline.io.lock`), at the top of any root."""
 
@@ -150,9 +148,10 @@ def _partition_value(path: Path, key: str) -> str | None:
 
 
 def _leaf_dirs(table_dir: Path, skipped: list[Skipped]) -> Iterable[Path]:
-    """The partition folders of a table, depth-first in name order; others go to `skipped`."""
+    """The partition folders of a table, depth-first in name order; others go to `skipped`.
+    An unpartitioned table's folder is its one leaf."""
     level = [table_dir]
-    for key in PARTITION_COLUMNS:
+    for key in table_spec(table_dir.name).partition_columns:
         below = []
         for parent in level:
             for path in sorted(parent.iterdir()):
@@ -166,6 +165,7 @@ def _leaf_dirs(table_dir: Path, skipped: list[Skipped]) -> Iterable[Path]:
 
 def table_parts(directory: Path, table_name: str) -> TableParts:
     """The part files of a table in a dataset directory, by name and place only."""
+    table_spec(table_name)  # a registered table
     table_dir = directory / table_name
     if not table_dir.is_dir():
         return TableParts()
@@ -183,11 +183,6 @@ def table_parts(directory: Path, table_name: str) -> TableParts:
             else:
                 skipped.append(Skipped(path, "not a part file the writer made (part-<id>.parquet)"))
     return TableParts(tuple(parts), tuple(skipped), tuple(temps))
-
-
-def part_files(directory: Path | str, table_name: str) -> list[Path]:
-    """The part files of a table, sorted by path (by name and place; contents not checked)."""
-    return list(table_parts(Path(directory), table_name).parts)
 
 
 def part_version(parquet: pq.ParquetFile) -> int:
@@ -277,6 +272,7 @@ def _scan(parts: Sequence[Path], table_name: str) -> pl.LazyFrame:
     """
     import polars as pl
 
+    spec = table_spec(table_name)
     path_column = "__dmlimits_part"
     frame = pl.scan_parquet(
         [str(p) for p in parts],
@@ -289,8 +285,8 @@ def _scan(parts: Sequence[Path], table_name: str) -> pl.LazyFrame:
     tail = r"/hardware=([^/]+)/scaling=([^/]+)/batch_law=([^/]+)/[^/]+$"
     return frame.with_columns(
         pl.col(path_column).str.extract(tail, i).alias(key)
-        for i, key in enumerate(PARTITION_COLUMNS, 1)
-    ).select(RUN_TABLES[table_name].names)
+        for i, key in enumerate(spec.partition_columns, 1)
+    ).select(spec.schema.names)
 
 
 def checked_parts(directory: Path, table_name: str) -> tuple[list[Path], list[Skipped]]:
@@ -309,14 +305,15 @@ def checked_parts(directory: Path, table_name: str) -> tuple[list[Path], list[Sk
 def read_table(directory: Path, table_name: str, columns: Sequence[str] | None = None) -> TableRead:
     """One table of a dataset directory: the rows of every accepted part, sorted.
 
-    The frame has the table's columns in schema order (or `columns`), sorted by `SORT_KEYS`;
+    The frame has the table's columns in schema order (or `columns`), sorted by its sort keys;
     it is None when no part was accepted.
     """
     good, skipped = checked_parts(directory, table_name)
     if not good:
         return TableRead(None, tuple(skipped))
-    names = list(columns) if columns is not None else RUN_TABLES[table_name].names
-    keys = [k for k in SORT_KEYS[table_name] if k in names]
+    spec = table_spec(table_name)
+    names = list(columns) if columns is not None else spec.schema.names
+    keys = [k for k in spec.sort_keys if k in names]
     frame = _scan(good, table_name).select(names).sort(keys).collect()
     return TableRead(frame, tuple(skipped), tuple(good))
 
@@ -327,7 +324,7 @@ def read_or_empty(directory: Path, table_name: str) -> pl.DataFrame:
     if frame is None:
         import polars as pl
 
-        empty = pl.from_arrow(RUN_TABLES[table_name].empty_table())
+        empty = pl.from_arrow(table_spec(table_name).schema.empty_table())
         assert isinstance(empty, pl.DataFrame)
         return empty
     return frame
@@ -345,7 +342,9 @@ def root_entries_skipped(root: Path) -> list[Skipped]:
             continue  # the lock; dated folders are checked by `dated_dirs`
         if dated and name in NIGHTLY_ENTRIES:
             continue
-        if not dated and name in {*RUN_TABLES, *UNPARTITIONED_TABLES} and path.is_dir():
+        if name == SOURCE_STORE and path.is_dir():
+            continue
+        if not dated and name in BY_NAME and path.is_dir():
             continue
         skipped.append(Skipped(path, "not part of a dmlimits dataset"))
     return skipped

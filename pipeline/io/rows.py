@@ -1,10 +1,10 @@
-"""Model results flattened into Arrow tables of the `points`, `thresholds` and `series` schemas.
+"""Model results flattened into rows of the `points`, `thresholds` and `series` tables.
 
 A series (one hardware preset × scaling laws × batch law × duration, over a d_model grid) gives
-one `point_rows` table, one `threshold_row` table and one `series_row` table (its scenario). All
-carry the series identity (`SeriesKey`) and the run's `Provenance` on every row. Each has a
-`*_dict(s)` twin giving the rows as dicts, so the writer builds one table over many series
-(`table_from_rows`), the same rows as the per-series tables concatenated.
+its `points` rows (`point_dicts`), one `thresholds` row (`threshold_dict`) and one `series` row
+(`series_dict`, its scenario), as dicts. All carry the series identity (`SeriesKey`) and the
+run's `Provenance` on every row. The writer makes one Arrow table of each over many series
+(`table_from_rows`, `pipeline.app.write.tables_of`).
 """
 
 from __future__ import annotations
@@ -23,13 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pyarrow as pa
 
 from pipeline import __version__
-from pipeline.io.columns import (
-    PARTITION_COLUMNS,
-    POINTS_SCHEMA,
-    SCHEMA_VERSION,
-    SERIES_SCHEMA,
-    THRESHOLDS_SCHEMA,
-)
+from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.schema.scaling import BATCH_LAW_KEYS
@@ -86,22 +80,6 @@ class SeriesKey:
     year_s: float
     """The scenario's year in seconds (`scaling.year_s`; spec §0, quirk Q5): a reported
     month is year_s / 12. Not a column of its own: the `series` table records it."""
-
-    @classmethod
-    def from_config(
-        cls,
-        config: Mapping[str, Any],
-        *,
-        hardware: str,
-        scaling: str,
-        batch_law: str,
-        duration_s: float,
-        year_s: float,
-    ) -> SeriesKey:
-        """The key of a series whose full resolved config is `config` (hashed into series_id)."""
-        return cls(
-            hardware, scaling, batch_law, float(duration_s), config_hash(config), float(year_s)
-        )
 
     def columns(self) -> dict[str, Any]:
         """The series-identity columns every table starts with."""
@@ -261,44 +239,13 @@ def table_from_rows(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.
 def point_dicts(
     points: Sequence[PointResult], series: SeriesKey, provenance: Provenance
 ) -> list[dict[str, Any]]:
-    """The `points` rows of one series as dicts, sorted by d_model (`point_rows`)."""
+    """The `points` rows of one series as dicts, sorted by d_model (one row per point, feasible
+    or not)."""
     ordered = sorted(points, key=lambda p: p.shape.d_model)
     widths = [p.shape.d_model for p in ordered]
     if len(set(widths)) != len(widths):
         raise ValueError(f"series {series.series_id} has repeated d_model values: {widths}")
     return [_point_row(p, series, provenance) for p in ordered]
-
-
-def point_rows(
-    points: Sequence[PointResult], series: SeriesKey, provenance: Provenance
-) -> pa.Table:
-    """The `points` rows of one series, sorted by d_model (one row per point, feasible or not)."""
-    return table_from_rows(point_dicts(points, series, provenance), POINTS_SCHEMA)
-
-
-def threshold_row(
-    series: SeriesKey,
-    limits: SeriesLimits,
-    *,
-    n_points: int,
-    alpha: float,
-    t_lat_s: float,
-    t_crit_flop: float | None,
-    t_limit_flop: float | None,
-    provenance: Provenance,
-) -> pa.Table:
-    """The one `thresholds` row of a series as a table (`threshold_dict`)."""
-    row = threshold_dict(
-        series,
-        limits,
-        n_points=n_points,
-        alpha=alpha,
-        t_lat_s=t_lat_s,
-        t_crit_flop=t_crit_flop,
-        t_limit_flop=t_limit_flop,
-        provenance=provenance,
-    )
-    return table_from_rows([row], THRESHOLDS_SCHEMA)
 
 
 def threshold_dict(
@@ -373,27 +320,6 @@ def number_text(x: float) -> str:
 def _number_levels(values: Sequence[float]) -> str:
     """Per-level numbers as text, level 0 first: (9e11, 1e11) -> "9e11x1e11"."""
     return "x".join(number_text(v) for v in values)
-
-
-def series_row(
-    scenario: Scenario,
-    series: SeriesKey,
-    *,
-    whole_grid: bool,
-    sweep_point: str,
-    provenance: Provenance,
-    overrides: str | None = None,
-) -> pa.Table:
-    """The one `series` row of a series as a table (`series_dict`)."""
-    row = series_dict(
-        scenario,
-        series,
-        whole_grid=whole_grid,
-        sweep_point=sweep_point,
-        provenance=provenance,
-        overrides=overrides,
-    )
-    return table_from_rows([row], SERIES_SCHEMA)
 
 
 def series_dict(

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from pipeline.catalog import METRICS
 from pipeline.io.columns import TRENDS_SCHEMA
-from pipeline.io.parquet import PART_NAME, write_unpartitioned_part
+from pipeline.io.parquet import write_run_part
+from pipeline.io.read import read_table
 from pipeline.io.rows import Provenance, config_hash, table_from_rows
 from pipeline.trends.catalog_fits import GHOLAMI_PER_TWO_YEARS, CatalogTrends
 from pipeline.trends.fit import CONFIDENCE
@@ -80,32 +80,10 @@ def trend_rows(trends: CatalogTrends, provenance: Provenance) -> pa.Table:
 
 def write_trends(root: Path | str, trends: CatalogTrends, provenance: Provenance) -> Path:
     """Write the trends of one catalog as ROOT/trends/part-<catalog_hash>.parquet (atomic)."""
-    return write_unpartitioned_part(
-        root, TABLE, trend_rows(trends, provenance), trends.catalog_hash
-    )
-
-
-def _is_trends_part(path: Path) -> bool:
-    """Whether a file opens as Parquet with exactly the trends columns and types."""
-    try:
-        stored = pq.read_schema(path)
-    except (OSError, ValueError):
-        return False
-    return bool(stored.remove_metadata().equals(TRENDS_SCHEMA, check_metadata=False)) or [
-        (f.name, f.type) for f in stored
-    ] == [(f.name, f.type) for f in TRENDS_SCHEMA]
+    return write_run_part(root, TABLE, trend_rows(trends, provenance))
 
 
 def read_trends(root: Path | str) -> pl.DataFrame | None:
-    """The trends table under ROOT (every part, sorted by metric), or None when it has none."""
-    folder = Path(root) / TABLE
-    files = [
-        path
-        for path in (sorted(folder.iterdir()) if folder.is_dir() else [])
-        if PART_NAME.fullmatch(path.name) and _is_trends_part(path)
-    ]  # a literal listing: no glob, no copied or foreign file
-    if not files:
-        return None
-    import polars as pl  # deferred: a run that only writes does not pay its import
-
-    return pl.read_parquet([str(f) for f in files]).sort("catalog_hash", "metric")
+    """The trends table under ROOT (every readable part, sorted by catalog and metric), or None
+    when it has none (`pipeline.io.read.read_table`)."""
+    return read_table(Path(root), TABLE).frame

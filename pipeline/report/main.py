@@ -28,8 +28,8 @@ from pipeline.io.read import (
     read_table,
     root_entries_skipped,
 )
+from pipeline.io.tables import TABLES
 from pipeline.io.text import write_text_atomic
-from pipeline.io.trends import read_trends
 from pipeline.report.charts import (
     STEP_PANELS,
     parallelism_figure,
@@ -62,20 +62,29 @@ def _say(message: str) -> None:
     print(f"[dmlimits-report] {message}", file=sys.stderr, flush=True)
 
 
+def read_tables(directory: Path) -> dict[str, pl.DataFrame | None]:
+    """Every table of the dataset in `directory` (None when it has no readable part); each part
+    the reader skips is named on stderr."""
+    frames = {}
+    for spec in TABLES:
+        read = read_table(directory, spec.name)
+        for entry in read.skipped:
+            _say(f"skipped {entry}")
+        frames[spec.name] = read.frame
+    return frames
+
+
 def _trend_figures(
-    directory: Path, forecasts: pl.DataFrame | None, thresholds: pl.DataFrame, sel: Selection
+    tables: dict[str, pl.DataFrame | None], thresholds: pl.DataFrame, sel: Selection
 ) -> list[tuple[str, str, Figure]]:
     """The trends and moving-frontier charts, for the tables the dataset holds."""
     figures = []
-    trends = read_trends(directory)
+    trends = tables["trends"]
     if trends is not None:
         figures.append(
             ("trends.png", "Hardware metrics against release year", trends_figure(trends))
         )
-    read = read_table(directory, "frontier")
-    for entry in read.skipped:
-        _say(f"skipped {entry}")
-    frontier = read.frame
+    frontier, forecasts = tables["frontier"], tables["forecasts"]
     if frontier is not None and forecasts is not None:
         figure = frontier_figure(frontier, forecasts, thresholds, sel)
         caption = f"The moving frontier on improving hardware ({sel.note})"
@@ -98,16 +107,11 @@ def write_report(
     the directory has no readable points or thresholds, `SelectionError` when the choice is
     empty or invalid, `OutputError` when `out` cannot be written; nothing is written then.
     """
-    names = ("points", "thresholds", "forecasts", "series")
-    reads = {name: read_table(directory, name) for name in names}
-    for read in reads.values():
-        for entry in read.skipped:
-            _say(f"skipped {entry}")
-    points, thresholds = reads["points"].frame, reads["thresholds"].frame
-    forecasts = reads["forecasts"].frame
+    tables = read_tables(directory)
+    points, thresholds, forecasts = tables["points"], tables["thresholds"], tables["forecasts"]
     if points is None or thresholds is None:
         raise FileNotFoundError(f"{directory} holds no readable points or thresholds parts")
-    sel = select_series(thresholds, reads["series"].frame, chosen, where)
+    sel = select_series(thresholds, tables["series"], chosen, where)
     thresholds = thresholds.filter(pl.col("series_id").is_in(sel.ids))
     points = points.filter(pl.col("series_id").is_in(sel.ids))
     if forecasts is not None:
@@ -120,7 +124,9 @@ def write_report(
         written.append(out / name)
         _say(f"{name} ({i}/{len(CHARTS)})")
     images = [(out / name, _caption(name, caption, sel)) for name, caption, _ in CHARTS]
-    for name, caption, figure in _trend_figures(directory, forecasts, thresholds, sel):
+    for name, caption, figure in _trend_figures(
+        {**tables, "forecasts": forecasts}, thresholds, sel
+    ):
         figure.savefig(out / name, dpi=figure.dpi)
         written.append(out / name)
         images.append((out / name, caption))

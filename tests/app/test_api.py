@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import pipeline
-from pipeline.io.columns import TABLES
+from pipeline.io.tables import TABLES
 from tests.command import VOLATILE, dmlimits, stable_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -21,8 +21,9 @@ SMALL = ["scaling.grid.max_d_model=16384", "execution.n_jobs=1"]
 def test_run_returns_frames_with_documented_columns() -> None:
     """Each frame has exactly its table's columns, in schema order, one series' rows."""
     result = pipeline.run(SMALL)
-    for name in TABLES:
-        assert getattr(result, name).columns == TABLES[name].names, name
+    assert list(result.tables) == [spec.name for spec in TABLES]
+    for spec in TABLES:
+        assert getattr(result, spec.name).columns == spec.schema.names, spec.name
     assert result.points.height == 3
     assert result.thresholds.height == result.series.height == 1
     assert result.report.root is None
@@ -31,9 +32,9 @@ def test_run_returns_frames_with_documented_columns() -> None:
 def test_run_frames_equal_the_written_dataset(tmp_path: Path) -> None:
     """With write=True the frames hold the rows the Parquet parts hold, column for column."""
     result = pipeline.run(SMALL, write=True, root=tmp_path)
-    for name in TABLES:
-        frame = getattr(result, name).drop(VOLATILE)
-        assert frame.equals(stable_table(tmp_path, name).select(frame.columns)), name
+    for spec in TABLES:
+        frame = result.tables[spec.name].drop(VOLATILE)
+        assert frame.equals(stable_table(tmp_path, spec.name).select(frame.columns)), spec.name
 
 
 def test_run_bad_value_raises_the_cli_message(tmp_path: Path) -> None:

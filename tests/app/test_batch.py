@@ -14,15 +14,16 @@ from pipeline.app import execute
 from pipeline.app.batch import PartBuffer
 from pipeline.app.execute import RunReport, execute_plan
 from pipeline.app.plan import plan_run
-from pipeline.app.write import SeriesRows, series_rows, series_tables, tables_of
+from pipeline.app.write import SeriesRows, series_rows, tables_of
 from pipeline.execute.series import SeriesOutcome, evaluate_series
-from pipeline.io.columns import TABLES
 from pipeline.io.dataset import gather
-from pipeline.io.read import part_files, read_or_empty
+from pipeline.io.read import read_or_empty
 from pipeline.io.rows import Provenance, SeriesKey
+from pipeline.io.tables import SERIES_TABLES
 from pipeline.schema import compose_config
 from pipeline.sweep import SweepSeries
 from tests.command import stable_table
+from tests.io.helpers import part_files, series_tables
 from tests.robustness.damage import FIXTURE
 
 SWEEP = [
@@ -63,7 +64,7 @@ def no_duplicates(root: Path) -> None:
 
 def same_rows(mine: Path, reference: Path) -> None:
     """Both roots hold the same rows in every table (run ids and overrides aside)."""
-    for table in TABLES:
+    for table in SERIES_TABLES:
         a, b = stable_table(mine, table), stable_table(reference, table)
         if table == "series":  # the overrides name each run's own output.root
             a, b = a.drop("overrides"), b.drop("overrides")
@@ -73,7 +74,7 @@ def same_rows(mine: Path, reference: Path) -> None:
 def rows_of(partition: str, series_id: str) -> SeriesRows:
     """A series of batch law `partition` without rows (enough for the buffer's policy)."""
     key = SeriesKey("h100_sxm", "dense", partition, 1.0, series_id, 1.0)
-    return SeriesRows(key, [], [], [], [], [])
+    return SeriesRows(key, {name: [] for name in SERIES_TABLES})
 
 
 def test_part_buffer_flushes_a_full_partition_and_at_the_end() -> None:
@@ -121,8 +122,9 @@ def test_batch_tables_equal_the_per_series_tables_concatenated() -> None:
     forecast = plan.forecast
     batch = tables_of([series_rows(o, provenance, forecast) for o in outcomes])
     alone = [series_tables(o, provenance, forecast) for o in outcomes]
-    for name in TABLES:
-        assert getattr(batch, name).equals(pa.concat_tables(getattr(t, name) for t in alone))
+    assert list(batch) == list(SERIES_TABLES)
+    for name in SERIES_TABLES:
+        assert batch[name].equals(pa.concat_tables(t[name] for t in alone)), name
 
 
 def test_sweep_writes_fewer_parts_than_series_with_the_same_rows(tmp_path: Path) -> None:
@@ -179,7 +181,7 @@ def test_version1_dataset_resumes_and_reads(tmp_path: Path) -> None:
     plan = plan_run(compose_config(args), overrides=args)
     report = execute_plan(plan, progress=False, series=series, keep_tables=True)
     assert (report.skipped, report.outcomes) == (2, [])
-    thresholds = pa.concat_tables(t.thresholds for t in report.tables)
+    thresholds = pa.concat_tables(t["thresholds"] for t in report.tables if "thresholds" in t)
     assert sorted(thresholds.column("series_id").to_pylist()) == sorted(V1_IDS.values())
     assert {s.n_points for s in report.resumed} == {2}
 

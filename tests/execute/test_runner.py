@@ -14,10 +14,11 @@ from distributed import LocalCluster
 from pipeline.execute.runner import chunked, run_series
 from pipeline.execute.series import SeriesOutcome
 from pipeline.execute.settings import Backend, ExecutionSettings
-from pipeline.io.rows import Provenance, SeriesKey, point_rows
+from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.schema import Scenario, compose_config
 from pipeline.sweep import expand_scenarios
 from tests.command import dmlimits, stable_table
+from tests.io.helpers import point_rows
 
 TINY = ["scaling.grid.max_d_model=16384"]
 PROVENANCE = Provenance(run_id="test", created_at=datetime(2025, 1, 1, tzinfo=UTC))

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from pipeline.io.rows import Provenance, SeriesKey
+from pipeline.io.rows import Provenance, SeriesKey, config_hash
 from pipeline.model.records.results import (
     Bottleneck,
     InfeasibleReason,
@@ -100,13 +100,6 @@ def make_series() -> Callable[..., SeriesKey]:
         hardware: str = "h100", scaling: str = "dense", batch_law: str = "critical"
     ) -> SeriesKey:
         config = {"hardware": hardware, "scaling": scaling, "batch_law": batch_law}
-        return SeriesKey.from_config(
-            config,
-            hardware=hardware,
-            scaling=scaling,
-            batch_law=batch_law,
-            duration_s=7.885e6,
-            year_s=3.154e7,
-        )
+        return SeriesKey(hardware, scaling, batch_law, 7.885e6, config_hash(config), 3.154e7)
 
     return make

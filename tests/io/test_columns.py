@@ -8,13 +8,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from pipeline.io.columns import (
-    PARTITION_COLUMNS,
-    RUN_TABLES,
-    TABLES,
-    UNPARTITIONED_TABLES,
-    file_schema,
-)
+from pipeline.io.columns import PARTITION_COLUMNS
+from pipeline.io.tables import BY_NAME, SERIES_TABLES, file_schema
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "schema.md"
 _ROW = re.compile(r"^\| `(?P<name>[a-z0-9_]+)` \| (?P<type>[^|]+?) \|")
@@ -39,30 +34,29 @@ def _documented_columns() -> dict[str, list[tuple[str, str]]]:
 def test_docs_schema_lists_exactly_the_columns() -> None:
     """docs/schema.md documents every column of every table, in order, with its Arrow type."""
     documented = _documented_columns()
-    every = {**RUN_TABLES, **UNPARTITIONED_TABLES}
-    assert sorted(documented) == sorted(every)
-    for name, schema in every.items():
-        assert documented[name] == [(f.name, str(f.type)) for f in schema], name
+    assert sorted(documented) == sorted(BY_NAME)
+    for name, spec in BY_NAME.items():
+        assert documented[name] == [(f.name, str(f.type)) for f in spec.schema], name
 
 
-@pytest.mark.parametrize("table_name", sorted(TABLES))
+@pytest.mark.parametrize("table_name", sorted(BY_NAME))
 def test_schema_column_names_unique(table_name: str) -> None:
     """No table declares a column twice."""
-    names = TABLES[table_name].names
+    names = BY_NAME[table_name].schema.names
     assert len(names) == len(set(names))
 
 
-@pytest.mark.parametrize("table_name", sorted(TABLES))
+@pytest.mark.parametrize("table_name", sorted(BY_NAME))
 def test_schema_has_no_nested_or_unsigned_types(table_name: str) -> None:
     """Columns are flat, and integers are signed."""
-    for f in TABLES[table_name]:
+    for f in BY_NAME[table_name].schema:
         assert not pa.types.is_nested(f.type), f.name
         assert not pa.types.is_unsigned_integer(f.type), f.name
 
 
-@pytest.mark.parametrize("table_name", sorted(TABLES))
+@pytest.mark.parametrize("table_name", SERIES_TABLES)
 def test_file_schema_drops_partition_columns(table_name: str) -> None:
-    """Part files store every column except the hive partition keys."""
+    """Part files of a partitioned table store every column except the hive partition keys."""
     stored = file_schema(table_name).names
     assert not set(stored) & set(PARTITION_COLUMNS)
-    assert len(stored) == len(TABLES[table_name]) - len(PARTITION_COLUMNS)
+    assert len(stored) == len(BY_NAME[table_name].schema) - len(PARTITION_COLUMNS)

@@ -10,9 +10,9 @@ import pytest
 
 from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
 from pipeline.io.dataset import DONE_MARKER, gather, main, mark_done, read_points, read_thresholds
-from pipeline.io.parquet import OutputError, write_part, write_series
-from pipeline.io.rows import point_rows, threshold_row
+from pipeline.io.parquet import OutputError, write_part
 from pipeline.model.records.results import SeriesLimits
+from tests.io.helpers import point_rows, threshold_row, write_series
 
 LIMITS = SeriesLimits(
     linear_end_flop=None, last_feasible_flop=3e27, first_infeasible_flop=1e28, max_utilization=0.7

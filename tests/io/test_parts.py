@@ -14,10 +14,11 @@ from pipeline.io import parquet
 from pipeline.io.columns import FORECASTS_SCHEMA
 from pipeline.io.parquet import part_key, remove_series_rows, write_parts
 from pipeline.io.parts import SeriesIndex, partition_key
-from pipeline.io.rows import Provenance, SeriesKey, point_rows, threshold_row
+from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.io.text import write_text_atomic
 from pipeline.model.records.results import SeriesLimits
 from tests.io.conftest import PointFactory
+from tests.io.helpers import point_rows, threshold_row
 from tests.robustness.damage import FIXTURE
 
 SeriesFactory = Callable[..., SeriesKey]

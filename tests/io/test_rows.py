@@ -21,10 +21,9 @@ from pipeline.io.rows import (
     Provenance,
     config_hash,
     point_config_hash,
-    point_rows,
-    threshold_row,
 )
 from pipeline.model.records.results import InfeasibleReason, PointResult, SeriesLimits
+from tests.io.helpers import point_rows, threshold_row
 
 _config_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=5),

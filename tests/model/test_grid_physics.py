@@ -10,12 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.execute.series import evaluate_series
-from pipeline.model.compute.layer import (
-    grid_layer_times,
-    layer_matmul_time_s,
-    sequence_parallel_degree,
-)
-from pipeline.model.memory.gpu_memory import grid_memory_by_mode_bytes
+from pipeline.model.compute.layer import layer_matmul_time_s, layer_times_s
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import InfeasibleReason
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
@@ -24,6 +19,11 @@ from pipeline.model.search.enumeration import (
     context_parallel_degrees,
     context_parallel_table,
     layout_table,
+)
+from pipeline.model.search.grid import (
+    grid_layer_work,
+    grid_memory_by_mode_bytes,
+    sequence_parallel_degree,
 )
 from pipeline.model.search.search import optimal_layout, smallest_cluster
 from pipeline.schema import compose_config, load_scenario
@@ -44,7 +44,7 @@ def test_grid_layer_time_with_switches_off_is_the_papers() -> None:
     hw = preset("h100_sxm")
     tpm, tpff, nano = np.array([1.0, 4.0]), np.array([2.0, 8.0]), np.array([64.0, 2048.0])
     shape = dense()
-    ours = grid_layer_times(hw, Physics(), shape, tpm, tpff, nano)
+    ours = layer_times_s(hw, Physics(), grid_layer_work(Physics(), shape, tpm, tpff, nano))
     paper = layer_matmul_time_s(hw, shape.d_model // tpm, shape.d_ff // tpff, nano)
     np.testing.assert_allclose(ours.forward_s + ours.backward_s, paper, rtol=1e-12)
 
@@ -263,19 +263,18 @@ def test_ring_exchange_check_value() -> None:
     3,145,728 B at 100/2 GB/s plus 3 hops of 1 µs (docs/model.md R.7)."""
     from pipeline.model.network.ring import ring_exchange_s
 
-    shape = model_shape(1024, ScalingLaws())
     one = np.ones(1)
-    t = ring_exchange_s(shape, 2 * one, 4 * one, 512 * one, 100e9 * one, 1e-6 * one)
+    t = ring_exchange_s(512 * one, 1024.0, 2 * one, 4 * one, 100e9 * one, 1e-6 * one)
     assert t[0] == pytest.approx(3_145_728 / 50e9 + 3e-6, rel=1e-12)
-    assert ring_exchange_s(shape, one, one, 512 * one, 100e9 * one, 1e-6 * one)[0] == 0.0
+    assert ring_exchange_s(512 * one, 1024.0, one, one, 100e9 * one, 1e-6 * one)[0] == 0.0
 
 
 def test_ring_level_is_the_first_holding_the_group() -> None:
     """t·c GPUs within an 8-GPU domain stay on level 0; 16 of them cross to level 1."""
-    from pipeline.model.network.ring import ring_level
+    from pipeline.model.network.levels import group_level
 
     tp, cp = np.array([8.0, 8.0, 2.0, 64.0]), np.array([1.0, 2.0, 4.0, 8.0])
-    assert ring_level((8, 32), tp, cp).tolist() == [0, 1, 0, 2]
+    assert group_level((8, 32), tp * cp).tolist() == [0, 1, 0, 2]
 
 
 def test_charging_the_ring_never_speeds_a_layout_up(monkeypatch: pytest.MonkeyPatch) -> None:

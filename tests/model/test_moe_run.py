@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,11 +18,11 @@ from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.runs.run_point import run_layout
 from pipeline.model.runs.run_search import best_run_layout, candidate_layouts
 from pipeline.model.runs.training_run import (
-    ep_comm_per_layer_s,
+    RunLayouts,
     evaluate_run,
-    expert_parameters_per_gpu,
     expert_tokens,
-    memory_per_gpu_bytes,
+    run_memory_bytes,
+    run_params_per_gpu,
 )
 from pipeline.schema import compose_config, load_scenario
 from pipeline.schema.errors import ConfigError
@@ -45,35 +46,37 @@ def test_moe_linear_forward_flop_counts_top_k_experts() -> None:
 
 def test_moe_expert_tokens_tiny_run() -> None:
     """e = 4 ranks of 16 tokens, top-2 over 8 experts: 4·16·2/8 = 16 tokens per expert (GShard)."""
-    assert expert_tokens(TINY_MOE, 16.0, 4) == 16.0
+    assert expert_tokens(TINY_MOE, np.array([16.0]), np.array([4.0]))[0] == 16.0
 
 
 def test_moe_expert_parameters_per_gpu_tiny_run() -> None:
     """L/p = 2 layers · 8/4 local experts · 2·4·16 weights / t = 2: 256 expert parameters."""
     layout = RunLayout(tp=2, pp=1, dp=4, microbatch_seqs=1, ep=4)
-    assert expert_parameters_per_gpu(TINY_MOE, layout) == 2 * 2 * (2 * 4 * 16) / 2
+    params = run_params_per_gpu(TINY_MOE, RunLayouts.of([layout]))
+    assert params.expert[0] == 2 * 2 * (2 * 4 * 16) / 2
 
 
 def test_moe_all_to_all_tiny_run() -> None:
     """e = 4, b = 2, s = 8, h = 4, top-2: one all-to-all sends 3/4 of 2·8·4·2 words of 2 B = 192 B
-    at half the level's bandwidth plus 3 hops; 4 per layer and microbatch (DeepSpeed-MoE)."""
+    at half the level's bandwidth plus 3 hops; 4 per layer and microbatch (DeepSpeed-MoE), over
+    m = 1 microbatch of L/p = 2 layers."""
     hw = preset("h100_sxm")
     run = RunSpec("r", TINY_MOE, 8, RunLayout(1, 1, 4, 2, ep=4))
     level = 0  # 4 GPUs fit in the 8-GPU node
     bw = hw.net_bandwidth_bytes_per_s[level] / 2.0
     one = 0.75 * (2 * 8 * 4 * 2 * 2.0) / bw + 3 * hw.net_latency_s[level]
     assert one == pytest.approx(192.0 / bw + 3 * hw.net_latency_s[level], rel=1e-12)
-    assert ep_comm_per_layer_s(hw, Physics(), run) == pytest.approx(4 * one, rel=1e-12)
+    assert evaluate_run(hw, Physics(), run).t_ep_comm_s == pytest.approx(2 * 4 * one, rel=1e-12)
     full = dataclasses.replace(
         run, layout=dataclasses.replace(run.layout, recompute=Recompute.FULL)
     )
-    assert ep_comm_per_layer_s(hw, Physics(), full) == pytest.approx(6 * one, rel=1e-12)
+    assert evaluate_run(hw, Physics(), full).t_ep_comm_s == pytest.approx(2 * 6 * one, rel=1e-12)
 
 
 def test_moe_all_to_all_is_zero_without_expert_parallelism() -> None:
     """All experts on every GPU (e = 1): no token leaves its GPU."""
     run = RunSpec("r", TINY_MOE, 8, RunLayout(1, 1, 4, 2))
-    assert ep_comm_per_layer_s(preset("h100_sxm"), Physics(), run) == 0.0
+    assert evaluate_run(preset("h100_sxm"), Physics(), run).t_ep_comm_s == 0.0
 
 
 def test_moe_run_layout_row_splits_expert_from_data_parallel() -> None:
@@ -100,10 +103,10 @@ def test_moe_more_expert_parallelism_never_adds_expert_memory(
     small, large = 2**ep_exp, min(2 ** (ep_exp + more), 16)
     base = RunLayout(tp=1, pp=1, dp=16, microbatch_seqs=1, zero_stage=zero)
     lo, hi = dataclasses.replace(base, ep=small), dataclasses.replace(base, ep=large)
-    assert expert_parameters_per_gpu(MOE, hi) <= expert_parameters_per_gpu(MOE, lo)
-    assert memory_per_gpu_bytes(MOE, hi, 4, realistic().fusion) <= memory_per_gpu_bytes(
-        MOE, lo, 4, realistic().fusion
-    )
+    rows = RunLayouts.of([lo, hi])
+    assert run_params_per_gpu(MOE, rows).expert[1] <= run_params_per_gpu(MOE, rows).expert[0]
+    memory = run_memory_bytes(MOE, rows, np.array([4.0, 4.0]), realistic().fusion)
+    assert memory[1] <= memory[0]
 
 
 def test_moe_one_expert_is_the_dense_run() -> None:

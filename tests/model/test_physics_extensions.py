@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,10 +18,11 @@ from pipeline.model.compute.flop import (
 )
 from pipeline.model.compute.memory_ops import layer_tensors, layernorm_ops, optimizer_step_bytes
 from pipeline.model.memory.gpu_memory import activation_bytes_per_layer, model_state_bytes_per_param
+from pipeline.model.network.ring import ring_exchange_s
 from pipeline.model.records.run import RunLayout, RunSpec
-from pipeline.model.records.switches import Fusion, Physics, Recompute
+from pipeline.model.records.switches import Physics, Recompute
 from pipeline.model.records.transformer import Mlp, TransformerShape
-from pipeline.model.runs.training_run import cp_kv_exchange_s, evaluate_run
+from pipeline.model.runs.training_run import evaluate_run
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 
@@ -52,21 +54,24 @@ def test_narayanan_eq3_equals_full_recompute_hardware_flop() -> None:
 
 def test_layernorm_bytes_tiny_microbatch() -> None:
     """A LayerNorm over 8 tokens x 4: forward reads and writes 32 16-bit values (128 B), backward 192 B."""
-    norm = layernorm_ops(layer_tensors(TINY, 1.0, 1, 1, False))[0]
-    assert (norm.forward_bytes, norm.backward_bytes) == (128.0, 192.0)
+    one = np.ones(1)
+    x = layer_tensors(8.0 * one, 4.0, 16.0, 4.0, 2.0, 8.0, (one, one, one))
+    norm = layernorm_ops(x)[0]
+    assert (norm.forward_bytes[0], norm.backward_bytes[0]) == (128.0, 192.0)
 
 
 def test_adam_model_state_bytes_per_param_by_zero_stage() -> None:
     """Mixed-precision Adam holds 2 + 2 + 12 = 16 B per parameter; ZeRO shards it over dp = 4."""
-    assert model_state_bytes_per_param(0, 4) == 16.0
-    assert model_state_bytes_per_param(1, 4) == 2.0 + 2.0 + 3.0
-    assert model_state_bytes_per_param(2, 4) == 2.0 + 0.5 + 3.0
-    assert model_state_bytes_per_param(3, 4) == 4.0
+    dp = np.array([4.0])
+    assert model_state_bytes_per_param(0, dp)[0] == 16.0
+    assert model_state_bytes_per_param(1, dp)[0] == 2.0 + 2.0 + 3.0
+    assert model_state_bytes_per_param(2, dp)[0] == 2.0 + 0.5 + 3.0
+    assert model_state_bytes_per_param(3, dp)[0] == 4.0
 
 
 def test_optimizer_step_bytes_per_param() -> None:
     """The Adam step moves 30 B per parameter (16 read, 12 + 2 written)."""
-    assert optimizer_step_bytes(1.0) == 30.0
+    assert optimizer_step_bytes(np.ones(1))[0] == 30.0
 
 
 @pytest.mark.parametrize(
@@ -79,14 +84,18 @@ def test_optimizer_step_bytes_per_param() -> None:
 )
 def test_activation_bytes_per_layer_by_recompute(mode: Recompute, expected: float) -> None:
     """Korthikanti et al. 2022 Table 2 at s=4, b=1, h=8, a=2, t=1 (s·b·h = 32)."""
-    got = activation_bytes_per_layer(4, 1, 8, 2, 1, False, mode, Fusion.FUSED)
-    assert got == expected
+    one = np.ones(1)
+    got = activation_bytes_per_layer(4.0 * one, 8.0, 2.0, 4.0, (one, one), mode, True)
+    assert got[0] == expected
 
 
 def test_activation_bytes_sequence_parallel_divides_by_tp() -> None:
     """With sequence parallelism every stored term is divided by t (Korthikanti 2022 eq. 5)."""
-    got = activation_bytes_per_layer(4, 1, 8, 2, 2, True, Recompute.SELECTIVE, Fusion.FUSED)
-    assert got == 32 * 34 / 2
+    two = np.full(1, 2.0)
+    got = activation_bytes_per_layer(
+        4.0 * np.ones(1), 8.0, 2.0, 4.0, (two, two), Recompute.SELECTIVE, True
+    )
+    assert got[0] == 32 * 34 / 2
 
 
 shapes = st.builds(
@@ -144,13 +153,15 @@ def test_ring_attention_kv_exchange_tiny_run() -> None:
     at half the level's bidirectional bandwidth, plus 3 hops (Liu et al. 2023)."""
     hw = preset("h100_sxm")
     shape = dataclasses.replace(TINY, kv_heads=1)
-    run = RunSpec("r", shape, 2, RunLayout(1, 1, 1, 2, cp=4))
     level = 0  # 4 GPUs fit in the 8-GPU node
     bw = hw.net_bandwidth_bytes_per_s[level] / 2.0
     expected = 96.0 / bw + 3 * hw.net_latency_s[level]
-    assert cp_kv_exchange_s(hw, Physics(), run) == pytest.approx(expected, rel=1e-12)
-    no_cp = RunSpec("r", shape, 2, RunLayout(1, 1, 4, 2))
-    assert cp_kv_exchange_s(hw, Physics(), no_cp) == 0.0
+    one = np.ones(1)
+    link = (hw.net_bandwidth_bytes_per_s[level] * one, hw.net_latency_s[level] * one)
+    tokens = 2 * 8 / 4 * one  # b·s/c
+    got = ring_exchange_s(tokens, float(shape.kv_width), one, 4 * one, *link)
+    assert got[0] == pytest.approx(expected, rel=1e-12)
+    assert ring_exchange_s(tokens, float(shape.kv_width), one, one, *link)[0] == 0.0
 
 
 def test_ring_attention_exchange_is_exposed_past_the_attention_core() -> None:
@@ -164,6 +175,8 @@ def test_ring_attention_exchange_is_exposed_past_the_attention_core() -> None:
     slow_t = evaluate_run(slow, physics, run).t_attention_s
     assert fast_t is not None
     assert slow_t is not None
-    ring = cp_kv_exchange_s(slow, physics, run)
+    one = np.ones(1)
+    link = (1e6 * physics.efficiency.network * one, slow.net_latency_s[0] * one)
+    ring = ring_exchange_s(1 * 8192 / 4 * one, float(shape.kv_width), one, 4 * one, *link)[0]
     assert slow_t > fast_t
     assert slow_t >= 3.0 * ring * 4 * 4  # (forward + 2 x forward) x 4 layers x 4 microbatches

@@ -11,13 +11,14 @@ import polars as pl
 import pytest
 
 from pipeline.io.parquet import write_part
-from pipeline.io.rows import Provenance, SeriesKey, series_row, threshold_row
+from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.records.results import SeriesLimits
 from pipeline.nightly.causes import trend_causes
 from pipeline.nightly.changes import SeriesMatch, compare_dates, render_markdown
 from pipeline.nightly.partition import date_dir
 from pipeline.nightly.run import run_nightly
 from pipeline.schema import compose_config, load_scenario
+from tests.io.helpers import series_row, threshold_row
 from tests.nightly.runs import nightly_config
 
 D1, D2 = dt.date(2025, 1, 1), dt.date(2025, 1, 2)

@@ -29,10 +29,10 @@ from pipeline.io.dataset import (
     read_thresholds,
 )
 from pipeline.io.parquet import write_part
-from pipeline.io.read import part_files
-from pipeline.io.rows import Provenance, SeriesKey, point_rows
+from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.records.results import PointResult
 from pipeline.schema import compose_config, load_scenario
+from tests.io.helpers import part_files, point_rows
 from tests.robustness.conftest import TINY_GRID, cli_command, cli_env, run_cli
 
 pytestmark = pytest.mark.slow

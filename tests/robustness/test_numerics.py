@@ -22,11 +22,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from pipeline.app.write import outcome_tables, series_key
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.io.columns import COST_FIELDS, LAYOUT_FIELDS, RUN_FIELDS, THRESHOLDS_SCHEMA
 from pipeline.io.rows import Provenance
 from pipeline.schema import Scenario, compose_config, load_scenario
+from tests.io.helpers import outcome_tables
 from tests.robustness.conftest import TINY_GRID
 
 PAPER_GRID_WIDTHS = 55
@@ -59,7 +59,7 @@ def evaluate_strict(s: Scenario, whole_grid: bool = True) -> SeriesOutcome:
 
 def rows(outcome: SeriesOutcome) -> tuple[pa.Table, pa.Table]:
     """The points and thresholds rows a run writes for this outcome."""
-    return outcome_tables(outcome, series_key(outcome), Provenance("numerics"))
+    return outcome_tables(outcome, Provenance("numerics"))
 
 
 @pytest.fixture(scope="module")

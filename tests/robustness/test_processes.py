@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.io import parquet
-from pipeline.io.columns import TABLES
+from pipeline.io.columns import THRESHOLDS_SCHEMA
 from pipeline.io.dataset import gather
 from pipeline.io.lock import LOCK_NAME, DatasetLocked, LockHolder, RunLock
 from pipeline.io.parquet import STALE_TEMP_S, clean_stale_temps, write_part
@@ -205,10 +205,10 @@ def test_stale_temp_part_cleaned_at_next_write(tmp_path: Path) -> None:
     table = pq.read_table(part)
     for key, value in partition_of(part).items():
         table = table.append_column(key, [[value] * table.num_rows])
-    for field in TABLES["thresholds"]:  # columns added after the fixture's version: null
+    for field in THRESHOLDS_SCHEMA:  # columns added after the fixture's version: null
         if field.name not in table.column_names:
             table = table.append_column(field, pa.nulls(table.num_rows, field.type))
-    table = table.select(TABLES["thresholds"].names).cast(TABLES["thresholds"])
+    table = table.select(THRESHOLDS_SCHEMA.names).cast(THRESHOLDS_SCHEMA)
     write_part(root, "thresholds", table, partition_of(part), "c21b0265b90f2fb7")
     assert not stale.exists()
     assert fresh.exists(), "a temporary file that may belong to a live write stays"

@@ -13,13 +13,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.io.columns import TABLES
 from pipeline.io.parquet import part_key, partition_dir
-from pipeline.io.read import part_files, read_or_empty
+from pipeline.io.read import read_or_empty
+from pipeline.io.tables import SERIES_TABLES
 from pipeline.schema import compose_config
 from pipeline.sweep import SweepSeries, done_series_ids, expand_sweep, pending
 from pipeline.sweep.resume import scenario_partition, series_index
 from tests.command import command_env, dmlimits, dmlimits_argv, stable_table
+from tests.io.helpers import part_files
 
 pytestmark = pytest.mark.slow
 """Sweeps killed and resumed in subprocesses."""
@@ -120,11 +121,11 @@ def test_killed_sweep_resumes_to_the_uninterrupted_dataset(tmp_path: Path) -> No
     assert reference.returncode == 0, reference.stderr
 
     visible_parts_open(interrupted)
-    assert visible_parts_open(whole) < 12 * len(TABLES)  # several series to a part
+    assert visible_parts_open(whole) < 12 * len(SERIES_TABLES)  # several series to a part
     no_duplicate_series(interrupted)
     after = run_ids(interrupted)
     assert {s: after[s] for s in done_at_kill} == done_at_kill  # not evaluated again
-    for table in TABLES:
+    for table in SERIES_TABLES:
         mine, reference_rows = stable_table(interrupted, table), stable_table(whole, table)
         if table == "series":  # the overrides name each run's own output.root
             renamed = mine["overrides"].str.replace(str(interrupted), str(whole), literal=True)

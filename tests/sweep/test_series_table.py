@@ -5,20 +5,18 @@ from __future__ import annotations
 import dataclasses
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
-from pipeline.io import parquet
 from pipeline.io.columns import SERIES_SCHEMA
-from pipeline.io.rows import Provenance, SeriesKey, number_text, series_row
+from pipeline.io.rows import Provenance, SeriesKey, number_text
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import Quirks, SearchOptions
 from pipeline.model.records.scaling import BatchLaw, ScalingLaws
 from pipeline.schema import compose_config
 from pipeline.schema.closed_form import ClosedFormSettings
 from pipeline.sweep import SweepSeries, expand_sweep
+from tests.io.helpers import series_row
 
 PROVENANCE = Provenance(run_id="test", created_at=datetime(2025, 1, 1, tzinfo=UTC))
 LIST_FIELDS = {"net_bandwidth_bytes_per_s", "net_latency_s", "level_sizes"}
@@ -107,22 +105,6 @@ def test_number_text_is_short_and_exact(x: float, text: str) -> None:
     """Numbers in level strings are in their shortest exact form."""
     assert number_text(x) == text
     assert float(text) == x
-
-
-def test_write_series_writes_series_part_first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The series part is written before points, and thresholds last, all under one key."""
-    written: list[tuple[str, str]] = []
-
-    def record(root: Path, table_name: str, table: pa.Table, partition: object, key: str) -> Path:
-        written.append((table_name, key))
-        return tmp_path / table_name
-
-    monkeypatch.setattr(parquet, "write_part", record)
-    empty = pa.table({})
-    parquet.write_series(tmp_path, empty, empty, {}, "k", series=empty)
-    assert written == [("series", "k"), ("points", "k"), ("thresholds", "k")]
 
 
 def test_series_row_records_the_whole_physics_record() -> None:

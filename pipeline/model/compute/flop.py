@@ -9,6 +9,9 @@ Shazeer 2020 (arXiv:2002.05202) for SwiGLU; Ainslie et al. 2023 (arXiv:2305.1324
 
 from __future__ import annotations
 
+import numpy as np
+
+from pipeline.model.compute.attention import attention_core_flop
 from pipeline.model.records.switches import Recompute
 from pipeline.model.records.transformer import TransformerShape
 
@@ -43,22 +46,16 @@ def active_weight_params(shape: TransformerShape) -> float:
     return attention_weight_params(shape) + shape.top_k * expert_weight_params(shape)
 
 
-def model_params(shape: TransformerShape) -> float:
-    """P = L · layer_weight_params + V·h (one tied embedding matrix)."""
-    return shape.layers * layer_weight_params(shape) + float(shape.vocab) * shape.hidden
-
-
 def linear_forward_flop(shape: TransformerShape, tokens: float) -> float:
     """Forward FLOP of one layer's weight matmuls: 2 · tokens · active_weight_params."""
     return 2.0 * tokens * active_weight_params(shape)
 
 
 def attention_core_forward_flop(shape: TransformerShape, tokens: float) -> float:
-    """Forward FLOP of QK^T and AV: 2 · 2 · tokens · s · h (no causal saving, as Megatron counts).
-
-    Narayanan et al. 2021 appendix: 4·B·s²·h per layer for both batched GEMMs.
-    """
-    return 4.0 * tokens * shape.seq_len * shape.hidden
+    """Forward FLOP of QK^T and AV on `tokens` tokens: `attention.attention_core_flop` on one
+    rank (4 · tokens · s · h; Narayanan et al. 2021 appendix)."""
+    one = np.ones(1)
+    return float(attention_core_flop(tokens * one, shape.seq_len * one, shape.hidden * one, one)[0])
 
 
 def logits_forward_flop(shape: TransformerShape, tokens: float) -> float:

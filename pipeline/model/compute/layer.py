@@ -1,14 +1,9 @@
-"""Time of one layer on one GPU: the paper's MLP block (spec §7) and, vectorized over grid
-candidates, the realistic layer.
+"""Time of one layer on one GPU: the paper's MLP block (spec §7), and the realistic layer of
+a batch of rows (docs/model.md R.2, R.3, R.7), vectorized.
 
-The paper's grid model is L identical MLP blocks (docs/model.md §3). With extensions on,
-each candidate layout's per-layer, per-microbatch time gains the attention projections
-(4·d² weights: the shapes of one d x 4d MLP matrix), the attention core and the fused
-memory-bound operators; its weight matmuls run at the physics' matmul efficiency (and, on
-Blackwell, with tensor memory) (docs/model.md, "Realistic physics", "On the grid").
-
-Attention heads have d_head = 128 (a = d_model / 128). The logits layer is not on the grid
-(the scaling laws have no vocabulary).
+A row is one layout of one model: grid candidates (`search/grid.py`) and concrete runs
+(`runs/training_run.py`) both describe their layers as `LayerWork` rows and get their
+times from `layer_times_s`, the one implementation of a realistic layer's compute.
 """
 
 from __future__ import annotations
@@ -18,164 +13,185 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.compute.efficiency import BLACKWELL_SMEM_RELIEF, has_tensor_memory
-from pipeline.model.compute.matmul import matmul_terms_s, matmul_time_s
-from pipeline.model.compute.memory_ops import MASK_BYTES, WORD_BYTES
-from pipeline.model.records.hardware import (
-    HardwareSpec,
-    effective_flop_per_s,
-    useful_l2_bytes,
-)
-from pipeline.model.records.scaling import ModelShape
-from pipeline.model.records.switches import Fusion, Physics, TensorParallel
+from pipeline.model.compute.attention import attention_core_s
+from pipeline.model.compute.efficiency import matmul_calls_s
+from pipeline.model.compute.matmul import matmul_time_s
+from pipeline.model.compute.memory_ops import OpTimes, layer_op_times_s, layer_tensors
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.switches import Physics
 
 Array = NDArray[np.float64]
-GRID_HEAD_DIM = 128
-"""d_head of the grid's models (a = d_model / 128), as in GPT-3 and Llama models above 6B."""
 
 
-def _matmul_calls_s(
-    hw: HardwareSpec,
-    physics: Physics,
-    calls: list[tuple[Array, Array, bool]],
-    b: Array,
-) -> list[Array]:
-    """Time of each (d1, d2, weight-gradient) matmul call on b tokens, per the run model's
-    roofline: the paper's terms with the matmul efficiency, Blackwell's shared-memory relief
-    and the per-call overhead. One `matmul_terms_s` call for all (the arithmetic is
-    element-wise, so batching changes no value)."""
-    n = b.size
-    d1s = np.concatenate([d1 for d1, _, _ in calls])
-    d2s = np.concatenate([d2 for _, d2, _ in calls])
-    wg = np.repeat(np.array([g for _, _, g in calls]), n)
-    t = matmul_terms_s(hw, d1s, d2s, np.tile(b, len(calls)), wg)
-    relief = BLACKWELL_SMEM_RELIEF if physics.tensor_memory and has_tensor_memory(hw) else 1.0
-    flop = t.flop_s / physics.efficiency.matmul
-    roof = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(t.smem_s / relief, flop))
-    overhead = physics.efficiency.matmul_overhead_s
-    roof = roof + (hw.matmul_latency_s if overhead is None else overhead)
-    return list(roof.reshape(len(calls), n))
+@dataclass(frozen=True, slots=True)
+class LayerWork:
+    """One layer and one microbatch on one GPU, per row (arrays that broadcast together).
+
+    Widths are the model's (h, f, kv = kv_heads · d_head, a heads); the shards follow from the
+    tensor-parallel degrees: d_model over t_m, d_ff (and the QKV columns) over t_ff, the
+    norms' and dropouts' tokens or columns over sp (docs/model.md R.3).
+    """
+
+    hidden: Array
+    ffn: Array
+    """f: the MLP's inner width (of one expert)."""
+    kv_width: Array
+    heads: Array
+    seq_len: Array
+    tp_model: Array
+    tp_ff: Array
+    sp: Array
+    """Ways norms, dropouts and residual adds are split: t with sequence parallelism, N_TPm
+    in the paper's 2-D layouts, 1 when replicated."""
+    tokens: Array
+    """Tokens of the microbatch on this GPU (after context parallelism): attention and norms."""
+    expert_tokens: Array
+    """Tokens each local MLP (expert) computes."""
+    local_experts: Array
+    """MLPs this GPU runs one after another: E/e experts, 1 for a dense layer."""
+    mlp_matrices: int = 2
+    """Weight matrices of an MLP: 2 (GeLU) or 3 (SwiGLU)."""
+    top_k: float = 1.0
+    """Experts each token meets: its MLP activations come k times."""
+
+    @property
+    def tp(self) -> Array:
+        """All tensor-parallel ways, t_m · t_ff."""
+        out: Array = self.tp_model * self.tp_ff
+        return out
 
 
 @dataclass(frozen=True, slots=True)
 class LayerTimes:
-    """Per layer, per microbatch, per expert on one GPU: forward and backward, and the
-    forward parts rerun under selective and full recomputation."""
+    """A layer's forward and backward times on one GPU, per row, by part: weight matmuls,
+    attention core, memory-bound kernels (docs/model.md R.2, R.3)."""
 
-    forward_s: Array
-    backward_s: Array
-    core_forward_s: Array
-    """The attention core's forward time (rerun under selective recomputation)."""
-    core_backward_s: Array | None = None
-    """The attention core's backward time (what a context-parallel ring hides behind)."""
+    matmul_forward_s: Array
+    matmul_backward_s: Array
+    attention_forward_s: Array
+    """The attention core's kernels (what a context-parallel ring overlaps with)."""
+    attention_backward_s: Array
+    ops: OpTimes
+
+    @property
+    def forward_s(self) -> Array:
+        """Every forward kernel."""
+        ops = self.ops
+        out: Array = (self.matmul_forward_s + self.attention_forward_s) + (
+            ops.norm_forward_s + ops.elementwise_forward_s
+        )
+        return out
+
+    @property
+    def backward_s(self) -> Array:
+        """Every backward kernel."""
+        ops = self.ops
+        out: Array = (self.matmul_backward_s + self.attention_backward_s) + (
+            ops.norm_backward_s + ops.elementwise_backward_s
+        )
+        return out
+
+    @property
+    def core_forward_s(self) -> Array:
+        """The attention core's forward, its memory-bound kernels included: what selective
+        recomputation reruns (Korthikanti et al. 2022 §5)."""
+        out: Array = self.attention_forward_s + self.ops.core_forward_s
+        return out
+
+    def take(self, rows: NDArray[np.intp]) -> LayerTimes:
+        """The times of rows `rows`, in that order."""
+        ops = OpTimes(*(getattr(self.ops, f)[rows] for f in OpTimes.__slots__))
+        return LayerTimes(
+            self.matmul_forward_s[rows],
+            self.matmul_backward_s[rows],
+            self.attention_forward_s[rows],
+            self.attention_backward_s[rows],
+            ops,
+        )
 
     def with_recompute_s(self, modes: NDArray[np.int64]) -> Array:
-        """Layer time under each row's mode (index into `RECOMPUTE_ORDER`)."""
-        again = np.where(modes == 2, self.forward_s, np.where(modes == 1, self.core_forward_s, 0.0))
-        out: Array = self.forward_s + self.backward_s + again
+        """Layer time under each row's mode (index into `RECOMPUTE_ORDER`): forward, backward,
+        and the forward run again (full: all of it; selective: the attention core's)."""
+        forward = self.forward_s
+        out: Array = (
+            forward + self.backward_s + rerun_forward_s(modes, forward, self.core_forward_s)
+        )
         return out
 
 
-def sequence_parallel_degree(physics: Physics, tp_model: Array, tp_ff: Array) -> Array:
-    """Ways a layer's norm, dropout and residual activations are split on a TP group.
-
-    The paper's 2-D layouts split them along d_model over N_TPm. A 1-D layout (N_TPm = 1)
-    outside `tensor_parallel=2d` runs Megatron's sequence parallelism: split over tokens
-    N_TP ways (Korthikanti et al. 2022 §4.2.2).
-    """
-    if physics.tensor_parallel is TensorParallel.TWO_D:
-        return tp_model
-    out: Array = np.where(tp_model == 1.0, tp_model * tp_ff, tp_model)
+def rerun_forward_s(modes: NDArray[np.int64], forward_s: Array, core_forward_s: Array) -> Array:
+    """Forward time run again in the backward pass under each row's recomputation mode (index
+    into `RECOMPUTE_ORDER`): full reruns the whole forward, selective the attention core's,
+    none nothing (Korthikanti et al. 2022 §5)."""
+    out: Array = np.where(modes == 2, forward_s, np.where(modes == 1, core_forward_s, 0.0))
     return out
 
 
-def _memory_ops_s(hw: HardwareSpec, physics: Physics, bytes_: list[Array]) -> list[Array]:
-    """Fused memory-bound kernels, each moving `bytes_[i]` (per candidate): bytes at the
-    (L2 or HBM) bandwidth fraction + a kernel overhead."""
-    eff = physics.efficiency
-    moved = np.stack(bytes_)
-    bw = np.where(
-        moved <= useful_l2_bytes(hw), hw.l2_bandwidth_bytes_per_s, hw.hbm_bandwidth_bytes_per_s
-    )
-    return list(moved / (bw * eff.fused_bandwidth) + eff.kernel_overhead_s)
+def _projection_shapes(w: LayerWork) -> list[tuple[Array, Array]]:
+    """(rows, cols) of the attention projections on one GPU: QKV ((h + 2kv)/t_ff, h/t_m),
+    column-parallel, and the output (h/t_m, h/t_ff), row-parallel (Shoeybi et al. 2019)."""
+    h_m = w.hidden / w.tp_model
+    return [((w.hidden + 2.0 * w.kv_width) / w.tp_ff, h_m), (h_m, w.hidden / w.tp_ff)]
 
 
-def grid_layer_times(
-    hw: HardwareSpec,
-    physics: Physics,
-    shape: ModelShape,
-    tp_model: Array,
-    tp_ff: Array,
-    nano: Array,
-) -> LayerTimes:
-    """Per-layer times of grid candidates (`nano`: tokens per expert per microbatch)."""
-    dm = float(shape.d_model)
-    dm_shard = np.floor(dm / tp_model)
-    df_shard = np.floor(float(shape.d_ff) / tp_ff)
-    # W1 (d_ff x d): forward (df, dm), data gradient (dm, df), weight gradient (df, dm);
-    # W2 (d x d_ff) runs the same two non-gradient shapes the other way round.
-    proj = np.floor(4.0 * dm / tp_ff)  # the four d x d projections: one d x 4d matrix
-    own_proj = physics.attention and not np.array_equal(proj, df_shard)
-    calls = [
-        (df_shard, dm_shard, False),
-        (dm_shard, df_shard, False),
-        (df_shard, dm_shard, True),
-        (dm_shard, df_shard, True),
-    ]
-    if own_proj:
-        calls += [(proj, dm_shard, False), (dm_shard, proj, False), (proj, dm_shard, True)]
-    t = _matmul_calls_s(hw, physics, calls, nano)
-    w1_f, w1_b = t[0], t[1] + t[2]
-    w2_f, w2_b = t[1], t[0] + t[3]
-    fwd, bwd = w1_f + w2_f, w1_b + w2_b
-    core = np.zeros_like(fwd)
-    core_b = np.zeros_like(fwd)
-    tp = tp_model * tp_ff
+def _mlp_shapes(w: LayerWork) -> list[tuple[Array, Array]]:
+    """(rows, cols) of one MLP on one GPU: up (and gate) ((k − 1)·f/t_ff, h/t_m), column-parallel,
+    and down (h/t_m, f/t_ff), row-parallel."""
+    h_m = w.hidden / w.tp_model
+    return [((w.mlp_matrices - 1) * w.ffn / w.tp_ff, h_m), (h_m, w.ffn / w.tp_ff)]
+
+
+def weight_matmul_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> tuple[Array, Array]:
+    """(forward, backward) time of a layer's weight matmuls on one GPU: each matrix runs its
+    forward, activation-gradient and weight-gradient calls (`matmul_calls_s`); the projections
+    (with `physics.attention`) on the microbatch's tokens, each local MLP on its own tokens.
+    One `matmul_calls_s` call for all (element-wise arithmetic: batching changes no value)."""
+    n = np.broadcast_shapes(*(np.shape(a) for a in (w.hidden, w.tp_ff, w.tokens)))
+    mlp = _mlp_shapes(w)
+    proj = _projection_shapes(w) if physics.attention else []
+    mats = [(d1, d2, w.tokens) for d1, d2 in proj] + [(d1, d2, w.expert_tokens) for d1, d2 in mlp]
+    d1s, d2s, bs, wgs = [], [], [], []
+    for d1, d2, b in mats:  # forward (d1, d2), activation gradient (d2, d1), weight gradient
+        for a1, a2, g in ((d1, d2, False), (d2, d1, False), (d1, d2, True)):
+            d1s.append(np.broadcast_to(a1, n))
+            d2s.append(np.broadcast_to(a2, n))
+            bs.append(np.broadcast_to(b, n))
+            wgs.append(np.full(n, g))
+    t = matmul_calls_s(
+        hw,
+        physics,
+        np.concatenate(d1s),
+        np.concatenate(d2s),
+        np.concatenate(bs),
+        np.concatenate(wgs),
+    ).reshape(len(mats), 3, *n)
+    fwd: Array = np.zeros(n)
+    bwd: Array = np.zeros(n)
+    for i in range(len(mats)):
+        times = 1.0 if i < len(proj) else w.local_experts
+        fwd = fwd + times * t[i, 0]
+        bwd = bwd + times * (t[i, 1] + t[i, 2])
+    return fwd, bwd
+
+
+def layer_times_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTimes:
+    """A realistic layer's times on one GPU, per row: weight matmuls (`weight_matmul_s`), the
+    attention core with `physics.attention` (`attention_core_s`), memory-bound kernels with
+    `physics.memory_bound_ops` (`layer_op_times_s`); a part that is off takes 0."""
+    mm_f, mm_b = weight_matmul_s(hw, physics, w)
+    zero = np.zeros_like(mm_f)
+    a_f = a_b = zero
     if physics.attention:
-        p_f, p_b = (t[4], t[5] + t[6]) if own_proj else (w1_f, w1_b)
-        eff = physics.efficiency
-        rate = effective_flop_per_s(hw) * eff.matmul * eff.attention_matmul
-        flop = 4.0 * nano * shape.seq_len * dm / tp
-        heads = dm / GRID_HEAD_DIM / tp
-        scores = nano * heads * shape.seq_len
-        qkvo = WORD_BYTES * nano * 4.0 * dm / tp
-        flash = physics.fusion is Fusion.FLASH
-        traffic = qkvo if flash else qkvo + 2.0 * WORD_BYTES * scores
-        overhead = hw.matmul_latency_s if eff.matmul_overhead_s is None else eff.matmul_overhead_s
-        hbm = hw.hbm_bandwidth_bytes_per_s
-        core = np.maximum(flop / rate, traffic / hbm) + (1 if flash else 2) * overhead
-        core_b = np.maximum(2.0 * flop / rate, 2.0 * traffic / hbm) + (1 if flash else 4) * overhead
-        if physics.memory_bound_ops and not flash:  # scale-mask-softmax and attention dropout
-            softmax_f, dropout, softmax_b = _memory_ops_s(
-                hw,
-                physics,
-                [
-                    2 * WORD_BYTES * scores,
-                    (2 * WORD_BYTES + MASK_BYTES) * scores,
-                    3 * WORD_BYTES * scores,
-                ],
-            )
-            core = core + softmax_f + dropout
-            core_b = core_b + softmax_b + dropout
-        fwd, bwd = fwd + p_f + core, bwd + p_b + core_b
-    if physics.memory_bound_ops:
-        sp = sequence_parallel_degree(physics, tp_model, tp_ff)
-        hidden = nano * dm / sp
-        ffn = nano * shape.d_ff / tp_ff
-        norm_f, norm_b, add, act_f, act_b = _memory_ops_s(
-            hw,
-            physics,
-            [
-                2 * WORD_BYTES * hidden,
-                3 * WORD_BYTES * hidden,
-                (3 * WORD_BYTES + MASK_BYTES) * hidden,  # bias + dropout + residual add
-                2 * WORD_BYTES * ffn,
-                3 * WORD_BYTES * ffn,
-            ],
+        a_f, a_b = attention_core_s(
+            hw, physics, w.tokens, w.seq_len, w.hidden, w.kv_width, w.heads, w.tp
         )
-        fwd = fwd + 2 * norm_f + 2 * add + act_f
-        bwd = bwd + 2 * norm_b + 2 * add + act_b
-    return LayerTimes(fwd, bwd, core, core_b)
+        a_f, a_b = np.broadcast_to(a_f, zero.shape), np.broadcast_to(a_b, zero.shape)
+    ops = OpTimes(zero, zero, zero, zero, zero, zero)
+    if physics.memory_bound_ops:
+        split = (w.sp, w.tp_ff, w.tp)
+        x = layer_tensors(w.tokens, w.hidden, w.ffn, w.kv_width, w.heads, w.seq_len, split, w.top_k)
+        ops = layer_op_times_s(hw, physics, x, attention=physics.attention, shape=zero.shape)
+    return LayerTimes(mm_f, mm_b, a_f, a_b, ops)
 
 
 def layer_matmul_time_s(

@@ -22,7 +22,6 @@ from numpy.typing import NDArray
 
 from pipeline.model.records.hardware import HardwareSpec, useful_l2_bytes
 from pipeline.model.records.switches import Efficiency, Fusion, Physics
-from pipeline.model.records.transformer import TransformerShape
 
 Array = NDArray[np.float64]
 
@@ -52,10 +51,10 @@ class MemoryOp:
 
     name: str
     op_class: OpClass
-    forward_bytes: float
-    """Bytes read plus written by the forward kernel."""
-    backward_bytes: float
-    """Bytes read plus written by the backward kernel(s)."""
+    forward_bytes: Array
+    """Bytes read plus written by the forward kernel, per row."""
+    backward_bytes: Array
+    """Bytes read plus written by the backward kernel(s), per row."""
     kernels: int = 1
     """Kernel launches per pass (forward; the backward launches as many)."""
     attention_core: bool = False
@@ -64,29 +63,38 @@ class MemoryOp:
 
 @dataclass(frozen=True, slots=True)
 class LayerTensors:
-    """Element counts of the tensors one GPU's operators touch for one microbatch."""
+    """Element counts of the tensors one GPU's operators touch for one microbatch, per row."""
 
-    hidden: float
-    """b·s·h, divided by t under sequence parallelism and by cp under context parallelism."""
-    ffn: float
-    """b·s·f / (t·cp): the MLP's inner activation on this GPU."""
-    qkv: float
-    """b·s·(h + 2·kv) / (t·cp): the fused QKV projection's output on this GPU."""
-    scores: float
+    hidden: Array
+    """b·s·h/(cp·sp): split over sp ways (sequence parallelism: the t ranks; the paper's 2-D
+    layouts: N_TPm), replicated otherwise."""
+    ffn: Array
+    """k·b·s·f / (cp·t_ff): the MLP's inner activation on this GPU, once per routed expert."""
+    qkv: Array
+    """b·s·(h + 2·kv) / (cp·t_ff): the fused QKV projection's output on this GPU."""
+    scores: Array
     """b·(a/t)·s·(s/cp): attention scores and probabilities on this GPU."""
 
 
 def layer_tensors(
-    shape: TransformerShape, micro_seqs: float, tp: int, cp: int, sequence_parallel: bool
+    tokens: Array,
+    hidden: Array,
+    ffn: Array,
+    kv_width: Array,
+    heads: Array,
+    seq_len: Array,
+    split: tuple[Array, Array, Array],
+    top_k: float = 1.0,
 ) -> LayerTensors:
-    """Element counts per GPU for a microbatch of `micro_seqs` sequences (Korthikanti 2022 §4)."""
-    tokens = micro_seqs * shape.seq_len / cp
-    replicated = 1.0 if sequence_parallel else float(tp)
+    """Element counts per GPU for `tokens` tokens per microbatch (after context parallelism),
+    with `split` = (sp, t_ff, t): the ways norms and dropout are split, the ways d_ff (and the
+    QKV columns) are, and all tensor-parallel ways (Korthikanti et al. 2022 §4)."""
+    sp, tp_ff, tp = split
     return LayerTensors(
-        hidden=tokens * shape.hidden / replicated,
-        ffn=tokens * shape.ffn_hidden / tp,
-        qkv=tokens * (shape.hidden + 2.0 * shape.kv_width) / tp,
-        scores=micro_seqs * (shape.heads / tp) * shape.seq_len * (shape.seq_len / cp),
+        hidden=tokens * hidden / sp,
+        ffn=top_k * (tokens * ffn / tp_ff),
+        qkv=tokens * (hidden + 2.0 * kv_width) / tp_ff,
+        scores=tokens * (heads / tp) * seq_len,
     )
 
 
@@ -98,7 +106,7 @@ def layernorm_ops(x: LayerTensors) -> list[MemoryOp]:
     ]
 
 
-def dropout_op(name: str, elements: float, core: bool = False) -> MemoryOp:
+def dropout_op(name: str, elements: Array, core: bool = False) -> MemoryOp:
     """Dropout: forward reads x, writes y and the mask; backward reads dy and the mask, writes dx."""
     bytes_ = (2 * WORD_BYTES + MASK_BYTES) * elements
     return MemoryOp(name, OpClass.ELEMENTWISE, bytes_, bytes_, attention_core=core)
@@ -170,45 +178,89 @@ def layer_memory_ops(x: LayerTensors, fusion: Fusion) -> list[MemoryOp]:
 
 
 def op_bandwidth_bytes_per_s(
-    hw: HardwareSpec, eff: Efficiency, op_class: OpClass, fusion: Fusion, bytes_: float
-) -> float:
+    hw: HardwareSpec, eff: Efficiency, op_class: OpClass, fusion: Fusion, bytes_: Array
+) -> Array:
     """Achieved bandwidth of a kernel: L2 when its bytes fit in useful L2, else HBM, times
     the achieved fraction of its class (eager kernels: per class; fused: one fraction)."""
-    peak = (
-        hw.l2_bandwidth_bytes_per_s
-        if bytes_ <= useful_l2_bytes(hw)
-        else hw.hbm_bandwidth_bytes_per_s
+    peak = np.where(
+        bytes_ <= useful_l2_bytes(hw), hw.l2_bandwidth_bytes_per_s, hw.hbm_bandwidth_bytes_per_s
     )
     if fusion is not Fusion.NONE or op_class is OpClass.OPTIMIZER:
-        return peak * eff.fused_bandwidth
-    if op_class is OpClass.NORM:
-        return peak * eff.eager_norm_bandwidth
-    return peak * eff.eager_elementwise_bandwidth
+        fraction = eff.fused_bandwidth
+    elif op_class is OpClass.NORM:
+        fraction = eff.eager_norm_bandwidth
+    else:
+        fraction = eff.eager_elementwise_bandwidth
+    out: Array = peak * fraction
+    return out
 
 
 def op_time_s(
     hw: HardwareSpec, eff: Efficiency, op: MemoryOp, fusion: Fusion, backward: bool
-) -> float:
+) -> Array:
     """t = bytes / achieved bandwidth + kernels · kernel overhead, one pass of one operator."""
     bytes_ = op.backward_bytes if backward else op.forward_bytes
     bw = op_bandwidth_bytes_per_s(hw, eff, op.op_class, fusion, bytes_)
-    return bytes_ / bw + op.kernels * eff.kernel_overhead_s
+    out: Array = bytes_ / bw + op.kernels * eff.kernel_overhead_s
+    return out
 
 
-def optimizer_step_bytes(params_per_gpu: float) -> float:
+@dataclass(frozen=True, slots=True)
+class OpTimes:
+    """A layer's memory-bound kernels on one GPU, per row: forward and backward by class, and
+    the forward of those in the attention core (rerun under selective recomputation)."""
+
+    norm_forward_s: Array
+    norm_backward_s: Array
+    elementwise_forward_s: Array
+    elementwise_backward_s: Array
+    core_norm_forward_s: Array
+    core_elementwise_forward_s: Array
+
+    @property
+    def core_forward_s(self) -> Array:
+        """The attention core's memory-bound kernels, forward."""
+        out: Array = self.core_norm_forward_s + self.core_elementwise_forward_s
+        return out
+
+
+def layer_op_times_s(
+    hw: HardwareSpec,
+    physics: Physics,
+    x: LayerTensors,
+    attention: bool,
+    shape: tuple[int, ...],
+) -> OpTimes:
+    """Each class's time of one layer's memory-bound kernels under the physics' fusion, summed
+    in the inventory's order (docs/model.md R.3); without `attention` the attention core's
+    kernels (softmax, attention dropout) are left out. Rows of `shape`."""
+    zero: Array = np.zeros(shape)
+    fwd = {OpClass.NORM: zero, OpClass.ELEMENTWISE: zero}
+    bwd = dict(fwd)
+    core = dict(fwd)
+    eff, fusion = physics.efficiency, physics.fusion
+    for op in layer_memory_ops(x, fusion):
+        if op.attention_core and not attention:
+            continue
+        f = op_time_s(hw, eff, op, fusion, backward=False)
+        fwd[op.op_class] = fwd[op.op_class] + f
+        bwd[op.op_class] = bwd[op.op_class] + op_time_s(hw, eff, op, fusion, backward=True)
+        if op.attention_core:
+            core[op.op_class] = core[op.op_class] + f
+    norm, ew = OpClass.NORM, OpClass.ELEMENTWISE
+    return OpTimes(fwd[norm], bwd[norm], fwd[ew], bwd[ew], core[norm], core[ew])
+
+
+def optimizer_step_bytes(params_updated: Array) -> Array:
     """Adam step traffic on one GPU: 30 B per parameter it updates (`ADAM_STEP_BYTES_PER_PARAM`)."""
-    return ADAM_STEP_BYTES_PER_PARAM * params_per_gpu
+    out: Array = ADAM_STEP_BYTES_PER_PARAM * params_updated
+    return out
 
 
-def optimizer_step_time_s(hw: HardwareSpec, eff: Efficiency, params_per_gpu: float) -> float:
+def optimizer_step_time_s(hw: HardwareSpec, eff: Efficiency, params_updated: Array) -> Array:
     """Optimizer step: its bytes at the fused HBM bandwidth, plus one multi-tensor kernel."""
-    bytes_ = optimizer_step_bytes(params_per_gpu)
-    return bytes_ / (hw.hbm_bandwidth_bytes_per_s * eff.fused_bandwidth) + eff.kernel_overhead_s
-
-
-def grid_optimizer_s(hw: HardwareSpec, physics: Physics, params_per_gpu: Array, dp: Array) -> Array:
-    """The Adam step on one GPU: 30 B per parameter it updates at the fused HBM bandwidth."""
-    updated = params_per_gpu / (dp if physics.zero_stage >= 1 else 1.0)
-    bw = hw.hbm_bandwidth_bytes_per_s * physics.efficiency.fused_bandwidth
-    out: Array = ADAM_STEP_BYTES_PER_PARAM * updated / bw + physics.efficiency.kernel_overhead_s
+    bytes_ = optimizer_step_bytes(params_updated)
+    out: Array = (
+        bytes_ / (hw.hbm_bandwidth_bytes_per_s * eff.fused_bandwidth) + eff.kernel_overhead_s
+    )
     return out

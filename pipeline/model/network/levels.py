@@ -113,3 +113,12 @@ def split_inner_products(adjusted: tuple[int, ...]) -> NDArray[np.int64]:
     inner_prod = table.prod(axis=1) if inner else np.ones((n_split, N_DEGREES), np.int64)
     inner_prod.setflags(write=False)
     return inner_prod
+
+
+def group_level(level_sizes: tuple[int, ...], span: NDArray[np.float64]) -> NDArray[np.int64]:
+    """Network level a group spans: the first whose cumulative size holds `span` GPUs (the
+    group's size times the stride of its ranks; Megatron's rank order puts tensor ranks
+    innermost, then context, expert, data and pipeline ranks). Past every bounded level: the
+    top level, `len(level_sizes)`."""
+    cumulative = np.cumprod(np.array(level_sizes, dtype=np.float64))
+    return np.searchsorted(cumulative, span, side="left").astype(np.int64)

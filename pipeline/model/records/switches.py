@@ -8,7 +8,7 @@ value shipped in conf/physics/ carries its source or the calibration that set it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 
@@ -123,9 +123,17 @@ class Physics:
         )
 
 
-PHYSICS_SWITCHES = tuple(f.name for f in fields(Physics) if f.name not in ("name", "efficiency"))
-"""The extension keys of a physics config node, in declaration order."""
-
-
 PAPER = Physics()
 """The paper's model: every extension off (the default of every function taking a Physics)."""
+
+
+RECOMPUTE_ORDER = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+"""The recomputation modes a search tries, cheapest in memory last: under recompute=auto a
+grid layout keeps the first that fits (each reruns more, so it is also the fastest that fits)."""
+
+
+def recompute_modes(physics: Physics) -> tuple[Recompute, ...]:
+    """Modes a grid layout may use: the configured one, or all three under auto."""
+    if physics.recompute is Recompute.AUTO:
+        return RECOMPUTE_ORDER
+    return (physics.recompute,)

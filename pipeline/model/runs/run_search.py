@@ -15,17 +15,18 @@ import dataclasses
 import math
 from collections.abc import Iterator
 
+import numpy as np
+
 from pipeline.model.network.levels import divisors
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.run import RunCost, RunLayout, RunSpec
-from pipeline.model.records.switches import Physics, Recompute
-from pipeline.model.runs.training_run import evaluate_run
+from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
+from pipeline.model.runs.training_run import RunLayouts, run_costs
 
 MAX_MICROBATCH_SEQS = 16
 """Largest microbatch tried, in sequences."""
 MAX_INTERLEAVE = 8
 """Most model chunks per pipeline rank tried."""
-SEARCH_RECOMPUTE = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
 
 
 def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
@@ -50,7 +51,7 @@ def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
                         continue
                     chunks = [v for v in divisors(shape.layers // pp) if v <= MAX_INTERLEAVE]
                     for v in chunks if pp > 1 and m % pp == 0 else [1]:
-                        for mode in SEARCH_RECOMPUTE:
+                        for mode in RECOMPUTE_ORDER:
                             yield dataclasses.replace(
                                 given,
                                 tp=tp,
@@ -67,13 +68,16 @@ def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
 def best_run_layout(
     hw: HardwareSpec, physics: Physics, run: RunSpec
 ) -> tuple[RunSpec, RunCost] | None:
-    """The fastest layout that fits (when memory is checked), or None when none does."""
-    best: tuple[RunSpec, RunCost] | None = None
-    for layout in candidate_layouts(hw, run):
-        candidate = dataclasses.replace(run, layout=layout)
-        cost = evaluate_run(hw, physics, candidate)
-        if physics.gpu_memory and not cost.fits_memory:
-            continue
-        if best is None or cost.step_time_s < best[1].step_time_s:
-            best = (candidate, cost)
-    return best
+    """The fastest layout that fits (when memory is checked), or None when none does: every
+    candidate evaluated as one batch (`run_costs`), the first of the fastest kept."""
+    layouts = list(candidate_layouts(hw, run))
+    if not layouts:
+        return None
+    costs = run_costs(hw, physics, run.shape, run.global_batch_seqs, RunLayouts.of(layouts))
+    step = costs.step_time_s
+    if physics.gpu_memory:
+        step = np.where(costs.memory_per_gpu_bytes <= hw.hbm_bytes, step, np.inf)
+    best = int(np.argmin(step))
+    if not np.isfinite(step[best]):
+        return None
+    return dataclasses.replace(run, layout=layouts[best]), costs.row(best)

@@ -9,28 +9,31 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.compute.layer import LayerTimes, grid_layer_times, layer_matmul_time_s
-from pipeline.model.compute.memory_ops import grid_optimizer_s
+from pipeline.model.compute.layer import layer_matmul_time_s, layer_times_s
+from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.aggregate import memory_required_bytes
-from pipeline.model.memory.gpu_memory import (
-    RECOMPUTE_ORDER,
-    cheapest_fitting_mode,
-    grid_params_per_gpu,
-    recompute_modes,
-)
+from pipeline.model.memory.gpu_memory import updated_params
 from pipeline.model.network.comm_table import (
     CandidateKeys,
     candidate_keys,
     unique_rows,
 )
 from pipeline.model.network.comm_table import clear_caches as clear_network_tables
-from pipeline.model.network.ring import ring_exchange_s, ring_exposed_s, ring_level
+from pipeline.model.network.levels import group_level
+from pipeline.model.network.ring import ring_exchange_s, ring_exposed_s
 from pipeline.model.records.hardware import HardwareSpec, gpu_only
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
-from pipeline.model.records.switches import PAPER, Physics, Recompute
+from pipeline.model.records.switches import (
+    PAPER,
+    RECOMPUTE_ORDER,
+    Physics,
+    Recompute,
+    recompute_modes,
+)
 from pipeline.model.search.enumeration import clear_caches as clear_layout_tables
 from pipeline.model.search.enumeration import context_parallel_table, layout_table
+from pipeline.model.search.grid import cheapest_fitting_mode, grid_layer_work, grid_params_per_gpu
 from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.model.step.step_time import (
     LayoutBatch,
@@ -79,8 +82,11 @@ class Candidates:
     """The smallest compute-only lower bound on a candidate's step time (`step.step_floor_s`)."""
     cp: NDArray[np.int64] | None = None
     """Each candidate's context-parallel degree c (inside N_DP), when the physics tries c > 1."""
-    layer_times: LayerTimes | None = None
-    """Each candidate's layer times, for the ring exchange of c > 1 (`_with_ring`)."""
+    attention_forward_s: Array | None = None
+    """Each candidate's attention core forward time, which the ring of c > 1 overlaps with
+    (`_with_ring`)."""
+    attention_backward_s: Array | None = None
+    """The same backward."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +127,6 @@ def _candidates_nbytes(c: Candidates | MemoryBlocked | None) -> int:
     if not isinstance(c, Candidates):
         return 0
     arrays = [getattr(c, f) for f in Candidates.__slots__]
-    if c.layer_times is not None:
-        arrays += [getattr(c.layer_times, f) for f in type(c.layer_times).__slots__]
     return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
 
 
@@ -206,7 +210,7 @@ def _realistic_candidates(
     physics: Physics,
 ) -> Candidates | MemoryBlocked | None:
     """Candidates under realistic physics: per-GPU memory with the cheapest recomputation
-    mode that fits, layer times and the optimizer step from `grid_physics`."""
+    mode that fits, layer times and the optimizer step of their rows (`search.grid`)."""
     cp: NDArray[np.int64] | None = None
     if physics.max_context_parallel > 1 and physics.whole_sequences:
         with_cp = context_parallel_table(
@@ -243,20 +247,17 @@ def _realistic_candidates(
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
     shards, at = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shapes
     unique = shards.astype(np.float64)
-    u = grid_layer_times(hw, physics, shape, unique[:, 0], unique[:, 1], unique[:, 2])
-    ring = cp is not None and physics.attention  # only a context-parallel ring reads core_b
-    core_b = u.core_backward_s[at] if ring and u.core_backward_s is not None else None
-    times = LayerTimes(u.forward_s[at], u.backward_s[at], u.core_forward_s[at], core_b)
+    work = grid_layer_work(physics, shape, unique[:, 0], unique[:, 1], unique[:, 2])
+    times = layer_times_s(hw, physics, work)
+    ring = cp is not None and physics.attention  # without attention there is no K/V ring
     extra = None
     if physics.memory_bound_ops:
-        params = grid_params_per_gpu(
-            physics,
-            shape,
-            (tpm * tpff).astype(np.float64),
-            pp_.astype(np.float64),
-            ep_.astype(np.float64),
-        )
-        extra = grid_optimizer_s(hw, physics, params, dp_.astype(np.float64))
+        f64 = np.float64
+        tp = (tpm * tpff).astype(f64)
+        params = grid_params_per_gpu(physics, shape, tp, pp_.astype(f64), ep_.astype(f64))
+        dp = dp_.astype(f64)
+        updated = updated_params(params, physics.zero_stage, dp, dp)
+        extra = optimizer_step_time_s(hw, physics.efficiency, updated)
     repeats = ((shape.n_layers // pp_) * (shape.sparsity // ep_) * m).astype(np.float64)
     degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
     return Candidates(
@@ -264,15 +265,16 @@ def _realistic_candidates(
         microbatches=m.astype(np.float64),
         zero_bubble=zb_i.astype(bool),
         interleave=interleave,
-        t_layer_s=times.with_recompute_s(mode_idx),
+        t_layer_s=times.take(at).with_recompute_s(mode_idx),
         compute_repeats=repeats,
         nanobatch=nano,
         keys=candidate_keys(degrees, interleave),
         t_step_extra_s=extra,
         recompute=mode_idx,
         tp_in_domain=physics.tp_in_domain,
-        cp=cp if ring else None,  # without attention there is no K/V ring
-        layer_times=times if ring else None,
+        cp=cp if ring else None,
+        attention_forward_s=times.attention_forward_s[at] if ring else None,
+        attention_backward_s=times.attention_backward_s[at] if ring else None,
     )
 
 
@@ -281,17 +283,20 @@ def _with_ring(
 ) -> Candidates:
     """The candidates with their context-parallel ring exchange on this network added to
     each layer call's time, where it outlasts the attention core it overlaps with
-    (`grid_physics.ring_exposed_s`); the group sits on the first level holding its t·c GPUs."""
-    if c.cp is None or c.layer_times is None or c.recompute is None:
+    (`network.ring.ring_exposed_s`); the group sits on the first level holding its t·c GPUs."""
+    if c.cp is None or c.attention_forward_s is None or c.attention_backward_s is None:
+        return c
+    if c.recompute is None:
         return c
     cp = c.cp.astype(np.float64)
     tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(np.float64)
-    level = ring_level(hw.level_sizes, tp, cp)
+    level = group_level(hw.level_sizes, tp * cp)
     bandwidth = np.array(hw.net_bandwidth_bytes_per_s, dtype=np.float64)[level]
     latency = np.array(hw.net_latency_s, dtype=np.float64)[level]
-    ring = ring_exchange_s(shape, tp, cp, c.nanobatch.astype(np.float64), bandwidth, latency)
+    d = float(shape.d_model)
+    ring = ring_exchange_s(c.nanobatch.astype(np.float64), d, tp, cp, bandwidth, latency)
     reruns = (c.recompute >= 1).astype(np.float64)  # selective and full rerun the core
-    extra = ring_exposed_s(ring, c.layer_times, reruns)
+    extra = ring_exposed_s(ring, c.attention_forward_s, c.attention_backward_s, reruns)
     return _with_step_inputs(dataclasses.replace(c, t_layer_s=c.t_layer_s + extra), opts)
 
 

@@ -18,9 +18,6 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.memory.gpu_memory import (
-    RECOMPUTE_ORDER,
-)
 from pipeline.model.network.collectives import Network
 from pipeline.model.network.comm_table import (
     CommTable,
@@ -37,7 +34,7 @@ from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import InfeasibleReason, Layout, PointResult, StepCost
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
-from pipeline.model.records.switches import PAPER, Physics
+from pipeline.model.records.switches import PAPER, RECOMPUTE_ORDER, Physics
 from pipeline.model.search.candidates import (
     MAX_BATCH_TOKENS,
     Candidates,
@@ -62,11 +59,6 @@ FIRST_BLOCK = 16
 """Candidates in the first evaluated block; each next block doubles."""
 ROWS_PER_BLOCK = 200_000
 """Full-split rows evaluated per numpy block: bounds memory on 3-level networks."""
-
-
-def optimistic_network(hw: HardwareSpec) -> Network:
-    """One level with the sum of all bandwidths and the smallest latency (spec §10 step 8.3)."""
-    return Network((sum(hw.net_bandwidth_bytes_per_s),), (min(hw.net_latency_s),))
 
 
 def hardware_network(hw: HardwareSpec) -> Network:
@@ -154,14 +146,6 @@ def resolve_ties(step: StepArrays, steps: float, tie_tolerance: float) -> int:
 
 def _select(step: StepArrays, rows: NDArray[np.int64]) -> StepArrays:
     return StepArrays(*(getattr(step, f)[rows] for f in StepArrays.__slots__))
-
-
-def optimistic_train_time_s(
-    hw: HardwareSpec, shape: ModelShape, n_gpu: int, c: Candidates, opts: SearchOptions
-) -> Array:
-    """Lower bound on each candidate's training time: every degree on one optimistic level."""
-    table = comm_table(shape, n_gpu, c.keys, (), optimistic_network(hw))
-    return separable_train_time_s(shape, c, table, opts)  # one level: each candidate's only split
 
 
 def candidate_comm_table(

@@ -1,0 +1,136 @@
+"""The scaling-law grid's candidates as rows of the realistic model (docs/model.md R.7).
+
+The grid's models are the paper's (docs/model.md §3): L blocks of width d, d_ff = 4·d, S experts
+of top-1 routing, no vocabulary. Under realistic physics each block is a transformer layer
+with d_head = 128 (a = d / 128 heads, as many K/V heads); a candidate's layer, memory, optimizer
+step and ring exchange come from the same functions as a concrete run's (`compute.layer`,
+`memory.gpu_memory`, `compute.memory_ops`, `network.ring`): this module only says what a
+candidate's rows are. The tensor-parallel split is the paper's 2-D one (N_TPm · N_TPff), of
+which Megatron's 1-D layouts are the N_TPm = 1 case.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.compute.layer import LayerWork
+from pipeline.model.memory.gpu_memory import (
+    ParamsPerGpu,
+    activation_bytes_per_layer,
+    in_flight_microbatches,
+    state_bytes,
+)
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import (
+    RECOMPUTE_ORDER,
+    Fusion,
+    Physics,
+    Recompute,
+    TensorParallel,
+)
+from pipeline.model.records.switches import recompute_modes as recompute_modes
+
+Array = NDArray[np.float64]
+GRID_HEAD_DIM = 128
+"""d_head of the grid's models (a = d_model / 128), as in GPT-3 and Llama models above 6B."""
+
+
+def sequence_parallel_degree(physics: Physics, tp_model: Array, tp_ff: Array) -> Array:
+    """Ways a layer's norm, dropout and residual activations are split on a TP group.
+
+    The paper's 2-D layouts split them along d_model over N_TPm. A 1-D layout (N_TPm = 1)
+    outside `tensor_parallel=2d` runs Megatron's sequence parallelism: split over tokens
+    N_TP ways (Korthikanti et al. 2022 §4.2.2).
+    """
+    if physics.tensor_parallel is TensorParallel.TWO_D:
+        return tp_model
+    out: Array = np.where(tp_model == 1.0, tp_model * tp_ff, tp_model)
+    return out
+
+
+def grid_layer_work(
+    physics: Physics, shape: ModelShape, tp_model: Array, tp_ff: Array, nano: Array
+) -> LayerWork:
+    """Rows of grid candidates (`nano`: tokens per expert per microbatch): one layer call of
+    `nano` tokens, repeated per local expert by the step (`compute_repeats`)."""
+    d = float(shape.d_model)
+    one = np.ones_like(nano)
+    return LayerWork(
+        hidden=d * one,
+        ffn=float(shape.d_ff) * one,
+        kv_width=d * one,
+        heads=d / GRID_HEAD_DIM * one,
+        seq_len=float(shape.seq_len) * one,
+        tp_model=tp_model,
+        tp_ff=tp_ff,
+        sp=sequence_parallel_degree(physics, tp_model, tp_ff),
+        tokens=nano,
+        expert_tokens=nano,
+        local_experts=one,
+    )
+
+
+def grid_params_per_gpu(
+    physics: Physics, shape: ModelShape, tp: Array, pp: Array, ep: Array
+) -> ParamsPerGpu:
+    """Parameters one GPU holds: (L/N_PP) layers over N_TP, of which the attention's 4·d² per
+    layer (with `physics.attention`) are replicated over N_DP and the S/N_EP local experts'
+    2·d·d_ff each over the N_DP replicas of the same experts; a dense model's are all
+    replicated, as a dense run's (`runs.training_run.run_params_per_gpu`)."""
+    layers = shape.n_layers / pp
+    mlp = 2.0 * shape.d_model * shape.d_ff * (shape.sparsity / ep)
+    attention = 4.0 * shape.d_model * shape.d_model if physics.attention else 0.0
+    if shape.sparsity == 1:
+        dense: Array = layers * (attention + mlp) / tp
+        return ParamsPerGpu(replicated=dense, expert=np.zeros_like(dense))
+    return ParamsPerGpu(replicated=layers * attention / tp, expert=layers * mlp / tp)
+
+
+def grid_memory_by_mode_bytes(
+    physics: Physics,
+    shape: ModelShape,
+    factors: tuple[Array, Array, Array, Array, Array],
+    nano: Array,
+    schedule: tuple[Array, Array, NDArray[np.bool_]],
+    modes: tuple[Recompute, ...],
+) -> list[Array]:
+    """Bytes on one GPU under each of `modes`: model state (ZeRO over N_DP) plus in-flight
+    activations of the first stage (`memory.gpu_memory`); schedule = (m, v, zero-bubble).
+    The model state and the microbatches in flight, which no mode changes, are computed once."""
+    dp, tp_model, tp_ff, pp, ep = factors
+    microbatches, interleave, zero_bubble = schedule
+    tp = tp_model * tp_ff
+    params = grid_params_per_gpu(physics, shape, tp, pp, ep)
+    model_state = state_bytes(params, physics.zero_stage, dp, dp)
+    tokens = nano * shape.sparsity / ep
+    split = (sequence_parallel_degree(physics, tp_model, tp_ff), tp)
+    heads = shape.d_model / GRID_HEAD_DIM
+    stored = physics.attention and physics.fusion is not Fusion.FLASH
+    layers = shape.n_layers / pp
+    held = in_flight_microbatches(pp, microbatches, interleave, zero_bubble)
+    out: list[Array] = []
+    for mode in modes:
+        per_layer = activation_bytes_per_layer(
+            tokens, float(shape.d_model), heads, float(shape.seq_len), split, mode, stored
+        )
+        out.append(model_state + per_layer * layers * held)
+    return out
+
+
+def cheapest_fitting_mode(
+    physics: Physics,
+    shape: ModelShape,
+    factors: tuple[Array, Array, Array, Array, Array],
+    nano: Array,
+    schedule: tuple[Array, Array, NDArray[np.bool_]],
+    hbm_bytes: float,
+) -> NDArray[np.int64]:
+    """Each layout's first recomputation mode (index into `RECOMPUTE_ORDER`) whose bytes
+    (`grid_memory_by_mode_bytes`) fit in `hbm_bytes`, −1 where none does."""
+    modes = recompute_modes(physics)
+    need = grid_memory_by_mode_bytes(physics, shape, factors, nano, schedule, modes)
+    out = np.full(nano.shape, -1, dtype=np.int64)
+    for mode, bytes_ in zip(reversed(modes), reversed(need), strict=True):
+        out = np.where(bytes_ <= hbm_bytes, RECOMPUTE_ORDER.index(mode), out)
+    return out

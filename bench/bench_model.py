@@ -13,9 +13,10 @@ import time
 
 import numpy as np
 
+from pipeline.model import caches
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.scaling import ScalingLaws, paper_d_model_grid
-from pipeline.model.search import candidates, search
+from pipeline.model.search import search
 from pipeline.schema import compose_config, load_scenario
 
 DURATION_S = 0.25 * 3.154e7
@@ -83,7 +84,7 @@ def other_network(hw: HardwareSpec) -> HardwareSpec:
 
 def clear_caches() -> None:
     """Forget every candidate and network table made so far, as in a fresh process."""
-    candidates.clear_caches()
+    caches.clear_caches()
 
 
 def spread(values: list[float]) -> str:

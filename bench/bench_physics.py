@@ -16,6 +16,7 @@ import statistics
 import time
 
 from pipeline.execute.series import evaluate_series
+from pipeline.model import caches
 from pipeline.model.search import candidates
 from pipeline.schema import compose_config, load_scenario
 
@@ -75,7 +76,7 @@ def median_time_s(overrides: list[str], repeats: int) -> tuple[float, list[int],
     scenario = load_scenario(compose_config(overrides))
     times, widths, clusters = [], [], 0
     for _ in range(repeats):
-        candidates.clear_caches()  # enumerate candidates again, as a fresh process
+        caches.clear_caches()  # enumerate candidates again, as a fresh process
         t0 = time.process_time()
         out = evaluate_series(scenario)
         times.append(time.process_time() - t0)

@@ -24,8 +24,7 @@ OVERRIDES = (
 
 def main(argv: list[str]) -> None:
     result = pipeline.run([*OVERRIDES, *argv])
-    tables = result.tables if hasattr(result, "tables") else {}
-    sources = tables.get("sources") if isinstance(tables, dict) else None
+    sources = getattr(result, "sources", None)  # the `sources` table, where the API returns it
     forecasts = result.forecasts
     if sources is not None:
         dated = ", ".join(

@@ -148,7 +148,7 @@ def execute_plan(
         [(s.series_id, s.scenario) for s in todo], years, plan.execution, hardware
     )
     trends = hardware[1] if hardware is not None else None
-    per_run = run_tables(trends if moving else None, provenance)
+    per_run = run_tables(trends if moving else None, plan.forecast.observed, provenance)
     if plan.root is not None:
         write_run_tables(plan.root, per_run)
     buffer = PartBuffer(index, plan.series_per_part, plan.flush_s, keep=keep_tables)
@@ -187,8 +187,9 @@ def execute_plan(
             for partition in {scenario_partition(s.scenario) for s in skipped}:
                 index.refresh(partition)
         resumed, resumed_tables = resumed_series(index, skipped, keep_tables)
-    if not per_run and any(t["frontier"].num_rows for t in resumed_tables):
-        per_run = run_tables(trends, provenance)  # the skipped series' moving frontier's inputs
+    if "trends" not in per_run and any(t["frontier"].num_rows for t in resumed_tables):
+        # the skipped series' moving frontier's inputs
+        per_run = run_tables(trends, plan.forecast.observed, provenance)
     return RunReport(
         summaries,
         points,

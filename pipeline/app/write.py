@@ -4,8 +4,8 @@ Each finished series becomes its rows as dicts, one list per per-series table of
 (`series_rows`, cheap); a batch of series of one partition becomes one Arrow table per table
 (`tables_of`), which is written as one part per table (`write_batch`) or kept in memory
 (`pipeline.run(write=False)`): the API's frames and the Parquet parts hold the same rows. A
-run's per-run tables (`run_tables`: the trends its moving frontier used) are written once
-(`write_run_tables`).
+run's per-run tables (`run_tables`: the trends its moving frontier used, the observed data it
+read) are written once (`write_run_tables`).
 
 The tables themselves (names, schemas, write order) are `pipeline.io.tables.TABLES`; this
 module holds their row builders: a per-series table's in `series_rows`, a per-run table's in
@@ -24,6 +24,7 @@ import pyarrow as pa
 from pipeline.execute.series import SeriesOutcome
 from pipeline.forecast import ForecastSettings, forecast_dicts
 from pipeline.forecast.frontier import MovingFrontier, frontier_dicts
+from pipeline.forecast.observed import ObservedFrontier
 from pipeline.io.lock import flush_lock
 from pipeline.io.parquet import write_parts, write_run_part
 from pipeline.io.parts import SeriesIndex, partition_key
@@ -39,6 +40,7 @@ from pipeline.io.rows import (
 from pipeline.io.tables import RUN_SCOPE_TABLES, SERIES_TABLES, table_spec
 from pipeline.io.trends import trend_rows
 from pipeline.schema import Scenario
+from pipeline.sources.rows import observed_run_dicts, reject_dicts, source_dicts
 from pipeline.trends.catalog_fits import CatalogTrends
 
 Tables = dict[str, pa.Table]
@@ -175,13 +177,26 @@ def write_batch(root: Path, batch: Sequence[SeriesRows], index: SeriesIndex) -> 
     return tables
 
 
-def run_tables(trends: CatalogTrends | None, provenance: Provenance) -> Tables:
+def run_tables(
+    trends: CatalogTrends | None, observed: ObservedFrontier | None, provenance: Provenance
+) -> Tables:
     """Every per-run table of a run, by name: `trends`, the catalog trends its moving frontier
-    projected hardware along; none when the run has no moving frontier (`trends` None)."""
-    if trends is None:
-        return {}
-    rows = {"trends": trend_rows(trends, provenance)}
-    return {name: rows[name] for name in RUN_SCOPE_TABLES}
+    projected hardware along (none without a moving frontier: `trends` None), and the observed
+    data it read (`sources`, `observed_runs`, `source_rejects`; none without `observed`). A
+    table with no rows (no rejects) is left out."""
+    rows: dict[str, pa.Table] = {}
+    if trends is not None:
+        rows["trends"] = trend_rows(trends, provenance)
+    if observed is not None:
+        found = observed.observations
+        for name, dicts in (
+            ("sources", source_dicts(found, provenance)),
+            ("observed_runs", observed_run_dicts(found, observed.frontier, provenance)),
+            ("source_rejects", reject_dicts(found, provenance)),
+        ):
+            if dicts:
+                rows[name] = table_from_rows(dicts, table_spec(name).schema)
+    return {name: rows[name] for name in RUN_SCOPE_TABLES if name in rows}
 
 
 def write_run_tables(root: Path, tables: Tables) -> list[Path]:

@@ -18,8 +18,6 @@ from pipeline import __version__
 
 MODEL_PACKAGES = ("pipeline.model",)
 """Packages whose every .py file is part of the fingerprint (recursively)."""
-MODEL_MODULES = (("pipeline.execute", "series.py"),)
-"""Single modules that compute numbers too: fixed layouts and the closed forms of a series."""
 
 
 def _sources(node: Traversable, prefix: str) -> Iterator[tuple[str, Traversable]]:
@@ -45,8 +43,6 @@ def _model_sources() -> Iterator[tuple[str, bytes]]:
     for package in MODEL_PACKAGES:
         for name, path in _sources(files(package), f"{package}/"):
             yield name, path.read_bytes()
-    for package, module in MODEL_MODULES:
-        yield f"{package}/{module}", files(package).joinpath(module).read_bytes()
 
 
 @functools.cache

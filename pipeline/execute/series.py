@@ -10,28 +10,17 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from pipeline.execute.fingerprint import model_fingerprint
 from pipeline.io.rows import config_hash
-from pipeline.model.limits import (
-    Anchors,
-    closed_form_latency_s,
-    model_b_batch_tokens,
-    series_alpha,
-    series_limits,
-    t_crit_flop,
-    t_limit_flop,
-)
-from pipeline.model.memory.aggregate import memory_required_bytes
+from pipeline.model.limits import Anchors, model_b_batch_tokens
 from pipeline.model.power import series_with_power
-from pipeline.model.records.results import InfeasibleReason, Layout, PointResult, SeriesLimits
-from pipeline.model.records.scaling import ModelShape, model_shape
+from pipeline.model.records.results import PointResult, SeriesLimits
+from pipeline.model.records.scaling import model_shape
 from pipeline.model.runs.run_point import run_point
+from pipeline.model.search.fixed import fixed_point
 from pipeline.model.search.search import sweep_series
-from pipeline.model.step.evaluate import evaluate_layout
+from pipeline.model.series import closed_form_limits, series_limits_under
 from pipeline.schema import Scenario
-from pipeline.schema.parallelism import fixed_layout_misfit
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +33,8 @@ class ClosedForms:
     t_crit_flop: float
     t_limit_flop: float
     duration_s: float | None = None
-    """τ_B: the scenario's budget on Model B's 365.25-day year, or `closed_form.duration_days`;
-    None when read from a dataset that did not record it (older schema)."""
+    """τ_B: the scenario's budget (months on Model B's 365.25-day year), or
+    `closed_form.duration_days`; None when read from a dataset that did not record it."""
     b0_tokens: float | None = None
     """b0 after the scenario's batch law (`limits.model_b_batch_tokens`); None as above."""
     tokens_per_param: float | None = None
@@ -96,8 +85,6 @@ def closed_forms(scenario: Scenario) -> ClosedForms:
     Model B's year, quirk Q5), its batch law's batch at T0 and its tokens per parameter
     (docs/model.md §10)."""
     cf = scenario.closed_form
-    alpha = series_alpha(scenario.laws, scenario.options.quirks)
-    t_lat = cf.t_lat_s if cf.t_lat_s is not None else closed_form_latency_s(scenario.hardware)
     anchors = Anchors(
         cf.duration_s,
         model_b_batch_tokens(cf.b0_tokens, cf.t0_flop, scenario.laws),
@@ -106,57 +93,18 @@ def closed_forms(scenario: Scenario) -> ClosedForms:
         scenario.options.quirks.model_b_flop_anchor,
         scenario.laws.tokens_per_param,
     )
-    try:
-        limit = t_limit_flop(alpha, t_lat, anchors)
-        crit = t_crit_flop(scenario.hardware, alpha, anchors)
-    except OverflowError:  # α near 1/2: the closed forms diverge
-        limit = crit = math.inf
+    quirks = scenario.options.quirks
     return ClosedForms(
-        alpha, t_lat, crit, limit, anchors.duration_s, anchors.b0_tokens, anchors.tokens_per_param
+        *closed_form_limits(scenario.hardware, scenario.laws, quirks, cf.t_lat_s, anchors),
+        anchors.duration_s,
+        anchors.b0_tokens,
+        anchors.tokens_per_param,
     )
-
-
-def fixed_point(scenario: Scenario, shape: ModelShape, layout: Layout) -> PointResult:
-    """A fixed layout evaluated as is on one model; infeasible rows say why.
-
-    A layout that does not fit the model is infeasible (`layout_does_not_divide`) with no
-    cost. Otherwise the cost is kept even when infeasible (over the memory or the duration),
-    so a row shows how far over budget the layout is.
-    """
-    if fixed_layout_misfit(layout, shape) is not None:
-        return PointResult(shape, False, InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE, None, None)
-    pp = math.prod(layout.pp)
-    dp = math.prod(layout.dp)
-    interleaved = not layout.zero_bubble and pp > 1 and scenario.options.interleaving
-    concrete = dataclasses.replace(
-        layout,
-        pp_interleave=shape.n_layers // pp if interleaved else 1,
-        nanobatch_tokens=shape.batch_tokens // (dp * layout.microbatches * shape.sparsity),
-    )
-    cost = evaluate_layout(scenario.hardware, shape, concrete, scenario.options)
-    need = memory_required_bytes(
-        shape,
-        np.array([float(dp)]),
-        np.array([float(pp)]),
-        np.array([float(concrete.nanobatch_tokens)]),
-        np.array([concrete.zero_bubble]),
-        scenario.options,
-    )
-    reason = None
-    if (
-        scenario.options.memory_check
-        and float(need[0]) > layout.n_gpu * scenario.hardware.hbm_bytes
-    ):
-        reason = InfeasibleReason.EXCEEDS_MEMORY
-    elif not cost.training_time_s < scenario.duration_s:
-        reason = InfeasibleReason.EXCEEDS_DURATION
-    return PointResult(shape, reason is None, reason, concrete, cost)
 
 
 def limits_of(scenario: Scenario, points: list[PointResult]) -> SeriesLimits:
-    """The series' limits (§11); under realistic physics the linear-scaling end is measured
-    from the series' peak utilization (`limits.LinearEndBasis`)."""
-    return series_limits(points, scenario.hardware.u_eff, paper_rule=scenario.physics.is_paper)
+    """The series' limits (§11), by its physics (`model.series.series_limits_under`)."""
+    return series_limits_under(points, scenario.hardware.u_eff, scenario.physics)
 
 
 def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutcome:
@@ -185,7 +133,14 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
     else:
         quirks = scenario.options.quirks
         points = [
-            fixed_point(scenario, model_shape(d, scenario.laws, quirks), scenario.fixed_layout)
+            fixed_point(
+                scenario.hardware,
+                model_shape(d, scenario.laws, quirks),
+                scenario.fixed_layout,
+                scenario.options,
+                scenario.duration_s,
+                scenario.physics,
+            )
             for d in scenario.d_models
         ]
     points = series_with_power(

@@ -24,10 +24,13 @@ from pipeline.io.columns import (
     ADDED_IN,
     FORECASTS_SCHEMA,
     FRONTIER_SCHEMA,
+    OBSERVED_RUNS_SCHEMA,
     PARTITION_COLUMNS,
     POINTS_SCHEMA,
     SCHEMA_VERSION,
     SERIES_SCHEMA,
+    SOURCE_REJECTS_SCHEMA,
+    SOURCES_SCHEMA,
     THRESHOLDS_SCHEMA,
     TRENDS_SCHEMA,
 )
@@ -79,7 +82,8 @@ TABLES: tuple[TableSpec, ...] = (
         Scope.SERIES,
         ("series_id", "growth_per_year", "trajectory"),
         "series_id",
-        "one per series and trajectory of training compute: the years limits are reached",
+        "one per series and compute trajectory (fitted, hand-set): the years limits are "
+        "reached, with intervals",
     ),
     TableSpec(
         "frontier",
@@ -122,6 +126,31 @@ TABLES: tuple[TableSpec, ...] = (
         "catalog_hash",
         "one per catalog metric: its growth against release year "
         "(only a run with a moving frontier)",
+    ),
+    TableSpec(
+        "sources",
+        SOURCES_SCHEMA,
+        Scope.RUN,
+        ("source",),
+        "content_hash",
+        "one per observed-data source a run read: where from, the copy's hash, age, stale or not",
+    ),
+    TableSpec(
+        "observed_runs",
+        OBSERVED_RUNS_SCHEMA,
+        Scope.RUN,
+        ("publication_date", "model", "line"),
+        "content_hash",
+        "one per usable training run of the frontier-runs source, and whether it defines the "
+        "fitted frontier",
+    ),
+    TableSpec(
+        "source_rejects",
+        SOURCE_REJECTS_SCHEMA,
+        Scope.RUN,
+        ("source", "line"),
+        "content_hash",
+        "one per source row that could not be used, with its reason",
     ),
 )
 """Every table, in write order. A batch of series is written one part per per-series table in

@@ -16,11 +16,16 @@ TEMP_SUFFIX = ".tmp"
 
 def write_text_atomic(path: Path | str, text: str) -> Path:
     """Write `text` (UTF-8) to `path` through a temporary file and a rename; return the path."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path | str, data: bytes) -> Path:
+    """Write `data` to `path` through a temporary file and a rename; return the path."""
     final = Path(path)
     temp = final.with_name(f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}")
     try:
-        with open(temp, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with open(temp, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(temp, final)

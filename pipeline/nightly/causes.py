@@ -247,6 +247,10 @@ def fit_causes(previous: pl.DataFrame | None, current: pl.DataFrame | None) -> l
 def find_causes(previous_dir: Path, current_dir: Path) -> tuple[Cause, ...]:
     """Every input change found between two dataset directories: observed data first."""
     return (
+        *source_causes(read_table(previous_dir, "sources"), read_table(current_dir, "sources")),
+        *run_causes(
+            read_table(previous_dir, "observed_runs"), read_table(current_dir, "observed_runs")
+        ),
         *fit_causes(read_table(previous_dir, "forecasts"), read_table(current_dir, "forecasts")),
         *trend_causes(read_trends(previous_dir), read_trends(current_dir)),
         *trajectory_causes(

@@ -1,9 +1,9 @@
 """`dmlimits-report ROOT --out DIR`: PNG charts and an index.html for one dataset.
 
 ROOT is a dataset root or a nightly root (its newest run_date, or --run-date). Writes
-utilization.png, thresholds.png, parallelism.png, step_time.png (and trends.png, frontier.png
-where the dataset holds them) and index.html into DIR; docs/report.md shows what each chart
-draws. `--series` and `--where` choose the series drawn.
+utilization.png, thresholds.png, parallelism.png, step_time.png (and observed.png, trends.png,
+frontier.png when the dataset holds their tables) and index.html into DIR; docs/report.md shows
+what each chart draws. `--series` and `--where` choose the series drawn.
 
     dmlimits-report outputs/dataset --out outputs/report
     dmlimits-report outputs/dataset --out outputs/report --where "batch_law = 'critical'"
@@ -25,11 +25,13 @@ from pipeline.io.read import (
     date_dir,
     dated_dirs,
     latest_dataset_dir,
+    parse_date_dir,
     read_table,
     root_entries_skipped,
 )
 from pipeline.io.tables import TABLES
 from pipeline.io.text import write_text_atomic
+from pipeline.nightly.partition import REPORTS_DIR
 from pipeline.report.charts import (
     STEP_PANELS,
     parallelism_figure,
@@ -37,6 +39,7 @@ from pipeline.report.charts import (
     thresholds_figure,
     utilization_figure,
 )
+from pipeline.report.observed_chart import observed_frontier_figure
 from pipeline.report.page import render_page
 from pipeline.report.selection import Selection, SelectionError, select_series
 from pipeline.report.trend_charts import frontier_figure, trends_figure
@@ -77,8 +80,13 @@ def read_tables(directory: Path) -> dict[str, pl.DataFrame | None]:
 def _trend_figures(
     tables: dict[str, pl.DataFrame | None], thresholds: pl.DataFrame, sel: Selection
 ) -> list[tuple[str, str, Figure]]:
-    """The trends and moving-frontier charts, for the tables the dataset holds."""
+    """The observed-frontier, trends and moving-frontier charts, for the tables the dataset
+    holds."""
     figures = []
+    observed = tables["observed_runs"]
+    if observed is not None:
+        figure = observed_frontier_figure(observed, tables["forecasts"], thresholds)
+        figures.append(("observed.png", "Observed frontier runs, the fit, the limits", figure))
     trends = tables["trends"]
     if trends is not None:
         figures.append(
@@ -90,6 +98,15 @@ def _trend_figures(
         caption = f"The moving frontier on improving hardware ({sel.note})"
         figures.append(("frontier.png", caption, figure))
     return figures
+
+
+def latest_changes(directory: Path) -> str | None:
+    """The change report of a nightly partition (ROOT/reports/changes-D.md), if there is one."""
+    day = parse_date_dir(directory.name)
+    if day is None:
+        return None
+    path = directory.parent / REPORTS_DIR / f"changes-{day.isoformat()}.md"
+    return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
 def write_report(
@@ -138,6 +155,8 @@ def write_report(
         forecasts,
         sel.labels,
         embed=embed,
+        moving_frontier=tables["frontier"] is not None,
+        changes=latest_changes(directory),
     )
     index = out / "index.html"
     write_text_atomic(index, page)

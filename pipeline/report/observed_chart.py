@@ -67,6 +67,7 @@ def observed_frontier_figure(
         years = _years_until(forecasts, start)
         band = _band(frontier, years)
         rows = forecasts.unique("trajectory", keep="first").sort("growth_per_year")
+        hand_set_styles = iter([(":", "0.25"), ("-.", "0.45"), ("--", "0.6")] * 4)
         for row in rows.iter_rows(named=True):
             line = [
                 frontier_flop(y, row["base_flop"], row["base_year"], row["growth_per_year"])
@@ -83,9 +84,9 @@ def observed_frontier_figure(
                         years, *band, color="tab:blue", alpha=0.15, label="5th-95th pct"
                     )
             else:
-                ax.plot(
-                    years, line, ":", color="0.3", label=f"hand-set {row['growth_per_year']:g}x/yr"
-                )
+                style, grey = next(hand_set_styles)
+                label = f"hand-set {row['growth_per_year']:g}x/yr"
+                ax.plot(years, line, style, color=grey, label=label)
     labels = series_labels(thresholds)
     shown = sorted(thresholds.iter_rows(named=True), key=lambda r: labels.get(r["series_id"], ""))
     for row, color in zip(shown[:SERIES_SHOWN], THRESHOLD_COLORS, strict=False):

@@ -19,6 +19,7 @@ from pipeline.model.network.levels import adjusted_level_sizes, hierarchy_is_con
 from pipeline.model.records.options import Quirks, SearchOptions
 from pipeline.model.records.results import Layout
 from pipeline.model.records.scaling import ModelShape
+from pipeline.model.search.fixed import layout_misfit
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain
 
@@ -163,38 +164,11 @@ def validate_fixed_layout(
 def fixed_layout_misfit(
     layout: Layout, shape: ModelShape, path: str = LAYOUT_PATH
 ) -> ConfigError | None:
-    """Why a fixed layout cannot run this model, or None if it can (spec §5.1, §7, §10).
-
-    N_TPm must divide d_model, N_TPff d_ff, N_PP the layer count and N_EP the expert
-    count; the schedule needs enough microbatches (m >= N_PP for 1F1B, m >= 2 · N_PP for
-    zero-bubble); and the nanobatch ⌊B_tok / (N_DP · m · S)⌋ must hold a token. A sweep
-    records a misfit as an infeasible point (`layout_does_not_divide`), not an error:
-    one layout rarely fits every size of a grid.
-    """
-    degree = {name: math.prod(getattr(layout, name)) for name in DEGREES}
-    divides = (
-        ("tp_model", "d_model", shape.d_model),
-        ("tp_ff", "d_ff", shape.d_ff),
-        ("pp", "n_layers", shape.n_layers),
-        ("ep", "sparsity (experts per layer)", shape.sparsity),
-    )
-    for name, quantity, size in divides:
-        if size % degree[name]:
-            return ConfigError(
-                f"{path}.{name}",
-                list(getattr(layout, name)),
-                f"product {degree[name]} must divide the model's {quantity} = {size}",
-            )
-    needed = 2 * degree["pp"] if layout.zero_bubble else degree["pp"]
-    if layout.microbatches < needed:
-        schedule = "zero-bubble needs m >= 2·N_PP" if layout.zero_bubble else "1F1B needs m >= N_PP"
-        return ConfigError(f"{path}.microbatches", layout.microbatches, f"{schedule} = {needed}")
-    per_replica = degree["dp"] * layout.microbatches * shape.sparsity
-    if shape.batch_tokens // per_replica < 1:
-        return ConfigError(
-            f"{path}.microbatches",
-            layout.microbatches,
-            f"leaves no token per nanobatch: B_tok = {shape.batch_tokens} < "
-            f"N_DP · m · S = {per_replica}",
-        )
-    return None
+    """Why a fixed layout cannot run this model, as a one-line ConfigError naming the layout
+    key at fault, or None if it can; the rules are the model's (`search.fixed.layout_misfit`).
+    A sweep records a misfit as an infeasible point (`layout_does_not_divide`), not an error:
+    one layout rarely fits every size of a grid."""
+    misfit = layout_misfit(layout, shape)
+    if misfit is None:
+        return None
+    return ConfigError(f"{path}.{misfit.key}", misfit.value, misfit.rule)

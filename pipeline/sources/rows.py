@@ -1,7 +1,7 @@
 """The rows of the `sources`, `observed_runs` and `source_rejects` tables of one run.
 
 Columns: docs/schema.md (the registry in `pipeline.io`). Rows are plain dicts; the caller makes
-them a table against the registered schema and writes it (`pipeline.forecast.tables`).
+them a table against the registered schema and writes it (`pipeline.app.write.run_tables`).
 """
 
 from __future__ import annotations

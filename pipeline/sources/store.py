@@ -15,12 +15,10 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.io.text import write_text_atomic
+from pipeline.io.text import write_bytes_atomic, write_text_atomic
 
 HASH_PREFIX = "sha256-"
 
@@ -58,16 +56,7 @@ class SnapshotStore:
         if final.is_file() and content_hash(final.read_bytes()) == digest:
             return digest
         self.directory.mkdir(parents=True, exist_ok=True)
-        temp = final.with_name(f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-        try:
-            with open(temp, "wb") as fh:
-                fh.write(body)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(temp, final)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
+        write_bytes_atomic(final, body)
         return digest
 
     def read(self, digest: str) -> bytes | None:

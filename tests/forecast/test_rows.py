@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from pipeline.forecast import ForecastSettings, forecast_rows, year_reaching_flop
+from pipeline.forecast import ForecastSettings, forecast_dicts, forecast_rows, year_reaching_flop
+from pipeline.forecast.inputs import observe_frontier
+from pipeline.forecast.observed import FrontierSettings
 from pipeline.io.columns import FORECASTS_SCHEMA
 from pipeline.io.parquet import write_part
 from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.records.results import SeriesLimits
+from pipeline.sources.settings import FetchSettings, SourceSpec, SourcesSettings
 
 SERIES = SeriesKey("h100_sxm", "dense", "critical", 7.885e6, "0123456789abcdef", 3.154e7)
 LIMITS = SeriesLimits(
@@ -49,3 +53,39 @@ def test_forecast_rows_written_as_part(tmp_path: Path) -> None:
     assert path.parent.relative_to(tmp_path).as_posix() == (
         "forecasts/hardware=h100_sxm/scaling=dense/batch_law=critical"
     )
+
+
+def _observed_settings() -> ForecastSettings:
+    """The default settings with the shipped snapshots read and the frontier fitted."""
+    settings = ForecastSettings(5e25, 2024.0, (4.0, 5.0), fitted=FrontierSettings())
+    sources = SourcesSettings(
+        SourceSpec("frontier_runs", "package:notable_ai_models.csv"), None, FetchSettings(), None
+    )
+    return observe_frontier(settings, sources, None, dt.date(2026, 1, 1))
+
+
+def test_forecast_rows_fitted_first_with_intervals_around_the_median() -> None:
+    """With observations the fitted trajectory comes first, its years inside their intervals,
+    and every row names the data's date and the source copy."""
+    rows = forecast_dicts(SERIES, LIMITS, 3.76e28, 7.1e31, _observed_settings(), PROVENANCE)
+    assert [r["trajectory"] for r in rows] == ["fitted", "hand_set_4x", "hand_set_5x"]
+    fitted = rows[0]
+    for column in ("linear_end_year", "last_feasible_year", "t_crit_year", "t_limit_year"):
+        assert fitted[f"{column}_low"] < fitted[column] < fitted[f"{column}_high"], column
+    assert (
+        fitted["growth_per_year_low"] < fitted["growth_per_year"] < fitted["growth_per_year_high"]
+    )
+    assert all(r["data_as_of"] == dt.date(2025, 4, 10) for r in rows)
+    assert all(r["source_hashes"].startswith("frontier_runs=") for r in rows)
+    hand_set = rows[1]
+    assert hand_set["linear_end_year_low"] == hand_set["linear_end_year"]
+
+
+def test_forecast_rows_threshold_below_the_observed_frontier_is_already_passed() -> None:
+    """A threshold the observed runs already exceed is listed in already_passed, not hidden."""
+    low = SeriesLimits(linear_end_flop=1e24, last_feasible_flop=2.7e31, first_infeasible_flop=None,
+                       max_utilization=0.7)  # fmt: skip
+    rows = forecast_dicts(SERIES, low, None, None, _observed_settings(), PROVENANCE)
+    for row in rows:
+        assert row["already_passed"] == "linear_end_year"
+        assert row["linear_end_year"] < 2025.3

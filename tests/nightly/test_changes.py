@@ -13,7 +13,7 @@ import pytest
 from pipeline.io.parquet import write_part
 from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.records.results import SeriesLimits
-from pipeline.nightly.causes import trend_causes
+from pipeline.nightly.causes import MAX_RUNS_LISTED, run_causes, trend_causes
 from pipeline.nightly.changes import SeriesMatch, compare_dates, render_markdown
 from pipeline.nightly.partition import date_dir
 from pipeline.nightly.run import run_nightly
@@ -153,3 +153,42 @@ def test_nightly_change_report_says_the_trajectory_changed(tmp_path: Path) -> No
     markdown = (tmp_path / "reports" / "changes-2025-01-02.md").read_text()
     assert "## Why" in markdown
     assert "compute trajectory changed" in markdown
+
+
+def _runs(*rows: tuple[str, str, float, bool]) -> pl.DataFrame:
+    """An observed_runs table of (model, date, FLOP, frontier) rows."""
+    return pl.DataFrame(
+        {
+            "model": [r[0] for r in rows],
+            "publication_date": [dt.date.fromisoformat(r[1]) for r in rows],
+            "training_flop": [r[2] for r in rows],
+            "frontier": [r[3] for r in rows],
+        }
+    )
+
+
+def test_run_causes_name_new_gone_and_changed_runs_frontier_first() -> None:
+    """Runs are matched by model and date; new ones are named with compute and month, frontier
+    runs first; a changed estimate or frontier flag is a change."""
+    before = _runs(("A", "2024-01-01", 1e25, True), ("B", "2024-02-01", 2e25, False))
+    after = _runs(
+        ("A", "2024-01-01", 3e25, True),
+        ("C", "2025-02-17", 4.6e26, True),
+        ("D", "2025-03-01", 9e26, False),
+    )
+    causes = run_causes(before, after)
+    assert [(c.kind, c.detail.split(",")[0]) for c in causes] == [
+        ("run_added", "new: C"),
+        ("run_added", "new: D"),
+        ("run_removed", "gone: B"),
+        ("run_changed", "changed: A"),
+    ]
+    assert causes[0].detail == "new: C, 4.6e+26 FLOP, 2025-02, frontier"
+
+
+def test_run_causes_count_what_they_do_not_list() -> None:
+    """Beyond the listed maximum, the remaining runs are counted in one line."""
+    many = _runs(*((f"m{i}", "2025-01-01", 1e24 + i, False) for i in range(MAX_RUNS_LISTED + 3)))
+    causes = run_causes(_runs(), many)
+    assert len(causes) == MAX_RUNS_LISTED + 1
+    assert causes[-1].detail == "... and 3 more runs added"

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 from matplotlib import image
 
+from pipeline.nightly.run import run_nightly
 from pipeline.report.charts import DPI, FIGSIZE_IN
 from pipeline.report.main import CHARTS, main
-from tests.nightly.runs import plain_run
+from tests.nightly.runs import nightly_config, plain_run
 
 pytestmark = pytest.mark.slow
 """Runs and matplotlib rendering."""
@@ -58,10 +59,13 @@ def test_report_page_references_every_chart_and_table(report: Path) -> None:
 
 
 def test_report_embed_makes_one_file(dataset: Path, tmp_path: Path) -> None:
-    """With --embed the page carries the PNGs as data: URIs instead of file names."""
+    """With --embed the page carries every PNG (the charts and observed.png) as a data: URI
+    instead of a file name."""
     assert main([str(dataset), "--out", str(tmp_path), "--embed"]) == 0
     page = (tmp_path / "index.html").read_text(encoding="utf-8")
-    assert page.count('src="data:image/png;base64,') == len(CHARTS)
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert page.count('src="data:image/png;base64,') == len(pngs) == len(CHARTS) + 1
+    assert 'src="observed.png"' not in page
 
 
 def test_report_without_dataset_exits_2(tmp_path: Path) -> None:
@@ -97,3 +101,25 @@ def test_report_bad_where_exits_2(
     assert main([str(dataset), "--out", str(tmp_path), "--series", "zzz"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("dmlimits-report: error: no series matches")
+
+
+def test_report_draws_observed_frontier_and_forecast_intervals(report: Path) -> None:
+    """A run that read the frontier-runs source gets observed.png, and the forecasts table shows
+    the fitted trajectory with its intervals."""
+    assert image.imread(report / "observed.png").shape[1:] == (WIDTH_PX, 4)
+    page = (report / "index.html").read_text(encoding="utf-8")
+    assert 'src="observed.png"' in page
+    assert "fitted " in page
+    assert "5th-95th percentile" in page
+
+
+def test_report_page_shows_the_latest_change_report(tmp_path: Path) -> None:
+    """A nightly root's page ends with its newest date's change report."""
+    root = tmp_path / "nightly"
+    for day in ("2025-01-01", "2025-01-02"):
+        assert run_nightly(nightly_config(root, day), progress=False) == 0
+    out = tmp_path / "out"
+    assert main([str(root), "--out", str(out)]) == 0
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "<h2>Latest change report</h2>" in page
+    assert "# Changes on 2025-01-02 since 2025-01-01" in page

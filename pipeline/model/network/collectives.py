@@ -12,11 +12,11 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §6, order spec 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model.caches import cached
 from pipeline.model.compute.matmul import WORD_BYTES
 
 Array = NDArray[np.float64]
@@ -45,19 +45,6 @@ def aggregate_rate_bytes_per_s(n_gpu: float, bandwidth: float) -> float:
     return (n_gpu * bandwidth) / 2.0
 
 
-def allreduce_bandwidth_s(
-    p: Array, words: float, rs: float, rp: Array, n_gpu: float, bandwidth: float
-) -> Array:
-    """All-reduce bandwidth time ((((2(p−1))·words)·rs)·rp)·w / ((N_GPU·BW)/2) (spec §6.1)."""
-    rate = aggregate_rate_bytes_per_s(n_gpu, bandwidth)
-    return allreduce_bytes(p, words, rs, rp) / rate
-
-
-def p2p_bandwidth_s(words: float, rs: Array, rp: float, n_gpu: float, bandwidth: float) -> Array:
-    """Point-to-point bandwidth time ((words·rs)·rp)·w / ((N_GPU·BW)/2) (spec §6.1)."""
-    return p2p_bytes(words, rs, rp) / aggregate_rate_bytes_per_s(n_gpu, bandwidth)
-
-
 def higher_level_products(factors: Array) -> Array:
     """∏_{k>ℓ} factor_k for every level ℓ: the parallel repeats from outer levels (spec §6.1)."""
     k = factors.shape[1]
@@ -67,7 +54,7 @@ def higher_level_products(factors: Array) -> Array:
     return out
 
 
-@lru_cache(maxsize=4096)
+@cached(maxsize=4096)
 def level_rates_bytes_per_s(n_gpu: float, net: Network) -> Array:
     """(K, 1) aggregate rate of every level (`aggregate_rate_bytes_per_s`), to divide (K, n)
     bytes. Cached per cluster size and network: read only."""
@@ -77,7 +64,7 @@ def level_rates_bytes_per_s(n_gpu: float, net: Network) -> Array:
     return out
 
 
-@lru_cache(maxsize=4096)
+@cached(maxsize=4096)
 def level_hop_latency_s(hops_per_level: float, net: Network) -> Array:
     """(K, 1) latency of `hops_per_level` dependent hops at every level: hops·λ_ℓ. Read only."""
     out = np.array([hops_per_level * lat for lat in net.latency_s], dtype=np.float64)[:, None]
@@ -121,17 +108,6 @@ def dp_costs_s(traffic: DpTraffic, n_gpu: float, net: Network) -> tuple[Array, A
     return bw, summed_in_order_s(level_hop_latency_s(2.0, net) * traffic.active)
 
 
-def dp_bandwidth_s(dp: Array, n_params: float, n_gpu: float, net: Network) -> Array:
-    """T_DP^bw = max_ℓ AR_bw(N_DP,ℓ, words=N, rs=1, rp=∏_{k>ℓ} N_DP,k) (spec §6.2)."""
-    return dp_costs_s(dp_traffic(dp, n_params), n_gpu, net)[0]
-
-
-def dp_latency_s(dp: Array, net: Network) -> Array:
-    """T_DP^lat = Σ_ℓ 2·λ_ℓ·[N_DP,ℓ > 1] (spec §6.2)."""
-    active = (dp.T > 1.0).astype(np.float64)
-    return summed_in_order_s(level_hop_latency_s(2.0, net) * active)
-
-
 @dataclass(frozen=True, slots=True)
 class TpTraffic:
     """What TP moves per level, independent of the network's rates (spec §6.2)."""
@@ -171,27 +147,6 @@ def tp_costs_s(
     rate = level_rates_bytes_per_s(n_gpu, net)
     bw = slowest_level_s(traffic.bytes_model / rate + traffic.bytes_ff / rate)
     return bw, summed_in_order_s(level_hop_latency_s(4.0 * n_layers, net) * traffic.hops)
-
-
-def tp_bandwidth_s(
-    tp_model: Array,
-    tp_ff: Array,
-    d_model: float,
-    d_ff: float,
-    n_layers: float,
-    batch_tokens: float,
-    n_gpu: float,
-    net: Network,
-) -> Array:
-    """T_TP^bw = max_ℓ [AR_bw(N_TPm,ℓ, d_ff) + AR_bw(N_TPff,ℓ, d_model)], rs = 2L, rp = B_tok·∏ (spec §6.2)."""
-    traffic = tp_traffic(tp_model, tp_ff, d_model, d_ff, n_layers, batch_tokens)
-    return tp_costs_s(traffic, n_layers, n_gpu, net)[0]
-
-
-def tp_latency_s(tp_model: Array, tp_ff: Array, n_layers: float, net: Network) -> Array:
-    """T_TP^lat = Σ_ℓ 4·L·λ_ℓ·([N_TPm,ℓ > 1] + [N_TPff,ℓ > 1]) (spec §6.2)."""
-    hops = (tp_model.T > 1.0).astype(np.float64) + (tp_ff.T > 1.0)
-    return summed_in_order_s(level_hop_latency_s(4.0 * n_layers, net) * hops)
 
 
 def highest_active_level(factors: Array) -> NDArray[np.int64]:

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model.caches import cached
 from pipeline.model.network.collectives import (
     Network,
     dp_costs_s,
@@ -40,7 +40,7 @@ Times = Callable[[Any], tuple[Array, Array]]
 """What the group moves -> (bandwidth time, latency time) on one network."""
 
 
-@lru_cache(maxsize=1024)
+@cached(maxsize=1024)
 def split_options(adjusted: tuple[int, ...], lo: int, hi: int) -> tuple[NDArray[np.int64], Index]:
     """Distinct non-top factors (n_options, K - 1, hi - lo) of degrees lo:hi over the splits of
     `split_table(adjusted)`, and for every split the index of its own."""
@@ -163,7 +163,7 @@ def candidate_keys(degrees: NDArray[np.int64], interleave: Array) -> CandidateKe
     return _keys_of(table.tobytes(), table.shape[0])
 
 
-@lru_cache(maxsize=KEYS_CACHE_SIZE)
+@cached(maxsize=KEYS_CACHE_SIZE)
 def _keys_of(table: bytes, n: int) -> CandidateKeys:
     rows = np.frombuffer(table, dtype=np.int64).reshape(n, 6)
     degrees, v = rows[:, :5], rows[:, 5]
@@ -252,7 +252,7 @@ class CommTable:
         )
 
 
-@lru_cache(maxsize=TABLE_CACHE_SIZE)
+@cached(maxsize=TABLE_CACHE_SIZE)
 def comm_table(
     shape: ModelShape,
     n_gpu: int,
@@ -290,9 +290,3 @@ def comm_table(
         ),
         dp=group_table(keys.dp, adjusted, 0, 1, shape, dp, lambda t: dp_costs_s(t, gpus, net)),
     )
-
-
-def clear_caches() -> None:
-    """Forget every candidate key set and network table made so far, as in a fresh process."""
-    comm_table.cache_clear()
-    _keys_of.cache_clear()

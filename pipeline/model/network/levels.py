@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import itertools
 import math
-from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
+
+from pipeline.model.caches import cached
 
 N_DEGREES = 5
 """Degree order in every factor table: (DP, TP_m, TP_ff, PP, EP)."""
 
 
-@lru_cache(maxsize=65536)
+@cached(maxsize=65536)
 def prime_factors(n: int) -> tuple[tuple[int, int], ...]:
     """(prime, exponent) pairs of n ≥ 1, powers of two stripped first (clusters are S · 2^i)."""
     factors: list[tuple[int, int]] = []
@@ -39,7 +40,7 @@ def prime_factors(n: int) -> tuple[tuple[int, int], ...]:
     return tuple(factors)
 
 
-@lru_cache(maxsize=65536)
+@cached(maxsize=65536)
 def divisors(n: int) -> tuple[int, ...]:
     """All divisors of n ≥ 1, ascending, from its prime factorization (spec §17)."""
     divs = [1]
@@ -77,7 +78,7 @@ def hierarchy_is_consistent(level_sizes: tuple[int, ...], n_gpu: int) -> bool:
     return True
 
 
-@lru_cache(maxsize=4096)
+@cached(maxsize=4096)
 def ordered_factorizations(size: int) -> tuple[tuple[int, ...], ...]:
     """Ordered 5-tuples of positive integers with product `size`, lexicographic ascending."""
     divs = divisors(size)
@@ -89,7 +90,7 @@ def ordered_factorizations(size: int) -> tuple[tuple[int, ...], ...]:
     return tuple(sorted(out))
 
 
-@lru_cache(maxsize=1024)
+@cached(maxsize=1024)
 def split_table(adjusted: tuple[int, ...]) -> NDArray[np.int64]:
     """Per-level factors of every non-top level, shape (n_splits, n_levels - 1, 5).
 
@@ -103,7 +104,7 @@ def split_table(adjusted: tuple[int, ...]) -> NDArray[np.int64]:
     return table
 
 
-@lru_cache(maxsize=1024)
+@cached(maxsize=1024)
 def split_inner_products(adjusted: tuple[int, ...]) -> NDArray[np.int64]:
     """Product of the non-top factors of every split, (n_splits, 5): a split is valid for a
     layout when each degree's product divides the layout's degree, the top factor being the

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from functools import lru_cache
+
+from pipeline.model.caches import cached
 
 THREADS_PER_SM = 128
 """CUDA threads per streaming multiprocessor (spec §3.1: threads = 128 · sms)."""
@@ -56,7 +57,7 @@ class HardwareSpec:
         return len(self.net_bandwidth_bytes_per_s)
 
 
-@lru_cache(maxsize=256)
+@cached(maxsize=256)
 def gpu_only(hw: HardwareSpec) -> HardwareSpec:
     """The preset without its name and network: all that per-GPU quantities may read.
 

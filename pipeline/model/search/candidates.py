@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model.caches import register
 from pipeline.model.compute.layer import layer_matmul_time_s, layer_times_s
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.aggregate import memory_required_bytes
@@ -18,7 +19,6 @@ from pipeline.model.network.comm_table import (
     candidate_keys,
     unique_rows,
 )
-from pipeline.model.network.comm_table import clear_caches as clear_network_tables
 from pipeline.model.network.levels import group_level
 from pipeline.model.network.ring import ring_exchange_s, ring_exposed_s
 from pipeline.model.records.hardware import HardwareSpec, gpu_only
@@ -31,7 +31,6 @@ from pipeline.model.records.switches import (
     Recompute,
     recompute_modes,
 )
-from pipeline.model.search.enumeration import clear_caches as clear_layout_tables
 from pipeline.model.search.enumeration import context_parallel_table, layout_table
 from pipeline.model.search.grid import cheapest_fitting_mode, grid_layer_work, grid_params_per_gpu
 from pipeline.model.search.memo import ByteBoundedMemo
@@ -107,19 +106,11 @@ def enumerate_candidates(
     Under realistic physics (`physics`), whole sequences with `whole_sequences`, 1-D and/or
     2-D tensor parallelism per `tensor_parallel` (`tp_in_domain` keeps N_TP on the fastest
     level: a network rule, applied to the splits, `valid_splits`), a per-GPU memory check
-    with `gpu_memory` (MemoryBlocked when nothing fits), and each candidate's layer time from `grid_physics` (docs/model.md, "Realistic physics").
+    with `gpu_memory` (MemoryBlocked when nothing fits), and each candidate's layer time from `search.grid` (docs/model.md, "Realistic physics").
     The candidates do not depend on the network; they are cached per GPU (`gpu_only`), model,
     cluster size, options and physics, as read-only arrays.
     """
     return _candidates(gpu_only(hw), shape, n_gpu, opts, physics)
-
-
-def clear_caches() -> None:
-    """Forget every candidate set, layout table and network table made so far, as in a
-    fresh process (benchmarks, and tests that the results do not depend on the caches)."""
-    _candidates.cache_clear()
-    clear_layout_tables()
-    clear_network_tables()
 
 
 def _candidates_nbytes(c: Candidates | MemoryBlocked | None) -> int:
@@ -145,6 +136,7 @@ def _candidate_set(
 
 
 _candidates = ByteBoundedMemo(_candidate_set, CANDIDATE_CACHE_BYTES, _candidates_nbytes)
+register(f"{__name__}.enumerate_candidates", _candidates, f"{CANDIDATE_CACHE_BYTES} bytes")
 
 
 def _enumerate(

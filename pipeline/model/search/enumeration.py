@@ -17,11 +17,11 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10.
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model.caches import cached
 from pipeline.model.network.levels import divisors
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
@@ -51,7 +51,7 @@ def _microbatch_choices(base: int, pp: int, opts: SearchOptions) -> tuple[tuple[
     return tuple(out)
 
 
-@lru_cache(maxsize=65536)
+@cached(maxsize=65536)
 def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, ...]:
     """N_TPff | N_TP with ⌊√N_TP⌋ ≤ N_TPff ≤ window·⌊√N_TP⌋, N_TPm | d_model, N_TPff | d_ff (spec §10.5)."""
     root = math.isqrt(tp)
@@ -62,14 +62,14 @@ def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, 
     )
 
 
-@lru_cache(maxsize=65536)
+@cached(maxsize=65536)
 def tp_ff_choices(
     tp: int, shape: ModelShape, opts: SearchOptions, tensor_parallel: TensorParallel
 ) -> tuple[int, ...]:
     """N_TPff values tried at N_TP: the paper's 2-D ones, 1-D (N_TPff = N_TP), or both.
 
     A candidate with N_TPm = 1 is 1-D tensor parallelism; outside `tensor_parallel=2d` it
-    runs with sequence parallelism (`grid_physics.sequence_parallel_degree`).
+    runs with sequence parallelism (`search.grid.sequence_parallel_degree`).
     """
     one_d = (tp,) if shape.d_ff % tp == 0 else ()
     if tensor_parallel is TensorParallel.ONE_D:
@@ -80,7 +80,7 @@ def tp_ff_choices(
     return two_d
 
 
-@lru_cache(maxsize=LAYOUT_TABLE_CACHE_SIZE)
+@cached(maxsize=LAYOUT_TABLE_CACHE_SIZE)
 def layout_table(
     shape: ModelShape,
     n_gpu: int,
@@ -169,7 +169,7 @@ class ScheduleRows:
         return self._interleaved[n_ff]
 
 
-@lru_cache(maxsize=65536)
+@cached(maxsize=65536)
 def _microbatch_columns(base: int, pp: int, opts: SearchOptions) -> tuple[IntArray, IntArray]:
     """`_microbatch_choices` as (m, zero-bubble) integer columns."""
     choices = _microbatch_choices(base, pp, opts)
@@ -178,7 +178,7 @@ def _microbatch_columns(base: int, pp: int, opts: SearchOptions) -> tuple[IntArr
     return m, zb
 
 
-@lru_cache(maxsize=SCHEDULE_CACHE_SIZE)
+@cached(maxsize=SCHEDULE_CACHE_SIZE)
 def _schedule_rows(
     shape: ModelShape, opts: SearchOptions, whole: bool, cp: int, r: int
 ) -> ScheduleRows | None:
@@ -223,7 +223,7 @@ def context_parallel_degrees(shape: ModelShape, max_cp: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=LAYOUT_TABLE_CACHE_SIZE)
+@cached(maxsize=LAYOUT_TABLE_CACHE_SIZE)
 def context_parallel_table(
     shape: ModelShape,
     n_gpu: int,
@@ -250,10 +250,3 @@ def context_parallel_table(
     table.setflags(write=False)
     cp.setflags(write=False)
     return table, cp
-
-
-def clear_caches() -> None:
-    """Forget every layout table made so far, as in a fresh process."""
-    layout_table.cache_clear()
-    context_parallel_table.cache_clear()
-    _schedule_rows.cache_clear()

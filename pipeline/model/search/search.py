@@ -368,7 +368,7 @@ def optimal_layout(
 def matmul_rate_flop_per_s(hw: HardwareSpec, physics: Physics) -> float:
     """The fastest rate a GPU runs the model's weight matmuls at: F_eff in the paper's model
     (spec §11), F_eff·min(1, efficiency.matmul) under realistic physics, whose weight GEMMs
-    take at least their FLOP time over that (`grid_physics`, docs/model.md R.7)."""
+    take at least their FLOP time over that (`compute.efficiency`, docs/model.md R.7)."""
     rate = effective_flop_per_s(hw)
     return rate if physics.is_paper else rate * min(1.0, physics.efficiency.matmul)
 

@@ -5,10 +5,9 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §7-§8, §16.4.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
+from pipeline.model.caches import cached
 from pipeline.model.compute.layer import layer_matmul_time_s
 from pipeline.model.compute.matmul import matmul_terms_s
 from pipeline.model.network.collectives import Network
@@ -26,7 +25,7 @@ def matmul_bound(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> MatmulB
     return _shard_matmul_bound(gpu_only(hw), dm, df, layout.nanobatch_tokens)
 
 
-@lru_cache(maxsize=16384)
+@cached(maxsize=16384)
 def _shard_matmul_bound(hw: HardwareSpec, dm: int, df: int, nanobatch: int) -> MatmulBound:
     """`matmul_bound` of one shard shape on one GPU (cached: sweep points share shapes)."""
     d1 = np.array([df, dm, df, dm], dtype=np.float64)

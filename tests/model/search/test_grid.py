@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.execute.series import evaluate_series
+from pipeline.model import caches
 from pipeline.model.compute.layer import layer_matmul_time_s, layer_times_s
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import InfeasibleReason
@@ -249,12 +250,12 @@ def test_realistic_matmul_floor_skips_no_feasible_cluster(
     """Starting the cluster walk at the realistic matmul rate's floor gives the same series as
     starting it at the paper's F_eff floor (the floor only skips clusters too slow anyway)."""
     from pipeline.model.records.hardware import effective_flop_per_s
-    from pipeline.model.search import candidates, search
+    from pipeline.model.search import search
 
     scenario = load_scenario(compose_config(["physics=realistic", f"scaling={scaling}"]))
     fast = evaluate_series(scenario).points
     monkeypatch.setattr(search, "matmul_rate_flop_per_s", lambda hw, _: effective_flop_per_s(hw))
-    candidates.clear_caches()
+    caches.clear_caches()
     assert evaluate_series(scenario).points == fast
 
 
@@ -289,7 +290,7 @@ def test_charging_the_ring_never_speeds_a_layout_up(monkeypatch: pytest.MonkeyPa
     sizes = [2**k for k in range(12, 20)]
 
     def times() -> list[float]:
-        candidates.clear_caches()
+        caches.clear_caches()
         found = [
             search.optimal_layout(
                 scenario.hardware, shape, n, scenario.options, physics=scenario.physics

@@ -7,14 +7,20 @@ import pytest
 
 from pipeline.model.network.collectives import (
     Network,
+    dp_costs_s,
+    dp_traffic,
+    higher_level_products,
+    highest_active_level,
+    pipeline_transfers,
+    pp_ep_costs_s,
+    tp_costs_s,
+    tp_traffic,
+)
+from tests.model.network.spec_oracle import (
     allreduce_bandwidth_s,
     dp_bandwidth_s,
     dp_latency_s,
-    higher_level_products,
-    highest_active_level,
     p2p_bandwidth_s,
-    pipeline_transfers,
-    pp_ep_costs_s,
     tp_bandwidth_s,
     tp_latency_s,
 )
@@ -66,6 +72,23 @@ def test_tp_costs_of_a_two_level_split() -> None:
     t = tp_bandwidth_s(tpm, tpff, 1024.0, 4096.0, 10.0, 1000.0, N_GPU, NET)
     assert t[0] == pytest.approx(1.024e-4, rel=REL_TOL)
     assert tp_latency_s(tpm, tpff, 10.0, NET)[0] == pytest.approx(240e-6, rel=REL_TOL)
+
+
+def test_dp_and_tp_costs_equal_the_spec_oracle() -> None:
+    """The model's two-part DP and TP times (traffic, then time on a network) equal the spec's
+    formulas written out level by level (tests/model/network/spec_oracle.py) on random factors."""
+    rng = np.random.default_rng(0)
+    dp = rng.choice([1.0, 2.0, 4.0, 8.0], size=(50, 2))
+    tpm = rng.choice([1.0, 2.0, 4.0], size=(50, 2))
+    tpff = rng.choice([1.0, 2.0, 8.0], size=(50, 2))
+    bw, lat = dp_costs_s(dp_traffic(dp, 1e9), N_GPU, NET)
+    np.testing.assert_allclose(bw, dp_bandwidth_s(dp, 1e9, N_GPU, NET), rtol=REL_TOL)
+    np.testing.assert_allclose(lat, dp_latency_s(dp, NET), rtol=REL_TOL)
+    traffic = tp_traffic(tpm, tpff, 1024.0, 4096.0, 10.0, 1000.0)
+    bw, lat = tp_costs_s(traffic, 10.0, N_GPU, NET)
+    oracle = tp_bandwidth_s(tpm, tpff, 1024.0, 4096.0, 10.0, 1000.0, N_GPU, NET)
+    np.testing.assert_allclose(bw, oracle, rtol=REL_TOL)
+    np.testing.assert_allclose(lat, tp_latency_s(tpm, tpff, 10.0, NET), rtol=REL_TOL)
 
 
 def test_pipeline_transfers_count_interfaces_per_level() -> None:

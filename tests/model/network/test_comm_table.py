@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from numpy.typing import NDArray
 
+from pipeline.model import caches
 from pipeline.model.network.comm_table import unique_rows
 from pipeline.model.network.levels import adjusted_level_sizes
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
-from pipeline.model.search import candidates
 from pipeline.model.search.candidates import Candidates, _batch, enumerate_candidates
 from pipeline.model.search.search import (
     candidate_comm_table,
@@ -156,5 +156,5 @@ def test_results_do_not_depend_on_the_caches() -> None:
     hw = preset("h100_superpod")
     shape, opts = model_shape(24576, ScalingLaws()), SearchOptions()
     warm = optimal_layout(hw, shape, 16384, opts)
-    candidates.clear_caches()
+    caches.clear_caches()
     assert optimal_layout(hw, shape, 16384, opts) == warm

@@ -1,0 +1,201 @@
+"""A fixed layout (parallelism=fixed) evaluated as is at one model size, under either physics
+(spec §16.4; docs/model.md §7, "Fixed layouts", and R.7).
+
+Its rules live here: whether the layout fits the model (`layout_misfit`), the schedule it
+runs (interleaving and nanobatch as the search would set them), the memory check, and the
+duration. Under the paper's physics it is Part I's step of the layout. Under realistic
+physics it is a search of one candidate and one split: the candidate's layer time,
+recomputation mode, optimizer step and per-GPU memory come from the grid's realistic
+candidates (`search.candidates`), its network times from its own per-level factors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from pipeline.model.memory.aggregate import memory_required_bytes
+from pipeline.model.network.collectives import Network
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.results import InfeasibleReason, Layout, PointResult
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import PAPER, RECOMPUTE_ORDER, Physics, recompute_modes
+from pipeline.model.search.candidates import (
+    Candidates,
+    _batch,
+    _realistic_candidates,
+    _with_step_inputs,
+)
+from pipeline.model.search.search import network_physics
+from pipeline.model.step.evaluate import evaluate_layout, step_cost
+from pipeline.model.step.step_time import step_arrays
+
+DEGREES = ("dp", "tp_model", "tp_ff", "pp", "ep")
+"""The five parallel degrees of a layout, in the spec's order (spec §5.1)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Misfit:
+    """Why a fixed layout cannot run a model: the layout key at fault, its value, the rule."""
+
+    key: str
+    value: object
+    rule: str
+
+
+def layout_misfit(
+    layout: Layout, shape: ModelShape, whole_sequences: bool = False
+) -> Misfit | None:
+    """Why a fixed layout cannot run this model, or None if it can (spec §5.1, §7, §10).
+
+    N_TPm must divide d_model, N_TPff d_ff, N_PP the layer count and N_EP the expert count;
+    the schedule needs enough microbatches (m ≥ N_PP for 1F1B, m ≥ 2 · N_PP for zero-bubble);
+    the nanobatch ⌊B_tok / (N_DP · m · S)⌋ must hold a token; with whole-sequence
+    microbatches (realistic `whole_sequences`) N_DP · m must divide the batch's sequences, as
+    the search's enumeration requires (docs/model.md R.7).
+    """
+    degree = {name: math.prod(getattr(layout, name)) for name in DEGREES}
+    divides = (
+        ("tp_model", "d_model", shape.d_model),
+        ("tp_ff", "d_ff", shape.d_ff),
+        ("pp", "n_layers", shape.n_layers),
+        ("ep", "sparsity (experts per layer)", shape.sparsity),
+    )
+    for name, quantity, size in divides:
+        if size % degree[name]:
+            rule = f"product {degree[name]} must divide the model's {quantity} = {size}"
+            return Misfit(name, list(getattr(layout, name)), rule)
+    needed = 2 * degree["pp"] if layout.zero_bubble else degree["pp"]
+    if layout.microbatches < needed:
+        schedule = "zero-bubble needs m >= 2·N_PP" if layout.zero_bubble else "1F1B needs m >= N_PP"
+        return Misfit("microbatches", layout.microbatches, f"{schedule} = {needed}")
+    per_replica = degree["dp"] * layout.microbatches * shape.sparsity
+    if shape.batch_tokens // per_replica < 1:
+        rule = (
+            f"leaves no token per nanobatch: B_tok = {shape.batch_tokens} < "
+            f"N_DP · m · S = {per_replica}"
+        )
+        return Misfit("microbatches", layout.microbatches, rule)
+    split = degree["dp"] * layout.microbatches
+    if whole_sequences and shape.batch_seqs % split:
+        rule = (
+            f"whole-sequence microbatches need N_DP · m = {split} to divide the batch's "
+            f"{shape.batch_seqs} sequences"
+        )
+        return Misfit("microbatches", layout.microbatches, rule)
+    return None
+
+
+def scheduled_layout(layout: Layout, shape: ModelShape, opts: SearchOptions) -> Layout:
+    """The layout with the interleave v and nanobatch b the search would give it: v = L/N_PP
+    for interleaved 1F1B (N_PP > 1), else 1; b = ⌊B_tok / (N_DP · m · S)⌋ (spec §5.1, §7)."""
+    pp = math.prod(layout.pp)
+    dp = math.prod(layout.dp)
+    interleaved = not layout.zero_bubble and pp > 1 and opts.interleaving
+    return dataclasses.replace(
+        layout,
+        pp_interleave=shape.n_layers // pp if interleaved else 1,
+        nanobatch_tokens=shape.batch_tokens // (dp * layout.microbatches * shape.sparsity),
+    )
+
+
+def fixed_point(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    layout: Layout,
+    opts: SearchOptions,
+    duration_s: float,
+    physics: Physics = PAPER,
+) -> PointResult:
+    """A fixed layout evaluated as is on one model; infeasible rows say why.
+
+    A layout that does not fit the model is infeasible (`layout_does_not_divide`) with no
+    cost. Otherwise the cost is kept even when infeasible over the cluster's memory (the
+    paper's check, `exceeds_memory`), one GPU's memory at every recomputation mode it may use
+    (realistic `gpu_memory`, `exceeds_gpu_memory`: costed at the mode needing the least
+    memory) or the duration, so a row shows how far over budget the layout is.
+    """
+    if layout_misfit(layout, shape, physics.whole_sequences) is not None:
+        return _infeasible(shape, InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE, None, physics)
+    concrete = scheduled_layout(layout, shape, opts)
+    if physics.is_paper:
+        return _paper_point(hw, shape, concrete, opts, duration_s)
+    return _realistic_point(hw, shape, concrete, opts, duration_s, physics)
+
+
+def _infeasible(
+    shape: ModelShape, reason: InfeasibleReason, layout: Layout | None, physics: Physics
+) -> PointResult:
+    return PointResult(shape, False, reason, layout, None, physics=physics.name)
+
+
+def _paper_point(
+    hw: HardwareSpec, shape: ModelShape, layout: Layout, opts: SearchOptions, duration_s: float
+) -> PointResult:
+    """Part I's step of the layout, the cluster-wide memory check, the duration (spec §16.4)."""
+    cost = evaluate_layout(hw, shape, layout, opts)
+    one = np.ones(1)
+    need = memory_required_bytes(
+        shape,
+        one * math.prod(layout.dp),
+        one * math.prod(layout.pp),
+        one * layout.nanobatch_tokens,
+        np.array([layout.zero_bubble]),
+        opts,
+    )
+    reason = None
+    if opts.memory_check and float(need[0]) > layout.n_gpu * hw.hbm_bytes:
+        reason = InfeasibleReason.EXCEEDS_MEMORY
+    elif not cost.training_time_s < duration_s:
+        reason = InfeasibleReason.EXCEEDS_DURATION
+    return PointResult(shape, reason is None, reason, layout, cost)
+
+
+def _realistic_point(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    layout: Layout,
+    opts: SearchOptions,
+    duration_s: float,
+    physics: Physics,
+) -> PointResult:
+    """The layout as the one candidate of a realistic search, on its own split."""
+    hw = network_physics(hw, physics)
+    degrees = [math.prod(getattr(layout, d)) for d in DEGREES]
+    row = [*degrees, layout.microbatches, int(layout.zero_bubble), layout.nanobatch_tokens]
+    table = np.array([row], dtype=np.int64)
+    one_candidate = dataclasses.replace(physics, max_context_parallel=1)  # the layout has no c
+    found = _realistic_candidates(hw, shape, layout.n_gpu, table, opts, one_candidate)
+    reason = None
+    if not isinstance(found, Candidates):  # over memory: costed all the same, at the mode
+        # that needs the least of it, without the check
+        reason = (
+            InfeasibleReason.EXCEEDS_MEMORY
+            if found is None
+            else InfeasibleReason.EXCEEDS_GPU_MEMORY
+        )
+        unchecked = dataclasses.replace(
+            one_candidate, gpu_memory=False, recompute=recompute_modes(physics)[-1]
+        )
+        no_check = dataclasses.replace(opts, memory_check=False)
+        found = _realistic_candidates(hw, shape, layout.n_gpu, table, no_check, unchecked)
+        if not isinstance(found, Candidates):
+            return _infeasible(shape, reason, layout, physics)
+    c = _with_step_inputs(found, opts)
+    factors = np.array(
+        [[[getattr(layout, d)[k] for d in DEGREES] for k in range(len(layout.dp))]],
+        dtype=np.int64,
+    )
+    net = Network(hw.net_bandwidth_bytes_per_s, hw.net_latency_s)
+    step = step_arrays(hw, shape, layout.n_gpu, _batch(c, np.array([0]), factors), net, opts)
+    cost = step_cost(hw, shape, layout, step)
+    mode = None if c.recompute is None else RECOMPUTE_ORDER[int(c.recompute[0])].value
+    if reason is None and not cost.training_time_s < duration_s:
+        reason = InfeasibleReason.EXCEEDS_DURATION
+    return PointResult(
+        shape, reason is None, reason, layout, cost, recompute=mode, physics=physics.name
+    )

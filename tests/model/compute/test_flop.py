@@ -1,0 +1,66 @@
+"""Transformer FLOP of a layer, a step and recomputation (pipeline/model/compute/flop.py; docs/model.md R.1)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pipeline.model.compute.flop import (
+    attention_core_forward_flop,
+    hardware_flop_per_step,
+    linear_forward_flop,
+    narayanan_flop_per_step,
+)
+from pipeline.model.records.switches import Recompute
+from pipeline.model.records.transformer import Mlp, TransformerShape
+
+TINY = TransformerShape(layers=2, hidden=4, ffn_hidden=16, heads=2, kv_heads=2, vocab=10, seq_len=8)
+
+
+shapes = st.builds(
+    TransformerShape,
+    layers=st.integers(1, 64),
+    hidden=st.sampled_from([512, 1024, 4096]),
+    ffn_hidden=st.sampled_from([2048, 4096, 16384]),
+    heads=st.sampled_from([8, 16]),
+    kv_heads=st.sampled_from([1, 8]),
+    vocab=st.integers(1000, 200_000),
+    seq_len=st.sampled_from([512, 2048, 8192]),
+    mlp=st.sampled_from(list(Mlp)),
+)
+
+
+SEARCH_MODES = (Recompute.NONE, Recompute.SELECTIVE, Recompute.FULL)
+
+
+def test_linear_forward_flop_tiny_layer() -> None:
+    """h=4, f=16: QKV 4·12 + out 16 + MLP 2·4·16 = 192 weights; 8 tokens give 2·8·192 FLOP."""
+    assert linear_forward_flop(TINY, 8.0) == 2 * 8 * (4 * 12 + 16 + 2 * 4 * 16)
+
+
+def test_linear_forward_flop_grouped_query_and_swiglu() -> None:
+    """One K/V head of width 2 and SwiGLU: QKV 4·(4+4) + out 16 + MLP 3·4·16 = 240 weights."""
+    shape = dataclasses.replace(TINY, kv_heads=1, mlp=Mlp.SWIGLU)
+    assert linear_forward_flop(shape, 1.0) == 2 * (4 * 8 + 16 + 3 * 4 * 16)
+
+
+def test_attention_core_forward_flop_tiny_layer() -> None:
+    """QK^T and AV on 8 tokens of a length-8 sequence, h=4: 2 · 2 · 8 · 8 · 4 FLOP."""
+    assert attention_core_forward_flop(TINY, 8.0) == 4 * 8 * 8 * 4
+
+
+def test_narayanan_eq3_equals_full_recompute_hardware_flop() -> None:
+    """For ffn = 4h, eq. (3) of Narayanan et al. 2021 is the hardware count under full recompute."""
+    shape = TransformerShape(24, 2304, 4 * 2304, 24, 24, 51200, 2048)
+    ours = hardware_flop_per_step(shape, 512, Recompute.FULL)
+    assert ours == pytest.approx(narayanan_flop_per_step(shape, 512), rel=1e-12)
+
+
+@given(shapes, st.integers(1, 4096))
+def test_recompute_never_lowers_hardware_flop(shape: TransformerShape, batch: int) -> None:
+    """Hardware FLOP grow from none to selective to full recomputation."""
+    none, sel, full = (hardware_flop_per_step(shape, batch, m) for m in SEARCH_MODES)
+    assert none <= sel <= full

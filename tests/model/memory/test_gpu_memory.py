@@ -1,0 +1,42 @@
+"""Bytes one GPU holds (pipeline/model/memory/gpu_memory.py; docs/model.md R.4)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.model.memory.gpu_memory import activation_bytes_per_layer, model_state_bytes_per_param
+from pipeline.model.records.switches import Recompute
+
+
+def test_adam_model_state_bytes_per_param_by_zero_stage() -> None:
+    """Mixed-precision Adam holds 2 + 2 + 12 = 16 B per parameter; ZeRO shards it over dp = 4."""
+    dp = np.array([4.0])
+    assert model_state_bytes_per_param(0, dp)[0] == 16.0
+    assert model_state_bytes_per_param(1, dp)[0] == 2.0 + 2.0 + 3.0
+    assert model_state_bytes_per_param(2, dp)[0] == 2.0 + 0.5 + 3.0
+    assert model_state_bytes_per_param(3, dp)[0] == 4.0
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        (Recompute.NONE, 32 * (10 + 24 + 5 * 2 * 4 / 8)),
+        (Recompute.SELECTIVE, 32 * 34),
+        (Recompute.FULL, 2 * 32),
+    ],
+)
+def test_activation_bytes_per_layer_by_recompute(mode: Recompute, expected: float) -> None:
+    """Korthikanti et al. 2022 Table 2 at s=4, b=1, h=8, a=2, t=1 (s·b·h = 32)."""
+    one = np.ones(1)
+    got = activation_bytes_per_layer(4.0 * one, 8.0, 2.0, 4.0, (one, one), mode, True)
+    assert got[0] == expected
+
+
+def test_activation_bytes_sequence_parallel_divides_by_tp() -> None:
+    """With sequence parallelism every stored term is divided by t (Korthikanti 2022 eq. 5)."""
+    two = np.full(1, 2.0)
+    got = activation_bytes_per_layer(
+        4.0 * np.ones(1), 8.0, 2.0, 4.0, (two, two), Recompute.SELECTIVE, True
+    )
+    assert got[0] == 32 * 34 / 2

@@ -1,0 +1,48 @@
+"""One concrete run as a point of the `points` table (pipeline/model/runs/run_point.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pipeline.model.records.results import InfeasibleReason
+from pipeline.model.records.run import RunLayout, RunSpec
+from pipeline.model.records.switches import Physics
+from pipeline.model.records.transformer import TransformerShape
+from pipeline.model.runs.run_point import run_point, run_shape, run_step_cost
+from pipeline.model.runs.training_run import evaluate_run
+from pipeline.schema import compose_config, load_scenario
+from tests.presets import preset
+
+SHAPE = TransformerShape(8, 2048, 8192, 16, 16, 51200, 2048)
+RUN = RunSpec("r", SHAPE, 64, RunLayout(2, 2, 4, 2, sequence_parallel=True))
+
+
+def realistic() -> Physics:
+    """The shipped realistic physics."""
+    return load_scenario(compose_config(["physics=realistic"])).physics
+
+
+def test_run_point_training_time_is_its_steps_times_its_step() -> None:
+    """The row's training time is D / B_tok steps of the run's step time."""
+    cost = evaluate_run(preset("h100_sxm"), realistic(), RUN)
+    shape = run_shape(RUN, 20.0)
+    step = run_step_cost(cost, shape)
+    assert step.training_time_s == shape.n_tokens / shape.batch_tokens * cost.step_time_s
+    assert step.step_time_s == cost.step_time_s
+
+
+def test_run_point_over_one_gpus_memory_is_infeasible_with_its_cost() -> None:
+    """A run whose bytes per GPU exceed its HBM is `exceeds_gpu_memory`, its cost kept."""
+    small = dataclasses.replace(preset("h100_sxm"), hbm_bytes=1e9)
+    point = run_point(small, realistic(), RUN, search=False, tokens_per_param=20.0)
+    assert not point.feasible
+    assert point.infeasible_reason is InfeasibleReason.EXCEEDS_GPU_MEMORY
+    assert point.run_cost is not None
+    assert point.run_cost.memory_per_gpu_bytes > 1e9
+
+
+def test_run_point_fits_on_a_large_gpu() -> None:
+    """The same run on the full 80 GB is feasible and names its recomputation mode."""
+    point = run_point(preset("h100_sxm"), realistic(), RUN, search=False, tokens_per_param=20.0)
+    assert point.feasible
+    assert point.recompute == "none"

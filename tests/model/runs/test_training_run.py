@@ -1,0 +1,69 @@
+"""One concrete run's step, memory and throughput (pipeline/model/runs/training_run.py; docs/model.md R.6)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.model.network.ring import ring_exchange_s
+from pipeline.model.records.run import RunLayout, RunSpec
+from pipeline.model.records.switches import Recompute
+from pipeline.model.records.transformer import TransformerShape
+from pipeline.model.runs.training_run import RunLayouts, evaluate_run, run_costs
+from pipeline.schema import compose_config, load_scenario
+from tests.presets import preset
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(list(Recompute)[:3]),
+    st.sampled_from([1, 2, 4, 8]),
+    st.floats(1.0, 4.0),
+)
+def test_more_hbm_never_makes_a_feasible_run_infeasible(
+    mode: Recompute, micro: int, scale: float
+) -> None:
+    """A run that fits in a GPU's HBM still fits when the HBM grows."""
+    hw = preset("a100_sxm")
+    physics = load_scenario(compose_config(["run=gpt_7p5b", "physics=realistic"])).physics
+    shape = TransformerShape(36, 4096, 16384, 32, 32, 51200, 2048)
+    run = RunSpec("r", shape, 512, RunLayout(4, 1, 32, micro, recompute=mode))
+    small = evaluate_run(hw, physics, run).fits_memory
+    large = evaluate_run(dataclasses.replace(hw, hbm_bytes=hw.hbm_bytes * scale), physics, run)
+    assert large.fits_memory or not small
+
+
+def test_ring_attention_exchange_is_exposed_past_the_attention_core() -> None:
+    """On a slow network the K/V ring, not the core, sets a context-parallel run's attention time."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = preset("h100_sxm")
+    slow = dataclasses.replace(hw, net_bandwidth_bytes_per_s=(1e6, 1e6))
+    shape = TransformerShape(4, 4096, 16384, 32, 8, 51200, 8192)
+    run = RunSpec("r", shape, 8, RunLayout(1, 1, 2, 1, cp=4))
+    fast_t = evaluate_run(hw, physics, run).t_attention_s
+    slow_t = evaluate_run(slow, physics, run).t_attention_s
+    assert fast_t is not None
+    assert slow_t is not None
+    one = np.ones(1)
+    link = (1e6 * physics.efficiency.network * one, slow.net_latency_s[0] * one)
+    ring = ring_exchange_s(1 * 8192 / 4 * one, float(shape.kv_width), one, 4 * one, *link)[0]
+    assert slow_t > fast_t
+    assert slow_t >= 3.0 * ring * 4 * 4  # (forward + 2 x forward) x 4 layers x 4 microbatches
+
+
+def test_run_alone_equals_its_row_in_a_batch() -> None:
+    """A run evaluated alone (a batch of one) costs exactly what its row costs among others."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = preset("h100_sxm")
+    shape = TransformerShape(8, 2048, 8192, 16, 16, 51200, 2048)
+    layouts = [
+        RunLayout(2, 2, 4, 2, sequence_parallel=True),
+        RunLayout(1, 4, 4, 1, interleave=2, recompute=Recompute.FULL, zero_stage=1),
+        RunLayout(4, 1, 8, 1, cp=2, recompute=Recompute.SELECTIVE),
+    ]
+    batch = run_costs(hw, physics, shape, 64, RunLayouts.of(layouts))
+    for i, layout in enumerate(layouts):
+        assert evaluate_run(hw, physics, RunSpec("r", shape, 64, layout)) == batch.row(i)

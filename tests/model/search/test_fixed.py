@@ -1,0 +1,73 @@
+"""Fixed layouts (parallelism=fixed) under either physics (pipeline/model/search/fixed.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pipeline.execute.series import evaluate_series
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.results import InfeasibleReason
+from pipeline.model.records.scaling import ScalingLaws, model_shape
+from pipeline.model.search.fixed import fixed_point, layout_misfit
+from pipeline.model.search.search import optimal_layout
+from pipeline.schema import compose_config, load_scenario
+from tests.presets import preset
+
+DURATION_S = 0.25 * 3.154e7
+
+
+def test_fixed_layout_under_realistic_physics_is_not_the_papers() -> None:
+    """`parallelism=fixed physics=realistic` evaluates the realistic model: its points name it
+    and a size both cost is slower than under the paper's physics."""
+    paper = evaluate_series(load_scenario(compose_config(["parallelism=fixed"]))).points
+    real = evaluate_series(
+        load_scenario(compose_config(["parallelism=fixed", "physics=realistic"]))
+    ).points
+    assert {p.physics for p in real} == {"realistic"}
+    both = [
+        (p.cost.step_time_s, r.cost.step_time_s)
+        for p, r in zip(paper, real, strict=True)
+        if p.cost is not None and r.cost is not None
+    ]
+    assert both
+    assert all(r > p for p, r in both)
+
+
+def test_fixed_realistic_layout_costs_what_the_search_found() -> None:
+    """The layout the realistic search chose, evaluated as a fixed layout, costs the same
+    training time and keeps the search's recomputation mode."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = preset("h100_sxm")
+    shape = model_shape(12288, ScalingLaws(), SearchOptions().quirks)
+    found = optimal_layout(hw, shape, 4096, SearchOptions(), physics=physics)
+    assert found is not None
+    layout, cost = found
+    point = fixed_point(hw, shape, layout, SearchOptions(), DURATION_S, physics)
+    assert point.cost is not None
+    assert point.cost.training_time_s == cost.training_time_s
+
+
+def test_fixed_layout_misfit_names_the_key() -> None:
+    """A pipeline degree that does not divide the layers is a misfit of `pp`, with no cost."""
+    shape = model_shape(12288, ScalingLaws(), SearchOptions().quirks)
+    scenario = load_scenario(compose_config(["parallelism=fixed"]))
+    assert scenario.fixed_layout is not None
+    bad = dataclasses.replace(scenario.fixed_layout, pp=(1, shape.n_layers + 1))
+    misfit = layout_misfit(bad, shape)
+    assert misfit is not None
+    assert misfit.key == "pp"
+    point = fixed_point(preset("h100_sxm"), shape, bad, SearchOptions(), DURATION_S)
+    assert point.infeasible_reason is InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE
+    assert point.cost is None
+
+
+def test_fixed_layout_whole_sequences_needs_the_split_to_divide_the_sequences() -> None:
+    """With whole-sequence microbatches N_DP · m must divide the batch's sequences."""
+    shape = model_shape(12288, ScalingLaws(), SearchOptions().quirks)
+    scenario = load_scenario(compose_config(["parallelism=fixed"]))
+    assert scenario.fixed_layout is not None
+    layout = dataclasses.replace(scenario.fixed_layout, microbatches=shape.batch_seqs + 1)
+    assert layout_misfit(layout, shape, whole_sequences=False) is None
+    misfit = layout_misfit(layout, shape, whole_sequences=True)
+    assert misfit is not None
+    assert misfit.key == "microbatches"

@@ -4,7 +4,7 @@ PYTHON  ?= python3
 BIN     := $(VENV)/bin
 PIN     := -c requirements/constraints.txt
 
-.PHONY: help run test test-fast lint typecheck unit wheel-check constraints bench golden clean
+.PHONY: help run test test-fast lint typecheck unit wheel-check constraints bench docs performance golden clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -26,9 +26,10 @@ run: $(VENV)/.base ## install and run the default scenario (H100, dense, critica
 
 test: lint typecheck unit ## install, then lint, type-check and run the whole test suite
 
-lint: $(VENV)/.dev ## ruff lint and format check, import contracts (docs/architecture.md)
-	$(BIN)/ruff check pipeline tests bench
-	$(BIN)/ruff format --check pipeline tests bench
+lint: $(VENV)/.dev ## ruff lint and format check, unused names (vulture), import contracts (docs/architecture.md)
+	$(BIN)/ruff check pipeline tests bench vulture_whitelist.py
+	$(BIN)/ruff format --check pipeline tests bench vulture_whitelist.py
+	$(BIN)/vulture pipeline vulture_whitelist.py
 	$(BIN)/lint-imports --no-logo
 
 typecheck: $(VENV)/.dev ## mypy --strict over the package
@@ -53,6 +54,12 @@ constraints: $(VENV)/.dev ## re-pin requirements/constraints.txt from the dev en
 bench: $(VENV)/.dev ## model and sweep benchmarks (report figures, never fail)
 	$(BIN)/python bench/bench_model.py
 	$(BIN)/python bench/bench_sweep.py
+
+docs: $(VENV)/.base ## rewrite docs/results.md and README's headline from the model (after a model, preset or forecast change)
+	$(BIN)/python bench/results.py
+
+performance: $(VENV)/.base ## measure and rewrite docs/performance.md (a few minutes; on a quiet machine)
+	$(BIN)/python bench/performance.py
 
 clean: ## remove the virtualenv and git-ignored outputs
 	rm -rf $(VENV) outputs multirun .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

@@ -19,7 +19,7 @@ is therefore chained through the baseline commit 91dff32, whose ratio to the ori
 measured side by side on this machine when the speed work was planned (`BASELINE_VS_ORIGINAL`:
 the sensitivity sweep at 63x the original's points per second, the three-GPU comparison 12-13x
 faster end to end, 12.5 taken). With `--baseline` at that commit, each baseline / now ratio is
-multiplied by its command's factor (README "Speed").
+multiplied by its command's factor (docs/performance.md).
 """
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ def parse_command(argv: Sequence[str]) -> Command | None:
     if args.config_name not in (None, CONFIG_NAME) or args.config_path is not None:
         raise InputError(
             "--config-name and --config-path are not supported: add a directory of your own "
-            "presets with --config-dir DIR (README, 'Your own presets')"
+            "presets with --config-dir DIR (docs/configuration.md, 'Your own presets')"
         )
     search_path = [f"file://{os.path.abspath(args.config_dir)}"] if args.config_dir else []
     overrides: list[str] = []

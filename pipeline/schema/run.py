@@ -6,7 +6,7 @@ recompute, zero_stage` and `name`, and the optional `layout_search` (default fal
 run's own layout; true: the best layout for its model and batch at its GPU count; the one
 switch that searches a run's layout), `experts`
 (default 1: a dense transformer) and `top_k` (default 1), declared from the `TransformerShape`
-and `RunLayout` fields. They may come from a user's own `--config-dir`; README.md documents them.
+and `RunLayout` fields. They may come from a user's own `--config-dir`; docs/configuration.md documents them.
 """
 
 from __future__ import annotations

@@ -22,7 +22,9 @@ from tests.presets import preset
 pytestmark = pytest.mark.slow
 """Each test runs the `dmlimits` command in a subprocess."""
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+CONFIGURATION = REPO / "docs" / "configuration.md"
 TINY_GRID = "scaling.grid.max_d_model=16384"
 """Three paper-grid sizes: enough to exercise a series in well under a second."""
 
@@ -73,11 +75,16 @@ def test_multirun_dataset_reads_in_duckdb_with_documented_columns(tmp_path: Path
         f"select overrides from read_parquet('{root}/series/**/*.parquet', hive_partitioning = true)"
     ).fetchall()
     jobs = sorted(json.loads(text) for (text,) in made)
-    readme = re.search(r"```sql\n-- duckdb\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
-    assert readme is not None
-    rows = con.sql(readme.group(1).replace("outputs/dataset", str(root))).fetchall()
+    documented = re.search(
+        r"```sql\n-- duckdb\n(.*?)```", CONFIGURATION.read_text(encoding="utf-8"), re.S
+    )
+    assert documented is not None
+    rows = con.sql(documented.group(1).replace("outputs/dataset", str(root))).fetchall()
     assert len(rows) == 12
     assert len({(series_id, overrides) for series_id, overrides, *_ in rows}) == 4
+    readme = re.search(r"```sql\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    assert readme is not None
+    assert len(con.sql(readme.group(1).replace("outputs/dataset", str(root))).fetchall()) == 12
     assert [job[:2] for job in jobs] == [
         [f"hardware={hw}", f"scaling={sc}"]
         for hw in ("a100_sxm", "h100_sxm")

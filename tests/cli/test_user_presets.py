@@ -1,4 +1,4 @@
-"""A user's own presets in a directory of theirs work wherever built-in ones do (README, "Your own presets")."""
+"""A user's own presets in a directory of theirs work wherever built-in ones do (docs/configuration.md, "Your own presets")."""
 
 from __future__ import annotations
 
@@ -76,6 +76,7 @@ def test_user_preset_runs_from_config_dir(tmp_path: Path, presets: Path) -> None
     assert hardware_names(root) == ["team_h100"]
 
 
+@pytest.mark.slow
 def test_user_preset_runs_in_multirun_and_user_experiment(tmp_path: Path, presets: Path) -> None:
     """A user's experiment sweeping a user preset and a built-in one runs both jobs."""
     root = tmp_path / "data"
@@ -103,6 +104,7 @@ def test_user_preset_is_a_sweep_choice_through_searchpath(tmp_path: Path, preset
     assert hardware_names(root) == ["team_h100", "team_h100"]
 
 
+@pytest.mark.slow
 def test_user_preset_runs_nightly(tmp_path: Path, presets: Path) -> None:
     """A nightly run of a user preset publishes its dated partition."""
     root = tmp_path / "nightly"

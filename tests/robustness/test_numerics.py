@@ -132,6 +132,7 @@ def test_whole_grid_rows_are_null_only_where_documented(
     assert thresholds.column("t_crit_flop").null_count == (not math.isfinite(cf.t_crit_flop))
 
 
+@pytest.mark.slow
 def test_infinite_network_has_no_network_time(outcomes: dict[str, SeriesOutcome]) -> None:
     """With unbounded bandwidth every bandwidth time is exactly 0 and T_crit does not exist."""
     outcome = outcomes["infinite_network-dense"]

@@ -3,7 +3,7 @@
 A user's directory (--config-dir) holds a preset or sweep file with a YAML syntax error, a tab or
 a duplicate key, or a file named like a built-in preset (which Hydra would silently ignore); the
 message names the file and, for YAML, the line. A mistake caught once Hydra has made its run
-directory removes that directory again (README: an error writes nothing).
+directory removes that directory again (docs/configuration.md: a mistake stops the run before any output).
 """
 
 from __future__ import annotations

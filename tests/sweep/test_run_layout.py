@@ -1,5 +1,5 @@
 """A run is evaluated as given unless `run.layout_search=true`, the one switch that searches
-its layout (README, "Run keys")."""
+its layout (docs/configuration.md, "One concrete run")."""
 
 from __future__ import annotations
 

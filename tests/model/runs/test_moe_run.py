@@ -90,6 +90,7 @@ def test_moe_run_layout_row_splits_expert_from_data_parallel() -> None:
     assert math.prod(layout.ep) == 4
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(
     ep_exp=st.integers(min_value=0, max_value=3),

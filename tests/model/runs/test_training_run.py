@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     st.sampled_from(list(Recompute)[:3]),

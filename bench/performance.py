@@ -1,0 +1,228 @@
+"""Write docs/performance.md: how fast one series and whole commands run on this machine.
+
+Run: `make performance` (or `.venv/bin/python bench/performance.py`; about 3 minutes on 2 quiet
+cores, longer on a loaded machine). It measures; it does not pass or fail. Every figure is the
+min / median / max of `--repeat` runs (default 3), with the date, the machine (CPU, cores,
+load average), Python and numpy versions and the commit measured written beside them.
+
+- one series, cold: CPU seconds of `evaluate_series` in a fresh process (every cache empty, as
+  in a new worker), for the H100 default series under each physics and scaling;
+- whole commands, start-up included (`bench/bench_commands.py`): each `dmlimits` command as a
+  user types it, in its own process, into a fresh dataset root.
+
+`--baseline DIR` (an earlier checkout, e.g. from `git worktree add`) runs each command of that
+checkout alternately with this one's and adds the ratio baseline / now, pair by pair. The larger
+benchmarks (`bench/bench_sweep.py`, `bench/bench_million.py`, minutes each) print their figures
+and are not part of this page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from bench_commands import BASELINE_VS_ORIGINAL, NO_BASELINE, Run, run_once
+
+ROOT = Path(__file__).resolve().parent.parent
+PERFORMANCE_MD = ROOT / "docs" / "performance.md"
+GENERATED = (
+    "<!-- Written by bench/performance.py (`make performance`) on the machine named below;"
+    " do not edit by hand. -->"
+)
+
+SERIES: dict[str, list[str]] = {
+    "H100 dense, physics=paper (the default)": [],
+    "H100 sparse, physics=paper": ["scaling=sparse"],
+    "H100 dense, physics=realistic": ["physics=realistic"],
+    "H100 sparse, physics=realistic": ["physics=realistic", "scaling=sparse"],
+}
+"""One series each, evaluated cold in a fresh process: name -> overrides."""
+
+COMMANDS: dict[str, list[str]] = {
+    "`dmlimits` (the default series)": [],
+    "`dmlimits -m hardware=v100_sxm,a100_sxm,h100_sxm` (three jobs)": [
+        "-m",
+        "hardware=v100_sxm,a100_sxm,h100_sxm",
+    ],
+    "`dmlimits sweep=sensitivity` (360 series, 2 workers)": ["sweep=sensitivity"],
+    "`dmlimits sweep=sensitivity physics=realistic`": ["sweep=sensitivity", "physics=realistic"],
+}
+"""Whole commands: name -> arguments."""
+
+COLD_SERIES = """
+import sys, time
+from pipeline.execute.series import evaluate_series
+from pipeline.schema import compose_config, load_scenario
+scenario = load_scenario(compose_config(sys.argv[1:]))
+start = time.process_time()
+outcome = evaluate_series(scenario)
+print(time.process_time() - start, len(outcome.points))
+"""
+"""A fresh process: compose the scenario, then time the series alone (CPU seconds)."""
+
+
+def spread(values: Sequence[float], fmt: str = "{:.2f}") -> str:
+    """min / median / max."""
+    return " / ".join(fmt.format(v) for v in (min(values), statistics.median(values), max(values)))
+
+
+def cold_series_s(overrides: list[str]) -> tuple[float, int]:
+    """CPU seconds of one series in a fresh process, and its number of points."""
+    out = subprocess.run(
+        [sys.executable, "-c", COLD_SERIES, *overrides],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout.split()
+    return float(out[0]), int(out[1])
+
+
+def cpu_name() -> str:
+    """The CPU's model name (Linux), or what the platform module says."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def commit() -> str:
+    """The commit measured, marked when the checkout has changes."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
+        ).stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + (" (with uncommitted changes)" if git("status", "--porcelain") else "")
+
+
+def series_table(repeat: int) -> list[str]:
+    """One series per physics and scaling, cold, CPU seconds."""
+    rows = []
+    for name, overrides in SERIES.items():
+        runs = [cold_series_s(overrides) for _ in range(repeat)]
+        seconds = [s for s, _ in runs]
+        rows.append(f"| {name} | {runs[0][1]} | {spread(seconds, '{:.3f}')} |")
+        print(rows[-1], flush=True)
+    return [
+        "| series | sizes evaluated | CPU s, min / median / max |",
+        "|---|---|---|",
+        *rows,
+    ]
+
+
+def command_table(repeat: int, baseline: Path | None) -> list[str]:
+    """Whole commands: wall and CPU seconds, points per second; with a baseline, the ratios."""
+    header = "| command | points | wall s | CPU s | points per wall s |"
+    rule = "|---|---|---|---|---|"
+    if baseline is not None:
+        header += " baseline wall s | baseline / now, pair by pair |"
+        rule += "---|---|"
+    rows = []
+    for name, args in COMMANDS.items():
+        now: list[Run] = []
+        base: list[Run] = []
+        for _ in range(repeat):
+            now.append(run_once(args, None))
+            if baseline is not None and not set(args) & set(NO_BASELINE):
+                base.append(run_once(args, baseline))
+        row = (
+            f"| {name} | {now[0].points:,} | {spread([r.wall_s for r in now])} "
+            f"| {spread([r.cpu_s for r in now])} "
+            f"| {spread([r.points_per_s for r in now], '{:,.0f}')} |"
+        )
+        if baseline is not None:
+            if base:
+                ratios = [b.wall_s / n.wall_s for b, n in zip(base, now, strict=True)]
+                row += f" {spread([r.wall_s for r in base])} | {spread(ratios)}× |"
+            else:
+                row += " – | – |"
+        rows.append(row)
+        print(row, flush=True)
+    return [header, rule, *rows]
+
+
+def performance_md(repeat: int, baseline: Path | None) -> str:
+    """The whole of docs/performance.md, measured now."""
+    load_before = os.getloadavg()[0]
+    started = datetime.datetime.now(datetime.UTC)
+    measured = commit()
+    series = series_table(repeat)
+    commands = command_table(repeat, baseline)
+    load_after = os.getloadavg()[0]
+    lines = [
+        "# Performance",
+        "",
+        GENERATED,
+        "",
+        f"Measured {started:%Y-%m-%d %H:%M} UTC by `bench/performance.py`, at commit {measured}.",
+        "",
+        "| machine | |",
+        "|---|---|",
+        f"| CPU | {cpu_name()}, {os.cpu_count()} logical cores |",
+        f"| load average (1 min) | {load_before:.1f} before, {load_after:.1f} after |",
+        f"| Python | {platform.python_version()} ({platform.python_implementation()}) |",
+        f"| numpy | {np.__version__} |",
+        f"| OS | {platform.system()} {platform.release()} |",
+        "",
+        f"Each figure is min / median / max of {repeat} runs. On a shared machine the wall times",
+        "move with the load; CPU seconds move less.",
+        "",
+        "## One series, every cache empty",
+        "",
+        "CPU seconds of `evaluate_series` for one series in a fresh process (composition and",
+        "imports excluded): what a worker pays for a series whose candidate layouts no earlier",
+        "series has enumerated. The sweep's later series reuse candidates and network tables",
+        "([model.md](model.md) §9.2) and cost less.",
+        "",
+        *series,
+        "",
+        "## Whole commands",
+        "",
+        "Each command as a user types it, in its own process, start-up included, into a fresh",
+        "dataset root (`bench/bench_commands.py`); CPU seconds include the workers.",
+        "",
+        *commands,
+        "",
+    ]
+    if baseline is not None:
+        factors = ", ".join(f"{k}: {v:g}×" for k, v in BASELINE_VS_ORIGINAL.items())
+        lines += [
+            f"Baseline: the checkout at `{baseline}`, run alternately with this one. If it is",
+            f"commit 91dff32, multiply by its measured ratio to the original ({factors}) for",
+            "the ratio to the original implementation.",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--baseline", type=Path, default=None, help="an earlier checkout")
+    parser.add_argument("--stdout", action="store_true", help="print instead of writing")
+    args = parser.parse_args(argv)
+    text = performance_md(args.repeat, args.baseline)
+    if args.stdout:
+        print(text)
+    else:
+        PERFORMANCE_MD.write_text(text, "utf-8")
+        print(f"wrote {PERFORMANCE_MD.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

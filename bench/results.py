@@ -1,0 +1,382 @@
+"""Write docs/results.md, and the headline block of README.md, from running the model.
+
+Run: `make docs` (or `.venv/bin/python bench/results.py`; about a minute on one core). Every
+figure of docs/results.md comes from `pipeline.run` on this checkout: the paper's series
+(`conf/experiment/`), their forecast years, and what each realistic extension does to the
+limits. `--check` writes nothing and exits 1 when either file differs from what this script
+would write (tests/docs/test_results.py runs the same comparison).
+
+Regenerate after a change of the model, of a preset or of the forecast trajectory; never edit
+the generated figures by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pipeline
+from pipeline.forecast.paths import FITTED
+from pipeline.forecast.text import trajectory_text, year_text
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS_MD = ROOT / "docs" / "results.md"
+README_MD = ROOT / "README.md"
+README_BEGIN = "<!-- results: written by bench/results.py (make docs) -->"
+README_END = "<!-- end of results -->"
+GENERATED = "<!-- Written by bench/results.py (`make docs`) from running the model; do not edit by hand. -->"
+UTILIZATION_FLOOR = 0.001
+"""A series stops after a point below this utilization (docs/model.md §9)."""
+
+Limit = Callable[["Series"], str]
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series' thresholds row, its points and its forecast rows (dicts of columns)."""
+
+    thresholds: dict[str, object]
+    points: list[dict[str, object]]
+    forecasts: list[dict[str, object]]
+
+    def flop(self, column: str) -> float | None:
+        """A FLOP threshold of `thresholds` (None when null)."""
+        value = self.thresholds[column]
+        return None if value is None else float(value)  # type: ignore[arg-type]
+
+    def last_point(self) -> dict[str, object]:
+        """The series' largest evaluated model size."""
+        return max(self.points, key=lambda p: float(p["training_flop"]))  # type: ignore[arg-type]
+
+
+@functools.cache
+def series(*overrides: str) -> Series:
+    """The one series `dmlimits OVERRIDES` evaluates (computed once per override list)."""
+    result = pipeline.run(list(overrides))
+    if result.thresholds.height != 1:
+        raise ValueError(f"{overrides}: {result.thresholds.height} series, expected one")
+    return Series(
+        result.thresholds.to_dicts()[0], result.points.to_dicts(), result.forecasts.to_dicts()
+    )
+
+
+def sci(x: float | None, digits: int = 2) -> str:
+    """A figure in short scientific notation (2.05e28), or a dash for null."""
+    if x is None:
+        return "–"
+    mantissa, exponent = f"{x:.{digits}e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def linear_end(s: Series, digits: int = 2) -> str:
+    """The end of linear scaling, or why the series has none."""
+    if s.thresholds["linear_end_flop"] is None:
+        return "– (not reached on the grid)"
+    return sci(s.flop("linear_end_flop"), digits)
+
+
+def wall(s: Series, digits: int = 2) -> str:
+    """The latency wall (first infeasible size), or why the series has none."""
+    if s.thresholds["first_infeasible_flop"] is not None:
+        return sci(s.flop("first_infeasible_flop"), digits)
+    last = s.last_point()
+    if float(last["utilization"]) < UTILIZATION_FLOOR:  # type: ignore[arg-type]
+        return f"– (utilization < {UTILIZATION_FLOOR:g} first)"
+    return f"– (none up to {sci(float(last['training_flop']), digits)})"  # type: ignore[arg-type]
+
+
+def utilization(s: Series) -> str:
+    """The series' best utilization."""
+    u = s.thresholds["max_utilization"]
+    return "–" if u is None else f"{float(u):.2f}"  # type: ignore[arg-type]
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def headline() -> list[str]:
+    """The default run's limits beside the closed forms (README's one result)."""
+    s = series()
+    t = s.thresholds
+    last = next(p for p in s.points if p["training_flop"] == t["last_feasible_flop"])
+    n_gpu = int(last["n_gpu"])  # type: ignore[call-overload]
+    gpus = f"2^{n_gpu.bit_length() - 1}" if n_gpu & (n_gpu - 1) == 0 else f"{n_gpu:,}"
+    alpha = float(t["alpha"])  # type: ignore[arg-type]
+    t_lat_us = float(t["t_lat_s"]) * 1e6  # type: ignore[arg-type]
+    return [
+        "One result, from the default run (H100 SXM, dense, critical batch size, 3 months):",
+        "",
+        *table(
+            ["", "training compute (FLOP)"],
+            [
+                ["end of linear scaling (utilization ≤ 0.8 · u_eff)", linear_end(s)],
+                [
+                    f"last feasible run ({gpus} GPUs, utilization "
+                    f"{float(last['utilization']):.2f})",  # type: ignore[arg-type]
+                    sci(s.flop("last_feasible_flop")),
+                ],
+                ["latency wall: first infeasible grid size", wall(s)],
+                [
+                    f"closed forms (Model B): T_crit, T_limit at α = {alpha:.3f}, {t_lat_us:g} µs",
+                    f"{sci(s.flop('t_crit_flop'))}, {sci(s.flop('t_limit_flop'))}",
+                ],
+            ],
+        ),
+    ]
+
+
+PAPER_COLUMNS = [
+    "linear-scaling end (FLOP)",
+    "last feasible (FLOP)",
+    "latency wall (FLOP)",
+    "best utilization",
+    "T_crit (FLOP)",
+    "T_limit (FLOP)",
+]
+
+
+def paper_row(name: str, overrides: Sequence[str]) -> list[str]:
+    """One paper series: its simulated limits and Model B's closed forms."""
+    s = series(*overrides)
+    return [
+        name,
+        linear_end(s),
+        sci(s.flop("last_feasible_flop")),
+        wall(s),
+        utilization(s),
+        sci(s.flop("t_crit_flop")),
+        sci(s.flop("t_limit_flop")),
+    ]
+
+
+GPUS = ["v100_sxm", "a100_sxm", "h100_sxm"]
+"""conf/experiment/base_comparison.yaml and base_comparison_sparse.yaml."""
+BATCH_LAWS = ["critical", "constant", "deepseek", "zhang2024"]
+"""conf/experiment/batch_size_comparison.yaml (the default law first)."""
+WHAT_IFS = [
+    "h100_sxm",
+    "h100_low_latency",
+    "h100_global_nvlink",
+    "h100_global_nvlink_low_latency",
+    "h100_infinite_network_low_latency",
+    "h100_superpod",
+    "h100_scaled_10x",
+]
+"""conf/experiment/what_if.yaml and what_if_sparse.yaml."""
+
+
+def paper_tables() -> list[str]:
+    """The paper's comparisons (spec §13), one table each."""
+    lines: list[str] = []
+    for scaling in ("dense", "sparse"):
+        lines += [
+            "",
+            f"### GPU generations, {scaling} (`+experiment=base_comparison"
+            f"{'' if scaling == 'dense' else '_sparse'}`)",
+            "",
+        ]
+        rows = [paper_row(g, [f"hardware={g}", f"scaling={scaling}"]) for g in GPUS]
+        lines += table(["hardware", *PAPER_COLUMNS], rows)
+    lines += ["", "### Batch-size laws, H100 SXM, dense (`+experiment=batch_size_comparison`)", ""]
+    rows = [paper_row(b, [f"batch={b}"]) for b in BATCH_LAWS]
+    lines += table(["batch law", *PAPER_COLUMNS], rows)
+    for scaling in ("dense", "sparse"):
+        lines += [
+            "",
+            f"### Network what-ifs, {scaling} (`+experiment=what_if"
+            f"{'' if scaling == 'dense' else '_sparse'}`)",
+            "",
+        ]
+        rows = [paper_row(h, [f"hardware={h}", f"scaling={scaling}"]) for h in WHAT_IFS]
+        lines += table(["hardware", *PAPER_COLUMNS], rows)
+    return lines
+
+
+def forecast_table() -> list[str]:
+    """The years frontier compute reaches each limit, frozen hardware (conf/forecast/default.yaml),
+    each year shown as `pipeline.forecast.text` shows it."""
+    rows = []
+    as_of = None
+    for b in BATCH_LAWS:
+        forecasts = series(f"batch={b}").forecasts
+        as_of = as_of or next((f["data_as_of"] for f in forecasts if f["data_as_of"]), None)
+        for f in sorted(forecasts, key=lambda f: (f["trajectory"] != FITTED, f["growth_per_year"])):
+            rows.append(
+                [b, trajectory_text(f), year_text(f, "linear_end_year"), year_text(f, "wall_year")]
+            )
+    return [
+        "H100 SXM, dense: the year the largest training run reaches each limit, on the frontier",
+        "fitted to observed runs (median and 5th-95th percentile of its bootstrap; data as of",
+        f"{as_of}) and on the hand-set trajectories of `conf/forecast/default.yaml`; a dash where",
+        "the series has no such limit (the batch-law table above says why). On hardware that",
+        "improves along the catalog's trends (the moving frontier): `bench/forecast_table.py`.",
+        "",
+        *table(["batch law", "trajectory", "linear-scaling end", "latency wall"], rows),
+    ]
+
+
+SWITCHES_OFF = [
+    "physics.attention=false",
+    "physics.memory_bound_ops=false",
+    "physics.memory_check=aggregate",
+    "physics.recompute=none",
+    "physics.zero_stage=0",
+    "physics.whole_sequences=false",
+    "physics.tensor_parallel=2d",
+    "physics.tp_in_domain=false",
+    "physics.tensor_memory=false",
+    "physics.max_context_parallel=1",
+]
+"""physics=realistic with every switch off: its efficiencies only."""
+
+
+def alone(*on: str) -> list[str]:
+    """physics=realistic with every switch off except `on` (`key=value`, without `physics.`)."""
+    keys = {o.split("=")[0] for o in on}
+    off = [s for s in SWITCHES_OFF if s.removeprefix("physics.").split("=")[0] not in keys]
+    return ["physics=realistic", *off, *(f"physics.{o}" for o in on)]
+
+
+REALISTIC: dict[str, list[str]] = {
+    "paper": [],
+    "realistic (all; `tensor_parallel=both`)": ["physics=realistic"],
+    "realistic with `tensor_parallel=1d`": ["physics=realistic", "physics.tensor_parallel=1d"],
+    "realistic with `tp_in_domain`": ["physics=realistic", "physics.tp_in_domain=true"],
+    "realistic with `max_context_parallel=8`": [
+        "physics=realistic",
+        "physics.max_context_parallel=8",
+    ],
+    "realistic with `tp_in_domain` and `max_context_parallel=8`": [
+        "physics=realistic",
+        "physics.tp_in_domain=true",
+        "physics.max_context_parallel=8",
+    ],
+    "efficiencies only": alone(),
+    "attention alone": alone("attention=true"),
+    "memory_bound_ops (fused) alone": alone("memory_bound_ops=true"),
+    "memory_check=per_gpu alone (recompute none, ZeRO-0)": alone("memory_check=per_gpu"),
+    "memory_check=per_gpu + recompute auto + ZeRO-1": alone(
+        "memory_check=per_gpu", "recompute=auto", "zero_stage=1"
+    ),
+    "whole_sequences alone": alone("whole_sequences=true"),
+    "tensor_parallel=1d alone": alone("tensor_parallel=1d"),
+    "tensor_parallel=both alone": alone("tensor_parallel=both"),
+    "whole_sequences + tensor_parallel=1d": alone("whole_sequences=true", "tensor_parallel=1d"),
+    "whole_sequences + tensor_parallel=both": alone("whole_sequences=true", "tensor_parallel=both"),
+    "tp_in_domain alone (with tensor_parallel=both)": alone(
+        "tp_in_domain=true", "tensor_parallel=both"
+    ),
+}
+"""The physics variants of the realistic table: name -> overrides."""
+
+
+def realistic_table() -> list[str]:
+    """What each realistic extension does to the limits, H100 SXM, dense and sparse."""
+    rows = []
+    for scaling in ("dense", "sparse"):
+        for name, overrides in REALISTIC.items():
+            s = series(f"scaling={scaling}", *overrides)
+            rows.append(
+                [
+                    scaling,
+                    name,
+                    linear_end(s),
+                    sci(s.flop("last_feasible_flop")),
+                    wall(s),
+                    utilization(s),
+                ]
+            )
+    header = [
+        "scaling",
+        "physics",
+        "linear-scaling end (FLOP)",
+        "last feasible (FLOP)",
+        "latency wall (FLOP)",
+        "best utilization",
+    ]
+    return table(header, rows)
+
+
+def results_md() -> str:
+    """The whole of docs/results.md."""
+    lines = [
+        "# Results",
+        "",
+        GENERATED,
+        "",
+        "What the model says, as this checkout computes it: every figure below is written by",
+        "`bench/results.py` (`make docs`) from `pipeline.run`, the same code as `dmlimits`, and",
+        "`tests/docs/test_results.py` fails when a figure differs from what the model gives now.",
+        "Thresholds are defined in [schema.md](schema.md) (`thresholds` table) and",
+        '[model.md](model.md) §9-10; "spec §n" is a section of',
+        "[spec/bottleneck-model.md](spec/bottleneck-model.md). The paper's headlines, utilization",
+        "falling beyond about 2e28 FLOP and runs beyond about 2e31 FLOP being infeasible, are held",
+        "by `tests/validation/`; agreement with measured training runs is in",
+        "[validation.md](validation.md).",
+        "",
+        "A dash in a limit column: the series ended before reaching that limit (its last point fell",
+        f"below {UTILIZATION_FLOOR:g} utilization, or the model-size grid ended), as its note says.",
+        "",
+        "## The default run",
+        "",
+        *headline(),
+        "",
+        "## The paper's comparisons (`physics=paper`, critical batch, 3 months)",
+        "",
+        "T_crit and T_limit are Model B's closed forms (spec §12) for the series' α and latency;",
+        "a dash there is an infinite closed form (an infinite network, or α at 1/2: model.md §12).",
+        *paper_tables(),
+        "",
+        "## Forecast years",
+        "",
+        *forecast_table(),
+        "",
+        "## What realistic physics does to the limits",
+        "",
+        "H100 SXM, critical batch, 3 months; `physics=realistic` adds attention, memory-bound",
+        "operators, per-GPU memory, whole-sequence microbatches and Megatron's 1-D tensor",
+        'parallelism beside the paper\'s 2-D ([model.md](model.md), Part II). "Alone": the',
+        "realistic efficiencies with every other switch off but the one named. Under realistic",
+        "physics the linear-scaling end is the first size past the series' peak utilization at",
+        "which it falls to 0.8 of that peak (the extensions lower utilization everywhere).",
+        "",
+        *realistic_table(),
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def readme_md(current: str) -> str:
+    """README.md with its headline block (between the markers) rewritten."""
+    begin, end = current.index(README_BEGIN), current.index(README_END)
+    block = "\n".join([README_BEGIN, *headline(), README_END])
+    return current[:begin] + block + current[end + len(README_END) :]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if a file would change"
+    )
+    args = parser.parse_args(argv)
+    wanted = {RESULTS_MD: results_md(), README_MD: readme_md(README_MD.read_text("utf-8"))}
+    stale = [p for p, text in wanted.items() if not p.exists() or p.read_text("utf-8") != text]
+    if args.check:
+        for path in stale:
+            print(f"{path.relative_to(ROOT)} differs from what bench/results.py writes")
+        return 1 if stale else 0
+    for path in stale:
+        path.write_text(wanted[path], "utf-8")
+        print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

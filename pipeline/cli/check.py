@@ -203,8 +203,8 @@ def check_command_line(
     if command is None:
         return None
     check_user_dirs(command.search_path)
-    for override in command.overrides:
-        check_override(override)
+    for text in command.overrides:
+        check_override(text)
     extra = [search_path_override(command.search_path)] if command.search_path else []
     if command.multirun:  # as @hydra.main composes `-m`: the jobs then compose alike
         extra.append("hydra.mode=MULTIRUN")

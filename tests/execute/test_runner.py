@@ -16,11 +16,12 @@ from pipeline.execute.runner import chunked, run_series
 from pipeline.execute.series import SeriesOutcome
 from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.io.rows import Provenance, SeriesKey
+from pipeline.model.search import candidates
 from pipeline.model.search.candidates import (
     CANDIDATE_CACHE_BYTES,
-    candidate_cache_info,
     limit_candidate_cache,
 )
+from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.schema import Scenario, compose_config
 from pipeline.sweep import expand_scenarios
 from tests.command import dmlimits, stable_table
@@ -28,6 +29,11 @@ from tests.io.helpers import point_rows
 
 TINY = ["scaling.grid.max_d_model=16384"]
 PROVENANCE = Provenance(run_id="test", created_at=datetime(2025, 1, 1, tzinfo=UTC))
+
+
+def _candidates_memo() -> ByteBoundedMemo:
+    """The model's candidate-set cache, with its byte budget."""
+    return candidates._candidates
 
 
 @pytest.fixture(scope="module")
@@ -119,14 +125,14 @@ def test_loky_worker_forgets_caches_before_loky_takes_them_for_a_leak(
 ) -> None:
     """A worker keeps 64 MiB of candidates, and forgets its caches once grown by the budget."""
     runner.evaluate_chunk(scenarios[:1], False)  # the first task: its size is the reference
-    assert candidate_cache_info().max_bytes == runner.WORKER_CANDIDATE_CACHE_BYTES
-    assert candidate_cache_info().currsize > 0
+    assert _candidates_memo().max_bytes == runner.WORKER_CANDIDATE_CACHE_BYTES
+    assert _candidates_memo().cache_info().currsize > 0
     loky_worker[0] += runner.WORKER_GROWTH_BYTES  # grown by the budget exactly: kept
     runner.evaluate_chunk(scenarios[:1], False)
-    assert candidate_cache_info().currsize > 0
+    assert _candidates_memo().cache_info().currsize > 0
     loky_worker[0] += 1
     runner.evaluate_chunk(scenarios[1:2], False)
-    assert candidate_cache_info().currsize == 0
+    assert _candidates_memo().cache_info().currsize == 0
 
 
 @pytest.mark.slow

@@ -33,7 +33,7 @@ from pipeline.model.records.switches import (
 )
 from pipeline.model.search.enumeration import context_parallel_table, layout_table
 from pipeline.model.search.grid import cheapest_fitting_mode, grid_layer_work, grid_params_per_gpu
-from pipeline.model.search.memo import ByteBoundedMemo, MemoInfo
+from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.model.step.step_time import (
     LayoutBatch,
     compute_and_bubble,
@@ -118,11 +118,6 @@ def limit_candidate_cache(max_bytes: int) -> None:
     (a worker process's smaller budget, `pipeline.execute.runner.WORKER_CANDIDATE_CACHE_BYTES`)."""
     _candidates.cache_clear()
     _candidates.max_bytes = max_bytes
-
-
-def candidate_cache_info() -> MemoInfo:
-    """What the candidate-set cache holds and has done (its byte budget included)."""
-    return _candidates.cache_info()
 
 
 def _candidates_nbytes(c: Candidates | MemoryBlocked | None) -> int:

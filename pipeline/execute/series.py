@@ -118,6 +118,7 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
                 scenario.run,
                 search=scenario.run.layout_search,
                 tokens_per_param=scenario.laws.tokens_per_param,
+                duration_s=scenario.duration_s,
             )
         ]
     elif scenario.fixed_layout is None:

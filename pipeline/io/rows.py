@@ -155,18 +155,21 @@ def _run_columns(p: PointResult) -> dict[str, Any]:
 
 def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dict[str, Any]:
     shape = p.shape
+    counts = p.counts
+    n_params = float(shape.n_params) if counts is None else counts.n_params
+    n_tokens = float(shape.n_tokens) if counts is None else counts.n_tokens
     row: dict[str, Any] = {
         **series.columns(),
         "d_model": int(shape.d_model),
         "d_ff": int(shape.d_ff),
         "n_layers": int(shape.n_layers),
         "sparsity": int(shape.sparsity),
-        "n_params": float(shape.n_params),
-        "n_tokens": float(shape.n_tokens),
-        "n_steps": float(shape.n_tokens) / float(shape.batch_tokens),
+        "n_params": n_params,
+        "n_tokens": n_tokens,
+        "n_steps": n_tokens / float(shape.batch_tokens),
         "batch_seqs": float(shape.batch_seqs),
         "batch_tokens": float(shape.batch_tokens),
-        "training_flop": float(shape.training_flop),
+        "training_flop": float(shape.training_flop) if counts is None else counts.training_flop,
         "physics": p.physics,
         **_run_columns(p),
         "power_w": p.power_w,
@@ -216,7 +219,7 @@ def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dic
         "t_latency_paid_s": float(cost.t_latency_paid_s),
         "bubble_fraction": float(cost.bubble_fraction),
         "bottleneck": cost.bottleneck.value,
-        "matmul_bound": cost.matmul_bound.value,
+        "matmul_bound": None if cost.matmul_bound is None else cost.matmul_bound.value,
     }
     return row
 

@@ -5,29 +5,35 @@ global_batch_seqs, microbatch_seqs, tp, pp, dp, cp, ep, interleave, sequence_par
 recompute, zero_stage` and `name`, and the optional `layout_search` (default false: the
 run's own layout; true: the best layout for its model and batch at its GPU count; the one
 switch that searches a run's layout), `experts`
-(default 1: a dense transformer) and `top_k` (default 1), declared from the `TransformerShape`
-and `RunLayout` fields. They may come from a user's own `--config-dir`; README.md documents them.
+(default 1: a dense transformer) and `top_k` (default 1), `dropout` (default true),
+`gpu_budget` (default null: a searched layout uses exactly the given GPUs; a number: at most that many), `microbatch_group` (default 0: pp), `overlap_p2p` and `overlap_dp` (default false) and `tokens` (default null: the scaling law's
+tokens per parameter times the run's parameters), declared from the `TransformerShape`,
+`RunLayout` and `RunSpec` fields. They may come from a user's own `--config-dir`; README.md
+documents them. Layers need not divide `pp`: `stage_layers` places them (Llama 3's placement).
 """
 
 from __future__ import annotations
 
 from dataclasses import fields
 
-from pipeline.model.records.run import RunLayout, RunSpec
+from pipeline.model.records.run import RunLayout, RunSpec, stage_layers
 from pipeline.model.records.switches import Recompute
 from pipeline.model.records.transformer import Mlp, TransformerShape
+from pipeline.schema import bounds
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.physics import zero_stage
 from pipeline.schema.section import Section, plain
 
 RUN_KEYS = frozenset(
-    {"name", "global_batch_seqs", "layout_search"}
+    {"name", "global_batch_seqs", "layout_search", "tokens", "gpu_budget"}
     | {f.name for f in fields(TransformerShape)}
     | {f.name for f in fields(RunLayout)}
 )
 """Every key of a run node (declared from the dataclasses)."""
-OPTIONAL_RUN_KEYS = {"experts": 1, "top_k": 1}
+OPTIONAL_RUN_KEYS = {"experts": 1, "top_k": 1, "microbatch_group": 0}
 """Run keys that may be left out, with the default that keeps a dense run as before."""
+OPTIONAL_RUN_SWITCHES = {"dropout": True, "overlap_p2p": False, "overlap_dp": False}
+"""Switches that may be left out, with the default of Megatron-LM's GPT runs (2021-2022)."""
 RUN_RECOMPUTE = (Recompute.NONE.value, Recompute.SELECTIVE.value, Recompute.FULL.value)
 
 
@@ -39,6 +45,37 @@ def _divides(sec: Section, key: str, divisor: int, quantity: str, size: int) -> 
 def optional_integer(sec: Section, key: str) -> int:
     """An optional run key's value, or its default (`OPTIONAL_RUN_KEYS`)."""
     return sec.integer(key) if sec.has(key) else OPTIONAL_RUN_KEYS[key]
+
+
+def optional_switch(sec: Section, key: str) -> bool:
+    """An optional run switch's value, or its default (`OPTIONAL_RUN_SWITCHES`)."""
+    return sec.boolean(key) if sec.has(key) else OPTIONAL_RUN_SWITCHES[key]
+
+
+def microbatch_group(sec: Section) -> int:
+    """N of the interleaved schedule (0: pp, Megatron-LM's), or its default when absent."""
+    return sec.integer("microbatch_group", minimum=0) if sec.has("microbatch_group") else 0
+
+
+def gpu_budget(sec: Section, search: bool) -> int | None:
+    """The layout search's GPU budget, or None (absent or null); only with layout_search."""
+    if not sec.has("gpu_budget") or sec.raw("gpu_budget", "") is None:
+        return None
+    budget = sec.integer("gpu_budget")
+    if not search:
+        raise ConfigError(
+            sec.key("gpu_budget"),
+            budget,
+            "is the layout search's budget: set run.layout_search=true",
+        )
+    return budget
+
+
+def run_tokens(sec: Section) -> float | None:
+    """The run's training tokens, or None (absent or null: from the scaling law)."""
+    if not sec.has("tokens"):
+        return None
+    return sec.optional_number("tokens", "tokens", maximum=bounds.MAX_FLOP)
 
 
 def run_from_config(node: object, path: str = "run") -> RunSpec | None:
@@ -58,6 +95,7 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
         mlp=Mlp(sec.choice("mlp", [m.value for m in Mlp])),
         experts=optional_integer(sec, "experts"),
         top_k=optional_integer(sec, "top_k"),
+        dropout=optional_switch(sec, "dropout"),
     )
     layout = RunLayout(
         tp=sec.integer("tp"),
@@ -70,9 +108,20 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
         sequence_parallel=sec.boolean("sequence_parallel"),
         recompute=Recompute(sec.choice("recompute", RUN_RECOMPUTE)),
         zero_stage=zero_stage(sec),
+        microbatch_group=microbatch_group(sec),
+        overlap_p2p=optional_switch(sec, "overlap_p2p"),
+        overlap_dp=optional_switch(sec, "overlap_dp"),
     )
     search = sec.boolean("layout_search") if sec.has("layout_search") else False
-    run = RunSpec(sec.string("name"), shape, sec.integer("global_batch_seqs"), layout, search)
+    run = RunSpec(
+        sec.string("name"),
+        shape,
+        sec.integer("global_batch_seqs"),
+        layout,
+        search,
+        run_tokens(sec),
+        gpu_budget(sec, search),
+    )
     check_run(sec, run)
     return run
 
@@ -90,8 +139,10 @@ def check_run(sec: Section, run: RunSpec) -> None:
     _divides(sec, "kv_heads", shape.kv_heads, "heads", shape.heads)
     _divides(sec, "tp", lay.tp, "heads", shape.heads)
     _divides(sec, "tp", lay.tp, "ffn_hidden", shape.ffn_hidden)
-    _divides(sec, "pp", lay.pp, "layers", shape.layers)
-    _divides(sec, "interleave", lay.interleave, "layers / pp", shape.layers // lay.pp)
+    if lay.pp > shape.layers:
+        raise ConfigError(sec.key("pp"), lay.pp, f"must be at most layers = {shape.layers}")
+    largest = max(stage_layers(shape.layers, lay.pp))
+    _divides(sec, "interleave", lay.interleave, "the largest stage's layers", largest)
     _divides(sec, "cp", lay.cp, "seq_len", shape.seq_len)
     per_step = lay.dp * lay.microbatch_seqs
     _divides(

@@ -97,12 +97,6 @@ def test_parity_layer_time_with_tensor_parallelism_without_operators() -> None:
         assert matched_run(c, int(row), grid_model(), physics).t_layer_s[0] == c.t_layer_s[row]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known discrepancy: a run's memory-bound operators split their tensors over t "
-    "without sequence parallelism and not with it, the inverse of the grid and of "
-    "docs/model.md R.3 (runs/training_run.py `_operator_split`), pending recalibration",
-)
 def test_parity_layer_time_with_tensor_parallelism_and_operators() -> None:
     """With t > 1 and memory-bound operators the layer times are equal, exactly."""
     physics = realistic()

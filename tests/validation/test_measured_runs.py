@@ -1,7 +1,8 @@
 """Realistic physics against published measurements (docs/validation.md).
 
 Narayanan et al. 2021 (SC21, arXiv:2104.04473) Table 1: teraFLOP/s per GPU of ten GPT runs,
-counted with their eq. (3). Ivanov et al. 2021 (MLSys, arXiv:2007.00072) Table 1: runtime
+counted with their eq. (3). Llama Team 2024 (arXiv:2407.21783) Table 4: BF16 MFU of three
+Llama 3 405B runs on H100, and the 8K runs' memory without activation checkpointing. Ivanov et al. 2021 (MLSys, arXiv:2007.00072) Table 1: runtime
 shares by operator class of a BERT-large layer trained in eager PyTorch on a V100. The
 numbers are copied with their citations in tests/validation/data/.
 """
@@ -12,7 +13,8 @@ import csv
 from functools import lru_cache
 from pathlib import Path
 
-from pipeline.model.records.run import RunCost
+from pipeline.model.records.run import RunCost, RunSpec
+from pipeline.model.records.switches import Recompute
 from pipeline.model.runs.training_run import evaluate_run, layer_breakdown
 from pipeline.schema import CONF_DIR, compose_config, load_scenario
 
@@ -93,3 +95,55 @@ def test_ivanov_bert_runtime_shares_within_tolerance() -> None:
             row["class"],
             share,
         )
+
+
+LLAMA3_MFU_TOLERANCE = 0.05
+"""MFU points allowed on each Llama 3 405B run (Table 4 prints MFU to two digits)."""
+LLAMA3_OVERRIDES = ["hardware=h100_sxm", "physics=realistic", "physics.fusion=flash"]
+"""H100 SXM 80GB (Table 4's GPU), realistic physics with flash attention (docs/validation.md)."""
+
+
+@lru_cache(maxsize=8)
+def llama3_prediction(preset: str) -> tuple[RunCost, RunSpec]:
+    """The Llama 3 run preset on H100 under realistic physics with flash attention."""
+    scenario = load_scenario(compose_config([f"run={preset}", *LLAMA3_OVERRIDES]))
+    assert scenario.run is not None
+    return evaluate_run(scenario.hardware, scenario.physics, scenario.run), scenario.run
+
+
+def test_llama3_presets_match_table4() -> None:
+    """Each row of Llama 3 Table 4 has a preset with its model, batch and layout."""
+    for row in _rows("llama3_2024_table4.csv"):
+        _, run = llama3_prediction(row["run"])
+        shape, lay = run.shape, run.layout
+        assert (shape.layers, shape.hidden, shape.ffn_hidden) == (
+            int(row["layers"]),
+            int(row["hidden"]),
+            int(row["ffn_hidden"]),
+        )
+        assert (shape.heads, shape.kv_heads, shape.seq_len) == (
+            int(row["heads"]),
+            int(row["kv_heads"]),
+            int(row["seq_len"]),
+        )
+        assert (lay.tp, lay.cp, lay.pp, lay.dp) == tuple(
+            int(row[k]) for k in ("tp", "cp", "pp", "dp")
+        )
+        assert run.global_batch_seqs == int(row["global_batch_seqs"])
+        assert lay.n_gpu == int(row["n_gpu"])
+
+
+def test_llama3_mfu_within_tolerance() -> None:
+    """Predicted MFU of the three Llama 3 405B runs within 5 points of Table 4."""
+    for row in _rows("llama3_2024_table4.csv"):
+        cost, _ = llama3_prediction(row["run"])
+        assert abs(cost.mfu - float(row["mfu"])) <= LLAMA3_MFU_TOLERANCE, (row["run"], cost.mfu)
+
+
+def test_llama3_8k_runs_fit_without_recompute() -> None:
+    """The 8K runs fit 80 GB per GPU without activation recomputation (Llama 3 §3.3.2)."""
+    for row in _rows("llama3_2024_table4.csv"):
+        cost, run = llama3_prediction(row["run"])
+        if run.shape.seq_len == 8192:
+            assert run.layout.recompute is Recompute.NONE
+            assert cost.fits_memory, (row["run"], cost.memory_per_gpu_bytes)

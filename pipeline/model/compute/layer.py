@@ -112,11 +112,15 @@ class LayerTimes:
     def with_recompute_s(self, modes: NDArray[np.int64]) -> Array:
         """Layer time under each row's mode (index into `RECOMPUTE_ORDER`): forward, backward,
         and the forward run again (full: all of it; selective: the attention core's)."""
-        forward = self.forward_s
-        out: Array = (
-            forward + self.backward_s + rerun_forward_s(modes, forward, self.core_forward_s)
-        )
-        return out
+        return with_rerun_s(modes, self.forward_s, self.backward_s, self.core_forward_s)
+
+
+def with_rerun_s(
+    modes: NDArray[np.int64], forward_s: Array, backward_s: Array, core_forward_s: Array
+) -> Array:
+    """Forward, backward and the forward rerun under each row's mode (`rerun_forward_s`)."""
+    out: Array = forward_s + backward_s + rerun_forward_s(modes, forward_s, core_forward_s)
+    return out
 
 
 def rerun_forward_s(modes: NDArray[np.int64], forward_s: Array, core_forward_s: Array) -> Array:

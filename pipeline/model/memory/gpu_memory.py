@@ -88,40 +88,77 @@ def activation_bytes_per_layer(
     split: tuple[Array, Array],
     recompute: Recompute,
     scores_stored: bool,
+    layer: LayerShape | None = None,
 ) -> Array:
     """Activation bytes one layer stores for one microbatch of `tokens` tokens on one GPU
-    (after context parallelism), split = (sp, t) (Korthikanti et al. 2022 §4, Table 2).
+    (after context parallelism), split = (sp, t) (Korthikanti et al. 2022 §4.1, Table 2).
 
-    none: b·s·h·(10/sp + 24/t) + 5·a·s·(b·s)/t, i.e. s·b·h·(34/t + 5·a·s/(h·t)) with sequence
-    parallelism (sp = t) and s·b·h·(10 + 24/t + ...) without (sp = 1); the 5·a·s term holds the
-    s x s scores only when they are stored (`scores_stored`: attention on, not flash);
-    selective drops it; full keeps only the layer input, 2·s·b·h/sp.
+    none: b·s·(R/sp + T/t) + (2 + 3·drop)·a·s·(b·s)/t with, per token, T = 4h + 4·kv
+    (Q, K, V, the projection input) + 4f (GeLU: its input and output) or 6f (SwiGLU: gate, up
+    and their product) split over t, and R = 8h (two norm inputs, the QKV and MLP inputs)
+    + 2h·drop (two hidden dropout masks) replicated unless sequence parallelism splits it;
+    the scores term (softmax output, and with dropout its mask and output) only when the
+    scores are stored (`scores_stored`: attention on, not flash). For a GPT layer (kv = h,
+    f = 4h, GeLU, dropout; `layer` None) this is s·b·h·(10/sp + 24/t) + 5·a·s·(b·s)/t, i.e.
+    Korthikanti's 34/t with sequence parallelism. selective drops the scores term; full keeps
+    only the layer input, 2·s·b·h/sp.
     """
     sp, tp = split
     sbh = tokens * hidden
     if recompute is Recompute.FULL:
         full: Array = 2.0 * sbh / sp
         return full
-    out: Array = sbh * (10.0 / sp + 24.0 / tp)
+    if layer is None:
+        out: Array = sbh * (10.0 / sp + 24.0 / tp)
+        per_score = 5.0
+    else:
+        drop = 1.0 if layer.dropout else 0.0
+        replicated = (8.0 + 2.0 * drop) * hidden
+        mlp = (6.0 if layer.mlp_matrices == 3 else 4.0) * layer.ffn
+        split_over_t = 4.0 * hidden + 4.0 * layer.kv_width + mlp
+        out = tokens * (replicated / sp + split_over_t / tp)
+        per_score = 2.0 + 3.0 * drop
     if scores_stored and recompute is Recompute.NONE:
-        out = out + 5.0 * heads * seq_len * tokens / tp
+        out = out + per_score * heads * seq_len * tokens / tp
     return out
 
 
+@dataclass(frozen=True, slots=True)
+class LayerShape:
+    """What a layer's stored activations depend on beyond h, a and s (a run's transformer;
+    the grid's layers are GPT layers, `activation_bytes_per_layer` with None)."""
+
+    kv_width: float
+    """kv_heads · d_head: the width of K and of V (grouped-query attention, Ainslie et al. 2023)."""
+    ffn: float
+    mlp_matrices: int
+    """2 (GeLU) or 3 (SwiGLU, Shazeer 2020)."""
+    dropout: bool
+
+
 def routed_activation_bytes_per_layer(
-    tokens: Array, hidden: Width, top_k: int, split: tuple[Array, Array], recompute: Recompute
+    tokens: Array,
+    hidden: Width,
+    top_k: int,
+    split: tuple[Array, Array],
+    recompute: Recompute,
+    layer: LayerShape | None = None,
 ) -> Array:
     """Activation bytes a MoE layer stores beyond a dense layer's for top-k routing: 0 for k = 1.
 
     Each token's MLP runs once per routed expert, so the MLP's stored tensors come k times:
-    its input (2·s·b·h/sp) and the two d_ff-wide tensors Korthikanti et al. 2022 §4.1 count for
-    f = 4h (16·s·b·h/t); (k − 1) more copies (Lepikhin et al. 2020 §2.2). Full recomputation
-    keeps only the layer input: 0.
+    its input (2·s·b·h/sp) and its d_ff-wide tensors (4f of GeLU, 6f of SwiGLU per token over
+    t; 16·s·b·h/t for f = 4h, Korthikanti et al. 2022 §4.1); (k − 1) more copies (Lepikhin et
+    al. 2020 §2.2). Full recomputation keeps only the layer input: 0.
     """
     sp, tp = split
     if top_k == 1 or recompute is Recompute.FULL:
         return np.zeros_like(tokens * hidden / tp)
-    out: Array = (top_k - 1) * (tokens * hidden) * (2.0 / sp + 16.0 / tp)
+    if layer is None:
+        out: Array = (top_k - 1) * (tokens * hidden) * (2.0 / sp + 16.0 / tp)
+        return out
+    mlp = (6.0 if layer.mlp_matrices == 3 else 4.0) * layer.ffn
+    out = (top_k - 1) * tokens * (2.0 * hidden / sp + mlp / tp)
     return out
 
 

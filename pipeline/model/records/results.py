@@ -99,7 +99,19 @@ class StepCost:
     utilization: float
     """Model FLOP per second over peak FLOP per second at maximum clock; at most u_eff."""
     bottleneck: Bottleneck
-    matmul_bound: MatmulBound
+    matmul_bound: MatmulBound | None
+    """None for a concrete run: its matmuls come in many shapes and none is singled out."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCounts:
+    """What a row counts of the model it timed when that is not the paper's N, D and C:
+    parameters (attention, MLP and the embedding, docs/model.md R.1), training tokens and
+    model FLOP of the whole training (no recomputation)."""
+
+    n_params: float
+    n_tokens: float
+    training_flop: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +135,8 @@ class PointResult:
     """The cluster's power draw (`power.cluster_power_w`); None without a layout or a TDP."""
     energy_j: float | None = None
     """The run's energy, power_w · training_time_s; None where power_w is None."""
+    counts: ModelCounts | None = None
+    """The counts of the model the point timed; None: the paper's counts of `shape`."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,17 @@ class RunLayout:
     sequence_parallel: bool = False
     recompute: Recompute = Recompute.NONE
     zero_stage: int = 0
+    microbatch_group: int = 0
+    """Microbatches each virtual stage runs back to back in the interleaved schedule (Megatron-
+    Core's microbatch_group_size_per_vp_stage; Llama 3 §3.3.2's tunable N); 0: pp, Megatron-
+    LM's schedule. The warm-up, and so the activations in flight, grow with it."""
+    overlap_p2p: bool = False
+    """Pipeline sends overlap compute (asynchronous point-to-point, as Llama 3 §3.3.2); false:
+    each microbatch's sends wait on the critical path, as Megatron-LM's 1F1B of 2021-2022."""
+    overlap_dp: bool = False
+    """The gradient reduce-scatter overlaps the backward pass of the last microbatch, layer by
+    layer (FSDP, Zhao et al. 2023; Megatron-Core's overlapped gradient reduction); false: it
+    follows the pipeline, exposed."""
 
     @property
     def n_gpu(self) -> int:
@@ -47,6 +58,12 @@ class RunSpec:
     layout: RunLayout
     layout_search: bool = False
     """True: search the best layout for this model and batch at the layout's GPU count."""
+    tokens: float | None = None
+    """Training tokens of the whole run; None: the scaling law's tokens_per_param times the
+    run's parameters."""
+    gpu_budget: int | None = None
+    """GPUs a layout search may use: the best layout on at most this many (a cluster of any
+    size, e.g. 10,000); None: exactly the given layout's t·p·d·c."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,3 +117,18 @@ class RunCost:
     def narayanan_flop_per_s_per_gpu(self) -> float:
         """FLOP per second per GPU counted with Narayanan et al. 2021 eq. (3)."""
         return self.narayanan_flop_per_step / (self.n_gpu * self.step_time_s)
+
+
+def stage_layers(layers: int, pp: int) -> tuple[int, ...]:
+    """Layers of each pipeline stage, first to last: ⌈L/p⌉ each, one fewer on the outer stages
+    until they add up to L, the first and the last stage first, then the second and the
+    second-to-last, and so on (Llama 3's placement: 126 layers on 16 stages put 7 on the first
+    and the last, 8 on the others, Llama Team 2024, arXiv:2407.21783 §3.3.2). The outer stages
+    carry the embedding and the logits, so they lose a layer first. Needs 1 ≤ pp ≤ layers.
+    """
+    full = -(-layers // pp)
+    counts = [full] * pp
+    order = [i // 2 if i % 2 == 0 else pp - 1 - i // 2 for i in range(pp)]
+    for stage in order[: full * pp - layers]:
+        counts[stage] -= 1
+    return tuple(counts)

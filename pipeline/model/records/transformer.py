@@ -31,6 +31,9 @@ class TransformerShape:
     layer (Lepikhin et al. 2020, GShard; Fedus et al. 2021, Switch Transformer)."""
     top_k: int = 1
     """Experts each token is routed to (1: Switch; 2: GShard)."""
+    dropout: bool = True
+    """Attention and hidden dropout, as GPT and Megatron-LM train (their masks are stored for
+    the backward pass, Korthikanti et al. 2022 §4.1); Llama 3 trains without."""
 
     @property
     def head_dim(self) -> int:

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from pipeline.model.compute.flop import expert_weight_params, layer_weight_params
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.results import (
     Bottleneck,
     InfeasibleReason,
     Layout,
-    MatmulBound,
+    ModelCounts,
     PointResult,
     StepCost,
 )
@@ -24,7 +27,7 @@ from pipeline.model.records.run import RunCost, RunSpec
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics
 from pipeline.model.runs.run_search import best_run_layout
-from pipeline.model.runs.training_run import evaluate_run
+from pipeline.model.runs.training_run import evaluate_run, run_flop_per_step
 
 
 def level_factors(degrees: tuple[int, ...], level_sizes: tuple[int, ...]) -> list[list[int]]:
@@ -96,30 +99,61 @@ def run_bottleneck(cost: RunCost) -> Bottleneck:
     return max(parts, key=lambda k: parts[k])
 
 
-def run_step_cost(cost: RunCost, shape: ModelShape) -> StepCost:
-    """The run's cost in the paper's StepCost record (latency is inside the comm terms)."""
-    steps = shape.n_tokens / shape.batch_tokens
+def run_params(physics: Physics, run: RunSpec) -> float:
+    """Parameters of the model the run times: L · layer weights + V·h (one tied embedding,
+    docs/model.md R.1) with attention; without it the paper's workload, the MLPs alone."""
+    shape = run.shape
+    if physics.attention:
+        return shape.layers * layer_weight_params(shape) + float(shape.vocab) * shape.hidden
+    return shape.layers * shape.experts * expert_weight_params(shape)
+
+
+def run_counts(physics: Physics, run: RunSpec, tokens_per_param: float) -> ModelCounts:
+    """The run's parameters, its tokens (`run.tokens`, or tokens_per_param times its
+    parameters) and the model FLOP of its whole training: model FLOP per step (R.1, no
+    recomputation) times the steps, tokens / (B · s)."""
+    params = run_params(physics, run)
+    tokens = tokens_per_param * params if run.tokens is None else run.tokens
+    none = np.zeros(1, dtype=np.int64)  # the model count has no recomputation
+    per_step, _ = run_flop_per_step(physics, run.shape, run.global_batch_seqs, none)
+    steps = tokens / (run.global_batch_seqs * run.shape.seq_len)
+    return ModelCounts(params, tokens, per_step * steps)
+
+
+def run_step_cost(cost: RunCost, counts: ModelCounts, shape: ModelShape) -> StepCost:
+    """The run's cost in the paper's StepCost record. Its latencies are inside its
+    communication terms and its matmuls come in many shapes: `t_latency_s`,
+    `t_latency_paid_s` are NaN (null in the table) and `matmul_bound` None."""
+    steps = counts.n_tokens / shape.batch_tokens
     return StepCost(
         t_compute_s=cost.t_compute_s,
         t_tp_comm_s=cost.t_tp_comm_s,
         t_pp_ep_comm_s=cost.t_pp_comm_s + cost.t_ep_comm_s,
         t_dp_comm_s=cost.t_dp_comm_s,
-        t_latency_s=cost.t_latency_s,
-        t_latency_paid_s=cost.t_latency_s,
+        t_latency_s=math.nan,
+        t_latency_paid_s=math.nan,
         bubble_fraction=cost.bubble_fraction,
         step_time_s=cost.step_time_s,
         training_time_s=steps * cost.step_time_s,
         utilization=cost.mfu,
         bottleneck=run_bottleneck(cost),
-        matmul_bound=MatmulBound.FLOP,
+        matmul_bound=None,
     )
 
 
 def run_point(
-    hw: HardwareSpec, physics: Physics, run: RunSpec, search: bool, tokens_per_param: float
+    hw: HardwareSpec,
+    physics: Physics,
+    run: RunSpec,
+    search: bool,
+    tokens_per_param: float,
+    duration_s: float = math.inf,
 ) -> PointResult:
-    """The run evaluated as given, or with the best layout at its GPU count (`search`)."""
+    """The run evaluated as given, or with the best layout at its GPU count (`search`);
+    infeasible when it does not fit one GPU's memory (with the per-GPU check) or does not
+    finish within `duration_s` (its cost kept, so the row shows by how much)."""
     shape = run_shape(run, tokens_per_param)
+    counts = run_counts(physics, run, tokens_per_param)
     if search:
         found = best_run_layout(hw, physics, run)
         if found is None:
@@ -131,20 +165,26 @@ def run_point(
                 None,
                 run_name=run.name,
                 physics=physics.name,
+                counts=counts,
             )
         run, cost = found
     else:
         cost = evaluate_run(hw, physics, run)
-    fits = cost.fits_memory or not physics.gpu_memory
-    reason = None if fits else InfeasibleReason.EXCEEDS_GPU_MEMORY
+    step = run_step_cost(cost, counts, shape)
+    reason = None
+    if physics.gpu_memory and not cost.fits_memory:
+        reason = InfeasibleReason.EXCEEDS_GPU_MEMORY
+    elif not step.training_time_s < duration_s:
+        reason = InfeasibleReason.EXCEEDS_DURATION
     return PointResult(
         shape,
-        fits,
+        reason is None,
         reason,
         run_layout(run, hw),
-        run_step_cost(cost, shape),
+        step,
         run_name=run.name,
         run_cost=cost,
         recompute=run.layout.recompute.value,
         physics=physics.name,
+        counts=counts,
     )

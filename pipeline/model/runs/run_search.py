@@ -1,7 +1,8 @@
 """The best layout for a run's model and batch at its GPU count (docs/model.md, "Realistic physics").
 
 Tries every Megatron-style layout: tensor parallelism t inside the fastest network level
-(t divides heads and ffn_hidden), pipeline stages p dividing the layers, data parallelism
+(t divides heads and ffn_hidden), pipeline stages p up to the layers (placed by
+`records.run.stage_layers`), data parallelism
 d = N_GPU / (t·p·c) dividing the batch, expert parallelism e dividing both the experts and d
 (a mixture of experts; Rajbhandari et al. 2022, DeepSpeed-MoE §4), whole-sequence
 microbatches b, interleaving v, and each recomputation mode; sequence parallelism whenever t > 1. A layout whose memory
@@ -29,40 +30,54 @@ MAX_INTERLEAVE = 8
 """Most model chunks per pipeline rank tried."""
 
 
-def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
-    """Every layout of the run's model and batch on its GPU count, in search order."""
-    shape, given = run.shape, run.layout
-    n_gpu, cp = given.n_gpu, given.cp
-    fast = hw.level_sizes[0] if hw.level_sizes else n_gpu
-    for tp in divisors(n_gpu // cp):
-        if tp > fast or shape.heads % tp or shape.ffn_hidden % tp:
+def tp_pp_dp(run: RunSpec, fast: int) -> Iterator[tuple[int, int, int]]:
+    """(t, p, d) of every layout: on exactly the given layout's GPUs (t·p·d·c = its count), or
+    with a GPU budget B (`RunSpec.gpu_budget`) every t and p ≤ L with the largest d dividing the
+    batch that keeps t·p·d·c ≤ B (one more replica never slows a step that fits)."""
+    shape, cp = run.shape, run.layout.cp
+    budget = run.gpu_budget
+    n_gpu = run.layout.n_gpu if budget is None else budget
+    for tp in divisors(n_gpu // cp) if budget is None else range(1, fast + 1):
+        if tp > fast or shape.heads % tp or shape.ffn_hidden % tp or tp * cp > n_gpu:
             continue
-        for pp in divisors(n_gpu // (cp * tp)):
-            if shape.layers % pp:
-                continue
-            dp = n_gpu // (cp * tp * pp)
-            if run.global_batch_seqs % dp:
-                continue
-            per_replica = run.global_batch_seqs // dp
-            for ep in divisors(math.gcd(shape.experts, dp)):
-                for micro in divisors(per_replica):
-                    m = per_replica // micro
-                    if micro > MAX_MICROBATCH_SEQS or (pp > 1 and m < pp):
-                        continue
-                    chunks = [v for v in divisors(shape.layers // pp) if v <= MAX_INTERLEAVE]
-                    for v in chunks if pp > 1 and m % pp == 0 else [1]:
-                        for mode in RECOMPUTE_ORDER:
-                            yield dataclasses.replace(
-                                given,
-                                tp=tp,
-                                pp=pp,
-                                dp=dp,
-                                ep=ep,
-                                microbatch_seqs=micro,
-                                interleave=v,
-                                sequence_parallel=tp > 1,
-                                recompute=mode,
-                            )
+        if budget is None:
+            for pp in divisors(n_gpu // (cp * tp)):
+                dp = n_gpu // (cp * tp * pp)
+                if pp <= shape.layers and run.global_batch_seqs % dp == 0:
+                    yield tp, pp, dp
+            continue
+        for pp in range(1, min(shape.layers, n_gpu // (cp * tp)) + 1):
+            room = n_gpu // (cp * tp * pp)
+            yield tp, pp, max(d for d in divisors(run.global_batch_seqs) if d <= room)
+
+
+def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
+    """Every layout of the run's model and batch on its GPU count (or within its GPU budget),
+    in search order."""
+    shape, given = run.shape, run.layout
+    fast = hw.level_sizes[0] if hw.level_sizes else given.n_gpu
+    for tp, pp, dp in tp_pp_dp(run, fast):
+        largest = -(-shape.layers // pp)  # ⌈L/p⌉: the fullest stage (`stage_layers`)
+        per_replica = run.global_batch_seqs // dp
+        for ep in divisors(math.gcd(shape.experts, dp)):
+            for micro in divisors(per_replica):
+                m = per_replica // micro
+                if micro > MAX_MICROBATCH_SEQS or (pp > 1 and m < pp):
+                    continue
+                chunks = [v for v in divisors(largest) if v <= MAX_INTERLEAVE]
+                for v in chunks if pp > 1 and m % pp == 0 else [1]:
+                    for mode in RECOMPUTE_ORDER:
+                        yield dataclasses.replace(
+                            given,
+                            tp=tp,
+                            pp=pp,
+                            dp=dp,
+                            ep=ep,
+                            microbatch_seqs=micro,
+                            interleave=v,
+                            sequence_parallel=tp > 1,
+                            recompute=mode,
+                        )
 
 
 def best_run_layout(

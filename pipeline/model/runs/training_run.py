@@ -15,9 +15,12 @@ optimizer step (`compute.memory_ops`), the collectives at a group's level and th
 attention exchange (`network.ring`, `network.levels.group_level`), the bubble
 (`step.schedule`). This module says what a run's rows are and how its step adds up
 (docs/model.md, "Realistic physics", R.6):
-  t_mb    = (L/p) · (t_layer + t_tp + t_ep) + t_last    one microbatch on the slowest (last) stage
-  t_pipe  = m · t_mb / (1 − f) + m · t_p2p               1F1B, bubble f = (p − 1)/(p − 1 + v·m)
-  t_step  = t_pipe + t_dp + t_optimizer                  gradient all-reduce and Adam step exposed
+  t_i     = L_i · (t_layer + t_tp + t_ep) (+ t_last on the last stage)   stage i, one microbatch
+  t_pipe  = m · max_i t_i + (p − 1)/v · mean_i t_i + m · t_p2p     1F1B: steady state at the
+            slowest stage, fill and drain through the others; sends exposed unless overlapped
+  t_step  = t_pipe + t_dp + t_optimizer                  gradient all-reduce (its part past the
+            last backward when overlapped) and Adam step exposed
+L_i: `records.run.stage_layers` (⌈L/p⌉, one fewer on the outer stages, Llama 3's placement).
 """
 
 from __future__ import annotations
@@ -38,12 +41,12 @@ from pipeline.model.compute.flop import (
     model_flop_per_step,
     narayanan_flop_per_step,
 )
-from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, rerun_forward_s
+from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, with_rerun_s
 from pipeline.model.compute.memory_ops import WORD_BYTES, optimizer_step_time_s
 from pipeline.model.memory.gpu_memory import (
+    LayerShape,
     ParamsPerGpu,
     activation_bytes_per_layer,
-    in_flight_microbatches,
     logits_bytes,
     routed_activation_bytes_per_layer,
     state_bytes,
@@ -60,7 +63,6 @@ from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.model.records.run import RunCost, RunLayout, RunSpec
 from pipeline.model.records.switches import RECOMPUTE_ORDER, Fusion, Physics, Recompute
 from pipeline.model.records.transformer import TransformerShape
-from pipeline.model.step.schedule import bubble_fraction
 
 Array = NDArray[np.float64]
 
@@ -80,6 +82,10 @@ class RunLayouts:
     recompute: NDArray[np.int64]
     """Index into `RECOMPUTE_ORDER`."""
     zero_stage: NDArray[np.int64]
+    microbatch_group: Array
+    """N, microbatches per virtual stage run back to back (pp when the layout gives 0)."""
+    overlap_p2p: NDArray[np.bool_]
+    overlap_dp: NDArray[np.bool_]
 
     @classmethod
     def of(cls, layouts: Sequence[RunLayout]) -> RunLayouts:
@@ -99,6 +105,9 @@ class RunLayouts:
             sequence_parallel=np.array([lay.sequence_parallel for lay in layouts], dtype=bool),
             recompute=np.array([RECOMPUTE_ORDER.index(lay.recompute) for lay in layouts]),
             zero_stage=np.array([lay.zero_stage for lay in layouts], dtype=np.int64),
+            microbatch_group=np.array([float(lay.microbatch_group or lay.pp) for lay in layouts]),
+            overlap_p2p=np.array([lay.overlap_p2p for lay in layouts], dtype=bool),
+            overlap_dp=np.array([lay.overlap_dp for lay in layouts], dtype=bool),
         )
 
     @property
@@ -177,6 +186,32 @@ class RunCosts:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Stages:
+    """Each row's pipeline stages by layer count (`records.run.stage_layers`, vectorized):
+    ⌈L/p⌉ layers, one fewer on the first, then the last, then the second ... stage."""
+
+    full: Array
+    """⌈L/p⌉: the layers of the fullest stage."""
+    first: Array
+    """Layers of the first stage (it holds the embedding and the most microbatches)."""
+    last: Array
+    """Layers of the last stage (it runs the logits)."""
+    front_full: Array
+    """Index of the first stage from the front that has ⌈L/p⌉ layers."""
+
+    @classmethod
+    def of(cls, layers: int, pp: Array) -> Stages:
+        full = np.ceil(layers / pp)
+        short = full * pp - layers  # stages with one layer fewer
+        return cls(
+            full=full,
+            first=full - (short >= 1),
+            last=np.where(pp > 1, full - (short >= 2), full - (short >= 1)),
+            front_full=np.ceil(short / 2.0),
+        )
+
+
 def run_layer_work(shape: TransformerShape, lay: RunLayouts) -> LayerWork:
     """One layer and microbatch of each row on one GPU: 1-D tensor parallelism (t_m = 1,
     t_ff = t), b·s/c tokens, of a mixture of experts its E/e local experts one after another,
@@ -191,28 +226,13 @@ def run_layer_work(shape: TransformerShape, lay: RunLayouts) -> LayerWork:
         seq_len=float(shape.seq_len) * one,
         tp_model=one,
         tp_ff=lay.tp,
-        sp=_operator_split(lay),
+        sp=lay.sp,
         tokens=tokens,
         expert_tokens=expert_tokens(shape, tokens, lay.ep),
         local_experts=shape.experts / lay.ep,
         mlp_matrices=shape.mlp_matrices,
         top_k=float(shape.top_k),
     )
-
-
-def _operator_split(lay: RunLayouts) -> Array:
-    """Ways a run's memory-bound operators split their hidden-width tensors, as the run model
-    was calibrated (conf/physics/realistic.yaml): t without sequence parallelism, 1 with it.
-
-    KNOWN DISCREPANCY: this is the inverse of docs/model.md R.3 and Korthikanti et al. 2022
-    §4.2.2 (without sequence parallelism the t ranks each run the whole norm and dropout; with
-    it each runs 1/t), which `RunLayouts.sp` and the grid follow. Using `lay.sp` here moves the
-    worst Narayanan et al. 2021 Table 1 error from 8.3% to 11.9%, past the 10% tolerance of
-    tests/validation/test_measured_runs.py, so the fix waits for the efficiencies to be
-    calibrated again with it.
-    """
-    out: Array = np.where(lay.sequence_parallel, 1.0, lay.tp)
-    return out
 
 
 def expert_tokens(shape: TransformerShape, tokens: Array, ep: Array) -> Array:
@@ -226,11 +246,15 @@ def expert_tokens(shape: TransformerShape, tokens: Array, ep: Array) -> Array:
     return out
 
 
-def run_params_per_gpu(shape: TransformerShape, lay: RunLayouts) -> ParamsPerGpu:
-    """Parameters on one GPU of the first stage: its L/p layers and the embedding, over t; of a
-    mixture of experts, the attention and embedding replicated over d and its E/e local experts'
-    MLPs over the d/e expert replicas (Rajbhandari et al. 2022, DeepSpeed-MoE §4)."""
-    layers = shape.layers / lay.pp
+def run_params_per_gpu(
+    shape: TransformerShape, lay: RunLayouts, layers: Array | None = None
+) -> ParamsPerGpu:
+    """Parameters on one GPU of a stage of `layers` layers (default: the first stage's) and
+    the embedding, over t; of a mixture of experts, the attention and embedding replicated
+    over d and its E/e local experts' MLPs over the d/e expert replicas (Rajbhandari et al.
+    2022, DeepSpeed-MoE §4)."""
+    if layers is None:
+        layers = Stages.of(shape.layers, lay.pp).first
     embedding = float(shape.vocab) * shape.hidden
     if shape.experts == 1:
         dense: Array = (layers * layer_weight_params(shape) + embedding) / lay.tp
@@ -248,28 +272,64 @@ def _by_mode(modes: NDArray[np.int64], values: list[Array]) -> Array:
     return out
 
 
+def stage_in_flight_microbatches(
+    pp: Array, microbatches: Array, interleave: Array, stage: Array, group: Array
+) -> Array:
+    """Microbatches (in whole-stage equivalents) whose activations stage `stage` holds at
+    once under 1F1B: min(m, p − i); interleaved with v chunks, Megatron-LM's warm-up of
+    2·(p − i − 1) + (v − 1)·N chunk-microbatches plus the one in flight, over v, at most m,
+    N the microbatches a virtual stage runs back to back (N = p: Narayanan et al. 2021
+    §2.2.2, for the first stage p·(1 + (p − 1)/(p·v)) as Korthikanti et al. 2022 §4.2.3)."""
+    plain = np.minimum(microbatches, pp - stage)
+    chunks = 2.0 * (pp - stage - 1.0) + (interleave - 1.0) * group + 1.0
+    interleaved = np.minimum(microbatches * interleave, chunks) / interleave
+    out: Array = np.where(interleave > 1, interleaved, plain)
+    return out
+
+
 def run_memory_bytes(
     shape: TransformerShape, lay: RunLayouts, microbatches: Array, fusion: Fusion
 ) -> Array:
-    """Model state (ZeRO over d; expert state over the d/e expert replicas) and in-flight
-    activations of the first stage, plus the logits of the last stage: an upper bound on any
-    one stage's bytes (`memory.gpu_memory`)."""
-    params = run_params_per_gpu(shape, lay)
-    state = state_bytes(params, lay.zero_stage, lay.dp, lay.expert_dp)
+    """The largest bytes of any stage: model state (ZeRO over d; expert state over the d/e
+    expert replicas) and in-flight activations of the first stage (with the embedding), of
+    the first stage from the front with ⌈L/p⌉ layers, and of the last stage (with the
+    logits) (`memory.gpu_memory`)."""
+    stages = Stages.of(shape.layers, lay.pp)
     tokens = lay.microbatch_seqs * shape.seq_len / lay.cp
     split = (lay.sp, lay.tp)
     h, a, s = float(shape.hidden), float(shape.heads), float(shape.seq_len)
     stored = fusion is not Fusion.FLASH
+    layer = LayerShape(
+        float(shape.kv_width), float(shape.ffn_hidden), shape.mlp_matrices, shape.dropout
+    )
     per_mode = [
-        activation_bytes_per_layer(tokens, h, a, s, split, mode, stored)
-        + routed_activation_bytes_per_layer(tokens, h, shape.top_k, split, mode)
+        activation_bytes_per_layer(tokens, h, a, s, split, mode, stored, layer)
+        + routed_activation_bytes_per_layer(tokens, h, shape.top_k, split, mode, layer)
         for mode in RECOMPUTE_ORDER
     ]
     per_layer = _by_mode(lay.recompute, per_mode)
-    never_bubble = np.zeros(lay.pp.shape, dtype=bool)
-    held = in_flight_microbatches(lay.pp, microbatches, lay.interleave, never_bubble)
-    activations = per_layer * (shape.layers / lay.pp) * held
-    out: Array = state + activations + logits_bytes(tokens, float(shape.vocab), lay.tp)
+
+    def stage_bytes(layers: Array, index: Array, embedding: bool) -> Array:
+        params = run_params_per_gpu(shape, lay, layers)
+        if not embedding:  # the embedding's share: a stage without it holds L_i layers only
+            params = dataclasses.replace(
+                params, replicated=params.replicated - float(shape.vocab) * h / lay.tp
+            )
+        state = state_bytes(params, lay.zero_stage, lay.dp, lay.expert_dp)
+        held = stage_in_flight_microbatches(
+            lay.pp, microbatches, lay.interleave, index, lay.microbatch_group
+        )
+        out: Array = state + per_layer * layers * held
+        return out
+
+    first = stage_bytes(stages.first, np.zeros_like(lay.pp), True)
+    full = stage_bytes(stages.full, stages.front_full, False)
+    last = stage_bytes(stages.last, lay.pp - 1.0, True) + logits_bytes(
+        tokens, float(shape.vocab), lay.tp
+    )
+    out: Array = np.maximum(
+        np.maximum(first, np.where(stages.front_full < lay.pp, full, 0.0)), last
+    )
     return out
 
 
@@ -306,22 +366,18 @@ def run_costs(
     m = np.floor_divide(float(batch_seqs), lay.dp * lay.microbatch_seqs)
     work = run_layer_work(shape, lay)
     tokens = work.tokens
-    layers = shape.layers / lay.pp
+    stages = Stages.of(shape.layers, lay.pp)
+    layers = stages.full  # the slowest stage's layers (the logits aside)
     modes = lay.recompute
     net = _Levels.of(hw, physics)
 
     times = layer_times_s(hw, physics, work)
     t_layer = times.with_recompute_s(modes)
-    t_mm = (
-        times.matmul_forward_s
-        + times.matmul_backward_s
-        + rerun_forward_s(modes, times.matmul_forward_s, np.zeros_like(t_layer))
+    t_mm = with_rerun_s(
+        modes, times.matmul_forward_s, times.matmul_backward_s, np.zeros_like(t_layer)
     )
-    t_attn = (
-        times.attention_forward_s
-        + times.attention_backward_s
-        + rerun_forward_s(modes, times.attention_forward_s, times.attention_forward_s)
-    )
+    a_f = times.attention_forward_s
+    t_attn = with_rerun_s(modes, a_f, times.attention_backward_s, a_f)
     t_last = np.zeros_like(t_layer)
     if physics.attention:
         # ring attention overlaps the K/V exchange with the blockwise core: exposed past it
@@ -341,18 +397,24 @@ def run_costs(
     bw, lat = net.at(lay.tp * lay.cp * lay.ep)
     dispatch = shape.top_k * message / np.where(lay.sequence_parallel, lay.tp, 1.0)
     t_ep = collectives * all_to_all_s(lay.ep, dispatch, bw, lat)
-    t_mb = layers * (t_layer + t_tp + t_ep) + t_last
+    t_full = t_layer + t_tp + t_ep  # one layer and microbatch, its collectives included
+    t_slowest = np.maximum(stages.full * t_full, stages.last * t_full + t_last)
+    t_mean = (shape.layers * t_full + t_last) / lay.pp
 
     # pipeline sends: 1/t of the activation per rank (scatter/gather) per chunk boundary,
     # forward and backward (Narayanan et al. 2021 §4.1)
     bw, lat = net.at(lay.tp * lay.dp * lay.pp)
     one = message / lay.tp / (bw / 2.0) + lat
-    t_p2p = np.where(lay.pp > 1, 2.0 * lay.interleave * one, 0.0)
-    f = bubble_fraction(lay.pp, m, lay.interleave, np.zeros(m.shape, dtype=bool))
-    t_pipe = m * t_mb / (1.0 - f) + m * t_p2p
+    t_p2p = np.where((lay.pp > 1) & ~lay.overlap_p2p, 2.0 * lay.interleave * one, 0.0)
+    t_bubble = (lay.pp - 1.0) / lay.interleave * t_mean
+    t_pipe = m * t_slowest + t_bubble + m * t_p2p
 
     params = run_params_per_gpu(shape, lay)
     t_dp = _gradient_allreduce_s(net, shape, lay, params)
+    # overlapped: each layer's gradients reduce while the first stage runs the backward of
+    # the layers before it in its last microbatch; what outlasts that backward is exposed
+    backward = stages.first * (times.with_recompute_s(modes) - times.forward_s)
+    t_dp = np.where(lay.overlap_dp, np.maximum(t_dp - backward, 0.0), t_dp)
     t_opt = None
     t_step = t_pipe + t_dp
     if physics.memory_bound_ops:
@@ -372,25 +434,22 @@ def run_costs(
         t_norm_s=None
         if ops is None
         else per_step
-        * (
-            ops.norm_forward_s
-            + ops.norm_backward_s
-            + rerun_forward_s(modes, ops.norm_forward_s, ops.core_norm_forward_s)
-        ),
+        * with_rerun_s(modes, ops.norm_forward_s, ops.norm_backward_s, ops.core_norm_forward_s),
         t_elementwise_s=None
         if ops is None
         else per_step
-        * (
-            ops.elementwise_forward_s
-            + ops.elementwise_backward_s
-            + rerun_forward_s(modes, ops.elementwise_forward_s, ops.core_elementwise_forward_s)
+        * with_rerun_s(
+            modes,
+            ops.elementwise_forward_s,
+            ops.elementwise_backward_s,
+            ops.core_elementwise_forward_s,
         ),
         t_optimizer_s=t_opt,
         t_tp_comm_s=per_step * t_tp,
         t_pp_comm_s=m * t_p2p,
         t_dp_comm_s=t_dp,
         t_ep_comm_s=per_step * t_ep,
-        bubble_fraction=f,
+        bubble_fraction=t_bubble / t_pipe,
         model_flop_per_step=model_flop,
         hardware_flop_per_step=hw_flop,
         narayanan_flop_per_step=narayanan_flop_per_step(shape, batch_seqs),

@@ -8,7 +8,7 @@ from pipeline.model.records.results import InfeasibleReason
 from pipeline.model.records.run import RunLayout, RunSpec
 from pipeline.model.records.switches import Physics
 from pipeline.model.records.transformer import TransformerShape
-from pipeline.model.runs.run_point import run_point, run_shape, run_step_cost
+from pipeline.model.runs.run_point import run_counts, run_point, run_shape, run_step_cost
 from pipeline.model.runs.training_run import evaluate_run
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
@@ -26,8 +26,9 @@ def test_run_point_training_time_is_its_steps_times_its_step() -> None:
     """The row's training time is D / B_tok steps of the run's step time."""
     cost = evaluate_run(preset("h100_sxm"), realistic(), RUN)
     shape = run_shape(RUN, 20.0)
-    step = run_step_cost(cost, shape)
-    assert step.training_time_s == shape.n_tokens / shape.batch_tokens * cost.step_time_s
+    counts = run_counts(realistic(), RUN, 20.0)
+    step = run_step_cost(cost, counts, shape)
+    assert step.training_time_s == counts.n_tokens / shape.batch_tokens * cost.step_time_s
     assert step.step_time_s == cost.step_time_s
 
 

@@ -32,6 +32,13 @@ def _same(x: float) -> float:
     return float(x)
 
 
+def _preset_tdp_w(hw: HardwareSpec) -> float:
+    """A preset's board power; a preset that is a catalog entry must state it."""
+    if hw.tdp_w is None:
+        raise ValueError(f"hardware preset {hw.name} is a catalog entry and has no tdp_w")
+    return hw.tdp_w
+
+
 def _tflop_per_s_to_flop_per_s(x: float) -> float:
     return float(x) * 1e12
 
@@ -87,7 +94,7 @@ METRICS: tuple[Metric, ...] = (
         lambda hw: hw.net_latency_s[-1],
         "per-hop network latency (top level), where measured",
     ),
-    Metric("tdp_w", "tdp_w", _same, None, "board power (TDP)"),
+    Metric("tdp_w", "tdp_w", _same, _preset_tdp_w, "board power (TDP)"),
 )
 """Every numeric metric, in table order."""
 

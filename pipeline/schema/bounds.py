@@ -25,6 +25,8 @@ MAX_FLOP_PER_S = 1e30
 """A GPU's peak rate, flop/clock/thread x 128 threads x SMs x clock (H100 9.9e14 FLOP/s)."""
 MAX_MEMORY_BYTES = 1e18
 """HBM, L2 and register capacity per GPU: 1 EB (H100 HBM 8e10 bytes)."""
+MAX_POWER_W = 1e15
+"""A GPU's board power and a site's power budget: 1 PW (H100 700 W; a 5 GW site 5e9 W)."""
 MAX_LATENCY_S = 3600.0
 """Matmul, network and Model B latencies: one hour per operation (H100 network 1.125e-6 s)."""
 MAX_DURATION_S = 3.2e10

@@ -26,6 +26,7 @@ HARDWARE_KEYS = frozenset(
         "dsmem",
         "hbm_gb",
         "matmul_latency_us",
+        "tdp_w",
         "network",
     }
 )
@@ -69,6 +70,11 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
     hbm_bytes = hw.si("hbm_gb", "GB", units.gb_to_bytes, bounds.MAX_MEMORY_BYTES, "bytes")
     latency = (units.us_to_s, bounds.MAX_LATENCY_S, "s")
     matmul_latency = hw.si("matmul_latency_us", "us", *latency, exclusive=False)
+    tdp_w = (  # optional: without it, points have no power (docs/model.md §10.1)
+        hw.optional_number("tdp_w", "W", maximum=bounds.MAX_POWER_W)
+        if isinstance(data, dict) and "tdp_w" in data
+        else None
+    )
 
     net = hw.section("network", NETWORK_KEYS)
     level_sizes = net.integer_list("level_sizes", nonempty=False)
@@ -101,4 +107,5 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         net_bandwidth_bytes_per_s=net_bandwidths,
         net_latency_s=net_latencies,
         level_sizes=level_sizes,
+        tdp_w=tdp_w,
     )

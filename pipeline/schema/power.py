@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from pipeline import units
 from pipeline.model.records.power import PowerSpec
-from pipeline.schema import bounds, units
+from pipeline.schema import bounds
 from pipeline.schema.section import Section, check_si, plain
 
 POWER_KEYS = frozenset({"server_overhead", "pue"})

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pipeline.version import __version__
+
 if TYPE_CHECKING:
     from pipeline.app.api import Result
     from pipeline.schema.errors import ConfigError
-
-__version__ = "0.1.0"
 
 __all__ = ["ConfigError", "Result", "__version__", "run"]
 

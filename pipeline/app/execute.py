@@ -12,6 +12,7 @@ series ever has rows in two parts of a table.
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from pipeline.execute.progress import RunProgress
 from pipeline.execute.runner import run_series, stop_on_signals
 from pipeline.execute.series import ClosedForms, SeriesOutcome
 from pipeline.forecast.inputs import moving_hardware
+from pipeline.io.heal import set_aside_bad_parts
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance, new_run_id
 from pipeline.io.tables import SERIES_TABLES
@@ -134,6 +136,9 @@ def execute_plan(
     skipped: list[SweepSeries] = []
     index = None
     if plan.root is not None:
+        partitions = [scenario_partition(s.scenario) for s in todo]
+        for line in set_aside_bad_parts(plan.root, partitions):  # named, never deleted
+            print(f"dmlimits: {line}", file=sys.stderr)
         index = series_index(plan.root, todo)
         if plan.resume:
             missing = pending(todo, plan.root, index)

@@ -71,5 +71,8 @@ def limits_of(row: dict[str, Any]) -> tuple[SeriesLimits, ClosedForms, int]:
         float(row["t_lat_s"]),
         _flop_or_inf(row["t_crit_flop"]),
         _flop_or_inf(row["t_limit_flop"]),
+        row.get("model_b_duration_s"),
+        row.get("model_b_b0_tokens"),
+        row.get("model_b_tokens_per_param"),
     )
     return limits, closed, int(row["n_points"])

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pipeline.app.execute import SeriesSummary
+from pipeline.model.limits import LinearEndBasis, SeriesEnd
+from pipeline.model.records.results import InfeasibleReason, SeriesLimits
+from pipeline.model.search.search import UTILIZATION_FLOOR
 
 MAX_SERIES_SHOWN = 12
 
@@ -33,8 +36,8 @@ def summary_lines(
     lines = [
         f"dmlimits: {len(outcomes)} series{resumed}, {points} points in {seconds:.1f} s{early} "
         f"-> {root}",
-        f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>10} {'last feas.':>10} "
-        f"{'wall':>10} {'T_crit':>10} {'T_limit':>10}  (FLOP)",
+        f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>11} {'last feas.':>10} "
+        f"{'wall':>10} {'ended by':<9} {'T_crit':>10} {'T_limit':>10}  (FLOP)",
     ]
     ordered = sorted(
         outcomes,
@@ -48,19 +51,79 @@ def summary_lines(
     )
     for o in ordered[:MAX_SERIES_SHOWN]:
         s, lim, cf = o.scenario, o.limits, o.closed_forms
-        linear = _flop(lim.linear_end_flop) if lim.linear_end_flop is not None else "> grid"
-        wall = _flop(lim.first_infeasible_flop) if lim.first_infeasible_flop is not None else "none"
         lines.append(
-            f"{s.hardware_name:<34} {s.scaling_name:<7} {s.batch_law_name:<10} {linear:>10} "
-            f"{_flop(lim.last_feasible_flop):>10} {wall:>10} {_flop(cf.t_crit_flop):>10} {_flop(cf.t_limit_flop):>10}"
+            f"{s.hardware_name:<34} {s.scaling_name:<7} {s.batch_law_name:<10} "
+            f"{_linear_end(lim):>11} {_flop(lim.last_feasible_flop):>10} {_wall(lim):>10} "
+            f"{_ended_by(lim):<9} "
+            f"{_flop(cf.t_crit_flop):>10} {_flop(cf.t_limit_flop):>10}"
             + (f"  {o.sweep_point}" if o.sweep_point != "{}" else "")
         )
     if len(ordered) > MAX_SERIES_SHOWN:
         lines.append(
             f"... and {len(ordered) - MAX_SERIES_SHOWN} more series: see {root}/thresholds/"
         )
-    lines.append(
-        "linear end: first compute with utilization <= 0.8 x max; wall: first infeasible grid size; "
-        "T_crit, T_limit: closed forms (Model B)"
-    )
+    lines += footer_lines(ordered)
+    return lines
+
+
+END_WORDS = {
+    str(SeriesEnd.WALL): "wall",
+    str(SeriesEnd.UTILIZATION_COLLAPSE): "collapse",
+    str(SeriesEnd.END_OF_GRID): "grid end",
+}
+"""How a series ended (`thresholds.end_reason`) in the summary's words."""
+
+
+def _ended_by(lim: SeriesLimits) -> str:
+    """How the series ended in a word; a wall set by the power budget is "power"."""
+    if lim.wall_reason == str(InfeasibleReason.EXCEEDS_POWER):
+        return "power"
+    return END_WORDS.get(lim.end_reason or "", "-")
+
+
+def _linear_end(lim: SeriesLimits) -> str:
+    """The linear-scaling end; marked * when measured from the series' own peak utilization."""
+    if lim.linear_end_basis is None:
+        return "-"
+    if lim.linear_end_flop is None:
+        return "not reached"
+    mark = "*" if lim.linear_end_basis == str(LinearEndBasis.PEAK) else ""
+    return _flop(lim.linear_end_flop) + mark
+
+
+def _wall(lim: SeriesLimits) -> str:
+    """The wall (first infeasible size, or the size where utilization collapsed); none at the
+    end of the grid. Rows of an older schema have no `wall_flop`: their first infeasible size."""
+    if lim.end_reason is None:
+        return _flop(lim.first_infeasible_flop) if lim.first_infeasible_flop is not None else "-"
+    return _flop(lim.wall_flop) if lim.wall_flop is not None else "none"
+
+
+def footer_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
+    """What the columns mean, and the inputs of the closed forms (one line when every series
+    shown shares them, else a pointer to the thresholds table)."""
+    lines = [
+        "linear end: first compute with utilization <= 0.8 x u_eff; * = <= 0.8 x the series' "
+        "peak utilization (realistic physics, or a series that starts below 0.8 x u_eff); "
+        "not reached: no recorded size fell that low",
+        f"wall: first grid size that is infeasible (ended by wall, or power: over "
+        f"constraints.max_power_mw) or runs below utilization {UTILIZATION_FLOOR:g} (collapse); "
+        "none: every grid size ran (grid end)",
+    ]
+    inputs = {
+        (cf.duration_s, cf.b0_tokens, cf.tokens_per_param, cf.t_lat_s, cf.alpha)
+        for cf in (o.closed_forms for o in outcomes[:MAX_SERIES_SHOWN])
+    }
+    if len(inputs) == 1 and None not in (known := inputs.pop()):
+        tau, b0, k, t_lat, alpha = known
+        lines.append(
+            f"T_crit, T_limit: closed forms (Model B) at tau_B = {tau:.4g} s, b0 = {b0:.4g} "
+            f"tokens, {k:g} tokens/param, t_lat = {t_lat * 1e6:.4g} us, alpha = {alpha:.4f}; "
+            "peak FLOP/s (u_eff does not enter)"
+        )
+    else:
+        lines.append(
+            "T_crit, T_limit: closed forms (Model B); their inputs differ by series: "
+            "thresholds/ columns model_b_*, alpha, t_lat_s"
+        )
     return lines

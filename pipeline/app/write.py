@@ -72,6 +72,7 @@ def threshold_of(outcome: SeriesOutcome, key: SeriesKey, provenance: Provenance)
         t_crit_flop=cf.t_crit_flop,
         t_limit_flop=cf.t_limit_flop,
         provenance=provenance,
+        model_b_inputs=(cf.duration_s, cf.b0_tokens, cf.tokens_per_param),
     )
 
 

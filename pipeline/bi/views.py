@@ -27,10 +27,16 @@ from pipeline.io.read import (
     Skipped,
     checked_parts,
     dated_dirs,
+    missing_tables,
     root_entries_skipped,
 )
 from pipeline.io.tables import BY_NAME, TABLES, table_spec
 
+STORAGE_VERSION = "v1.0.0"
+"""The DuckDB storage format the file is written in: DuckDB 1.0 and every later client (ODBC,
+JDBC, Python, the CLI) read it, where DuckDB 2.0's own default format is read by 2.0 and later
+only. Writing it needs DuckDB 1.2 or later (ATTACH's STORAGE_VERSION option; the `bi` extra's
+floor). docs/bi.md, "Which DuckDB clients open the file"."""
 RUNS_DESCRIPTION = "one row per run: date, run id, series count, start time"
 """The `runs` view's comment; each table's view takes its comment from the registry."""
 SQL_TYPES: dict[pa.DataType, str] = {
@@ -101,6 +107,8 @@ def dataset_files(root: Path) -> tuple[dict[str, list[Path]], bool, list[Skipped
             good, left_out = checked_parts(directory, table)
             files.setdefault(table, []).extend(good)
             skipped += left_out
+    for directory in directories:
+        skipped += missing_tables(directory)
     return {t: f for t, f in files.items() if f}, bool(dates), skipped
 
 
@@ -159,6 +167,28 @@ def _check_view(con: duckdb.DuckDBPyConnection, view: str) -> None:
             )
 
 
+DUCKDB_MAGIC = b"DUCK"
+"""Bytes 8-11 of every DuckDB database file (DuckDB's storage header)."""
+
+
+def check_not_overwriting(root: Path, db: Path) -> None:
+    """OutputError if writing `db` would replace a file of the dataset under `root` (a part, a
+    lock, a report), or an existing file that is not a DuckDB database."""
+    target, dataset = db.resolve(), root.resolve()
+    if target == dataset or dataset in target.parents:
+        raise OutputError(
+            f"--db {db} is inside the dataset {root}: the file would replace or sit among its "
+            f"parts; put it beside the dataset, e.g. {root.parent / 'dmlimits.duckdb'}"
+        )
+    if target.is_file():
+        with target.open("rb") as fh:
+            header = fh.read(12)
+        if header[8:12] != DUCKDB_MAGIC:
+            raise OutputError(
+                f"--db {db} exists and is not a DuckDB database; give a new name or remove it"
+            )
+
+
 def build_database(root: Path, db: Path) -> tuple[list[str], list[Skipped]]:
     """Write the DuckDB file `db` with the dataset's views; return the view names and skips.
 
@@ -170,15 +200,22 @@ def build_database(root: Path, db: Path) -> tuple[list[str], list[Skipped]]:
         raise OutputError(
             f"--db {db} is a directory; give a file name such as {db / 'dmlimits.duckdb'}"
         )
+    check_not_overwriting(root, db)
     check_writable(db.parent)
     temp = db.with_name(f".{db.name}.{os.getpid()}.tmp")
     temp.unlink(missing_ok=True)
     try:
-        with duckdb.connect(str(temp)) as con:
+        with duckdb.connect() as con:  # in memory; the file is attached in the oldest format
+            con.execute(
+                f"ATTACH {_sql_text(str(temp))} AS bi (STORAGE_VERSION {_sql_text(STORAGE_VERSION)})"
+            )
+            con.execute("USE bi")
             for view, sql in statements:
                 con.execute(sql)
                 con.execute(f"COMMENT ON VIEW {view} IS {_sql_text(_describe(view))}")
                 _check_view(con, view)
+            con.execute("USE memory")
+            con.execute("DETACH bi")
         os.replace(temp, db)
     finally:
         temp.unlink(missing_ok=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from pipeline import units
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
-from pipeline.schema import units
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +22,7 @@ class Metric:
     csv_name: str
     """Its name in accelerators.csv, in the unit people write, e.g. "hbm_bandwidth_gb_per_s"."""
     to_si: Callable[[float], float]
-    """CSV value -> SI value (exact where `pipeline.schema.units` is)."""
+    """CSV value -> SI value (exact where `pipeline.units` is)."""
     from_preset: Callable[[HardwareSpec], float] | None
     """The value a hardware preset holds (SI), or None if presets do not hold it."""
     description: str
@@ -30,6 +30,13 @@ class Metric:
 
 def _same(x: float) -> float:
     return float(x)
+
+
+def _preset_tdp_w(hw: HardwareSpec) -> float:
+    """A preset's board power; a preset that is a catalog entry must state it."""
+    if hw.tdp_w is None:
+        raise ValueError(f"hardware preset {hw.name} is a catalog entry and has no tdp_w")
+    return hw.tdp_w
 
 
 def _tflop_per_s_to_flop_per_s(x: float) -> float:
@@ -87,7 +94,7 @@ METRICS: tuple[Metric, ...] = (
         lambda hw: hw.net_latency_s[-1],
         "per-hop network latency (top level), where measured",
     ),
-    Metric("tdp_w", "tdp_w", _same, None, "board power (TDP)"),
+    Metric("tdp_w", "tdp_w", _same, _preset_tdp_w, "board power (TDP)"),
 )
 """Every numeric metric, in table order."""
 

@@ -1,8 +1,10 @@
 """Check a `dmlimits` command line before Hydra starts: one line per mistake, nothing written.
 
-Hydra owns the grammar. The command line is read by Hydra's own argument parser, composed by
-Hydra with the user's config directories in its search path, and, for a multirun, split into
-jobs by Hydra's basic sweeper and each job composed as the sweeper composes it. Any failure in
+Hydra owns the grammar. The command line is read with Hydra's flags (`pipeline.cli.flags`,
+options and overrides in any order), each override by Hydra's override parser, composed by Hydra's
+compose API with the user's config directories in its search path and, for a multirun, split
+into jobs as Hydra's basic sweeper splits them (the product of every swept key's values), each
+job composed with the command's hydra overrides as the sweeper composes it. Any failure in
 that is Hydra's (or YAML's, for a user's file) message, put on one line by `one_line`; values
 are then checked by the schema, as each job will check them (`check_job`), with the output root
 proved writable without creating it. The CLI prints the first mistake as
@@ -18,11 +20,9 @@ that job at run time with the same one-line message.
 Command lines asking Hydra for something else (--help, --hydra-help, --cfg, --info, shell
 completion) are left to Hydra.
 
-Hydra's pieces used here are the ones @hydra.main itself runs: `get_args_parser`, the Hydra
-object's `get_mode`, `compose_config` and `config_loader.load_sweep_config`, and
-`BasicSweeper.split_arguments`. Some live in `hydra._internal`, which is why pyproject.toml
-keeps hydra-core below 1.4; tests/robustness/test_bad_input.py runs each kind of mistake
-through the real command.
+Only Hydra's public API is used: `hydra.compose` under `initialize_config_module`
+(`pipeline.schema.compose`), `OverridesParser` and its `Override`s, `HydraConfig`.
+tests/robustness/test_bad_input.py runs each kind of mistake through the real command.
 """
 
 from __future__ import annotations
@@ -36,30 +36,33 @@ from pathlib import Path
 from typing import Any, cast
 
 import yaml
-from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-from hydra._internal.utils import get_args_parser
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.core.override_parser.types import Override
 from hydra.errors import HydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.app.plan import RunPlan, plan_run
+from pipeline.cli.flags import read_flags
 from pipeline.io.parquet import OutputError
 from pipeline.nightly.settings import nightly_from_config
 from pipeline.schema.compose import (
     CONFIG_NAME,
     check_user_dirs,
+    compose_with_hydra,
     hydra_session,
     search_path_override,
+    session_overrides_parser,
 )
 from pipeline.schema.errors import MISSING, ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
+from pipeline.schema.yaml_bounds import check_override
 from pipeline.sweep import SweepSeries
 from pipeline.sweep.axes import MAX_SERIES
 
-LEFT_TO_HYDRA = ("help", "hydra_help", "cfg", "info", "shell_completion")
+LEFT_TO_HYDRA = ("help", "hydra_help", "cfg", "info", "shell_completion", "experimental_rerun")
 """Hydra's flags that ask for something other than a run."""
 DETAIL_PREFIXES = ("object_type=", "reference_type=")
 """Lines of an OmegaConf message that repeat what its first lines say."""
@@ -79,6 +82,8 @@ class Command:
     """User config sources: --config-dir first, then hydra.searchpath entries (Hydra's order)."""
     keys: list[str]
     """The key (or config group) of each override, as Hydra's override parser reads it."""
+    parsed: list[Override]
+    """Each override as Hydra's override parser reads it."""
 
     def named(self, message: str) -> str:
         """The message, followed by the overrides when it names none of them (OmegaConf's)."""
@@ -118,10 +123,7 @@ def one_line(err: BaseException) -> str:
 
 def parse_command(argv: Sequence[str]) -> Command | None:
     """The command line as Hydra reads it; None when it asks Hydra for something else."""
-    parser = get_args_parser()
-    args, unknown = parser.parse_known_args(list(argv))
-    if unknown:
-        raise InputError(f"unknown option {unknown[0]!r} (dmlimits --help lists them)")
+    args = read_flags(argv)[0]
     if any(getattr(args, flag) for flag in LEFT_TO_HYDRA):
         return None
     if args.config_name not in (None, CONFIG_NAME) or args.config_path is not None:
@@ -132,6 +134,7 @@ def parse_command(argv: Sequence[str]) -> Command | None:
     search_path = [f"file://{os.path.abspath(args.config_dir)}"] if args.config_dir else []
     overrides: list[str] = []
     keys: list[str] = []
+    parsed: list[Override] = []
     overrides_parser = OverridesParser.create()
     for text in args.overrides:
         try:
@@ -146,7 +149,8 @@ def parse_command(argv: Sequence[str]) -> Command | None:
         else:
             overrides.append(text)
             keys.append(override.key_or_group)
-    return Command(overrides, bool(args.multirun), bool(args.run), search_path, keys)
+            parsed.append(override)
+    return Command(overrides, bool(args.multirun), bool(args.run), search_path, keys, parsed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,56 +203,61 @@ def check_command_line(
     if command is None:
         return None
     check_user_dirs(command.search_path)
-    overrides = list(command.overrides)
-    if command.search_path:
-        overrides.append(search_path_override(command.search_path))
-    with hydra_session() as hydra:
-        # With -m the mode is known; Hydra asks for it later, while the first job's series
-        # are already evaluating ahead (`on_job`), so it is not composed here first.
+    for text in command.overrides:
+        check_override(text)
+    extra = [search_path_override(command.search_path)] if command.search_path else []
+    if command.multirun:  # as @hydra.main composes `-m`: the jobs then compose alike
+        extra.append("hydra.mode=MULTIRUN")
+    given = list(zip(command.overrides, command.parsed, strict=True))
+    plain = [text for text, o in given if not o.is_sweep_override()]
+    with hydra_session():
+        # Hydra's primary config of a multirun leaves the swept values out, as this one does;
+        # it gives the run mode (an experiment may set hydra.mode) and the sweeper's params.
+        primary = _compose(command, [*plain, *extra])
         multirun = command.multirun or (
-            not command.run
-            and hydra.get_mode(config_name=CONFIG_NAME, overrides=overrides) == RunMode.MULTIRUN
+            not command.run and OmegaConf.select(primary, "hydra.mode") == RunMode.MULTIRUN
         )
-        run_mode = RunMode.MULTIRUN if multirun else RunMode.RUN
-        if command.multirun:  # as @hydra.main composes `-m`: the jobs then compose alike
-            overrides.append("hydra.mode=MULTIRUN")
-        try:
-            primary: DictConfig = hydra.compose_config(
-                config_name=CONFIG_NAME,
-                overrides=overrides,
-                run_mode=run_mode,
-                from_shell=True,
-                with_log_configuration=False,
-            )
-        except COMPOSITION_ERRORS as err:
-            raise InputError(command.named(one_line(err))) from None
         if not multirun:
-            plan = check_job(primary)
+            full = primary
+            if len(plain) < len(command.overrides):  # Hydra's "ambiguous value" (no -m)
+                full = _compose(command, [*command.overrides, *extra])
+            plan = check_job(full)
             if on_job is not None:
-                on_job(primary, plan)
-            return Checked(primary, CheckedSeries(job_key(primary), plan.series))
-        for job, label in jobs_to_check(primary, hydra.config_loader):
-            try:
-                config: DictConfig = hydra.config_loader.load_sweep_config(primary, job)
-            except COMPOSITION_ERRORS as err:
-                raise InputError(f"{command.named(one_line(err))} (job {label})") from None
+                on_job(full, plan)
+            return Checked(full, CheckedSeries(job_key(full), plan.series))
+        for text, override in given:
+            if override.is_sweep_override() and override.is_hydra_override():
+                raise InputError(f"{text!r}: sweeping over Hydra's configuration is not supported")
+        hydra_overrides = [str(o) for o in primary.hydra.overrides.hydra]
+        task = [text for text, o in given if not o.is_hydra_override()]
+        for job, label in jobs_to_check(primary, task):
+            config = _compose(command, [*hydra_overrides, *job], f" (job {label})")
             plan = check_job(config, label, multirun=True)
             if on_job is not None:
                 on_job(config, plan)
         return Checked(primary)
 
 
-def jobs_to_check(primary: DictConfig, config_loader: Any) -> Iterator[tuple[list[str], str]]:
+def _compose(command: Command, overrides: list[str], where: str = "") -> DictConfig:
+    """The config composed with these overrides and its hydra node; InputError naming them."""
+    try:
+        return compose_with_hydra(overrides)
+    except COMPOSITION_ERRORS as err:
+        raise InputError(f"{command.named(one_line(err))}{where}") from None
+
+
+def jobs_to_check(primary: DictConfig, task: list[str]) -> Iterator[tuple[list[str], str]]:
     """Jobs of a multirun as Hydra's basic sweeper makes them, each value of a key tried once.
 
-    Each comes with a label naming its swept values ("" when nothing is swept). A sweep with
-    no values (``range(6,1)``, a ``glob()`` matching no option) is an error naming it.
+    The sweeper's params (`hydra.sweeper.params`, e.g. of an experiment) come first, then the
+    command's overrides (`task`, without the hydra ones). Each job comes with a label naming
+    its swept values ("" when nothing is swept). A sweep with no values (``range(6,1)``, a
+    ``glob()`` matching no option) is an error naming it.
     """
     params = OmegaConf.select(primary, "hydra.sweeper.params") or {}
-    texts = [f"{k}={v}" for k, v in params.items()]
-    texts += [str(o) for o in primary.hydra.overrides.task]
+    texts = [f"{k}={v}" for k, v in params.items()] + task
     try:
-        parsed = OverridesParser.create(config_loader=config_loader).parse_overrides(texts)
+        parsed = session_overrides_parser().parse_overrides(texts)
     except COMPOSITION_ERRORS as err:
         raise InputError(one_line(err)) from None
     limit = int(OmegaConf.select(primary, "sweep.max_series", default=MAX_SERIES))
@@ -269,10 +278,7 @@ def jobs_to_check(primary: DictConfig, config_loader: Any) -> Iterator[tuple[lis
                 "jobs, each a run of its own; sweep large grids with sweep.axes (one run, "
                 "parallel workers) or raise sweep.max_series"
             )
-    try:
-        (jobs,) = BasicSweeper.split_arguments(parsed, None)
-    except COMPOSITION_ERRORS as err:
-        raise InputError(one_line(err)) from None
+    jobs = split_jobs(parsed)
     swept = [i for i in range(len(jobs[0])) if len({job[i] for job in jobs}) > 1]
     seen: set[tuple[int, str]] = set()
     for job in jobs:
@@ -280,6 +286,24 @@ def jobs_to_check(primary: DictConfig, config_loader: Any) -> Iterator[tuple[lis
         if new:
             seen |= new
             yield job, ", ".join(job[i] for i in swept)
+
+
+def split_jobs(parsed: Sequence[Override]) -> list[list[str]]:
+    """Every job's overrides, as Hydra's basic sweeper splits a sweep: one override per key
+    (a later one of a key replaces an earlier), the product of the swept keys' values."""
+    per_key: dict[str, list[str]] = {}
+    for override in parsed:
+        key = override.get_key_element()
+        if not override.is_sweep_override():
+            per_key[key] = [f"{key}={override.get_value_element_as_str()}"]
+        elif override.is_discrete_sweep():
+            per_key[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
+        else:
+            raise InputError(
+                f"{override.input_line}: Hydra's basic sweeper takes lists and ranges, "
+                "not intervals"
+            )
+    return [list(job) for job in itertools.product(*per_key.values())]
 
 
 def check_job(full: DictConfig, label: str = "", *, multirun: bool = False) -> RunPlan:

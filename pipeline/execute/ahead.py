@@ -4,7 +4,8 @@ Hydra's basic launcher runs the jobs of ``dmlimits -m`` one after another in one
 job with a single chunk of series evaluates it in-process (`run_series` starts no pool for one
 chunk). A comparison like ``-m hardware=v100_sxm,a100_sxm,h100_sxm`` would so use one core.
 The command-line check already expands every job's series before Hydra starts
-(`pipeline.cli.check`); the CLI hands them to `Ahead` as they are checked. Worker processes,
+(`pipeline.cli.check`); the CLI hands them to `Ahead` as they are checked (`pipeline.cli.startup`,
+the one switch `execution.ahead`). Worker processes,
 forked from the command (they inherit the imported package, so they start in milliseconds),
 evaluate them while the check composes the next job and Hydra sets up its jobs. A job's
 `run_series` then takes a series' outcome from there (`take`) when the job has that very
@@ -17,13 +18,14 @@ raising the same error in the same place as without `Ahead`.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
 import sys
 from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any
+from multiprocessing.queues import SimpleQueue
 
 from pipeline.execute.runner import watch_parent
 from pipeline.execute.series import SeriesOutcome, evaluate_series, series_id
@@ -39,18 +41,13 @@ def forking_supported() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and sys.platform != "darwin"
 
 
-def start_worker(run_pid: int) -> None:
+def start_worker(run_pid: int, pids: SimpleQueue[int]) -> None:
     """Initializer of each worker: Ctrl-C is the command's to handle (it stops the workers; a
-    worker would only print a traceback), and the worker ends once the command is gone."""
+    worker would only print a traceback), the worker ends once the command is gone, and it
+    tells the command its process id (so that `Ahead.close` can stop it)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     watch_parent(run_pid)
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity mask where the system has one)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
+    pids.put(os.getpid())
 
 
 class Ahead:
@@ -62,6 +59,7 @@ class Ahead:
         self.workers = workers
         self.max_series = max_series
         self._executor: ProcessPoolExecutor | None = None
+        self._pids: SimpleQueue[int] | None = None
         self._futures: dict[str, Future[SeriesOutcome]] = {}
         self.submitted = 0
         """Series submitted so far (at most `max_series`)."""
@@ -105,11 +103,16 @@ class Ahead:
             return
         busy = any(not f.done() for f in self._futures.values())
         self._futures.clear()
-        processes: list[Any] = list((getattr(executor, "_processes", None) or {}).values())
-        executor.shutdown(wait=not busy, cancel_futures=True)
         if busy:  # a job failed or the run was interrupted: do not wait for their series
-            for process in processes:
-                process.terminate()
+            self._stop_workers()
+        executor.shutdown(wait=not busy, cancel_futures=True)
+
+    def _stop_workers(self) -> None:
+        """SIGTERM to every worker started so far (each told its process id as it started)."""
+        pids = self._pids
+        while pids is not None and not pids.empty():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pids.get(), signal.SIGTERM)
 
     def __enter__(self) -> Ahead:
         return self
@@ -121,10 +124,12 @@ class Ahead:
         if self._executor is None:
             sys.stdout.flush()  # a forked child must not write the parent's buffered output
             sys.stderr.flush()
+            context = multiprocessing.get_context("fork")
+            self._pids = context.SimpleQueue()
             self._executor = ProcessPoolExecutor(
                 self.workers,
-                mp_context=multiprocessing.get_context("fork"),
+                mp_context=context,
                 initializer=start_worker,
-                initargs=(os.getpid(),),
+                initargs=(os.getpid(), self._pids),
             )
         return self._executor

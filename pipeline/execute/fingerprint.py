@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 
-from pipeline import __version__
+from pipeline.version import __version__
 
 MODEL_PACKAGES = ("pipeline.model",)
 """Packages whose every .py file is part of the fingerprint (recursively)."""

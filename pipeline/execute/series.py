@@ -12,7 +12,8 @@ from typing import Any
 
 from pipeline.execute.fingerprint import model_fingerprint
 from pipeline.io.rows import config_hash
-from pipeline.model.limits import Anchors
+from pipeline.model.limits import Anchors, model_b_batch_tokens
+from pipeline.model.power import series_with_power
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.model.records.scaling import model_shape
 from pipeline.model.runs.run_point import run_point
@@ -24,12 +25,20 @@ from pipeline.schema import Scenario
 
 @dataclass(frozen=True, slots=True)
 class ClosedForms:
-    """Model B for a series: the exponent and latency used, and the two limits (FLOP)."""
+    """Model B for a series: the inputs it used (exponent, latency, budget, batch anchor,
+    tokens per parameter) and the two limits (FLOP)."""
 
     alpha: float
     t_lat_s: float
     t_crit_flop: float
     t_limit_flop: float
+    duration_s: float | None = None
+    """τ_B: the scenario's budget (months on Model B's 365.25-day year), or
+    `closed_form.duration_days`; None when read from a dataset that did not record it."""
+    b0_tokens: float | None = None
+    """b0 after the scenario's batch law (`limits.model_b_batch_tokens`); None as above."""
+    tokens_per_param: float | None = None
+    """k of D = k·N; None as above."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,18 +80,25 @@ def series_id(scenario: Scenario, whole_grid: bool, model: str | None = None) ->
 
 
 def closed_forms(scenario: Scenario) -> ClosedForms:
-    """T_crit and T_limit at the series' α and latency (spec §12), with the configured anchors."""
+    """T_crit and T_limit at the series' α and latency (spec §12), with the configured anchors
+    moved to the scenario: its duration (`closed_form.duration_s`, resolved by the schema on
+    Model B's year, quirk Q5), its batch law's batch at T0 and its tokens per parameter
+    (docs/model.md §10)."""
     cf = scenario.closed_form
     anchors = Anchors(
         cf.duration_s,
-        cf.b0_tokens,
+        model_b_batch_tokens(cf.b0_tokens, cf.t0_flop, scenario.laws),
         cf.l0_layers,
         cf.t0_flop,
         scenario.options.quirks.model_b_flop_anchor,
+        scenario.laws.tokens_per_param,
     )
     quirks = scenario.options.quirks
     return ClosedForms(
-        *closed_form_limits(scenario.hardware, scenario.laws, quirks, cf.t_lat_s, anchors)
+        *closed_form_limits(scenario.hardware, scenario.laws, quirks, cf.t_lat_s, anchors),
+        anchors.duration_s,
+        anchors.b0_tokens,
+        anchors.tokens_per_param,
     )
 
 
@@ -128,6 +144,12 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
             )
             for d in scenario.d_models
         ]
+    points = series_with_power(
+        points,
+        scenario.hardware,
+        scenario.power,
+        stop_at_infeasible=not whole_grid and scenario.fixed_layout is None,
+    )
     return SeriesOutcome(
         scenario=scenario,
         series_id=series_id(scenario, whole_grid),

@@ -87,7 +87,7 @@ def forecast_dicts(
     thresholds = {
         "linear_end_year": limits.linear_end_flop,
         "last_feasible_year": limits.last_feasible_flop,
-        "wall_year": limits.first_infeasible_flop,
+        "wall_year": limits.wall_flop,
         "t_crit_year": t_crit_flop,
         "t_limit_year": t_limit_flop,
     }

@@ -21,7 +21,8 @@ import pyarrow as pa
 SCHEMA_VERSION = 3
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
-`forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables)."""
+`forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
+and its wall, the closed forms' inputs, power and energy)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -127,6 +128,13 @@ FLOP/s), bytes held per GPU and whether they fit, the recomputation mode, and ti
 operator class on one GPU of the slowest stage. Null on grid rows (run_name) and where the
 physics has no such quantity (e.g. t_norm_s without memory-bound operators)."""
 
+POWER_FIELDS = [
+    _optional("power_w", pa.float64()),
+    _optional("energy_j", pa.float64()),
+]
+"""The cluster's power draw, GPUs x TDP x server overhead x PUE, and the run's energy,
+power_w x training_time_s (`pipeline.model.power`); null without a layout or a TDP."""
+
 STATUS_FIELDS = [
     _required("feasible", pa.bool_()),
     _optional("infeasible_reason", pa.string()),
@@ -140,19 +148,27 @@ LIMIT_FIELDS = [
     _optional("max_utilization", pa.float64()),
     _required("linear_end_beyond_grid", pa.bool_()),
     _required("n_points", pa.int64()),
+    _optional("linear_end_basis", pa.string()),
+    _optional("wall_flop", pa.float64()),
+    _optional("end_reason", pa.string()),
+    _optional("wall_reason", pa.string()),
 ]
 """Derived metrics of one series (spec §11, `SeriesLimits`); null where the series does not
-reach them. `n_points` counts the series' rows in `points`."""
+reach them. `n_points` counts the series' rows in `points`. `end_reason` says how the series
+ended (wall, utilization collapse, end of grid) and `wall_flop` where its wall is."""
 
 CLOSED_FORM_FIELDS = [
     _required("alpha", pa.float64()),
     _required("t_lat_s", pa.float64()),
     _optional("t_crit_flop", pa.float64()),
     _optional("t_limit_flop", pa.float64()),
+    _optional("model_b_duration_s", pa.float64()),
+    _optional("model_b_b0_tokens", pa.float64()),
+    _optional("model_b_tokens_per_param", pa.float64()),
 ]
 """Model B for the series' hardware and laws (spec §12): the exponent alpha = alpha_b - alpha_L,
 the latency t_lat, and the closed-form compute limits (null where the closed form has no finite
-value, e.g. alpha >= 1/2)."""
+value, e.g. alpha >= 1/2), with the budget, batch anchor and tokens per parameter they used."""
 
 PROVENANCE_FIELDS = [
     _required("run_id", pa.string()),
@@ -227,6 +243,7 @@ HARDWARE_FIELDS = [
     _required("dsmem", pa.bool_()),
     _required("hbm_bytes", pa.float64()),
     _required("matmul_latency_s", pa.float64()),
+    _optional("tdp_w", pa.float64()),
 ]
 """The GPU of a series (spec §3.1): every `HardwareSpec` scalar under its own name, and the
 derived peak rate F_peak."""
@@ -316,6 +333,14 @@ CLOSED_FORM_SETTING_FIELDS = [
 """Model B's anchors and budget (spec §12, `ClosedFormSettings`); `closed_form_t_lat_s` is null
 when t_lat is derived from the hardware (the value used is `thresholds.t_lat_s`)."""
 
+POWER_SETTING_FIELDS = [
+    _optional("power_server_overhead", pa.float64()),
+    _optional("power_pue", pa.float64()),
+    _optional("max_power_w", pa.float64()),
+]
+"""How points' power is estimated (`power.server_overhead`, `power.pue`) and the site's budget
+(`constraints.max_power_mw`, in W; null without one)."""
+
 PHYSICS_SETTING_FIELDS = [
     _optional("physics", pa.string()),
     _optional("physics_json", pa.string()),
@@ -343,6 +368,7 @@ POINTS_SCHEMA = pa.schema(
     + LAYOUT_FIELDS
     + COST_FIELDS
     + RUN_FIELDS
+    + POWER_FIELDS
     + STATUS_FIELDS
     + PROVENANCE_FIELDS
 )
@@ -356,6 +382,7 @@ SERIES_SCHEMA = pa.schema(
     + OPTION_FIELDS
     + FIXED_LAYOUT_FIELDS
     + CLOSED_FORM_SETTING_FIELDS
+    + POWER_SETTING_FIELDS
     + PHYSICS_SETTING_FIELDS
     + SWEEP_FIELDS
     + PROVENANCE_FIELDS
@@ -455,6 +482,10 @@ ADDED_IN: dict[str, int] = {
     "moving_wall_year": 2,
     **{field.name: 2 for field in RUN_FIELDS},
     **{field.name: 2 for field in PHYSICS_SETTING_FIELDS},
+    **{name: 3 for name in ("linear_end_basis", "wall_flop", "end_reason", "wall_reason")},
+    **{name: 3 for name in ("model_b_duration_s", "model_b_b0_tokens", "model_b_tokens_per_param")},
+    **{field.name: 3 for field in POWER_FIELDS + POWER_SETTING_FIELDS},
+    "tdp_w": 3,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

@@ -1,34 +1,20 @@
-"""Reading the dataset back, and checking a finished sweep.
+"""Reading the dataset back, and checking a dataset as a whole.
 
 `read_points` and `read_thresholds` return polars frames with every column of the schema, in
 schema order, sorted by series_id (then d_model), through the one reader `pipeline.io.read`.
-`gather` checks every part as that reader does, counts rows and series, and lists the Hydra jobs
-that did not finish.
-
-Job-completion convention: a sweep job calls `mark_done(job_dir)` as its last act, which
-writes `<job output dir>/.dmlimits_done`. A job directory of a Hydra multirun (the numbered
-subdirectories 0, 1, 2, … of the sweep directory) without that file is a failed job: it crashed,
-was killed, or is still running.
-
-    dmlimits-gather ROOT [--multirun DIR]
-
-prints the report and exits 1 if anything is wrong: a part file that does not open or does not
-match the schema, a series without thresholds, a series with rows in two parts of one table, a
-failed job. Files that are not parts (a copy,
-a foreign file, a backup folder) are listed as ignored: no reader reads them. ROOT may be a
-dataset root or a nightly root (every date is checked); an empty directory is ok.
+`gather` checks every part as that reader does and counts rows and series: what is wrong is a
+part file that does not open or does not match the schema, a series without thresholds, a
+series with rows in two parts of one table. Files that are not parts (a copy, a foreign file, a
+backup folder) are listed as ignored: no reader reads them. The root may be a dataset root or a
+nightly root (every date is checked). The `dmlimits-gather` command (`pipeline.cli.gather`)
+prints this report, with the Hydra jobs of a multirun that did not finish.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
 
@@ -36,17 +22,15 @@ from pipeline.io.parquet import OutputError
 from pipeline.io.read import (
     checked_parts,
     dated_dirs,
+    missing_tables,
     read_or_empty,
     root_entries_skipped,
     table_parts,
 )
 from pipeline.io.tables import TABLES
-from pipeline.io.text import write_text_atomic
 
 if TYPE_CHECKING:
     import polars as pl
-
-DONE_MARKER = ".dmlimits_done"
 
 
 def temp_files(root: Path | str, table_name: str) -> list[Path]:
@@ -64,26 +48,9 @@ def read_thresholds(root: Path | str) -> pl.DataFrame:
     return read_or_empty(Path(root), "thresholds")
 
 
-def mark_done(job_dir: Path | str, detail: Mapping[str, Any] | None = None) -> Path:
-    """Mark a sweep job as finished: write `<job_dir>/.dmlimits_done` (JSON), atomically."""
-    content = {"finished_at": datetime.now(UTC).isoformat(timespec="seconds"), **(detail or {})}
-    return write_text_atomic(
-        Path(job_dir) / DONE_MARKER, json.dumps(content, sort_keys=True) + "\n"
-    )
-
-
-def failed_jobs(multirun_dir: Path | str) -> tuple[list[int], int]:
-    """Job numbers of a Hydra multirun directory without a done marker, and the job count."""
-    sweep = Path(multirun_dir)
-    if not sweep.is_dir():
-        raise OutputError(f"multirun directory {sweep} does not exist")
-    jobs = sorted(int(p.name) for p in sweep.iterdir() if p.is_dir() and p.name.isdigit())
-    return [j for j in jobs if not (sweep / str(j) / DONE_MARKER).is_file()], len(jobs)
-
-
 @dataclass(frozen=True, slots=True)
 class GatherReport:
-    """What `gather` found in a dataset or nightly root (and a multirun directory, if given)."""
+    """What `gather` found in a dataset or nightly root."""
 
     root: Path
     n_parts: int
@@ -98,9 +65,6 @@ class GatherReport:
     """"path: reason" for each part file that does not open or does not match the schema."""
     temp_files: tuple[Path, ...]
     """Leftovers of interrupted writes; the next write into their folder deletes them."""
-    n_jobs: int | None
-    """Job directories in the multirun directory; None when none was given."""
-    failed_jobs: tuple[int, ...]
     ignored: tuple[str, ...] = ()
     """"path: reason" for files and folders that are not parts of the dataset (never read)."""
     n_dates: int | None = None
@@ -111,28 +75,31 @@ class GatherReport:
 
     @property
     def ok(self) -> bool:
-        """No unreadable part, no incomplete or split series, no failed job."""
-        return not (
-            self.bad_parts or self.incomplete_series or self.split_series or self.failed_jobs
-        )
+        """No unreadable part, no incomplete or split series."""
+        return not (self.bad_parts or self.incomplete_series or self.split_series)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing of a dataset here: no part of any table, readable or not, no leftover."""
+        return not (self.n_parts or self.bad_parts or self.temp_files or self.n_dates)
 
     def format(self) -> str:
-        """The report as a few lines of text."""
+        """The report as a few lines of text, ending with its verdict."""
+        return "\n".join([*self.findings(), "ok" if self.ok else "NOT OK"])
+
+    def findings(self) -> list[str]:
+        """The report's lines without its verdict: the counts, then each finding."""
         dates = "" if self.n_dates is None else f"{self.n_dates} dates, "
         lines = [
             f"dataset {self.root}: {dates}{self.n_parts} parts, {self.n_series} series, "
             f"{self.n_point_rows} point rows, {self.n_threshold_rows} threshold rows",
         ]
-        if self.n_jobs is not None:
-            failed = ", ".join(map(str, self.failed_jobs)) or "none"
-            lines.append(f"jobs: {self.n_jobs}, failed (no {DONE_MARKER}): {failed}")
         lines += [f"bad part: {entry}" for entry in self.bad_parts]
         lines += [f"series without thresholds: {sid}" for sid in self.incomplete_series]
         lines += [f"series in two parts of one table: {sid}" for sid in self.split_series]
         lines += [f"ignored: {entry}" for entry in self.ignored]
         lines += [f"leftover temporary file: {path}" for path in self.temp_files]
-        lines.append("ok" if self.ok else "NOT OK")
-        return "\n".join(lines)
+        return lines
 
 
 @dataclass(slots=True)
@@ -150,6 +117,7 @@ def _scan_directory(
 ) -> list[Path]:
     """Check every part of every table of one dataset directory; return its temporary files."""
     temps: list[Path] = []
+    bad += [str(entry) for entry in missing_tables(directory)]
     for table_name in (t.name for t in TABLES):
         good, skipped = checked_parts(directory, table_name)
         for entry in skipped:
@@ -173,11 +141,11 @@ def _scan_directory(
     return temps
 
 
-def gather(root: Path | str, multirun_dir: Path | None = None) -> GatherReport:
+def gather(root: Path | str) -> GatherReport:
     """Check a dataset or nightly root: which parts are readable, rows and series, leftovers.
 
-    Each date of a nightly root is checked as one dataset. With `multirun_dir`, also list its
-    job directories that have no done marker. An empty directory is a valid, empty dataset.
+    Each date of a nightly root is checked as one dataset. An empty directory is an empty
+    report (`GatherReport.empty`).
     """
     base = Path(root)
     if not base.is_dir():
@@ -190,7 +158,6 @@ def gather(root: Path | str, multirun_dir: Path | None = None) -> GatherReport:
     temps: list[Path] = []
     for directory in [path for _, path in dates] or [base]:
         temps += _scan_directory(directory, tally, bad, ignored)
-    failed, n_jobs = failed_jobs(multirun_dir) if multirun_dir is not None else ([], None)
     return GatherReport(
         root=base,
         n_parts=tally.parts,
@@ -200,32 +167,7 @@ def gather(root: Path | str, multirun_dir: Path | None = None) -> GatherReport:
         incomplete_series=tuple(sorted(tally.point_series - tally.threshold_series)),
         bad_parts=tuple(bad),
         temp_files=tuple(temps),
-        n_jobs=n_jobs,
-        failed_jobs=tuple(failed),
         ignored=tuple(ignored),
         n_dates=len(dates) if dates else None,
         split_series=tuple(sorted(tally.split_series)),
     )
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print the gather report of a dataset root; exit status 1 unless it is ok."""
-    parser = argparse.ArgumentParser(
-        prog="dmlimits-gather",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("root", type=Path, help="dataset root (holds points/ and thresholds/)")
-    parser.add_argument("--multirun", type=Path, default=None, help="Hydra multirun sweep dir")
-    args = parser.parse_args(argv)
-    try:
-        report = gather(args.root, args.multirun)
-    except OutputError as exc:
-        print(f"dmlimits-gather: error: {exc}", file=sys.stderr)
-        return 2
-    print(report.format())
-    return 0 if report.ok else 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

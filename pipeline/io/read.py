@@ -53,6 +53,8 @@ RUN_DATE_KEY = "run_date"
 DATE_NAME = re.compile(rf"{RUN_DATE_KEY}=(?P<date>\d{{4}}-\d{{2}}-\d{{2}})")
 NIGHTLY_ENTRIES = frozenset({".staging", ".replaced", "reports"})
 """Entries of a nightly root besides its dates (`pipeline.nightly.partition`)."""
+SET_ASIDE_DIR = ".set_aside"
+"""Parts a run set aside (`pipeline.io.heal`), at the top of a dataset root."""
 SOURCE_STORE = "snapshots"
 """The folder of source copies a run keeps under a dataset or nightly root
 (`pipeline.sources.store`); no table reader reads it."""
@@ -68,9 +70,13 @@ class Skipped:
     reason: str
     damaged: bool = False
     """Named and placed as a part, but not a good one (others are files that are not parts)."""
+    rows: int | None = None
+    """The rows a skipped part holds by its Parquet footer (not read); None when unknown."""
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
+        if self.rows is None:
+            return f"{self.path}: {self.reason}"
+        return f"{self.path}: {self.reason} ({self.rows} rows not read)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -298,8 +304,39 @@ def checked_parts(directory: Path, table_name: str) -> tuple[list[Path], list[Sk
         if reason is None:
             good.append(path)
         else:
-            skipped.append(Skipped(path, reason, True))
+            skipped.append(Skipped(path, reason, True, footer_rows(path)))
     return good, skipped
+
+
+EVERY_SERIES_TABLES = ("points", "thresholds")
+"""Tables every series writes rows to: a dataset with parts of one but none of another lacks a
+table (e.g. a deleted points/ folder), which a resumed run restores (`pipeline.sweep.resume`)."""
+
+
+def missing_tables(directory: Path) -> list[Skipped]:
+    """The `EVERY_SERIES_TABLES` a dataset directory lacks while it holds parts of another
+    (none for an empty directory): by name and place, contents not checked."""
+    present = {table: bool(table_parts(directory, table).parts) for table in EVERY_SERIES_TABLES}
+    if not any(present.values()):
+        return []
+    return [
+        Skipped(
+            directory / table,
+            "table missing: the dataset holds series but none of their rows of this table; "
+            "re-run the command with output.resume=true to restore it",
+            True,
+        )
+        for table, found in present.items()
+        if not found
+    ]
+
+
+def footer_rows(path: Path) -> int | None:
+    """The row count a Parquet file's footer states, or None when it cannot be read."""
+    try:
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    except (OSError, ValueError):  # ArrowInvalid is a ValueError
+        return None
 
 
 def read_table(directory: Path, table_name: str, columns: Sequence[str] | None = None) -> TableRead:
@@ -340,6 +377,8 @@ def root_entries_skipped(root: Path) -> list[Skipped]:
         name = path.name
         if name.startswith(LOCK_PREFIX) or name.startswith(f"{RUN_DATE_KEY}="):
             continue  # the lock; dated folders are checked by `dated_dirs`
+        if name == SET_ASIDE_DIR and path.is_dir():
+            continue  # parts a run set aside (`pipeline.io.heal`), never read
         if dated and name in NIGHTLY_ENTRIES:
             continue
         if name == SOURCE_STORE and path.is_dir():

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
-from pipeline import __version__
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.schema.scaling import BATCH_LAW_KEYS
-from pipeline.schema.units import MONTHS_PER_YEAR
+from pipeline.units import MONTHS_PER_YEAR
+from pipeline.version import __version__
 
 if TYPE_CHECKING:
     from pipeline.schema import Scenario
@@ -172,6 +172,8 @@ def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dic
         "training_flop": float(shape.training_flop) if counts is None else counts.training_flop,
         "physics": p.physics,
         **_run_columns(p),
+        "power_w": p.power_w,
+        "energy_j": p.energy_j,
         "feasible": bool(p.feasible),
         "infeasible_reason": None,
         "run_id": provenance.run_id,
@@ -259,11 +261,14 @@ def threshold_dict(
     t_crit_flop: float | None,
     t_limit_flop: float | None,
     provenance: Provenance,
+    model_b_inputs: tuple[float | None, float | None, float | None] | None = None,
 ) -> dict[str, Any]:
     """The one `thresholds` row of a series: its spec §11 limits and spec §12 closed forms.
 
     `linear_end_beyond_grid` is true when no recorded point fell to 0.8·u_eff
     (`limits.linear_end_flop` is None). Non-finite closed forms are stored as null.
+    `model_b_inputs` are the budget (s), batch anchor (tokens) and tokens per parameter the
+    closed forms used (`ClosedForms`); null when not given.
     """
 
     def finite_or_none(x: float | None) -> float | None:
@@ -277,10 +282,21 @@ def threshold_dict(
         "max_utilization": limits.max_utilization,
         "linear_end_beyond_grid": limits.linear_end_flop is None,
         "n_points": int(n_points),
+        "linear_end_basis": limits.linear_end_basis,
+        "wall_flop": limits.wall_flop,
+        "end_reason": limits.end_reason,
+        "wall_reason": limits.wall_reason,
         "alpha": float(alpha),
         "t_lat_s": float(t_lat_s),
         "t_crit_flop": finite_or_none(t_crit_flop),
         "t_limit_flop": finite_or_none(t_limit_flop),
+        **dict(
+            zip(
+                ("model_b_duration_s", "model_b_b0_tokens", "model_b_tokens_per_param"),
+                model_b_inputs or (None, None, None),
+                strict=True,
+            )
+        ),
         "run_id": provenance.run_id,
         "config_hash": series.series_id,
         "schema_version": int(provenance.schema_version),
@@ -342,6 +358,7 @@ def series_dict(
         "dsmem": bool(hw.dsmem),
         "hbm_bytes": float(hw.hbm_bytes),
         "matmul_latency_s": float(hw.matmul_latency_s),
+        "tdp_w": hw.tdp_w,
         "n_net_levels": hw.n_levels,
         "level_sizes": _levels(hw.level_sizes),
         "net_bandwidth_bytes_per_s": _number_levels(hw.net_bandwidth_bytes_per_s),
@@ -383,6 +400,9 @@ def series_dict(
         "closed_form_t0_flop": float(cf.t0_flop),
         "closed_form_duration_s": float(cf.duration_s),
         "closed_form_t_lat_s": None if cf.t_lat_s is None else float(cf.t_lat_s),
+        "power_server_overhead": float(scenario.power.server_overhead),
+        "power_pue": float(scenario.power.pue),
+        "max_power_w": scenario.power.max_power_w,
         "physics": scenario.physics.name,
         "physics_json": canonical_json(dataclasses.asdict(scenario.physics)),
         "run_json": None

@@ -9,21 +9,29 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from pipeline.model.compute.matmul import WORD_BYTES
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.model.records.options import Quirks
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.model.records.scaling import (
+    BatchLaw,
+    BatchLawKind,
     ScalingLaws,
     batch_exponent_in_flop,
     depth_exponent_in_flop,
 )
+from pipeline.model.search.search import UTILIZATION_FLOOR
 
 LINEAR_REGIME_FRACTION = 0.8
 """The linear-scaling regime ends at the first utilization ≤ 0.8 · u_eff (spec §11)."""
-MODEL_B_DURATION_S = 365.25 * 86400 / 4
+JULIAN_YEAR_S = 365.25 * 86400
+"""Model B's year, 31,557,600 s (quirk Q5; Model A's is `scaling.year_s`, 3.154e7 s)."""
+MODEL_B_DURATION_S = JULIAN_YEAR_S / 4
 """τ_B = 7,889,400 s: Model B's three months use a 365.25-day year (quirk Q5)."""
+PAPER_TOKENS_PER_PARAM = 20.0
+"""k = D / N of the paper's Model B: D = 20·N, so MAC = 3·k·N² = 60·N² (spec §12)."""
 REFERENCE_BATCH_TOKENS = 4e6
 REFERENCE_LAYERS = 100.0
 REFERENCE_FLOP = 3e23
@@ -33,23 +41,96 @@ LATENCY_BOUND_FLOP_PER_PARAM_LAYER = 80.0
 """The 80 of N ≤ t_train · B / (80 · n_layer · t_latency) (paper §3)."""
 
 
-def series_limits(points: Sequence[PointResult], u_eff: float) -> SeriesLimits:
-    """Linear-scaling end, last feasible and first infeasible compute of a swept series (spec §11)."""
-    feasible = [p for p in points if p.feasible and p.cost is not None]
-    linear_end = next(
+class SeriesEnd(StrEnum):
+    """How a series ended: stored as these strings in `thresholds.end_reason`."""
+
+    WALL = "wall"
+    """A grid size is infeasible: no cluster trains it within the duration (or within the
+    power budget, or no layout fits); `first_infeasible_flop` is its compute."""
+    UTILIZATION_COLLAPSE = "utilization_collapse"
+    """A feasible grid size runs below `UTILIZATION_FLOOR` (0.001): the sweep stops there
+    (spec §11) and that size counts as the wall (`wall_flop`)."""
+    END_OF_GRID = "end_of_grid"
+    """Every grid size is feasible above the floor: no wall within the grid."""
+
+
+class LinearEndBasis(StrEnum):
+    """Which utilization the linear-scaling end is measured against (`thresholds.linear_end_basis`)."""
+
+    U_EFF = "u_eff"
+    """The paper's rule: the first point at or below 0.8 · u_eff (spec §11)."""
+    PEAK = "peak"
+    """The first point after the series' own peak u_max at or below 0.8 · u_max: realistic
+    physics, and paper physics on a series that starts below 0.8 · u_eff."""
+
+
+def series_end(points: Sequence[PointResult]) -> tuple[SeriesEnd, float | None]:
+    """How the series ended and its wall: C of the first size that is infeasible or feasible
+    below the utilization floor, whichever comes first; None at the end of the grid."""
+    for p in points:
+        if not p.feasible:
+            return SeriesEnd.WALL, p.shape.training_flop
+        if p.cost is not None and p.cost.utilization < UTILIZATION_FLOOR:
+            return SeriesEnd.UTILIZATION_COLLAPSE, p.shape.training_flop
+    return SeriesEnd.END_OF_GRID, None
+
+
+def linear_end_u_eff_flop(points: Sequence[PointResult], u_eff: float) -> float | None:
+    """C of the first feasible point with utilization ≤ 0.8 · u_eff; None if none (spec §11)."""
+    return next(
         (
             p.shape.training_flop
-            for p in feasible
-            if p.cost is not None and p.cost.utilization <= LINEAR_REGIME_FRACTION * u_eff
+            for p in points
+            if p.feasible
+            and p.cost is not None
+            and p.cost.utilization <= LINEAR_REGIME_FRACTION * u_eff
         ),
         None,
     )
+
+
+def starts_in_linear_regime(points: Sequence[PointResult], u_eff: float) -> bool:
+    """True when the first feasible point runs above 0.8 · u_eff, so the paper's rule measures
+    a drop from the regime; False when the series never was in it (e.g. B200 under
+    physics=paper, whose best utilization is 0.42 < 0.56) or has no feasible point."""
+    first = next((p for p in points if p.feasible and p.cost is not None), None)
+    return (
+        first is not None
+        and first.cost is not None
+        and (first.cost.utilization > LINEAR_REGIME_FRACTION * u_eff)
+    )
+
+
+def series_limits(
+    points: Sequence[PointResult], u_eff: float, paper_rule: bool = True
+) -> SeriesLimits:
+    """Linear-scaling end, last feasible and first infeasible compute, and how the series
+    ended (spec §11).
+
+    The linear-scaling end follows the paper (`linear_end_u_eff_flop`) when `paper_rule` is
+    set and the series starts in the regime; otherwise it is measured from the series' own
+    peak (`linear_end_after_peak_flop`), and `linear_end_basis` says which. A series that
+    starts below 0.8 · u_eff would otherwise report its first grid size as its linear end.
+    """
+    feasible = [p for p in points if p.feasible and p.cost is not None]
+    if not feasible:
+        basis, linear_end = None, None
+    elif paper_rule and starts_in_linear_regime(points, u_eff):
+        basis, linear_end = LinearEndBasis.U_EFF, linear_end_u_eff_flop(points, u_eff)
+    else:
+        basis, linear_end = LinearEndBasis.PEAK, linear_end_after_peak_flop(points)
     infeasible = [p for p in points if not p.feasible]
+    end, wall = series_end(points)
+    reason = infeasible[0].infeasible_reason if end is SeriesEnd.WALL else None
     return SeriesLimits(
         linear_end_flop=linear_end,
         last_feasible_flop=feasible[-1].shape.training_flop if feasible else None,
         first_infeasible_flop=infeasible[0].shape.training_flop if infeasible else None,
         max_utilization=max((p.cost.utilization for p in feasible if p.cost), default=None),
+        wall_flop=wall,
+        end_reason=str(end),
+        wall_reason=None if reason is None else str(reason),
+        linear_end_basis=None if basis is None else str(basis),
     )
 
 
@@ -92,7 +173,8 @@ def closed_form_latency_s(hw: HardwareSpec) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Anchors:
-    """Model B's reference point and budget (spec §12): B = b0 and L = L0 at T0, over τ_B."""
+    """Model B's reference point and budget (spec §12): B = b0 and L = L0 at T0, over τ_B,
+    for a dense model trained on k = `tokens_per_param` tokens per parameter."""
 
     duration_s: float = MODEL_B_DURATION_S
     b0_tokens: float = REFERENCE_BATCH_TOKENS
@@ -100,6 +182,54 @@ class Anchors:
     t0_flop: float = REFERENCE_FLOP
     flop_anchor: bool = False
     """Quirk Q4 off: anchor r(α) at T0 FLOP rather than T0 MAC."""
+    tokens_per_param: float = PAPER_TOKENS_PER_PARAM
+    """k = D / N (20 in the paper): MAC = 3·k·N²."""
+
+
+PAPER_BATCH_LAWS: dict[BatchLawKind, BatchLaw] = {
+    BatchLawKind.CRITICAL: BatchLaw(),
+    BatchLawKind.CONSTANT: BatchLaw(BatchLawKind.CONSTANT, reference_tokens=2048.0 * 2048.0),
+    BatchLawKind.DEEPSEEK: BatchLaw(BatchLawKind.DEEPSEEK, coefficient=0.2920, exponent=0.3271),
+    BatchLawKind.ZHANG2024: BatchLaw(BatchLawKind.ZHANG2024, coefficient=17.75, exponent=0.47),
+}
+"""Each batch law at the constants of conf/batch/ (spec §2.4; Bi et al. 2024; Zhang et al.
+2024): the laws Model B's anchor b0 = 4e6 tokens stands for (`model_b_batch_tokens`)."""
+
+
+def dense_batch_tokens(law: BatchLaw, flop: float, tokens_per_param: float) -> float:
+    """B_tok of a dense model of C = `flop` under `law`, unrounded (spec §2.4 without R).
+
+    critical: b_ref·(C/C_ref)^e; constant: b_ref; deepseek: c·C^e; zhang2024: c·D^e with
+    D = k·N and C = 6·N·D = 6·k·N², so D = (k·C/6)^(1/2).
+    """
+    if law.kind is BatchLawKind.CONSTANT:
+        return float(law.reference_tokens)
+    if law.kind is BatchLawKind.CRITICAL:
+        return float(law.reference_tokens * (flop / law.reference_flop) ** law.exponent)
+    if law.kind is BatchLawKind.DEEPSEEK:
+        return float(law.coefficient * flop**law.exponent)
+    return float(law.coefficient * ((tokens_per_param * flop / 6.0) ** 0.5) ** law.exponent)
+
+
+def model_b_batch_tokens(b0_tokens: float, t0_flop: float, laws: ScalingLaws) -> float:
+    """b0 moved with the scenario's batch law: b0 · B_law(T0) / B_paper(T0) tokens.
+
+    The paper anchors every law at b0 = 4e6 tokens at T0 = 3e23 FLOP (spec §12), the
+    critical law's 4,194,304 rounded. Changing a law's constants (a larger
+    `reference_tokens`, another coefficient, or tokens per parameter under zhang2024)
+    scales its batch at T0, and b0 by the same factor; the shipped laws keep b0 exactly.
+    """
+    paper = dense_batch_tokens(PAPER_BATCH_LAWS[laws.batch.kind], t0_flop, PAPER_TOKENS_PER_PARAM)
+    scenario = dense_batch_tokens(laws.batch, t0_flop, laws.tokens_per_param)
+    return b0_tokens * (scenario / paper)
+
+
+def model_b_duration_s(months: float) -> float:
+    """τ_B = months · (365.25 d / 12): a budget in months on Model B's year (quirk Q5).
+
+    3 months give 7,889,400 s exactly (Model A's 3 months are 7.885e6 s on its 3.154e7 s year).
+    """
+    return months * JULIAN_YEAR_S / 12.0
 
 
 def batch_per_layer_anchor(alpha: float, anchors: Anchors = Anchors()) -> float:
@@ -113,9 +243,11 @@ def batch_per_layer_anchor(alpha: float, anchors: Anchors = Anchors()) -> float:
 
 
 def t_limit_flop(alpha: float, t_lat_s: float, anchors: Anchors = Anchors()) -> float:
-    """T_limit = 2·[(3/320)·(r(α)·τ/t_lat)²]^(1/(1−2α)) FLOP: the latency wall (spec §12).
+    """T_limit = 2·[(3/(16k))·(r(α)·τ/t_lat)²]^(1/(1−2α)) FLOP: the latency wall (spec §12).
 
-    From B/L = r·MAC^α, D = 20N, MAC = 60N² and a step of at least 4·L·t_lat.
+    From B/L = r·MAC^α, D = k·N, MAC = 3·k·N² and a step of at least 4·L·t_lat:
+    (k·N/B)·4·L·t_lat ≤ τ gives N ≤ r·τ·MAC^α/(4·k·t_lat), and N = (MAC/(3k))^(1/2)
+    gives MAC^(1−2α) ≤ (3/(16k))·(r·τ/t_lat)²; the paper's k = 20 gives its 3/320.
     The training time then grows as MAC^(1/2 − α): for α ≥ 1/2, or without latency,
     nothing bounds the compute and T_limit is infinite.
     """
@@ -123,7 +255,8 @@ def t_limit_flop(alpha: float, t_lat_s: float, anchors: Anchors = Anchors()) -> 
         return math.inf
     r = batch_per_layer_anchor(alpha, anchors)
     ratio = r * anchors.duration_s / t_lat_s
-    mac = ((3.0 / 320.0) * ratio**2) ** (1.0 / (1.0 - 2.0 * alpha))
+    constant = 3.0 / (16.0 * anchors.tokens_per_param)
+    mac = (constant * ratio**2) ** (1.0 / (1.0 - 2.0 * alpha))
     return float(2.0 * mac)
 
 
@@ -158,7 +291,14 @@ def _inter_node_bandwidth(hw: HardwareSpec) -> float:
 
 
 def t_crit_flop(hw: HardwareSpec, alpha: float, anchors: Anchors = Anchors()) -> float:
-    """T_crit = 2·[(1/960)·(r(α)·M·τ/(a²·n))²]^(1/(1−2α)) FLOP: where data movement starts to bind (spec §12)."""
+    """T_crit = 2·[(1/(48k))·(r(α)·M·τ/(a²·n))²]^(1/(1−2α)) FLOP: where data movement starts
+    to bind (spec §12).
+
+    The nodes needed, MAC/(M·τ), reach the largest useful count (B/n)·(d_model·d_ff)/(2a²)
+    = (B/L)·N/(4·a²·n) (N = 2·d_model·d_ff·L); with B/L = r·MAC^α and N = (MAC/(3k))^(1/2)
+    that is MAC^(1−2α) = (1/(48k))·(r·M·τ/(a²·n))², the paper's 1/960 at k = 20. M is the
+    node's peak rate, as in the paper: u_eff does not enter.
+    """
     if alpha >= 0.5:  # the useful cluster outgrows the needed one at every compute
         return math.inf
     r = batch_per_layer_anchor(alpha, anchors)
@@ -167,7 +307,8 @@ def t_crit_flop(hw: HardwareSpec, alpha: float, anchors: Anchors = Anchors()) ->
     n = node_nanobatch_tokens(hw)
     if a == 0.0 or n == 0.0:  # infinite network or memory bandwidth: no critical compute
         return math.inf
-    mac = ((1.0 / 960.0) * (r * m * anchors.duration_s / (a * a * n)) ** 2) ** (
+    constant = 1.0 / (48.0 * anchors.tokens_per_param)
+    mac = (constant * (r * m * anchors.duration_s / (a * a * n)) ** 2) ** (
         1.0 / (1.0 - 2.0 * alpha)
     )
     return float(2.0 * mac)

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from pipeline.model.limits import (
     Anchors,
     closed_form_latency_s,
-    linear_end_after_peak_flop,
     series_alpha,
     series_limits,
     t_crit_flop,
@@ -31,16 +30,9 @@ def series_limits_under(
     points: Sequence[PointResult], u_eff: float, physics: Physics
 ) -> SeriesLimits:
     """The series' limits (spec §11); under realistic physics the linear-scaling end is the
-    first size past the series' peak utilization at 0.8 of it (`linear_end_after_peak_flop`)."""
-    limits = series_limits(points, u_eff)
-    if physics.is_paper:
-        return limits
-    return SeriesLimits(
-        linear_end_flop=linear_end_after_peak_flop(points),
-        last_feasible_flop=limits.last_feasible_flop,
-        first_infeasible_flop=limits.first_infeasible_flop,
-        max_utilization=limits.max_utilization,
-    )
+    first size past the series' peak utilization at 0.8 of it (`linear_end_after_peak_flop`),
+    as under paper physics for a series that starts below 0.8 · u_eff (`series_limits`)."""
+    return series_limits(points, u_eff, paper_rule=physics.is_paper)
 
 
 def closed_form_limits(

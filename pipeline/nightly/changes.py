@@ -2,8 +2,8 @@
 
 Series are matched across dates by what they are, not by `series_id` (a hash of the full config,
 which any config change alters): hardware, scaling and batch law, plus the series' sweep point
-when the `series` table records one. A forecast row is matched by its series and growth factor.
-A key that names several series on either side is listed as ambiguous and not compared.
+when the `series` table records one, and its concrete run (name and keys) when it is one. A
+forecast row is matched by its series and growth factor. A key that names several series on either side is listed as ambiguous and not compared.
 
 `compare_dates` builds a `ChangeReport`; `write_change_report` writes it as
 ROOT/reports/changes-<date>.md and .json.
@@ -31,6 +31,8 @@ from pipeline.nightly.tables import read_table
 
 SWEEP_POINT_COLUMN = "sweep_point"
 """The `series` table column naming a series' sweep point: JSON of its choices and axis values."""
+RUN_COLUMN = "run_json"
+"""The `series` table column holding a series' concrete run (null on a scaling-law grid)."""
 NO_SWEEP = "{}"
 """The sweep point of a run without a sweep."""
 THRESHOLD_COLUMNS = tuple(
@@ -50,12 +52,20 @@ class SeriesMatch(NamedTuple):
     scaling: str
     batch_law: str
     sweep_point: str | None = None
+    run: str | None = None
+    """The concrete training run (the `series` table's `run_json`: its name and every key), or
+    None on a scaling-law grid: `run=gpt_1p7b` one date and `run=gpt_7p5b` the next are two
+    series."""
 
     @property
     def label(self) -> str:
-        """hardware / scaling / batch_law [sweep point]."""
+        """hardware / scaling / batch_law [sweep point] [run name]."""
         head = f"{self.hardware} / {self.scaling} / {self.batch_law}"
-        return head if self.sweep_point in (None, NO_SWEEP) else f"{head} {self.sweep_point}"
+        if self.sweep_point not in (None, NO_SWEEP):
+            head = f"{head} {self.sweep_point}"
+        if self.run is not None:
+            head = f"{head} run {json.loads(self.run).get('name', '?')}"
+        return head
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +128,7 @@ def series_matches(directory: Path) -> dict[str, SeriesMatch]:
     if thresholds is None:
         return {}
     keys = thresholds.select("series_id", "hardware", "scaling", "batch_law")
-    points = read_table(directory, "series", ("series_id", SWEEP_POINT_COLUMN))
+    points = read_table(directory, "series", ("series_id", SWEEP_POINT_COLUMN, RUN_COLUMN))
     if points is not None:
         keys = keys.join(points.unique("series_id"), on="series_id", how="left")
     return {row[0]: SeriesMatch(*row[1:]) for row in keys.iter_rows()}

@@ -82,6 +82,18 @@ def _swap_via_backup(staging: Path, final: Path, root: Path, run_date: dt.date) 
     shutil.rmtree(backup)
 
 
+def linked_folders(root: Path, run_date: dt.date) -> list[Path]:
+    """The folders a run of `run_date` writes, renames or deletes that are symbolic links.
+
+    `publish` swaps the date's folder whole and `clean_leftovers` deletes below .staging/ and
+    .replaced/: on a link, the swap would move the link (its target left behind, the run
+    published nowhere it names) and deleting fails after the run is published. The run refuses
+    such a root before it evaluates anything. Links to other dates are only read, as folders.
+    """
+    paths = [root / STAGING_DIR, root / REPLACED_DIR, root / REPORTS_DIR, date_dir(root, run_date)]
+    return [path for path in paths if path.is_symlink()]
+
+
 def publish(staging: Path, root: Path, run_date: dt.date) -> Path:
     """Make the staged run the partition of `run_date`, replacing any old one whole."""
     final = date_dir(root, run_date)

@@ -26,7 +26,7 @@ from pipeline.forecast.text import forecast_lines
 from pipeline.io.lock import FLUSH_LOCK_NAME, RunLock
 from pipeline.io.parquet import OutputError, check_writable
 from pipeline.nightly.changes import compare_dates, write_change_report
-from pipeline.nightly.partition import clean_leftovers, new_staging_dir, publish
+from pipeline.nightly.partition import clean_leftovers, linked_folders, new_staging_dir, publish
 from pipeline.nightly.settings import nightly_from_config
 from pipeline.nightly.tables import read_table
 from pipeline.schema.errors import ConfigError, InputError
@@ -75,6 +75,11 @@ def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
         _refuse_multirun(settings.run_date.isoformat())
         root = check_writable(settings.root).resolve()
         with RunLock(root):
+            for link in linked_folders(root, settings.run_date):
+                raise OutputError(
+                    f"{link} is a symbolic link: a nightly run replaces, writes or deletes that "
+                    "folder whole; replace the link by the folder it names (or remove it)"
+                )
             for action in clean_leftovers(root):
                 print(f"dmlimits: {action}", file=sys.stderr)
             staging = new_staging_dir(root, settings.run_date)

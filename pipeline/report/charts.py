@@ -1,25 +1,32 @@
 """The report's charts, one matplotlib Figure each, drawn from the dataset's tables.
 
-Figures are built with `matplotlib.figure.Figure` (no pyplot, no global state) and rendered by
-the Agg canvas when saved. Every figure has the same size, FIGSIZE_IN at DPI.
+Figures are built with `matplotlib.figure.Figure` (no pyplot, no global state), laid out by
+matplotlib's constrained layout (no title or label over another) and rendered by the Agg canvas
+when saved. A chart's title is its caption on the page, not drawn in the image. Each draws the
+series of a `Selection`: up to `selection.MAX_DISTINCT` in a colour and legend entry each, more
+as thin lines coloured by the scenario key that groups them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
 
 import polars as pl
 from matplotlib import colormaps
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from pipeline.report.selection import Selection, scenario_labels
+
 FIGSIZE_IN = (12.0, 7.0)
 DPI = 100
-"""Saved PNGs are 1200 × 700 pixels."""
-MAX_SERIES = 10
-"""Series drawn per chart; a larger dataset shows its first ten (by label) and says so."""
-STEP_PANELS = 6
+"""Saved PNGs are 1200 pixels wide (700 high, more for charts with a row per series)."""
+STEP_PANELS = 9
 """Series drawn in the step-time breakdown, one panel each."""
+ROW_IN = 0.32
+"""Height of one series' row in the thresholds chart, when each row is labelled."""
 
 DEGREES = (
     ("dp", "data-parallel degree N_DP"),
@@ -37,21 +44,9 @@ STEP_SHARES = (
 
 
 def series_labels(thresholds: pl.DataFrame) -> dict[str, str]:
-    """series_id -> "hardware / scaling / batch_law", with the id's start where names repeat."""
-    names = {
-        row["series_id"]: f"{row['hardware']} / {row['scaling']} / {row['batch_law']}"
-        for row in thresholds.iter_rows(named=True)
-    }
-    counts: dict[str, int] = {}
-    for name in names.values():
-        counts[name] = counts.get(name, 0) + 1
-    return {
-        sid: name if counts[name] == 1 else f"{name} ({sid[:6]})" for sid, name in names.items()
-    }
-
-
-def _shown(labels: dict[str, str], limit: int) -> list[tuple[str, str]]:
-    return sorted(labels.items(), key=lambda kv: kv[1])[:limit]
+    """series_id -> its scenario label from the thresholds alone (`selection.scenario_labels`
+    without the sweep values, which live in the `series` table)."""
+    return scenario_labels(thresholds, None)
 
 
 def _feasible(points: pl.DataFrame, series_id: str) -> pl.DataFrame:
@@ -64,80 +59,128 @@ def _colors(n: int) -> Iterator[tuple[float, float, float, float]]:
         yield cmap(i % 10)
 
 
-def _title(fig: Figure, text: str, total: int, shown: int) -> None:
-    more = f" (first {shown} of {total} series)" if total > shown else ""
-    fig.suptitle(text + more)
+Color = tuple[float, float, float, float] | str
+"""A matplotlib colour: RGBA from a colour map, or a name."""
 
 
-def utilization_figure(points: pl.DataFrame, thresholds: pl.DataFrame) -> Figure:
-    """Utilization against training compute per series (log x), with its two walls marked.
+def series_styles(sel: Selection) -> dict[str, tuple[Color, str | None]]:
+    """series_id -> (colour, legend label or None): a colour per series, or per group of a
+    `many` selection, whose first series of each group carries the group's legend entry."""
+    if not sel.many:
+        return {
+            sid: (color, sel.labels[sid])
+            for sid, color in zip(sel.ids, _colors(len(sel.ids)), strict=True)
+        }
+    values = sorted(set(sel.groups.values()))
+    color_of = dict(zip(values, _colors(len(values)), strict=True))
+    counts = {v: sum(1 for g in sel.groups.values() if g == v) for v in values}
+    styles: dict[str, tuple[Color, str | None]] = {}
+    seen: set[str] = set()
+    for sid in sel.ids:
+        value = sel.groups.get(sid, "")
+        label = None if value in seen else f"{sel.group_key}={value} ({counts.get(value, 0)})"
+        seen.add(value)
+        styles[sid] = (color_of.get(value, "grey"), label)
+    return styles
 
-    Dashed: the end of linear scaling (first utilization ≤ 0.8 · u_eff); dotted: the latency
-    wall (first compute no cluster trains within the duration). The paper's headline figure.
+
+def _line_style(sel: Selection) -> dict[str, Any]:
+    return {"lw": 0.7, "alpha": 0.45} if sel.many else {"marker": "o", "ms": 3}
+
+
+def _wall(row: dict[str, object]) -> float | None:
+    """The series' wall: `wall_flop`, or `first_infeasible_flop` on rows of an older schema."""
+    wall = row.get("wall_flop")
+    if wall is None and row.get("end_reason") is None:
+        wall = row.get("first_infeasible_flop")
+    return wall if isinstance(wall, float) else None
+
+
+def _legend(
+    ax: Axes,
+    extra: Sequence[Line2D] = (),
+    loc: Literal["best", "lower left", "lower right"] = "best",
+) -> None:
+    handles, _ = ax.get_legend_handles_labels()
+    if handles or extra:
+        ax.legend(handles=[*handles, *extra], fontsize="small", loc=loc)
+
+
+def utilization_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection) -> Figure:
+    """Utilization against training compute per series (log x), with its two limits marked.
+
+    Dashed: the end of linear scaling; dotted: the wall (first infeasible size, or the size
+    where utilization collapsed). The paper's headline figure. Limits are marked for a few
+    series only: a many-series chart shows where the lines end.
     """
-    labels = series_labels(thresholds)
-    shown = _shown(labels, MAX_SERIES)
     limits = {row["series_id"]: row for row in thresholds.iter_rows(named=True)}
-    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI)
+    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
     ax = fig.add_subplot()
-    for (sid, label), color in zip(shown, _colors(len(shown)), strict=True):
+    for sid, (color, label) in series_styles(sel).items():
         rows = _feasible(points, sid)
-        ax.plot(rows["training_flop"], rows["utilization"], "o-", ms=3, color=color, label=label)
+        ax.plot(
+            rows["training_flop"], rows["utilization"], color=color, label=label, **_line_style(sel)
+        )
+        if sel.many:
+            continue
         if (flop := limits[sid]["linear_end_flop"]) is not None:
             ax.axvline(flop, color=color, ls="--", lw=1)
-        if (flop := limits[sid]["first_infeasible_flop"]) is not None:
+        if (flop := _wall(limits[sid])) is not None:
             ax.axvline(flop, color=color, ls=":", lw=1.5)
     ax.set_xscale("log")
     ax.set_ylim(bottom=0.0)
     ax.set_xlabel("training compute C (FLOP)")
     ax.set_ylabel("utilization (model FLOP/s ÷ peak FLOP/s)")
     ax.grid(True, which="major", alpha=0.3)
-    markers = [
-        Line2D([], [], color="grey", ls="--", lw=1, label="linear-scaling end"),
-        Line2D([], [], color="grey", ls=":", lw=1.5, label="latency wall"),
-    ]
-    handles, _ = ax.get_legend_handles_labels()
-    ax.legend(handles=handles + markers, fontsize="small", loc="lower left")
-    _title(fig, "Utilization against training compute", len(labels), len(shown))
+    markers = (
+        []
+        if sel.many
+        else [
+            Line2D([], [], color="grey", ls="--", lw=1, label="linear-scaling end"),
+            Line2D([], [], color="grey", ls=":", lw=1.5, label="wall"),
+        ]
+    )
+    _legend(ax, markers, loc="lower left")
     return fig
 
 
-def parallelism_figure(points: pl.DataFrame, thresholds: pl.DataFrame) -> Figure:
+def parallelism_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection) -> Figure:
     """The parallel degrees of the chosen layout (dp, tp, pp, ep) against compute, log-log."""
-    labels = series_labels(thresholds)
-    shown = _shown(labels, MAX_SERIES)
-    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI)
+    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
     axes = fig.subplots(2, 2, sharex=True).ravel()
-    for (sid, label), color in zip(shown, _colors(len(shown)), strict=True):
+    for sid, (color, label) in series_styles(sel).items():
         rows = _feasible(points, sid).with_columns(tp=pl.col("tp_model") * pl.col("tp_ff"))
         for ax, (column, _) in zip(axes, DEGREES, strict=True):
-            ax.plot(rows["training_flop"], rows[column], "o-", ms=3, color=color, label=label)
-    for ax, (_, title) in zip(axes, DEGREES, strict=True):
+            ax.plot(
+                rows["training_flop"], rows[column], color=color, label=label, **_line_style(sel)
+            )
+    for ax, (_, name) in zip(axes, DEGREES, strict=True):
         ax.set_xscale("log")
         ax.set_yscale("log", base=2)
-        ax.set_title(title, fontsize="medium")
+        ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)
     for ax in axes[2:]:
         ax.set_xlabel("training compute C (FLOP)")
-    axes[0].legend(fontsize="small")
-    _title(fig, "Parallelism mix of the smallest sufficient cluster", len(labels), len(shown))
+    _legend(axes[0])
     return fig
 
 
-def step_time_figure(points: pl.DataFrame, thresholds: pl.DataFrame) -> Figure:
-    """Each step-time term as a share of the step, against compute; one panel per series.
+def step_time_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection) -> Figure:
+    """Each step-time term as a share of the step, against compute; one panel per series, for
+    the first `STEP_PANELS` of the selection.
 
     TP and PP/EP bandwidth time overlap compute, so shares need not sum to 1; bubble is the
     pipeline bubble fraction f.
     """
-    labels = series_labels(thresholds)
-    shown = _shown(labels, STEP_PANELS)
-    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI)
+    shown = sel.ids[:STEP_PANELS]
     cols = min(3, len(shown))
     rows_n = -(-len(shown) // cols)
+    height = max(FIGSIZE_IN[1], 2.6 * rows_n)
+    fig = Figure(figsize=(FIGSIZE_IN[0], height), dpi=DPI, layout="constrained")
     axes = fig.subplots(rows_n, cols, sharex=True, sharey=True, squeeze=False).ravel()
     colors = dict(zip([*(c for c, _ in STEP_SHARES), "bubble"], _colors(6), strict=True))
-    for ax, (sid, label) in zip(axes, shown, strict=False):
+    titles = panel_titles(fig, [sel.labels[sid] for sid in shown])
+    for ax, sid, title in zip(axes, shown, titles, strict=False):
         rows = _feasible(points, sid)
         flop = rows["training_flop"]
         for column, name in STEP_SHARES:
@@ -145,14 +188,77 @@ def step_time_figure(points: pl.DataFrame, thresholds: pl.DataFrame) -> Figure:
             ax.plot(flop, share, "-", color=colors[column], label=name)
         ax.plot(flop, rows["bubble_fraction"], "-", color=colors["bubble"], label="bubble")
         ax.set_xscale("log")
-        ax.set_title(label, fontsize="small")
+        ax.set_title(title, fontsize="small")
         ax.grid(True, alpha=0.3)
-    for ax in axes[len(shown) :]:
-        ax.set_visible(False)
-    for ax in axes[max(0, len(shown) - cols) : len(shown)]:  # the lowest panel of each column
-        ax.xaxis.set_tick_params(labelbottom=True)
-        ax.set_xlabel("training compute C (FLOP)")
-    axes[0].set_ylabel("share of step time")
+    label_panels(axes, len(shown), cols, "training compute C (FLOP)", "share of step time")
     axes[0].legend(fontsize="small")
-    _title(fig, "Step-time breakdown", len(labels), len(shown))
+    return fig
+
+
+def panel_titles(fig: Figure, labels: Sequence[str]) -> list[str]:
+    """Short panel titles: each label without the words every panel shares, which head the
+    figure once, two words a line; a lone panel keeps its whole label."""
+    words = [label.replace(" | ", " ").replace(" / ", " ").split() for label in labels]
+    common = set.intersection(*(set(w) for w in words)) if len(words) > 1 else set()
+    if common:
+        shared = [x for x in words[0] if x in common]
+        fig.suptitle("all panels: " + " ".join(shared), fontsize="small")
+    titles = []
+    for w in words:
+        kept = [x for x in w if x not in common] or w
+        titles.append("\n".join(" ".join(kept[i : i + 2]) for i in range(0, len(kept), 2)))
+    return titles
+
+
+def label_panels(axes: Any, used: int, cols: int, xlabel: str, ylabel: str) -> None:
+    """A grid of panels sharing x (`axes`: the flat array of `Figure.subplots`): the unused ones
+    hidden, the x label under the lowest panel of each column (with its tick labels), the y
+    label left of each row."""
+    for ax in axes[used:]:
+        ax.set_visible(False)
+    for ax in axes[max(0, used - cols) : used]:
+        ax.xaxis.set_tick_params(labelbottom=True)
+        ax.set_xlabel(xlabel)
+    for ax in axes[:used:cols]:
+        ax.set_ylabel(ylabel)
+
+
+def thresholds_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection) -> Figure:
+    """One row per series, sorted by its wall: the linear-scaling end (square), the last
+    feasible size (circle) and the wall (triangle, or × where utilization collapsed), against
+    compute; series that reach the grid's end show no wall. Rows are labelled up to
+    `MAX_DISTINCT` series; beyond, they are coloured by the selection's group."""
+    rows = {r["series_id"]: r for r in thresholds.iter_rows(named=True)}
+    order = sorted(sel.ids, key=lambda s: (_wall(rows[s]) or float("inf"), sel.labels[s]))
+    height = FIGSIZE_IN[1] if sel.many else max(2.5, 1.2 + ROW_IN * len(order))
+    fig = Figure(figsize=(FIGSIZE_IN[0], height), dpi=DPI, layout="constrained")
+    ax = fig.add_subplot()
+    styles = series_styles(sel)
+    size = 12 if sel.many else 40
+    for y, sid in enumerate(order):
+        row, (color, label) = rows[sid], styles[sid]
+        if (flop := row["linear_end_flop"]) is not None:
+            ax.scatter(flop, y, marker="s", s=size, color=color, label=label if sel.many else None)
+            label = None
+        if (flop := row["last_feasible_flop"]) is not None:
+            ax.scatter(flop, y, marker="o", s=size, facecolors="none", edgecolors=color)
+        if (flop := _wall(row)) is not None:
+            collapsed = row.get("end_reason") == "utilization_collapse"
+            ax.scatter(flop, y, marker="x" if collapsed else "^", s=size, color=color)
+    ax.set_xscale("log")
+    ax.set_xlabel("training compute C (FLOP)")
+    if sel.many:
+        ax.set_yticks([])
+        ax.set_ylabel(f"{len(order)} series, sorted by their wall")
+    else:
+        ax.set_yticks(range(len(order)), [sel.labels[s] for s in order], fontsize="small")
+    ax.set_ylim(-0.7, len(order) - 0.3)
+    ax.grid(True, axis="x", alpha=0.3)
+    markers = [
+        Line2D([], [], color="grey", marker="s", ls="", label="linear-scaling end"),
+        Line2D([], [], color="grey", marker="o", mfc="none", ls="", label="last feasible"),
+        Line2D([], [], color="grey", marker="^", ls="", label="wall"),
+        Line2D([], [], color="grey", marker="x", ls="", label="wall (utilization collapse)"),
+    ]
+    _legend(ax, markers, loc="lower right")
     return fig

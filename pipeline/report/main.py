@@ -1,11 +1,12 @@
 """`dmlimits-report ROOT --out DIR`: PNG charts and an index.html for one dataset.
 
 ROOT is a dataset root or a nightly root (its newest run_date, or --run-date). Writes
-utilization.png, parallelism.png, step_time.png (and observed.png, trends.png, frontier.png when
-the dataset holds their tables) and index.html into DIR; docs/report.md shows
-what each chart draws.
+utilization.png, thresholds.png, parallelism.png, step_time.png (and observed.png, trends.png,
+frontier.png when the dataset holds their tables) and index.html into DIR; docs/report.md shows
+what each chart draws. `--series` and `--where` choose the series drawn.
 
     dmlimits-report outputs/dataset --out outputs/report
+    dmlimits-report outputs/dataset --out outputs/report --where "batch_law = 'critical'"
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pipeline.io.read import (
     date_dir,
     dated_dirs,
     latest_dataset_dir,
+    missing_tables,
     parse_date_dir,
     read_table,
     root_entries_skipped,
@@ -32,21 +34,32 @@ from pipeline.io.tables import TABLES
 from pipeline.io.text import write_text_atomic
 from pipeline.nightly.partition import REPORTS_DIR
 from pipeline.report.charts import (
+    STEP_PANELS,
     parallelism_figure,
-    series_labels,
     step_time_figure,
+    thresholds_figure,
     utilization_figure,
 )
 from pipeline.report.observed_chart import observed_frontier_figure
 from pipeline.report.page import render_page
+from pipeline.report.selection import Selection, SelectionError, select_series
 from pipeline.report.trend_charts import frontier_figure, trends_figure
 
-CHARTS: tuple[tuple[str, str, Callable[[pl.DataFrame, pl.DataFrame], Figure]], ...] = (
+Builder = Callable[[pl.DataFrame, pl.DataFrame, Selection], Figure]
+CHARTS: tuple[tuple[str, str, Builder], ...] = (
     ("utilization.png", "Utilization against training compute", utilization_figure),
-    ("parallelism.png", "Parallelism mix against training compute", parallelism_figure),
+    ("thresholds.png", "Limits of each series, sorted by its wall", thresholds_figure),
+    ("parallelism.png", "Parallelism mix of the smallest sufficient cluster", parallelism_figure),
     ("step_time.png", "Step-time breakdown against training compute", step_time_figure),
 )
 """(file name, caption, figure builder) of every chart, in page order."""
+
+
+def _caption(name: str, caption: str, sel: Selection) -> str:
+    """A chart's caption with what it draws: every chosen series, or the step-time panels'."""
+    if name == "step_time.png" and len(sel.ids) > STEP_PANELS:
+        return f"{caption} (the first {STEP_PANELS} of {sel.note})"
+    return f"{caption} ({sel.note})"
 
 
 def _say(message: str) -> None:
@@ -57,6 +70,8 @@ def read_tables(directory: Path) -> dict[str, pl.DataFrame | None]:
     """Every table of the dataset in `directory` (None when it has no readable part); each part
     the reader skips is named on stderr."""
     frames = {}
+    for entry in missing_tables(directory):
+        _say(f"skipped {entry}")
     for spec in TABLES:
         read = read_table(directory, spec.name)
         for entry in read.skipped:
@@ -66,7 +81,7 @@ def read_tables(directory: Path) -> dict[str, pl.DataFrame | None]:
 
 
 def _trend_figures(
-    tables: dict[str, pl.DataFrame | None], thresholds: pl.DataFrame
+    tables: dict[str, pl.DataFrame | None], thresholds: pl.DataFrame, sel: Selection
 ) -> list[tuple[str, str, Figure]]:
     """The observed-frontier, trends and moving-frontier charts, for the tables the dataset
     holds."""
@@ -82,8 +97,9 @@ def _trend_figures(
         )
     frontier, forecasts = tables["frontier"], tables["forecasts"]
     if frontier is not None and forecasts is not None:
-        figure = frontier_figure(frontier, forecasts, thresholds)
-        figures.append(("frontier.png", "The moving frontier on improving hardware", figure))
+        figure = frontier_figure(frontier, forecasts, thresholds, sel)
+        caption = f"The moving frontier on improving hardware ({sel.note})"
+        figures.append(("frontier.png", caption, figure))
     return figures
 
 
@@ -96,26 +112,41 @@ def latest_changes(directory: Path) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
-def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
+def write_report(
+    directory: Path,
+    out: Path,
+    embed: bool = False,
+    chosen: Sequence[str] = (),
+    where: str | None = None,
+) -> list[Path]:
     """Draw every chart of the dataset in `directory` and the page; return the written paths.
 
-    Parts the reader skips (`pipeline.io.read`) are named on stderr, one line each. Raises
-    `FileNotFoundError` when the directory has no readable points or thresholds, `OutputError`
-    when `out` cannot be written; nothing is written then.
+    `chosen` and `where` choose the series drawn (`selection.select_series`: id prefixes or
+    label parts, and a SQL condition on the `series` table). Parts the reader skips
+    (`pipeline.io.read`) are named on stderr, one line each. Raises `FileNotFoundError` when
+    the directory has no readable points or thresholds, `SelectionError` when the choice is
+    empty or invalid, `OutputError` when `out` cannot be written; nothing is written then.
     """
     tables = read_tables(directory)
     points, thresholds, forecasts = tables["points"], tables["thresholds"], tables["forecasts"]
     if points is None or thresholds is None:
         raise FileNotFoundError(f"{directory} holds no readable points or thresholds parts")
+    sel = select_series(thresholds, tables["series"], chosen, where)
+    thresholds = thresholds.filter(pl.col("series_id").is_in(sel.ids))
+    points = points.filter(pl.col("series_id").is_in(sel.ids))
+    if forecasts is not None:
+        forecasts = forecasts.filter(pl.col("series_id").is_in(sel.ids))
     check_writable(out)
     written = []
     for i, (name, _, build) in enumerate(CHARTS, 1):
-        figure = build(points, thresholds)
+        figure = build(points, thresholds, sel)
         figure.savefig(out / name, dpi=figure.dpi)
         written.append(out / name)
         _say(f"{name} ({i}/{len(CHARTS)})")
-    images = [(out / name, caption) for name, caption, _ in CHARTS]
-    for name, caption, figure in _trend_figures(tables, thresholds):
+    images = [(out / name, _caption(name, caption, sel)) for name, caption, _ in CHARTS]
+    for name, caption, figure in _trend_figures(
+        {**tables, "forecasts": forecasts}, thresholds, sel
+    ):
         figure.savefig(out / name, dpi=figure.dpi)
         written.append(out / name)
         images.append((out / name, caption))
@@ -125,7 +156,7 @@ def write_report(directory: Path, out: Path, embed: bool = False) -> list[Path]:
         images,
         thresholds,
         forecasts,
-        series_labels(thresholds),
+        sel.labels,
         embed=embed,
         moving_frontier=tables["frontier"] is not None,
         changes=latest_changes(directory),
@@ -173,10 +204,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--embed", action="store_true", help="embed the PNGs in index.html (one file to send)"
     )
+    parser.add_argument(
+        "--series",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="draw the series whose id starts with TEXT or whose label contains it (repeatable)",
+    )
+    parser.add_argument(
+        "--where",
+        default=None,
+        metavar="SQL",
+        help="draw the series for which this SQL condition on the series table holds, "
+        "e.g. \"batch_law = 'critical' AND net_latency_top_s < 1e-6\"",
+    )
     args = parser.parse_args(argv)
     try:
-        write_report(dataset_directory(args.root, args.run_date), args.out, args.embed)
-    except (FileNotFoundError, OutputError) as err:
+        write_report(
+            dataset_directory(args.root, args.run_date),
+            args.out,
+            args.embed,
+            args.series,
+            args.where,
+        )
+    except (FileNotFoundError, OutputError, SelectionError) as err:
         print(f"dmlimits-report: error: {err}", file=sys.stderr)
         return 2
     except OSError as err:

@@ -17,8 +17,10 @@ from pipeline.forecast.text import trajectory_text, year_text
 
 THRESHOLD_COLUMNS = (
     ("linear_end_flop", "linear-scaling end (FLOP)"),
+    ("linear_end_basis", "measured against"),
     ("last_feasible_flop", "last feasible (FLOP)"),
-    ("first_infeasible_flop", "latency wall (FLOP)"),
+    ("wall_flop", "wall (FLOP)"),
+    ("end_reason", "ended by"),
     ("max_utilization", "max utilization"),
     ("t_crit_flop", "T_crit (FLOP)"),
     ("t_limit_flop", "T_limit (FLOP)"),
@@ -26,12 +28,18 @@ THRESHOLD_COLUMNS = (
 FORECAST_COLUMNS = (
     ("linear_end_year", "linear-scaling end"),
     ("moving_linear_end_year", "linear-scaling end, moving hardware"),
-    ("wall_year", "latency wall"),
-    ("moving_wall_year", "latency wall, moving hardware"),
+    ("wall_year", "wall"),
+    ("moving_wall_year", "wall, moving hardware"),
     ("t_crit_year", "T_crit"),
     ("t_limit_year", "T_limit"),
 )
 """Forecast years shown: median (5th-95th percentile), frozen and moving hardware."""
+ENDED_BY = {
+    "wall": "an infeasible size",
+    "utilization_collapse": "utilization < 0.001",
+    "end_of_grid": "the grid's end",
+}
+"""`thresholds.end_reason` in the page's words."""
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1240px; color: #222; }
 img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0 1.5em; }
@@ -42,9 +50,14 @@ caption { text-align: left; font-style: italic; padding-bottom: 0.3em; }
 """
 
 
-def _cell(column: str, value: object) -> str:
+def _cell(column: str, value: object, row: dict[str, object]) -> str:
     if value is None:
         return "–"
+    if column == "end_reason":
+        text = ENDED_BY.get(str(value), str(value))
+        if row.get("wall_reason") == "exceeds_power_budget":
+            text = "the power budget"
+        return html.escape(text)
     if isinstance(value, float):
         if column.endswith("_flop"):
             return f"{value:.2e}"
@@ -62,7 +75,7 @@ def _html_table(
     head = "".join(f"<th>{html.escape(title)}</th>" for _, title in columns)
     body = "\n".join(
         f"<tr><td>{html.escape(labels.get(row['series_id'], row['series_id']))}</td>"
-        + "".join(f"<td>{_cell(c, row[c])}</td>" for c, _ in columns)
+        + "".join(f"<td>{_cell(c, row.get(c), row)}</td>" for c, _ in columns)
         + "</tr>"
         for row in frame.iter_rows(named=True)
     )
@@ -134,7 +147,10 @@ def render_page(
             thresholds.sort("hardware", "scaling", "batch_law"),
             labels,
             THRESHOLD_COLUMNS,
-            "Per series: simulated limits (spec §11) and Model B closed forms (spec §12); – where not reached.",
+            "Per series: simulated limits (spec §11) and Model B closed forms (spec §12); "
+            "the linear-scaling end is measured against u_eff (the paper) or the series' own "
+            "peak utilization; the wall is the first infeasible size, or the size where "
+            "utilization collapsed; – where not reached.",
         ),
     ]
     if forecasts is not None:

@@ -16,12 +16,13 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from pipeline.forecast.trajectory import frontier_flop
-from pipeline.report.charts import DPI, FIGSIZE_IN, series_labels
+from pipeline.report.charts import DPI, FIGSIZE_IN, label_panels, panel_titles, series_styles
+from pipeline.report.selection import Selection
 from pipeline.schema.projected import shipped_catalog
 from pipeline.trends.catalog_fits import catalog_trends
 
-FRONTIER_PANELS = 4
-"""Series drawn in the frontier chart, one panel each."""
+FRONTIER_PANELS = 12
+"""Series drawn in the frontier chart in a panel each; more share one panel."""
 TRAJECTORY_COLORS = ("tab:green", "tab:purple", "tab:brown", "tab:olive")
 """Compute trajectories, one per growth factor (blue and red draw the limits)."""
 
@@ -69,27 +70,30 @@ def trends_figure(trends: pl.DataFrame) -> Figure:
         ax.grid(True, which="major", alpha=0.3)
     for ax in axes[latest.height :]:
         ax.set_visible(False)
-    fig.suptitle("Hardware metrics against release year (log scale) with log-linear fits")
     fig.tight_layout()
     return fig
 
 
 def frontier_figure(
-    frontier: pl.DataFrame, forecasts: pl.DataFrame, thresholds: pl.DataFrame
+    frontier: pl.DataFrame, forecasts: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection
 ) -> Figure:
-    """Per series: frontier compute per growth factor, the moving linear-scaling end and wall."""
-    labels = series_labels(thresholds)
-    ids = sorted(set(frontier["series_id"].to_list()), key=lambda s: labels.get(s, s))
-    shown = ids[:FRONTIER_PANELS]
-    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI)
-    cols = min(2, len(shown))
-    rows_n = -(-len(shown) // cols)
-    axes = fig.subplots(rows_n, cols, squeeze=False).ravel()
-    for ax, sid in zip(axes, shown, strict=False):
+    """Per series of the selection with a moving frontier: the frontier compute of each growth
+    scenario against the linear-scaling end and the wall on each year's projected hardware,
+    one panel each (up to `FRONTIER_PANELS`); more series share one panel, coloured by group."""
+    ids = [s for s in sel.ids if s in set(frontier["series_id"].to_list())]
+    if len(ids) > FRONTIER_PANELS:
+        return _frontier_overlay(frontier, forecasts, sel, ids)
+    cols = min(3, len(ids))
+    rows_n = -(-len(ids) // cols)
+    height = max(FIGSIZE_IN[1], 3.0 * rows_n)
+    fig = Figure(figsize=(FIGSIZE_IN[0], height), dpi=DPI, layout="constrained")
+    axes = fig.subplots(rows_n, cols, squeeze=False, sharex=True).ravel()
+    titles = panel_titles(fig, [sel.labels[sid] for sid in ids])
+    for ax, sid, title in zip(axes, ids, titles, strict=False):
         rows = frontier.filter(pl.col("series_id") == sid).sort("year")
         years = rows["year"].to_numpy()
         ax.plot(years, rows["linear_end_flop"], "s-", color="tab:blue", label="linear-scaling end")
-        ax.plot(years, rows["first_infeasible_flop"], "^-", color="tab:red", label="latency wall")
+        ax.plot(years, rows["first_infeasible_flop"], "^-", color="tab:red", label="wall")
         fc = forecasts.filter(pl.col("series_id") == sid).sort("growth_per_year")
         for row, color in zip(fc.iter_rows(named=True), TRAJECTORY_COLORS * 3, strict=False):
             g = row["growth_per_year"]
@@ -99,15 +103,35 @@ def frontier_figure(
                 if row[column] is not None:
                     ax.axvline(row[column], color=color, lw=0.8, ls="--")
         ax.set_yscale("log")
-        ax.set_title(labels.get(sid, sid), fontsize="small")
-        ax.set_xlabel("year (hardware projected along the catalog trends)")
-        ax.set_ylabel("training compute (FLOP)")
+        ax.set_title(title, fontsize="small")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="x-small")
-    for ax in axes[len(shown) :]:
-        ax.set_visible(False)
-    more = f" (first {len(shown)} of {len(ids)} series)" if len(ids) > len(shown) else ""
-    fig.suptitle(
-        "The moving frontier: compute trajectories against limits on improving hardware" + more
-    )
+    label_panels(axes, len(ids), cols, "year (projected hardware)", "training compute (FLOP)")
+    axes[0].legend(fontsize="x-small")
+    return fig
+
+
+def _frontier_overlay(
+    frontier: pl.DataFrame, forecasts: pl.DataFrame, sel: Selection, ids: list[str]
+) -> Figure:
+    """Many series' moving walls (solid) and linear-scaling ends (dashed) in one panel,
+    coloured by the selection's group, under the compute trajectories (dotted, black)."""
+    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
+    ax = fig.add_subplot()
+    styles = series_styles(sel)
+    years = sorted(set(frontier["year"].to_list()))
+    for sid in ids:
+        rows = frontier.filter(pl.col("series_id") == sid).sort("year")
+        color, label = styles[sid]
+        ax.plot(rows["year"], rows["first_infeasible_flop"], "-", color=color, lw=0.8, label=label)
+        ax.plot(rows["year"], rows["linear_end_flop"], "--", color=color, lw=0.6, alpha=0.6)
+    fc = forecasts.filter(pl.col("series_id") == ids[0]).sort("growth_per_year")
+    for row in fc.iter_rows(named=True):
+        g = row["growth_per_year"]
+        c = [frontier_flop(y, row["base_flop"], row["base_year"], g) for y in years]
+        ax.plot(years, c, ":", color="black", lw=1.2, label=f"frontier {g:g}x/yr")
+    ax.set_yscale("log")
+    ax.set_xlabel("year (projected hardware)")
+    ax.set_ylabel("training compute (FLOP): wall solid, linear-scaling end dashed")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize="x-small")
     return fig

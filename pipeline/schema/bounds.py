@@ -2,7 +2,7 @@
 
 A value typed in human units (`hbm_bandwidth_gb_per_s: 1e308`) can be finite yet overflow to
 inf once converted to SI (× 1e9) or multiplied into a derived quantity (peak FLOP/s, training
-compute). The schema converts each value once (`pipeline.schema.units`) and then checks the SI
+compute). The schema converts each value once (`pipeline.units`) and then checks the SI
 value against the bound here: finite and at most the bound, or a one-line `ConfigError`.
 Each bound is orders of magnitude past today's hardware (H100 SXM in brackets) and small
 enough that the model's products of them stay finite in float64 (max ~1.8e308).
@@ -25,6 +25,8 @@ MAX_FLOP_PER_S = 1e30
 """A GPU's peak rate, flop/clock/thread x 128 threads x SMs x clock (H100 9.9e14 FLOP/s)."""
 MAX_MEMORY_BYTES = 1e18
 """HBM, L2 and register capacity per GPU: 1 EB (H100 HBM 8e10 bytes)."""
+MAX_POWER_W = 1e15
+"""A GPU's board power and a site's power budget: 1 PW (H100 700 W; a 5 GW site 5e9 W)."""
 MAX_LATENCY_S = 3600.0
 """Matmul, network and Model B latencies: one hour per operation (H100 network 1.125e-6 s)."""
 MAX_DURATION_S = 3.2e10

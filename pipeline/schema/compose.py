@@ -17,14 +17,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig
 
 from pipeline.schema.errors import InputError
+from pipeline.schema.yaml_bounds import check_override, check_yaml_file
 
 CONF_PACKAGE = "pipeline.conf"
 CONF_URL = f"pkg://{CONF_PACKAGE}"
@@ -62,6 +63,8 @@ def compose_config(
     as --config-dir does. Safe to call inside a running Hydra app: the global Hydra state is
     restored after.
     """
+    for override in overrides:
+        check_override(override)
     extra = [search_path_override(search_path)] if search_path else []
     with hydra_session():
         return compose(
@@ -71,19 +74,32 @@ def compose_config(
         )
 
 
+def compose_with_hydra(overrides: Sequence[str]) -> DictConfig:
+    """The root config composed with these overrides, with its `hydra` node, as a run's.
+
+    Within `hydra_session`; a sweep (``a,b``) is Hydra's "ambiguous value" error.
+    """
+    return compose(config_name=CONFIG_NAME, overrides=list(overrides), return_hydra_config=True)
+
+
+def session_overrides_parser() -> OverridesParser:
+    """Hydra's override parser with the session's config loader, so that a ``glob()`` sweep
+    lists a config group's options (within `hydra_session`)."""
+    return OverridesParser.create(config_loader=GlobalHydra.instance().config_loader())
+
+
 def group_options(group: str, search_path: Sequence[str] = ()) -> list[str]:
     """The options of a config group: built-in files and those in the user's directories."""
     extra = [search_path_override(search_path)] if search_path else []
-    with hydra_session() as hydra:
-        options = hydra.config_loader.get_group_options(
-            group, config_name=CONFIG_NAME, overrides=extra
-        )
+    with hydra_session():
+        loader = GlobalHydra.instance().config_loader()
+        options = loader.get_group_options(group, config_name=CONFIG_NAME, overrides=extra)
     return sorted(str(o) for o in options)
 
 
 @contextmanager
-def hydra_session() -> Iterator[Any]:
-    """Hydra initialized on the built-in configs as @hydra.main initializes it (yields Hydra).
+def hydra_session() -> Iterator[None]:
+    """Hydra initialized on the built-in configs as @hydra.main initializes it.
 
     A Hydra instance already running (a job re-composing its config) is put back after.
     """
@@ -94,7 +110,7 @@ def hydra_session() -> Iterator[Any]:
         with initialize_config_module(
             config_module=CONF_PACKAGE, job_name="dmlimits", version_base=VERSION_BASE
         ):
-            yield global_hydra.hydra
+            yield
     finally:
         global_hydra.clear()
         if outer is not None:
@@ -137,6 +153,8 @@ def check_user_dirs(search_path: Sequence[str]) -> None:
         folder = local_dir(url)
         if folder is not None and not folder.is_dir():
             raise InputError(f"config directory {str(folder)!r} is not a directory")
+        for path in [] if folder is None else sorted(folder.rglob("*.yaml")):
+            check_yaml_file(path)  # an alias bomb or deep nesting: one line, not a hang
     for path, built_in in shadowed_files(search_path):
         raise InputError(
             f"{path}: has the name of the built-in preset {built_in.with_suffix('')}, which "

@@ -1,14 +1,16 @@
 """conf/hardware/*.yaml -> HardwareSpec: one GPU and its network, in SI units (spec §3).
 
 A hardware node holds human units in its key names. `hardware_from_config` checks every
-field and converts it once through `pipeline.schema.units`.
+field and converts it once through `pipeline.units`.
 """
 
 from __future__ import annotations
 
+from pipeline import units
 from pipeline.model.records.hardware import THREADS_PER_SM, HardwareSpec
-from pipeline.schema import bounds, units
+from pipeline.schema import bounds
 from pipeline.schema.errors import ConfigError
+from pipeline.schema.plausible import warn_implausible
 from pipeline.schema.section import Section, check_si, plain
 
 HARDWARE_KEYS = frozenset(
@@ -25,6 +27,7 @@ HARDWARE_KEYS = frozenset(
         "dsmem",
         "hbm_gb",
         "matmul_latency_us",
+        "tdp_w",
         "network",
     }
 )
@@ -38,7 +41,8 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
     an unknown or missing key, a wrong type, a non-positive or non-finite rate,
     capacity or clock, a negative latency, a level size that is not a positive
     integer, or network lists whose lengths are not len(level_sizes) + 1.
-    Only network bandwidth may be ``.inf``. A node with a ``base`` key is a projection
+    Only network bandwidth may be ``.inf``. A valid value far outside the accelerator catalog
+    issues a `PlausibilityWarning` (`pipeline.schema.plausible`). A node with a ``base`` key is a projection
     (conf/hardware/projected.yaml, `pipeline.schema.projected`).
     """
     data = plain(node, path)
@@ -68,6 +72,11 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
     hbm_bytes = hw.si("hbm_gb", "GB", units.gb_to_bytes, bounds.MAX_MEMORY_BYTES, "bytes")
     latency = (units.us_to_s, bounds.MAX_LATENCY_S, "s")
     matmul_latency = hw.si("matmul_latency_us", "us", *latency, exclusive=False)
+    tdp_w = (  # optional: without it, points have no power (docs/model.md §10.1)
+        hw.optional_number("tdp_w", "W", maximum=bounds.MAX_POWER_W)
+        if isinstance(data, dict) and "tdp_w" in data
+        else None
+    )
 
     net = hw.section("network", NETWORK_KEYS)
     level_sizes = net.integer_list("level_sizes", nonempty=False)
@@ -83,6 +92,7 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
             )
     peak = flop_per_clock_per_thread * THREADS_PER_SM * sms * max_clock_hz
     check_si(hw.key("sms"), sms, peak, bounds.MAX_FLOP_PER_S, "FLOP/s (peak rate)")
+    warn_implausible(hw.values, path)
 
     return HardwareSpec(
         name=name,
@@ -100,4 +110,5 @@ def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         net_bandwidth_bytes_per_s=net_bandwidths,
         net_latency_s=net_latencies,
         level_sizes=level_sizes,
+        tdp_w=tdp_w,
     )

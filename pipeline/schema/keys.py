@@ -28,6 +28,8 @@ ROOT_NODES: Mapping[str, frozenset[str] | None] = {
     "physics": None,  # pipeline.schema.physics (keys from the Physics and Efficiency fields)
     "run": None,  # pipeline.schema.run (keys from the TransformerShape and RunLayout fields)
     "closed_form": None,  # pipeline.schema.closed_form
+    "power": None,  # pipeline.schema.power
+    "constraints": None,  # pipeline.schema.power
     "sweep": None,  # pipeline.sweep.expand
     "forecast": None,  # pipeline.forecast.settings
     "sources": None,  # pipeline.sources.settings

@@ -22,9 +22,9 @@ import dataclasses
 from dataclasses import dataclass, fields
 from enum import StrEnum
 
+from pipeline import units
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.switches import Efficiency, Fusion, Physics, Recompute, TensorParallel
-from pipeline.schema import units
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain
 

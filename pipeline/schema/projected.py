@@ -13,8 +13,10 @@ from pathlib import Path
 
 from pipeline.catalog.load import Catalog, CatalogError, catalog_text, parse_catalog, preset_names
 from pipeline.model.records.hardware import HardwareSpec
-from pipeline.schema.errors import MISSING, ConfigError
+from pipeline.schema import bounds
+from pipeline.schema.errors import MISSING, ConfigError, InputError
 from pipeline.schema.section import Section
+from pipeline.schema.yaml_bounds import read_utf8
 from pipeline.trends.catalog_fits import CatalogTrends, catalog_trends
 from pipeline.trends.project import PROJECTED_METRICS, project_hardware
 
@@ -44,8 +46,13 @@ def shipped_catalog() -> Catalog:
 
 
 def read_catalog(path: Path) -> Catalog:
-    """A catalog CSV at `path` (a user's own), its presets from conf/hardware/."""
-    return catalog_from_text(path.read_text("utf-8"))
+    """A catalog CSV at `path` (a user's own), its presets from conf/hardware/: UTF-8, with or
+    without a byte-order mark; another encoding is a one-line CatalogError (`read_utf8`)."""
+    try:
+        text = read_utf8(path)
+    except InputError as err:
+        raise CatalogError(str(err)) from None
+    return catalog_from_text(text)
 
 
 @functools.cache
@@ -65,7 +72,7 @@ def projected_from_config(data: object, path: str) -> HardwareSpec:
     hw = Section(data, path, PROJECTED_KEYS)
     name = hw.string("name")
     base = hw.string("base")
-    year = hw.number("year", "calendar year", minimum=None)
+    year = hw.number("year", "calendar year", minimum=None, maximum=bounds.MAX_YEAR)
     catalog_path = hw.raw("catalog", "null or a path to an accelerators.csv")
     if catalog_path is not None and not isinstance(catalog_path, str):
         raise ConfigError(hw.key("catalog"), catalog_path, "must be null or a path to a CSV file")
@@ -101,10 +108,19 @@ def projected_from_config(data: object, path: str) -> HardwareSpec:
                 "the catalog has no trend for this metric (fewer than two releases hold it); "
                 "give a growth factor per year",
             )
-    spec = project_hardware(
-        preset_spec(base), entry.release_year, year, growth, projected_name(name, base, year)
-    )
-    for field in ("max_clock_hz", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "l2_bytes"):
-        if not 0.0 < getattr(spec, field) < math.inf:
-            raise ConfigError(hw.key("year"), year, f"projects {field} out of range (overflow)")
+    projected = ("max_clock_hz", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "l2_bytes")
+    try:
+        spec = project_hardware(
+            preset_spec(base), entry.release_year, year, growth, projected_name(name, base, year)
+        )
+        in_range = all(0.0 < getattr(spec, field) < math.inf for field in projected)
+    except (OverflowError, ZeroDivisionError):  # float ** overflows rather than giving inf
+        in_range = False
+    if not in_range:
+        raise ConfigError(
+            hw.key("year"),
+            year,
+            "projects the hardware out of float range (a metric's growth to that year "
+            "overflows); a nearer year or growth factors nearer 1 stay in range",
+        )
     return spec

@@ -8,8 +8,8 @@ switch that searches a run's layout), `experts`
 (default 1: a dense transformer) and `top_k` (default 1), `dropout` (default true),
 `gpu_budget` (default null: a searched layout uses exactly the given GPUs; a number: at most that many), `microbatch_group` (default 0: pp), `overlap_p2p` and `overlap_dp` (default false) and `tokens` (default null: the scaling law's
 tokens per parameter times the run's parameters), declared from the `TransformerShape`,
-`RunLayout` and `RunSpec` fields. They may come from a user's own `--config-dir`;
-docs/configuration.md documents them. Layers need not divide `pp`: `stage_layers` places them (Llama 3's placement).
+`RunLayout` and `RunSpec` fields. They may come from a user's own `--config-dir`; docs/configuration.md
+documents them. Layers need not divide `pp`: `stage_layers` places them (Llama 3's placement).
 """
 
 from __future__ import annotations

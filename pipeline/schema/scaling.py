@@ -11,8 +11,9 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from pipeline import units
 from pipeline.model.records.scaling import BatchLaw, BatchLawKind, ScalingLaws, paper_d_model_grid
-from pipeline.schema import bounds, units
+from pipeline.schema import bounds
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain
 

@@ -14,8 +14,10 @@ from dataclasses import dataclass, field, replace
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from pipeline.model.limits import model_b_duration_s
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.power import PowerSpec
 from pipeline.model.records.results import Layout
 from pipeline.model.records.run import RunSpec
 from pipeline.model.records.scaling import BatchLawKind, ScalingLaws, model_shape
@@ -26,6 +28,7 @@ from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.hardware import hardware_from_config
 from pipeline.schema.parallelism import check_layout_levels, layout_from_config, options_from_config
 from pipeline.schema.physics import PAPER_SETTINGS, physics_from_config
+from pipeline.schema.power import power_from_config
 from pipeline.schema.run import run_from_config
 from pipeline.schema.scaling import batch_law_from_config, scaling_from_config
 
@@ -64,6 +67,8 @@ class Scenario:
     """Which extensions of the paper's model are on (conf/physics/); the default is the paper."""
     run: RunSpec | None = None
     """One concrete training run to evaluate (conf/run/), or None for the scaling-law grid."""
+    power: PowerSpec = field(default_factory=PowerSpec)
+    """How a point's power is estimated, and the site's budget (`power:`, `constraints:`)."""
 
 
 def _child(cfg: object, key: str) -> object:
@@ -148,10 +153,22 @@ def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
         d_models=scaling.d_models,
         options=options,
         fixed_layout=fixed_layout,
-        closed_form=closed_form_from_config(_child(cfg, "closed_form"), "closed_form"),
+        closed_form=closed_form_from_config(
+            _child(cfg, "closed_form"), "closed_form", _model_b_default_s(cfg, scaling.duration_s)
+        ),
         physics=physics,
         run=run,
+        power=power_from_config(_child(cfg, "power"), _child(cfg, "constraints")),
     )
+
+
+def _model_b_default_s(cfg: DictConfig | Mapping[str, object], duration_s: float) -> float:
+    """Model B's budget when closed_form.duration_days is null: the scenario's months on a
+    365.25-day year (quirk Q5), or its budget as is when given in days or hours."""
+    months = _child(cfg, "scaling").get("duration_months")  # type: ignore[attr-defined]
+    if isinstance(months, int | float) and not isinstance(months, bool):
+        return model_b_duration_s(float(months))
+    return duration_s
 
 
 def _has(cfg: DictConfig | Mapping[str, object], key: str) -> bool:

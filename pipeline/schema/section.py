@@ -148,6 +148,11 @@ class Section:
                     f"unknown key; allowed keys: {', '.join(sorted(keys))}",
                 )
 
+    @property
+    def values(self) -> Mapping[str, Any]:
+        """The section's mapping as read (plain values)."""
+        return self._data
+
     def key(self, key: str) -> str:
         """The dotted key of ``key`` in this section."""
         return join_key(self.path, key)

@@ -6,7 +6,7 @@ An axis maps a config key to its values (conf/sweep/*.yaml):
     hardware.network.bandwidth_gb_per_s[1]: {start: 25, stop: 400, num: 5, log: true}
     hardware.network.latency_us[*]: {start: 0.5, stop: 2.0, step: 0.5}
 
-The key is a dotted path into hardware, scaling, batch, parallelism or closed_form, in the
+The key is a dotted path into hardware, scaling, batch, parallelism, closed_form, power or constraints, in the
 config's own (human) units. A list field takes an index: `[i]` sets entry i (network level i,
 0 innermost), `[*]` sets every entry to the same value; without an index each value replaces the
 whole field. Ranges include both ends and need start < stop:
@@ -32,7 +32,7 @@ from pipeline.schema.errors import ConfigError
 from pipeline.schema.scenario import GROUPS
 from pipeline.schema.section import check_integer, is_integer, is_number
 
-AXIS_ROOTS = (*GROUPS, "closed_form")
+AXIS_ROOTS = (*GROUPS, "closed_form", "power", "constraints")
 """Config sections an axis may set: those a Scenario is built from."""
 
 RANGE_KEYS = frozenset({"start", "stop", "step", "num", "log"})

@@ -22,8 +22,9 @@ from pipeline.io.parts import Partition, SeriesIndex
 from pipeline.schema import Scenario
 from pipeline.sweep.expand import SweepSeries
 
-DONE_TABLES = ("thresholds", "series")
-"""Tables that must all hold a series' rows for it to count as done."""
+DONE_TABLES = ("thresholds", "series", "points")
+"""Tables that must all hold a series' rows for it to count as done (points too: a dataset
+whose points/ folder was deleted is restored by resuming, `pipeline.io.read.missing_tables`)."""
 
 
 def scenario_partition(scenario: Scenario) -> Partition:

@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
+import json
 import os
+import subprocess
+import sys
+import tempfile
+import venv
 from pathlib import Path
 
 import duckdb
@@ -88,3 +94,87 @@ def test_bi_rejects_a_directory_without_data(tmp_path: Path) -> None:
     db = tmp_path / "empty.duckdb"
     assert main([str(tmp_path), "--db", str(db)]) == 2
     assert not db.exists()
+
+
+OLDEST_CLIENT = "1.0.0"
+"""The oldest DuckDB client docs/bi.md promises opens the file (`STORAGE_VERSION`)."""
+CLIENT_QUERY = """
+import json, sys, duckdb
+con = duckdb.connect(sys.argv[1], read_only=True)
+names = [n for (n,) in con.execute(
+    "SELECT view_name FROM duckdb_views() WHERE NOT internal ORDER BY view_name").fetchall()]
+print(json.dumps([duckdb.__version__, {n: con.execute(f"SELECT count(*) FROM {n}").fetchall()[0][0]
+                                       for n in names}]))
+"""
+
+
+def old_client(version: str) -> Path:
+    """A Python with only `duckdb==version` installed: a venv made once and kept in the temp
+    directory (a lock lets parallel test processes share it)."""
+    home = Path(tempfile.gettempdir()) / f"dmlimits-duckdb-{version}"
+    python = home / "bin" / "python"
+    home.parent.mkdir(exist_ok=True)
+    with open(f"{home}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (home / "ready").exists():
+            venv.create(home, clear=True, with_pip=True)
+            subprocess.run(
+                [str(python), "-m", "pip", "install", "-q", f"duckdb=={version}"],
+                check=True,
+                env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+            )
+            (home / "ready").touch()
+    assert sys.executable != str(python)
+    return python
+
+
+@pytest.mark.slow
+def test_bi_file_opens_in_oldest_supported_client(
+    datasets: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """DuckDB 1.0 opens the file and answers every view with the rows DuckDB itself reads."""
+    _, nightly = datasets
+    db = tmp_path / "dmlimits.duckdb"
+    assert main([str(nightly), "--db", str(db)]) == 0
+    result = subprocess.run(
+        [str(old_client(OLDEST_CLIENT)), "-c", CLIENT_QUERY, str(db)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    version, counts = json.loads(result.stdout)
+    assert version == OLDEST_CLIENT
+    assert counts == _views(db)
+
+
+@pytest.mark.parametrize("inside", ["part", "new_file_in_table", "root_itself"])
+def test_bi_refuses_db_inside_the_dataset(
+    datasets: tuple[Path, Path], inside: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--db naming a part, or any path inside the dataset, exits 2 in one line; nothing changes."""
+    plain, _ = datasets
+    part = sorted((plain / "thresholds").rglob("*.parquet"))[0]
+    db = {"part": part, "new_file_in_table": part.parent / "views.duckdb", "root_itself": plain}[
+        inside
+    ]
+    before = {p: p.read_bytes() for p in plain.rglob("*") if p.is_file()}
+    assert main([str(plain), "--db", str(db)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith("dmlimits-bi: error: --db "), line
+    assert {p: p.read_bytes() for p in plain.rglob("*") if p.is_file()} == before
+
+
+def test_bi_refuses_to_replace_a_file_that_is_not_duckdb(
+    datasets: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An existing --db that is not a DuckDB file (a typo naming a document) is left alone."""
+    plain, _ = datasets
+    notes = tmp_path / "notes.md"
+    notes.write_text("not a database\n")
+    assert main([str(plain), "--db", str(notes)]) == 2
+    assert "is not a DuckDB database" in capsys.readouterr().err
+    assert notes.read_text() == "not a database\n"
+    db = tmp_path / "dmlimits.duckdb"
+    assert main([str(plain), "--db", str(db)]) == 0
+    assert main([str(plain), "--db", str(db)]) == 0, "a DuckDB file is rebuilt in place"

@@ -45,6 +45,22 @@ def hardware_names(root: Path) -> list[str]:
     return sorted(read_thresholds(root)["hardware"].to_list())
 
 
+def test_config_dir_after_the_overrides_runs_the_preset(tmp_path: Path, presets: Path) -> None:
+    """`dmlimits hardware=mine ... --config-dir DIR output.root=...`: the option may stand
+    anywhere, and every override after it is applied too."""
+    root = tmp_path / "data"
+    result = dmlimits(
+        tmp_path,
+        "hardware=team_h100",
+        TINY_GRID,
+        "--config-dir",
+        str(presets),
+        f"output.root={root}",
+    )
+    assert result.returncode == 0, result.stderr
+    assert hardware_names(root) == ["team_h100"]
+
+
 def test_user_preset_runs_from_config_dir(tmp_path: Path, presets: Path) -> None:
     """`--config-dir DIR hardware=mine` runs the user's preset in a single run."""
     root = tmp_path / "data"

@@ -11,10 +11,17 @@ import pyarrow as pa
 import pytest
 from distributed import LocalCluster
 
+from pipeline.execute import runner
 from pipeline.execute.runner import chunked, run_series
 from pipeline.execute.series import SeriesOutcome
 from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.io.rows import Provenance, SeriesKey
+from pipeline.model.search import candidates
+from pipeline.model.search.candidates import (
+    CANDIDATE_CACHE_BYTES,
+    limit_candidate_cache,
+)
+from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.schema import Scenario, compose_config
 from pipeline.sweep import expand_scenarios
 from tests.command import dmlimits, stable_table
@@ -22,6 +29,11 @@ from tests.io.helpers import point_rows
 
 TINY = ["scaling.grid.max_d_model=16384"]
 PROVENANCE = Provenance(run_id="test", created_at=datetime(2025, 1, 1, tzinfo=UTC))
+
+
+def _candidates_memo() -> ByteBoundedMemo:
+    """The model's candidate-set cache, with its byte budget."""
+    return candidates._candidates
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +106,41 @@ def test_dmlimits_dask_local_cluster_matches_loky(tmp_path: Path) -> None:
         expected = stable_table(tmp_path / "loky", table)
         assert expected.height > 0
         assert stable_table(tmp_path / "dask", table).equals(expected), table
+
+
+@pytest.fixture
+def loky_worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """This process as a loky worker (its budget set), its size a list the test advances."""
+    sizes = [100 * 2**20]
+    monkeypatch.setattr(runner, "watch_parent", lambda run_pid: None)
+    monkeypatch.setattr(runner, "_rss_bytes", lambda: sizes[0])
+    monkeypatch.setattr(runner, "_worker", {})
+    runner.start_loky_worker(0)
+    yield sizes
+    limit_candidate_cache(CANDIDATE_CACHE_BYTES)
+
+
+def test_loky_worker_forgets_caches_before_loky_takes_them_for_a_leak(
+    loky_worker: list[int], scenarios: list[Scenario]
+) -> None:
+    """A worker keeps 64 MiB of candidates, and forgets its caches once grown by the budget."""
+    runner.evaluate_chunk(scenarios[:1], False)  # the first task: its size is the reference
+    assert _candidates_memo().max_bytes == runner.WORKER_CANDIDATE_CACHE_BYTES
+    assert _candidates_memo().cache_info().currsize > 0
+    loky_worker[0] += runner.WORKER_GROWTH_BYTES  # grown by the budget exactly: kept
+    runner.evaluate_chunk(scenarios[:1], False)
+    assert _candidates_memo().cache_info().currsize > 0
+    loky_worker[0] += 1
+    runner.evaluate_chunk(scenarios[1:2], False)
+    assert _candidates_memo().cache_info().currsize == 0
+
+
+@pytest.mark.slow
+def test_sensitivity_sweep_on_loky_has_no_worker_restart(tmp_path: Path) -> None:
+    """sweep=sensitivity on two loky workers (psutil installed) ends without loky's
+    "worker stopped ... memory leak" warning: the model's caches fit its memory budget."""
+    pytest.importorskip("psutil")
+    args = ("sweep=sensitivity", "execution.n_jobs=2", f"output.root={tmp_path / 'data'}")
+    result = dmlimits(tmp_path, *args, timeout=1800)  # 360 series: minutes on a busy machine
+    assert result.returncode == 0, result.stderr
+    assert "worker stopped" not in result.stderr

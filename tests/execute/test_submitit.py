@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.io.dataset import DONE_MARKER
+from pipeline.cli.gather import DONE_MARKER
 from tests.command import dmlimits, stable_table
 
 

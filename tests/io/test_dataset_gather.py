@@ -1,15 +1,13 @@
-"""Reading the dataset back and checking a finished sweep with gather."""
+"""Reading the dataset back and checking it as a whole with gather."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
-from pipeline.io.dataset import DONE_MARKER, gather, main, mark_done, read_points, read_thresholds
+from pipeline.io.dataset import gather, read_points, read_thresholds
 from pipeline.io.parquet import OutputError, write_part
 from pipeline.model.records.results import SeriesLimits
 from tests.io.helpers import point_rows, threshold_row, write_series
@@ -35,16 +33,6 @@ def _write(root, series, points, provenance, *, with_thresholds: bool = True) ->
         provenance=provenance,
     )
     write_series(root, table, thresholds, series.partition, series.series_id)
-
-
-def _multirun(tmp_path: Path, done: list[bool]) -> Path:
-    sweep = tmp_path / "multirun" / "2025-01-01" / "00-00-00"
-    for number, finished in enumerate(done):
-        job = sweep / str(number)
-        (job / ".hydra").mkdir(parents=True)
-        if finished:
-            mark_done(job, {"job": number})
-    return sweep
 
 
 def test_read_points_empty_root_has_schema(tmp_path) -> None:
@@ -78,19 +66,6 @@ def test_gather_counts_rows_series_parts(
     assert (report.n_parts, report.n_point_rows, report.n_threshold_rows) == (4, 3, 2)
     assert report.n_series == 2
     assert report.ok
-    assert report.n_jobs is None
-    assert report.failed_jobs == ()
-
-
-def test_gather_reports_failed_jobs(tmp_path, make_series, feasible_point, provenance) -> None:
-    """Job directories without the done marker are listed as failed."""
-    _write(tmp_path / "data", make_series(), [feasible_point(12288)], provenance)
-    sweep = _multirun(tmp_path, [True, False, True, False])
-    report = gather(tmp_path / "data", sweep)
-    assert report.n_jobs == 4
-    assert report.failed_jobs == (1, 3)
-    assert not report.ok
-    assert (sweep / "0" / DONE_MARKER).is_file()
 
 
 def test_gather_reports_corrupt_part(tmp_path, make_series, feasible_point, provenance) -> None:
@@ -155,26 +130,3 @@ def test_gather_missing_root(tmp_path) -> None:
     """A root that does not exist is an OutputError, not an empty report."""
     with pytest.raises(OutputError, match="does not exist"):
         gather(tmp_path / "nope")
-
-
-def test_dataset_main_prints_report(
-    tmp_path, capsys, make_series, feasible_point, provenance
-) -> None:
-    """`dmlimits-gather ROOT --multirun DIR` (also `python -m pipeline.io.dataset`) prints the counts and failed jobs."""
-    _write(tmp_path / "data", make_series(), [feasible_point(12288)], provenance)
-    sweep = _multirun(tmp_path, [True, False])
-    status = main([str(tmp_path / "data"), "--multirun", str(sweep)])
-    out = capsys.readouterr().out
-    assert status == 1
-    assert "2 parts, 1 series, 1 point rows, 1 threshold rows" in out
-    assert "failed (no .dmlimits_done): 1" in out
-    assert "NOT OK" in out
-
-
-def test_dataset_main_ok_exit_zero(
-    tmp_path, capsys, make_series, feasible_point, provenance
-) -> None:
-    """A complete dataset prints ok and exits 0."""
-    _write(tmp_path, make_series(), [feasible_point(12288)], provenance)
-    assert main([str(tmp_path)]) == 0
-    assert capsys.readouterr().out.strip().endswith("ok")

@@ -192,3 +192,15 @@ def test_run_causes_count_what_they_do_not_list() -> None:
     causes = run_causes(_runs(), many)
     assert len(causes) == MAX_RUNS_LISTED + 1
     assert causes[-1].detail == "... and 3 more runs added"
+
+
+def test_changes_never_match_two_concrete_runs(tmp_path: Path) -> None:
+    """`run=gpt_1p7b` one date and `run=gpt_7p5b` the next are one series removed and one
+    added, never one series whose values moved."""
+    for day, run in ((D1, "gpt_1p7b"), (D2, "gpt_7p5b")):
+        assert run_nightly(nightly_config(tmp_path, day.isoformat(), f"run={run}"), False) == 0
+    report = compare_dates(tmp_path, D2)
+    assert report.matched == 0
+    assert report.thresholds == ()
+    assert [k.label.rsplit(" run ", 1)[1] for k in report.added] == ["gpt_7p5b"]
+    assert [k.label.rsplit(" run ", 1)[1] for k in report.removed] == ["gpt_1p7b"]

@@ -16,8 +16,9 @@ from tests.nightly.runs import nightly_config, plain_run
 pytestmark = pytest.mark.slow
 """Runs and matplotlib rendering."""
 
-EXPECTED_SHAPE = (round(FIGSIZE_IN[1] * DPI), round(FIGSIZE_IN[0] * DPI), 4)
-"""Rows × columns × RGBA of every saved chart (700 × 1200)."""
+WIDTH_PX = round(FIGSIZE_IN[0] * DPI)
+"""Every saved chart is 1200 pixels wide; charts with a row per series grow in height."""
+MIN_HEIGHT_PX = 250
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +40,10 @@ def report(dataset: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("name", [name for name, _, _ in CHARTS])
 def test_report_png_is_nonempty_image_of_expected_size(report: Path, name: str) -> None:
-    """Each chart reads back as a 1200 × 700 RGBA image that is not a blank canvas."""
+    """Each chart reads back as a 1200-pixel-wide RGBA image that is not a blank canvas."""
     pixels = image.imread(report / name)
-    assert pixels.shape == EXPECTED_SHAPE
+    assert pixels.shape[1:] == (WIDTH_PX, 4)
+    assert pixels.shape[0] >= MIN_HEIGHT_PX
     assert float(np.std(pixels[..., :3])) > 0.05
 
 
@@ -78,14 +80,33 @@ def test_report_draws_trends_and_moving_frontier(tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert main([str(root), "--out", str(out)]) == 0
     for name in ("trends.png", "frontier.png"):
-        assert image.imread(out / name).shape == EXPECTED_SHAPE
+        assert image.imread(out / name).shape[1:] == (WIDTH_PX, 4)
         assert name in (out / "index.html").read_text(encoding="utf-8")
+
+
+def test_report_where_chooses_the_series_drawn(dataset: Path, tmp_path: Path) -> None:
+    """--where keeps the series its SQL condition holds for; the page lists only those."""
+    assert main([str(dataset), "--out", str(tmp_path), "--where", "batch_law = 'constant'"]) == 0
+    page = (tmp_path / "index.html").read_text(encoding="utf-8")
+    assert "h100_sxm / dense / constant" in page
+    assert "h100_sxm / dense / critical" not in page
+    assert "(1 of 2 series)" in page
+
+
+def test_report_bad_where_exits_2(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --where that is no valid condition, or chooses nothing, is one line and exit 2."""
+    assert main([str(dataset), "--out", str(tmp_path), "--where", "no_such_column = 1"]) == 2
+    assert main([str(dataset), "--out", str(tmp_path), "--series", "zzz"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("dmlimits-report: error: no series matches")
 
 
 def test_report_draws_observed_frontier_and_forecast_intervals(report: Path) -> None:
     """A run that read the frontier-runs source gets observed.png, and the forecasts table shows
     the fitted trajectory with its intervals."""
-    assert image.imread(report / "observed.png").shape == EXPECTED_SHAPE
+    assert image.imread(report / "observed.png").shape[1:] == (WIDTH_PX, 4)
     page = (report / "index.html").read_text(encoding="utf-8")
     assert 'src="observed.png"' in page
     assert "fitted " in page

@@ -1,4 +1,5 @@
-"""Every way of getting a config wrong stops `dmlimits` at once: one line, exit 2, nothing written.
+"""The command line's bad-input table: every way of getting a config wrong stops `dmlimits` at
+once: one line, exit 2, nothing written (and a value far outside the catalog warns in one line).
 
 The inputs tried are the lists below, one test each. Mistakes Hydra reports itself (unknown
 group options and keys, override syntax, sweeps) run the real command in a subprocess
@@ -19,6 +20,9 @@ import pytest
 
 from pipeline.cli.check import check_command_line as check_strictly
 from pipeline.cli.main import EXIT_BAD_INPUT, check
+from pipeline.nightly import run as nightly_run
+from pipeline.schema.plausible import warning_lines
+from tests.nightly.runs import nightly_config
 from tests.robustness.conftest import run_cli, tree
 from tests.schema.test_bad_input import BAD_INPUTS as SCHEMA_INPUTS
 
@@ -75,52 +79,48 @@ HYDRA_INPUTS = [
 ]  # fmt: skip
 
 VALUE_INPUTS = [
-    # (id, command-line arguments, key the message must name)
-    ("string_for_integer", ["hardware.sms=abc"], "hardware.sms"),
+    # (id, command-line arguments, key the message must name): values the stages after the
+    # schema check (execution, output, sweep, forecast); the schema's own are SCHEMA_INPUTS
     ("string_for_boolean", ["output.whole_grid=yes"], "output.whole_grid"),
     ("string_for_workers", ["execution.n_jobs=two"], "execution.n_jobs"),
     ("zero_workers", ["execution.n_jobs=0"], "execution.n_jobs"),
     ("zero_chunk_size", ["execution.chunk_size=0"], "execution.chunk_size"),
     ("unknown_backend", ["execution.backend=mpi"], "execution.backend"),
     ("string_for_ahead", ["execution.ahead=sometimes"], "execution.ahead"),
-    ("negative_hbm_bandwidth", ["hardware.hbm_bandwidth_gb_per_s=-1"],
-     "hardware.hbm_bandwidth_gb_per_s"),
-    ("negative_network_bandwidth", ["hardware.network.bandwidth_gb_per_s=[900,-100]"],
-     "hardware.network.bandwidth_gb_per_s[1]"),
-    ("infinite_l2_bandwidth", ["hardware.l2_bandwidth_gb_per_s=inf"], "hardware.l2_bandwidth_gb_per_s"),
-    ("negative_flop_rate", ["hardware.flop_per_clock_per_thread=-32"],
-     "hardware.flop_per_clock_per_thread"),
-    ("infinite_clock", ["hardware.max_clock_mhz=inf"], "hardware.max_clock_mhz"),
-    ("zero_u_eff", ["hardware.u_eff=0"], "hardware.u_eff"),
-    ("negative_memory", ["hardware.hbm_gb=-80"], "hardware.hbm_gb"),
-    ("nan_memory", ["hardware.hbm_gb=nan"], "hardware.hbm_gb"),
-    ("negative_duration", ["scaling.duration_months=-3"], "scaling.duration_months"),
-    ("infinite_duration", ["scaling.duration_months=inf"], "scaling.duration_months"),
-    ("zero_model_b_duration", ["closed_form.duration_days=0"], "closed_form.duration_days"),
-    ("nan_latency", ["hardware.network.latency_us=[nan,1.125]"], "hardware.network.latency_us[0]"),
-    ("infinite_network_latency", ["hardware.network.latency_us=[1.125,inf]"],
-     "hardware.network.latency_us[1]"),
-    ("negative_level_size", ["hardware.network.level_sizes=[-8]"],
-     "hardware.network.level_sizes[0]"),
-    ("string_level_size", ["hardware.network.level_sizes=[eight]"],
-     "hardware.network.level_sizes[0]"),
-    ("levels_without_their_links", ["hardware.network.level_sizes=[8,32]"],
-     "hardware.network.bandwidth_gb_per_s"),
-    ("fixed_layout_levels_of_other_network", ["parallelism=fixed", "hardware=h100_superpod"],
-     "parallelism.layout.dp"),
-    ("fixed_layout_not_cluster_size", ["parallelism=fixed", "parallelism.layout.n_gpu=1024"],
-     "parallelism.layout.n_gpu"),
-    ("grid_list_of_zero", ["scaling.grid.kind=list", "scaling.grid.d_models=[0]"],
-     "scaling.grid.d_models[0]"),
-    ("inverted_sweep_axis_range",
-     ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: {start: 4000, stop: 2000, step: 1000}}"],
-     "sweep.axes.hardware.hbm_bandwidth_gb_per_s"),
-    ("empty_sweep_axis", ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: []}"],
-     "sweep.axes.hardware.hbm_bandwidth_gb_per_s"),
-    ("unknown_sweep_choice", ["sweep=smoke", "sweep.choices.batch=[critical,nope]"],
-     "sweep.choices.batch"),
+    ("inverted_sweep_axis_range", ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: {start: 4000, stop: 2000, step: 1000}}"], "sweep.axes.hardware.hbm_bandwidth_gb_per_s"),
+    ("empty_sweep_axis", ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: []}"], "sweep.axes.hardware.hbm_bandwidth_gb_per_s"),
+    ("unknown_sweep_choice", ["sweep=smoke", "sweep.choices.batch=[critical,nope]"], "sweep.choices.batch"),
     ("empty_output_root", ["output.root="], "output.root"),
     ("numeric_output_root", ["output.root=5"], "output.root"),
+    ("chunk_beyond_int64", ["execution.chunk_size=100000000000000000000"], "execution.chunk_size"),
+    ("workers_beyond_int64", ["execution.n_jobs=100000000000000000000"], "execution.n_jobs"),
+    ("billion_value_axis", ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: {start: 1000, stop: 2000, num: 1000000000}}"], "sweep.axes.hardware.hbm_bandwidth_gb_per_s"),
+    ("tiny_step_axis", ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: {start: 1000, stop: 2000, step: 1e-9}}"], "sweep.axes.hardware.hbm_bandwidth_gb_per_s"),
+    ("huge_num_axis", ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: {start: 1000, stop: 2000, num: 100000000000000000000}}"], "sweep.axes.hardware.hbm_bandwidth_gb_per_s.num"),
+    ("product_of_axes_too_large", ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: {start: 1000, stop: 2000, num: 1000}, hardware.max_clock_mhz: {start: 1000, stop: 2000, num: 1000}}"], "sweep"),
+    ("sweep_above_own_limit", ["sweep=smoke", "+sweep.max_series=5"], "sweep"),
+    ("zero_sweep_limit", ["+sweep.max_series=0"], "sweep.max_series"),
+    ("huge_forecast_base", ["forecast.base_flop=1e308"], "forecast.base_flop"),
+    ("huge_forecast_year", ["forecast.base_year=1e308"], "forecast.base_year"),
+    ("huge_growth", ["forecast.growth_per_year=[4,1e308]"], "forecast.growth_per_year[1]"),
+    ("axis_value_overflowing", ["++sweep.axes={hardware.hbm_bandwidth_gb_per_s: [2000, 1e308]}"], "hardware.hbm_bandwidth_gb_per_s"),
+]  # fmt: skip
+
+TEXT_INPUTS = [
+    # (id, command-line arguments, fragments of the one line): text refused before Hydra reads it
+    ("override_nested_400_deep", [f"hardware.sms={'[' * 400}1{']' * 400}"],
+     ["override 'hardware.sms=[[[", "nested more than 32 levels deep"]),
+    ("override_nested_in_sweep_axis", [f"++sweep.axes={{hardware.sms: {'[' * 40}1{']' * 40}}}"],
+     ["nested more than 32 levels deep"]),
+]  # fmt: skip
+
+WARNED_INPUTS = [
+    # (id, command-line arguments, fragment of the one warning line): run, with a warning
+    ("tb_per_s_in_gb_per_s_key", ["hardware.hbm_bandwidth_gb_per_s=3.35"],
+     "TB/s typed into a GB/s key? (3.35 TB/s = 3350 GB/s)"),
+    ("ghz_in_mhz_key", ["hardware.max_clock_mhz=1.83"], "GHz typed into a MHz key?"),
+    ("picosecond_latency", ["hardware.network.latency_us=[1e-6,1.125]"],
+     "hardware.network.latency_us[0] = 1e-06 is outside the plausible range"),
 ]  # fmt: skip
 
 GOOD_INPUTS = [
@@ -128,7 +128,6 @@ GOOD_INPUTS = [
     ("infinite_network_bandwidth", ["hardware.network.bandwidth_gb_per_s=[inf,100]"]),
     ("infinite_network_preset", ["hardware=h100_infinite_network_low_latency"]),
     ("zero_latencies", ["hardware.matmul_latency_us=0", "hardware.network.latency_us=[0,0]"]),
-    ("picosecond_latency", ["hardware.network.latency_us=[1e-6,1e-6]"]),
     ("multirun_of_presets", ["-m", "hardware=a100_sxm,h100_sxm", "scaling=dense,sparse"]),
     ("experiment", ["-m", "+experiment=what_if"]),
     ("glob_sweep", ["-m", "hardware=glob(h100_sxm)"]),
@@ -275,3 +274,87 @@ def test_check_accepts_valid_edge_input_without_writing(
     monkeypatch.chdir(tmp_path)
     check_strictly([*args, f"output.root={tmp_path / 'deep' / 'data'}"])
     assert tree(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"), [pytest.param(a, f, id=i) for i, a, f in TEXT_INPUTS]
+)
+def test_check_refuses_hostile_text_before_hydra(
+    args: list[str],
+    fragments: list[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Text nested too deep for the parsers is refused in one line, not a traceback."""
+    code, err = check_in_process(args, tmp_path, monkeypatch, capsys)
+    assert code == EXIT_BAD_INPUT
+    assert_one_line_message(err, fragments)
+    assert tree(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"), [pytest.param(a, f, id=i) for i, a, f in WARNED_INPUTS]
+)
+def test_check_warns_in_one_line_about_implausible_value(
+    args: list[str],
+    fragment: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A value far outside the catalog passes the check with one warning line naming it."""
+    with warning_lines("dmlimits"):
+        code, err = check_in_process(args, tmp_path, monkeypatch, capsys)
+    assert code == 0
+    [line] = err.splitlines()
+    assert line.startswith("dmlimits: warning: "), line
+    assert fragment in line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(["hardware.name=team/h100"], id="slash_name"),
+        pytest.param(["hardware.sms=100000000000000000000"], id="int_beyond_int64"),
+        pytest.param(
+            [
+                "++sweep.axes={hardware.hbm_bandwidth_gb_per_s: {start: 1, stop: 2, num: 1000000000}}"
+            ],
+            id="billion_value_axis",
+        ),
+        pytest.param(["hardware=projected", "hardware.year=1e6"], id="projected_year_1e6"),
+        pytest.param([f"hardware.sms={'[' * 400}1{']' * 400}"], id="override_400_deep"),
+    ],
+)
+def test_cli_refuses_bad_value_without_traceback(args: list[str], tmp_path: Path) -> None:
+    """The real command exits 2 with one line, no traceback, and writes nothing at all."""
+    result = run_cli(tmp_path, [*args, f"output.root={tmp_path / 'data'}"])
+    assert result.returncode == 2, result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert tree(tmp_path) == []
+
+
+@pytest.mark.parametrize("linked", ["run_date=2025-01-01", ".staging", "reports"])
+def test_nightly_refuses_linked_folder_before_evaluating(
+    linked: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A nightly root whose date, staging or reports folder is a symbolic link is refused in one
+    line before any series is evaluated; the link and the folder it names stay as they were."""
+    root, target = tmp_path / "root", tmp_path / "elsewhere"
+    root.mkdir()
+    target.mkdir()
+    (target / "kept").write_text("the link's target is never written\n")
+    (root / linked).symlink_to(target)
+    evaluated: list[object] = []
+    monkeypatch.setattr(nightly_run, "execute_plan", lambda *a, **k: evaluated.append(a))
+    code = nightly_run.run_nightly(nightly_config(root, "2025-01-01"), progress=False)
+    lines = capsys.readouterr().err.splitlines()
+    assert code == EXIT_BAD_INPUT
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"dmlimits: error: {root.resolve() / linked} is a symbolic link")
+    assert evaluated == []
+    assert (root / linked).is_symlink()
+    assert tree(target) == ["kept"]

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.bi.views import main as bi_main
+from pipeline.cli.gather import main as gather_main
 from pipeline.execute import runner
 from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.io import parquet
-from pipeline.io.dataset import main as gather_main
 from pipeline.io.parquet import OutputError, check_writable
 from pipeline.nightly import partition
 from pipeline.nightly.run import run_nightly
@@ -248,10 +248,14 @@ def test_gather_bad_path_is_one_line(
     assert lines[0].startswith("dmlimits-gather: error: ")
 
 
-def test_gather_empty_directory_is_ok(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """An empty directory is an empty dataset: ok, exit 0."""
-    assert gather_main([str(tmp_path)]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "ok"
+def test_gather_empty_directory_is_not_ok(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty directory holds no dataset: gather says so and exits 1."""
+    assert gather_main([str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2].startswith(f"no dataset: {tmp_path} holds no part of any table")
+    assert out[-1] == "NOT OK"
 
 
 STAGING_STRAYS = {

@@ -19,15 +19,9 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.cli.gather import DONE_MARKER, failed_jobs, gather_sweep, mark_done
 from pipeline.execute.series import evaluate_series
-from pipeline.io import dataset
-from pipeline.io.dataset import (
-    DONE_MARKER,
-    gather,
-    mark_done,
-    read_points,
-    read_thresholds,
-)
+from pipeline.io.dataset import gather, read_points, read_thresholds
 from pipeline.io.parquet import write_part
 from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.records.results import PointResult
@@ -152,11 +146,11 @@ def test_multirun_job_failing_at_run_time_keeps_the_rest(tmp_path: Path) -> None
     assert "dmlimits: error: parallelism.layout.dp = [1, 1]: must list 3 factors" in result.stderr
     assert "dmlimits: job 3 failed" in result.stderr
 
-    report = gather(root, sweep)
+    report = gather_sweep(root, sweep)
     assert report.failed_jobs == (3,)
     assert report.n_jobs == 4
-    assert report.n_series == 3
-    assert report.bad_parts == ()
+    assert report.dataset.n_series == 3
+    assert report.dataset.bad_parts == ()
     assert read_thresholds(root)["hardware"].sort().to_list() == [
         "h100_superpod",
         "h100_sxm",
@@ -164,7 +158,7 @@ def test_multirun_job_failing_at_run_time_keeps_the_rest(tmp_path: Path) -> None
     ]
 
     check = subprocess.run(
-        [sys.executable, "-m", "pipeline.io.dataset", str(root), "--multirun", str(sweep)],
+        [sys.executable, "-m", "pipeline.cli.gather", str(root), "--multirun", str(sweep)],
         capture_output=True,
         text=True,
         check=False,
@@ -199,7 +193,7 @@ def test_multirun_job_with_root_blocked_after_preflight_fails_alone(tmp_path: Pa
     assert f"dmlimits: error: output root {blocked} is not writable" in err
     assert "dmlimits: job 2 failed" in err
 
-    assert dataset.failed_jobs(sweep) == ([2], 4)
+    assert failed_jobs(sweep) == ([2], 4)
     for done in (roots[0], roots[1], roots[3]):
         assert read_thresholds(done).height == 1
         assert gather(done).ok
@@ -216,8 +210,8 @@ def test_multirun_killed_after_first_job_keeps_it(tmp_path: Path) -> None:
     wait_for(lambda: (sweep / "1").is_dir(), "job 1 to start")
     kill_group(run)
 
-    report = gather(root, sweep)
-    assert report.bad_parts == ()
+    report = gather_sweep(root, sweep)
+    assert report.dataset.bad_parts == ()
     assert 1 in report.failed_jobs
     assert 0 not in report.failed_jobs
     assert not report.ok

@@ -8,17 +8,22 @@ stderr and read exactly the fixture's rows, never a duplicated, null or retyped 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+import pipeline
 from pipeline.bi.views import main as bi_main
-from pipeline.io.dataset import main as gather_main
+from pipeline.cli.gather import main as gather_main
 from pipeline.io.read import read_table
 from pipeline.report import main as report
 from pipeline.report.main import main as report_main
+from tests.nightly.runs import plain_run
 from tests.robustness.damage import (
     BAD_PARTS,
     CLEAN_ROWS,
@@ -138,3 +143,85 @@ def test_readers_accept_schema_v1_fixture(
     captured = capsys.readouterr()
     assert "skipped" not in captured.err
     assert "ok" in captured.out.splitlines()
+
+
+@pytest.mark.usefixtures("one_chart")
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        pytest.param("extra_column", "unexpected columns", id="extra_column"),
+        pytest.param("newer_version", "schema version 99, this dmlimits reads 1 to", id="newer"),
+        pytest.param("retyped_column", "expected", id="retyped_column"),
+    ],
+)
+def test_readers_count_the_rows_they_could_not_read(
+    name: str, reason: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A part skipped for its schema (a newer version, a column too many) is named with its
+    reason and the rows it holds, by dmlimits-bi and dmlimits-report alike."""
+    root, bad = damaged(tmp_path, "plain", name)
+    rows = pq.ParquetFile(bad).metadata.num_rows
+    assert rows > 0
+    assert bi_main([str(root), "--db", str(tmp_path / "views.duckdb")]) == 0
+    assert report_main([str(root), "--out", str(tmp_path / "report")]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if str(bad) in line]
+    assert len(lines) == 2, lines
+    for line in lines:
+        assert reason in line, line
+        assert line.endswith(f"({rows} rows not read)"), line
+
+
+def test_missing_table_is_reported_by_every_reader_and_restored_by_resuming(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With points/ deleted, gather is NOT OK and dmlimits-bi and dmlimits-report name the
+    missing table; resuming the same command writes the points back, row for row."""
+    root = tmp_path / "data"
+    plain_run(root, "output.resume=true")
+    points = read_table(root, "points").frame
+    assert points is not None
+    shutil.rmtree(root / "points")
+    missing = f"{root / 'points'}: table missing"
+    assert gather_main([str(root)]) == 1
+    assert f"bad part: {missing}" in capsys.readouterr().out
+    assert bi_main([str(root), "--db", str(tmp_path / "views.duckdb")]) == 0
+    assert f"dmlimits-bi: skipped {missing}" in capsys.readouterr().err
+    assert report_main([str(root), "--out", str(tmp_path / "report")]) == 2
+    assert missing in capsys.readouterr().err
+    plain_run(root, "output.resume=true")
+    restored = read_table(root, "points").frame
+    assert restored is not None
+    assert restored.drop("run_id", "created_at").equals(points.drop("run_id", "created_at"))
+    assert gather_main([str(root)]) == 0
+
+
+@pytest.mark.parametrize("damage", ["extra_column", "truncated"])
+def test_rerun_sets_aside_a_bad_part_and_writes_its_series_again(
+    damage: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Resuming a run whose thresholds part is foreign (a column too many) or truncated moves
+    the part whole to ROOT/.set_aside, names it, and writes its series again: every reader then
+    reads every series, and gather is ok."""
+    root = tmp_path / "data"
+    smoke = ["sweep=smoke", "scaling.grid.max_d_model=16384", "execution.n_jobs=1"]
+    pipeline.run(smoke, write=True, root=root)
+    complete = read_table(root, "thresholds").frame
+    assert complete is not None
+    part = sorted((root / "thresholds").rglob("*.parquet"))[0]
+    original = part.read_bytes()
+    if damage == "extra_column":
+        table = pq.read_table(part)
+        pq.write_table(table.append_column("new_col", pa.array([1.0] * table.num_rows)), part)
+    else:
+        part.write_bytes(original[: len(original) // 2])
+    bad = part.read_bytes()
+    capsys.readouterr()
+    pipeline.run(smoke, write=True, root=root)
+    moved = root / ".set_aside" / part.relative_to(root)
+    assert f"dmlimits: set aside {part} -> {moved}: " in capsys.readouterr().err
+    assert moved.read_bytes() == bad
+    healed = read_table(root, "thresholds")
+    assert healed.skipped == ()
+    assert healed.frame is not None
+    assert sorted(healed.frame["series_id"]) == sorted(complete["series_id"])
+    assert gather_main([str(root)]) == 0

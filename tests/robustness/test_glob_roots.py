@@ -15,7 +15,7 @@ import duckdb
 import pytest
 
 from pipeline.bi.views import main as bi_main
-from pipeline.io.dataset import main as gather_main
+from pipeline.cli.gather import main as gather_main
 from pipeline.io.read import latest_dataset_dir, read_table
 from pipeline.report import main as report
 from tests.robustness.damage import nightly_copy, plain_copy

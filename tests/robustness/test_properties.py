@@ -23,6 +23,8 @@ from pipeline.model.step.evaluate import evaluate_layout
 from pipeline.schema import Scenario, compose_config, hardware_from_config, load_scenario
 from tests.strategies import SMALL_WIDTHS, hardware_configs
 
+pytestmark = pytest.mark.filterwarnings("ignore::pipeline.schema.plausible.PlausibilityWarning")
+"""Values far beyond every accelerator are the point here, not a slip to warn about."""
 EXAMPLES = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 BATCH_LAWS = ("critical", "constant", "deepseek", "zhang2024")
 RELATIVE_SLACK = 1e-12

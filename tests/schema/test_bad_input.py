@@ -1,4 +1,9 @@
-"""Invalid config values raise ConfigError with a one-line message naming the key."""
+"""The schema's bad-input table: each config value it refuses raises a one-line ConfigError naming the key.
+
+`BAD_INPUTS` is the one table of bad values for the schema layer (load_scenario): types, ranges,
+names that become paths, numbers past `pipeline.schema.bounds`, projections out of float range.
+tests/robustness/test_bad_input.py runs every one of them through the command line as well.
+"""
 
 from __future__ import annotations
 
@@ -83,6 +88,78 @@ BAD_INPUTS = [
     ("unresolvable_value", ["hardware.sms=${hardware.cores}"], "hardware.sms"),
     ("unknown_tensor_parallel", ["physics.tensor_parallel=3d"], "physics.tensor_parallel"),
     ("tp_in_domain_not_bool", ["physics.tp_in_domain=maybe"], "physics.tp_in_domain"),
+    # values that became paths, or beyond the bounds of pipeline/schema/bounds.py
+    ("negative_hbm_bandwidth", ["hardware.hbm_bandwidth_gb_per_s=-1"], "hardware.hbm_bandwidth_gb_per_s"),
+    ("negative_network_bandwidth", ["hardware.network.bandwidth_gb_per_s=[900,-100]"], "hardware.network.bandwidth_gb_per_s[1]"),
+    ("infinite_l2_bandwidth", ["hardware.l2_bandwidth_gb_per_s=inf"], "hardware.l2_bandwidth_gb_per_s"),
+    ("negative_flop_rate", ["hardware.flop_per_clock_per_thread=-32"], "hardware.flop_per_clock_per_thread"),
+    ("infinite_clock", ["hardware.max_clock_mhz=inf"], "hardware.max_clock_mhz"),
+    ("zero_u_eff", ["hardware.u_eff=0"], "hardware.u_eff"),
+    ("negative_memory", ["hardware.hbm_gb=-80"], "hardware.hbm_gb"),
+    ("nan_memory", ["hardware.hbm_gb=nan"], "hardware.hbm_gb"),
+    ("negative_duration", ["scaling.duration_months=-3"], "scaling.duration_months"),
+    ("infinite_duration", ["scaling.duration_months=inf"], "scaling.duration_months"),
+    ("zero_model_b_duration", ["closed_form.duration_days=0"], "closed_form.duration_days"),
+    ("nan_latency", ["hardware.network.latency_us=[nan,1.125]"], "hardware.network.latency_us[0]"),
+    ("infinite_network_latency", ["hardware.network.latency_us=[1.125,inf]"], "hardware.network.latency_us[1]"),
+    ("negative_level_size", ["hardware.network.level_sizes=[-8]"], "hardware.network.level_sizes[0]"),
+    ("string_level_size", ["hardware.network.level_sizes=[eight]"], "hardware.network.level_sizes[0]"),
+    ("levels_without_their_links", ["hardware.network.level_sizes=[8,32]"], "hardware.network.bandwidth_gb_per_s"),
+    ("fixed_layout_not_cluster_size", ["parallelism=fixed", "parallelism.layout.n_gpu=1024"], "parallelism.layout.n_gpu"),
+    ("grid_list_of_zero", ["scaling.grid.kind=list", "scaling.grid.d_models=[0]"], "scaling.grid.d_models[0]"),
+    ("slash_in_hardware_name", ["hardware.name=team/h100"], "hardware.name"),
+    ('space_in_hardware_name', ["hardware.name='my gpu'"], 'hardware.name'),
+    ("dotdot_hardware_name", ["hardware.name=.."], "hardware.name"),
+    ("dotdot_path_hardware_name", ["hardware.name=../etc"], "hardware.name"),
+    ("hidden_hardware_name", ["hardware.name=.h100"], "hardware.name"),
+    ('equals_in_hardware_name', ["hardware.name='a=b'"], 'hardware.name'),
+    ('backslash_in_hardware_name', ["hardware.name='a\\\\b'"], 'hardware.name'),
+    ("long_hardware_name", ["hardware.name=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"], "hardware.name"),
+    ('empty_hardware_name', ["hardware.name=''"], 'hardware.name'),
+    ("numeric_hardware_name", ["hardware.name=5"], "hardware.name"),
+    ("slash_in_scaling_name", ["scaling.name=dense/v2"], "scaling.name"),
+    ('space_in_scaling_name', ["scaling.name='dense v2'"], 'scaling.name'),
+    ("dotdot_batch_name", ["batch.name=.."], "batch.name"),
+    ('star_in_batch_name', ["batch.name='crit*'"], 'batch.name'),
+    ('bracket_in_batch_name', ["batch.name='crit[1]'"], 'batch.name'),
+    ('newline_in_batch_name', ["batch.name='a\\nb'"], 'batch.name'),
+    ('colon_in_parallelism_name', ["parallelism.name='a:b'"], 'parallelism.name'),
+    ('unicode_slash_in_hardware_name', ["hardware.name='a\u2215b'"], 'hardware.name'),
+    ("huge_hbm_bandwidth", ["hardware.hbm_bandwidth_gb_per_s=1e308"], "hardware.hbm_bandwidth_gb_per_s"),
+    ("huge_l2_bandwidth", ["hardware.l2_bandwidth_gb_per_s=1e308"], "hardware.l2_bandwidth_gb_per_s"),
+    ("huge_clock", ["hardware.max_clock_mhz=1e308"], "hardware.max_clock_mhz"),
+    ("huge_hbm", ["hardware.hbm_gb=1e308"], "hardware.hbm_gb"),
+    ("huge_l2", ["hardware.l2_mib=1e308"], "hardware.l2_mib"),
+    ("huge_registers", ["hardware.register_kib_per_block=1e308"], "hardware.register_kib_per_block"),
+    ("huge_duration", ["scaling.duration_months=1e308"], "scaling.duration_months"),
+    ("duration_of_ages", ["scaling.duration_months=1e12"], "scaling.duration_months"),
+    ("huge_year", ["scaling.year_s=1e300"], "scaling.year_s"),
+    ("huge_model_b_duration", ["closed_form.duration_days=1e308"], "closed_form.duration_days"),
+    ("huge_closed_form_latency", ["closed_form.t_lat_us=1e308"], "closed_form.t_lat_us"),
+    ("huge_t0", ["closed_form.t0_flop=1e308"], "closed_form.t0_flop"),
+    ("huge_b0", ["closed_form.b0_tokens=1e308"], "closed_form.b0_tokens"),
+    ("huge_matmul_latency", ["hardware.matmul_latency_us=1e308"], "hardware.matmul_latency_us"),
+    ("huge_network_bandwidth", ["hardware.network.bandwidth_gb_per_s=[1e308,100]"], "hardware.network.bandwidth_gb_per_s[0]"),
+    ("huge_network_latency", ["hardware.network.latency_us=[1.125,1e308]"], "hardware.network.latency_us[1]"),
+    ("huge_flop_per_clock", ["hardware.flop_per_clock_per_thread=1e308"], "hardware.flop_per_clock_per_thread"),
+    ("sms_beyond_int64", ["hardware.sms=100000000000000000000"], "hardware.sms"),
+    ("sms_as_float_exponent", ["hardware.sms=1e20"], "hardware.sms"),
+    ("sms_beyond_2_53", ["hardware.sms=9007199254740993"], "hardware.sms"),
+    ("peak_rate_overflow", ["hardware.sms=9007199254740992", "hardware.max_clock_mhz=1e6", "hardware.flop_per_clock_per_thread=1e6"], "hardware.sms"),
+    ("level_size_beyond_int64", ["hardware.network.level_sizes=[100000000000000000000]"], "hardware.network.level_sizes[0]"),
+    ("d_model_beyond_int64", ["scaling.grid.kind=list", "scaling.grid.d_models=[100000000000000000000]"], "scaling.grid.d_models[0]"),
+    ("d_model_overflowing_laws", ["scaling.grid.kind=list", "scaling.grid.d_models=[9007199254740992]"], "scaling.grid"),
+    ("steep_depth_exponent", ["scaling.depth.exponent=9"], "scaling.grid"),
+    ("huge_depth_exponent", ["scaling.depth.exponent=1e308"], "scaling.depth.exponent"),
+    ("huge_tokens_per_param", ["scaling.tokens_per_param=1e308"], "scaling.tokens_per_param"),
+    ("seq_len_beyond_int64", ["scaling.seq_len=100000000000000000000"], "scaling.seq_len"),
+    ("huge_batch_reference", ["batch.reference_tokens=1e308"], "batch.reference_tokens"),
+    ("huge_batch_exponent", ["batch.exponent=1e308"], "batch.exponent"),
+    ("huge_negative_batch_exponent", ["batch.exponent=-1e308"], "batch.exponent"),
+    ("projected_year_beyond_bounds", ["hardware=projected", "hardware.year=1e6"], "hardware.year"),
+    ("projected_year_overflowing", ["hardware=projected", "hardware.year=5000"], "hardware.year"),
+    ("projected_growth_overflowing", ["hardware=projected", "hardware.year=2100",
+     "hardware.growth_per_year.hbm_bytes=1e300"], "hardware.year"),
 ]  # fmt: skip
 
 SHAPE = ModelShape(
@@ -132,6 +209,8 @@ def test_load_scenario_rejects_bad_input(overrides: list[str], key: str) -> None
     with pytest.raises(ConfigError) as info:
         load_scenario(cfg)
     assert_one_line_naming(info.value, key)
+    if key.endswith(".name"):
+        assert "file-name-safe" in str(info.value)
 
 
 @pytest.mark.parametrize(

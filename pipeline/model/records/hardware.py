@@ -47,6 +47,9 @@ class HardwareSpec:
     net_bandwidth_bytes_per_s: tuple[float, ...]
     net_latency_s: tuple[float, ...]
     level_sizes: tuple[int, ...]
+    tdp_w: float | None = None
+    """Board power (thermal design power) in W, for `power.cluster_power_w`; None if unknown.
+    No time the model computes depends on it."""
 
     @property
     def n_levels(self) -> int:
@@ -63,7 +66,7 @@ def gpu_only(hw: HardwareSpec) -> HardwareSpec:
     be an empty tuple here and fail loudly rather than return another network's values.
     """
     return dataclasses.replace(
-        hw, name="", net_bandwidth_bytes_per_s=(), net_latency_s=(), level_sizes=()
+        hw, name="", net_bandwidth_bytes_per_s=(), net_latency_s=(), level_sizes=(), tdp_w=None
     )
 
 

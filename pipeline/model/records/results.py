@@ -28,6 +28,9 @@ class InfeasibleReason(StrEnum):
     the schedule has too few microbatches, or the nanobatch is empty (spec §5.1, §7, §10)."""
     BATCH_TOO_LARGE = "batch_too_large"
     """The batch law gives more than 2^53 tokens per batch, beyond exact integer arithmetic."""
+    EXCEEDS_POWER = "exceeds_power_budget"
+    """The smallest cluster that trains the model within the duration draws more than the
+    site's power budget (`constraints.max_power_mw`, `pipeline.model.power`)."""
     EXCEEDS_GPU_MEMORY = "exceeds_gpu_memory"
     """Weights, gradients, optimizer state and activations do not fit in one GPU's HBM
     (physics.gpu_memory; docs/model.md, "Realistic physics")."""
@@ -128,6 +131,10 @@ class PointResult:
     """The run's activation recomputation mode, else None."""
     physics: str = "paper"
     """The name of the physics the point was evaluated with (conf/physics/)."""
+    power_w: float | None = None
+    """The cluster's power draw (`power.cluster_power_w`); None without a layout or a TDP."""
+    energy_j: float | None = None
+    """The run's energy, power_w · training_time_s; None where power_w is None."""
     counts: ModelCounts | None = None
     """The counts of the model the point timed; None: the paper's counts of `shape`."""
 
@@ -137,8 +144,21 @@ class SeriesLimits:
     """Derived metrics of one series (spec §11): None where the series does not reach them."""
 
     linear_end_flop: float | None
-    """C of the first point with utilization ≤ 0.8 · u_eff; None if no point qualifies."""
+    """C of the first point at or below 0.8 · u_eff (or 0.8 · the series' peak utilization,
+    see `linear_end_basis`); None if no recorded point qualifies."""
     last_feasible_flop: float | None
     first_infeasible_flop: float | None
-    """The latency wall: C of the first size no cluster trains within the duration."""
+    """C of the first size no cluster trains within the duration (or budget); None if every
+    recorded size is feasible."""
     max_utilization: float | None
+    wall_flop: float | None = None
+    """The wall: C of the first size that is infeasible or runs below the utilization floor
+    (`limits.series_end`); None only when the series reaches the end of its grid."""
+    end_reason: str | None = None
+    """How the series ended, a `limits.SeriesEnd` value; None on rows of an older schema."""
+    wall_reason: str | None = None
+    """Why the wall's size is infeasible (an `InfeasibleReason` value) when the series ended
+    at an infeasible size; None otherwise."""
+    linear_end_basis: str | None = None
+    """The utilization `linear_end_flop` is measured against, a `limits.LinearEndBasis`
+    value; None when the series has no feasible point (or on rows of an older schema)."""

@@ -61,6 +61,11 @@ def mhz_to_hz(mhz: float) -> float:
     return _decimal_product(mhz, MEGA)
 
 
+def mw_to_w(mw: float) -> float:
+    """Power: megawatts to watts (a 1 GW site: 1000 MW -> 1e9 W)."""
+    return _decimal_product(mw, MEGA)
+
+
 def days_to_s(days: float) -> float:
     """Time: days of 86,400 s to seconds (Model B: 91.3125 d -> 7,889,400 s, spec §12)."""
     return _decimal_product(days, SECONDS_PER_DAY)

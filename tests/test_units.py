@@ -1,4 +1,4 @@
-"""Human units to SI (pipeline/schema/units.py)."""
+"""Human units to SI (pipeline/units.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pipeline.schema import units
+from pipeline import units
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,93 @@
+"""The command's one start-up trick, behind one switch: a small command's series evaluated ahead.
+
+Hydra's basic launcher runs the jobs of ``dmlimits -m`` one after another in this process, and
+each job evaluates a single chunk of series in-process, so a comparison such as
+``-m hardware=v100_sxm,a100_sxm,h100_sxm`` would use one core while Hydra composes its jobs.
+The command-line check expands every job's series before Hydra starts anyway; with
+`execution.ahead` on (the default), `Startup.on_job` hands them, as each job passes the check, to
+worker processes forked from the command (`pipeline.execute.ahead.Ahead`), which evaluate them
+while the check and Hydra compose; each job then takes its series from there
+(docs/scale-out.md, "Small commands"). ``execution.ahead=false`` is the plain path: every job
+evaluates its own series, and nothing is forked.
+
+Before the first fork the heap is frozen (`gc.freeze`): the collector no longer walks what the
+imports and the check made, and the forked workers share those pages untouched instead of
+copying them as the collector writes to them. `Startup.close` stops the workers and unfreezes
+the heap, so a caller of `main()` in a test or a notebook collects its objects as before.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+
+from hydra.types import RunMode
+from omegaconf import DictConfig, OmegaConf
+
+from pipeline.app.plan import RunPlan
+from pipeline.execute.ahead import Ahead, forking_supported
+from pipeline.execute.settings import Backend
+
+IN_PROCESS_LAUNCHER = "basic"
+"""Hydra's default launcher (the `hydra/launcher` choice): a multirun's jobs, one after another,
+in this process."""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask where the system has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
+    """Workers to evaluate a checked job's series ahead, or 0 to leave them to the job.
+
+    Ahead only when `execution.ahead` is on, the job runs in this process (Hydra's basic
+    launcher; not a nightly job, which runs its own plan), on local workers (not dask, not
+    `execution.n_jobs=1`), and there is something to overlap: a job of a multirun, or a run of
+    two series or more. One worker per usable CPU (or `execution.n_jobs` of them), and only
+    with two or more.
+    """
+    execution = plan.execution
+    choices = OmegaConf.select(full, "hydra.runtime.choices") or {}
+    if (
+        not forking_supported()
+        or not execution.ahead
+        or execution.backend is Backend.DASK
+        or execution.n_jobs == 1
+        or choices.get("hydra/launcher") != IN_PROCESS_LAUNCHER
+        or OmegaConf.select(full, "output.run_date") is not None
+    ):
+        return 0
+    if OmegaConf.select(full, "hydra.mode") != RunMode.MULTIRUN and len(plan.series) < 2:
+        return 0
+    workers = usable_cpus() if execution.n_jobs == -1 else execution.n_jobs
+    return workers if workers >= 2 else 0
+
+
+class Startup:
+    """The workers of one command (none until a job asks for them), and the frozen heap."""
+
+    def __init__(self) -> None:
+        self.ahead: Ahead | None = None
+        """The workers evaluating checked series ahead; None when no job asked for them."""
+
+    def on_job(self, full: DictConfig, plan: RunPlan) -> None:
+        """`check_command_line`'s `on_job`: hand a checked job's series to the workers (forked
+        at the first) when `ahead_workers` says so; `Ahead` refuses them past its budget."""
+        workers = ahead_workers(full, plan)
+        if not workers:
+            return
+        if self.ahead is None:
+            gc.freeze()
+            self.ahead = Ahead(workers)
+        self.ahead.submit(plan.scenarios, plan.whole_grid)
+
+    def close(self) -> None:
+        """Stop the workers, if any, and unfreeze the heap."""
+        if self.ahead is None:
+            return
+        self.ahead.close()
+        self.ahead = None
+        gc.unfreeze()

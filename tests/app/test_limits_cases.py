@@ -1,0 +1,115 @@
+"""The limits a user reads at the edges of the grid and of the hardware, run as `dmlimits` runs
+them (`pipeline.run`): how a series ended, its linear-scaling end, the closed forms' inputs,
+power and a site's budget (docs/model.md §9.5, §10, §10.1)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+import pipeline
+from pipeline.app.api import Result
+from pipeline.bi.views import main as bi_main
+
+pytestmark = pytest.mark.slow
+"""Whole paper-grid series, seconds each."""
+
+
+@lru_cache(maxsize=8)
+def run(*overrides: str) -> Result:
+    """One default series with `overrides`, not written."""
+    return pipeline.run(list(overrides))
+
+
+def test_collapsed_series_has_a_wall_and_a_wall_year() -> None:
+    """Six months on H100 stop on the utilization floor: the wall is that size, never "none"."""
+    result = run("scaling.duration_months=6")
+    row = result.thresholds.row(0, named=True)
+    assert (row["end_reason"], row["first_infeasible_flop"]) == ("utilization_collapse", None)
+    assert row["wall_flop"] == row["last_feasible_flop"]
+    assert result.forecasts["wall_year"].null_count() == 0
+    line = result.summary().splitlines()[2]
+    assert "collapse" in line
+    assert "none" not in line
+
+
+def test_default_series_ends_at_a_wall_with_its_reason() -> None:
+    """The paper's H100 series ends at an infeasible size, its wall where the paper puts it."""
+    row = run().thresholds.row(0, named=True)
+    assert (row["end_reason"], row["wall_reason"]) == ("wall", "no_cluster_within_duration")
+    assert row["wall_flop"] == row["first_infeasible_flop"]
+    assert row["linear_end_basis"] == "u_eff"
+
+
+def test_gpu_below_the_regime_gets_a_linear_end_from_its_peak() -> None:
+    """B200 under physics=paper never reaches 0.8 · u_eff: its linear end is measured from its
+    own peak, not its first grid size, and no forecast year falls before the trajectory's base."""
+    result = run("hardware=b200")
+    row = result.thresholds.row(0, named=True)
+    first = result.points["training_flop"].min()
+    assert row["linear_end_basis"] == "peak"
+    assert row["linear_end_flop"] > first
+    for f in result.forecasts.iter_rows(named=True):
+        assert f["linear_end_year"] > f["base_year"]
+    assert "*" in result.summary().splitlines()[2]
+
+
+@pytest.mark.parametrize(
+    "override",
+    ["scaling.duration_months=6", "batch.reference_tokens=8388608", "scaling.tokens_per_param=200"],
+)
+def test_closed_forms_follow_the_override(override: str) -> None:
+    """Each of these overrides moves T_crit and T_limit and the inputs the table records."""
+    base, moved = run().thresholds.row(0, named=True), run(override).thresholds.row(0, named=True)
+    assert moved["t_crit_flop"] != base["t_crit_flop"]
+    assert moved["t_limit_flop"] != base["t_limit_flop"]
+    inputs = ("model_b_duration_s", "model_b_b0_tokens", "model_b_tokens_per_param")
+    assert [moved[c] for c in inputs] != [base[c] for c in inputs]
+
+
+def test_summary_shows_the_closed_forms_inputs() -> None:
+    """The footer names the budget, batch anchor and tokens per parameter Model B used, and
+    that u_eff does not enter it."""
+    footer = run("hardware.u_eff=0.5").summary().splitlines()[-1]
+    assert "tau_B = 7.889e+06 s" in footer
+    assert "b0 = 4e+06 tokens" in footer
+    assert "20 tokens/param" in footer
+    assert "u_eff does not enter" in footer
+
+
+def test_points_carry_power_and_energy() -> None:
+    """Every point with a layout has its cluster's power and its run's energy."""
+    points = run().points.filter(pl.col("n_gpu").is_not_null())
+    assert points["power_w"].null_count() == 0
+    assert (points["energy_j"] == points["power_w"] * points["training_time_s"]).all()
+
+
+def test_power_budget_sets_the_wall() -> None:
+    """Under a 1 GW site the wall is a power wall, below the 5 GW one, below no budget's."""
+    walls = {}
+    for mw in (1000, 5000):
+        row = run(f"constraints.max_power_mw={mw}").thresholds.row(0, named=True)
+        assert (row["end_reason"], row["wall_reason"]) == ("wall", "exceeds_power_budget")
+        walls[mw] = row["wall_flop"]
+    unbounded = run().thresholds.row(0, named=True)["wall_flop"]
+    assert walls[1000] < walls[5000] < unbounded
+    over = run("constraints.max_power_mw=1000").points.filter(~pl.col("feasible"))
+    assert over["power_w"][0] > 1e9
+    assert "power" in run("constraints.max_power_mw=1000").summary().splitlines()[2]
+
+
+def test_bi_views_query_the_wall_of_a_collapsed_series(tmp_path: Path) -> None:
+    """In the BI file a "wall below X" query counts a collapsed series, with how it ended."""
+    root = tmp_path / "dataset"
+    pipeline.run(["scaling.duration_months=6"], write=True, root=root)
+    db = tmp_path / "dmlimits.duckdb"
+    assert bi_main([str(root), "--db", str(db)]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "SELECT end_reason, wall_flop < 1e33, first_infeasible_flop FROM thresholds"
+        ).fetchall()
+    assert rows == [("utilization_collapse", True, None)]

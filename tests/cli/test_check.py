@@ -1,0 +1,69 @@
+"""The command-line check: --config-dir anywhere on the line, a multirun's jobs as Hydra's
+basic sweeper makes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import OmegaConf
+
+from pipeline.cli.check import check_command_line, split_jobs
+from pipeline.schema import CONF_DIR
+from pipeline.schema.errors import InputError
+
+TINY_GRID = "scaling.grid.max_d_model=16384"
+
+
+@pytest.fixture
+def presets(tmp_path: Path) -> Path:
+    """A user directory with a hardware preset of its own, `team_h100`."""
+    folder = tmp_path / "presets" / "hardware"
+    folder.mkdir(parents=True)
+    h100 = (CONF_DIR / "hardware" / "h100_sxm.yaml").read_text()
+    (folder / "team_h100.yaml").write_text(h100.replace("name: h100_sxm", "name: team_h100"))
+    return folder.parent
+
+
+@pytest.mark.parametrize("where", [0, 1, 2, 3])
+def test_config_dir_is_read_wherever_it_stands(tmp_path: Path, presets: Path, where: int) -> None:
+    """--config-dir before, between or after the overrides adds the same user directory."""
+    argv = ["hardware=team_h100", TINY_GRID, f"output.root={tmp_path / 'data'}"]
+    argv[where:where] = ["--config-dir", str(presets)]
+    checked = check_command_line(argv)
+    assert checked is not None
+    assert OmegaConf.select(checked.composed, "hardware.name") == "team_h100"
+
+
+def test_split_jobs_is_the_product_of_the_swept_keys() -> None:
+    """Jobs are the product of the swept values in key order; a later override of a key wins."""
+    parsed = OverridesParser.create().parse_overrides(
+        ["hardware=a,b", "x=1", "+y=range(2,4)", "x=5"]
+    )
+    assert split_jobs(parsed) == [
+        ["hardware=a", "x=5", "+y=2"],
+        ["hardware=a", "x=5", "+y=3"],
+        ["hardware=b", "x=5", "+y=2"],
+        ["hardware=b", "x=5", "+y=3"],
+    ]
+
+
+def test_split_jobs_refuses_an_interval() -> None:
+    """An interval sweep, which only a sampling sweeper plugin takes, is refused by name."""
+    parsed = OverridesParser.create().parse_overrides(["x=interval(0,1)"])
+    with pytest.raises(InputError, match=r"x=interval\(0,1\)"):
+        split_jobs(parsed)
+
+
+def test_multirun_checks_each_value_once(tmp_path: Path) -> None:
+    """A 3 x 2 multirun is checked by the jobs that bring a value not seen yet: four of six."""
+    seen: list[str] = []
+    check_command_line(
+        ["-m", "hardware=v100_sxm,a100_sxm,h100_sxm", "scaling=dense,sparse", TINY_GRID,
+         f"output.root={tmp_path}", "execution.ahead=false"],
+        lambda full, _plan: seen.append(
+            "{hardware}/{scaling}".format(**full.hydra.runtime.choices)
+        ),
+    )  # fmt: skip
+    assert seen == ["v100_sxm/dense", "v100_sxm/sparse", "a100_sxm/dense", "h100_sxm/dense"]

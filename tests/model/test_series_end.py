@@ -1,0 +1,62 @@
+"""How a series ended and where its linear-scaling end lies (spec §11, docs/model.md §9.5)."""
+
+from __future__ import annotations
+
+from pipeline.model.limits import LinearEndBasis, SeriesEnd, series_end, series_limits
+from pipeline.model.search.search import UTILIZATION_FLOOR
+from tests.model.series_points import flop, point
+
+U_EFF = 0.7
+
+
+def test_series_end_wall_is_the_first_infeasible_size() -> None:
+    """A series that stops at an infeasible size ends at a wall of that size's compute."""
+    points = [point(1024, 0.6), point(2048, 0.3), point(4096, None)]
+    assert series_end(points) == (SeriesEnd.WALL, flop(4096))
+    limits = series_limits(points, U_EFF)
+    assert (limits.end_reason, limits.wall_flop) == ("wall", flop(4096))
+    assert limits.wall_reason == "no_cluster_within_duration"
+
+
+def test_series_end_collapse_is_a_wall_not_a_null() -> None:
+    """A series stopped by the utilization floor has its wall at the collapsed size."""
+    points = [point(1024, 0.6), point(2048, UTILIZATION_FLOOR / 2)]
+    limits = series_limits(points, U_EFF)
+    assert limits.first_infeasible_flop is None
+    assert (limits.end_reason, limits.wall_flop) == ("utilization_collapse", flop(2048))
+    assert limits.wall_reason is None
+
+
+def test_series_end_grid_end_has_no_wall() -> None:
+    """A series feasible at every size above the floor ends with the grid and no wall."""
+    limits = series_limits([point(1024, 0.6), point(2048, 0.5)], U_EFF)
+    assert (limits.end_reason, limits.wall_flop) == ("end_of_grid", None)
+
+
+def test_linear_end_paper_rule_when_the_series_starts_in_the_regime() -> None:
+    """A series starting above 0.8 · u_eff ends its linear regime at its first point at or below it."""
+    points = [point(1024, 0.69), point(2048, 0.57), point(4096, 0.55), point(8192, 0.3)]
+    limits = series_limits(points, U_EFF)
+    assert (limits.linear_end_flop, limits.linear_end_basis) == (flop(4096), "u_eff")
+
+
+def test_linear_end_below_regime_from_the_start_uses_the_series_peak() -> None:
+    """A series whose first point is already below 0.8 · u_eff (B200 under physics=paper) is
+    measured from its own peak, not given its first grid size."""
+    points = [point(1024, 0.40), point(2048, 0.42), point(4096, 0.35), point(8192, 0.30)]
+    limits = series_limits(points, U_EFF)
+    assert limits.linear_end_basis == str(LinearEndBasis.PEAK)
+    assert limits.linear_end_flop == flop(8192)  # first after the 0.42 peak at or below 0.336
+
+
+def test_linear_end_without_feasible_points_has_no_basis() -> None:
+    """A series with no feasible point has neither a linear-scaling end nor a basis for one."""
+    limits = series_limits([point(1024, None)], U_EFF)
+    assert (limits.linear_end_flop, limits.linear_end_basis) == (None, None)
+
+
+def test_linear_end_realistic_rule_is_always_the_peak() -> None:
+    """With the paper's rule off (realistic physics) the end is measured from the peak."""
+    points = [point(1024, 0.69), point(2048, 0.57), point(4096, 0.5)]
+    limits = series_limits(points, U_EFF, paper_rule=False)
+    assert (limits.linear_end_flop, limits.linear_end_basis) == (flop(4096), "peak")

@@ -1,0 +1,78 @@
+"""Which series the report draws and what it calls them (`pipeline.report.selection`)."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from pipeline.report.selection import MAX_DISTINCT, SelectionError, select_series
+
+
+def sweep(n_latency: int, batch_laws: tuple[str, ...]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Thresholds and series rows of a sweep: every batch law at `n_latency` latencies; the
+    wall grows with the law's index (so the batch law tells most about how far a series gets)."""
+    thresholds, series = [], []
+    for b, law in enumerate(batch_laws):
+        for i in range(n_latency):
+            sid = f"{b:02d}{i:02d}" + "0" * 12
+            point = {"batch": law, "hardware.network.latency_us[*]": 0.25 * 2**i}
+            thresholds.append(
+                {
+                    "series_id": sid,
+                    "hardware": "h100_sxm",
+                    "scaling": "dense",
+                    "batch_law": law,
+                    "wall_flop": 10.0 ** (28 + 2 * b) * (1 + 0.01 * i),
+                }
+            )
+            series.append({"series_id": sid, "sweep_point": json.dumps(point), "batch_law": law})
+    return pl.DataFrame(thresholds), pl.DataFrame(series)
+
+
+def test_selection_labels_by_scenario_not_hash() -> None:
+    """Series of one name are told apart by the sweep values that differ, never by their id."""
+    thresholds, series = sweep(3, ("critical",))
+    sel = select_series(thresholds, series)
+    assert sorted(sel.labels.values()) == [
+        "h100_sxm / dense / critical | latency_us[*]=0.25",
+        "h100_sxm / dense / critical | latency_us[*]=0.5",
+        "h100_sxm / dense / critical | latency_us[*]=1",
+    ]
+
+
+def test_selection_where_keeps_matching_series() -> None:
+    """--where is a SQL condition on the series table."""
+    thresholds, series = sweep(2, ("critical", "constant"))
+    sel = select_series(thresholds, series, where="batch_law = 'constant'")
+    assert len(sel.ids) == 2
+    assert sel.total == 4
+    assert all("constant" in label for label in sel.labels.values())
+
+
+def test_selection_series_matches_id_prefix_or_label() -> None:
+    """--series keeps series whose id starts with, or whose label contains, the text."""
+    thresholds, series = sweep(2, ("critical", "constant"))
+    assert len(select_series(thresholds, series, chosen=["0001"]).ids) == 1
+    assert len(select_series(thresholds, series, chosen=["constant"]).ids) == 2
+
+
+@pytest.mark.parametrize(
+    ("chosen", "where"), [(["nothing"], None), ((), "batch_law = 'none'"), ((), "no_column = 1")]
+)
+def test_selection_empty_or_invalid_is_an_error(chosen: list[str], where: str | None) -> None:
+    """A choice that keeps nothing, or a condition that is not valid, is a SelectionError."""
+    thresholds, series = sweep(2, ("critical",))
+    with pytest.raises(SelectionError):
+        select_series(thresholds, series, chosen, where)
+
+
+def test_selection_many_series_colour_by_the_telling_key() -> None:
+    """Past MAX_DISTINCT series, colours follow the key that best separates the walls."""
+    thresholds, series = sweep(5, ("critical", "constant", "deepseek"))
+    sel = select_series(thresholds, series)
+    assert len(sel.ids) > MAX_DISTINCT
+    assert sel.many
+    assert sel.group_key == "batch_law"
+    assert "coloured by batch_law" in sel.note

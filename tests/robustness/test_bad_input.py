@@ -209,7 +209,11 @@ def check_in_process(
     return code, captured.err
 
 
-@pytest.mark.parametrize(("args", "key"), [pytest.param(a, k, id=i) for i, a, k in VALUE_INPUTS])
+@pytest.mark.parametrize(
+    ("args", "key"),
+    [pytest.param(a, k, id=i) for i, a, k in VALUE_INPUTS]
+    + [pytest.param(o, k, id=f"schema-{i}") for i, o, k in SCHEMA_INPUTS],
+)
 def test_check_rejects_bad_value(
     args: list[str],
     key: str,
@@ -217,25 +221,9 @@ def test_check_rejects_bad_value(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """A bad value stops the command before Hydra: exit 2, one line naming the key, no file."""
+    """A bad value, this layer's or any the schema rejects (tests/schema), stops the command
+    before Hydra: exit 2, one line naming the key, no file."""
     code, err = check_in_process(args, tmp_path, monkeypatch, capsys)
-    assert code == EXIT_BAD_INPUT
-    assert_one_line_error(err, key)
-    assert tree(tmp_path) == []
-
-
-@pytest.mark.parametrize(
-    ("overrides", "key"), [pytest.param(o, k, id=i) for i, o, k in SCHEMA_INPUTS]
-)
-def test_check_rejects_every_schema_bad_input(
-    overrides: list[str],
-    key: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """Each input the schema rejects (tests/schema) also stops the command with its one line."""
-    code, err = check_in_process(overrides, tmp_path, monkeypatch, capsys)
     assert code == EXIT_BAD_INPUT
     assert_one_line_error(err, key)
     assert tree(tmp_path) == []

@@ -397,9 +397,12 @@ FRONTIER_FIELDS = [
     _optional("linear_end_flop", pa.float64()),
     _optional("last_feasible_flop", pa.float64()),
     _optional("first_infeasible_flop", pa.float64()),
+    _optional("wall_flop", pa.float64()),
+    _optional("end_reason", pa.string()),
 ]
 """One year of a series' moving frontier (`pipeline.forecast.frontier`): the series evaluated on
-its GPU projected to `year` along the catalog's trends, and that series' limits."""
+its GPU projected to `year` along the catalog's trends, and that series' limits; `wall_flop` and
+`end_reason` as in `thresholds` (the forecasts' `moving_wall_year` is reached at `wall_flop`)."""
 
 TRENDS_FIELDS = [
     _required("metric", pa.string()),

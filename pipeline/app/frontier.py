@@ -28,7 +28,7 @@ def run_frontiers(
     """Base series_id -> its moving frontier, for every (series_id, scenario) on a catalog GPU.
 
     All projected series of all bases are evaluated in one `run_series` pass (parallel), each
-    up to its first infeasible size.
+    up to its wall (its first infeasible size, or the size where utilization collapsed).
     """
     if not years:
         return {}
@@ -54,6 +54,8 @@ def run_frontiers(
                     limits.linear_end_flop,
                     limits.last_feasible_flop,
                     limits.first_infeasible_flop,
+                    limits.wall_flop,
+                    limits.end_reason,
                 )
             )
         frontiers[base_id] = MovingFrontier(base_gpu, trends.catalog_hash, tuple(rows))

@@ -36,6 +36,11 @@ class FrontierYear:
     linear_end_flop: float | None
     last_feasible_flop: float | None
     first_infeasible_flop: float | None
+    wall_flop: float | None
+    """The year's wall, as the frozen forecasts' (`SeriesLimits.wall_flop`): the first size that
+    is infeasible or runs below the utilization floor; None only at the end of the grid."""
+    end_reason: str | None
+    """How the year's series ended (`limits.SeriesEnd`): wall, utilization_collapse, end_of_grid."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +89,8 @@ def frontier_dicts(
             "linear_end_flop": y.linear_end_flop,
             "last_feasible_flop": y.last_feasible_flop,
             "first_infeasible_flop": y.first_infeasible_flop,
+            "wall_flop": y.wall_flop,
+            "end_reason": y.end_reason,
             "run_id": provenance.run_id,
             "config_hash": config_hash({"series_id": key.series_id, "year": y.year}),
             "schema_version": int(provenance.schema_version),

@@ -136,7 +136,7 @@ def _moving_years(moving: MovingFrontier | None, path: Trajectory) -> dict[str, 
     out: dict[str, float | None] = {}
     for column, attr in (
         ("moving_linear_end_year", "linear_end_flop"),
-        ("moving_wall_year", "first_infeasible_flop"),
+        ("moving_wall_year", "wall_flop"),  # the frozen forecasts' wall: a collapse is one
     ):
         interval = None
         if moving is not None:

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
-and its wall, the closed forms' inputs, power and energy)."""
+and its wall, the closed forms' inputs, power and energy; 4: the wall of each year of the moving
+frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -397,9 +398,12 @@ FRONTIER_FIELDS = [
     _optional("linear_end_flop", pa.float64()),
     _optional("last_feasible_flop", pa.float64()),
     _optional("first_infeasible_flop", pa.float64()),
+    _optional("wall_flop", pa.float64()),
+    _optional("end_reason", pa.string()),
 ]
 """One year of a series' moving frontier (`pipeline.forecast.frontier`): the series evaluated on
-its GPU projected to `year` along the catalog's trends, and that series' limits."""
+its GPU projected to `year` along the catalog's trends, and that series' limits; `wall_flop` and
+`end_reason` as in `thresholds` (the forecasts' `moving_wall_year` is reached at `wall_flop`)."""
 
 TRENDS_FIELDS = [
     _required("metric", pa.string()),
@@ -489,4 +493,11 @@ ADDED_IN: dict[str, int] = {
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.
-Every column not listed here has been in the tables since version 1."""
+Every column not listed here (or in `ADDED_IN_TABLE`) has been in the tables since version 1."""
+
+ADDED_IN_TABLE: dict[tuple[str, str], int] = {
+    ("frontier", "wall_flop"): 4,
+    ("frontier", "end_reason"): 4,
+}
+"""(table, column) -> the `SCHEMA_VERSION` that added the column to that table, where a column
+of one name joined tables in different versions (over `ADDED_IN`)."""

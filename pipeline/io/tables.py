@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from pipeline.io.columns import (
     ADDED_IN,
+    ADDED_IN_TABLE,
     FORECASTS_SCHEMA,
     FRONTIER_SCHEMA,
     OBSERVED_RUNS_SCHEMA,
@@ -192,8 +193,9 @@ def file_schema(table_name: str) -> pa.Schema:
 
 def columns_of(table_name: str, version: int = SCHEMA_VERSION) -> pa.Schema:
     """The columns stored in a part of `table_name` written with schema `version`: the file
-    schema less the columns added after `version` (`columns.ADDED_IN`)."""
+    schema less the columns added after `version` (`columns.ADDED_IN_TABLE`, `columns.ADDED_IN`)."""
     schema = file_schema(table_name)
-    for name in [n for n in schema.names if ADDED_IN.get(n, 1) > version]:
+    added = {n: ADDED_IN_TABLE.get((table_name, n), ADDED_IN.get(n, 1)) for n in schema.names}
+    for name in [n for n in schema.names if added[n] > version]:
         schema = schema.remove(schema.get_field_index(name))
     return schema

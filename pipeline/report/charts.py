@@ -88,8 +88,9 @@ def _line_style(sel: Selection) -> dict[str, Any]:
     return {"lw": 0.7, "alpha": 0.45} if sel.many else {"marker": "o", "ms": 3}
 
 
-def _wall(row: dict[str, object]) -> float | None:
-    """The series' wall: `wall_flop`, or `first_infeasible_flop` on rows of an older schema."""
+def wall_of(row: dict[str, object]) -> float | None:
+    """The wall of a `thresholds` or `frontier` row: `wall_flop` (an infeasible size, or the
+    size where utilization collapsed), or `first_infeasible_flop` on rows of an older schema."""
     wall = row.get("wall_flop")
     if wall is None and row.get("end_reason") is None:
         wall = row.get("first_infeasible_flop")
@@ -125,7 +126,7 @@ def utilization_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Sele
             continue
         if (flop := limits[sid]["linear_end_flop"]) is not None:
             ax.axvline(flop, color=color, ls="--", lw=1)
-        if (flop := _wall(limits[sid])) is not None:
+        if (flop := wall_of(limits[sid])) is not None:
             ax.axvline(flop, color=color, ls=":", lw=1.5)
     ax.set_xscale("log")
     ax.set_ylim(bottom=0.0)
@@ -229,7 +230,7 @@ def thresholds_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selec
     compute; series that reach the grid's end show no wall. Rows are labelled up to
     `MAX_DISTINCT` series; beyond, they are coloured by the selection's group."""
     rows = {r["series_id"]: r for r in thresholds.iter_rows(named=True)}
-    order = sorted(sel.ids, key=lambda s: (_wall(rows[s]) or float("inf"), sel.labels[s]))
+    order = sorted(sel.ids, key=lambda s: (wall_of(rows[s]) or float("inf"), sel.labels[s]))
     height = FIGSIZE_IN[1] if sel.many else max(2.5, 1.2 + ROW_IN * len(order))
     fig = Figure(figsize=(FIGSIZE_IN[0], height), dpi=DPI, layout="constrained")
     ax = fig.add_subplot()
@@ -242,7 +243,7 @@ def thresholds_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selec
             label = None
         if (flop := row["last_feasible_flop"]) is not None:
             ax.scatter(flop, y, marker="o", s=size, facecolors="none", edgecolors=color)
-        if (flop := _wall(row)) is not None:
+        if (flop := wall_of(row)) is not None:
             collapsed = row.get("end_reason") == "utilization_collapse"
             ax.scatter(flop, y, marker="x" if collapsed else "^", s=size, color=color)
     ax.set_xscale("log")

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from pipeline.forecast.paths import FITTED
 from pipeline.forecast.trajectory import frontier_flop
-from pipeline.report.charts import DPI, FIGSIZE_IN, series_labels
+from pipeline.report.charts import DPI, FIGSIZE_IN, series_labels, wall_of
 from pipeline.trends.fit import CONFIDENCE, bootstrap_lines
 
 SERIES_SHOWN = 3
@@ -93,10 +93,8 @@ def observed_frontier_figure(
         name = labels.get(row["series_id"], row["series_id"])
         if row["linear_end_flop"] is not None:
             ax.axhline(row["linear_end_flop"], color=color, lw=1.0, label=f"linear end: {name}")
-        if row["first_infeasible_flop"] is not None:
-            ax.axhline(
-                row["first_infeasible_flop"], color=color, lw=1.0, ls="--", label=f"wall: {name}"
-            )
+        if (wall := wall_of(row)) is not None:
+            ax.axhline(wall, color=color, lw=1.0, ls="--", label=f"wall: {name}")
     ax.set_yscale("log")
     ax.set_xlabel("publication year")
     ax.set_ylabel("training compute (FLOP)")

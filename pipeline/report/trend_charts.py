@@ -16,7 +16,14 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from pipeline.forecast.trajectory import frontier_flop
-from pipeline.report.charts import DPI, FIGSIZE_IN, label_panels, panel_titles, series_styles
+from pipeline.report.charts import (
+    DPI,
+    FIGSIZE_IN,
+    label_panels,
+    panel_titles,
+    series_styles,
+    wall_of,
+)
 from pipeline.report.selection import Selection
 from pipeline.schema.projected import shipped_catalog
 from pipeline.trends.catalog_fits import catalog_trends
@@ -74,6 +81,11 @@ def trends_figure(trends: pl.DataFrame) -> Figure:
     return fig
 
 
+def _walls(rows: pl.DataFrame) -> list[float]:
+    """The wall of each `frontier` row (`charts.wall_of`), NaN (not drawn) at the grid's end."""
+    return [w if (w := wall_of(r)) is not None else math.nan for r in rows.iter_rows(named=True)]
+
+
 def frontier_figure(
     frontier: pl.DataFrame, forecasts: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection
 ) -> Figure:
@@ -93,7 +105,7 @@ def frontier_figure(
         rows = frontier.filter(pl.col("series_id") == sid).sort("year")
         years = rows["year"].to_numpy()
         ax.plot(years, rows["linear_end_flop"], "s-", color="tab:blue", label="linear-scaling end")
-        ax.plot(years, rows["first_infeasible_flop"], "^-", color="tab:red", label="wall")
+        ax.plot(years, _walls(rows), "^-", color="tab:red", label="wall")
         fc = forecasts.filter(pl.col("series_id") == sid).sort("growth_per_year")
         for row, color in zip(fc.iter_rows(named=True), TRAJECTORY_COLORS * 3, strict=False):
             g = row["growth_per_year"]
@@ -122,7 +134,7 @@ def _frontier_overlay(
     for sid in ids:
         rows = frontier.filter(pl.col("series_id") == sid).sort("year")
         color, label = styles[sid]
-        ax.plot(rows["year"], rows["first_infeasible_flop"], "-", color=color, lw=0.8, label=label)
+        ax.plot(rows["year"], _walls(rows), "-", color=color, lw=0.8, label=label)
         ax.plot(rows["year"], rows["linear_end_flop"], "--", color=color, lw=0.6, alpha=0.6)
     fc = forecasts.filter(pl.col("series_id") == ids[0]).sort("growth_per_year")
     for row in fc.iter_rows(named=True):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from pipeline.forecast import ForecastSettings, forecast_dicts, forecast_rows, year_reaching_flop
+from pipeline.forecast.frontier import FrontierYear, MovingFrontier
 from pipeline.forecast.inputs import observe_frontier
 from pipeline.forecast.observed import FrontierSettings
 from pipeline.io.columns import FORECASTS_SCHEMA
@@ -89,3 +91,25 @@ def test_forecast_rows_threshold_below_the_observed_frontier_is_already_passed()
     for row in rows:
         assert row["already_passed"] == "linear_end_year"
         assert row["linear_end_year"] < 2025.3
+
+
+def _collapsed_year(year: float, wall_flop: float) -> FrontierYear:
+    """A projected year whose series ended by utilization collapse (no infeasible size)."""
+    name = f"projected_h100_sxm_{year:g}"
+    return FrontierYear(
+        year, name, name, 1e15, 1e29, wall_flop, None, wall_flop, "utilization_collapse"
+    )
+
+
+def test_forecast_rows_moving_wall_year_counts_a_collapse_as_the_wall() -> None:
+    """A moving frontier whose years end by utilization collapse has a moving wall year, as the
+    frozen forecasts give a collapsed series a wall year."""
+    moving = MovingFrontier(
+        "h100_sxm", "hash", (_collapsed_year(2024.0, 1e28), _collapsed_year(2030.0, 1e29))
+    )
+    rows = forecast_dicts(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE, moving)
+    g4 = rows[0]
+    assert g4["growth_per_year"] == 4.0
+    # C(y) = 5e25 * 4^(y - 2024) against ln T interpolated from 1e28 (2024) to 1e29 (2030)
+    expected = 2024.0 + math.log(1e28 / 5e25) / (math.log(4.0) - math.log(1e29 / 1e28) / 6.0)
+    assert g4["moving_wall_year"] == pytest.approx(expected, rel=1e-12)

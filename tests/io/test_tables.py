@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import pipeline
@@ -160,3 +162,26 @@ def test_per_run_table_without_rows_writes_no_part(tmp_path: Path) -> None:
     empty = {name: BY_NAME[name].schema.empty_table() for name in RUN_SCOPE_TABLES}
     assert write_run_tables(tmp_path, empty) == []
     assert not any(tmp_path.iterdir())
+
+
+def test_frontier_part_of_version_3_reads_without_its_wall(
+    written: tuple[Path, Result], tmp_path: Path
+) -> None:
+    """A `frontier` part written before the table had `wall_flop` and `end_reason` (version 3)
+    is read, those two columns null, not refused as damaged."""
+    (part,) = table_parts(written[0], "frontier").parts
+    old = pq.read_table(part).drop_columns(["wall_flop", "end_reason"])
+    old = old.set_column(
+        old.schema.get_field_index("schema_version"),
+        "schema_version",
+        pa.array([3] * old.num_rows, old.schema.field("schema_version").type),
+    )
+    target = tmp_path / part.relative_to(written[0])
+    target.parent.mkdir(parents=True)
+    pq.write_table(old, target)
+    read = read_table(tmp_path, "frontier")
+    assert read.skipped == ()
+    assert read.frame is not None
+    assert read.frame.height == old.num_rows
+    assert read.frame["wall_flop"].null_count() == old.num_rows
+    assert read.frame["end_reason"].null_count() == old.num_rows

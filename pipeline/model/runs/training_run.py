@@ -36,9 +36,8 @@ from pipeline.model.compute.efficiency import matmul_calls_s
 from pipeline.model.compute.flop import (
     attention_weight_params,
     expert_weight_params,
-    hardware_flop_per_step,
+    flop_per_step,
     layer_weight_params,
-    model_flop_per_step,
     narayanan_flop_per_step,
 )
 from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, with_rerun_s
@@ -402,8 +401,8 @@ def run_costs(
     t_mean = (shape.layers * t_full + t_last) / lay.pp
 
     # pipeline sends: 1/t of the activation per rank (scatter/gather) per chunk boundary,
-    # forward and backward (Narayanan et al. 2021 §4.1)
-    bw, lat = net.at(lay.tp * lay.dp * lay.pp)
+    # forward and backward (Narayanan et al. 2021 §4.1); neighbours sit t·c·d ranks apart
+    bw, lat = net.at(lay.n_gpu)
     one = message / lay.tp / (bw / 2.0) + lat
     t_p2p = np.where((lay.pp > 1) & ~lay.overlap_p2p, 2.0 * lay.interleave * one, 0.0)
     t_bubble = (lay.pp - 1.0) / lay.interleave * t_mean
@@ -423,7 +422,7 @@ def run_costs(
         t_step = t_step + t_opt
 
     per_step = m * layers
-    model_flop, hw_flop = run_flop_per_step(physics, shape, batch_seqs, modes)
+    model_flop, hw_flop = flop_per_step(physics, shape, batch_seqs, modes)
     peak = peak_flop_per_s(hw) * lay.n_gpu
     ops = times.ops if physics.memory_bound_ops else None
     return RunCosts(
@@ -485,34 +484,24 @@ def _logits_matmul_s(
 def _gradient_allreduce_s(
     net: _Levels, shape: TransformerShape, lay: RunLayouts, params: ParamsPerGpu
 ) -> Array:
-    """Gradient all-reduce (w bytes per parameter of the GPU) over the data-parallel group,
-    after the pipeline (ZeRO's reduce-scatter plus all-gather moves the same bytes).
+    """Gradient all-reduce (w bytes per parameter of the GPU) over the d·c ranks holding the
+    same weights, after the pipeline (ZeRO's reduce-scatter plus all-gather moves the same
+    bytes). Context-parallel ranks compute partial gradients of the same weights on other
+    tokens of the sequence, so they join the data-parallel group for the reduction (Megatron-
+    Core's data-parallel group with context parallelism); the group's ranks sit at stride t
+    and span t·c·d GPUs (rank order tp-cp-dp-pp), which sets its network level.
 
     A mixture of experts reduces its expert gradients apart, over the d/e replicas of each
     expert shard at stride t·c·e (DeepSpeed-MoE's expert-data-parallel group, Rajbhandari
     et al. 2022 §4; Megatron-Core's rank order tp-cp-ep-dp-pp).
     """
-    bw, lat = net.at(lay.tp * lay.dp)
-    dense = ring_allreduce_s(lay.dp, WORD_BYTES * params.replicated, bw, lat)
+    bw, lat = net.at(lay.tp * lay.cp * lay.dp)
+    dense = ring_allreduce_s(lay.dp * lay.cp, WORD_BYTES * params.replicated, bw, lat)
     if shape.experts == 1:
         return dense
     bw, lat = net.at(lay.tp * lay.cp * lay.ep * lay.expert_dp)
     out: Array = dense + ring_allreduce_s(lay.expert_dp, WORD_BYTES * params.expert, bw, lat)
     return out
-
-
-def run_flop_per_step(
-    physics: Physics, shape: TransformerShape, batch_seqs: int, modes: NDArray[np.int64]
-) -> tuple[float, Array]:
-    """(model, hardware per row) FLOP of one step; without attention the paper's MLP-only
-    workload (full recomputation adds a third forward: 4/3)."""
-    if physics.attention:
-        per_mode = [hardware_flop_per_step(shape, batch_seqs, mode) for mode in RECOMPUTE_ORDER]
-        return model_flop_per_step(shape, batch_seqs), np.array(per_mode)[modes]
-    mlp_params = shape.top_k * shape.mlp_matrices * float(shape.hidden) * shape.ffn_hidden
-    model_flop = 6.0 * shape.layers * mlp_params * batch_seqs * shape.seq_len
-    full = RECOMPUTE_ORDER.index(Recompute.FULL)
-    return model_flop, np.where(modes == full, model_flop * (4.0 / 3.0), model_flop)
 
 
 def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:

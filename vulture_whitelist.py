@@ -13,7 +13,7 @@ Each entry is an attribute access or a name, which is all vulture needs to count
 
 import pipeline
 from hydra_plugins.dmlimits import parsed_once, sweeper
-from pipeline.app import api, batch, execute
+from pipeline.app import api, execute
 from pipeline.catalog import load, metrics
 from pipeline.execute import settings
 from pipeline.forecast import observed, text
@@ -47,7 +47,6 @@ metrics.Metric.description  # what a trend metric measures, for readers of METRI
 http.Response.attempts  # requests a fetch made
 
 # Inspection APIs whose callers are tests and benchmarks by design.
-batch.PartBuffer.n_buffered  # what the buffer holds, checked by tests/app/test_batch.py
 fit.TrendFit.value_at  # the fitted curve at a year, checked against the fit's definition
 search.optimal_layout  # the best layout at one fixed cluster size (spec §16.3-16.5 checks)
 search.split_rows  # the splits a candidate set has, checked against the network tables

@@ -12,9 +12,10 @@ from pipeline.model.compute.flop import (
     attention_core_forward_flop,
     hardware_flop_per_step,
     linear_forward_flop,
+    model_params,
     narayanan_flop_per_step,
 )
-from pipeline.model.records.switches import Recompute
+from pipeline.model.records.switches import Physics, Recompute
 from pipeline.model.records.transformer import Mlp, TransformerShape
 
 TINY = TransformerShape(layers=2, hidden=4, ffn_hidden=16, heads=2, kv_heads=2, vocab=10, seq_len=8)
@@ -64,3 +65,34 @@ def test_recompute_never_lowers_hardware_flop(shape: TransformerShape, batch: in
     """Hardware FLOP grow from none to selective to full recomputation."""
     none, sel, full = (hardware_flop_per_step(shape, batch, m) for m in SEARCH_MODES)
     assert none <= sel <= full
+
+
+ATTENTION = Physics(attention=True)
+LLAMA3_405B = TransformerShape(
+    layers=126,
+    hidden=16384,
+    ffn_hidden=53248,
+    heads=128,
+    kv_heads=8,
+    vocab=128256,
+    seq_len=8192,
+    mlp=Mlp.SWIGLU,
+    dropout=False,
+    tied_embeddings=False,
+)
+"""Llama 3 405B as Llama Team 2024 (arXiv:2407.21783) Table 3 gives it; separate output layer."""
+
+
+def test_model_params_separate_output_layer_adds_one_embedding() -> None:
+    """A separate output layer adds exactly one V x h matrix to the tied model's count."""
+    untied = dataclasses.replace(TINY, tied_embeddings=False)
+    extra = model_params(ATTENTION, untied) - model_params(ATTENTION, TINY)
+    assert extra == TINY.vocab * TINY.hidden
+
+
+def test_model_params_llama3_405b_counts_its_published_size() -> None:
+    """Llama 3 405B counts its published 405B parameters (Llama Team 2024, Table 3) to 0.25%
+    (405.85e9); with the output layer tied it would count 403.75e9, 0.31% short."""
+    assert model_params(ATTENTION, LLAMA3_405B) == pytest.approx(405e9, rel=2.5e-3)
+    tied = model_params(ATTENTION, dataclasses.replace(LLAMA3_405B, tied_embeddings=True))
+    assert model_params(ATTENTION, LLAMA3_405B) - tied == pytest.approx(128256 * 16384)

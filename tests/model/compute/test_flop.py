@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from pipeline.model.compute.flop import (
     attention_core_forward_flop,
+    flop_per_step,
     hardware_flop_per_step,
     linear_forward_flop,
     model_params,
@@ -96,3 +98,19 @@ def test_model_params_llama3_405b_counts_its_published_size() -> None:
     assert model_params(ATTENTION, LLAMA3_405B) == pytest.approx(405e9, rel=2.5e-3)
     tied = model_params(ATTENTION, dataclasses.replace(LLAMA3_405B, tied_embeddings=True))
     assert model_params(ATTENTION, LLAMA3_405B) - tied == pytest.approx(128256 * 16384)
+
+
+def test_model_params_without_attention_is_the_papers_count() -> None:
+    """Without `physics.attention` a dense model counts the paper's N = 2·h·f·L of its MLPs
+    (no embedding); with it L · layer weights + V·h: h=4, f=16, L=2, V=10 gives 2·192 + 40."""
+    assert model_params(Physics(), TINY) == 2 * 4 * 16 * 2
+    assert model_params(Physics(attention=True), TINY) == 2 * 192 + 10 * 4
+
+
+def test_flop_per_step_without_attention_is_six_n_per_token() -> None:
+    """Without attention a step's model FLOP is 6 · (top_k MLP weights) · L · B·s, and full
+    recomputation adds a third forward (4/3) to the hardware count."""
+    modes = np.array([0, 2], dtype=np.int64)  # none, full
+    model, hardware = flop_per_step(Physics(), TINY, 3, modes)
+    assert model == 6.0 * (2 * 4 * 16) * 2 * 3 * 8
+    assert hardware.tolist() == [model, model * 4.0 / 3.0]

@@ -33,6 +33,7 @@ from pipeline.io.read import (
 from pipeline.io.tables import TABLES
 from pipeline.io.text import write_text_atomic
 from pipeline.nightly.partition import REPORTS_DIR
+from pipeline.report.catalog_points import catalog_points
 from pipeline.report.charts import (
     STEP_PANELS,
     parallelism_figure,
@@ -81,10 +82,13 @@ def read_tables(directory: Path) -> dict[str, pl.DataFrame | None]:
 
 
 def _trend_figures(
-    tables: dict[str, pl.DataFrame | None], thresholds: pl.DataFrame, sel: Selection
+    directory: Path,
+    tables: dict[str, pl.DataFrame | None],
+    thresholds: pl.DataFrame,
+    sel: Selection,
 ) -> list[tuple[str, str, Figure]]:
-    """The observed-frontier, trends and moving-frontier charts, for the tables the dataset
-    holds."""
+    """The observed-frontier, trends and moving-frontier charts, for the tables the dataset in
+    `directory` holds."""
     figures = []
     observed = tables["observed_runs"]
     if observed is not None:
@@ -92,9 +96,11 @@ def _trend_figures(
         figures.append(("observed.png", "Observed frontier runs, the fit, the limits", figure))
     trends = tables["trends"]
     if trends is not None:
-        figures.append(
-            ("trends.png", "Hardware metrics against release year", trends_figure(trends))
-        )
+        points = catalog_points(directory, tables["sources"], str(trends["catalog_hash"][-1]))
+        if not points:
+            _say(f"trends.png: catalog {trends['catalog_hash'][-1]} cannot be rebuilt, no points")
+        figure = trends_figure(trends, points)
+        figures.append(("trends.png", "Hardware metrics against release year", figure))
     frontier, forecasts = tables["frontier"], tables["forecasts"]
     if frontier is not None and forecasts is not None:
         figure = frontier_figure(frontier, forecasts, thresholds, sel)
@@ -145,7 +151,7 @@ def write_report(
         _say(f"{name} ({i}/{len(CHARTS)})")
     images = [(out / name, _caption(name, caption, sel)) for name, caption, _ in CHARTS]
     for name, caption, figure in _trend_figures(
-        {**tables, "forecasts": forecasts}, thresholds, sel
+        directory, {**tables, "forecasts": forecasts}, thresholds, sel
     ):
         figure.savefig(out / name, dpi=figure.dpi)
         written.append(out / name)

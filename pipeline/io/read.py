@@ -331,6 +331,24 @@ def missing_tables(directory: Path) -> list[Skipped]:
     ]
 
 
+def not_read_total(skipped: Iterable[Skipped]) -> str | None:
+    """One line totalling the parts a reader refused and the rows they hold by their footers
+    (`Skipped.rows`), for a reader to print once after naming each; None when it refused none.
+
+    E.g. "not read in total: 12 rows in 2 parts" (", 1 part of unknown size" for parts whose
+    footer does not open). Entries that are no part (a foreign file, a missing table) are not
+    counted: they hold no rows of the dataset.
+    """
+    parts = [s for s in skipped if s.damaged and PART_NAME.fullmatch(s.path.name)]
+    if not parts:
+        return None
+    known = [s.rows for s in parts if s.rows is not None]
+    text = f"not read in total: {sum(known)} rows in {len(parts)} part{'s' * (len(parts) != 1)}"
+    if unknown := len(parts) - len(known):
+        text += f", {unknown} part{'s' * (unknown != 1)} of unknown size (the footer does not open)"
+    return text
+
+
 def footer_rows(path: Path) -> int | None:
     """The row count a Parquet file's footer states, or None when it cannot be read."""
     try:

@@ -26,6 +26,7 @@ from pipeline.io.read import (
     dated_dirs,
     latest_dataset_dir,
     missing_tables,
+    not_read_total,
     parse_date_dir,
     read_table,
     root_entries_skipped,
@@ -69,15 +70,17 @@ def _say(message: str) -> None:
 
 def read_tables(directory: Path) -> dict[str, pl.DataFrame | None]:
     """Every table of the dataset in `directory` (None when it has no readable part); each part
-    the reader skips is named on stderr."""
+    the reader skips is named on stderr, then the rows not read in total (`not_read_total`)."""
     frames = {}
-    for entry in missing_tables(directory):
-        _say(f"skipped {entry}")
+    skipped = missing_tables(directory)
     for spec in TABLES:
         read = read_table(directory, spec.name)
-        for entry in read.skipped:
-            _say(f"skipped {entry}")
+        skipped += read.skipped
         frames[spec.name] = read.frame
+    for entry in skipped:
+        _say(f"skipped {entry}")
+    if (total := not_read_total(skipped)) is not None:
+        _say(total)
     return frames
 
 

@@ -32,8 +32,10 @@ from tests.robustness.damage import (
     PLAIN_DAMAGES,
     Damage,
     dataset_dir,
+    extra_column,
     nightly_copy,
     plain_copy,
+    retyped_float_column,
 )
 
 LAYOUTS: dict[str, Callable[[Path], Path]] = {"plain": plain_copy, "nightly": nightly_copy}
@@ -169,6 +171,29 @@ def test_readers_count_the_rows_they_could_not_read(
     for line in lines:
         assert reason in line, line
         assert line.endswith(f"({rows} rows not read)"), line
+
+
+@pytest.mark.usefixtures("one_chart")
+def test_readers_say_once_how_many_rows_they_could_not_read_in_total(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With two refused parts in two tables (a column too many, a retyped column), dmlimits-bi,
+    dmlimits-report and dmlimits-gather each print one line with their rows and parts in total,
+    besides naming each part."""
+    root = plain_copy(tmp_path / "root")
+    parts = [extra_column(root), retyped_float_column(root)]
+    rows = sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
+    total = f"not read in total: {rows} rows in 2 parts"
+    assert bi_main([str(root), "--db", str(tmp_path / "views.duckdb")]) == 0
+    assert report_main([str(root), "--out", str(tmp_path / "report")]) == 0
+    assert gather_main([str(root)]) == 1
+    captured = capsys.readouterr()
+    err, out = captured.err.splitlines(), captured.out.splitlines()
+    assert [line for line in err if total in line] == [
+        f"dmlimits-bi: {total}",
+        f"[dmlimits-report] {total}",
+    ]
+    assert [line for line in out if total in line] == [total]
 
 
 def test_missing_table_is_reported_by_every_reader_and_restored_by_resuming(

@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
 from pipeline.io.parquet import PART_NAME, TEMP_NAME
-from pipeline.io.tables import BY_NAME, columns_of, file_schema, table_spec
+from pipeline.io.tables import BY_NAME, EVERY_SERIES_TABLES, columns_of, file_schema, table_spec
 from pipeline.schema.section import SAFE_NAME
 
 if TYPE_CHECKING:
@@ -308,14 +308,10 @@ def checked_parts(directory: Path, table_name: str) -> tuple[list[Path], list[Sk
     return good, skipped
 
 
-EVERY_SERIES_TABLES = ("points", "thresholds")
-"""Tables every series writes rows to: a dataset with parts of one but none of another lacks a
-table (e.g. a deleted points/ folder), which a resumed run restores (`pipeline.sweep.resume`)."""
-
-
 def missing_tables(directory: Path) -> list[Skipped]:
-    """The `EVERY_SERIES_TABLES` a dataset directory lacks while it holds parts of another
-    (none for an empty directory): by name and place, contents not checked."""
+    """The tables every series has rows in (`tables.EVERY_SERIES_TABLES`, from the registry) that
+    a dataset directory lacks while it holds parts of another (none for an empty directory): by
+    name and place, contents not checked. A resumed run restores them (`pipeline.sweep.resume`)."""
     present = {table: bool(table_parts(directory, table).parts) for table in EVERY_SERIES_TABLES}
     if not any(present.values()):
         return []

@@ -254,3 +254,28 @@ def test_rerun_sets_aside_a_bad_part_and_writes_its_series_again(
     assert healed.frame is not None
     assert sorted(healed.frame["series_id"]) == sorted(complete["series_id"])
     assert gather_main([str(root)]) == 0
+
+
+def test_rerun_leaves_a_refused_part_of_other_series_where_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A refused part (a column too many) whose series_id names none of the run's series is not
+    the run's to move: resuming leaves it in place, and readers keep naming it."""
+    root = tmp_path / "data"
+    smoke = ["sweep=smoke", "scaling.grid.max_d_model=16384", "execution.n_jobs=1"]
+    pipeline.run(smoke, write=True, root=root)
+    part = sorted((root / "thresholds").rglob("*.parquet"))[0]
+    table = pq.read_table(part)
+    other = table.set_column(
+        table.schema.get_field_index("series_id"),
+        "series_id",
+        pa.array(["f" * 16] * table.num_rows),
+    ).append_column("new_col", pa.array([1.0] * table.num_rows))
+    foreign = part.with_name("part-00000000deadbeef.parquet")
+    pq.write_table(other, foreign)
+    capsys.readouterr()
+    pipeline.run(smoke, write=True, root=root)
+    assert "set aside" not in capsys.readouterr().err
+    assert foreign.is_file()
+    assert not (root / ".set_aside").exists()
+    assert [entry.path for entry in read_table(root, "thresholds").skipped] == [foreign]

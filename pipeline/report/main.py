@@ -112,6 +112,18 @@ def _trend_figures(
     return figures
 
 
+def check_outside_dataset(dataset: Path, out: Path) -> None:
+    """OutputError when `out` is the dataset directory or root `dataset`, or inside it: no
+    command writes among a dataset's files (a chart could replace one, and every reader would
+    meet foreign files)."""
+    target, root = out.resolve(), dataset.resolve()
+    if target == root or root in target.parents:
+        raise OutputError(
+            f"--out {out} is inside the dataset {dataset}: the report would sit among its "
+            f"files; put it beside the dataset, e.g. {dataset.parent / (dataset.name + '-report')}"
+        )
+
+
 def latest_changes(directory: Path) -> str | None:
     """The change report of a nightly partition (ROOT/reports/changes-D.md), if there is one."""
     day = parse_date_dir(directory.name)
@@ -130,12 +142,14 @@ def write_report(
 ) -> list[Path]:
     """Draw every chart of the dataset in `directory` and the page; return the written paths.
 
-    `chosen` and `where` choose the series drawn (`selection.select_series`: id prefixes or
+    `out` must lie outside the dataset (`check_outside_dataset`). `chosen` and `where` choose
+    the series drawn (`selection.select_series`: id prefixes or
     label parts, and a SQL condition on the `series` table). Parts the reader skips
     (`pipeline.io.read`) are named on stderr, one line each. Raises `FileNotFoundError` when
     the directory has no readable points or thresholds, `SelectionError` when the choice is
     empty or invalid, `OutputError` when `out` cannot be written; nothing is written then.
     """
+    check_outside_dataset(directory, out)
     tables = read_tables(directory)
     points, thresholds, forecasts = tables["points"], tables["thresholds"], tables["forecasts"]
     if points is None or thresholds is None:
@@ -229,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
+        check_outside_dataset(args.root, args.out)
         write_report(
             dataset_directory(args.root, args.run_date),
             args.out,

@@ -279,3 +279,25 @@ def test_rerun_leaves_a_refused_part_of_other_series_where_it_is(
     assert foreign.is_file()
     assert not (root / ".set_aside").exists()
     assert [entry.path for entry in read_table(root, "thresholds").skipped] == [foreign]
+
+
+@pytest.mark.parametrize("layout", ["plain", "nightly"])
+@pytest.mark.parametrize("inside", ["root_itself", "table_folder", "new_folder_in_partition"])
+def test_report_refuses_out_inside_the_dataset(
+    layout: str, inside: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--out naming the dataset root, a table folder or a new folder among its parts exits 2
+    in one line, and no file of the dataset changes or appears."""
+    root = LAYOUTS[layout](tmp_path / "root")
+    part = sorted(root.rglob("*.parquet"))[0]
+    out = {
+        "root_itself": root,
+        "table_folder": dataset_dir(root) / "points",
+        "new_folder_in_partition": part.parent / "report",
+    }[inside]
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    assert report_main([str(root), "--out", str(out)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"dmlimits-report: error: --out {out} is inside the dataset"), line
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+    assert not (part.parent / "report").exists()

@@ -402,8 +402,8 @@ def run_costs(
     t_mean = (shape.layers * t_full + t_last) / lay.pp
 
     # pipeline sends: 1/t of the activation per rank (scatter/gather) per chunk boundary,
-    # forward and backward (Narayanan et al. 2021 §4.1)
-    bw, lat = net.at(lay.tp * lay.dp * lay.pp)
+    # forward and backward (Narayanan et al. 2021 §4.1); neighbours sit t·c·d ranks apart
+    bw, lat = net.at(lay.n_gpu)
     one = message / lay.tp / (bw / 2.0) + lat
     t_p2p = np.where((lay.pp > 1) & ~lay.overlap_p2p, 2.0 * lay.interleave * one, 0.0)
     t_bubble = (lay.pp - 1.0) / lay.interleave * t_mean
@@ -485,15 +485,19 @@ def _logits_matmul_s(
 def _gradient_allreduce_s(
     net: _Levels, shape: TransformerShape, lay: RunLayouts, params: ParamsPerGpu
 ) -> Array:
-    """Gradient all-reduce (w bytes per parameter of the GPU) over the data-parallel group,
-    after the pipeline (ZeRO's reduce-scatter plus all-gather moves the same bytes).
+    """Gradient all-reduce (w bytes per parameter of the GPU) over the d·c ranks holding the
+    same weights, after the pipeline (ZeRO's reduce-scatter plus all-gather moves the same
+    bytes). Context-parallel ranks compute partial gradients of the same weights on other
+    tokens of the sequence, so they join the data-parallel group for the reduction (Megatron-
+    Core's data-parallel group with context parallelism); the group's ranks sit at stride t
+    and span t·c·d GPUs (rank order tp-cp-dp-pp), which sets its network level.
 
     A mixture of experts reduces its expert gradients apart, over the d/e replicas of each
     expert shard at stride t·c·e (DeepSpeed-MoE's expert-data-parallel group, Rajbhandari
     et al. 2022 §4; Megatron-Core's rank order tp-cp-ep-dp-pp).
     """
-    bw, lat = net.at(lay.tp * lay.dp)
-    dense = ring_allreduce_s(lay.dp, WORD_BYTES * params.replicated, bw, lat)
+    bw, lat = net.at(lay.tp * lay.cp * lay.dp)
+    dense = ring_allreduce_s(lay.dp * lay.cp, WORD_BYTES * params.replicated, bw, lat)
     if shape.experts == 1:
         return dense
     bw, lat = net.at(lay.tp * lay.cp * lay.ep * lay.expert_dp)

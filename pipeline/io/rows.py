@@ -132,10 +132,23 @@ TERA = 1e12
 
 
 def _run_columns(p: PointResult) -> dict[str, Any]:
-    """The run columns of a point: null on grid rows and where the physics lacks the quantity."""
+    """The run columns of a point (docs/schema.md): a run's, a realistic grid row's from what
+    its search chose (no time by operator class), none under paper physics."""
     cost = p.run_cost
     if cost is None:
-        return {"run_name": p.run_name}
+        grid = p.grid_cost
+        if grid is None:
+            return {"run_name": p.run_name, "recompute": p.recompute}
+        return {
+            "run_name": p.run_name,
+            "mfu": grid.mfu,
+            "hfu": grid.hfu,
+            "model_tflops_per_gpu": grid.model_flop_per_s_per_gpu / TERA,
+            "hardware_tflops_per_gpu": grid.hardware_flop_per_s_per_gpu / TERA,
+            "memory_per_gpu_bytes": grid.memory_per_gpu_bytes,
+            "fits_memory": grid.fits_memory,
+            "recompute": p.recompute,
+        }
     return {
         "run_name": p.run_name,
         "mfu": float(cost.mfu),
@@ -265,8 +278,9 @@ def threshold_dict(
 ) -> dict[str, Any]:
     """The one `thresholds` row of a series: its spec §11 limits and spec §12 closed forms.
 
-    `linear_end_beyond_grid` is true when no recorded point fell to 0.8·u_eff
-    (`limits.linear_end_flop` is None). Non-finite closed forms are stored as null.
+    `linear_end_beyond_grid` is true when some point is feasible and none fell to the
+    linear-scaling end (`limits.linear_end_flop` is None); false when it was reached or when no
+    point is feasible (nothing ran, so nothing lasted past the grid). Non-finite closed forms are stored as null.
     `model_b_inputs` are the budget (s), batch anchor (tokens) and tokens per parameter the
     closed forms used (`ClosedForms`); null when not given.
     """
@@ -280,7 +294,9 @@ def threshold_dict(
         "last_feasible_flop": limits.last_feasible_flop,
         "first_infeasible_flop": limits.first_infeasible_flop,
         "max_utilization": limits.max_utilization,
-        "linear_end_beyond_grid": limits.linear_end_flop is None,
+        "linear_end_beyond_grid": (
+            limits.linear_end_flop is None and limits.last_feasible_flop is not None
+        ),
         "n_points": int(n_points),
         "linear_end_basis": limits.linear_end_basis,
         "wall_flop": limits.wall_flop,

@@ -184,6 +184,29 @@ def test_threshold_row_not_reached_limits_null(make_series, provenance) -> None:
     assert row["schema_version"] == SCHEMA_VERSION
 
 
+def test_threshold_row_no_feasible_point_not_beyond_grid(make_series, provenance) -> None:
+    """A series with no feasible point (e.g. one concrete run over its budget) does not claim
+    that linear scaling lasts past the grid: its linear end is null and not beyond the grid."""
+    limits = SeriesLimits(
+        linear_end_flop=None,
+        last_feasible_flop=None,
+        first_infeasible_flop=4e25,
+        max_utilization=None,
+    )
+    row = threshold_row(
+        make_series(),
+        limits,
+        n_points=1,
+        alpha=0.0,
+        t_lat_s=9e-6,
+        t_crit_flop=1e28,
+        t_limit_flop=1e31,
+        provenance=provenance,
+    ).to_pylist()[0]
+    assert row["linear_end_flop"] is None
+    assert row["linear_end_beyond_grid"] is False
+
+
 def test_provenance_rejects_naive_time() -> None:
     """A created_at without a timezone is refused (it would be stored as a wrong UTC time)."""
     with pytest.raises(ValueError, match="timezone-aware"):
@@ -196,3 +219,26 @@ def test_point_rows_requires_infeasible_reason(make_series, provenance, infeasib
     broken = PointResult(point.shape, False, None, None, None)
     with pytest.raises(ValueError, match="infeasible_reason"):
         point_rows([broken], make_series(), provenance)
+
+
+def test_point_rows_grid_choices_fill_the_run_columns(
+    feasible_point, make_series, provenance
+) -> None:
+    """A realistic grid row writes the search's MFU, HFU, rates, memory per GPU and
+    recomputation mode; a paper grid row leaves them null."""
+    from pipeline.model.records.results import GridCost
+
+    used = GridCost(0.4, 0.5, 4e14, 5e14, 6e10, True)
+    real = replace(feasible_point(12288), recompute="selective", grid_cost=used, physics="real")
+    rows = point_rows([real], make_series(), provenance).to_pylist()[0]
+    assert rows["mfu"] == 0.4
+    assert rows["hfu"] == 0.5
+    assert rows["model_tflops_per_gpu"] == 400.0
+    assert rows["hardware_tflops_per_gpu"] == 500.0
+    assert rows["memory_per_gpu_bytes"] == 6e10
+    assert rows["fits_memory"] is True
+    assert rows["recompute"] == "selective"
+    assert rows["run_name"] is None
+    paper = point_rows([feasible_point(12288)], make_series(), provenance).to_pylist()[0]
+    names = ("mfu", "hfu", "memory_per_gpu_bytes", "recompute", "fits_memory", "t_norm_s")
+    assert all(paper[n] is None for n in names)

@@ -132,10 +132,23 @@ TERA = 1e12
 
 
 def _run_columns(p: PointResult) -> dict[str, Any]:
-    """The run columns of a point: null on grid rows and where the physics lacks the quantity."""
+    """The run columns of a point (docs/schema.md): a run's, a realistic grid row's from what
+    its search chose (no time by operator class), none under paper physics."""
     cost = p.run_cost
     if cost is None:
-        return {"run_name": p.run_name}
+        grid = p.grid_cost
+        if grid is None:
+            return {"run_name": p.run_name, "recompute": p.recompute}
+        return {
+            "run_name": p.run_name,
+            "mfu": grid.mfu,
+            "hfu": grid.hfu,
+            "model_tflops_per_gpu": grid.model_flop_per_s_per_gpu / TERA,
+            "hardware_tflops_per_gpu": grid.hardware_flop_per_s_per_gpu / TERA,
+            "memory_per_gpu_bytes": grid.memory_per_gpu_bytes,
+            "fits_memory": grid.fits_memory,
+            "recompute": p.recompute,
+        }
     return {
         "run_name": p.run_name,
         "mfu": float(cost.mfu),

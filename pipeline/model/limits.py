@@ -69,9 +69,9 @@ def series_end(points: Sequence[PointResult]) -> tuple[SeriesEnd, float | None]:
     below the utilization floor, whichever comes first; None at the end of the grid."""
     for p in points:
         if not p.feasible:
-            return SeriesEnd.WALL, p.shape.training_flop
+            return SeriesEnd.WALL, p.counted_flop
         if p.cost is not None and p.cost.utilization < UTILIZATION_FLOOR:
-            return SeriesEnd.UTILIZATION_COLLAPSE, p.shape.training_flop
+            return SeriesEnd.UTILIZATION_COLLAPSE, p.counted_flop
     return SeriesEnd.END_OF_GRID, None
 
 
@@ -79,7 +79,7 @@ def linear_end_u_eff_flop(points: Sequence[PointResult], u_eff: float) -> float 
     """C of the first feasible point with utilization ≤ 0.8 · u_eff; None if none (spec §11)."""
     return next(
         (
-            p.shape.training_flop
+            p.counted_flop
             for p in points
             if p.feasible
             and p.cost is not None
@@ -124,8 +124,8 @@ def series_limits(
     reason = infeasible[0].infeasible_reason if end is SeriesEnd.WALL else None
     return SeriesLimits(
         linear_end_flop=linear_end,
-        last_feasible_flop=feasible[-1].shape.training_flop if feasible else None,
-        first_infeasible_flop=infeasible[0].shape.training_flop if infeasible else None,
+        last_feasible_flop=feasible[-1].counted_flop if feasible else None,
+        first_infeasible_flop=infeasible[0].counted_flop if infeasible else None,
         max_utilization=max((p.cost.utilization for p in feasible if p.cost), default=None),
         wall_flop=wall,
         end_reason=str(end),
@@ -149,7 +149,7 @@ def linear_end_after_peak_flop(points: Sequence[PointResult]) -> float | None:
     threshold = LINEAR_REGIME_FRACTION * utils[peak]
     return next(
         (
-            p.shape.training_flop
+            p.counted_flop
             for p, u in zip(feasible[peak:], utils[peak:], strict=True)
             if u <= threshold
         ),

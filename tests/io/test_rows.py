@@ -196,3 +196,26 @@ def test_point_rows_requires_infeasible_reason(make_series, provenance, infeasib
     broken = PointResult(point.shape, False, None, None, None)
     with pytest.raises(ValueError, match="infeasible_reason"):
         point_rows([broken], make_series(), provenance)
+
+
+def test_point_rows_grid_choices_fill_the_run_columns(
+    feasible_point, make_series, provenance
+) -> None:
+    """A realistic grid row writes the search's MFU, HFU, rates, memory per GPU and
+    recomputation mode; a paper grid row leaves them null."""
+    from pipeline.model.records.results import GridCost
+
+    used = GridCost(0.4, 0.5, 4e14, 5e14, 6e10, True)
+    real = replace(feasible_point(12288), recompute="selective", grid_cost=used, physics="real")
+    rows = point_rows([real], make_series(), provenance).to_pylist()[0]
+    assert rows["mfu"] == 0.4
+    assert rows["hfu"] == 0.5
+    assert rows["model_tflops_per_gpu"] == 400.0
+    assert rows["hardware_tflops_per_gpu"] == 500.0
+    assert rows["memory_per_gpu_bytes"] == 6e10
+    assert rows["fits_memory"] is True
+    assert rows["recompute"] == "selective"
+    assert rows["run_name"] is None
+    paper = point_rows([feasible_point(12288)], make_series(), provenance).to_pylist()[0]
+    names = ("mfu", "hfu", "memory_per_gpu_bytes", "recompute", "fits_memory", "t_norm_s")
+    assert all(paper[n] is None for n in names)

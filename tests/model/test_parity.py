@@ -9,12 +9,14 @@ import numpy as np
 import pytest
 
 from pipeline.model.records.options import SearchOptions
-from pipeline.model.records.run import RunLayout
+from pipeline.model.records.run import RunLayout, RunSpec
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
 from pipeline.model.records.transformer import TransformerShape
+from pipeline.model.runs.run_point import run_counts
 from pipeline.model.runs.training_run import RunCosts, RunLayouts, run_costs
 from pipeline.model.search.candidates import Candidates, enumerate_candidates
+from pipeline.model.search.counts import grid_cost, grid_counts
 from pipeline.model.search.grid import GRID_HEAD_DIM, grid_memory_by_mode_bytes
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
@@ -129,3 +131,29 @@ def test_parity_memory_and_optimizer_step() -> None:
         assert run.memory_per_gpu_bytes[0] == grid_bytes[0]
         assert run.t_optimizer_s is not None
         assert run.t_optimizer_s[0] == c.t_step_extra_s[row]
+
+
+def test_parity_counts_of_grid_and_run() -> None:
+    """A realistic grid size counts the same parameters, tokens and training FLOP as the run
+    of the same model and batch, exactly (`search.counts.grid_counts`, `runs.run_point.run_counts`)."""
+    physics = realistic()
+    shape = grid_model()
+    layout = RunLayout(tp=1, pp=1, dp=N_GPU, microbatch_seqs=1)
+    run = RunSpec("grid", run_model(shape), shape.batch_seqs, layout)
+    assert grid_counts(physics, shape) == run_counts(physics, run, shape.tokens_per_param)
+
+
+def test_parity_grid_cost_of_grid_and_run() -> None:
+    """At the run's step time a candidate's MFU and HFU equal the matched run's, and its
+    memory per GPU is the run's (the FLOP of both come from `compute.flop.flop_per_step`)."""
+    physics = realistic()
+    shape = grid_model()
+    c, rows = grid_rows(physics)
+    for row in rows:
+        run = matched_run(c, int(row), shape, physics)
+        used = grid_cost(
+            preset("h100_sxm"), physics, shape, c, int(row), N_GPU, float(run.step_time_s[0])
+        )
+        assert used.mfu == pytest.approx(float(run.mfu[0]), rel=1e-12)
+        assert used.hfu == pytest.approx(float(run.hfu[0]), rel=1e-12)
+        assert used.memory_per_gpu_bytes == run.memory_per_gpu_bytes[0]

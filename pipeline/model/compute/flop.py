@@ -10,9 +10,10 @@ Shazeer 2020 (arXiv:2002.05202) for SwiGLU; Ainslie et al. 2023 (arXiv:2305.1324
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pipeline.model.compute.attention import attention_core_flop
-from pipeline.model.records.switches import Recompute
+from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics, Recompute
 from pipeline.model.records.transformer import TransformerShape
 
 
@@ -95,6 +96,31 @@ def hardware_flop_per_step(shape: TransformerShape, batch_seqs: float, mode: Rec
     tokens = batch_seqs * shape.seq_len
     again = shape.layers * recompute_forward_flop(shape, tokens, mode)
     return model_flop_per_step(shape, batch_seqs) + again
+
+
+def model_params(physics: Physics, shape: TransformerShape) -> float:
+    """Parameters of the model the step times: L · layer weights + V·h (one tied embedding,
+    docs/model.md R.1) with `physics.attention`; without it the paper's workload, the E MLPs
+    of each layer alone (L · E · k·h·f)."""
+    if physics.attention:
+        return shape.layers * layer_weight_params(shape) + float(shape.vocab) * shape.hidden
+    return shape.layers * shape.experts * expert_weight_params(shape)
+
+
+def flop_per_step(
+    physics: Physics, shape: TransformerShape, batch_seqs: float, modes: NDArray[np.int64]
+) -> tuple[float, NDArray[np.float64]]:
+    """(model, hardware per row) FLOP of one step, `modes` indexing `RECOMPUTE_ORDER`: with
+    `physics.attention` `model_flop_per_step` and `hardware_flop_per_step`; without it the
+    paper's MLP-only workload, 6 · L · (top_k MLPs) · B·s (full recomputation adds a third
+    forward: 4/3)."""
+    if physics.attention:
+        per_mode = [hardware_flop_per_step(shape, batch_seqs, mode) for mode in RECOMPUTE_ORDER]
+        return model_flop_per_step(shape, batch_seqs), np.array(per_mode)[modes]
+    mlp_params = shape.top_k * shape.mlp_matrices * float(shape.hidden) * shape.ffn_hidden
+    model_flop = 6.0 * shape.layers * mlp_params * batch_seqs * shape.seq_len
+    full = RECOMPUTE_ORDER.index(Recompute.FULL)
+    return model_flop, np.where(modes == full, model_flop * (4.0 / 3.0), model_flop)
 
 
 def narayanan_flop_per_step(shape: TransformerShape, batch_seqs: float) -> float:

@@ -97,7 +97,9 @@ class StepCost:
     step_time_s: float
     training_time_s: float
     utilization: float
-    """Model FLOP per second over peak FLOP per second at maximum clock; at most u_eff."""
+    """Model FLOP per second over peak FLOP per second at maximum clock: the paper's A / t_step
+    (at most u_eff, spec §8), or under realistic physics the MFU on the FLOP the row counts
+    (`ModelCounts`, docs/model.md R.7.1)."""
     bottleneck: Bottleneck
     matmul_bound: MatmulBound | None
     """None for a concrete run: its matmuls come in many shapes and none is singled out."""
@@ -115,6 +117,23 @@ class ModelCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class GridCost:
+    """What a realistic grid row reports of the layout the search chose beside its step cost
+    (a run row has the same quantities in its `RunCost`), per GPU of the cluster."""
+
+    mfu: float
+    """Model FLOP per step (`ModelCounts`, no recomputation) / (peak FLOP/s · N_GPU · t_step)."""
+    hfu: float
+    """Hardware FLOP per step (model FLOP plus the chosen mode's recomputed forward) over the same."""
+    model_flop_per_s_per_gpu: float
+    hardware_flop_per_s_per_gpu: float
+    memory_per_gpu_bytes: float
+    """R.4's bytes on one GPU (first pipeline stage) under the chosen recomputation mode."""
+    fits_memory: bool
+    """memory_per_gpu_bytes ≤ the GPU's HBM (checked only with the per-GPU memory check)."""
+
+
+@dataclass(frozen=True, slots=True)
 class PointResult:
     """One model size of a series: feasible with a layout and cost, or infeasible with a reason."""
 
@@ -128,7 +147,8 @@ class PointResult:
     run_cost: RunCost | None = None
     """The run's realistic breakdown (throughput, memory, time by operator class), else None."""
     recompute: str | None = None
-    """The run's activation recomputation mode, else None."""
+    """The activation recomputation mode of the run, or of the grid layout the realistic
+    search chose; None under paper physics."""
     physics: str = "paper"
     """The name of the physics the point was evaluated with (conf/physics/)."""
     power_w: float | None = None
@@ -137,11 +157,22 @@ class PointResult:
     """The run's energy, power_w · training_time_s; None where power_w is None."""
     counts: ModelCounts | None = None
     """The counts of the model the point timed; None: the paper's counts of `shape`."""
+    grid_cost: GridCost | None = None
+    """MFU, HFU and memory per GPU of a realistic grid row's layout; None on run rows (their
+    `run_cost` has them), under paper physics and without a layout."""
+
+    @property
+    def counted_flop(self) -> float:
+        """The model FLOP of the training the point timed: `counts` when set, else the
+        paper's C of its shape (spec §1). Series limits are read on it."""
+        return self.shape.training_flop if self.counts is None else self.counts.training_flop
 
 
 @dataclass(frozen=True, slots=True)
 class SeriesLimits:
-    """Derived metrics of one series (spec §11): None where the series does not reach them."""
+    """Derived metrics of one series (spec §11): None where the series does not reach them.
+    C of a point is its `PointResult.counted_flop`: the paper's C under paper physics, the
+    FLOP of the model it timed otherwise."""
 
     linear_end_flop: float | None
     """C of the first point at or below 0.8 · u_eff (or 0.8 · the series' peak utilization,

@@ -93,6 +93,10 @@ class ModelShape:
     seq_len: int
     batch_seqs: int
     tokens_per_param: float = 20.0
+    tokens: float | None = None
+    """The tokens the model trains on when they are not the paper's D = 20 · N: under
+    realistic physics, 20 times the parameters of the model the step times, attention
+    included (`search.counts.grid_counts`, docs/model.md R.7); None: the paper's D."""
 
     @property
     def n_params(self) -> int:
@@ -106,13 +110,21 @@ class ModelShape:
 
     @property
     def n_tokens(self) -> float:
+        """Training tokens: `tokens` when set, else D = 20 · N (Chinchilla, on total
+        parameters, spec §1). The step count is n_tokens / B_tok."""
+        return self.paper_tokens if self.tokens is None else self.tokens
+
+    @property
+    def paper_tokens(self) -> float:
         """D = 20 · N training tokens (Chinchilla, on total parameters, spec §1)."""
         return self.tokens_per_param * self.n_params
 
     @property
     def training_flop(self) -> float:
-        """C = ((6 · N) · D) / S FLOP (spec §1, evaluation order spec §15.6)."""
-        return ((6 * self.n_params) * self.n_tokens) / self.sparsity
+        """C = ((6 · N) · D) / S FLOP with the paper's N and D (spec §1, evaluation order
+        spec §15.6): the grid's model-size axis under either physics. What a realistic row
+        trains is counted apart (`results.ModelCounts`, `PointResult.counted_flop`)."""
+        return ((6 * self.n_params) * self.paper_tokens) / self.sparsity
 
 
 def n_layers(d_model: int, d_ff: int, laws: ScalingLaws) -> int:

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from pipeline.model.compute.flop import expert_weight_params, layer_weight_params
+from pipeline.model.compute.flop import flop_per_step, model_params
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.results import (
     Bottleneck,
@@ -27,7 +27,7 @@ from pipeline.model.records.run import RunCost, RunSpec
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics
 from pipeline.model.runs.run_search import best_run_layout
-from pipeline.model.runs.training_run import evaluate_run, run_flop_per_step
+from pipeline.model.runs.training_run import evaluate_run
 
 
 def level_factors(degrees: tuple[int, ...], level_sizes: tuple[int, ...]) -> list[list[int]]:
@@ -99,23 +99,14 @@ def run_bottleneck(cost: RunCost) -> Bottleneck:
     return max(parts, key=lambda k: parts[k])
 
 
-def run_params(physics: Physics, run: RunSpec) -> float:
-    """Parameters of the model the run times: L · layer weights + V·h (one tied embedding,
-    docs/model.md R.1) with attention; without it the paper's workload, the MLPs alone."""
-    shape = run.shape
-    if physics.attention:
-        return shape.layers * layer_weight_params(shape) + float(shape.vocab) * shape.hidden
-    return shape.layers * shape.experts * expert_weight_params(shape)
-
-
 def run_counts(physics: Physics, run: RunSpec, tokens_per_param: float) -> ModelCounts:
     """The run's parameters, its tokens (`run.tokens`, or tokens_per_param times its
     parameters) and the model FLOP of its whole training: model FLOP per step (R.1, no
     recomputation) times the steps, tokens / (B · s)."""
-    params = run_params(physics, run)
+    params = model_params(physics, run.shape)
     tokens = tokens_per_param * params if run.tokens is None else run.tokens
     none = np.zeros(1, dtype=np.int64)  # the model count has no recomputation
-    per_step, _ = run_flop_per_step(physics, run.shape, run.global_batch_seqs, none)
+    per_step, _ = flop_per_step(physics, run.shape, run.global_batch_seqs, none)
     steps = tokens / (run.global_batch_seqs * run.shape.seq_len)
     return ModelCounts(params, tokens, per_step * steps)
 

@@ -36,9 +36,8 @@ from pipeline.model.compute.efficiency import matmul_calls_s
 from pipeline.model.compute.flop import (
     attention_weight_params,
     expert_weight_params,
-    hardware_flop_per_step,
+    flop_per_step,
     layer_weight_params,
-    model_flop_per_step,
     narayanan_flop_per_step,
 )
 from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, with_rerun_s
@@ -433,7 +432,7 @@ def run_costs(
         t_step = t_step + t_opt
 
     per_step = m * layers
-    model_flop, hw_flop = run_flop_per_step(physics, shape, batch_seqs, modes)
+    model_flop, hw_flop = flop_per_step(physics, shape, batch_seqs, modes)
     peak = peak_flop_per_s(hw) * lay.n_gpu
     ops = times.ops if physics.memory_bound_ops else None
     return RunCosts(
@@ -513,20 +512,6 @@ def _gradient_allreduce_s(
     bw, lat = net.at(lay.tp * lay.cp * lay.ep * lay.expert_dp)
     out: Array = dense + ring_allreduce_s(lay.expert_dp, WORD_BYTES * params.expert, bw, lat)
     return out
-
-
-def run_flop_per_step(
-    physics: Physics, shape: TransformerShape, batch_seqs: int, modes: NDArray[np.int64]
-) -> tuple[float, Array]:
-    """(model, hardware per row) FLOP of one step; without attention the paper's MLP-only
-    workload (full recomputation adds a third forward: 4/3)."""
-    if physics.attention:
-        per_mode = [hardware_flop_per_step(shape, batch_seqs, mode) for mode in RECOMPUTE_ORDER]
-        return model_flop_per_step(shape, batch_seqs), np.array(per_mode)[modes]
-    mlp_params = shape.top_k * shape.mlp_matrices * float(shape.hidden) * shape.ffn_hidden
-    model_flop = 6.0 * shape.layers * mlp_params * batch_seqs * shape.seq_len
-    full = RECOMPUTE_ORDER.index(Recompute.FULL)
-    return model_flop, np.where(modes == full, model_flop * (4.0 / 3.0), model_flop)
 
 
 def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:

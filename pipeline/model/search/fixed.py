@@ -30,6 +30,7 @@ from pipeline.model.search.candidates import (
     _realistic_candidates,
     _with_step_inputs,
 )
+from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape
 from pipeline.model.search.search import network_physics
 from pipeline.model.step.evaluate import evaluate_layout, step_cost
 from pipeline.model.step.step_time import step_arrays
@@ -124,13 +125,14 @@ def fixed_point(
     concrete = scheduled_layout(layout, shape, opts)
     if physics.is_paper:
         return _paper_point(hw, shape, concrete, opts, duration_s)
-    return _realistic_point(hw, shape, concrete, opts, duration_s, physics)
+    return _realistic_point(hw, grid_shape(physics, shape), concrete, opts, duration_s, physics)
 
 
 def _infeasible(
     shape: ModelShape, reason: InfeasibleReason, layout: Layout | None, physics: Physics
 ) -> PointResult:
-    return PointResult(shape, False, reason, layout, None, physics=physics.name)
+    counts = None if physics.is_paper else grid_counts(physics, shape)
+    return PointResult(shape, False, reason, layout, None, physics=physics.name, counts=counts)
 
 
 def _paper_point(
@@ -193,9 +195,19 @@ def _realistic_point(
     net = Network(hw.net_bandwidth_bytes_per_s, hw.net_latency_s)
     step = step_arrays(hw, shape, layout.n_gpu, _batch(c, np.array([0]), factors), net, opts)
     cost = step_cost(hw, shape, layout, step)
+    used = grid_cost(hw, physics, shape, c, 0, layout.n_gpu, cost.step_time_s)
+    cost = dataclasses.replace(cost, utilization=used.mfu)  # on the FLOP the row counts
     mode = None if c.recompute is None else RECOMPUTE_ORDER[int(c.recompute[0])].value
     if reason is None and not cost.training_time_s < duration_s:
         reason = InfeasibleReason.EXCEEDS_DURATION
     return PointResult(
-        shape, reason is None, reason, layout, cost, recompute=mode, physics=physics.name
+        shape,
+        reason is None,
+        reason,
+        layout,
+        cost,
+        recompute=mode,
+        physics=physics.name,
+        counts=grid_counts(physics, shape),
+        grid_cost=used,
     )

@@ -32,7 +32,13 @@ from pipeline.model.network.levels import (
 from pipeline.model.network.times import CommTimes
 from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s
 from pipeline.model.records.options import SearchOptions
-from pipeline.model.records.results import InfeasibleReason, Layout, PointResult, StepCost
+from pipeline.model.records.results import (
+    GridCost,
+    InfeasibleReason,
+    Layout,
+    PointResult,
+    StepCost,
+)
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.records.switches import PAPER, RECOMPUTE_ORDER, Physics
 from pipeline.model.search.candidates import (
@@ -43,6 +49,7 @@ from pipeline.model.search.candidates import (
     _with_ring,
     enumerate_candidates,
 )
+from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape, weight_training_flop
 from pipeline.model.step.evaluate import step_cost
 from pipeline.model.step.step_time import (
     StepArrays,
@@ -296,6 +303,8 @@ class BestAt:
     """Candidates existed but none fit in one GPU's memory (realistic physics)."""
     recompute: str | None = None
     """The chosen layout's recomputation mode under realistic physics."""
+    grid_cost: GridCost | None = None
+    """The chosen layout's MFU, HFU and memory per GPU under realistic physics."""
 
 
 def network_physics(hw: HardwareSpec, physics: Physics) -> HardwareSpec:
@@ -344,9 +353,13 @@ def _best_at(
     if choice is None or not float(choice.step.t_train_s[0]) < within_s:
         return BestAt(True, None)
     layout = _layout(c, choice, n_gpu)
-    mode = None if c.recompute is None else RECOMPUTE_ORDER[int(c.recompute[choice.candidate])]
     cost = step_cost(hw, shape, layout, choice.step)
-    return BestAt(True, (layout, cost), recompute=None if mode is None else mode.value)
+    if physics.is_paper or c.recompute is None:
+        return BestAt(True, (layout, cost))
+    mode = RECOMPUTE_ORDER[int(c.recompute[choice.candidate])]
+    used = grid_cost(hw, physics, shape, c, choice.candidate, n_gpu, cost.step_time_s)
+    cost = dataclasses.replace(cost, utilization=used.mfu)  # on the FLOP the row counts
+    return BestAt(True, (layout, cost), recompute=mode.value, grid_cost=used)
 
 
 def optimal_layout(
@@ -360,8 +373,10 @@ def optimal_layout(
     """The layout with the smallest training time at n_gpu, or None if none is valid (spec §10).
 
     `prune=False` is the exhaustive search (every split of every candidate), for tests.
+    Under realistic physics the model trains on its own tokens (`search.counts.grid_shape`).
     """
     hw = network_physics(hw, physics)
+    shape = grid_shape(physics, shape)
     return _best_at(hw, shape, n_gpu, opts, prune=prune, physics=physics).found
 
 
@@ -383,14 +398,19 @@ def smallest_cluster(
 ) -> PointResult:
     """The first N_GPU = S·2^i whose best layout trains within the duration (strict, spec §11).
 
-    `prune=False` searches every cluster exhaustively, for tests. Under realistic physics a
-    size none of whose layouts fits in one GPU's memory at any cluster is infeasible with
-    `exceeds_gpu_memory`.
+    `prune=False` searches every cluster exhaustively, for tests. Under realistic physics the
+    model trains on its own tokens and the point carries what it counts and what the search
+    chose (`search.counts`); a size none of whose layouts fits in one GPU's memory at any
+    cluster is infeasible with `exceeds_gpu_memory`.
     """
+    shape = grid_shape(physics, shape)
+    counts = None if physics.is_paper else grid_counts(physics, shape)
     if shape.batch_tokens > MAX_BATCH_TOKENS:
-        return PointResult(shape, False, InfeasibleReason.BATCH_TOO_LARGE, None, None)
+        reason = InfeasibleReason.BATCH_TOO_LARGE
+        return PointResult(shape, False, reason, None, None, physics=physics.name, counts=counts)
     hw = network_physics(hw, physics)
-    floor = shape.training_flop / (duration_s * matmul_rate_flop_per_s(hw, physics))
+    work = weight_training_flop(physics, shape)
+    floor = work / (duration_s * matmul_rate_flop_per_s(hw, physics))
     any_layout = blocked = False
     for i in range(opts.max_cluster_doublings + 1):
         n_gpu = shape.sparsity * 2**i
@@ -401,7 +421,14 @@ def smallest_cluster(
         blocked = blocked or at.memory_blocked
         if at.found is not None and at.found[1].training_time_s < duration_s:
             return PointResult(
-                shape, True, None, *at.found, recompute=at.recompute, physics=physics.name
+                shape,
+                True,
+                None,
+                *at.found,
+                recompute=at.recompute,
+                physics=physics.name,
+                counts=counts,
+                grid_cost=at.grid_cost,
             )
     if any_layout:
         reason = InfeasibleReason.NO_CLUSTER
@@ -409,7 +436,7 @@ def smallest_cluster(
         reason = InfeasibleReason.EXCEEDS_GPU_MEMORY
     else:
         reason = InfeasibleReason.NO_LAYOUT
-    return PointResult(shape, False, reason, None, None, physics=physics.name)
+    return PointResult(shape, False, reason, None, None, physics=physics.name, counts=counts)
 
 
 def sweep_series(

@@ -8,6 +8,7 @@ from pipeline.execute.series import evaluate_series
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import InfeasibleReason
 from pipeline.model.records.scaling import ScalingLaws, model_shape
+from pipeline.model.search.counts import grid_counts
 from pipeline.model.search.fixed import fixed_point, layout_misfit
 from pipeline.model.search.search import optimal_layout
 from pipeline.schema import compose_config, load_scenario
@@ -45,6 +46,22 @@ def test_fixed_realistic_layout_costs_what_the_search_found() -> None:
     point = fixed_point(hw, shape, layout, SearchOptions(), DURATION_S, physics)
     assert point.cost is not None
     assert point.cost.training_time_s == cost.training_time_s
+
+
+def test_fixed_realistic_point_counts_its_model_and_carries_the_choices() -> None:
+    """The search's layout evaluated as a fixed layout under realistic physics counts the
+    grid model's parameters, tokens and FLOP, has the search's utilization (its MFU) and
+    carries MFU, HFU and memory per GPU."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = preset("h100_sxm")
+    shape = model_shape(12288, ScalingLaws(), SearchOptions().quirks)
+    found = optimal_layout(hw, shape, 4096, SearchOptions(), physics=physics)
+    assert found is not None
+    point = fixed_point(hw, shape, found[0], SearchOptions(), DURATION_S, physics)
+    assert point.counts == grid_counts(physics, shape)
+    assert point.cost is not None
+    assert point.grid_cost is not None
+    assert point.cost.utilization == found[1].utilization == point.grid_cost.mfu
 
 
 def test_fixed_layout_misfit_names_the_key() -> None:

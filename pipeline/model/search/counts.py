@@ -1,0 +1,129 @@
+"""What a realistic grid row counts of the model it times (docs/model.md R.7, "What a grid
+row counts").
+
+The grid stays indexed by the paper's model-size axis (d_model, and from it L, d_ff, S and the
+batch; spec §2). Under realistic physics the model a candidate's step times is the transformer
+of that shape (`grid_transformer`: d_head = 128, as many K/V heads, GeLU, top-1 experts, no
+vocabulary), and its row counts that model: its parameters (`compute.flop.model_params`:
+attention projections with `physics.attention`), D = tokens_per_param times them, and the
+model FLOP of the whole training (`compute.flop.flop_per_step` times the steps). The batch
+law is read at the axis's C (the paper's 6·N·D/S), so a grid size has the same shape and
+batch under either physics. A concrete run of the same model counts the same
+(`runs.run_point.run_counts`, `tests/model/test_parity.py`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from pipeline.model.compute.flop import (
+    active_weight_params,
+    expert_weight_params,
+    flop_per_step,
+    model_params,
+)
+from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
+from pipeline.model.records.results import GridCost, ModelCounts
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
+from pipeline.model.records.transformer import TransformerShape
+from pipeline.model.search.candidates import Candidates
+from pipeline.model.search.grid import GRID_HEAD_DIM, grid_memory_by_mode_bytes
+
+
+def grid_transformer(shape: ModelShape) -> TransformerShape:
+    """The grid's model as a transformer: L layers of width d, d_ff, S experts of top-1
+    routing, d / 128 heads and as many K/V heads (one head when 128 does not divide d: heads
+    enter no count, and K and V stay d wide), no vocabulary (`search.grid`)."""
+    d = shape.d_model
+    heads = d // GRID_HEAD_DIM if d % GRID_HEAD_DIM == 0 else 1
+    return TransformerShape(
+        layers=shape.n_layers,
+        hidden=d,
+        ffn_hidden=shape.d_ff,
+        heads=heads,
+        kv_heads=heads,
+        vocab=0,
+        seq_len=shape.seq_len,
+        experts=shape.sparsity,
+        top_k=1,
+    )
+
+
+def grid_counts(physics: Physics, shape: ModelShape) -> ModelCounts:
+    """Parameters, training tokens and model FLOP of the grid model a realistic step times:
+    N = `model_params` of `grid_transformer`, D = tokens_per_param · N, C = model FLOP per
+    step (no recomputation) · D / B_tok."""
+    model = grid_transformer(shape)
+    params = model_params(physics, model)
+    tokens = shape.tokens_per_param * params
+    none = np.zeros(1, dtype=np.int64)  # the model count has no recomputation
+    per_step, _ = flop_per_step(physics, model, shape.batch_seqs, none)
+    return ModelCounts(params, tokens, per_step * (tokens / shape.batch_tokens))
+
+
+def grid_shape(physics: Physics, shape: ModelShape) -> ModelShape:
+    """The grid size as a realistic search times it: training on `grid_counts`' tokens (the
+    step count is tokens / B_tok); under paper physics the shape as given."""
+    if physics.is_paper:
+        return shape
+    return dataclasses.replace(shape, tokens=grid_counts(physics, shape).n_tokens)
+
+
+def weight_training_flop(physics: Physics, shape: ModelShape) -> float:
+    """FLOP of the weight matmuls of the whole training a search times: 6 · L · (weights one
+    token meets) · D. Every realistic step runs them at most at the matmul rate
+    (`search.matmul_rate_flop_per_s`); under paper physics C = 6·N·D/S."""
+    if physics.is_paper:
+        return shape.training_flop
+    model = grid_transformer(shape)
+    if physics.attention:
+        per_token = active_weight_params(model)
+    else:
+        per_token = model.top_k * expert_weight_params(model)
+    return 6.0 * model.layers * per_token * shape.n_tokens
+
+
+def grid_cost(
+    hw: HardwareSpec,
+    physics: Physics,
+    shape: ModelShape,
+    c: Candidates,
+    row: int,
+    n_gpu: int,
+    t_step_s: float,
+) -> GridCost:
+    """MFU, HFU and bytes per GPU of candidate `row` at the step time the search gave it:
+    FLOP per step (`flop_per_step`, its recomputation mode for HFU) over peak · N_GPU · t_step,
+    and R.4's bytes under that mode (`grid_memory_by_mode_bytes`, as the search checked them)."""
+    if c.recompute is None:
+        raise ValueError("candidates without recomputation modes: not a realistic search")
+    mode = c.recompute[row : row + 1]
+    model_flop, hw_flop = flop_per_step(physics, grid_transformer(shape), shape.batch_seqs, mode)
+    per_gpu_s = n_gpu * t_step_s
+    dp, tp_model, tp_ff, pp, ep = (c.degrees[row : row + 1, k].astype(np.float64) for k in range(5))
+    schedule = (
+        c.microbatches[row : row + 1],
+        c.interleave[row : row + 1],
+        c.zero_bubble[row : row + 1],
+    )
+    nano = c.nanobatch[row : row + 1].astype(np.float64)
+    (bytes_,) = grid_memory_by_mode_bytes(
+        physics,
+        shape,
+        (dp, tp_model, tp_ff, pp, ep),
+        nano,
+        schedule,
+        (RECOMPUTE_ORDER[int(mode[0])],),
+    )
+    peak = peak_flop_per_s(hw)
+    return GridCost(
+        mfu=model_flop / (peak * per_gpu_s),
+        hfu=float(hw_flop[0]) / (peak * per_gpu_s),
+        model_flop_per_s_per_gpu=model_flop / per_gpu_s,
+        hardware_flop_per_s_per_gpu=float(hw_flop[0]) / per_gpu_s,
+        memory_per_gpu_bytes=float(bytes_[0]),
+        fits_memory=bool(bytes_[0] <= hw.hbm_bytes),
+    )

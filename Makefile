@@ -27,9 +27,9 @@ run: $(VENV)/.base ## install and run the default scenario (H100, dense, critica
 test: lint typecheck unit ## install, then lint, type-check and run the whole test suite
 
 lint: $(VENV)/.dev ## ruff lint and format check, unused names (vulture), import contracts (docs/architecture.md)
-	$(BIN)/ruff check pipeline tests bench vulture_whitelist.py
-	$(BIN)/ruff format --check pipeline tests bench vulture_whitelist.py
-	$(BIN)/vulture pipeline vulture_whitelist.py
+	$(BIN)/ruff check pipeline hydra_plugins tests bench vulture_whitelist.py
+	$(BIN)/ruff format --check pipeline hydra_plugins tests bench vulture_whitelist.py
+	$(BIN)/vulture pipeline hydra_plugins vulture_whitelist.py
 	$(BIN)/lint-imports --no-logo
 
 typecheck: $(VENV)/.dev ## mypy --strict over the package

@@ -1,7 +1,7 @@
-"""Names in `pipeline/` that nothing in the package calls, kept on purpose, each with its reason.
+"""Names in `pipeline/` and `hydra_plugins/` that nothing in the package calls, kept on purpose.
 
-`make lint` runs `vulture pipeline vulture_whitelist.py`: a public name that no code of the
-package uses is reported unless it is listed here. Only the package is scanned, so a name that
+`make lint` runs `vulture pipeline hydra_plugins vulture_whitelist.py`: a public name that no
+code of the package uses is reported unless it is listed here. Only the package is scanned, so a name that
 only tests use is reported too: list it here only when a test is its purpose (an inspection
 API, a documented oracle). tests/test_vulture_whitelist.py imports this file, so an entry whose
 name no longer exists fails the tests: delete its line with the name.
@@ -12,6 +12,7 @@ Each entry is an attribute access or a name, which is all vulture needs to count
 # ruff: noqa: B018  (the bare expressions are the point: each one is a use)
 
 import pipeline
+from hydra_plugins.dmlimits import sweeper
 from pipeline.app import api, batch, execute
 from pipeline.catalog import load, metrics
 from pipeline.execute import settings
@@ -26,6 +27,7 @@ from pipeline.trends import fit
 
 # Called by Python, not by code.
 pipeline.__getattr__  # PEP 562: `pipeline.run` imports the API on first access
+sweeper.DmlimitsSweeper.setup  # Hydra's Sweeper interface: Hydra calls it
 
 # Public API for users (docs/api.md, docs/schema.md), not used inside the package.
 api.Result.summary  # docs/api.md: the text table `dmlimits` prints

@@ -13,11 +13,13 @@ SETUPTOOLS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setup
 
 
 def test_packaging_lists_every_package() -> None:
-    """pyproject.toml lists each folder of pipeline/ with an __init__.py, the configs, and each
-    folder of conf/ holding YAML files (setuptools warns of a data folder Python could import
-    that is not listed)."""
+    """pyproject.toml lists each folder of pipeline/ and hydra_plugins/ with an __init__.py,
+    the configs, and each folder of conf/ holding YAML files (setuptools warns of a data folder
+    Python could import that is not listed)."""
     found = {
-        ".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "pipeline").rglob("__init__.py")
+        ".".join(p.parent.relative_to(REPO).parts)
+        for top in ("pipeline", "hydra_plugins")
+        for p in (REPO / top).rglob("__init__.py")
     }
     conf = REPO / "conf"
     groups = {

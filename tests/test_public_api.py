@@ -29,6 +29,8 @@ import pytest
 import pipeline
 
 PACKAGE_DIR = Path(pipeline.__file__).resolve().parent
+PLUGIN_DIR = PACKAGE_DIR.parent / "hydra_plugins" / "dmlimits"
+"""The package's Hydra plugin (its sweeper), shipped in the same wheel."""
 OWN = "pipeline"
 DOCUMENTED = frozenset({"os._exit"})
 """Underscore names that their library documents as public."""
@@ -102,8 +104,8 @@ def private_uses(source: str) -> Iterator[tuple[int, str]]:
 
 
 def package_modules() -> list[Path]:
-    """Every Python file of the package."""
-    return sorted(PACKAGE_DIR.rglob("*.py"))
+    """Every Python file of the package and of its Hydra plugin."""
+    return sorted([*PACKAGE_DIR.rglob("*.py"), *PLUGIN_DIR.rglob("*.py")])
 
 
 def test_package_uses_no_private_name_of_a_library() -> None:

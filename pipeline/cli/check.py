@@ -12,10 +12,14 @@ proved writable without creating it. The CLI prints the first mistake as
 passes reuses the series the check expanded (`Checked.series`) when Hydra composes the job's
 config to the same values, so the sweep is expanded once per command.
 
-Which jobs of a multirun are checked: every value of every swept key at least once (the first
-job, then each job that brings a value not seen yet), so a sweep of n values over k keys costs
-about n compositions, not their product. A mistake that shows only in some combination stops
-that job at run time with the same one-line message.
+Which jobs of a multirun are checked: with dmlimits' sweeper (`hydra_plugins.dmlimits.sweeper`,
+the default ``hydra/sweeper``), the command checks here what Hydra's sweep is made of (its size,
+its kinds of sweep) and leaves each job to the sweeper, which composes every job once anyway and
+checks it with `SweepCheck` before anything is written (``sweeper_checks_jobs``). Otherwise
+every value of every swept key is checked here at least once (the first job, then each job that
+brings a value not seen yet), so a sweep of n values over k keys costs about n compositions, not
+their product; a mistake that shows only in some combination stops that job at run time with
+the same one-line message.
 
 Command lines asking Hydra for something else (--help, --hydra-help, --cfg, --info, shell
 completion) are left to Hydra.
@@ -44,6 +48,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import OmegaConfBaseException
 
+from hydra_plugins.dmlimits.sweeper import job_labels, split_sweep
 from pipeline.app.plan import RunPlan, plan_run
 from pipeline.cli.flags import read_flags
 from pipeline.io.parquet import OutputError
@@ -69,6 +74,8 @@ DETAIL_PREFIXES = ("object_type=", "reference_type=")
 SEARCH_PATH_HEADER = "Config search path:"
 """Where Hydra's message turns into a listing of its search path (dropped)."""
 COMPOSITION_ERRORS = (HydraException, OmegaConfBaseException, yaml.YAMLError, ValueError, OSError)
+SWEEPER = "dmlimits"
+"""The ``hydra/sweeper`` choice that checks each job of a multirun itself (`check_sweep_job`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +165,9 @@ class Checked:
     """What a passed check composed and expanded, for the run to reuse."""
 
     composed: DictConfig
-    """The composed config of the run (of the first job for a multirun), with its hydra node."""
+    """The composed config of the run (the primary config for a multirun), with its hydra node."""
+    line: Command
+    """The command line as Hydra reads it."""
     series: CheckedSeries | None = None
     """A single run's series as the check expanded them; None for a multirun."""
 
@@ -189,7 +198,10 @@ def job_key(cfg: DictConfig) -> dict[str, Any]:
 
 
 def check_command_line(
-    argv: Sequence[str], on_job: Callable[[DictConfig, RunPlan], None] | None = None
+    argv: Sequence[str],
+    on_job: Callable[[DictConfig, RunPlan], None] | None = None,
+    *,
+    sweeper_checks_jobs: bool = False,
 ) -> Checked | None:
     """Check a command line as the module docstring says; the first mistake is raised.
 
@@ -197,7 +209,8 @@ def check_command_line(
     composed (and, for a single run, expanded), or None when it was left to Hydra. Each job
     that passes (the run, or each checked job of a multirun) is given to `on_job` with its
     plan as the check made it (its output root moved to the nearest existing directory), as
-    soon as it is checked.
+    soon as it is checked. With ``sweeper_checks_jobs``, a multirun swept by dmlimits' sweeper
+    leaves its jobs to a `SweepCheck`, which the sweeper calls as it composes them.
     """
     command = parse_command(argv)
     if command is None:
@@ -224,18 +237,51 @@ def check_command_line(
             plan = check_job(full)
             if on_job is not None:
                 on_job(full, plan)
-            return Checked(full, CheckedSeries(job_key(full), plan.series))
+            return Checked(full, command, CheckedSeries(job_key(full), plan.series))
         for text, override in given:
             if override.is_sweep_override() and override.is_hydra_override():
                 raise InputError(f"{text!r}: sweeping over Hydra's configuration is not supported")
         hydra_overrides = [str(o) for o in primary.hydra.overrides.hydra]
         task = [text for text, o in given if not o.is_hydra_override()]
-        for job, label in jobs_to_check(primary, task):
+        jobs = sweep_jobs(primary, task)
+        choices = OmegaConf.select(primary, "hydra.runtime.choices") or {}
+        if sweeper_checks_jobs and choices.get("hydra/sweeper") == SWEEPER:
+            return Checked(primary, command)
+        for job, label in jobs_to_check(jobs):
             config = _compose(command, [*hydra_overrides, *job], f" (job {label})")
             plan = check_job(config, label, multirun=True)
             if on_job is not None:
                 on_job(config, plan)
-        return Checked(primary)
+        return Checked(primary, command)
+
+
+class SweepCheck:
+    """The check of a multirun's jobs as dmlimits' sweeper composes them, in its order (its
+    `JobCheck`): each job's composition named in one line, and the values of each job that
+    brings a swept value not seen yet checked as `check_command_line` checks them, its plan
+    given to `on_job`. A mistake that shows only in some combination stops that job at run
+    time, as it would with the check before Hydra."""
+
+    def __init__(
+        self, line: Command, on_job: Callable[[DictConfig, RunPlan], None] | None = None
+    ) -> None:
+        self.line = line
+        self.on_job = on_job
+        self.seen: set[tuple[int, str]] = set()
+        """(position, override) of the values checked so far."""
+
+    def __call__(self, compose: Callable[[], DictConfig], job: list[str], label: str) -> DictConfig:
+        """The job's composed config; InputError (Hydra's or YAML's message, naming the job) or
+        ConfigError on a mistake."""
+        try:
+            config = compose()
+        except COMPOSITION_ERRORS as err:
+            raise InputError(f"{self.line.named(one_line(err))} (job {label})") from None
+        if brings_new_value(job, self.seen):
+            plan = check_job(config, label, multirun=True)
+            if self.on_job is not None:
+                self.on_job(config, plan)
+        return config
 
 
 def _compose(command: Command, overrides: list[str], where: str = "") -> DictConfig:
@@ -246,13 +292,13 @@ def _compose(command: Command, overrides: list[str], where: str = "") -> DictCon
         raise InputError(f"{command.named(one_line(err))}{where}") from None
 
 
-def jobs_to_check(primary: DictConfig, task: list[str]) -> Iterator[tuple[list[str], str]]:
-    """Jobs of a multirun as Hydra's basic sweeper makes them, each value of a key tried once.
+def sweep_jobs(primary: DictConfig, task: list[str]) -> list[list[str]]:
+    """Jobs of a multirun as Hydra's basic sweeper makes them (`split_sweep`).
 
     The sweeper's params (`hydra.sweeper.params`, e.g. of an experiment) come first, then the
-    command's overrides (`task`, without the hydra ones). Each job comes with a label naming
-    its swept values ("" when nothing is swept). A sweep with no values (``range(6,1)``, a
-    ``glob()`` matching no option) is an error naming it.
+    command's overrides (`task`, without the hydra ones). A sweep with no values
+    (``range(6,1)``, a ``glob()`` matching no option), one of more than `sweep.max_series` jobs
+    or an interval is an error naming it.
     """
     params = OmegaConf.select(primary, "hydra.sweeper.params") or {}
     texts = [f"{k}={v}" for k, v in params.items()] + task
@@ -278,32 +324,32 @@ def jobs_to_check(primary: DictConfig, task: list[str]) -> Iterator[tuple[list[s
                 "jobs, each a run of its own; sweep large grids with sweep.axes (one run, "
                 "parallel workers) or raise sweep.max_series"
             )
-    jobs = split_jobs(parsed)
-    swept = [i for i in range(len(jobs[0])) if len({job[i] for job in jobs}) > 1]
+    return split_jobs(parsed)
+
+
+def jobs_to_check(jobs: list[list[str]]) -> Iterator[tuple[list[str], str]]:
+    """The jobs that bring a swept value not seen yet (the first one, then ...), each with a
+    label naming its swept values ("" when nothing is swept)."""
     seen: set[tuple[int, str]] = set()
-    for job in jobs:
-        new = {(i, value) for i, value in enumerate(job)} - seen
-        if new:
-            seen |= new
-            yield job, ", ".join(job[i] for i in swept)
+    for job, label in zip(jobs, job_labels(jobs), strict=True):
+        if brings_new_value(job, seen):
+            yield job, label
+
+
+def brings_new_value(job: list[str], seen: set[tuple[int, str]]) -> bool:
+    """Whether the job has an override not in ``seen`` (position, override), adding its own."""
+    new = set(enumerate(job)) - seen
+    seen |= new
+    return bool(new)
 
 
 def split_jobs(parsed: Sequence[Override]) -> list[list[str]]:
-    """Every job's overrides, as Hydra's basic sweeper splits a sweep: one override per key
-    (a later one of a key replaces an earlier), the product of the swept keys' values."""
-    per_key: dict[str, list[str]] = {}
-    for override in parsed:
-        key = override.get_key_element()
-        if not override.is_sweep_override():
-            per_key[key] = [f"{key}={override.get_value_element_as_str()}"]
-        elif override.is_discrete_sweep():
-            per_key[key] = [f"{key}={value}" for value in override.sweep_string_iterator()]
-        else:
-            raise InputError(
-                f"{override.input_line}: Hydra's basic sweeper takes lists and ranges, "
-                "not intervals"
-            )
-    return [list(job) for job in itertools.product(*per_key.values())]
+    """Every job's overrides, as Hydra's basic sweeper splits a sweep (`split_sweep`); an
+    interval, which only a sampling sweeper plugin takes, is an InputError naming it."""
+    try:
+        return split_sweep(parsed)
+    except HydraException as err:
+        raise InputError(str(err)) from None
 
 
 def check_job(full: DictConfig, label: str = "", *, multirun: bool = False) -> RunPlan:

@@ -7,11 +7,14 @@ dmlimits --config-dir ~/presets hardware=my_gpu   # a preset of your own
 
 Before Hydra starts, `pipeline.cli.check` reads and composes the command line with Hydra's own
 parser and compose API and checks every value with the schema; a mistake is one line on stderr,
-``dmlimits: error: <message>``, exit status 2, and nothing is written. In a multirun, a job that
-still fails on bad input (a combination the check did not try, an output root that became
-unwritable) prints the same line and raises `JobFailed`: Hydra runs the remaining jobs, then
-exits non-zero; `dmlimits-gather ROOT --multirun DIR` lists the failed jobs (no done marker).
-A single run that fails after Hydra started removes the run directory Hydra made for it.
+``dmlimits: error: <message>``, exit status 2, and nothing is written. A multirun's jobs are
+checked alike by dmlimits' sweeper (`hydra_plugins.dmlimits.sweeper`), which composes each job
+once, checks it with the command's `SweepCheck` (`Command.check_job`) before any job runs, and
+runs the jobs on those configs. In a multirun, a job that still fails on bad input (a
+combination the check did not try, an output root that became unwritable) prints the same line
+and raises `JobFailed`: Hydra runs the remaining jobs, then exits non-zero;
+`dmlimits-gather ROOT --multirun DIR` lists the failed jobs (no done marker). A single run that
+fails after Hydra started removes the run directory Hydra made for it.
 
 Options and overrides may come in any order (``dmlimits hardware=a100_sxm --config-dir DIR``):
 Hydra is handed the command line with its options first (`pipeline.cli.flags.hydra_argv`).
@@ -32,14 +35,16 @@ from typing import cast
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.core.plugins import Plugins
 from hydra.errors import CompactHydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
+from hydra_plugins.dmlimits.sweeper import JOB_CHECK, DmlimitsSweeper
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.app.summary import summary_lines
-from pipeline.cli.check import CheckedSeries, check_command_line
+from pipeline.cli.check import CheckedSeries, SweepCheck, check_command_line
 from pipeline.cli.flags import hydra_argv
 from pipeline.cli.gather import mark_done
 from pipeline.cli.startup import Startup
@@ -65,6 +70,20 @@ class Command:
     a second time; used only when the job's config is the one checked."""
     existing_ancestor: Path | None = None
     """The nearest directory of hydra.run.dir that existed before Hydra started."""
+    sweep_check: SweepCheck | None = None
+    """The check of a multirun's jobs, which dmlimits' sweeper calls as it composes them."""
+
+    def check_job(
+        self, compose: Callable[[], DictConfig], job: list[str], label: str
+    ) -> DictConfig:
+        """The `JobCheck` of dmlimits' sweeper: a multirun's job composed and checked by the
+        command's `SweepCheck`, its series handed to the start-up; a mistake is the command's
+        one line and exit status 2, before any job ran."""
+        assert self.sweep_check is not None, "the command line is checked before Hydra starts"
+        try:
+            return self.sweep_check(compose, job, label)
+        except (ConfigError, InputError) as err:
+            sys.exit(report_error(err))
 
 
 class JobFailed(CompactHydraException):
@@ -142,9 +161,14 @@ def _rmdir_if_empty(folder: Path) -> bool:
 
 
 def hydra_entry(command: Command) -> Callable[[], None]:
-    """@hydra.main's entry point for the jobs of this command (it reads sys.argv)."""
+    """@hydra.main's entry point for the jobs of this command (it reads sys.argv).
 
-    @hydra.main(config_path=CONF_URL, config_name=CONFIG_NAME, version_base=VERSION_BASE)
+    The sweeper of a multirun (conf/hydra/sweeper/dmlimits.yaml) is registered with Hydra's
+    public `Plugins.register`: Hydra finds plugins by listing the `hydra_plugins` folders, which
+    an editable install does not expose.
+    """
+    Plugins.instance().register(DmlimitsSweeper)
+
     def dmlimits(cfg: DictConfig) -> None:
         code = run_job(cfg, command)
         if not code:
@@ -159,7 +183,9 @@ def hydra_entry(command: Command) -> Callable[[], None]:
         remove_run_dir(Path(hydra_cfg.runtime.output_dir), command.existing_ancestor)
         sys.exit(code)
 
-    return cast(Callable[[], None], dmlimits)
+    setattr(dmlimits, JOB_CHECK, command.check_job)  # the task function dmlimits' sweeper gets
+    entry = hydra.main(config_path=CONF_URL, config_name=CONFIG_NAME, version_base=VERSION_BASE)
+    return cast(Callable[[], None], entry(dmlimits))
 
 
 def nearest_existing(path: Path) -> Path:
@@ -175,10 +201,11 @@ def check(argv: Sequence[str], command: Command | None = None) -> int:
     else print its one line and return 2."""
     command = command if command is not None else Command()
     try:
-        checked = check_command_line(argv, command.startup.on_job)
+        checked = check_command_line(argv, command.startup.on_job, sweeper_checks_jobs=True)
     except (ConfigError, InputError) as err:
         return report_error(err)
     if checked is not None:
+        command.sweep_check = SweepCheck(checked.line, command.startup.on_job)
         run_dir = OmegaConf.select(checked.composed, "hydra.run.dir")
         command.existing_ancestor = nearest_existing(Path(str(run_dir))) if run_dir else None
         command.checked = checked.series

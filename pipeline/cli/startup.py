@@ -3,7 +3,8 @@
 Hydra's basic launcher runs the jobs of ``dmlimits -m`` one after another in this process, and
 each job evaluates a single chunk of series in-process, so a comparison such as
 ``-m hardware=v100_sxm,a100_sxm,h100_sxm`` would use one core while Hydra composes its jobs.
-The command-line check expands every job's series before Hydra starts anyway; with
+The command's check expands every job's series before the jobs run anyway (a multirun's, in
+dmlimits' sweeper, as it composes each job); with
 `execution.ahead` on (the default), `Startup.on_job` hands them, as each job passes the check, to
 worker processes forked from the command (`pipeline.execute.ahead.Ahead`), which evaluate them
 while the check and Hydra compose; each job then takes its series from there

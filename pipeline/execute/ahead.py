@@ -3,8 +3,8 @@
 Hydra's basic launcher runs the jobs of ``dmlimits -m`` one after another in one process, and a
 job with a single chunk of series evaluates it in-process (`run_series` starts no pool for one
 chunk). A comparison like ``-m hardware=v100_sxm,a100_sxm,h100_sxm`` would so use one core.
-The command-line check already expands every job's series before Hydra starts
-(`pipeline.cli.check`); the CLI hands them to `Ahead` as they are checked (`pipeline.cli.startup`,
+The command's check already expands every job's series before the jobs run
+(`pipeline.cli.check`, a multirun's in dmlimits' sweeper); the CLI hands them to `Ahead` as they are checked (`pipeline.cli.startup`,
 the one switch `execution.ahead`). Worker processes,
 forked from the command (they inherit the imported package, so they start in milliseconds),
 evaluate them while the check composes the next job and Hydra sets up its jobs. A job's

@@ -36,19 +36,6 @@ def test_config_dir_is_read_wherever_it_stands(tmp_path: Path, presets: Path, wh
     assert OmegaConf.select(checked.composed, "hardware.name") == "team_h100"
 
 
-def test_split_jobs_is_the_product_of_the_swept_keys() -> None:
-    """Jobs are the product of the swept values in key order; a later override of a key wins."""
-    parsed = OverridesParser.create().parse_overrides(
-        ["hardware=a,b", "x=1", "+y=range(2,4)", "x=5"]
-    )
-    assert split_jobs(parsed) == [
-        ["hardware=a", "x=5", "+y=2"],
-        ["hardware=a", "x=5", "+y=3"],
-        ["hardware=b", "x=5", "+y=2"],
-        ["hardware=b", "x=5", "+y=3"],
-    ]
-
-
 def test_split_jobs_refuses_an_interval() -> None:
     """An interval sweep, which only a sampling sweeper plugin takes, is refused by name."""
     parsed = OverridesParser.create().parse_overrides(["x=interval(0,1)"])

@@ -278,8 +278,9 @@ def threshold_dict(
 ) -> dict[str, Any]:
     """The one `thresholds` row of a series: its spec §11 limits and spec §12 closed forms.
 
-    `linear_end_beyond_grid` is true when no recorded point fell to 0.8·u_eff
-    (`limits.linear_end_flop` is None). Non-finite closed forms are stored as null.
+    `linear_end_beyond_grid` is true when some point is feasible and none fell to the
+    linear-scaling end (`limits.linear_end_flop` is None); false when it was reached or when no
+    point is feasible (nothing ran, so nothing lasted past the grid). Non-finite closed forms are stored as null.
     `model_b_inputs` are the budget (s), batch anchor (tokens) and tokens per parameter the
     closed forms used (`ClosedForms`); null when not given.
     """
@@ -293,7 +294,9 @@ def threshold_dict(
         "last_feasible_flop": limits.last_feasible_flop,
         "first_infeasible_flop": limits.first_infeasible_flop,
         "max_utilization": limits.max_utilization,
-        "linear_end_beyond_grid": limits.linear_end_flop is None,
+        "linear_end_beyond_grid": (
+            limits.linear_end_flop is None and limits.last_feasible_flop is not None
+        ),
         "n_points": int(n_points),
         "linear_end_basis": limits.linear_end_basis,
         "wall_flop": limits.wall_flop,

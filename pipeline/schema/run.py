@@ -5,7 +5,8 @@ global_batch_seqs, microbatch_seqs, tp, pp, dp, cp, ep, interleave, sequence_par
 recompute, zero_stage` and `name`, and the optional `layout_search` (default false: the
 run's own layout; true: the best layout for its model and batch at its GPU count; the one
 switch that searches a run's layout), `experts`
-(default 1: a dense transformer) and `top_k` (default 1), `dropout` (default true),
+(default 1: a dense transformer) and `top_k` (default 1), `dropout` and `tied_embeddings`
+(default true),
 `gpu_budget` (default null: a searched layout uses exactly the given GPUs; a number: at most that many), `microbatch_group` (default 0: pp), `overlap_p2p`, `overlap_dp` and `cp_all_gather` (default false) and `tokens` (default null: the scaling law's
 tokens per parameter times the run's parameters), declared from the `TransformerShape`,
 `RunLayout` and `RunSpec` fields. They may come from a user's own `--config-dir`; docs/configuration.md
@@ -34,6 +35,7 @@ OPTIONAL_RUN_KEYS = {"experts": 1, "top_k": 1, "microbatch_group": 0}
 """Run keys that may be left out, with the default that keeps a dense run as before."""
 OPTIONAL_RUN_SWITCHES = {
     "dropout": True,
+    "tied_embeddings": True,
     "overlap_p2p": False,
     "overlap_dp": False,
     "cp_all_gather": False,
@@ -101,6 +103,7 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
         experts=optional_integer(sec, "experts"),
         top_k=optional_integer(sec, "top_k"),
         dropout=optional_switch(sec, "dropout"),
+        tied_embeddings=optional_switch(sec, "tied_embeddings"),
     )
     layout = RunLayout(
         tp=sec.integer("tp"),

@@ -184,6 +184,29 @@ def test_threshold_row_not_reached_limits_null(make_series, provenance) -> None:
     assert row["schema_version"] == SCHEMA_VERSION
 
 
+def test_threshold_row_no_feasible_point_not_beyond_grid(make_series, provenance) -> None:
+    """A series with no feasible point (e.g. one concrete run over its budget) does not claim
+    that linear scaling lasts past the grid: its linear end is null and not beyond the grid."""
+    limits = SeriesLimits(
+        linear_end_flop=None,
+        last_feasible_flop=None,
+        first_infeasible_flop=4e25,
+        max_utilization=None,
+    )
+    row = threshold_row(
+        make_series(),
+        limits,
+        n_points=1,
+        alpha=0.0,
+        t_lat_s=9e-6,
+        t_crit_flop=1e28,
+        t_limit_flop=1e31,
+        provenance=provenance,
+    ).to_pylist()[0]
+    assert row["linear_end_flop"] is None
+    assert row["linear_end_beyond_grid"] is False
+
+
 def test_provenance_rejects_naive_time() -> None:
     """A created_at without a timezone is refused (it would be stored as a wrong UTC time)."""
     with pytest.raises(ValueError, match="timezone-aware"):

@@ -99,11 +99,13 @@ def hardware_flop_per_step(shape: TransformerShape, batch_seqs: float, mode: Rec
 
 
 def model_params(physics: Physics, shape: TransformerShape) -> float:
-    """Parameters of the model the step times: L · layer weights + V·h (one tied embedding,
-    docs/model.md R.1) with `physics.attention`; without it the paper's workload, the E MLPs
-    of each layer alone (L · E · k·h·f)."""
+    """Parameters of the model the step times: L · layer weights + e · V·h (e = 1 tied
+    embedding, 2 separate input and output matrices; docs/model.md R.1) with
+    `physics.attention`; without it the paper's workload, the E MLPs of each layer alone
+    (L · E · k·h·f)."""
     if physics.attention:
-        return shape.layers * layer_weight_params(shape) + float(shape.vocab) * shape.hidden
+        embeddings = shape.embedding_matrices * float(shape.vocab) * shape.hidden
+        return shape.layers * layer_weight_params(shape) + embeddings
     return shape.layers * shape.experts * expert_weight_params(shape)
 
 

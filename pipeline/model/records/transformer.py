@@ -34,6 +34,15 @@ class TransformerShape:
     dropout: bool = True
     """Attention and hidden dropout, as GPT and Megatron-LM train (their masks are stored for
     the backward pass, Korthikanti et al. 2022 §4.1); Llama 3 trains without."""
+    tied_embeddings: bool = True
+    """The output layer reuses the input embedding's V x h matrix, as GPT-2/3 and Megatron-LM
+    (Radford et al. 2019; Shoeybi et al. 2019); False for separate matrices, as Llama 3
+    (its released weights hold both, 2 · V·h of its 405B parameters)."""
+
+    @property
+    def embedding_matrices(self) -> int:
+        """V x h matrices of the model: 1 when the output layer is tied to the embedding, else 2."""
+        return 1 if self.tied_embeddings else 2
 
     @property
     def head_dim(self) -> int:

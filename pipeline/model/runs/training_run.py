@@ -253,10 +253,13 @@ def run_params_per_gpu(
     """Parameters on one GPU of a stage of `layers` layers (default: the first stage's) and
     the embedding, over t; of a mixture of experts, the attention and embedding replicated
     over d and its E/e local experts' MLPs over the d/e expert replicas (Rajbhandari et al.
-    2022, DeepSpeed-MoE §4)."""
+    2022, DeepSpeed-MoE §4). The first stage holds the embedding and the last the output
+    layer (a copy of the embedding when tied), one V·h each; a single stage with separate
+    matrices holds both."""
     if layers is None:
         layers = Stages.of(shape.layers, lay.pp).first
-    embedding = float(shape.vocab) * shape.hidden
+    both = np.where(lay.pp == 1, shape.embedding_matrices, 1)
+    embedding = both * float(shape.vocab) * shape.hidden
     if shape.experts == 1:
         dense: Array = (layers * layer_weight_params(shape) + embedding) / lay.tp
         return ParamsPerGpu(replicated=dense, expert=np.zeros_like(dense))

@@ -137,7 +137,8 @@ def execute_plan(
     index = None
     if plan.root is not None:
         partitions = [scenario_partition(s.scenario) for s in todo]
-        for line in set_aside_bad_parts(plan.root, partitions):  # named, never deleted
+        run_ids = [s.series_id for s in todo]
+        for line in set_aside_bad_parts(plan.root, partitions, run_ids):  # named, never deleted
             print(f"dmlimits: {line}", file=sys.stderr)
         index = series_index(plan.root, todo)
         if plan.resume:

@@ -28,6 +28,7 @@ from pipeline.io.read import (
     checked_parts,
     dated_dirs,
     missing_tables,
+    not_read_total,
     root_entries_skipped,
 )
 from pipeline.io.tables import BY_NAME, TABLES, table_spec
@@ -243,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     for entry in skipped:
         print(f"dmlimits-bi: skipped {entry}", file=sys.stderr)
+    if (total := not_read_total(skipped)) is not None:
+        print(f"dmlimits-bi: {total}", file=sys.stderr)
     print(f"dmlimits-bi: {len(views)} views in {args.db}: {', '.join(views)}")
     return 0
 

@@ -20,9 +20,11 @@ import pyarrow.parquet as pq
 
 from pipeline.io.parquet import OutputError
 from pipeline.io.read import (
+    Skipped,
     checked_parts,
     dated_dirs,
     missing_tables,
+    not_read_total,
     read_or_empty,
     root_entries_skipped,
     table_parts,
@@ -72,6 +74,8 @@ class GatherReport:
     split_series: tuple[str, ...] = ()
     """series_id with rows in two parts of the `points` or `thresholds` table of one dataset
     directory (the writer keeps each series in one part per table)."""
+    not_read: str | None = None
+    """The rows of the bad parts, in total (`read.not_read_total`); None without a bad part."""
 
     @property
     def ok(self) -> bool:
@@ -95,6 +99,7 @@ class GatherReport:
             f"{self.n_point_rows} point rows, {self.n_threshold_rows} threshold rows",
         ]
         lines += [f"bad part: {entry}" for entry in self.bad_parts]
+        lines += [] if self.not_read is None else [self.not_read]
         lines += [f"series without thresholds: {sid}" for sid in self.incomplete_series]
         lines += [f"series in two parts of one table: {sid}" for sid in self.split_series]
         lines += [f"ignored: {entry}" for entry in self.ignored]
@@ -113,15 +118,18 @@ class _Tally:
 
 
 def _scan_directory(
-    directory: Path, tally: _Tally, bad: list[str], ignored: list[str]
+    directory: Path, tally: _Tally, bad: list[Skipped], ignored: list[str]
 ) -> list[Path]:
     """Check every part of every table of one dataset directory; return its temporary files."""
     temps: list[Path] = []
-    bad += [str(entry) for entry in missing_tables(directory)]
+    bad += missing_tables(directory)
     for table_name in (t.name for t in TABLES):
         good, skipped = checked_parts(directory, table_name)
         for entry in skipped:
-            (bad if entry.damaged else ignored).append(str(entry))
+            if entry.damaged:
+                bad.append(entry)
+            else:
+                ignored.append(str(entry))
         temps += table_parts(directory, table_name).temp_files
         tally.parts += len(good)
         if table_name not in ("points", "thresholds"):
@@ -150,7 +158,7 @@ def gather(root: Path | str) -> GatherReport:
     base = Path(root)
     if not base.is_dir():
         raise OutputError(f"dataset root {base} does not exist or is not a directory")
-    bad: list[str] = []
+    bad: list[Skipped] = []
     ignored = [str(entry) for entry in root_entries_skipped(base)]
     dates, skipped_dates = dated_dirs(base)
     ignored += [str(entry) for entry in skipped_dates]
@@ -165,9 +173,10 @@ def gather(root: Path | str) -> GatherReport:
         n_threshold_rows=tally.threshold_rows,
         n_series=len(tally.point_series | tally.threshold_series),
         incomplete_series=tuple(sorted(tally.point_series - tally.threshold_series)),
-        bad_parts=tuple(bad),
+        bad_parts=tuple(str(entry) for entry in bad),
         temp_files=tuple(temps),
         ignored=tuple(ignored),
         n_dates=len(dates) if dates else None,
         split_series=tuple(sorted(tally.split_series)),
+        not_read=not_read_total(bad),
     )

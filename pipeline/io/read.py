@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
 from pipeline.io.parquet import PART_NAME, TEMP_NAME
-from pipeline.io.tables import BY_NAME, columns_of, file_schema, table_spec
+from pipeline.io.tables import BY_NAME, EVERY_SERIES_TABLES, columns_of, file_schema, table_spec
 from pipeline.schema.section import SAFE_NAME
 
 if TYPE_CHECKING:
@@ -308,14 +308,10 @@ def checked_parts(directory: Path, table_name: str) -> tuple[list[Path], list[Sk
     return good, skipped
 
 
-EVERY_SERIES_TABLES = ("points", "thresholds")
-"""Tables every series writes rows to: a dataset with parts of one but none of another lacks a
-table (e.g. a deleted points/ folder), which a resumed run restores (`pipeline.sweep.resume`)."""
-
-
 def missing_tables(directory: Path) -> list[Skipped]:
-    """The `EVERY_SERIES_TABLES` a dataset directory lacks while it holds parts of another
-    (none for an empty directory): by name and place, contents not checked."""
+    """The tables every series has rows in (`tables.EVERY_SERIES_TABLES`, from the registry) that
+    a dataset directory lacks while it holds parts of another (none for an empty directory): by
+    name and place, contents not checked. A resumed run restores them (`pipeline.sweep.resume`)."""
     present = {table: bool(table_parts(directory, table).parts) for table in EVERY_SERIES_TABLES}
     if not any(present.values()):
         return []
@@ -329,6 +325,24 @@ def missing_tables(directory: Path) -> list[Skipped]:
         for table, found in present.items()
         if not found
     ]
+
+
+def not_read_total(skipped: Iterable[Skipped]) -> str | None:
+    """One line totalling the parts a reader refused and the rows they hold by their footers
+    (`Skipped.rows`), for a reader to print once after naming each; None when it refused none.
+
+    E.g. "not read in total: 12 rows in 2 parts" (", 1 part of unknown size" for parts whose
+    footer does not open). Entries that are no part (a foreign file, a missing table) are not
+    counted: they hold no rows of the dataset.
+    """
+    parts = [s for s in skipped if s.damaged and PART_NAME.fullmatch(s.path.name)]
+    if not parts:
+        return None
+    known = [s.rows for s in parts if s.rows is not None]
+    text = f"not read in total: {sum(known)} rows in {len(parts)} part{'s' * (len(parts) != 1)}"
+    if unknown := len(parts) - len(known):
+        text += f", {unknown} part{'s' * (unknown != 1)} of unknown size (the footer does not open)"
+    return text
 
 
 def footer_rows(path: Path) -> int | None:

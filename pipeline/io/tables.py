@@ -64,6 +64,10 @@ class TableSpec:
     """The column whose distinct values name a part (`pipeline.io.parquet.part_key`)."""
     rows: str
     """What one row is, in a phrase ("one per ..."): view comments and docs."""
+    every_series: bool = False
+    """Every series has rows in it, whatever the run's settings: a dataset directory holding
+    series but no part of this table lacks it (`read.missing_tables`), and a series is done
+    only with rows here (`pipeline.sweep.resume.DONE_TABLES`), so resuming restores it."""
 
     @property
     def partitioned(self) -> bool:
@@ -85,6 +89,7 @@ TABLES: tuple[TableSpec, ...] = (
         "series_id",
         "one per series and compute trajectory (fitted, hand-set): the years limits are "
         "reached, with intervals",
+        every_series=True,
     ),
     TableSpec(
         "frontier",
@@ -102,6 +107,7 @@ TABLES: tuple[TableSpec, ...] = (
         ("series_id",),
         "series_id",
         "one per series: its scenario in SI units, sweep point and overrides",
+        every_series=True,
     ),
     TableSpec(
         "points",
@@ -110,6 +116,7 @@ TABLES: tuple[TableSpec, ...] = (
         ("series_id", "d_model"),
         "series_id",
         "one per evaluated model size of each series, feasible or not",
+        every_series=True,
     ),
     TableSpec(
         "thresholds",
@@ -118,6 +125,7 @@ TABLES: tuple[TableSpec, ...] = (
         ("series_id",),
         "series_id",
         "one per series: linear-scaling end, latency wall, closed forms",
+        every_series=True,
     ),
     TableSpec(
         "trends",
@@ -163,6 +171,8 @@ BY_NAME: dict[str, TableSpec] = {t.name: t for t in TABLES}
 """Every table by name."""
 
 SERIES_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.scope is Scope.SERIES)
+EVERY_SERIES_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.every_series)
+"""The tables every series has rows in (`TableSpec.every_series`), in write order."""
 """The per-series (hive-partitioned) tables, in write order."""
 RUN_SCOPE_TABLES: tuple[str, ...] = tuple(t.name for t in TABLES if t.scope is Scope.RUN)
 """The per-run (unpartitioned) tables, in write order."""

@@ -43,6 +43,11 @@ STEP_SHARES = (
 )
 
 
+def growth_text(growth_per_year: float) -> str:
+    """A growth factor per year to three significant digits: 4.62x/yr, 4x/yr, 1.08x/yr."""
+    return f"{growth_per_year:.3g}x/yr"
+
+
 def series_labels(thresholds: pl.DataFrame) -> dict[str, str]:
     """series_id -> its scenario label from the thresholds alone (`selection.scenario_labels`
     without the sweep values, which live in the `series` table)."""
@@ -224,23 +229,74 @@ def label_panels(axes: Any, used: int, cols: int, xlabel: str, ylabel: str) -> N
         ax.set_ylabel(ylabel)
 
 
+THRESHOLD_PANELS = (
+    ("linear_end_flop", "linear-scaling end"),
+    ("last_feasible_flop", "last feasible size"),
+    ("wall", "wall"),
+)
+"""The thresholds a many-series chart draws, one panel each (`wall` via `wall_of`)."""
+
+
+def _threshold(row: dict[str, object], column: str) -> float | None:
+    value = wall_of(row) if column == "wall" else row.get(column)
+    return value if isinstance(value, float) else None
+
+
 def thresholds_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection) -> Figure:
+    """Each series' limits against compute: a row per series (`_thresholds_rows`) up to
+    `MAX_DISTINCT` series; beyond, where rows and markers cannot be told apart, the share of
+    each group's series that reached each limit by C (`_thresholds_shares`)."""
+    if sel.many:
+        return _thresholds_shares(thresholds, sel)
+    return _thresholds_rows(thresholds, sel)
+
+
+def _thresholds_shares(thresholds: pl.DataFrame, sel: Selection) -> Figure:
+    """One panel per limit (linear-scaling end, last feasible size, wall), sharing x: for each
+    group of the selection, the share of its series whose limit lies at or below C, a step
+    line; a group's line stops below 1 by its series that never reach the limit in the grid
+    (no wall: every size ran), counted in the legend with the walls that were collapses."""
+    rows = {r["series_id"]: r for r in thresholds.iter_rows(named=True)}
+    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
+    axes = fig.subplots(len(THRESHOLD_PANELS), 1, sharex=True, sharey=True)
+    values = sorted(set(sel.groups.values()))
+    members = {v: [s for s in sel.ids if sel.groups.get(s, "") == v] for v in values}
+    for (column, name), ax in zip(THRESHOLD_PANELS, axes, strict=True):
+        for value, color in zip(values, _colors(len(values)), strict=True):
+            ids = members[value]
+            found = sorted(f for s in ids if (f := _threshold(rows[s], column)) is not None)
+            label = f"{sel.group_key}={value} ({len(ids)} series"
+            if column == "wall":
+                collapsed = sum(rows[s].get("end_reason") == "utilization_collapse" for s in ids)
+                label += f"; {collapsed} collapse, {len(ids) - len(found)} no wall"
+            shares = [i / len(ids) for i in range(1, len(found) + 1)]
+            ax.step([found[0], *found] if found else [], [0.0, *shares] if found else [],
+                    where="post", color=color, label=label + ")")  # fmt: skip
+        ax.set_xscale("log")
+        ax.set_ylim(0.0, 1.02)
+        ax.set_ylabel(f"share at or\nbelow C:\n{name}", fontsize="small")
+        ax.grid(True, alpha=0.3)
+        if column != "last_feasible_flop":  # the groups once, then with the walls' counts
+            _legend(ax, loc="lower right")
+    axes[-1].set_xlabel(f"training compute C (FLOP), {len(sel.ids)} series")
+    return fig
+
+
+def _thresholds_rows(thresholds: pl.DataFrame, sel: Selection) -> Figure:
     """One row per series, sorted by its wall: the linear-scaling end (square), the last
     feasible size (circle) and the wall (triangle, or × where utilization collapsed), against
-    compute; series that reach the grid's end show no wall. Rows are labelled up to
-    `MAX_DISTINCT` series; beyond, they are coloured by the selection's group."""
+    compute; series that reach the grid's end show no wall."""
     rows = {r["series_id"]: r for r in thresholds.iter_rows(named=True)}
     order = sorted(sel.ids, key=lambda s: (wall_of(rows[s]) or float("inf"), sel.labels[s]))
-    height = FIGSIZE_IN[1] if sel.many else max(2.5, 1.2 + ROW_IN * len(order))
+    height = max(2.5, 1.2 + ROW_IN * len(order))
     fig = Figure(figsize=(FIGSIZE_IN[0], height), dpi=DPI, layout="constrained")
     ax = fig.add_subplot()
     styles = series_styles(sel)
-    size = 12 if sel.many else 40
+    size = 40
     for y, sid in enumerate(order):
-        row, (color, label) = rows[sid], styles[sid]
+        row, (color, _) = rows[sid], styles[sid]
         if (flop := row["linear_end_flop"]) is not None:
-            ax.scatter(flop, y, marker="s", s=size, color=color, label=label if sel.many else None)
-            label = None
+            ax.scatter(flop, y, marker="s", s=size, color=color)
         if (flop := row["last_feasible_flop"]) is not None:
             ax.scatter(flop, y, marker="o", s=size, facecolors="none", edgecolors=color)
         if (flop := wall_of(row)) is not None:
@@ -248,11 +304,7 @@ def thresholds_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selec
             ax.scatter(flop, y, marker="x" if collapsed else "^", s=size, color=color)
     ax.set_xscale("log")
     ax.set_xlabel("training compute C (FLOP)")
-    if sel.many:
-        ax.set_yticks([])
-        ax.set_ylabel(f"{len(order)} series, sorted by their wall")
-    else:
-        ax.set_yticks(range(len(order)), [sel.labels[s] for s in order], fontsize="small")
+    ax.set_yticks(range(len(order)), [sel.labels[s] for s in order], fontsize="small")
     ax.set_ylim(-0.7, len(order) - 0.3)
     ax.grid(True, axis="x", alpha=0.3)
     markers = [
@@ -261,5 +313,6 @@ def thresholds_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selec
         Line2D([], [], color="grey", marker="^", ls="", label="wall"),
         Line2D([], [], color="grey", marker="x", ls="", label="wall (utilization collapse)"),
     ]
-    _legend(ax, markers, loc="lower right")
+    # beside the axes: inside, it would cover the markers of the rows it stands on
+    ax.legend(handles=markers, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig

@@ -26,6 +26,7 @@ from pipeline.io.read import (
     dated_dirs,
     latest_dataset_dir,
     missing_tables,
+    not_read_total,
     parse_date_dir,
     read_table,
     root_entries_skipped,
@@ -33,6 +34,7 @@ from pipeline.io.read import (
 from pipeline.io.tables import TABLES
 from pipeline.io.text import write_text_atomic
 from pipeline.nightly.partition import REPORTS_DIR
+from pipeline.report.catalog_points import catalog_points
 from pipeline.report.charts import (
     STEP_PANELS,
     parallelism_figure,
@@ -68,23 +70,28 @@ def _say(message: str) -> None:
 
 def read_tables(directory: Path) -> dict[str, pl.DataFrame | None]:
     """Every table of the dataset in `directory` (None when it has no readable part); each part
-    the reader skips is named on stderr."""
+    the reader skips is named on stderr, then the rows not read in total (`not_read_total`)."""
     frames = {}
-    for entry in missing_tables(directory):
-        _say(f"skipped {entry}")
+    skipped = missing_tables(directory)
     for spec in TABLES:
         read = read_table(directory, spec.name)
-        for entry in read.skipped:
-            _say(f"skipped {entry}")
+        skipped += read.skipped
         frames[spec.name] = read.frame
+    for entry in skipped:
+        _say(f"skipped {entry}")
+    if (total := not_read_total(skipped)) is not None:
+        _say(total)
     return frames
 
 
 def _trend_figures(
-    tables: dict[str, pl.DataFrame | None], thresholds: pl.DataFrame, sel: Selection
+    directory: Path,
+    tables: dict[str, pl.DataFrame | None],
+    thresholds: pl.DataFrame,
+    sel: Selection,
 ) -> list[tuple[str, str, Figure]]:
-    """The observed-frontier, trends and moving-frontier charts, for the tables the dataset
-    holds."""
+    """The observed-frontier, trends and moving-frontier charts, for the tables the dataset in
+    `directory` holds."""
     figures = []
     observed = tables["observed_runs"]
     if observed is not None:
@@ -92,15 +99,29 @@ def _trend_figures(
         figures.append(("observed.png", "Observed frontier runs, the fit, the limits", figure))
     trends = tables["trends"]
     if trends is not None:
-        figures.append(
-            ("trends.png", "Hardware metrics against release year", trends_figure(trends))
-        )
+        points = catalog_points(directory, tables["sources"], str(trends["catalog_hash"][-1]))
+        if not points:
+            _say(f"trends.png: catalog {trends['catalog_hash'][-1]} cannot be rebuilt, no points")
+        figure = trends_figure(trends, points)
+        figures.append(("trends.png", "Hardware metrics against release year", figure))
     frontier, forecasts = tables["frontier"], tables["forecasts"]
     if frontier is not None and forecasts is not None:
         figure = frontier_figure(frontier, forecasts, thresholds, sel)
         caption = f"The moving frontier on improving hardware ({sel.note})"
         figures.append(("frontier.png", caption, figure))
     return figures
+
+
+def check_outside_dataset(dataset: Path, out: Path) -> None:
+    """OutputError when `out` is the dataset directory or root `dataset`, or inside it: no
+    command writes among a dataset's files (a chart could replace one, and every reader would
+    meet foreign files)."""
+    target, root = out.resolve(), dataset.resolve()
+    if target == root or root in target.parents:
+        raise OutputError(
+            f"--out {out} is inside the dataset {dataset}: the report would sit among its "
+            f"files; put it beside the dataset, e.g. {dataset.parent / (dataset.name + '-report')}"
+        )
 
 
 def latest_changes(directory: Path) -> str | None:
@@ -121,12 +142,14 @@ def write_report(
 ) -> list[Path]:
     """Draw every chart of the dataset in `directory` and the page; return the written paths.
 
-    `chosen` and `where` choose the series drawn (`selection.select_series`: id prefixes or
+    `out` must lie outside the dataset (`check_outside_dataset`). `chosen` and `where` choose
+    the series drawn (`selection.select_series`: id prefixes or
     label parts, and a SQL condition on the `series` table). Parts the reader skips
     (`pipeline.io.read`) are named on stderr, one line each. Raises `FileNotFoundError` when
     the directory has no readable points or thresholds, `SelectionError` when the choice is
     empty or invalid, `OutputError` when `out` cannot be written; nothing is written then.
     """
+    check_outside_dataset(directory, out)
     tables = read_tables(directory)
     points, thresholds, forecasts = tables["points"], tables["thresholds"], tables["forecasts"]
     if points is None or thresholds is None:
@@ -145,7 +168,7 @@ def write_report(
         _say(f"{name} ({i}/{len(CHARTS)})")
     images = [(out / name, _caption(name, caption, sel)) for name, caption, _ in CHARTS]
     for name, caption, figure in _trend_figures(
-        {**tables, "forecasts": forecasts}, thresholds, sel
+        directory, {**tables, "forecasts": forecasts}, thresholds, sel
     ):
         figure.savefig(out / name, dpi=figure.dpi)
         written.append(out / name)
@@ -220,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     try:
+        check_outside_dataset(args.root, args.out)
         write_report(
             dataset_directory(args.root, args.run_date),
             args.out,

@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from pipeline.forecast.paths import FITTED
 from pipeline.forecast.trajectory import frontier_flop
-from pipeline.report.charts import DPI, FIGSIZE_IN, series_labels, wall_of
+from pipeline.report.charts import DPI, FIGSIZE_IN, growth_text, series_labels, wall_of
 from pipeline.trends.fit import CONFIDENCE, bootstrap_lines
 
 SERIES_SHOWN = 3
@@ -50,7 +50,7 @@ def observed_frontier_figure(
     observed: pl.DataFrame, forecasts: pl.DataFrame | None, thresholds: pl.DataFrame
 ) -> Figure:
     """Observed runs, the fitted trajectory with its band, hand-set lines, thresholds."""
-    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI)
+    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
     ax = fig.subplots()
     frontier = observed.filter(pl.col("frontier"))
     start = float(frontier["publication_year"].min() or observed["publication_year"].min())  # type: ignore[arg-type]
@@ -85,7 +85,7 @@ def observed_frontier_figure(
                     )
             else:
                 style, grey = next(hand_set_styles)
-                label = f"hand-set {row['growth_per_year']:g}x/yr"
+                label = f"hand-set {growth_text(row['growth_per_year'])}"
                 ax.plot(years, line, style, color=grey, label=label)
     labels = series_labels(thresholds)
     shown = sorted(thresholds.iter_rows(named=True), key=lambda r: labels.get(r["series_id"], ""))
@@ -100,5 +100,4 @@ def observed_frontier_figure(
     ax.set_ylabel("training compute (FLOP)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="x-small", loc="upper left")
-    fig.suptitle("Observed frontier runs, the fitted trajectory, and the limits it crosses")
     return fig

@@ -64,7 +64,7 @@ def _cell(column: str, value: object, row: dict[str, object]) -> str:
         if column.endswith("_year"):
             return f"{value:.1f}"
         if column == "growth_per_year":
-            return f"{value:g}×"
+            return f"{value:.3g}×"
         return f"{value:.3f}"
     return html.escape(str(value))
 

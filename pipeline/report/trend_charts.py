@@ -13,12 +13,16 @@ import math
 
 import numpy as np
 import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator, StrMethodFormatter
 
 from pipeline.forecast.trajectory import frontier_flop
+from pipeline.report.catalog_points import Points
 from pipeline.report.charts import (
     DPI,
     FIGSIZE_IN,
+    growth_text,
     label_panels,
     panel_titles,
     series_styles,
@@ -26,7 +30,6 @@ from pipeline.report.charts import (
 )
 from pipeline.report.selection import Selection
 from pipeline.schema.projected import shipped_catalog
-from pipeline.trends.catalog_fits import catalog_trends
 
 FRONTIER_PANELS = 12
 """Series drawn in the frontier chart in a panel each; more share one panel."""
@@ -34,32 +37,37 @@ TRAJECTORY_COLORS = ("tab:green", "tab:purple", "tab:brown", "tab:olive")
 """Compute trajectories, one per growth factor (blue and red draw the limits)."""
 
 
-def _catalog_points(catalog_hash: str) -> dict[str, list[tuple[str, float, float]]]:
-    """Metric -> (gpu, year, value) of the shipped catalog, if it is the one the table was fitted on."""
-    trends = catalog_trends(shipped_catalog())
-    if trends.catalog_hash != catalog_hash:
-        return {}
-    return {m: [(p.gpu, p.year, p.value) for p in pts] for m, pts in trends.points.items()}
-
-
-def trends_figure(trends: pl.DataFrame) -> Figure:
-    """One panel per metric: catalog points, the fit (solid) and Gholami et al.'s rate (dashed)."""
+def trends_figure(trends: pl.DataFrame, points: Points) -> Figure:
+    """One panel per metric: the catalog's points (`points`, of the catalog the newest fits were
+    made on: `catalog_points.catalog_points`), the fit (solid) and Gholami et al.'s rate
+    (dashed). The shipped catalog's GPUs are black and named; accelerators a source added are
+    grey dots, unnamed (tens of names would cover each other). Without points, a note under the
+    panels says why none are drawn."""
     latest = trends.filter(pl.col("catalog_hash") == trends["catalog_hash"][-1])
-    points = _catalog_points(str(latest["catalog_hash"][0]))
-    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI)
+    shipped = {entry.gpu for entry in shipped_catalog().entries}
+    fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
     cols = 3
     rows_n = -(-latest.height // cols)
     axes = fig.subplots(rows_n, cols, squeeze=False).ravel()
     for ax, row in zip(axes, latest.iter_rows(named=True), strict=False):
-        for gpu, year, value in points.get(row["metric"], []):
-            ax.plot(year, value, "o", ms=4, color="black")
-            ax.annotate(gpu, (year, value), fontsize=5, xytext=(2, 2), textcoords="offset points")
+        metric_points = points.get(row["metric"], [])
+        added = [(year, value) for gpu, year, value in metric_points if gpu not in shipped]
+        if added:
+            ax.plot(
+                *zip(*added, strict=True), "o", ms=3, color="0.65", label=f"source ({len(added)})"
+            )
+        for gpu, year, value in metric_points:
+            if gpu in shipped:
+                ax.plot(year, value, "o", ms=4, color="black")
+                ax.annotate(
+                    gpu, (year, value), fontsize=5, xytext=(2, 2), textcoords="offset points"
+                )
         title = row["metric"]
         if row["growth_per_year"] is not None:
             years = np.linspace(row["first_release_year"], row["last_release_year"] + 5.0, 20)
             g, ref = row["growth_per_year"], row["reference_year"]
             fitted = row["value_at_reference"] * g ** (years - ref)
-            ax.plot(years, fitted, "-", color="tab:blue", label=f"fit {g:.2f}x/yr")
+            ax.plot(years, fitted, "-", color="tab:blue", label=f"fit {growth_text(g)}")
             title += f"\n{g:.2f}x/yr [{row['growth_per_year_low']:.2f}, {row['growth_per_year_high']:.2f}]"
             if row["gholami_growth_per_two_years"] is not None:
                 gg = math.sqrt(row["gholami_growth_per_two_years"])
@@ -68,17 +76,29 @@ def trends_figure(trends: pl.DataFrame) -> Figure:
                     row["value_at_reference"] * gg ** (years - ref),
                     "--",
                     color="tab:orange",
-                    label=f"Gholami {gg:.2f}x/yr",
+                    label=f"Gholami {growth_text(gg)}",
                 )
+        if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=5, loc="upper left")
         ax.set_yscale("log")
         ax.set_title(f"{title} ({row['unit']})", fontsize=7)
-        ax.tick_params(labelsize=6)
+        ax.tick_params(which="both", labelsize=6)
         ax.grid(True, which="major", alpha=0.3)
     for ax in axes[latest.height :]:
         ax.set_visible(False)
-    fig.tight_layout()
+    if not points:
+        fig.supxlabel(
+            f"accelerators not drawn: catalog {latest['catalog_hash'][0]} (a catalog of your own, "
+            "or an accelerator source copy no longer stored) cannot be rebuilt here",
+            fontsize="small",
+        )
     return fig
+
+
+def _year_ticks(ax: Axes) -> None:
+    """Whole calendar years on the x axis (2025, 2030, not 2027.5), a few of them."""
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
+    ax.xaxis.set_major_formatter(StrMethodFormatter("{x:.0f}"))
 
 
 def _walls(rows: pl.DataFrame) -> list[float]:
@@ -110,13 +130,14 @@ def frontier_figure(
         for row, color in zip(fc.iter_rows(named=True), TRAJECTORY_COLORS * 3, strict=False):
             g = row["growth_per_year"]
             c = [frontier_flop(y, row["base_flop"], row["base_year"], g) for y in years]
-            ax.plot(years, c, ":", color=color, label=f"frontier {g:g}x/yr")
+            ax.plot(years, c, ":", color=color, label=f"frontier {growth_text(g)}")
             for column in ("moving_linear_end_year", "moving_wall_year"):
                 if row[column] is not None:
                     ax.axvline(row[column], color=color, lw=0.8, ls="--")
         ax.set_yscale("log")
         ax.set_title(title, fontsize="small")
         ax.grid(True, alpha=0.3)
+    _year_ticks(axes[0])  # shared by every panel
     label_panels(axes, len(ids), cols, "year (projected hardware)", "training compute (FLOP)")
     axes[0].legend(fontsize="x-small")
     return fig
@@ -140,8 +161,9 @@ def _frontier_overlay(
     for row in fc.iter_rows(named=True):
         g = row["growth_per_year"]
         c = [frontier_flop(y, row["base_flop"], row["base_year"], g) for y in years]
-        ax.plot(years, c, ":", color="black", lw=1.2, label=f"frontier {g:g}x/yr")
+        ax.plot(years, c, ":", color="black", lw=1.2, label=f"frontier {growth_text(g)}")
     ax.set_yscale("log")
+    _year_ticks(ax)
     ax.set_xlabel("year (projected hardware)")
     ax.set_ylabel("training compute (FLOP): wall solid, linear-scaling end dashed")
     ax.grid(True, alpha=0.3)

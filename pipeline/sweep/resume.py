@@ -1,7 +1,7 @@
 """Resumption: which series of a run are already in the dataset, and which are still to do.
 
-A series is done when it has rows in both the `thresholds` and the `series` table under the
-dataset root. A batch of series is written with its thresholds part last
+A series is done when it has rows in every table each series writes (`DONE_TABLES`, from the
+table registry) under the dataset root. A batch of series is written with its thresholds part last
 (`pipeline.io.parquet.write_parts`), so a thresholds row proves the series' other rows are
 there too; asking for the series table as well back-fills that table in a dataset written
 before it existed. Parts may hold many series, so what they hold is read from their
@@ -19,12 +19,14 @@ from pathlib import Path
 
 from pipeline.io.columns import PARTITION_COLUMNS
 from pipeline.io.parts import Partition, SeriesIndex
+from pipeline.io.tables import EVERY_SERIES_TABLES
 from pipeline.schema import Scenario
 from pipeline.sweep.expand import SweepSeries
 
-DONE_TABLES = ("thresholds", "series", "points")
-"""Tables that must all hold a series' rows for it to count as done (points too: a dataset
-whose points/ folder was deleted is restored by resuming, `pipeline.io.read.missing_tables`)."""
+DONE_TABLES = EVERY_SERIES_TABLES
+"""Tables that must all hold a series' rows for it to count as done: every table each series
+has rows in (`pipeline.io.tables.TableSpec.every_series`), so a dataset missing one of them (a
+deleted points/ folder, `pipeline.io.read.missing_tables`) is restored by resuming."""
 
 
 def scenario_partition(scenario: Scenario) -> Partition:

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
-from pipeline.io.dataset import gather, read_points, read_thresholds
+from pipeline.io.dataset import GatherReport, gather, read_points, read_thresholds
 from pipeline.io.parquet import OutputError, write_part
 from pipeline.model.records.results import SeriesLimits
 from tests.io.helpers import point_rows, threshold_row, write_series
@@ -33,6 +33,12 @@ def _write(root, series, points, provenance, *, with_thresholds: bool = True) ->
         provenance=provenance,
     )
     write_series(root, table, thresholds, series.partition, series.series_id)
+
+
+def _bad_parts(report: GatherReport) -> list[str]:
+    """The report's bad parts, less the tables a hand-written dataset of points and thresholds
+    lacks (forecasts, series: `read.missing_tables`)."""
+    return [entry for entry in report.bad_parts if ": table missing" not in entry]
 
 
 def test_read_points_empty_root_has_schema(tmp_path) -> None:
@@ -65,7 +71,13 @@ def test_gather_counts_rows_series_parts(
     report = gather(tmp_path)
     assert (report.n_parts, report.n_point_rows, report.n_threshold_rows) == (4, 3, 2)
     assert report.n_series == 2
-    assert report.ok
+    assert _bad_parts(report) == []
+    assert [entry.split(": ")[0] for entry in report.bad_parts] == [
+        str(tmp_path / "forecasts"),
+        str(tmp_path / "series"),
+    ], "the tables every series writes and this hand-written dataset lacks"
+    assert report.incomplete_series == ()
+    assert report.split_series == ()
 
 
 def test_gather_reports_corrupt_part(tmp_path, make_series, feasible_point, provenance) -> None:
@@ -83,8 +95,8 @@ def test_gather_reports_corrupt_part(tmp_path, make_series, feasible_point, prov
     broken.parent.mkdir(parents=True)
     broken.write_bytes(b"PAR1 truncated")
     report = gather(tmp_path)
-    assert len(report.bad_parts) == 1
-    assert "part-0123456789abcdef.parquet" in report.bad_parts[0]
+    assert len(_bad_parts(report)) == 1
+    assert "part-0123456789abcdef.parquet" in _bad_parts(report)[0]
     assert not report.ok
 
 
@@ -97,8 +109,8 @@ def test_gather_reports_other_schema(tmp_path, make_series, feasible_point, prov
     table = pa.table({"series_id": ["old"], "d_model": [1], "schema_version": [1]})
     pq.write_table(table, other)
     report = gather(tmp_path)
-    assert len(report.bad_parts) == 1
-    assert "missing columns" in report.bad_parts[0]
+    assert len(_bad_parts(report)) == 1
+    assert "missing columns" in _bad_parts(report)[0]
 
 
 def test_gather_reports_series_without_thresholds(

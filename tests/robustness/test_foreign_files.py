@@ -32,8 +32,10 @@ from tests.robustness.damage import (
     PLAIN_DAMAGES,
     Damage,
     dataset_dir,
+    extra_column,
     nightly_copy,
     plain_copy,
+    retyped_float_column,
 )
 
 LAYOUTS: dict[str, Callable[[Path], Path]] = {"plain": plain_copy, "nightly": nightly_copy}
@@ -171,27 +173,54 @@ def test_readers_count_the_rows_they_could_not_read(
         assert line.endswith(f"({rows} rows not read)"), line
 
 
-def test_missing_table_is_reported_by_every_reader_and_restored_by_resuming(
+@pytest.mark.usefixtures("one_chart")
+def test_readers_say_once_how_many_rows_they_could_not_read_in_total(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """With points/ deleted, gather is NOT OK and dmlimits-bi and dmlimits-report name the
-    missing table; resuming the same command writes the points back, row for row."""
+    """With two refused parts in two tables (a column too many, a retyped column), dmlimits-bi,
+    dmlimits-report and dmlimits-gather each print one line with their rows and parts in total,
+    besides naming each part."""
+    root = plain_copy(tmp_path / "root")
+    parts = [extra_column(root), retyped_float_column(root)]
+    rows = sum(pq.ParquetFile(part).metadata.num_rows for part in parts)
+    total = f"not read in total: {rows} rows in 2 parts"
+    assert bi_main([str(root), "--db", str(tmp_path / "views.duckdb")]) == 0
+    assert report_main([str(root), "--out", str(tmp_path / "report")]) == 0
+    assert gather_main([str(root)]) == 1
+    captured = capsys.readouterr()
+    err, out = captured.err.splitlines(), captured.out.splitlines()
+    assert [line for line in err if total in line] == [
+        f"dmlimits-bi: {total}",
+        f"[dmlimits-report] {total}",
+    ]
+    assert [line for line in out if total in line] == [total]
+
+
+@pytest.mark.parametrize("table", ["points", "series", "forecasts"])
+def test_missing_table_is_reported_by_every_reader_and_restored_by_resuming(
+    table: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a table every series writes deleted (points/, series/, forecasts/), gather is NOT OK
+    and dmlimits-bi and dmlimits-report name the missing table; resuming the same command
+    writes its rows back, row for row."""
     root = tmp_path / "data"
     plain_run(root, "output.resume=true")
-    points = read_table(root, "points").frame
-    assert points is not None
-    shutil.rmtree(root / "points")
-    missing = f"{root / 'points'}: table missing"
+    rows = read_table(root, table).frame
+    assert rows is not None
+    shutil.rmtree(root / table)
+    missing = f"{root / table}: table missing"
     assert gather_main([str(root)]) == 1
     assert f"bad part: {missing}" in capsys.readouterr().out
     assert bi_main([str(root), "--db", str(tmp_path / "views.duckdb")]) == 0
     assert f"dmlimits-bi: skipped {missing}" in capsys.readouterr().err
-    assert report_main([str(root), "--out", str(tmp_path / "report")]) == 2
+    assert report_main([str(root), "--out", str(tmp_path / "report")]) == (
+        2 if table == "points" else 0
+    )
     assert missing in capsys.readouterr().err
     plain_run(root, "output.resume=true")
-    restored = read_table(root, "points").frame
+    restored = read_table(root, table).frame
     assert restored is not None
-    assert restored.drop("run_id", "created_at").equals(points.drop("run_id", "created_at"))
+    assert restored.drop("run_id", "created_at").equals(rows.drop("run_id", "created_at"))
     assert gather_main([str(root)]) == 0
 
 
@@ -225,3 +254,50 @@ def test_rerun_sets_aside_a_bad_part_and_writes_its_series_again(
     assert healed.frame is not None
     assert sorted(healed.frame["series_id"]) == sorted(complete["series_id"])
     assert gather_main([str(root)]) == 0
+
+
+def test_rerun_leaves_a_refused_part_of_other_series_where_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A refused part (a column too many) whose series_id names none of the run's series is not
+    the run's to move: resuming leaves it in place, and readers keep naming it."""
+    root = tmp_path / "data"
+    smoke = ["sweep=smoke", "scaling.grid.max_d_model=16384", "execution.n_jobs=1"]
+    pipeline.run(smoke, write=True, root=root)
+    part = sorted((root / "thresholds").rglob("*.parquet"))[0]
+    table = pq.read_table(part)
+    other = table.set_column(
+        table.schema.get_field_index("series_id"),
+        "series_id",
+        pa.array(["f" * 16] * table.num_rows),
+    ).append_column("new_col", pa.array([1.0] * table.num_rows))
+    foreign = part.with_name("part-00000000deadbeef.parquet")
+    pq.write_table(other, foreign)
+    capsys.readouterr()
+    pipeline.run(smoke, write=True, root=root)
+    assert "set aside" not in capsys.readouterr().err
+    assert foreign.is_file()
+    assert not (root / ".set_aside").exists()
+    assert [entry.path for entry in read_table(root, "thresholds").skipped] == [foreign]
+
+
+@pytest.mark.parametrize("layout", ["plain", "nightly"])
+@pytest.mark.parametrize("inside", ["root_itself", "table_folder", "new_folder_in_partition"])
+def test_report_refuses_out_inside_the_dataset(
+    layout: str, inside: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--out naming the dataset root, a table folder or a new folder among its parts exits 2
+    in one line, and no file of the dataset changes or appears."""
+    root = LAYOUTS[layout](tmp_path / "root")
+    part = sorted(root.rglob("*.parquet"))[0]
+    out = {
+        "root_itself": root,
+        "table_folder": dataset_dir(root) / "points",
+        "new_folder_in_partition": part.parent / "report",
+    }[inside]
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    assert report_main([str(root), "--out", str(out)]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"dmlimits-report: error: --out {out} is inside the dataset"), line
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+    assert not (part.parent / "report").exists()

@@ -18,7 +18,7 @@ from pipeline.io.read import read_or_empty
 from pipeline.io.tables import SERIES_TABLES
 from pipeline.schema import compose_config
 from pipeline.sweep import SweepSeries, done_series_ids, expand_sweep, pending
-from pipeline.sweep.resume import scenario_partition, series_index
+from pipeline.sweep.resume import DONE_TABLES, scenario_partition, series_index
 from tests.command import command_env, dmlimits, dmlimits_argv, stable_table
 from tests.io.helpers import part_files
 
@@ -39,12 +39,13 @@ def stand_in_part(root: Path, table: str, series: SweepSeries, *more: SweepSerie
     pq.write_table(pa.table({"series_id": ids}), directory / f"part-{part_key(ids)}.parquet")
 
 
-def test_pending_skips_series_with_thresholds_and_series_rows(tmp_path: Path) -> None:
-    """A series is done when thresholds and series parts hold it; points alone are not enough."""
+def test_pending_skips_series_with_rows_in_every_series_table(tmp_path: Path) -> None:
+    """A series is done when parts of every table each series writes hold it (`DONE_TABLES`);
+    points and series alone are not enough."""
     overrides = ["sweep=smoke"]
     series = expand_sweep(compose_config(overrides), overrides=overrides)
     first, second, third = series[:3]
-    for table in ("series", "points", "thresholds"):
+    for table in DONE_TABLES:
         stand_in_part(tmp_path, table, first, second)
     stand_in_part(tmp_path, "series", third)
     stand_in_part(tmp_path, "points", third)  # killed before its thresholds

@@ -1,0 +1,89 @@
+"""What the report's charts draw: the catalog behind the trends, growth labels, layouts at many
+series (`pipeline.report.charts`, `trend_charts`, `observed_chart`, `catalog_points`)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from matplotlib.collections import PathCollection
+
+from pipeline.io.read import read_table
+from pipeline.report.catalog_points import catalog_points
+from pipeline.report.charts import growth_text, thresholds_figure
+from pipeline.report.main import read_tables
+from pipeline.report.observed_chart import observed_frontier_figure
+from pipeline.report.selection import select_series
+from pipeline.report.trend_charts import frontier_figure
+from pipeline.schema.projected import shipped_catalog
+from tests.nightly.runs import plain_run
+from tests.report.test_selection import sweep
+
+GROWTH_LABEL = re.compile(r"\d+(\.\d{1,2})?x/yr")
+"""A growth factor as a reader wants it: 4x/yr, 4.62x/yr (not 4.61997x/yr)."""
+
+
+@pytest.mark.parametrize(
+    ("growth", "text"), [(4.619970, "4.62x/yr"), (4.0, "4x/yr"), (1.0834, "1.08x/yr")]
+)
+def test_growth_text_has_three_significant_digits(growth: float, text: str) -> None:
+    """A growth factor prints to three significant digits, whole factors without decimals."""
+    assert growth_text(growth) == text
+
+
+def test_thresholds_many_series_draw_shares_per_group_not_rows() -> None:
+    """Past MAX_DISTINCT series the thresholds chart draws, per limit, each group's share of
+    series reaching it by C (a step line per group), not hundreds of overlapping markers."""
+    thresholds, series = sweep(40, ("critical", "constant", "deepseek"))
+    thresholds = thresholds.with_columns(
+        linear_end_flop=pl.col("wall_flop") / 100,
+        last_feasible_flop=pl.col("wall_flop") / 2,
+        end_reason=pl.lit("wall"),
+    )
+    sel = select_series(thresholds, series)
+    assert sel.many
+    fig = thresholds_figure(pl.DataFrame(), thresholds, sel)
+    axes = fig.get_axes()
+    assert len(axes) == 3
+    for ax in axes:
+        assert not [c for c in ax.collections if isinstance(c, PathCollection)]
+        assert len(ax.get_lines()) == 3  # one per batch law
+        assert max(max(line.get_ydata()) for line in ax.get_lines()) == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_report_trends_and_frontier_show_the_catalog_and_short_growth_labels(
+    tmp_path: Path,
+) -> None:
+    """A run whose moving frontier merged the accelerator source into the catalog: the trends'
+    catalog is rebuilt for its points (source accelerators included), the frontier chart's
+    growth labels are short, and the observed chart has no title over its axes."""
+    root = tmp_path / "dataset"
+    plain_run(root, "forecast.moving_frontier_years=[2024,2030]")
+    tables = read_tables(root)
+    trends, forecasts = tables["trends"], tables["forecasts"]
+    assert trends is not None
+    assert forecasts is not None
+    points = catalog_points(root, tables["sources"], str(trends["catalog_hash"][-1]))
+    gpus = {gpu for metric in points.values() for gpu, _, _ in metric}
+    shipped = {entry.gpu for entry in shipped_catalog().entries}
+    assert shipped <= gpus
+    assert gpus - shipped, "the source's accelerators are drawn too"
+    frontier = read_table(root, "frontier").frame
+    assert frontier is not None
+    thresholds = tables["thresholds"]
+    assert thresholds is not None
+    sel = select_series(thresholds, tables["series"])
+    figure = frontier_figure(frontier, forecasts, thresholds, sel)
+    legends = [legend for ax in figure.axes if (legend := ax.get_legend()) is not None]
+    labels = [text.get_text() for legend in legends for text in legend.texts]
+    growth = [label.split()[-1] for label in labels if label.endswith("x/yr")]
+    assert growth
+    assert all(GROWTH_LABEL.fullmatch(g) for g in growth), growth
+    observed = tables["observed_runs"]
+    assert observed is not None
+    figure = observed_frontier_figure(observed, forecasts, thresholds)
+    assert figure.get_suptitle() == ""
+    assert figure.get_layout_engine() is not None

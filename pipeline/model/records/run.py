@@ -35,6 +35,10 @@ class RunLayout:
     """The gradient reduce-scatter overlaps the backward pass of the last microbatch, layer by
     layer (FSDP, Zhao et al. 2023; Megatron-Core's overlapped gradient reduction); false: it
     follows the pipeline, exposed."""
+    cp_all_gather: bool = False
+    """Context parallelism all-gathers K and V before the attention core and reduce-scatters
+    their gradients after it, exposed on the critical path (Llama 3 §3.3.2, "all-gather based
+    CP"); false: ring attention, each K/V shard's exchange overlapping the blockwise core."""
 
     @property
     def n_gpu(self) -> int:

@@ -16,7 +16,7 @@ attention exchange (`network.ring`, `network.levels.group_level`), the bubble
 (`step.schedule`). This module says what a run's rows are and how its step adds up
 (docs/model.md, "Realistic physics", R.6):
   t_i     = L_i · (t_layer + t_tp + t_ep) (+ t_last on the last stage)   stage i, one microbatch
-  t_pipe  = m · max_i t_i + (p − 1)/v · mean_i t_i + m · t_p2p     1F1B: steady state at the
+  t_pipe  = m · max_i t_i + (Σ_i t_i − max_i t_i)/v + m · t_p2p     1F1B: steady state at the
             slowest stage, fill and drain through the others; sends exposed unless overlapped
   t_step  = t_pipe + t_dp + t_optimizer                  gradient all-reduce (its part past the
             last backward when overlapped) and Adam step exposed
@@ -85,6 +85,7 @@ class RunLayouts:
     """N, microbatches per virtual stage run back to back (pp when the layout gives 0)."""
     overlap_p2p: NDArray[np.bool_]
     overlap_dp: NDArray[np.bool_]
+    cp_all_gather: NDArray[np.bool_]
 
     @classmethod
     def of(cls, layouts: Sequence[RunLayout]) -> RunLayouts:
@@ -107,6 +108,7 @@ class RunLayouts:
             microbatch_group=np.array([float(lay.microbatch_group or lay.pp) for lay in layouts]),
             overlap_p2p=np.array([lay.overlap_p2p for lay in layouts], dtype=bool),
             overlap_dp=np.array([lay.overlap_dp for lay in layouts], dtype=bool),
+            cp_all_gather=np.array([lay.cp_all_gather for lay in layouts], dtype=bool),
         )
 
     @property
@@ -382,12 +384,18 @@ def run_costs(
     t_attn = with_rerun_s(modes, a_f, times.attention_backward_s, a_f)
     t_last = np.zeros_like(t_layer)
     if physics.attention:
-        # ring attention overlaps the K/V exchange with the blockwise core: exposed past it
+        # ring attention overlaps the K/V exchange with the blockwise core: exposed past it;
+        # all-gather based context parallelism overlaps nothing (an all-gather moves the
+        # ring's bytes in as many steps)
         bw, lat = net.at(lay.tp * lay.cp)
         ring = ring_exchange_s(tokens, work.kv_width, lay.tp, lay.cp, bw, lat)
         reruns = (modes >= 1).astype(np.float64)
+        overlapped = np.where(lay.cp_all_gather, 0.0, 1.0)
         exposed = ring_exposed_s(
-            ring, times.attention_forward_s, times.attention_backward_s, reruns
+            ring,
+            overlapped * times.attention_forward_s,
+            overlapped * times.attention_backward_s,
+            reruns,
         )
         t_layer, t_attn = t_layer + exposed, t_attn + exposed
         t_last = _logits_matmul_s(hw, physics, shape, tokens, lay.tp)
@@ -401,14 +409,16 @@ def run_costs(
     t_ep = collectives * all_to_all_s(lay.ep, dispatch, bw, lat)
     t_full = t_layer + t_tp + t_ep  # one layer and microbatch, its collectives included
     t_slowest = np.maximum(stages.full * t_full, stages.last * t_full + t_last)
-    t_mean = (shape.layers * t_full + t_last) / lay.pp
+    t_stages = shape.layers * t_full + t_last  # every stage once: one microbatch end to end
 
     # pipeline sends: 1/t of the activation per rank (scatter/gather) per chunk boundary,
     # forward and backward (Narayanan et al. 2021 §4.1); neighbours sit t·c·d ranks apart
     bw, lat = net.at(lay.n_gpu)
     one = message / lay.tp / (bw / 2.0) + lat
     t_p2p = np.where((lay.pp > 1) & ~lay.overlap_p2p, 2.0 * lay.interleave * one, 0.0)
-    t_bubble = (lay.pp - 1.0) / lay.interleave * t_mean
+    # fill and drain: the first microbatch's forward and the last one's backward through
+    # every stage but the slowest, whose m passes are the steady state
+    t_bubble = (t_stages - t_slowest) / lay.interleave
     t_pipe = m * t_slowest + t_bubble + m * t_p2p
 
     params = run_params_per_gpu(shape, lay)

@@ -84,3 +84,42 @@ def test_context_parallel_ranks_join_the_gradient_reduction_and_its_level() -> N
     ring = 2 * 7 / 8 * 2 * params / (bw / 2) + 2 * 7 * hw.net_latency_s[1]
     assert hw.level_sizes[0] == 8
     assert cost.t_dp_comm_s == pytest.approx(ring, rel=1e-12)
+
+
+def test_one_microbatch_passes_once_through_every_stage() -> None:
+    """With one microbatch a pipeline's step is one pass through every stage (the fill and drain
+    skip only the slowest stage): 3 layers on 2 uneven stages take what 1 stage takes."""
+    physics = load_scenario(
+        compose_config(["physics=realistic", "physics.memory_bound_ops=false"])
+    ).physics
+    hw = preset("a100_sxm")
+    shape = TransformerShape(3, 4096, 16384, 32, 32, 51200, 2048)
+
+    def step(pp: int) -> float:
+        layout = RunLayout(1, pp, 1, 1, overlap_p2p=True)
+        return evaluate_run(hw, physics, RunSpec("r", shape, 1, layout)).step_time_s
+
+    assert step(2) == pytest.approx(step(1), rel=1e-12)
+
+
+def test_all_gather_context_parallelism_exposes_the_kv_exchange() -> None:
+    """All-gather based context parallelism (Llama 3) adds the whole K/V exchange to each layer:
+    once forward and twice backward (K, V gathered again; their gradients reduce-scattered),
+    where ring attention hides it behind the attention core on a fast network."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = preset("h100_sxm")
+    shape = TransformerShape(4, 4096, 16384, 32, 8, 51200, 8192)
+    ring_layout = RunLayout(1, 1, 2, 1, cp=4)
+    gather_layout = dataclasses.replace(ring_layout, cp_all_gather=True)
+    ring_t = evaluate_run(hw, physics, RunSpec("r", shape, 8, ring_layout)).t_attention_s
+    gather_t = evaluate_run(hw, physics, RunSpec("r", shape, 8, gather_layout)).t_attention_s
+    assert ring_t is not None
+    assert gather_t is not None
+    one = np.ones(1)
+    link = (
+        hw.net_bandwidth_bytes_per_s[0] * physics.efficiency.network * one,
+        hw.net_latency_s[0] * one,
+    )
+    ring = ring_exchange_s(8192 / 4 * one, float(shape.kv_width), one, 4 * one, *link)[0]
+    layer_calls = 4 * 4  # 4 layers x 4 microbatches
+    assert gather_t - ring_t == pytest.approx(3.0 * ring * layer_calls, rel=1e-9)

@@ -13,7 +13,7 @@ from typing import Any
 from pipeline.execute.fingerprint import model_fingerprint
 from pipeline.io.rows import config_hash
 from pipeline.model.limits import Anchors, model_b_batch_tokens
-from pipeline.model.power import series_with_power
+from pipeline.model.power import series_with_power, with_power
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.model.records.scaling import model_shape
 from pipeline.model.runs.run_point import run_point
@@ -121,7 +121,7 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
                 duration_s=scenario.duration_s,
             )
         ]
-    elif scenario.fixed_layout is None:
+    elif scenario.fixed_layout is None:  # stops at its wall, the power budget's included
         points = sweep_series(
             scenario.hardware,
             scenario.laws,
@@ -130,7 +130,9 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
             scenario.options,
             stop_at_infeasible=not whole_grid,
             physics=scenario.physics,
+            finish=lambda point: with_power(point, scenario.hardware, scenario.power),
         )
+        return _outcome(scenario, whole_grid, points)
     else:
         quirks = scenario.options.quirks
         points = [
@@ -144,12 +146,11 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
             )
             for d in scenario.d_models
         ]
-    points = series_with_power(
-        points,
-        scenario.hardware,
-        scenario.power,
-        stop_at_infeasible=not whole_grid and scenario.fixed_layout is None,
-    )
+    points = series_with_power(points, scenario.hardware, scenario.power, stop_at_infeasible=False)
+    return _outcome(scenario, whole_grid, points)
+
+
+def _outcome(scenario: Scenario, whole_grid: bool, points: list[PointResult]) -> SeriesOutcome:
     return SeriesOutcome(
         scenario=scenario,
         series_id=series_id(scenario, whole_grid),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -447,16 +447,21 @@ def sweep_series(
     opts: SearchOptions = SearchOptions(),
     stop_at_infeasible: bool = True,
     physics: Physics = PAPER,
+    finish: Callable[[PointResult], PointResult] | None = None,
 ) -> list[PointResult]:
     """Smallest clusters along the width grid, ascending (spec §11).
 
-    Stops after the first infeasible size (recorded with its reason) or after a point
-    below the utilization floor, unless `stop_at_infeasible` is False.
+    Each point goes through `finish` first when given (the power budget,
+    `pipeline.model.power.with_power`, which can make a size infeasible). Stops after the first
+    infeasible size (recorded with its reason) or after a point below the utilization floor,
+    unless `stop_at_infeasible` is False: no size past the wall is searched.
     """
     points: list[PointResult] = []
     for d_model in sorted(d_models):
         shape = model_shape(d_model, laws, opts.quirks)
         point = smallest_cluster(hw, shape, duration_s, opts, physics=physics)
+        if finish is not None:
+            point = finish(point)
         points.append(point)
         if not stop_at_infeasible:
             continue

@@ -33,7 +33,7 @@ def memory_required_bytes(
     With activation recomputation, add d_model·N_PP·2·b·k·N_DP·S for the stashed
     layer inputs, k = 2·N_PP − 1 (zero-bubble) or N_PP (1F1B).
     """
-    n = float(shape.n_params)
+    n = shape.held_params
     need = PARAM_BYTES * n * dp + OPTIMIZER_BYTES_PER_PARAM * n  # 8·n == (2·n)·4 exactly
     if opts.activation_recompute:
         k = np.where(zb, 2.0 * pp - 1.0, pp)

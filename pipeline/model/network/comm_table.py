@@ -273,7 +273,7 @@ def comm_table(
         return pp_ep_traffic(f[:, :, 0], f[:, :, 1], v, shape.d_model, layers, b_tok)
 
     def dp(f: Array, _: NDArray[np.int64]) -> Any:
-        return dp_traffic(f[:, :, 0], float(shape.n_params))
+        return dp_traffic(f[:, :, 0], shape.held_params)
 
     return CommTable(
         tp=group_table(

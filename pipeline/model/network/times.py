@@ -54,4 +54,4 @@ def pp_ep_times_s(
 
 def dp_times_s(shape: ModelShape, n_gpu: int, dp: Array, net: Network) -> tuple[Array, Array]:
     """(T_DP^bw, T_DP^lat) of per-level DP factors (spec §6.2)."""
-    return dp_costs_s(dp_traffic(dp, float(shape.n_params)), float(n_gpu), net)
+    return dp_costs_s(dp_traffic(dp, shape.held_params), float(n_gpu), net)

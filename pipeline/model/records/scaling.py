@@ -97,11 +97,22 @@ class ModelShape:
     """The tokens the model trains on when they are not the paper's D = 20 · N: under
     realistic physics, 20 times the parameters of the model the step times, attention
     included (`search.counts.grid_counts`, docs/model.md R.7); None: the paper's D."""
+    weights: float | None = None
+    """The parameters the model holds when they are not the paper's N: under realistic
+    physics with attention, the MLPs and the attention projections of the model the step
+    times (`search.counts.grid_counts`); their gradients are what data parallelism
+    all-reduces and their weights and optimizer state what memory holds. None: the paper's N."""
 
     @property
     def n_params(self) -> int:
         """N = 2 · d_model · d_ff · L · S, all experts included (spec §1)."""
         return 2 * self.d_model * self.d_ff * self.n_layers * self.sparsity
+
+    @property
+    def held_params(self) -> float:
+        """Parameters held, their gradients all-reduced over data parallelism: `weights` when
+        set, else N (spec §6.2, §9)."""
+        return float(self.n_params) if self.weights is None else self.weights
 
     @property
     def batch_tokens(self) -> int:

@@ -66,10 +66,13 @@ def grid_counts(physics: Physics, shape: ModelShape) -> ModelCounts:
 
 def grid_shape(physics: Physics, shape: ModelShape) -> ModelShape:
     """The grid size as a realistic search times it: training on `grid_counts`' tokens (the
-    step count is tokens / B_tok); under paper physics the shape as given."""
+    step count is tokens / B_tok) and holding its parameters (the data-parallel gradient
+    all-reduce and the aggregate memory check move them); under paper physics the shape as
+    given."""
     if physics.is_paper:
         return shape
-    return dataclasses.replace(shape, tokens=grid_counts(physics, shape).n_tokens)
+    counts = grid_counts(physics, shape)
+    return dataclasses.replace(shape, tokens=counts.n_tokens, weights=counts.n_params)
 
 
 def weight_training_flop(physics: Physics, shape: ModelShape) -> float:

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 import pytest
 
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.model import caches
+from pipeline.model.network.collectives import Network
+from pipeline.model.network.times import dp_times_s
 from pipeline.model.records.hardware import peak_flop_per_s
+from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import PointResult
+from pipeline.model.records.scaling import ScalingLaws, model_shape
+from pipeline.model.search.counts import grid_counts, grid_shape
 from pipeline.schema import compose_config, load_scenario
 
 REL = 1e-12
@@ -138,3 +144,21 @@ def test_counts_weight_flop_floor_skips_no_feasible_cluster(
     monkeypatch.setattr(search, "weight_training_flop", lambda _, shape: shape.training_flop)
     caches.clear_caches()
     assert evaluate_series(scenario).points == fast
+
+
+@pytest.mark.parametrize("scaling", ["dense", "sparse"])
+def test_counts_data_parallel_all_reduce_moves_the_counted_parameters(scaling: str) -> None:
+    """Under realistic physics a grid size's gradient all-reduce moves the parameters its row
+    counts (attention projections too), not the paper's MLP-only N: its bandwidth time is the
+    paper shape's times their ratio (1.5 for a dense size, d_ff = 4·d)."""
+    physics = load_scenario(compose_config(["physics=realistic", f"scaling={scaling}"])).physics
+    shape = model_shape(12288, ScalingLaws(sparse=scaling == "sparse"), SearchOptions().quirks)
+    timed = grid_shape(physics, shape)
+    assert timed.held_params == grid_counts(physics, shape).n_params
+    net = Network(bandwidth_bytes_per_s=(900e9, 100e9), latency_s=(1e-6, 5e-6))
+    dp = np.array([[8.0, 16.0]])
+    paper_bw, _ = dp_times_s(shape, 4096, dp, net)
+    timed_bw, _ = dp_times_s(timed, 4096, dp, net)
+    ratio = by_hand_params(PointResult(shape, False, None, None, None)) / shape.n_params
+    assert timed_bw == pytest.approx(paper_bw * ratio, rel=REL)
+    assert ratio > 1.0

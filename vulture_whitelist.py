@@ -12,8 +12,8 @@ Each entry is an attribute access or a name, which is all vulture needs to count
 # ruff: noqa: B018  (the bare expressions are the point: each one is a use)
 
 import pipeline
-from hydra_plugins.dmlimits import sweeper
-from pipeline.app import api, batch, execute
+from hydra_plugins.dmlimits import parsed_once, sweeper
+from pipeline.app import api, execute
 from pipeline.catalog import load, metrics
 from pipeline.execute import settings
 from pipeline.forecast import observed, text
@@ -28,6 +28,9 @@ from pipeline.trends import fit
 # Called by Python, not by code.
 pipeline.__getattr__  # PEP 562: `pipeline.run` imports the API on first access
 sweeper.DmlimitsSweeper.setup  # Hydra's Sweeper interface: Hydra calls it
+parsed_once.ParsedOnceSource.load_config  # Hydra's ConfigSource interface
+parsed_once.ParsedOnceSource.available  # Hydra's ConfigSource interface
+parsed_once.ParsedOncePaths.manipulate_search_path  # Hydra's SearchPathPlugin interface
 
 # Public API for users (docs/api.md, docs/schema.md), not used inside the package.
 api.Result.summary  # docs/api.md: the text table `dmlimits` prints
@@ -44,7 +47,6 @@ metrics.Metric.description  # what a trend metric measures, for readers of METRI
 http.Response.attempts  # requests a fetch made
 
 # Inspection APIs whose callers are tests and benchmarks by design.
-batch.PartBuffer.n_buffered  # what the buffer holds, checked by tests/app/test_batch.py
 fit.TrendFit.value_at  # the fitted curve at a year, checked against the fit's definition
 search.optimal_layout  # the best layout at one fixed cluster size (spec §16.3-16.5 checks)
 search.split_rows  # the splits a candidate set has, checked against the network tables

@@ -57,11 +57,6 @@ class PartBuffer:
         """Batches written (each one part per table that has rows)."""
         self._waiting: dict[Partition, _Waiting] = {}
 
-    @property
-    def n_buffered(self) -> int:
-        """Series finished but not yet flushed."""
-        return sum(len(w.rows) for w in self._waiting.values())
-
     def add(self, rows: SeriesRows) -> None:
         """Buffer one finished series; flush its partition when full, and any partition whose
         oldest series has waited `flush_s`."""

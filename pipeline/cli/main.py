@@ -35,19 +35,18 @@ from typing import cast
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
-from hydra.core.plugins import Plugins
 from hydra.errors import CompactHydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from hydra_plugins.dmlimits.sweeper import JOB_CHECK, DmlimitsSweeper
+from hydra_plugins.dmlimits.sweeper import JOB_CHECK
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.app.summary import summary_lines
 from pipeline.cli.check import CheckedSeries, SweepCheck, check_command_line
 from pipeline.cli.flags import hydra_argv
 from pipeline.cli.gather import mark_done
-from pipeline.cli.startup import Startup
+from pipeline.cli.startup import Startup, register_plugins
 from pipeline.io.parquet import OutputError
 from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE
 from pipeline.schema.errors import ConfigError, InputError
@@ -161,13 +160,8 @@ def _rmdir_if_empty(folder: Path) -> bool:
 
 
 def hydra_entry(command: Command) -> Callable[[], None]:
-    """@hydra.main's entry point for the jobs of this command (it reads sys.argv).
-
-    The sweeper of a multirun (conf/hydra/sweeper/dmlimits.yaml) is registered with Hydra's
-    public `Plugins.register`: Hydra finds plugins by listing the `hydra_plugins` folders, which
-    an editable install does not expose.
-    """
-    Plugins.instance().register(DmlimitsSweeper)
+    """@hydra.main's entry point for the jobs of this command (it reads sys.argv); dmlimits'
+    sweeper, which runs a multirun's jobs, gets `command.check_job` with the task function."""
 
     def dmlimits(cfg: DictConfig) -> None:
         code = run_job(cfg, command)
@@ -223,6 +217,7 @@ def main() -> None:
     if argv in (["--version"], ["-V"]):  # Hydra's own flag would print only its version
         print(version_line())
         sys.exit(0)
+    register_plugins()
     command = Command()
     try:
         with warning_lines("dmlimits"):

@@ -22,9 +22,12 @@ from __future__ import annotations
 import gc
 import os
 
+from hydra.core.plugins import Plugins
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
+from hydra_plugins.dmlimits.parsed_once import ParsedOncePaths, ParsedOnceSource
+from hydra_plugins.dmlimits.sweeper import DmlimitsSweeper
 from pipeline.app.plan import RunPlan
 from pipeline.execute.ahead import Ahead, forking_supported
 from pipeline.execute.settings import Backend
@@ -32,6 +35,17 @@ from pipeline.execute.settings import Backend
 IN_PROCESS_LAUNCHER = "basic"
 """Hydra's default launcher (the `hydra/launcher` choice): a multirun's jobs, one after another,
 in this process."""
+
+
+def register_plugins() -> None:
+    """Register dmlimits' Hydra plugins (`hydra_plugins.dmlimits`) with Hydra's public
+    `Plugins.register`: the sweeper of a multirun (conf/hydra/sweeper/dmlimits.yaml), and the
+    package configs read once per process. Hydra finds installed plugins by listing the
+    `hydra_plugins` folders, which an editable install does not expose; registering twice is
+    harmless. Neither changes what a command composes or writes."""
+    plugins = Plugins.instance()
+    for plugin in (DmlimitsSweeper, ParsedOnceSource, ParsedOncePaths):
+        plugins.register(plugin)
 
 
 def usable_cpus() -> int:

@@ -19,7 +19,6 @@ from pipeline.schema.closed_form import ClosedFormSettings
 from pipeline.schema.compose import CONF_DIR, compose_config
 from pipeline.schema.errors import ConfigError, InputError
 from pipeline.schema.hardware import hardware_from_config
-from pipeline.schema.parallelism import validate_fixed_layout
 from pipeline.schema.scenario import Scenario, load_scenario
 
 __all__ = [
@@ -31,5 +30,4 @@ __all__ = [
     "compose_config",
     "hardware_from_config",
     "load_scenario",
-    "validate_fixed_layout",
 ]

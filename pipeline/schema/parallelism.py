@@ -5,8 +5,8 @@ and the model cannot drift apart silently: a new field is a missing key until th
 gains it. Three fields are not keys here: recomputation, the memory check and whole
 sequences each have their one switch in the physics group (`PHYSICS_OWNED`,
 `pipeline/schema/physics.py`). A fixed layout is checked against the network here (spec §5.2); whether it
-fits a model shape is `fixed_layout_misfit` (a sweep records a misfit as an infeasible
-point) or `validate_fixed_layout` (raises).
+fits a model shape is the model's `layout_misfit` (`pipeline.model.search.fixed`: a sweep records
+a misfit as an infeasible point, `layout_does_not_divide`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from typing import Any
 from pipeline.model.network.levels import adjusted_level_sizes, hierarchy_is_consistent
 from pipeline.model.records.options import Quirks, SearchOptions
 from pipeline.model.records.results import Layout
-from pipeline.model.records.scaling import ModelShape
-from pipeline.model.search.fixed import layout_misfit
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain
 
@@ -146,29 +144,3 @@ def check_layout_levels(
             layout.n_gpu,
             f"must equal the product of all parallel factors, {total}",
         )
-
-
-def validate_fixed_layout(
-    layout: Layout, shape: ModelShape, level_sizes: tuple[int, ...], path: str = LAYOUT_PATH
-) -> None:
-    """Raise ConfigError unless a fixed layout can run this model on this network.
-
-    Checks the levels (`check_layout_levels`) and the model (`fixed_layout_misfit`).
-    """
-    check_layout_levels(layout, level_sizes, path)
-    misfit = fixed_layout_misfit(layout, shape, path)
-    if misfit is not None:
-        raise misfit
-
-
-def fixed_layout_misfit(
-    layout: Layout, shape: ModelShape, path: str = LAYOUT_PATH
-) -> ConfigError | None:
-    """Why a fixed layout cannot run this model, as a one-line ConfigError naming the layout
-    key at fault, or None if it can; the rules are the model's (`search.fixed.layout_misfit`).
-    A sweep records a misfit as an infeasible point (`layout_does_not_divide`), not an error:
-    one layout rarely fits every size of a grid."""
-    misfit = layout_misfit(layout, shape)
-    if misfit is None:
-        return None
-    return ConfigError(f"{path}.{misfit.key}", misfit.value, misfit.rule)

@@ -61,7 +61,7 @@ class Scenario:
     """The layout to evaluate as is when parallelism=fixed, else None (search). Its
     ``pp_interleave`` and ``nanobatch_tokens`` are 0 placeholders: they depend on the model
     shape, so the evaluator derives them per model size. Its levels are checked against
-    the hardware here; whether it fits each model is `fixed_layout_misfit`."""
+    the hardware here; whether it fits each model is the model's `layout_misfit`."""
     closed_form: ClosedFormSettings
     physics: Physics = field(default_factory=Physics)
     """Which extensions of the paper's model are on (conf/physics/); the default is the paper."""

@@ -13,7 +13,9 @@ import pytest
 
 from pipeline.model.records.results import Layout
 from pipeline.model.records.scaling import ModelShape
-from pipeline.schema import ConfigError, compose_config, load_scenario, validate_fixed_layout
+from pipeline.model.search.fixed import layout_misfit
+from pipeline.schema import ConfigError, compose_config, load_scenario
+from pipeline.schema.parallelism import check_layout_levels
 
 BAD_INPUTS = [
     # (id, Hydra overrides, dotted key the error must name)
@@ -211,6 +213,16 @@ def test_load_scenario_rejects_bad_input(overrides: list[str], key: str) -> None
     assert_one_line_naming(info.value, key)
     if key.endswith(".name"):
         assert "file-name-safe" in str(info.value)
+
+
+def validate_fixed_layout(layout: Layout, shape: ModelShape, level_sizes: tuple[int, ...]) -> None:
+    """Raise ConfigError unless a fixed layout can run this model on this network: the levels
+    (`check_layout_levels`, as a scenario checks them), then the model (the model's
+    `layout_misfit`, which a run checks at each grid size), named as a layout key."""
+    check_layout_levels(layout, level_sizes, "parallelism.layout")
+    misfit = layout_misfit(layout, shape)
+    if misfit is not None:
+        raise ConfigError(f"parallelism.layout.{misfit.key}", misfit.value, misfit.rule)
 
 
 @pytest.mark.parametrize(

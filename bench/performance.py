@@ -132,6 +132,9 @@ def command_table(repeat: int, baseline: Path | None) -> list[str]:
         header += " baseline wall s | baseline / now, pair by pair |"
         rule += "---|---|"
     rows = []
+    run_once([], None)  # warm-up, not counted: bytecode compiled (bench_commands.PYCACHE)
+    if baseline is not None:
+        run_once([], baseline)
     for name, args in COMMANDS.items():
         now: list[Run] = []
         base: list[Run] = []

@@ -95,7 +95,7 @@ def _trend_figures(
     figures = []
     observed = tables["observed_runs"]
     if observed is not None:
-        figure = observed_frontier_figure(observed, tables["forecasts"], thresholds)
+        figure = observed_frontier_figure(observed, tables["forecasts"], thresholds, sel.labels)
         figures.append(("observed.png", "Observed frontier runs, the fit, the limits", figure))
     trends = tables["trends"]
     if trends is not None:

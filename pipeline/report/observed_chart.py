@@ -11,6 +11,8 @@ crosses one is that limit's forecast year.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
@@ -47,9 +49,15 @@ def _band(frontier: pl.DataFrame, years: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def observed_frontier_figure(
-    observed: pl.DataFrame, forecasts: pl.DataFrame | None, thresholds: pl.DataFrame
+    observed: pl.DataFrame,
+    forecasts: pl.DataFrame | None,
+    thresholds: pl.DataFrame,
+    labels: Mapping[str, str] | None = None,
 ) -> Figure:
-    """Observed runs, the fitted trajectory with its band, hand-set lines, thresholds."""
+    """Observed runs, the fitted trajectory with its band, hand-set lines, thresholds.
+
+    `labels` names each series (the selection's scenario labels, sweep values included); by
+    default the labels the thresholds alone give."""
     fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
     ax = fig.subplots()
     frontier = observed.filter(pl.col("frontier"))
@@ -87,7 +95,7 @@ def observed_frontier_figure(
                 style, grey = next(hand_set_styles)
                 label = f"hand-set {growth_text(row['growth_per_year'])}"
                 ax.plot(years, line, style, color=grey, label=label)
-    labels = series_labels(thresholds)
+    labels = labels if labels is not None else series_labels(thresholds)
     shown = sorted(thresholds.iter_rows(named=True), key=lambda r: labels.get(r["series_id"], ""))
     for row, color in zip(shown[:SERIES_SHOWN], THRESHOLD_COLORS, strict=False):
         name = labels.get(row["series_id"], row["series_id"])

@@ -16,15 +16,16 @@ one line naming the URL and what went wrong.
 from __future__ import annotations
 
 import gzip
-import http.client
 import time
-import urllib.error
-import urllib.request
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pipeline.sources.settings import FetchSettings
+
+if TYPE_CHECKING:
+    import http.client
 
 CHUNK_BYTES = 1 << 16
 USER_AGENT = "dmlimits (+https://epoch.ai/data reader; nightly forecast)"
@@ -93,6 +94,11 @@ def _attempt(
     url: str, etag: str | None, settings: FetchSettings, check: Callable[[bytes, str], None]
 ) -> Response:
     """One GET; raises FetchError for anything but a good 200 or a 304."""
+    # imported here: every command imports this module, few fetch (sources=live)
+    import http.client
+    import urllib.error
+    import urllib.request
+
     headers = {"User-Agent": USER_AGENT, "Accept-Encoding": "gzip", "Accept": "text/csv, */*"}
     if etag is not None:
         headers["If-None-Match"] = etag

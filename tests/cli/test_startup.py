@@ -121,10 +121,18 @@ def test_a_multirun_evaluated_ahead_writes_the_rows_of_one_evaluated_in_its_jobs
         assert got.equals(expected), table
 
 
-DEFERRED = ("polars", "rich", "pyarrow.compute", "joblib", "pipeline.nightly.run")
+DEFERRED = (
+    "polars",
+    "rich",
+    "pyarrow.compute",
+    "joblib",
+    "pipeline.nightly.run",
+    "urllib.request",
+    "http.client",
+)
 """Libraries (and modules) a run that only evaluates and writes does not need at start-up: the
-readers, the terminal bar, the resumed-row filters, the worker pool and the nightly job import
-them when used."""
+readers, the terminal bar, the resumed-row filters, the worker pool, the nightly job and the
+fetch of live sources import them when used."""
 
 
 def test_cli_start_up_defers_what_a_run_may_not_need() -> None:

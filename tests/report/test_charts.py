@@ -87,3 +87,27 @@ def test_report_trends_and_frontier_show_the_catalog_and_short_growth_labels(
     figure = observed_frontier_figure(observed, forecasts, thresholds)
     assert figure.get_suptitle() == ""
     assert figure.get_layout_engine() is not None
+
+
+def test_observed_chart_names_series_by_scenario_not_hash() -> None:
+    """In a sweep whose series share hardware, scaling and batch law, the observed chart's
+    limit lines are named by the selection's labels (sweep values), never by an id's hash."""
+    thresholds, series = sweep(3, ("critical",))
+    thresholds = thresholds.with_columns(
+        linear_end_flop=pl.col("wall_flop") / 100, end_reason=pl.lit("wall")
+    )
+    sel = select_series(thresholds, series)
+    observed = pl.DataFrame(
+        {
+            "publication_year": [2020.0, 2021.0, 2022.0],
+            "training_flop": [1e23, 1e24, 1e25],
+            "frontier": [True, True, True],
+        }
+    )
+    figure = observed_frontier_figure(observed, None, thresholds, sel.labels)
+    legend = figure.axes[0].get_legend()
+    assert legend is not None
+    texts = [t.get_text() for t in legend.texts if t.get_text().startswith(("wall", "linear"))]
+    assert len(texts) == 6
+    assert not [t for t in texts if re.search(r"\([0-9a-f]{6}\)", t)], texts
+    assert all("latency_us" in t for t in texts), texts

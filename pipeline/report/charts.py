@@ -17,6 +17,7 @@ from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator, StrMethodFormatter
 
 from pipeline.report.selection import Selection, scenario_labels
 
@@ -316,3 +317,9 @@ def _thresholds_rows(thresholds: pl.DataFrame, sel: Selection) -> Figure:
     # beside the axes: inside, it would cover the markers of the rows it stands on
     ax.legend(handles=markers, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return fig
+
+
+def year_ticks(ax: Axes) -> None:
+    """Whole calendar years on the x axis (2025, 2030, not 2027.5), a few of them."""
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
+    ax.xaxis.set_major_formatter(StrMethodFormatter("{x:.0f}"))

@@ -19,7 +19,14 @@ from matplotlib.figure import Figure
 
 from pipeline.forecast.paths import FITTED
 from pipeline.forecast.trajectory import frontier_flop
-from pipeline.report.charts import DPI, FIGSIZE_IN, growth_text, series_labels, wall_of
+from pipeline.report.charts import (
+    DPI,
+    FIGSIZE_IN,
+    growth_text,
+    series_labels,
+    wall_of,
+    year_ticks,
+)
 from pipeline.trends.fit import CONFIDENCE, bootstrap_lines
 
 SERIES_SHOWN = 3
@@ -105,6 +112,7 @@ def observed_frontier_figure(
             ax.axhline(wall, color=color, lw=1.0, ls="--", label=f"wall: {name}")
     ax.set_yscale("log")
     ax.set_xlabel("publication year")
+    year_ticks(ax)
     ax.set_ylabel("training compute (FLOP)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize="x-small", loc="upper left")

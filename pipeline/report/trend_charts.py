@@ -13,9 +13,7 @@ import math
 
 import numpy as np
 import polars as pl
-from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator, StrMethodFormatter
 
 from pipeline.forecast.trajectory import frontier_flop
 from pipeline.report.catalog_points import Points
@@ -27,6 +25,7 @@ from pipeline.report.charts import (
     panel_titles,
     series_styles,
     wall_of,
+    year_ticks,
 )
 from pipeline.report.selection import Selection
 from pipeline.schema.projected import shipped_catalog
@@ -95,12 +94,6 @@ def trends_figure(trends: pl.DataFrame, points: Points) -> Figure:
     return fig
 
 
-def _year_ticks(ax: Axes) -> None:
-    """Whole calendar years on the x axis (2025, 2030, not 2027.5), a few of them."""
-    ax.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))
-    ax.xaxis.set_major_formatter(StrMethodFormatter("{x:.0f}"))
-
-
 def _walls(rows: pl.DataFrame) -> list[float]:
     """The wall of each `frontier` row (`charts.wall_of`), NaN (not drawn) at the grid's end."""
     return [w if (w := wall_of(r)) is not None else math.nan for r in rows.iter_rows(named=True)]
@@ -137,7 +130,7 @@ def frontier_figure(
         ax.set_yscale("log")
         ax.set_title(title, fontsize="small")
         ax.grid(True, alpha=0.3)
-    _year_ticks(axes[0])  # shared by every panel
+    year_ticks(axes[0])  # shared by every panel
     label_panels(axes, len(ids), cols, "year (projected hardware)", "training compute (FLOP)")
     axes[0].legend(fontsize="x-small")
     return fig
@@ -163,7 +156,7 @@ def _frontier_overlay(
         c = [frontier_flop(y, row["base_flop"], row["base_year"], g) for y in years]
         ax.plot(years, c, ":", color="black", lw=1.2, label=f"frontier {growth_text(g)}")
     ax.set_yscale("log")
-    _year_ticks(ax)
+    year_ticks(ax)
     ax.set_xlabel("year (projected hardware)")
     ax.set_ylabel("training compute (FLOP): wall solid, linear-scaling end dashed")
     ax.grid(True, alpha=0.3)

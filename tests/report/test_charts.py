@@ -111,3 +111,23 @@ def test_observed_chart_names_series_by_scenario_not_hash() -> None:
     assert len(texts) == 6
     assert not [t for t in texts if re.search(r"\([0-9a-f]{6}\)", t)], texts
     assert all("latency_us" in t for t in texts), texts
+
+
+def test_observed_chart_years_are_whole() -> None:
+    """The observed chart's year axis reads whole calendar years (2018, 2020), never 2017.5."""
+    thresholds, _ = sweep(1, ("critical",))
+    thresholds = thresholds.with_columns(
+        linear_end_flop=pl.col("wall_flop") / 100, end_reason=pl.lit("wall")
+    )
+    observed = pl.DataFrame(
+        {
+            "publication_year": [2016.4, 2026.0, 2035.9],
+            "training_flop": [1e17, 1e22, 1e26],
+            "frontier": [True, True, True],
+        }
+    )
+    figure = observed_frontier_figure(observed, None, thresholds)
+    figure.canvas.draw()
+    labels = [t.get_text() for t in figure.axes[0].get_xticklabels() if t.get_text()]
+    assert labels
+    assert all(re.fullmatch(r"\d{4}", label) for label in labels), labels

@@ -26,10 +26,9 @@ from pipeline.model.network.collectives import (
     pp_ep_costs_from_traffic_s,
     pp_ep_traffic,
     tp_costs_s,
-    tp_traffic,
 )
 from pipeline.model.network.levels import split_table
-from pipeline.model.network.times import CommTimes
+from pipeline.model.network.times import CommTimes, layer_tp_traffic
 from pipeline.model.records.scaling import ModelShape
 
 Array = NDArray[np.float64]
@@ -266,7 +265,7 @@ def comm_table(
     layers, b_tok, gpus = float(shape.n_layers), float(shape.batch_tokens), float(n_gpu)
 
     def tp(f: Array, _: NDArray[np.int64]) -> Any:
-        return tp_traffic(f[:, :, 0], f[:, :, 1], shape.d_model, shape.d_ff, layers, b_tok)
+        return layer_tp_traffic(shape, f[:, :, 0], f[:, :, 1])
 
     def pp_ep(f: Array, k: NDArray[np.int64]) -> Any:
         v = k[:, 2].astype(np.float64)

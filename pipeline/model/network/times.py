@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 
 from pipeline.model.network.collectives import (
     Network,
+    TpTraffic,
     dp_costs_s,
     dp_traffic,
     pp_ep_costs_s,
@@ -33,14 +34,29 @@ class CommTimes:
     t_dp_lat_s: Array
 
 
+def layer_tp_traffic(shape: ModelShape, tp_model: Array, tp_ff: Array) -> TpTraffic:
+    """What a layer's tensor parallelism moves: the MLP's all-reduces (spec §6.2), and with
+    `shape.attention` the attention block's as well, the same collectives with the heads'
+    concatenated width d_model in place of d_ff (its output projection is d_model x d_model):
+    two more all-reduces of d_model words per token forward and two backward under 1-D
+    tensor parallelism, as Megatron-LM's layer (Shoeybi et al. 2019 §3; docs/model.md R.7)."""
+    layers = float(shape.n_layers)
+    b_tok = float(shape.batch_tokens)
+    mlp = tp_traffic(tp_model, tp_ff, shape.d_model, shape.d_ff, layers, b_tok)
+    if not shape.attention:
+        return mlp
+    block = tp_traffic(tp_model, tp_ff, shape.d_model, shape.d_model, layers, b_tok)
+    return TpTraffic(
+        mlp.bytes_model + block.bytes_model, mlp.bytes_ff + block.bytes_ff, mlp.hops + block.hops
+    )
+
+
 def tp_times_s(
     shape: ModelShape, n_gpu: int, tp_model: Array, tp_ff: Array, net: Network
 ) -> tuple[Array, Array]:
     """(T_TP^bw, T_TP^lat) of per-level TP factors (spec §6.2)."""
-    layers = float(shape.n_layers)
-    b_tok = float(shape.batch_tokens)
-    traffic = tp_traffic(tp_model, tp_ff, shape.d_model, shape.d_ff, layers, b_tok)
-    return tp_costs_s(traffic, layers, float(n_gpu), net)
+    traffic = layer_tp_traffic(shape, tp_model, tp_ff)
+    return tp_costs_s(traffic, float(shape.n_layers), float(n_gpu), net)
 
 
 def pp_ep_times_s(

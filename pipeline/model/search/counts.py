@@ -72,7 +72,9 @@ def grid_shape(physics: Physics, shape: ModelShape) -> ModelShape:
     if physics.is_paper:
         return shape
     counts = grid_counts(physics, shape)
-    return dataclasses.replace(shape, tokens=counts.n_tokens, weights=counts.n_params)
+    return dataclasses.replace(
+        shape, tokens=counts.n_tokens, weights=counts.n_params, attention=physics.attention
+    )
 
 
 def weight_training_flop(physics: Physics, shape: ModelShape) -> float:

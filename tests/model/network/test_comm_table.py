@@ -158,3 +158,20 @@ def test_results_do_not_depend_on_the_caches() -> None:
     warm = optimal_layout(hw, shape, 16384, opts)
     caches.clear_caches()
     assert optimal_layout(hw, shape, 16384, opts) == warm
+
+
+def test_comm_table_rows_with_attention_equal_step_arrays_bit_for_bit() -> None:
+    """With the attention block's collectives (`ModelShape.attention`) the gathered rows still
+    equal step_arrays of their factors: the table and a row charge one traffic."""
+    name, sparse, d_model, n_gpu = CASES[0]
+    hw, opts = preset(name), SearchOptions()
+    shape = dataclasses.replace(model_shape(d_model, ScalingLaws(sparse=sparse)), attention=True)
+    c = enumerate_candidates(hw, shape, n_gpu, opts)
+    assert c is not None
+    all_idx = np.arange(c.degrees.shape[0], dtype=np.int64)
+    idx, split, factors = split_rows(c, all_idx, adjusted_level_sizes(hw.level_sizes, n_gpu))
+    direct = step_arrays(hw, shape, n_gpu, _batch(c, idx, factors), hardware_network(hw), opts)
+    table = candidate_comm_table(hw, shape, n_gpu, c)
+    gathered = row_step_arrays(shape, c, idx, split, table, opts)
+    for field in StepArrays.__slots__:
+        np.testing.assert_array_equal(getattr(gathered, field), getattr(direct, field), field)

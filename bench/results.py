@@ -172,30 +172,25 @@ WHAT_IFS = [
 """conf/experiment/what_if.yaml and what_if_sparse.yaml."""
 
 
-def paper_tables() -> list[str]:
-    """The paper's comparisons (spec §13), one table each."""
+def hardware_tables(title: str, experiment: str, presets: list[str]) -> list[str]:
+    """One table per scaling (dense, then sparse) of the paper's figures for `presets`; the
+    sparse experiment is `experiment` + `_sparse`."""
     lines: list[str] = []
     for scaling in ("dense", "sparse"):
-        lines += [
-            "",
-            f"### GPU generations, {scaling} (`+experiment=base_comparison"
-            f"{'' if scaling == 'dense' else '_sparse'}`)",
-            "",
-        ]
-        rows = [paper_row(g, [f"hardware={g}", f"scaling={scaling}"]) for g in GPUS]
+        suffix = "" if scaling == "dense" else "_sparse"
+        lines += ["", f"### {title}, {scaling} (`+experiment={experiment}{suffix}`)", ""]
+        rows = [paper_row(h, [f"hardware={h}", f"scaling={scaling}"]) for h in presets]
         lines += table(["hardware", *PAPER_COLUMNS], rows)
+    return lines
+
+
+def paper_tables() -> list[str]:
+    """The paper's comparisons (spec §13), one table each."""
+    lines = hardware_tables("GPU generations", "base_comparison", GPUS)
     lines += ["", "### Batch-size laws, H100 SXM, dense (`+experiment=batch_size_comparison`)", ""]
     rows = [paper_row(b, [f"batch={b}"]) for b in BATCH_LAWS]
     lines += table(["batch law", *PAPER_COLUMNS], rows)
-    for scaling in ("dense", "sparse"):
-        lines += [
-            "",
-            f"### Network what-ifs, {scaling} (`+experiment=what_if"
-            f"{'' if scaling == 'dense' else '_sparse'}`)",
-            "",
-        ]
-        rows = [paper_row(h, [f"hardware={h}", f"scaling={scaling}"]) for h in WHAT_IFS]
-        lines += table(["hardware", *PAPER_COLUMNS], rows)
+    lines += hardware_tables("Network what-ifs", "what_if", WHAT_IFS)
     return lines
 
 

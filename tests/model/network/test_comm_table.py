@@ -39,10 +39,11 @@ CASES = [
 
 
 def _every_row(
-    name: str, sparse: bool, d_model: int, n_gpu: int
+    name: str, sparse: bool, d_model: int, n_gpu: int, attention: bool = False
 ) -> tuple[ModelShape, Candidates, Ints, Ints, Ints]:
     hw = preset(name)
     shape = model_shape(d_model, ScalingLaws(sparse=sparse))
+    shape = dataclasses.replace(shape, attention=attention)
     c = enumerate_candidates(hw, shape, n_gpu, SearchOptions())
     assert c is not None
     all_idx = np.arange(c.degrees.shape[0], dtype=np.int64)
@@ -50,12 +51,16 @@ def _every_row(
     return shape, c, idx, split, factors
 
 
+@pytest.mark.parametrize("attention", [False, True], ids=["mlp", "attention"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[2]}-{c[3]}")
-def test_comm_table_rows_equal_step_arrays_bit_for_bit(case: tuple[str, bool, int, int]) -> None:
-    """Every field of every row gathered from the tables equals step_arrays of its factors."""
+def test_comm_table_rows_equal_step_arrays_bit_for_bit(
+    case: tuple[str, bool, int, int], attention: bool
+) -> None:
+    """Every field of every row gathered from the tables equals step_arrays of its factors,
+    with and without the attention block's collectives (`ModelShape.attention`)."""
     name, _, _, n_gpu = case
     hw, opts = preset(name), SearchOptions()
-    shape, c, idx, split, factors = _every_row(*case)
+    shape, c, idx, split, factors = _every_row(*case, attention=attention)
     direct = step_arrays(hw, shape, n_gpu, _batch(c, idx, factors), hardware_network(hw), opts)
     table = candidate_comm_table(hw, shape, n_gpu, c)
     gathered = row_step_arrays(shape, c, idx, split, table, opts)
@@ -158,20 +163,3 @@ def test_results_do_not_depend_on_the_caches() -> None:
     warm = optimal_layout(hw, shape, 16384, opts)
     caches.clear_caches()
     assert optimal_layout(hw, shape, 16384, opts) == warm
-
-
-def test_comm_table_rows_with_attention_equal_step_arrays_bit_for_bit() -> None:
-    """With the attention block's collectives (`ModelShape.attention`) the gathered rows still
-    equal step_arrays of their factors: the table and a row charge one traffic."""
-    name, sparse, d_model, n_gpu = CASES[0]
-    hw, opts = preset(name), SearchOptions()
-    shape = dataclasses.replace(model_shape(d_model, ScalingLaws(sparse=sparse)), attention=True)
-    c = enumerate_candidates(hw, shape, n_gpu, opts)
-    assert c is not None
-    all_idx = np.arange(c.degrees.shape[0], dtype=np.int64)
-    idx, split, factors = split_rows(c, all_idx, adjusted_level_sizes(hw.level_sizes, n_gpu))
-    direct = step_arrays(hw, shape, n_gpu, _batch(c, idx, factors), hardware_network(hw), opts)
-    table = candidate_comm_table(hw, shape, n_gpu, c)
-    gathered = row_step_arrays(shape, c, idx, split, table, opts)
-    for field in StepArrays.__slots__:
-        np.testing.assert_array_equal(getattr(gathered, field), getattr(direct, field), field)

@@ -4,6 +4,8 @@ The enumeration follows the original's order (spec §10) so that ties resolve th
 but evaluation is vectorized: every candidate's optimistic one-level time is computed
 at once, and the full per-level splits only of candidates whose lower bound can still
 reach the best time. Pruning by a true lower bound never changes the answer (spec §10.8.3).
+Under realistic physics a candidate is timed as the run of its layout, one row each
+(`search.realistic`, docs/model.md R.7): there is no split to search.
 
 Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-spec §11, spec §15.
 """

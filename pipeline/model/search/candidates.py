@@ -80,9 +80,11 @@ class Candidates:
     tp_in_domain: bool = False
     """Only splits with every tensor-parallel factor on the fastest level (realistic physics)."""
     t_compute_s: Array | None = None
-    """Each candidate's critical-path matmul time per step (`step.compute_and_bubble`)."""
+    """Each candidate's critical-path matmul time per step (`step.compute_and_bubble`); under
+    realistic physics its critical stage's layer calls, (L/N_PP)·(S/N_EP)·m · t_layer."""
     bubble: Array | None = None
-    """Each candidate's bubble fraction (`step.compute_and_bubble`)."""
+    """Each candidate's bubble fraction (`step.compute_and_bubble`); None under realistic
+    physics, whose bubble depends on the network (`step.pipeline`)."""
     step_floor_s: float = 0.0
     """The smallest compute-only lower bound on a candidate's step time (`step.step_floor_s`)."""
     cp: NDArray[np.int64] | None = None
@@ -236,7 +238,8 @@ def _with_step_inputs(c: Candidates, opts: SearchOptions, shape: ModelShape) -> 
             c.zero_bubble,
             c.t_step_extra_s,
         )
-        return dataclasses.replace(c, step_floor_s=float(floor_s.min()))
+        t_compute = c.compute_repeats * c.t_layer_s  # the critical stage's layer calls
+        return dataclasses.replace(c, t_compute_s=t_compute, step_floor_s=float(floor_s.min()))
     t_mm, f = compute_and_bubble(_batch(c, slice(None), c.degrees[:, None, :]), opts)
     floor = float(step_floor_s(t_mm, f, c.zero_bubble).min())
     return dataclasses.replace(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)

@@ -415,7 +415,7 @@ def step_floor_terms_s(
     """
     if physics.is_paper:
         return 0.0, 0.0
-    fixed_s = shape.n_layers * grid_layer_launch_s(hw, physics, shape)
+    fixed_s = shape.n_layers * grid_layer_launch_s(hw, physics)
     if shape.sparsity != 1:
         return fixed_s, 0.0
     steps = shape.n_tokens / float(shape.batch_tokens)

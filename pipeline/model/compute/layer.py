@@ -8,6 +8,8 @@ times from `layer_times_s`, the one implementation of a realistic layer's comput
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -196,6 +198,28 @@ def layer_times_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTime
         x = layer_tensors(w.tokens, w.hidden, w.ffn, w.kv_width, w.heads, w.seq_len, split, w.top_k)
         ops = layer_op_times_s(hw, physics, x, attention=physics.attention, shape=zero.shape)
     return LayerTimes(mm_f, mm_b, a_f, a_b, ops)
+
+
+def layer_launch_time_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> Array:
+    """The fixed part of each row's layer time, forward and backward: its kernel launches
+    times their overheads (`efficiency.matmul_overhead_us` per matmul call and attention-core
+    pass, `kernel_overhead_us` per memory-bound kernel), i.e. `layer_times_s` on a GPU with
+    unbounded FLOP rate and bandwidths (F_eff, HBM, L2 and shared memory infinite).
+
+    Every other term of `layer_times_s` is bytes or FLOP over one of those rates, ≥ 0, and
+    becomes exactly 0 here; the rest are sums and maxima, non-decreasing in each term and
+    rounded monotonically. So on the real GPU, forward_s + backward_s ≥ this for the same row,
+    and rerunning a forward (recomputation) only adds to it (docs/model.md §9.4).
+    """
+    unbounded = dataclasses.replace(
+        hw,
+        max_clock_hz=math.inf,
+        hbm_bandwidth_bytes_per_s=math.inf,
+        l2_bandwidth_bytes_per_s=math.inf,
+    )
+    t = layer_times_s(unbounded, physics, w)
+    out: Array = t.forward_s + t.backward_s
+    return out
 
 
 def layer_matmul_time_s(

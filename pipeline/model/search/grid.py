@@ -14,13 +14,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.compute.layer import LayerWork
+from pipeline.model.compute.layer import LayerWork, layer_launch_time_s
 from pipeline.model.memory.gpu_memory import (
     ParamsPerGpu,
     activation_bytes_per_layer,
     in_flight_microbatches,
     state_bytes,
 )
+from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import (
     RECOMPUTE_ORDER,
@@ -68,6 +69,18 @@ def grid_layer_work(
         tokens=nano,
         expert_tokens=nano,
         local_experts=one,
+    )
+
+
+def grid_layer_launch_s(hw: HardwareSpec, physics: Physics, shape: ModelShape) -> float:
+    """The fixed time of one grid layer call, forward and backward, on any candidate:
+    `compute.layer.layer_launch_time_s` of a grid row. A grid row's launches do not depend on
+    its shards or tokens (the layer's matrices, the attention core's passes and the fusion's
+    kernels are set by the physics; one local expert a call, `grid_layer_work`), so one row's
+    is every row's: a lower bound on every candidate's `t_layer_s` (docs/model.md §9.4)."""
+    one = np.ones(1)
+    return float(
+        layer_launch_time_s(hw, physics, grid_layer_work(physics, shape, one, one, one))[0]
     )
 
 

@@ -50,6 +50,7 @@ from pipeline.model.search.candidates import (
     enumerate_candidates,
 )
 from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape, weight_training_flop
+from pipeline.model.search.grid import grid_layer_launch_s
 from pipeline.model.step.evaluate import step_cost
 from pipeline.model.step.step_time import (
     StepArrays,
@@ -388,6 +389,40 @@ def matmul_rate_flop_per_s(hw: HardwareSpec, physics: Physics) -> float:
     return rate if physics.is_paper else rate * min(1.0, physics.efficiency.matmul)
 
 
+def step_floor_terms_s(
+    hw: HardwareSpec, physics: Physics, shape: ModelShape
+) -> tuple[float, float]:
+    """(a, b) such that every layout of the model on N GPUs has a step time ≥ a + b/N, from
+    compute alone (network-free), under realistic physics; (0, 0) under the paper's.
+
+    a = L · K, with K the fixed time of a layer call (`search.grid.grid_layer_launch_s`: its
+    kernel launches times their overheads); b = 6 · L · W_l · B_tok / R with W_l the weights
+    one token meets per layer (`weight_training_flop` / steps) and R the matmul rate
+    (`matmul_rate_flop_per_s`), for a dense model (S = 1); b = 0 when S > 1.
+
+    Proof. A layout's step runs its critical stage's (L/N_PP)·(S/N_EP)·m layer calls, so
+    t_step ≥ (L/N_PP)·(S/N_EP)·m · t_layer (docs/model.md §7, R.6; recomputation and the
+    ring only add to t_layer). Each call takes at least K plus its weight matmuls' FLOP over
+    R (`matmul_calls_s`: every call's time is overhead plus a maximum that includes its padded
+    FLOP ≥ 2·d1·d2·b over F_eff·`efficiency.matmul` = R, as `efficiency.matmul` ≤ 1), and
+    those FLOP are 6 · nanobatch · W_l / N_TP. Every schedule has m ≥ N_PP (1F1B m ≥ N_PP,
+    zero-bubble m ≥ 2·N_PP) and S/N_EP ≥ 1, so the calls number at least L: a. With S = 1
+    the layout splits the batch exactly, N_DP · m · nanobatch = B_tok (N_DP divides the
+    batch's split unit, m the quotient, a context-parallel c the sequence), and the FLOP
+    terms add to 6·L·W_l·B_tok / (N·R) = b/N. With S > 1 the nanobatch is B_tok/(N_DP·m·S)
+    rounded down, so b is left out. The bound is computed by another floating-point sequence
+    than the step, so the walk compares it with the relative slack `PRUNE_SLACK`.
+    """
+    if physics.is_paper:
+        return 0.0, 0.0
+    fixed_s = shape.n_layers * grid_layer_launch_s(hw, physics, shape)
+    if shape.sparsity != 1:
+        return fixed_s, 0.0
+    steps = shape.n_tokens / float(shape.batch_tokens)
+    work = weight_training_flop(physics, shape) / steps
+    return fixed_s, work / matmul_rate_flop_per_s(hw, physics)
+
+
 def smallest_cluster(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -411,10 +446,16 @@ def smallest_cluster(
     hw = network_physics(hw, physics)
     work = weight_training_flop(physics, shape)
     floor = work / (duration_s * matmul_rate_flop_per_s(hw, physics))
+    fixed_s, flop_s = step_floor_terms_s(hw, physics, shape) if prune else (0.0, 0.0)
+    steps = shape.n_tokens / float(shape.batch_tokens)
     any_layout = blocked = False
+    too_slow: list[int] = []  # clusters no layout of which can train in time
     for i in range(opts.max_cluster_doublings + 1):
         n_gpu = shape.sparsity * 2**i
         if n_gpu < floor:
+            continue
+        if steps * (fixed_s + flop_s / n_gpu) * (1.0 - PRUNE_SLACK) >= duration_s:
+            too_slow.append(n_gpu)  # searched below only if the reason depends on it
             continue
         at = _best_at(hw, shape, n_gpu, opts, duration_s, prune, physics)
         any_layout = any_layout or at.had_candidates
@@ -430,6 +471,12 @@ def smallest_cluster(
                 counts=counts,
                 grid_cost=at.grid_cost,
             )
+    for n_gpu in too_slow if not any_layout else ():  # the reason: did any have candidates?
+        at = _best_at(hw, shape, n_gpu, opts, duration_s, prune, physics)
+        any_layout = any_layout or at.had_candidates
+        blocked = blocked or at.memory_blocked
+        if any_layout:
+            break
     if any_layout:
         reason = InfeasibleReason.NO_CLUSTER
     elif blocked:

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
-from pipeline.model.records.scaling import ModelShape
-from pipeline.model.search.search import optimal_layout, smallest_cluster
+from pipeline.model.records.scaling import ModelShape, model_shape
+from pipeline.model.search.candidates import Candidates, enumerate_candidates
+from pipeline.model.search.counts import grid_shape
+from pipeline.model.search.search import (
+    PRUNE_SLACK,
+    network_physics,
+    optimal_layout,
+    smallest_cluster,
+    step_floor_terms_s,
+)
+from pipeline.schema import Scenario, compose_config, load_scenario
 from tests.strategies import hardware, models, search_options
 
 EXAMPLES = settings(max_examples=30, deadline=None)
@@ -41,3 +51,50 @@ def test_pruned_smallest_cluster_equals_exhaustive(
     assert smallest_cluster(hw, shape, DURATION_S, opts) == smallest_cluster(
         hw, shape, DURATION_S, opts, prune=False
     )
+
+
+REALISTIC_CASES = [
+    (["scaling=dense"], (49152, 90112, 106496)),
+    (["scaling=sparse"], (57344, 73728)),
+    (["scaling=dense", "physics.max_context_parallel=8", "physics.tp_in_domain=true"], (22528,)),
+    (["scaling=dense", "physics.fusion=flash", "physics.whole_sequences=false"], (90112,)),
+    (["scaling=sparse", "physics.attention=false", "physics.tensor_parallel=1d"], (73728,)),
+]
+
+
+def _realistic(over: list[str], d_model: int) -> tuple[Scenario, ModelShape]:
+    scenario = load_scenario(compose_config(["physics=realistic", *over]))
+    return scenario, model_shape(d_model, scenario.laws, scenario.options.quirks)
+
+
+@pytest.mark.parametrize(("over", "widths"), REALISTIC_CASES)
+def test_realistic_smallest_cluster_equals_exhaustive(over: list[str], widths: tuple[int]) -> None:
+    """Under realistic physics, skipping clusters by the compute-only step floor gives the
+    point of the exhaustive walk, feasible or infeasible with its reason (docs/model.md §9.4)."""
+    for d_model in widths:
+        s, shape = _realistic(over, d_model)
+        pruned = smallest_cluster(s.hardware, shape, s.duration_s, s.options, physics=s.physics)
+        exhaustive = smallest_cluster(
+            s.hardware, shape, s.duration_s, s.options, prune=False, physics=s.physics
+        )
+        assert pruned == exhaustive
+
+
+@pytest.mark.parametrize(("over", "widths"), REALISTIC_CASES)
+def test_step_floor_terms_bound_every_candidate(over: list[str], widths: tuple[int]) -> None:
+    """a + b/N is at most every candidate's critical-path compute time at N GPUs, for every
+    cluster the walk may try (docs/model.md §9.4, `step_floor_terms_s`)."""
+    checked = 0
+    for d_model in widths:
+        s, shape = _realistic(over, d_model)
+        shape = grid_shape(s.physics, shape)
+        hw = network_physics(s.hardware, s.physics)
+        fixed_s, flop_s = step_floor_terms_s(hw, s.physics, shape)
+        for i in range(0, s.options.max_cluster_doublings + 1, 2):
+            n_gpu = shape.sparsity * 2**i
+            c = enumerate_candidates(hw, shape, n_gpu, s.options, s.physics)
+            if not isinstance(c, Candidates) or c.t_compute_s is None:
+                continue
+            assert fixed_s + flop_s / n_gpu <= float(c.t_compute_s.min()) * (1.0 + PRUNE_SLACK)
+            checked += 1
+    assert checked > 0

@@ -1,0 +1,66 @@
+"""A layer's fixed launch time bounds its real time from below (docs/model.md R.2, §9.4)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.model.compute.layer import layer_launch_time_s, layer_times_s
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
+from pipeline.model.records.switches import Fusion
+from pipeline.model.search.grid import grid_layer_work
+from pipeline.schema import compose_config, load_scenario
+from tests.presets import preset
+from tests.strategies import hardware, models
+
+REALISTIC = load_scenario(compose_config(["physics=realistic"])).physics
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    hardware(),
+    models(),
+    st.sampled_from(list(Fusion)),
+    st.booleans(),
+    st.booleans(),
+    st.lists(st.integers(0, 12), min_size=3, max_size=3),
+)
+def test_layer_launch_time_bounds_every_grid_row(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    fusion: Fusion,
+    attention: bool,
+    ops: bool,
+    logs: list[int],
+) -> None:
+    """On any GPU and grid row, forward + backward is at least the launch time, which is the
+    same for every row of a model (what `search.step_floor_terms_s` charges each call)."""
+    physics = dataclasses.replace(
+        REALISTIC, fusion=fusion, attention=attention, memory_bound_ops=ops
+    )
+    tp_m = np.array([1.0, 2.0 ** logs[0], 8.0, 1.0])
+    tp_ff = np.array([1.0, 2.0 ** logs[1], 2.0, 64.0])
+    nano = np.array([1.0, 2.0 ** logs[2], 2048.0, 3.0])
+    work = grid_layer_work(physics, shape, tp_m, tp_ff, nano)
+    times = layer_times_s(hw, physics, work)
+    launch = layer_launch_time_s(hw, physics, work)
+    assert np.all(times.forward_s + times.backward_s >= launch)
+    assert np.all(launch == launch[0])
+    assert launch[0] > 0.0
+
+
+def test_layer_launch_time_of_an_mlp_is_six_matmul_overheads() -> None:
+    """Without attention or memory-bound kernels a layer is its MLP's two matrices, three
+    calls each: six matmul overheads."""
+    physics = dataclasses.replace(REALISTIC, attention=False, memory_bound_ops=False)
+    one = np.ones(1)
+    work = grid_layer_work(physics, model_shape(12288, ScalingLaws()), one, one, one)
+    overhead = physics.efficiency.matmul_overhead_s
+    assert overhead is not None
+    launch = layer_launch_time_s(preset("h100_sxm"), physics, work)
+    assert launch[0] == pytest.approx(6 * overhead, rel=1e-12)

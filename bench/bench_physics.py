@@ -5,8 +5,10 @@ series with physics=paper, physics=realistic and each extension alone (realistic
 efficiencies, every other switch off), and prints the linear-scaling end, the latency wall
 (first infeasible compute) and the wall time of each series. Reports figures; it does not
 pass or fail. Run: `.venv/bin/python bench/bench_physics.py` (a few minutes on one core);
-`--cost 3` instead prints realistic against paper series time on the same sizes (median of 3,
-in CPU time of this process: one core's work, steady when other jobs share the machine).
+`--cost 3` instead prints realistic against paper series time on the same sizes (3 pairs run
+in turn, the median of their ratios, in CPU time of this process: one core's work, steadier
+than wall time when other jobs share the machine), the clusters searched and the time per
+cluster.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import time
 from pipeline.execute.series import evaluate_series
 from pipeline.model import caches
 from pipeline.model.search import candidates
-from pipeline.schema import compose_config, load_scenario
+from pipeline.schema import Scenario, compose_config, load_scenario
 
 SWITCHES_OFF = {
     "physics.attention": "false",
@@ -70,41 +72,58 @@ VARIANTS: dict[str, list[str]] = {
 }
 
 
-def median_time_s(overrides: list[str], repeats: int) -> tuple[float, list[int], int]:
-    """Median CPU time of one series over `repeats` runs, its model widths, and the cluster
-    sizes whose candidates it enumerated (each a full candidate enumeration)."""
-    scenario = load_scenario(compose_config(overrides))
-    times, widths, clusters = [], [], 0
-    for _ in range(repeats):
-        caches.clear_caches()  # enumerate candidates again, as a fresh process
-        t0 = time.process_time()
-        out = evaluate_series(scenario)
-        times.append(time.process_time() - t0)
-        widths = [p.shape.d_model for p in out.points]
-        clusters = candidates._candidates.cache_info().misses
-    return statistics.median(times), widths, clusters
+def series_time_s(scenario: Scenario) -> tuple[float, list[int], int]:
+    """CPU time of one series from empty caches (as a fresh process), its model widths, and
+    the cluster sizes whose candidates it enumerated (each a full candidate enumeration)."""
+    caches.clear_caches()
+    t0 = time.process_time()
+    out = evaluate_series(scenario)
+    elapsed = time.process_time() - t0
+    return (
+        elapsed,
+        [p.shape.d_model for p in out.points],
+        candidates._candidates.cache_info().misses,
+    )
 
 
 def cost_table(hardware: str, repeats: int) -> None:
-    """Realistic against paper per series: realistic's sizes, and the paper on those same sizes."""
+    """Realistic against paper per series: realistic's sizes, and the paper on those same sizes.
+
+    The two run in turn, realistic then paper, `repeats` times, and the ratio is the median of
+    the pairs' ratios, so that a machine whose speed drifts (other jobs) moves both alike."""
     print(
-        "| scaling | sizes | realistic (s) | paper, same sizes (s) | ratio "
-        "| clusters searched, realistic / paper | paper, whole series (s) |"
+        "| scaling | sizes | realistic (s) | paper, same sizes (s) | ratio (min–max) "
+        "| clusters searched, realistic / paper | ms per cluster, realistic / paper "
+        "| paper, whole series (s) |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for scaling in ("dense", "sparse"):
         base = [f"hardware={hardware}", f"scaling={scaling}"]
-        real_s, widths, real_n = median_time_s([*base, "physics=realistic"], repeats)
+        real = load_scenario(compose_config([*base, "physics=realistic"]))
+        _, widths, _ = series_time_s(real)
         same = [
             *base,
             "scaling.grid.kind=list",
             f"scaling.grid.d_models=[{','.join(map(str, widths))}]",
         ]
-        paper_s, _, paper_n = median_time_s(same, repeats)
-        whole_s, _, _ = median_time_s(base, repeats)
+        paper = load_scenario(compose_config(same))
+        real_s, paper_s, ratios = [], [], []
+        real_n = paper_n = 0
+        for _ in range(repeats):
+            r, _, real_n = series_time_s(real)
+            p, _, paper_n = series_time_s(paper)
+            real_s.append(r)
+            paper_s.append(p)
+            ratios.append(r / p)
+        whole_s = statistics.median(
+            series_time_s(load_scenario(compose_config(base)))[0] for _ in range(repeats)
+        )
+        r_med, p_med = statistics.median(real_s), statistics.median(paper_s)
         print(
-            f"| {scaling} | {len(widths)} | {real_s:.2f} | {paper_s:.2f} "
-            f"| {real_s / paper_s:.2f} | {real_n} / {paper_n} | {whole_s:.2f} |",
+            f"| {scaling} | {len(widths)} | {r_med:.2f} | {p_med:.2f} "
+            f"| {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) "
+            f"| {real_n} / {paper_n} | {1e3 * r_med / real_n:.1f} / {1e3 * p_med / paper_n:.1f} "
+            f"| {whole_s:.2f} |",
             flush=True,
         )
 
@@ -119,7 +138,10 @@ def main() -> None:
     parser.add_argument("--hardware", default="h100_sxm")
     parser.add_argument("--only", nargs="*", help="variant names to run (default: all)")
     parser.add_argument(
-        "--cost", type=int, metavar="N", help="instead: realistic vs paper series time, median of N"
+        "--cost",
+        type=int,
+        metavar="N",
+        help="instead: realistic vs paper series time, N pairs in turn",
     )
     args = parser.parse_args()
     if args.cost:

@@ -156,21 +156,18 @@ def weight_matmul_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> tuple[A
     mlp = _mlp_shapes(w)
     proj = _projection_shapes(w) if physics.attention else []
     mats = [(d1, d2, w.tokens) for d1, d2 in proj] + [(d1, d2, w.expert_tokens) for d1, d2 in mlp]
-    d1s, d2s, bs, wgs = [], [], [], []
-    for d1, d2, b in mats:  # forward (d1, d2), activation gradient (d2, d1), weight gradient
-        for a1, a2, g in ((d1, d2, False), (d2, d1, False), (d1, d2, True)):
-            d1s.append(np.broadcast_to(a1, n))
-            d2s.append(np.broadcast_to(a2, n))
-            bs.append(np.broadcast_to(b, n))
-            wgs.append(np.full(n, g))
-    t = matmul_calls_s(
-        hw,
-        physics,
-        np.concatenate(d1s),
-        np.concatenate(d2s),
-        np.concatenate(bs),
-        np.concatenate(wgs),
-    ).reshape(len(mats), 3, *n)
+    d1s = np.empty((len(mats), 3, *n))
+    d2s = np.empty((len(mats), 3, *n))
+    bs = np.empty((len(mats), 3, *n))
+    wgs = np.zeros((len(mats), 3, *n), dtype=bool)
+    wgs[:, 2] = True
+    for i, (d1, d2, b) in enumerate(mats):  # forward, activation gradient, weight gradient
+        d1s[i, 0], d1s[i, 1], d1s[i, 2] = d1, d2, d1
+        d2s[i, 0], d2s[i, 1], d2s[i, 2] = d2, d1, d2
+        bs[i] = b
+    t = matmul_calls_s(hw, physics, d1s.ravel(), d2s.ravel(), bs.ravel(), wgs.ravel()).reshape(
+        len(mats), 3, *n
+    )
     fwd: Array = np.zeros(n)
     bwd: Array = np.zeros(n)
     for i in range(len(mats)):

@@ -158,11 +158,12 @@ class ScheduleRows:
         """The row order with each block repeated once per N_TPff choice (block-major, as
         spec §10 nests N_TPff inside N_PP), and the N_TPff choice of each row."""
         if n_ff not in self._interleaved:
-            index = np.arange(self.rows.shape[0])
-            ends = np.cumsum(self.sizes).tolist()
-            spans = [index[e - n : e] for e, n in zip(ends, self.sizes.tolist(), strict=True)]
-            order = np.concatenate([span for span in spans for _ in range(n_ff)])
-            which = np.repeat(np.arange(n_ff * len(spans)) % n_ff, np.repeat(self.sizes, n_ff))
+            sizes = np.repeat(self.sizes, n_ff)  # each block's size, once per choice
+            starts = np.repeat(np.cumsum(self.sizes) - self.sizes, n_ff)
+            ends = np.cumsum(sizes)
+            offset = np.arange(int(ends[-1])) - np.repeat(ends - sizes, sizes)
+            order = np.repeat(starts, sizes) + offset
+            which = np.repeat(np.arange(sizes.size) % n_ff, sizes)
             order.setflags(write=False)
             which.setflags(write=False)
             self._interleaved[n_ff] = (order, which)

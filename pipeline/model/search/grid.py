@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model.caches import cached
 from pipeline.model.compute.layer import LayerWork, layer_launch_time_s
 from pipeline.model.memory.gpu_memory import (
     ParamsPerGpu,
@@ -21,7 +22,7 @@ from pipeline.model.memory.gpu_memory import (
     in_flight_microbatches,
     state_bytes,
 )
-from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.hardware import HardwareSpec, gpu_only
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import (
     RECOMPUTE_ORDER,
@@ -33,6 +34,8 @@ from pipeline.model.records.switches import (
 from pipeline.model.records.switches import recompute_modes as recompute_modes
 
 Array = NDArray[np.float64]
+LAUNCH_CACHE_SIZE = 256
+"""(GPU, physics) whose layer launch time a process keeps (`grid_layer_launch_s`)."""
 GRID_HEAD_DIM = 128
 """d_head of the grid's models (a = d_model / 128), as in GPT-3 and Llama models above 6B."""
 
@@ -72,16 +75,23 @@ def grid_layer_work(
     )
 
 
-def grid_layer_launch_s(hw: HardwareSpec, physics: Physics, shape: ModelShape) -> float:
-    """The fixed time of one grid layer call, forward and backward, on any candidate:
-    `compute.layer.layer_launch_time_s` of a grid row. A grid row's launches do not depend on
-    its shards or tokens (the layer's matrices, the attention core's passes and the fusion's
-    kernels are set by the physics; one local expert a call, `grid_layer_work`), so one row's
-    is every row's: a lower bound on every candidate's `t_layer_s` (docs/model.md §9.4)."""
+def grid_layer_launch_s(hw: HardwareSpec, physics: Physics) -> float:
+    """The fixed time of one grid layer call, forward and backward, on any candidate of any
+    model: `compute.layer.layer_launch_time_s` of a unit row (every width, shard and token
+    count 1). A grid row's launches depend on neither its model, shards nor tokens (the
+    layer's matrices, the attention core's passes and the fusion's kernels are set by the
+    physics; one local expert a call, `grid_layer_work`), so the unit row's is every row's:
+    a lower bound on every candidate's `t_layer_s` (docs/model.md §9.4). Kept per GPU
+    (`gpu_only`) and physics."""
+    return _layer_launch_s(gpu_only(hw), physics)
+
+
+@cached(maxsize=LAUNCH_CACHE_SIZE)
+def _layer_launch_s(hw: HardwareSpec, physics: Physics) -> float:
+    """`grid_layer_launch_s` uncached."""
     one = np.ones(1)
-    return float(
-        layer_launch_time_s(hw, physics, grid_layer_work(physics, shape, one, one, one))[0]
-    )
+    unit = LayerWork(one, one, one, one, one, one, one, one, one, one, one)
+    return float(layer_launch_time_s(hw, physics, unit)[0])
 
 
 def grid_params_per_gpu(

@@ -50,6 +50,7 @@ from pipeline.model.search.candidates import (
     enumerate_candidates,
 )
 from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape, weight_training_flop
+from pipeline.model.search.enumeration import context_parallel_degrees
 from pipeline.model.search.grid import grid_layer_launch_s
 from pipeline.model.step.evaluate import step_cost
 from pipeline.model.step.step_time import (
@@ -389,16 +390,40 @@ def matmul_rate_flop_per_s(hw: HardwareSpec, physics: Physics) -> float:
     return rate if physics.is_paper else rate * min(1.0, physics.efficiency.matmul)
 
 
+def batch_share_floor(physics: Physics, opts: SearchOptions, shape: ModelShape) -> float:
+    """ρ ≤ N_DP·m·S·nanobatch / B_tok for every layout the search enumerates: the share of the
+    batch's tokens its rounded-down nanobatch keeps (`search.enumeration`).
+
+    With x = B_tok/(N_DP·m·S) the nanobatch is ⌊x⌋ > x − 1, so the share ⌊x⌋/x exceeds
+    1 − 1/x, and is at least 1/2 when x ≥ 1. S = 1: x is an integer (N_DP·m divides the batch:
+    N_DP its split unit, m the quotient, a context-parallel c the sequence), ρ = 1. Whole
+    sequences: d·m divides B_seqs, so x = k·s/(c·S) ≥ x0 = s/(c_max·S) for an integer k ≥ 1.
+    Token-granular: m ≤ ⌊B_tok/(S·N_DP)⌋, so x ≥ x0 = 1. ρ = max(1 − 1/x0, 1/2) when x0 ≥ 1,
+    else 0 (a nanobatch may be empty).
+    """
+    s = shape.sparsity
+    if s == 1:
+        return 1.0
+    x0 = 1.0
+    if opts.quirks.whole_sequences or physics.whole_sequences:
+        cps: tuple[int, ...] = (1,)
+        if physics.max_context_parallel > 1 and physics.whole_sequences:
+            cps = (1, *context_parallel_degrees(shape, physics.max_context_parallel))
+        x0 = shape.seq_len / (max(cps) * s)
+    return max(1.0 - 1.0 / x0, 0.5) if x0 >= 1.0 else 0.0
+
+
 def step_floor_terms_s(
-    hw: HardwareSpec, physics: Physics, shape: ModelShape
+    hw: HardwareSpec, physics: Physics, opts: SearchOptions, shape: ModelShape
 ) -> tuple[float, float]:
     """(a, b) such that every layout of the model on N GPUs has a step time ≥ a + b/N, from
     compute alone (network-free), under realistic physics; (0, 0) under the paper's.
 
     a = L · K, with K the fixed time of a layer call (`search.grid.grid_layer_launch_s`: its
-    kernel launches times their overheads); b = 6 · L · W_l · B_tok / R with W_l the weights
-    one token meets per layer (`weight_training_flop` / steps) and R the matmul rate
-    (`matmul_rate_flop_per_s`), for a dense model (S = 1); b = 0 when S > 1.
+    kernel launches times their overheads); b = ρ · 6 · L · W_l · B_tok / R with W_l the
+    weights one token meets per layer (`weight_training_flop` / steps), R the matmul rate
+    (`matmul_rate_flop_per_s`) and ρ the share of the batch a layout's nanobatches keep
+    (`batch_share_floor`; 1 for a dense model).
 
     Proof. A layout's step runs its critical stage's (L/N_PP)·(S/N_EP)·m layer calls, so
     t_step ≥ (L/N_PP)·(S/N_EP)·m · t_layer (docs/model.md §7, R.6; recomputation and the
@@ -406,20 +431,16 @@ def step_floor_terms_s(
     R (`matmul_calls_s`: every call's time is overhead plus a maximum that includes its padded
     FLOP ≥ 2·d1·d2·b over F_eff·`efficiency.matmul` = R, as `efficiency.matmul` ≤ 1), and
     those FLOP are 6 · nanobatch · W_l / N_TP. Every schedule has m ≥ N_PP (1F1B m ≥ N_PP,
-    zero-bubble m ≥ 2·N_PP) and S/N_EP ≥ 1, so the calls number at least L: a. With S = 1
-    the layout splits the batch exactly, N_DP · m · nanobatch = B_tok (N_DP divides the
-    batch's split unit, m the quotient, a context-parallel c the sequence), and the FLOP
-    terms add to 6·L·W_l·B_tok / (N·R) = b/N. With S > 1 the nanobatch is B_tok/(N_DP·m·S)
-    rounded down, so b is left out. The bound is computed by another floating-point sequence
-    than the step, so the walk compares it with the relative slack `PRUNE_SLACK`.
+    zero-bubble m ≥ 2·N_PP) and S/N_EP ≥ 1, so the calls number at least L: a. The FLOP terms
+    add to 6·L·W_l·(N_DP·m·S·nanobatch)/(N·R) ≥ b/N, as N = N_DP·N_TP·N_PP·N_EP. The bound is
+    computed by another floating-point sequence than the step, so the walk compares it with
+    the relative slack `PRUNE_SLACK`.
     """
     if physics.is_paper:
         return 0.0, 0.0
-    fixed_s = shape.n_layers * grid_layer_launch_s(hw, physics, shape)
-    if shape.sparsity != 1:
-        return fixed_s, 0.0
+    fixed_s = shape.n_layers * grid_layer_launch_s(hw, physics)
     steps = shape.n_tokens / float(shape.batch_tokens)
-    work = weight_training_flop(physics, shape) / steps
+    work = batch_share_floor(physics, opts, shape) * weight_training_flop(physics, shape) / steps
     return fixed_s, work / matmul_rate_flop_per_s(hw, physics)
 
 
@@ -446,7 +467,7 @@ def smallest_cluster(
     hw = network_physics(hw, physics)
     work = weight_training_flop(physics, shape)
     floor = work / (duration_s * matmul_rate_flop_per_s(hw, physics))
-    fixed_s, flop_s = step_floor_terms_s(hw, physics, shape) if prune else (0.0, 0.0)
+    fixed_s, flop_s = step_floor_terms_s(hw, physics, opts, shape) if prune else (0.0, 0.0)
     steps = shape.n_tokens / float(shape.batch_tokens)
     any_layout = blocked = False
     too_slow: list[int] = []  # clusters no layout of which can train in time

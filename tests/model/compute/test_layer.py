@@ -13,7 +13,7 @@ from pipeline.model.compute.layer import layer_launch_time_s, layer_times_s
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.records.switches import Fusion
-from pipeline.model.search.grid import grid_layer_work
+from pipeline.model.search.grid import grid_layer_launch_s, grid_layer_work
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 from tests.strategies import hardware, models
@@ -39,7 +39,8 @@ def test_layer_launch_time_bounds_every_grid_row(
     logs: list[int],
 ) -> None:
     """On any GPU and grid row, forward + backward is at least the launch time, which is the
-    same for every row of a model (what `search.step_floor_terms_s` charges each call)."""
+    same for every row of any model (`grid_layer_launch_s`, what `search.step_floor_terms_s`
+    charges each call)."""
     physics = dataclasses.replace(
         REALISTIC, fusion=fusion, attention=attention, memory_bound_ops=ops
     )
@@ -50,7 +51,7 @@ def test_layer_launch_time_bounds_every_grid_row(
     times = layer_times_s(hw, physics, work)
     launch = layer_launch_time_s(hw, physics, work)
     assert np.all(times.forward_s + times.backward_s >= launch)
-    assert np.all(launch == launch[0])
+    assert np.all(launch == grid_layer_launch_s(hw, physics))
     assert launch[0] > 0.0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +14,7 @@ from pipeline.model.search.candidates import Candidates, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.search import (
     PRUNE_SLACK,
+    batch_share_floor,
     network_physics,
     optimal_layout,
     smallest_cluster,
@@ -59,6 +61,8 @@ REALISTIC_CASES = [
     (["scaling=dense", "physics.max_context_parallel=8", "physics.tp_in_domain=true"], (22528,)),
     (["scaling=dense", "physics.fusion=flash", "physics.whole_sequences=false"], (90112,)),
     (["scaling=sparse", "physics.attention=false", "physics.tensor_parallel=1d"], (73728,)),
+    (["scaling=sparse", "physics.whole_sequences=false"], (57344,)),
+    (["scaling=sparse", "physics.max_context_parallel=8"], (61440,)),
 ]
 
 
@@ -89,7 +93,7 @@ def test_step_floor_terms_bound_every_candidate(over: list[str], widths: tuple[i
         s, shape = _realistic(over, d_model)
         shape = grid_shape(s.physics, shape)
         hw = network_physics(s.hardware, s.physics)
-        fixed_s, flop_s = step_floor_terms_s(hw, s.physics, shape)
+        fixed_s, flop_s = step_floor_terms_s(hw, s.physics, s.options, shape)
         for i in range(0, s.options.max_cluster_doublings + 1, 2):
             n_gpu = shape.sparsity * 2**i
             c = enumerate_candidates(hw, shape, n_gpu, s.options, s.physics)
@@ -98,3 +102,20 @@ def test_step_floor_terms_bound_every_candidate(over: list[str], widths: tuple[i
             assert fixed_s + flop_s / n_gpu <= float(c.t_compute_s.min()) * (1.0 + PRUNE_SLACK)
             checked += 1
     assert checked > 0
+
+
+@pytest.mark.parametrize(("over", "widths"), REALISTIC_CASES)
+def test_batch_share_floor_bounds_every_layout(over: list[str], widths: tuple[int]) -> None:
+    """Every enumerated layout keeps at least the share ρ of the batch in its nanobatches."""
+    for d_model in widths:
+        s, shape = _realistic(over, d_model)
+        shape = grid_shape(s.physics, shape)
+        share = batch_share_floor(s.physics, s.options, shape)
+        assert 0.0 <= share <= 1.0
+        for i in range(0, 40, 3):
+            n_gpu = shape.sparsity * 2**i
+            c = enumerate_candidates(s.hardware, shape, n_gpu, s.options, s.physics)
+            if not isinstance(c, Candidates):
+                continue
+            kept = c.degrees[:, 0] * c.microbatches * c.nanobatch * shape.sparsity
+            assert np.all(kept >= share * shape.batch_tokens)

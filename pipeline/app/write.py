@@ -26,7 +26,7 @@ from pipeline.forecast import ForecastSettings, forecast_dicts
 from pipeline.forecast.frontier import MovingFrontier, frontier_dicts
 from pipeline.forecast.observed import ObservedFrontier
 from pipeline.io.lock import flush_lock
-from pipeline.io.parquet import write_parts, write_run_part
+from pipeline.io.parquet import write_parts, write_run_parts
 from pipeline.io.parts import SeriesIndex, partition_key
 from pipeline.io.rows import (
     Provenance,
@@ -200,6 +200,8 @@ def run_tables(
 
 
 def write_run_tables(root: Path, tables: Tables) -> list[Path]:
-    """Write each per-run table that has rows as one part (`pipeline.io.parquet.write_run_part`),
+    """Write each per-run table that has rows as one part (`pipeline.io.parquet.write_run_parts`),
     in order; return the paths written."""
-    return [write_run_part(root, name, table) for name, table in tables.items() if table.num_rows]
+    return write_run_parts(
+        root, [(name, table) for name, table in tables.items() if table.num_rows]
+    )

@@ -180,8 +180,8 @@ def fit_frontier(
         )
     x = np.array([fractional_year(r.publication_date) for r in chosen])
     c = np.array([r.training_flop for r in chosen])
-    trend = fit_trend(x, c, n_resamples=n_resamples, seed=seed)
-    slopes, at_mean = bootstrap_lines(x, np.log(c), n_resamples, seed)
+    slopes, at_mean = bootstrap_lines(x, np.log(c), n_resamples, seed)  # resampled once
+    trend = fit_trend(x, c, n_resamples=n_resamples, seed=seed, slopes=slopes)
     if not np.all(slopes > 0.0):
         raise SourceError(
             f"source frontier_runs: the frontier ({settings.rule}, from {settings.window_start}) "

@@ -108,11 +108,14 @@ def fit_trend(
     n_resamples: int = N_BOOTSTRAP,
     seed: int = SEED,
     confidence: float = CONFIDENCE,
+    slopes: np.ndarray | None = None,
 ) -> TrendFit:
     """The log-linear fit of `values` (positive) against fractional release `years`.
 
-    Raises ValueError with fewer than two points, two points in the same year only, or a value
-    that is not positive and finite.
+    `slopes`, when the caller has them, are `bootstrap_slopes` of these years and ln(values)
+    with the same `n_resamples` and `seed` (not resampled again). Raises ValueError with fewer
+    than two points, two points in the same year only, or a value that is not positive and
+    finite.
     """
     x = np.asarray(years, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
@@ -125,7 +128,10 @@ def fit_trend(
     y = np.log(v)
     slope, intercept = _slope_intercept(x, y)
     flat = slope == 0.0 and float(np.ptp(y)) == 0.0
-    slopes = np.zeros(0) if flat else bootstrap_slopes(x, y, n_resamples, seed)
+    if flat:
+        slopes = np.zeros(0)
+    elif slopes is None:
+        slopes = bootstrap_slopes(x, y, n_resamples, seed)
     tail = (1.0 - confidence) / 2.0
     lo, hi = (
         (float(np.quantile(slopes, tail)), float(np.quantile(slopes, 1.0 - tail)))

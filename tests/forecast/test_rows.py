@@ -14,10 +14,10 @@ from pipeline.forecast.frontier import FrontierYear, MovingFrontier
 from pipeline.forecast.inputs import observe_frontier
 from pipeline.forecast.observed import FrontierSettings
 from pipeline.io.columns import FORECASTS_SCHEMA
-from pipeline.io.parquet import write_part
 from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.records.results import SeriesLimits
 from pipeline.sources.settings import FetchSettings, SourceSpec, SourcesSettings
+from tests.io.helpers import write_part
 
 SERIES = SeriesKey("h100_sxm", "dense", "critical", 7.885e6, "0123456789abcdef", 3.154e7)
 LIMITS = SeriesLimits(

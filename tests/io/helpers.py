@@ -17,7 +17,7 @@ from pipeline.execute.series import SeriesOutcome
 from pipeline.forecast import ForecastSettings
 from pipeline.forecast.frontier import MovingFrontier
 from pipeline.io.columns import POINTS_SCHEMA, SERIES_SCHEMA, THRESHOLDS_SCHEMA
-from pipeline.io.parquet import write_part
+from pipeline.io.parquet import write_parts
 from pipeline.io.read import table_parts
 from pipeline.io.rows import (
     Provenance,
@@ -29,6 +29,19 @@ from pipeline.io.rows import (
 )
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.schema import Scenario
+
+
+def write_part(
+    root: Path | str,
+    table_name: str,
+    table: pa.Table,
+    partition: Mapping[str, str],
+    key: str | None = None,
+) -> Path:
+    """One part of `table_name` holding `table`, written as the run writes a batch
+    (`write_parts`); its path."""
+    (path,) = write_parts(root, [(table_name, table)], partition, key)
+    return path
 
 
 def point_rows(

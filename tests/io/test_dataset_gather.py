@@ -8,9 +8,9 @@ import pytest
 
 from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
 from pipeline.io.dataset import GatherReport, gather, read_points, read_thresholds
-from pipeline.io.parquet import OutputError, write_part
+from pipeline.io.parquet import OutputError
 from pipeline.model.records.results import SeriesLimits
-from tests.io.helpers import point_rows, threshold_row, write_series
+from tests.io.helpers import point_rows, threshold_row, write_part, write_series
 
 LIMITS = SeriesLimits(
     linear_end_flop=None, last_feasible_flop=3e27, first_infeasible_flop=1e28, max_utilization=0.7

@@ -12,10 +12,10 @@ import pytest
 from pipeline.io import parquet
 from pipeline.io.columns import POINTS_SCHEMA
 from pipeline.io.dataset import read_points, read_thresholds
-from pipeline.io.parquet import OutputError, check_writable, write_part
+from pipeline.io.parquet import OutputError, check_writable
 from pipeline.io.rows import SeriesKey
 from pipeline.model.records.results import SeriesLimits
-from tests.io.helpers import point_rows, threshold_row, write_series
+from tests.io.helpers import point_rows, threshold_row, write_part, write_series
 
 LIMITS = SeriesLimits(
     linear_end_flop=1e26, last_feasible_flop=3e27, first_infeasible_flop=1e28, max_utilization=0.7

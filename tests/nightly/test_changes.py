@@ -10,7 +10,6 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipeline.io.parquet import write_part
 from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.records.results import SeriesLimits
 from pipeline.nightly.causes import MAX_RUNS_LISTED, run_causes, trend_causes
@@ -18,7 +17,7 @@ from pipeline.nightly.changes import SeriesMatch, compare_dates, render_markdown
 from pipeline.nightly.partition import date_dir
 from pipeline.nightly.run import run_nightly
 from pipeline.schema import compose_config, load_scenario
-from tests.io.helpers import series_row, threshold_row
+from tests.io.helpers import series_row, threshold_row, write_part
 from tests.nightly.runs import nightly_config
 
 D1, D2 = dt.date(2025, 1, 1), dt.date(2025, 1, 2)

@@ -22,11 +22,10 @@ import pytest
 from pipeline.cli.gather import DONE_MARKER, failed_jobs, gather_sweep, mark_done
 from pipeline.execute.series import evaluate_series
 from pipeline.io.dataset import gather, read_points, read_thresholds
-from pipeline.io.parquet import write_part
 from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.records.results import PointResult
 from pipeline.schema import compose_config, load_scenario
-from tests.io.helpers import part_files, point_rows
+from tests.io.helpers import part_files, point_rows, write_part
 from tests.robustness.conftest import TINY_GRID, cli_command, cli_env, run_cli
 
 pytestmark = pytest.mark.slow

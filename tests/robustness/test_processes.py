@@ -20,9 +20,10 @@ from pipeline.io import parquet
 from pipeline.io.columns import THRESHOLDS_SCHEMA
 from pipeline.io.dataset import gather
 from pipeline.io.lock import LOCK_NAME, DatasetLocked, LockHolder, RunLock
-from pipeline.io.parquet import STALE_TEMP_S, clean_stale_temps, write_part
+from pipeline.io.parquet import STALE_TEMP_S, clean_stale_temps
 from pipeline.io.read import partition_of
 from tests.command import command_env, dmlimits_argv
+from tests.io.helpers import write_part
 from tests.robustness.damage import DATE, a_part, nightly_copy, plain_copy
 
 WORKER_EXIT_S = 15.0

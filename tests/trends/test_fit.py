@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.schema.projected import shipped_catalog
 from pipeline.trends.catalog_fits import catalog_trends
-from pipeline.trends.fit import fit_trend
+from pipeline.trends.fit import bootstrap_slopes, fit_trend
 
 EXACT = 1e-9
 NOISY = 0.03
@@ -43,6 +43,14 @@ def test_fit_bootstrap_is_deterministic_per_seed() -> None:
     values = [21e12, 125e12, 312e12, 989e12, 2250e12]
     assert fit_trend(years, values) == fit_trend(years, values)
     assert fit_trend(years, values, seed=1) != fit_trend(years, values, seed=2)
+
+
+def test_fit_trend_with_the_callers_slopes_equals_its_own_bootstrap() -> None:
+    """Slopes resampled by the caller (`bootstrap_slopes`, same data and seed) give the same fit."""
+    years = np.array([2016.4, 2018.2, 2020.4, 2022.7, 2024.9])
+    values = np.array([21e12, 125e12, 312e12, 989e12, 2250e12])
+    slopes = bootstrap_slopes(years, np.log(values))
+    assert fit_trend(years, values, slopes=slopes) == fit_trend(years, values)
 
 
 def test_fit_flat_metric_has_no_growth() -> None:

@@ -4,6 +4,7 @@ through one implementation of each quantity (docs/model.md R.7, "One implementat
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -11,13 +12,16 @@ import pytest
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.run import RunLayout, RunSpec
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
-from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
+from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics, TensorParallel
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.runs.run_point import run_counts
-from pipeline.model.runs.training_run import RunCosts, RunLayouts, run_costs
+from pipeline.model.runs.training_run import RunCosts, RunLayouts, evaluate_run, run_costs
 from pipeline.model.search.candidates import Candidates, enumerate_candidates
-from pipeline.model.search.counts import grid_cost, grid_counts
+from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape
+from pipeline.model.search.fixed import fixed_point
 from pipeline.model.search.grid import GRID_HEAD_DIM, grid_memory_by_mode_bytes
+from pipeline.model.search.realistic import realistic_steps
+from pipeline.model.search.search import network_physics, optimal_layout
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 
@@ -157,3 +161,105 @@ def test_parity_grid_cost_of_grid_and_run() -> None:
         assert used.mfu == pytest.approx(float(run.mfu[0]), rel=1e-12)
         assert used.hfu == pytest.approx(float(run.hfu[0]), rel=1e-12)
         assert used.memory_per_gpu_bytes == run.memory_per_gpu_bytes[0]
+
+
+SCHEDULES = [
+    SearchOptions(overlap_tp=False, overlap_pp_ep=False, overlap_dp=False),
+    SearchOptions(overlap_tp=False, overlap_pp_ep=True, overlap_dp=True),
+]
+"""Grid options a run can match: no TP overlap (a run has none); asynchronous sends and an
+overlapped gradient all-reduce as a run's `overlap_p2p` and `overlap_dp`, or neither."""
+
+
+def scheduled_run(
+    c: Candidates, row: int, shape: ModelShape, physics: Physics, opts: SearchOptions
+) -> RunCosts:
+    """`matched_run` with the grid options' schedule choices as the run's."""
+    assert c.recompute is not None
+    dp, _, tp, pp, _ = (int(v) for v in c.degrees[row])
+    layout = RunLayout(
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        microbatch_seqs=int(c.nanobatch[row]) // shape.seq_len,
+        interleave=int(c.interleave[row]),
+        sequence_parallel=tp > 1,
+        recompute=RECOMPUTE_ORDER[int(c.recompute[row])],
+        zero_stage=physics.zero_stage,
+        overlap_p2p=opts.overlap_pp_ep,
+        overlap_dp=opts.overlap_dp,
+    )
+    rows = RunLayouts.of([layout])
+    return run_costs(preset("h100_sxm"), physics, run_model(shape), shape.batch_seqs, rows)
+
+
+@pytest.mark.parametrize("opts", SCHEDULES, ids=["exposed", "overlapped"])
+def test_parity_step_time_of_every_matched_candidate(opts: SearchOptions) -> None:
+    """Every candidate a run can express has the matched run's step time, bubble and TP, PP
+    and DP communication per step, exactly (one network and step model, `search.realistic`)."""
+    physics = realistic()
+    shape = grid_shape(physics, grid_model())
+    hw = network_physics(preset("h100_sxm"), physics)
+    c = enumerate_candidates(hw, shape, N_GPU, opts, physics)
+    assert isinstance(c, Candidates)
+    steps = realistic_steps(hw, physics, shape, N_GPU, c, opts)
+    rows = one_d_rows(c)
+    assert rows.size > 0
+    for row in rows:
+        run = scheduled_run(c, int(row), shape, physics, opts)
+        assert steps.t_step_s[row] == run.step_time_s[0]
+        assert steps.bubble_fraction[row] == run.bubble_fraction[0]
+        assert steps.t_tp_comm_s[row] == run.t_tp_comm_s[0]
+        assert steps.t_pp_ep_comm_s[row] == run.t_pp_comm_s[0] + run.t_ep_comm_s[0]
+        assert steps.t_dp_comm_s[row] == run.t_dp_comm_s[0]
+
+
+def test_parity_step_time_through_the_entry_points() -> None:
+    """The grid's search (`optimal_layout`) and a fixed layout (`fixed_point`) report for the
+    layout they time the step time of the run of that layout (`evaluate_run`), exactly, and
+    its MFU to rounding; the grid's 1-D layouts on one network level are runs' layouts."""
+    physics = realistic(tensor_parallel=TensorParallel.ONE_D)
+    opts = SearchOptions(overlap_tp=False, overlap_pp_ep=False, zero_bubble=False)
+    hw = preset("h100_sxm")
+    found = optimal_layout(hw, grid_model(), N_GPU, opts, physics=physics)
+    assert found is not None
+    layout, cost = found
+    tp, pp, dp = (math.prod(getattr(layout, k)) for k in ("tp_ff", "pp", "dp"))
+    assert math.prod(layout.tp_model) == 1
+    shape = grid_shape(physics, grid_model())
+    c = enumerate_candidates(network_physics(hw, physics), shape, N_GPU, opts, physics)
+    assert isinstance(c, Candidates)
+    row = int(
+        np.flatnonzero(
+            (c.degrees[:, 0] == dp)
+            & (c.degrees[:, 2] == tp)
+            & (c.degrees[:, 3] == pp)
+            & (c.microbatches == layout.microbatches)
+        )[0]
+    )
+    run = scheduled_run(c, row, shape, physics, opts)
+    assert cost.step_time_s == run.step_time_s[0]
+    assert cost.utilization == pytest.approx(float(run.mfu[0]), rel=1e-12)
+    spec = RunSpec(
+        "grid", run_model(shape), shape.batch_seqs, run_layout_of(c, row, shape, physics)
+    )
+    assert evaluate_run(hw, physics, spec).step_time_s == cost.step_time_s
+    fixed = fixed_point(hw, grid_model(), layout, opts, math.inf, physics)
+    assert fixed.cost is not None
+    assert fixed.cost.step_time_s == cost.step_time_s
+
+
+def run_layout_of(c: Candidates, row: int, shape: ModelShape, physics: Physics) -> RunLayout:
+    """Candidate `row`'s layout as a run's (exposed sends and gradients)."""
+    assert c.recompute is not None
+    dp, _, tp, pp, _ = (int(v) for v in c.degrees[row])
+    return RunLayout(
+        tp=tp,
+        pp=pp,
+        dp=dp,
+        microbatch_seqs=int(c.nanobatch[row]) // shape.seq_len,
+        interleave=int(c.interleave[row]),
+        sequence_parallel=tp > 1,
+        recompute=RECOMPUTE_ORDER[int(c.recompute[row])],
+        zero_stage=physics.zero_stage,
+    )

@@ -123,3 +123,24 @@ def group_level(level_sizes: tuple[int, ...], span: NDArray[np.float64]) -> NDAr
     top level, `len(level_sizes)`."""
     cumulative = np.cumprod(np.array(level_sizes, dtype=np.float64))
     return np.searchsorted(cumulative, span, side="left").astype(np.int64)
+
+
+def level_factors(degrees: tuple[int, ...], level_sizes: tuple[int, ...]) -> list[list[int]]:
+    """Per-level factors of each degree, filling levels innermost-first in the given order
+    (a rank order, innermost degree first: Megatron-Core's tp-cp-ep-dp-pp).
+
+    Each degree takes the largest factor of itself that still divides the room left on a
+    level; what is left over goes to the unbounded top level.
+    """
+    out = [[1] * (len(level_sizes) + 1) for _ in degrees]
+    left = list(degrees)
+    for level, size in enumerate(level_sizes):
+        room = size
+        for i, remaining in enumerate(left):
+            take = math.gcd(remaining, room)
+            out[i][level] = take
+            left[i] //= take
+            room //= take
+    for i, remaining in enumerate(left):
+        out[i][-1] = remaining
+    return out

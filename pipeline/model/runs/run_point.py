@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from pipeline.model.compute.flop import flop_per_step, model_params
+from pipeline.model.network.levels import level_factors
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.results import (
     Bottleneck,
@@ -28,26 +29,7 @@ from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics
 from pipeline.model.runs.run_search import best_run_layout
 from pipeline.model.runs.training_run import evaluate_run
-
-
-def level_factors(degrees: tuple[int, ...], level_sizes: tuple[int, ...]) -> list[list[int]]:
-    """Per-level factors of each degree, filling levels innermost-first in the given order.
-
-    Each degree takes the largest factor of itself that still divides the room left on a
-    level; what is left over goes to the unbounded top level.
-    """
-    out = [[1] * (len(level_sizes) + 1) for _ in degrees]
-    left = list(degrees)
-    for level, size in enumerate(level_sizes):
-        room = size
-        for i, remaining in enumerate(left):
-            take = math.gcd(remaining, room)
-            out[i][level] = take
-            left[i] //= take
-            room //= take
-    for i, remaining in enumerate(left):
-        out[i][-1] = remaining
-    return out
+from pipeline.model.step.pipeline import step_bottleneck
 
 
 def run_layout(run: RunSpec, hw: HardwareSpec) -> Layout:
@@ -88,15 +70,15 @@ def run_shape(run: RunSpec, tokens_per_param: float) -> ModelShape:
 
 
 def run_bottleneck(cost: RunCost) -> Bottleneck:
-    """The largest part of the run's step: compute, a communication, or the bubble."""
-    parts = {
-        Bottleneck.COMPUTE: cost.t_compute_s,
-        Bottleneck.TP_COMM: cost.t_tp_comm_s,
-        Bottleneck.PP_EP_COMM: cost.t_pp_comm_s + cost.t_ep_comm_s,
-        Bottleneck.DP_COMM: cost.t_dp_comm_s,
-        Bottleneck.BUBBLE: cost.bubble_fraction * cost.step_time_s,
-    }
-    return max(parts, key=lambda k: parts[k])
+    """The largest part of the run's step: compute, a communication, or the bubble
+    (`step.pipeline.step_bottleneck`)."""
+    return step_bottleneck(
+        cost.t_compute_s,
+        cost.t_tp_comm_s,
+        cost.t_pp_comm_s + cost.t_ep_comm_s,
+        cost.t_dp_comm_s,
+        cost.bubble_fraction * cost.step_time_s,
+    )
 
 
 def run_counts(physics: Physics, run: RunSpec, tokens_per_param: float) -> ModelCounts:

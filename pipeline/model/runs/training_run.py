@@ -11,16 +11,16 @@ tensor parallelism innermost, then context, expert, data, then pipeline parallel
 
 Every physical quantity comes from the functions the grid search uses too: the layer's
 compute (`compute.layer.layer_times_s`), the bytes a GPU holds (`memory.gpu_memory`), the
-optimizer step (`compute.memory_ops`), the collectives at a group's level and the ring
-attention exchange (`network.ring`, `network.levels.group_level`), the bubble
-(`step.schedule`). This module says what a run's rows are and how its step adds up
-(docs/model.md, "Realistic physics", R.6):
+optimizer step (`compute.memory_ops`), the collectives of each group at the level its ranks
+span and the ring attention exchange (`network.groups`), and the step's assembly
+(`step.pipeline.pipeline_step_s`, docs/model.md R.6):
   t_i     = L_i · (t_layer + t_tp + t_ep) (+ t_last on the last stage)   stage i, one microbatch
   t_pipe  = m · max_i t_i + (Σ_i t_i − max_i t_i)/v + m · t_p2p     1F1B: steady state at the
             slowest stage, fill and drain through the others; sends exposed unless overlapped
   t_step  = t_pipe + t_dp + t_optimizer                  gradient all-reduce (its part past the
             last backward when overlapped) and Adam step exposed
 L_i: `records.run.stage_layers` (⌈L/p⌉, one fewer on the outer stages, Llama 3's placement).
+This module says what a run's rows are: its layer work, stages, groups and memory.
 """
 
 from __future__ import annotations
@@ -51,17 +51,25 @@ from pipeline.model.memory.gpu_memory import (
     state_bytes,
     updated_params,
 )
-from pipeline.model.network.levels import group_level
-from pipeline.model.network.ring import (
-    all_to_all_s,
-    ring_allreduce_s,
-    ring_exchange_s,
-    ring_exposed_s,
+from pipeline.model.network.groups import (
+    GradientGroups,
+    Levels,
+    TensorGroups,
+    expert_all_to_all_s,
+    gradient_allreduce_s,
+    pipeline_send_s,
+    ring_attention_exposed_s,
+    tensor_parallel_s,
 )
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.model.records.run import RunCost, RunLayout, RunSpec
-from pipeline.model.records.switches import RECOMPUTE_ORDER, Fusion, Physics, Recompute
+from pipeline.model.records.switches import RECOMPUTE_ORDER, Fusion, Physics
 from pipeline.model.records.transformer import TransformerShape
+from pipeline.model.step.pipeline import (
+    StageLayers,
+    exposed_gradient_s,
+    pipeline_step_s,
+)
 
 Array = NDArray[np.float64]
 
@@ -337,32 +345,6 @@ def run_memory_bytes(
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class _Levels:
-    """The preset's per-level bandwidths (at the physics' achieved fraction) and latencies."""
-
-    bandwidth: Array
-    latency: Array
-    sizes: tuple[int, ...]
-
-    @classmethod
-    def of(cls, hw: HardwareSpec, physics: Physics) -> _Levels:
-        bw = np.array(hw.net_bandwidth_bytes_per_s, dtype=np.float64) * physics.efficiency.network
-        return cls(bw, np.array(hw.net_latency_s, dtype=np.float64), hw.level_sizes)
-
-    def at(self, span: Array) -> tuple[Array, Array]:
-        """(bandwidth, latency) of the level a group of `span` GPUs reaches (`group_level`)."""
-        level = group_level(self.sizes, span)
-        return self.bandwidth[level], self.latency[level]
-
-
-def _collectives_per_layer(lay: RunLayouts) -> Array:
-    """TP (and EP) collectives of one layer and microbatch on the critical path: 2 forward,
-    2 backward and 2 more under full recomputation."""
-    out: Array = 4.0 + np.where(lay.recompute == RECOMPUTE_ORDER.index(Recompute.FULL), 2.0, 0.0)
-    return out
-
-
 def run_costs(
     hw: HardwareSpec, physics: Physics, shape: TransformerShape, batch_seqs: int, lay: RunLayouts
 ) -> RunCosts:
@@ -373,7 +355,7 @@ def run_costs(
     stages = Stages.of(shape.layers, lay.pp)
     layers = stages.full  # the slowest stage's layers (the logits aside)
     modes = lay.recompute
-    net = _Levels.of(hw, physics)
+    net = Levels.of(hw, physics)
 
     times = layer_times_s(hw, physics, work)
     t_layer = times.with_recompute_s(modes)
@@ -387,52 +369,52 @@ def run_costs(
         # ring attention overlaps the K/V exchange with the blockwise core: exposed past it;
         # all-gather based context parallelism overlaps nothing (an all-gather moves the
         # ring's bytes in as many steps)
-        bw, lat = net.at(lay.tp * lay.cp)
-        ring = ring_exchange_s(tokens, work.kv_width, lay.tp, lay.cp, bw, lat)
-        reruns = (modes >= 1).astype(np.float64)
         overlapped = np.where(lay.cp_all_gather, 0.0, 1.0)
-        exposed = ring_exposed_s(
-            ring,
+        exposed = ring_attention_exposed_s(
+            net,
+            tokens,
+            work.kv_width,
+            lay.tp,
+            lay.cp,
             overlapped * times.attention_forward_s,
             overlapped * times.attention_backward_s,
-            reruns,
+            modes,
         )
         t_layer, t_attn = t_layer + exposed, t_attn + exposed
         t_last = _logits_matmul_s(hw, physics, shape, tokens, lay.tp)
 
     message = WORD_BYTES * tokens * shape.hidden  # one microbatch's hidden activations
-    collectives = _collectives_per_layer(lay)
-    bw, lat = net.at(lay.tp)
-    t_tp = collectives * ring_allreduce_s(lay.tp, message, bw, lat)
-    bw, lat = net.at(lay.tp * lay.cp * lay.ep)
+    one = np.ones_like(lay.tp)
+    groups = TensorGroups(one, lay.tp, tokens, float(shape.hidden), 0.0, 0.0)
+    t_tp = tensor_parallel_s(net, groups, modes, attention=True)  # 1-D: the t_ff group only
     dispatch = shape.top_k * message / np.where(lay.sequence_parallel, lay.tp, 1.0)
-    t_ep = collectives * all_to_all_s(lay.ep, dispatch, bw, lat)
+    t_ep = expert_all_to_all_s(net, modes, lay.ep, lay.tp * lay.cp * lay.ep, dispatch)
     t_full = t_layer + t_tp + t_ep  # one layer and microbatch, its collectives included
-    t_slowest = np.maximum(stages.full * t_full, stages.last * t_full + t_last)
-    t_stages = shape.layers * t_full + t_last  # every stage once: one microbatch end to end
-
-    # pipeline sends: 1/t of the activation per rank (scatter/gather) per chunk boundary,
-    # forward and backward (Narayanan et al. 2021 §4.1); neighbours sit t·c·d ranks apart
-    bw, lat = net.at(lay.n_gpu)
-    one = message / lay.tp / (bw / 2.0) + lat
-    t_p2p = np.where((lay.pp > 1) & ~lay.overlap_p2p, 2.0 * lay.interleave * one, 0.0)
-    # fill and drain: the first microbatch's forward and the last one's backward through
-    # every stage but the slowest, whose m passes are the steady state
-    t_bubble = (t_stages - t_slowest) / lay.interleave
-    t_pipe = m * t_slowest + t_bubble + m * t_p2p
-
+    t_p2p = pipeline_send_s(
+        net, message, lay.tp, lay.n_gpu, lay.pp, lay.interleave, lay.overlap_p2p
+    )
     params = run_params_per_gpu(shape, lay)
     t_dp = _gradient_allreduce_s(net, shape, lay, params)
     # overlapped: each layer's gradients reduce while the first stage runs the backward of
     # the layers before it in its last microbatch; what outlasts that backward is exposed
     backward = stages.first * (times.with_recompute_s(modes) - times.forward_s)
-    t_dp = np.where(lay.overlap_dp, np.maximum(t_dp - backward, 0.0), t_dp)
+    t_dp = exposed_gradient_s(t_dp, backward, lay.overlap_dp)
     t_opt = None
-    t_step = t_pipe + t_dp
     if physics.memory_bound_ops:
         updated = updated_params(params, lay.zero_stage, lay.dp, lay.expert_dp)
         t_opt = optimizer_step_time_s(hw, physics.efficiency, updated)
-        t_step = t_step + t_opt
+    step = pipeline_step_s(
+        StageLayers(stages.full, stages.last, float(shape.layers)),
+        t_full,
+        t_last,
+        m,
+        lay.interleave,
+        None,
+        t_p2p,
+        t_dp,
+        t_opt,
+    )
+    t_step = step.t_step_s
 
     per_step = m * layers
     model_flop, hw_flop = flop_per_step(physics, shape, batch_seqs, modes)
@@ -461,7 +443,7 @@ def run_costs(
         t_pp_comm_s=m * t_p2p,
         t_dp_comm_s=t_dp,
         t_ep_comm_s=per_step * t_ep,
-        bubble_fraction=t_bubble / t_pipe,
+        bubble_fraction=step.bubble_fraction,
         model_flop_per_step=model_flop,
         hardware_flop_per_step=hw_flop,
         narayanan_flop_per_step=narayanan_flop_per_step(shape, batch_seqs),
@@ -495,7 +477,7 @@ def _logits_matmul_s(
 
 
 def _gradient_allreduce_s(
-    net: _Levels, shape: TransformerShape, lay: RunLayouts, params: ParamsPerGpu
+    net: Levels, shape: TransformerShape, lay: RunLayouts, params: ParamsPerGpu
 ) -> Array:
     """Gradient all-reduce (w bytes per parameter of the GPU) over the d·c ranks holding the
     same weights, after the pipeline (ZeRO's reduce-scatter plus all-gather moves the same
@@ -508,13 +490,12 @@ def _gradient_allreduce_s(
     expert shard at stride t·c·e (DeepSpeed-MoE's expert-data-parallel group, Rajbhandari
     et al. 2022 §4; Megatron-Core's rank order tp-cp-ep-dp-pp).
     """
-    bw, lat = net.at(lay.tp * lay.cp * lay.dp)
-    dense = ring_allreduce_s(lay.dp * lay.cp, WORD_BYTES * params.replicated, bw, lat)
-    if shape.experts == 1:
-        return dense
-    bw, lat = net.at(lay.tp * lay.cp * lay.ep * lay.expert_dp)
-    out: Array = dense + ring_allreduce_s(lay.expert_dp, WORD_BYTES * params.expert, bw, lat)
-    return out
+    span = lay.tp * lay.cp * lay.dp
+    groups = GradientGroups(
+        lay.dp * lay.cp, span, lay.expert_dp, lay.tp * lay.cp * lay.ep * lay.expert_dp
+    )
+    expert = None if shape.experts == 1 else params.expert
+    return gradient_allreduce_s(net, groups, params.replicated, expert)
 
 
 def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import register
-from pipeline.model.compute.layer import layer_matmul_time_s, layer_times_s
+from pipeline.model.compute.layer import (
+    LayerTimes,
+    layer_matmul_time_s,
+    layer_times_s,
+    with_rerun_s,
+)
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.aggregate import memory_required_bytes
 from pipeline.model.memory.gpu_memory import updated_params
@@ -19,8 +25,7 @@ from pipeline.model.network.comm_table import (
     candidate_keys,
     unique_rows,
 )
-from pipeline.model.network.levels import group_level
-from pipeline.model.network.ring import ring_exchange_s, ring_exposed_s
+from pipeline.model.network.groups import Levels, ring_attention_exposed_s
 from pipeline.model.records.hardware import HardwareSpec, gpu_only
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
@@ -34,6 +39,7 @@ from pipeline.model.records.switches import (
 from pipeline.model.search.enumeration import context_parallel_table, layout_table
 from pipeline.model.search.grid import cheapest_fitting_mode, grid_layer_work, grid_params_per_gpu
 from pipeline.model.search.memo import ByteBoundedMemo
+from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s
 from pipeline.model.step.step_time import (
     LayoutBatch,
     compute_and_bubble,
@@ -74,9 +80,11 @@ class Candidates:
     tp_in_domain: bool = False
     """Only splits with every tensor-parallel factor on the fastest level (realistic physics)."""
     t_compute_s: Array | None = None
-    """Each candidate's critical-path matmul time per step (`step.compute_and_bubble`)."""
+    """Each candidate's critical-path matmul time per step (`step.compute_and_bubble`); under
+    realistic physics its critical stage's layer calls, (L/N_PP)·(S/N_EP)·m · t_layer."""
     bubble: Array | None = None
-    """Each candidate's bubble fraction (`step.compute_and_bubble`)."""
+    """Each candidate's bubble fraction (`step.compute_and_bubble`); None under realistic
+    physics, whose bubble depends on the network (`step.pipeline`)."""
     step_floor_s: float = 0.0
     """The smallest compute-only lower bound on a candidate's step time (`step.step_floor_s`)."""
     cp: NDArray[np.int64] | None = None
@@ -86,6 +94,12 @@ class Candidates:
     (`_with_ring`)."""
     attention_backward_s: Array | None = None
     """The same backward."""
+    t_gemm_s: Array | None = None
+    """Each candidate's weight GEMMs of one layer call, forward, backward and rerun (realistic
+    physics: what TP communication overlap hides behind, `search.realistic`)."""
+    t_backward_s: Array | None = None
+    """Each candidate's backward and rerun of one layer call (realistic physics: what an
+    overlapped gradient all-reduce hides behind)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +148,7 @@ def _candidate_set(
     """`enumerate_candidates` uncached, its arrays read only."""
     c = _enumerate(hw, shape, n_gpu, opts, physics)
     if isinstance(c, Candidates):
-        c = _with_step_inputs(c, opts)
+        c = _with_step_inputs(c, opts, shape)
         for field in Candidates.__slots__:
             value = getattr(c, field)
             if isinstance(value, np.ndarray):
@@ -193,8 +207,39 @@ def _enumerate(
     )
 
 
-def _with_step_inputs(c: Candidates, opts: SearchOptions) -> Candidates:
-    """The candidates with their network-free step inputs and compute-only step floor."""
+class _LayerParts(TypedDict):
+    t_layer_s: Array
+    t_gemm_s: Array
+    t_backward_s: Array
+
+
+def _layer_parts(times: LayerTimes, modes: NDArray[np.int64]) -> _LayerParts:
+    """A realistic candidate's layer call under its recomputation mode: all of it, its weight
+    GEMMs and its backward with the rerun (as `runs.training_run.run_costs` splits a run's)."""
+    layer = times.with_recompute_s(modes)
+    zero = np.zeros_like(layer)
+    gemm = with_rerun_s(modes, times.matmul_forward_s, times.matmul_backward_s, zero)
+    return {"t_layer_s": layer, "t_gemm_s": gemm, "t_backward_s": layer - times.forward_s}
+
+
+def _with_step_inputs(c: Candidates, opts: SearchOptions, shape: ModelShape) -> Candidates:
+    """The candidates with their network-free step inputs and compute-only step floor: Part
+    I's (`step.step_time`), or under realistic physics the step of `step.pipeline` with every
+    network time at 0 (`pipeline_floor_s`, a lower bound on any network)."""
+    if c.recompute is not None:
+        pp = c.degrees[:, 3].astype(np.float64)
+        layers = shape.n_layers / pp
+        local = float(shape.sparsity) // c.degrees[:, 4].astype(np.float64)
+        floor_s = pipeline_floor_s(
+            StageLayers(layers, layers, float(shape.n_layers)),
+            local * c.t_layer_s,
+            c.microbatches,
+            c.interleave,
+            c.zero_bubble,
+            c.t_step_extra_s,
+        )
+        t_compute = c.compute_repeats * c.t_layer_s  # the critical stage's layer calls
+        return dataclasses.replace(c, t_compute_s=t_compute, step_floor_s=float(floor_s.min()))
     t_mm, f = compute_and_bubble(_batch(c, slice(None), c.degrees[:, None, :]), opts)
     floor = float(step_floor_s(t_mm, f, c.zero_bubble).min())
     return dataclasses.replace(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)
@@ -264,7 +309,7 @@ def _realistic_candidates(
         microbatches=m.astype(np.float64),
         zero_bubble=zb_i.astype(bool),
         interleave=interleave,
-        t_layer_s=times.take(at).with_recompute_s(mode_idx),
+        **_layer_parts(times.take(at), mode_idx),
         compute_repeats=repeats,
         nanobatch=nano,
         keys=candidate_keys(degrees, interleave),
@@ -282,21 +327,26 @@ def _with_ring(
 ) -> Candidates:
     """The candidates with their context-parallel ring exchange on this network added to
     each layer call's time, where it outlasts the attention core it overlaps with
-    (`network.ring.ring_exposed_s`); the group sits on the first level holding its t·c GPUs."""
+    (`network.groups.ring_attention_exposed_s`, as a run's); the group sits on the first
+    level holding its t·c GPUs."""
     if c.cp is None or c.attention_forward_s is None or c.attention_backward_s is None:
         return c
     if c.recompute is None:
         return c
     cp = c.cp.astype(np.float64)
     tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(np.float64)
-    level = group_level(hw.level_sizes, tp * cp)
-    bandwidth = np.array(hw.net_bandwidth_bytes_per_s, dtype=np.float64)[level]
-    latency = np.array(hw.net_latency_s, dtype=np.float64)[level]
-    d = float(shape.d_model)
-    ring = ring_exchange_s(c.nanobatch.astype(np.float64), d, tp, cp, bandwidth, latency)
-    reruns = (c.recompute >= 1).astype(np.float64)  # selective and full rerun the core
-    extra = ring_exposed_s(ring, c.attention_forward_s, c.attention_backward_s, reruns)
-    return _with_step_inputs(dataclasses.replace(c, t_layer_s=c.t_layer_s + extra), opts)
+    nano = c.nanobatch.astype(np.float64)
+    extra = ring_attention_exposed_s(
+        Levels.as_given(hw),
+        nano,
+        float(shape.d_model),
+        tp,
+        cp,
+        c.attention_forward_s,
+        c.attention_backward_s,
+        c.recompute,
+    )
+    return _with_step_inputs(dataclasses.replace(c, t_layer_s=c.t_layer_s + extra), opts, shape)
 
 
 def _batch(

@@ -4,9 +4,10 @@
 Its rules live here: whether the layout fits the model (`layout_misfit`), the schedule it
 runs (interleaving and nanobatch as the search would set them), the memory check, and the
 duration. Under the paper's physics it is Part I's step of the layout. Under realistic
-physics it is a search of one candidate and one split: the candidate's layer time,
-recomputation mode, optimizer step and per-GPU memory come from the grid's realistic
-candidates (`search.candidates`), its network times from its own per-level factors.
+physics it is a search of one candidate: the candidate's layer time, recomputation mode,
+optimizer step and per-GPU memory come from the grid's realistic candidates
+(`search.candidates`), its collectives and step from `search.realistic` (the run of its
+layout: the totals of its degrees, ranks in Megatron-Core's order, not its per-level factors).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.model.memory.aggregate import memory_required_bytes
-from pipeline.model.network.collectives import Network
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import InfeasibleReason, Layout, PointResult
@@ -26,14 +26,13 @@ from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import PAPER, RECOMPUTE_ORDER, Physics, recompute_modes
 from pipeline.model.search.candidates import (
     Candidates,
-    _batch,
     _realistic_candidates,
     _with_step_inputs,
 )
 from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape
+from pipeline.model.search.realistic import realistic_step_cost, realistic_steps
 from pipeline.model.search.search import network_physics
-from pipeline.model.step.evaluate import evaluate_layout, step_cost
-from pipeline.model.step.step_time import step_arrays
+from pipeline.model.step.evaluate import evaluate_layout
 
 DEGREES = ("dp", "tp_model", "tp_ff", "pp", "ep")
 """The five parallel degrees of a layout, in the spec's order (spec §5.1)."""
@@ -165,7 +164,8 @@ def _realistic_point(
     duration_s: float,
     physics: Physics,
 ) -> PointResult:
-    """The layout as the one candidate of a realistic search, on its own split."""
+    """The layout as the one candidate of a realistic search, timed as the run of its
+    layout (`search.realistic`): its degrees' totals, its ranks in Megatron-Core's order."""
     hw = network_physics(hw, physics)
     degrees = [math.prod(getattr(layout, d)) for d in DEGREES]
     row = [*degrees, layout.microbatches, int(layout.zero_bubble), layout.nanobatch_tokens]
@@ -187,14 +187,9 @@ def _realistic_point(
         found = _realistic_candidates(hw, shape, layout.n_gpu, table, no_check, unchecked)
         if not isinstance(found, Candidates):
             return _infeasible(shape, reason, layout, physics)
-    c = _with_step_inputs(found, opts)
-    factors = np.array(
-        [[[getattr(layout, d)[k] for d in DEGREES] for k in range(len(layout.dp))]],
-        dtype=np.int64,
-    )
-    net = Network(hw.net_bandwidth_bytes_per_s, hw.net_latency_s)
-    step = step_arrays(hw, shape, layout.n_gpu, _batch(c, np.array([0]), factors), net, opts)
-    cost = step_cost(hw, shape, layout, step)
+    c = _with_step_inputs(found, opts, shape)
+    steps = realistic_steps(hw, physics, shape, layout.n_gpu, c, opts)
+    cost = realistic_step_cost(hw, shape, layout, steps, 0)
     used = grid_cost(hw, physics, shape, c, 0, layout.n_gpu, cost.step_time_s)
     cost = dataclasses.replace(cost, utilization=used.mfu)  # on the FLOP the row counts
     mode = None if c.recompute is None else RECOMPUTE_ORDER[int(c.recompute[0])].value

@@ -4,6 +4,8 @@ The enumeration follows the original's order (spec §10) so that ties resolve th
 but evaluation is vectorized: every candidate's optimistic one-level time is computed
 at once, and the full per-level splits only of candidates whose lower bound can still
 reach the best time. Pruning by a true lower bound never changes the answer (spec §10.8.3).
+Under realistic physics a candidate is timed as the run of its layout, one row each
+(`search.realistic`, docs/model.md R.7): there is no split to search.
 
 Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-spec §11, spec §15.
 """
@@ -52,6 +54,7 @@ from pipeline.model.search.candidates import (
 from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape, weight_training_flop
 from pipeline.model.search.enumeration import context_parallel_degrees
 from pipeline.model.search.grid import grid_layer_launch_s
+from pipeline.model.search.realistic import realistic_layout, realistic_step_cost, realistic_steps
 from pipeline.model.step.evaluate import step_cost
 from pipeline.model.step.step_time import (
     StepArrays,
@@ -136,9 +139,14 @@ def resolve_ties(step: StepArrays, steps: float, tie_tolerance: float) -> int:
     evaluated in different orders as in the original. With a tie tolerance (Q2 off),
     rows within it of the minimum tie and the smallest sum wins, first on equality.
     """
-    t = step.t_train_s
-    best = float(t.min())
     tp, dp, ppep = _comm_terms(step, steps)
+    return accepted_row(step.t_train_s, tp, dp, ppep, tie_tolerance)
+
+
+def accepted_row(t: Array, tp: Array, dp: Array, ppep: Array, tie_tolerance: float) -> int:
+    """`resolve_ties` on training times `t` and the TP, DP and PP/EP communication time of
+    each row over the training (the realistic search's rows use it too)."""
+    best = float(t.min())
     if tie_tolerance > 0.0:
         tied = np.flatnonzero(t <= best * (1.0 + tie_tolerance))
         comm = (tp[tied] + dp[tied]) + ppep[tied]
@@ -347,6 +355,8 @@ def _best_at(
     steps = shape.n_tokens / float(shape.batch_tokens)  # as `step_from_parts` counts them
     if prune and (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
         return BestAt(True, None)  # compute alone is too slow here, whatever the network
+    if not physics.is_paper:
+        return _best_realistic(hw, shape, n_gpu, c, opts, within_s, physics)
     table = candidate_comm_table(hw, shape, n_gpu, c)
     bound = separable_train_time_s(shape, c, table, opts)
     if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
@@ -355,11 +365,41 @@ def _best_at(
     if choice is None or not float(choice.step.t_train_s[0]) < within_s:
         return BestAt(True, None)
     layout = _layout(c, choice, n_gpu)
-    cost = step_cost(hw, shape, layout, choice.step)
-    if physics.is_paper or c.recompute is None:
-        return BestAt(True, (layout, cost))
-    mode = RECOMPUTE_ORDER[int(c.recompute[choice.candidate])]
-    used = grid_cost(hw, physics, shape, c, choice.candidate, n_gpu, cost.step_time_s)
+    return BestAt(True, (layout, step_cost(hw, shape, layout, choice.step)))
+
+
+def _best_realistic(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    c: Candidates,
+    opts: SearchOptions,
+    within_s: float,
+    physics: Physics,
+) -> BestAt:
+    """The best realistic candidate at n_gpu: every candidate timed once, as the run of its
+    layout (`search.realistic`), the original's tie rule among the fastest; None when none
+    trains faster than `within_s`. Nothing is pruned here (the caller's compute-only floor
+    aside), so the exhaustive search (`prune=False`) picks the same row."""
+    steps_per_training = shape.n_tokens / float(shape.batch_tokens)
+    steps = realistic_steps(hw, physics, shape, n_gpu, c, opts)
+    if not steps.usable.any():
+        return BestAt(True, None)
+    row = accepted_row(
+        steps.t_train_s,
+        steps_per_training * steps.t_tp_comm_s,
+        steps_per_training * steps.t_dp_comm_s,
+        steps_per_training * steps.t_pp_ep_comm_s,
+        opts.quirks.tie_tolerance,
+    )
+    if not float(steps.t_train_s[row]) < within_s:
+        return BestAt(True, None)
+    layout = realistic_layout(hw, c, row, n_gpu)
+    cost = realistic_step_cost(hw, shape, layout, steps, row)
+    if c.recompute is None:  # `_realistic_candidates` sets it
+        raise ValueError("candidates without recomputation modes: not a realistic search")
+    mode = RECOMPUTE_ORDER[int(c.recompute[row])]
+    used = grid_cost(hw, physics, shape, c, row, n_gpu, cost.step_time_s)
     cost = dataclasses.replace(cost, utilization=used.mfu)  # on the FLOP the row counts
     return BestAt(True, (layout, cost), recompute=mode.value, grid_cost=used)
 

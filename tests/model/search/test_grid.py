@@ -281,8 +281,8 @@ def test_ring_level_is_the_first_holding_the_group() -> None:
 def test_charging_the_ring_never_speeds_a_layout_up(monkeypatch: pytest.MonkeyPatch) -> None:
     """With context parallelism on the grid, the best layout with the ring charged trains no
     faster at any cluster size than with a free ring, and the ring costs something somewhere."""
-    from pipeline.model.network import ring
-    from pipeline.model.search import candidates, search
+    from pipeline.model.network import groups, ring
+    from pipeline.model.search import search
 
     over = ["physics=realistic", "physics.tp_in_domain=true", "physics.max_context_parallel=8"]
     scenario = load_scenario(compose_config(over))
@@ -301,7 +301,7 @@ def test_charging_the_ring_never_speeds_a_layout_up(monkeypatch: pytest.MonkeyPa
 
     charged = times()
     monkeypatch.setattr(
-        candidates, "ring_exchange_s", lambda *a: np.zeros_like(ring.ring_exchange_s(*a))
+        groups, "ring_exchange_s", lambda *a: np.zeros_like(ring.ring_exchange_s(*a))
     )
     free = times()
     assert all(c >= f for c, f in zip(charged, free, strict=True))

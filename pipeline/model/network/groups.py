@@ -1,0 +1,206 @@
+"""A layout's collectives as NCCL runs them, one group at the network level its ranks span,
+vectorized over layouts: what a concrete run and a realistic grid candidate both charge for
+tensor, expert, pipeline and data parallelism (docs/model.md R.5, R.7).
+
+Ranks fill the network levels in Megatron-Core's order: tensor ranks innermost (of the grid's
+2-D tensor parallelism the N_TPff ranks first, then the N_TPm ranks), then context, expert and
+data ranks, then pipeline ranks. A group of g ranks at stride r spans g·r GPUs, and its level
+is the first whose cumulative size holds them (`levels.group_level`). Every time below is one
+GPU's, per layer and microbatch (tensor and expert parallelism), per microbatch (pipeline
+sends) or per step (gradients), built from `ring.ring_allreduce_s` and `ring.all_to_all_s`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.compute.memory_ops import WORD_BYTES
+from pipeline.model.network.levels import group_level
+from pipeline.model.network.ring import (
+    all_to_all_s,
+    ring_allreduce_s,
+    ring_exchange_s,
+    ring_exposed_s,
+)
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics, Recompute
+
+Array = NDArray[np.float64]
+FULL = RECOMPUTE_ORDER.index(Recompute.FULL)
+
+
+@dataclass(frozen=True, slots=True)
+class Levels:
+    """The preset's per-level bandwidths (B/s, bidirectional per GPU, at the achieved fraction
+    of the physics) and hop latencies (s), and the level sizes."""
+
+    bandwidth: Array
+    latency: Array
+    sizes: tuple[int, ...]
+
+    @classmethod
+    def of(cls, hw: HardwareSpec, physics: Physics) -> Levels:
+        """The preset's levels with bandwidths at `physics.efficiency.network`."""
+        bw = np.array(hw.net_bandwidth_bytes_per_s, dtype=np.float64) * physics.efficiency.network
+        return cls(bw, np.array(hw.net_latency_s, dtype=np.float64), hw.level_sizes)
+
+    @classmethod
+    def as_given(cls, hw: HardwareSpec) -> Levels:
+        """The preset's levels with bandwidths as given (already at the achieved fraction)."""
+        bw = np.array(hw.net_bandwidth_bytes_per_s, dtype=np.float64)
+        return cls(bw, np.array(hw.net_latency_s, dtype=np.float64), hw.level_sizes)
+
+    def at(self, span: Array) -> tuple[Array, Array]:
+        """(bandwidth, latency) of the level a group of `span` GPUs reaches (`group_level`)."""
+        level = group_level(self.sizes, span)
+        return self.bandwidth[level], self.latency[level]
+
+
+def collectives_per_layer(modes: NDArray[np.int64]) -> Array:
+    """Tensor- (and expert-) parallel collectives of one layer and microbatch on the critical
+    path, per group: 2 forward, 2 backward, and the forward's 2 again under full recomputation
+    (each row's mode an index into `RECOMPUTE_ORDER`; Korthikanti et al. 2022 §5)."""
+    out: Array = 4.0 + np.where(modes == FULL, 2.0, 0.0)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TensorGroups:
+    """One layer's tensor-parallel layout per row: N_TPm ranks splitting d_model and N_TPff
+    ranks splitting d_ff (1-D Megatron: N_TPm = 1, N_TPff = t), the tokens of a microbatch on
+    a GPU and the widths the collectives carry."""
+
+    tp_model: Array
+    tp_ff: Array
+    tokens: Array
+    hidden: float
+    ffn: float
+    """f of the MLP (one expert's)."""
+    qkv: float
+    """Output width of the QKV projection, h + 2·kv."""
+
+
+def tensor_parallel_s(
+    levels: Levels, g: TensorGroups, modes: NDArray[np.int64], attention: bool
+) -> Array:
+    """Tensor-parallel collectives of one layer and microbatch on one GPU, in s.
+
+    The N_TPff group (contiguous ranks) all-reduces the partial sums of d_model/N_TPm wide
+    outputs: after the attention output projection and the MLP's down projection forward, of
+    the QKV and up projections' input gradients backward, `collectives_per_layer` of them,
+    w · tokens · h/N_TPm bytes each (Megatron-LM's four per layer under 1-D, Shoeybi et al.
+    2019 §3; with sequence parallelism an all-gather and a reduce-scatter move the same bytes,
+    Korthikanti et al. 2022 §4.2.2). The N_TPm group (stride N_TPff) all-reduces the partial
+    sums of the d_ff- (and head-) side outputs: forward the QKV projection's (h + 2kv)/N_TPff
+    and the up projection's f/N_TPff, backward the input gradients of the output projection
+    (h/N_TPff) and the down projection (f/N_TPff), the forward ones again under full
+    recomputation. Without `attention` a layer is its MLP: half the N_TPff collectives and only
+    the MLP's N_TPm ones. 0 for a group of one.
+    """
+    full = (modes == FULL).astype(np.float64)
+    bw, lat = levels.at(g.tp_ff)
+    per_ff = collectives_per_layer(modes) if attention else 0.5 * collectives_per_layer(modes)
+    t_ff: Array = per_ff * ring_allreduce_s(
+        g.tp_ff, WORD_BYTES * g.tokens * g.hidden / g.tp_model, bw, lat
+    )
+    if not np.any(g.tp_model > 1):
+        return t_ff
+    bw, lat = levels.at(g.tp_model * g.tp_ff)
+
+    def allreduce(width: float) -> Array:
+        out: Array = ring_allreduce_s(g.tp_model, WORD_BYTES * g.tokens * width / g.tp_ff, bw, lat)
+        return out
+
+    mlp: Array = (2.0 + full) * allreduce(g.ffn)
+    if not attention:
+        return t_ff + mlp
+    block = (1.0 + full) * allreduce(g.qkv) + allreduce(g.hidden)
+    out: Array = t_ff + (mlp + block)
+    return out
+
+
+def expert_all_to_all_s(
+    levels: Levels,
+    modes: NDArray[np.int64],
+    ep: Array,
+    span: Array,
+    dispatch_bytes: Array,
+) -> Array:
+    """Expert parallelism's all-to-alls of one layer and microbatch on one GPU, in s:
+    `collectives_per_layer` (dispatch and combine, forward and backward) of `dispatch_bytes`
+    per GPU over the e ranks, at the level of their `span` (Rajbhandari et al. 2022 §5.1;
+    `ring.all_to_all_s`)."""
+    bw, lat = levels.at(span)
+    out: Array = collectives_per_layer(modes) * all_to_all_s(ep, dispatch_bytes, bw, lat)
+    return out
+
+
+def pipeline_send_s(
+    levels: Levels,
+    message_bytes: Array,
+    tp: Array,
+    n_gpu: Array,
+    pp: Array,
+    interleave: Array,
+    overlapped: NDArray[np.bool_],
+) -> Array:
+    """Exposed pipeline sends of one microbatch on one GPU, in s: 1/t of the microbatch's hidden
+    activations per rank (scatter/gather) per chunk boundary, forward and backward, 2·v sends
+    at BW/2 plus a hop each, at the level of the whole layout (neighbouring stages sit t·c·d
+    ranks apart; Narayanan et al. 2021 §4.1); 0 without pipeline parallelism or when the sends
+    overlap compute (asynchronous sends, Llama Team 2024 §3.3.2)."""
+    bw, lat = levels.at(n_gpu)
+    one = message_bytes / tp / (bw / 2.0) + lat
+    out: Array = np.where((pp > 1) & ~overlapped, 2.0 * interleave * one, 0.0)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class GradientGroups:
+    """Who reduces which gradients, per row: the ranks holding the same dense (replicated)
+    weights and the ranks holding the same expert shard, each with the GPUs its ranks span."""
+
+    dense: Array
+    dense_span: Array
+    expert: Array
+    expert_span: Array
+
+
+def gradient_allreduce_s(
+    levels: Levels, groups: GradientGroups, dense_params: Array, expert_params: Array | None
+) -> Array:
+    """The gradient all-reduce of one step on one GPU, in s: w bytes per parameter the GPU
+    holds, over the ranks holding the same weights (ZeRO's reduce-scatter plus all-gather
+    moves the same bytes, Rajbhandari et al. 2020); a mixture of experts reduces its expert
+    gradients apart, over the replicas of each expert shard (DeepSpeed-MoE's expert-data-
+    parallel group, Rajbhandari et al. 2022 §4). `expert_params` None: a dense model."""
+    bw, lat = levels.at(groups.dense_span)
+    dense: Array = ring_allreduce_s(groups.dense, WORD_BYTES * dense_params, bw, lat)
+    if expert_params is None:
+        return dense
+    bw, lat = levels.at(groups.expert_span)
+    out: Array = dense + ring_allreduce_s(groups.expert, WORD_BYTES * expert_params, bw, lat)
+    return out
+
+
+def ring_attention_exposed_s(
+    levels: Levels,
+    tokens: Array,
+    kv_width: Array | float,
+    tp: Array,
+    cp: Array,
+    attention_forward_s: Array,
+    attention_backward_s: Array,
+    modes: NDArray[np.int64],
+) -> Array:
+    """What context parallelism's K/V ring adds to one layer and microbatch on one GPU, in s:
+    the exchange (`ring.ring_exchange_s`) at the level of the t·c GPUs its ranks span, past the
+    attention core kernels it overlaps with (`ring.ring_exposed_s`; pass zeros for an exchange
+    that overlaps nothing), the forward's again when the core is recomputed (selective, full)."""
+    bw, lat = levels.at(tp * cp)
+    ring = ring_exchange_s(tokens, kv_width, tp, cp, bw, lat)
+    reruns = (modes >= 1).astype(np.float64)
+    return ring_exposed_s(ring, attention_forward_s, attention_backward_s, reruns)

@@ -1,0 +1,207 @@
+"""Realistic physics on the grid: every candidate timed as the concrete run of its layout
+(docs/model.md R.7), vectorized over candidates, one row each.
+
+A candidate's layer, memory, optimizer step and ring exchange come from its rows in
+`search.candidates` (`search.grid`); its collectives from `network.groups`, the step from
+`step.pipeline.pipeline_step_s`: the functions `runs.training_run.run_costs` calls, with the
+candidate's layout in a run's terms. The ranks follow Megatron-Core's order, N_TPff innermost,
+then N_TPm, context (c, inside N_DP), expert and data ranks, then the pipeline
+(`network.groups`); the placement is fixed by the totals, so a candidate has no per-level split
+to search. The grid's model has no vocabulary (`search.counts.grid_transformer`): no logits,
+stages of L/N_PP layers. A grid size's S experts: each GPU runs S/N_EP of them one after
+another on its tokens, so a layer and microbatch is S/N_EP layer calls and a GPU's microbatch
+holds S/N_EP nanobatches of tokens, as a run's E/e experts on k·e/E of its tokens; N_DP·N_EP
+ranks hold the same attention weights, N_DP the same expert shard.
+
+The paper's schedule options mean, under realistic physics: `overlap_tp`, Transformer
+Engine's TP communication overlap (the collectives past the layer's weight GEMMs are exposed,
+`step.pipeline.exposed_tensor_parallel_s`); `overlap_pp_ep`, asynchronous pipeline sends (a
+run's `overlap_p2p`; the expert all-to-alls stay on the critical path); `overlap_dp`, the
+gradient all-reduce overlapped with the first stage's last backward (a run's `overlap_dp`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.compute.memory_ops import WORD_BYTES
+from pipeline.model.network.groups import (
+    GradientGroups,
+    Levels,
+    TensorGroups,
+    expert_all_to_all_s,
+    gradient_allreduce_s,
+    pipeline_send_s,
+    tensor_parallel_s,
+)
+from pipeline.model.network.levels import adjusted_level_sizes, level_factors
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.results import Layout, StepCost
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import Physics
+from pipeline.model.search.candidates import Candidates
+from pipeline.model.search.grid import grid_params_per_gpu, sequence_parallel_degree
+from pipeline.model.step.evaluate import matmul_bound
+from pipeline.model.step.pipeline import (
+    StageLayers,
+    exposed_gradient_s,
+    exposed_tensor_parallel_s,
+    pipeline_step_s,
+    step_bottleneck,
+)
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class RealisticSteps:
+    """Per-candidate step parts (s per step, on one GPU) as a run reports them."""
+
+    t_step_s: Array
+    t_train_s: Array
+    """Steps (D / B_tok) times the step."""
+    t_compute_s: Array
+    """Layers' compute on the slowest stage: m · L/N_PP · (S/N_EP) layer calls."""
+    t_tp_comm_s: Array
+    """Tensor-parallel collectives on the critical path (past the GEMMs with `overlap_tp`)."""
+    t_pp_ep_comm_s: Array
+    """Exposed pipeline sends plus the expert all-to-alls."""
+    t_dp_comm_s: Array
+    """The exposed gradient all-reduce."""
+    bubble_fraction: Array
+    usable: NDArray[np.bool_]
+    """False where a rule of the physics rejects the candidate (`tp_in_domain`)."""
+
+
+def _context_parallel(c: Candidates) -> Array:
+    """Each candidate's c (1 where the physics tries no context parallelism)."""
+    if c.cp is None:
+        return np.ones(c.degrees.shape[0])
+    out: Array = c.cp.astype(np.float64)
+    return out
+
+
+def realistic_steps(
+    hw: HardwareSpec,
+    physics: Physics,
+    shape: ModelShape,
+    n_gpu: int,
+    c: Candidates,
+    opts: SearchOptions,
+) -> RealisticSteps:
+    """Every candidate's step on the preset's network (its bandwidths already at the
+    physics' achieved fraction, `search.network_physics`), as `run_costs` adds a run's up."""
+    if c.recompute is None or c.t_gemm_s is None or c.t_backward_s is None:
+        raise ValueError("candidates without realistic layer parts: not a realistic search")
+    levels = Levels.as_given(hw)
+    dp, tpm, tpff, pp, ep = (c.degrees[:, k].astype(np.float64) for k in range(5))
+    tp, cp = tpm * tpff, _context_parallel(c)
+    modes = c.recompute
+    d = float(shape.d_model)
+    local = float(shape.sparsity) // ep  # layer calls per layer: the GPU's local experts
+    tokens = c.nanobatch.astype(np.float64) * local  # a microbatch's tokens on one GPU
+    t_layer = local * c.t_layer_s
+    groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), 3.0 * d)
+    t_tp = exposed_tensor_parallel_s(
+        tensor_parallel_s(levels, groups, modes, physics.attention),
+        local * c.t_gemm_s,
+        opts.overlap_tp,
+    )
+    message = WORD_BYTES * tokens * d  # one microbatch's hidden activations
+    dispatch = message / sequence_parallel_degree(physics, tpm, tpff)  # top-1 routing
+    t_ep = expert_all_to_all_s(levels, modes, ep, tp * cp * ep, dispatch)
+    t_full = t_layer + t_tp + t_ep
+    every = np.full(tp.shape, float(n_gpu))
+    overlap_p2p = np.full(tp.shape, opts.overlap_pp_ep)
+    t_p2p = pipeline_send_s(levels, message, tp, every, pp, c.interleave, overlap_p2p)
+    params = grid_params_per_gpu(physics, shape, tp, pp, ep)
+    span = tp * dp * ep
+    expert = None if shape.sparsity == 1 else params.expert
+    t_dp = gradient_allreduce_s(
+        levels, GradientGroups(dp * ep, span, dp, span), params.replicated, expert
+    )
+    layers = shape.n_layers / pp
+    backward = layers * (local * c.t_backward_s)
+    t_dp = exposed_gradient_s(t_dp, backward, np.full(tp.shape, opts.overlap_dp))
+    stages = StageLayers(layers, layers, float(shape.n_layers))
+    zero = np.zeros_like(t_full)
+    step = pipeline_step_s(
+        stages,
+        t_full,
+        zero,
+        c.microbatches,
+        c.interleave,
+        c.zero_bubble,
+        t_p2p,
+        t_dp,
+        c.t_step_extra_s,
+    )
+    per_step = c.microbatches * layers
+    usable = np.ones(tp.shape, dtype=bool)
+    if c.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
+        usable = tp <= adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
+    t_step = np.where(usable, step.t_step_s, np.inf)
+    return RealisticSteps(
+        t_step_s=t_step,
+        t_train_s=(shape.n_tokens / float(shape.batch_tokens)) * t_step,
+        t_compute_s=per_step * t_layer,
+        t_tp_comm_s=per_step * t_tp,
+        t_pp_ep_comm_s=c.microbatches * t_p2p + per_step * t_ep,
+        t_dp_comm_s=t_dp,
+        bubble_fraction=step.bubble_fraction,
+        usable=usable,
+    )
+
+
+def realistic_layout(hw: HardwareSpec, c: Candidates, row: int, n_gpu: int) -> Layout:
+    """Candidate `row` in the paper's per-level form, its ranks placed in the order of
+    `network.groups` (N_TPff, N_TPm, context, expert, data, pipeline) over the levels
+    (`network.levels.level_factors`); N_DP holds context and data ranks."""
+    dp, tpm, tpff, pp, ep = (int(v) for v in c.degrees[row])
+    cp = 1 if c.cp is None else int(c.cp[row])
+    ff, m, ctx, ex, data, pipe = level_factors((tpff, tpm, cp, ep, dp // cp, pp), hw.level_sizes)
+    return Layout(
+        n_gpu=n_gpu,
+        dp=tuple(a * b for a, b in zip(ctx, data, strict=True)),
+        tp_model=tuple(m),
+        tp_ff=tuple(ff),
+        pp=tuple(pipe),
+        ep=tuple(ex),
+        microbatches=int(c.microbatches[row]),
+        zero_bubble=bool(c.zero_bubble[row]),
+        pp_interleave=int(c.interleave[row]),
+        nanobatch_tokens=int(c.nanobatch[row]),
+    )
+
+
+def realistic_step_cost(
+    hw: HardwareSpec, shape: ModelShape, layout: Layout, steps: RealisticSteps, row: int
+) -> StepCost:
+    """Row `row` of `steps` as the layout's StepCost. Its latencies are inside its
+    communication terms, as a run's: `t_latency_s` and `t_latency_paid_s` are NaN (null in
+    the table); `utilization` is set from the FLOP the row counts by the caller
+    (`search.counts.grid_cost`), NaN until then."""
+    t_step = float(steps.t_step_s[row])
+    bubble = float(steps.bubble_fraction[row])
+    compute = float(steps.t_compute_s[row])
+    tp, pp_ep = float(steps.t_tp_comm_s[row]), float(steps.t_pp_ep_comm_s[row])
+    dp = float(steps.t_dp_comm_s[row])
+    return StepCost(
+        t_compute_s=compute,
+        t_tp_comm_s=tp,
+        t_pp_ep_comm_s=pp_ep,
+        t_dp_comm_s=dp,
+        t_latency_s=math.nan,
+        t_latency_paid_s=math.nan,
+        bubble_fraction=bubble,
+        step_time_s=t_step,
+        training_time_s=float(steps.t_train_s[row]),
+        utilization=math.nan,
+        bottleneck=step_bottleneck(compute, tp, pp_ep, dp, bubble * t_step),
+        matmul_bound=matmul_bound(hw, shape, layout),
+    )

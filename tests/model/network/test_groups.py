@@ -1,0 +1,50 @@
+"""A layout's collectives at the level its groups span (pipeline/model/network/groups.py;
+docs/model.md R.5, R.7)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.model.network.groups import Levels, TensorGroups, tensor_parallel_s
+from pipeline.model.network.ring import ring_allreduce_s
+from pipeline.model.records.switches import RECOMPUTE_ORDER, Recompute
+
+LEVELS = Levels(np.array([800e9, 100e9]), np.array([1e-6, 5e-6]), (8,))
+"""An 8-GPU domain at 800 GB/s and 1 µs per hop, 100 GB/s and 5 µs above it."""
+NONE = np.array([RECOMPUTE_ORDER.index(Recompute.NONE)])
+FULL = np.array([RECOMPUTE_ORDER.index(Recompute.FULL)])
+
+
+def test_one_d_tensor_parallelism_is_megatrons_four_all_reduces() -> None:
+    """N_TPm = 1: four all-reduces of w·tokens·h bytes over the t ranks per layer (six under
+    full recomputation), at the level of the t ranks (Shoeybi et al. 2019)."""
+    one, t, tokens = np.ones(1), np.array([4.0]), np.array([2048.0])
+    g = TensorGroups(one, t, tokens, 1024.0, 4096.0, 3072.0)
+    ring = ring_allreduce_s(t, 2.0 * 2048 * 1024 * one, 800e9 * one, 1e-6 * one)
+    assert tensor_parallel_s(LEVELS, g, NONE, attention=True)[0] == 4.0 * ring[0]
+    assert tensor_parallel_s(LEVELS, g, FULL, attention=True)[0] == 6.0 * ring[0]
+    assert tensor_parallel_s(LEVELS, g, NONE, attention=False)[0] == 2.0 * ring[0]
+
+
+def test_two_d_tensor_parallelism_check_value() -> None:
+    """N_TPff = 8 in the domain, N_TPm = 2 at stride 8 above it, 1024 tokens, h = 1024, f =
+    4096, QKV 3072 wide: 4 all-reduces of h/2 words over 8 ranks at 800 GB/s, and over 2
+    ranks at 100 GB/s 2 of f/8 words, one of 3072/8 and one of 1024/8, 2 B a word."""
+    tokens = np.array([1024.0])
+    g = TensorGroups(np.array([2.0]), np.array([8.0]), tokens, 1024.0, 4096.0, 3072.0)
+
+    def ring(p: float, words: float, bw: float, lat: float) -> float:
+        return 2 * (p - 1) / p * 2.0 * 1024 * words / (bw / 2) + 2 * (p - 1) * lat
+
+    ff = 4 * ring(8, 512, 800e9, 1e-6)
+    m = 2 * ring(2, 512, 100e9, 5e-6) + ring(2, 384, 100e9, 5e-6) + ring(2, 128, 100e9, 5e-6)
+    got = tensor_parallel_s(LEVELS, g, NONE, attention=True)[0]
+    assert got == pytest.approx(ff + m, rel=1e-12)
+
+
+def test_tensor_parallelism_of_one_rank_is_free() -> None:
+    """A layer on one GPU moves nothing."""
+    one = np.ones(1)
+    g = TensorGroups(one, one, 512 * one, 1024.0, 4096.0, 3072.0)
+    assert tensor_parallel_s(LEVELS, g, FULL, attention=True)[0] == 0.0

@@ -1,0 +1,108 @@
+"""The realistic grid: each candidate timed as the run of its layout, its bound and search
+(pipeline/model/search/realistic.py; docs/model.md R.7, §9.2)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
+from pipeline.model.records.switches import Physics
+from pipeline.model.search.candidates import Candidates, enumerate_candidates
+from pipeline.model.search.counts import grid_shape
+from pipeline.model.search.realistic import realistic_steps
+from pipeline.model.search.search import network_physics, optimal_layout, smallest_cluster
+from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s, pipeline_step_s
+from pipeline.schema import compose_config, load_scenario
+from tests.presets import preset
+from tests.strategies import hardware, models, search_options
+
+DURATION_S = 0.25 * 3.154e7
+"""Model A's three months (spec §0)."""
+
+
+def realistic() -> Physics:
+    """The shipped realistic physics."""
+    return load_scenario(compose_config(["physics=realistic"])).physics
+
+
+@pytest.mark.parametrize(
+    ("name", "sparse", "d_model", "n_gpu"),
+    [
+        ("h100_sxm", False, 12288, 2048),
+        ("h100_sxm", True, 12288, 4096),
+        ("v100_sxm", False, 8192, 512),
+    ],
+)
+def test_realistic_step_floor_never_exceeds_a_candidate(
+    name: str, sparse: bool, d_model: int, n_gpu: int
+) -> None:
+    """The compute-only floor of realistic candidates is at most every candidate's step, on
+    the preset's network and on an infinitely fast one."""
+    physics = realistic()
+    shape = grid_shape(physics, model_shape(d_model, ScalingLaws(sparse=sparse)))
+    hw = network_physics(preset(name), physics)
+    fast = dataclasses.replace(
+        hw,
+        net_bandwidth_bytes_per_s=tuple(np.inf for _ in hw.net_bandwidth_bytes_per_s),
+        net_latency_s=tuple(0.0 for _ in hw.net_latency_s),
+    )
+    for opts in (SearchOptions(), SearchOptions(overlap_tp=False, overlap_pp_ep=False)):
+        c = enumerate_candidates(hw, shape, n_gpu, opts, physics)
+        assert isinstance(c, Candidates)
+        for net in (hw, fast):
+            steps = realistic_steps(net, physics, shape, n_gpu, c, opts)
+            assert c.step_floor_s <= steps.t_step_s.min()
+        assert c.step_floor_s > 0.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=6, max_size=6),
+    st.integers(1, 8),
+    st.integers(1, 4),
+    st.booleans(),
+)
+def test_pipeline_floor_is_a_lower_bound(
+    parts: list[float], pp: int, interleave: int, zero_bubble: bool
+) -> None:
+    """The step with every network time at 0 never exceeds the step with any non-negative
+    network times (step/pipeline.py's monotonicity), within rounding."""
+    t_layer, t_tp, t_p2p, t_dp, t_opt, t_last = (np.array([p]) for p in parts)
+    layers = 4.0 * pp
+    stages = StageLayers(np.array([4.0]), np.array([4.0]), layers)
+    m, v, zb = np.array([float(pp)]), np.array([float(interleave)]), np.array([zero_bubble])
+    floor = pipeline_floor_s(stages, t_layer, m, v, zb, t_opt)
+    step = pipeline_step_s(stages, t_layer + t_tp, t_last, m, v, zb, t_p2p, t_dp, t_opt)
+    assert floor[0] <= step.t_step_s[0] * (1.0 + 1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(hardware(), models(), search_options(), st.integers(0, 10))
+def test_realistic_pruned_search_equals_exhaustive(
+    hw: HardwareSpec, shape: ModelShape, opts: SearchOptions, doublings: int
+) -> None:
+    """Under realistic physics the pruned search picks the exhaustive one's layout and cost."""
+    n_gpu = shape.sparsity * 2**doublings
+    physics = realistic()
+    pruned = optimal_layout(hw, shape, n_gpu, opts, physics=physics)
+    exhaustive = optimal_layout(hw, shape, n_gpu, opts, prune=False, physics=physics)
+    assert pruned == exhaustive
+
+
+@settings(max_examples=5, deadline=None)
+@given(hardware(), models())
+def test_realistic_pruned_smallest_cluster_equals_exhaustive(
+    hw: HardwareSpec, shape: ModelShape
+) -> None:
+    """Under realistic physics the smallest sufficient cluster does not depend on pruning."""
+    physics = realistic()
+    pruned = smallest_cluster(hw, shape, DURATION_S, SearchOptions(), physics=physics)
+    exhaustive = smallest_cluster(hw, shape, DURATION_S, SearchOptions(), False, physics)
+    assert pruned == exhaustive

@@ -344,7 +344,7 @@ def results_md() -> str:
         "attention a size's FLOP and utilization count the transformer it timed (projections and",
         "attention core, 20 tokens per parameter): a dense grid size trains about 2.3 times the",
         "paper's C of the same width ([model.md](model.md) R.7.1). Every realistic row, the",
-        "\"alone\" ones included, times each layout as the concrete run of that layout: its",
+        '"alone" ones included, times each layout as the concrete run of that layout: its',
         "collectives as rings on the network level each group spans, its step as a run's 1F1B",
         "pipeline ([model.md](model.md) R.5-R.7), where the paper charges aggregate bandwidth",
         "over the levels; tensor parallelism past an NVLink domain and flat rings over many",

@@ -403,7 +403,8 @@ def check_config(full: DictConfig, *, multirun: bool = False) -> RunPlan:
 
 
 def _probe_root(task: DictConfig) -> tuple[DictConfig, str | None]:
-    """The config with output.root moved to its nearest existing directory, and the root given."""
+    """The config with output.root moved to its nearest existing directory (`task` itself,
+    a copy the check made, updated in place), and the root given."""
     try:
         root = OmegaConf.select(task, "output.root")
     except OmegaConfBaseException:
@@ -416,8 +417,6 @@ def _probe_root(task: DictConfig) -> tuple[DictConfig, str | None]:
         existing = existing.parent
     if not existing.is_dir():
         raise ConfigError("output.root", root, f"must be a directory path ({existing} is a file)")
-    if existing == target:
-        return task, root
-    probe = copy.deepcopy(task)
-    OmegaConf.update(probe, "output.root", str(existing), merge=False)
-    return probe, root
+    if existing != target:
+        OmegaConf.update(task, "output.root", str(existing), merge=False)
+    return task, root

@@ -61,8 +61,10 @@ def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
     Ahead only when `execution.ahead` is on, the job runs in this process (Hydra's basic
     launcher; not a nightly job, which runs its own plan), on local workers (not dask, not
     `execution.n_jobs=1`), and there is something to overlap: a job of a multirun, or a run of
-    two series or more. One worker per usable CPU (or `execution.n_jobs` of them), and only
-    with two or more.
+    two series or more. `execution.n_jobs` workers when set (two or more), else one per usable
+    CPU but one: the command's own process keeps a CPU, as it composes, checks and writes the
+    jobs meanwhile (so none with one CPU). One worker also starts its caches cold once where
+    two would each start them cold.
     """
     execution = plan.execution
     choices = OmegaConf.select(full, "hydra.runtime.choices") or {}
@@ -77,8 +79,9 @@ def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
         return 0
     if OmegaConf.select(full, "hydra.mode") != RunMode.MULTIRUN and len(plan.series) < 2:
         return 0
-    workers = usable_cpus() if execution.n_jobs == -1 else execution.n_jobs
-    return workers if workers >= 2 else 0
+    if execution.n_jobs == -1:
+        return max(0, usable_cpus() - 1)
+    return execution.n_jobs if execution.n_jobs >= 2 else 0
 
 
 class Startup:

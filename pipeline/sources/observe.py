@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, TypeVar, cast
 
 from pipeline.sources.acquire import Snapshot, acquire
 from pipeline.sources.epoch import (
@@ -28,6 +30,12 @@ from pipeline.sources.store import SnapshotStore
 
 FRONTIER_RUNS = "frontier_runs"
 ACCELERATORS = "accelerators"
+T = TypeVar("T")
+
+_LAST_PARSED: dict[str, tuple[bytes, tuple[tuple[Any, ...], tuple[Reject, ...]]]] = {}
+"""Per source name, the last body `observe` parsed and its rows: the jobs of one command
+(``dmlimits -m``) read the same copy, parsed once. Parsing is a function of the body alone, so
+an equal body gives equal rows; one body per source is kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +86,20 @@ def _required(spec: SourceSpec) -> tuple[str, ...]:
     return RUN_COLUMNS if spec.name == FRONTIER_RUNS else HARDWARE_COLUMNS
 
 
+def parsed(
+    source: str, body: bytes, parse: Callable[[bytes, str], tuple[list[T], list[Reject]]]
+) -> tuple[tuple[T, ...], tuple[Reject, ...]]:
+    """`parse(body, source)`: the rows kept and the rows refused, as tuples; a body equal to the
+    last one of this source is not parsed again (`_LAST_PARSED`)."""
+    last = _LAST_PARSED.get(source)
+    if last is not None and last[0] == body:
+        return cast(tuple[tuple[T, ...], tuple[Reject, ...]], last[1])
+    kept, rejects = parse(body, source)
+    result = (tuple(kept), tuple(rejects))
+    _LAST_PARSED[source] = (body, result)
+    return result
+
+
 def observe(
     settings: SourcesSettings,
     store: SnapshotStore | None,
@@ -103,17 +125,15 @@ def observe(
 
         snapshot = acquire(spec, store=store, fetch=settings.fetch, now=now, check=check)
         if spec.name == FRONTIER_RUNS:
-            kept, rejects = parse_runs(snapshot.body, spec.name)
+            kept, rejects = parsed(spec.name, snapshot.body, parse_runs)
             runs += kept
             dates = [r.publication_date for r in kept]
         else:
-            hardware, rejects = parse_accelerators(snapshot.body, spec.name)
+            hardware, rejects = parsed(spec.name, snapshot.body, parse_accelerators)
             accelerators += hardware
             dates = [a.release_date for a in hardware]
         reads.append(
-            SourceRead(
-                snapshot, len(dates) + len(rejects), tuple(rejects), max(dates, default=None)
-            )
+            SourceRead(snapshot, len(dates) + len(rejects), rejects, max(dates, default=None))
         )
     observations = Observations(tuple(reads), tuple(runs), tuple(accelerators))
     if warn:

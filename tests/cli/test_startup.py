@@ -39,10 +39,10 @@ def two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.parametrize(
     ("argv", "workers"),
     [
-        (["-m", "hardware=v100_sxm,a100_sxm"], [2, 2]),  # each job of a multirun
+        (["-m", "hardware=v100_sxm,a100_sxm"], [1, 1]),  # each job; one CPU kept by the command
         (["-m", "hardware=v100_sxm,a100_sxm", "execution.n_jobs=3"], [3, 3]),
         (["hardware=v100_sxm"], [0]),  # a run of one series: nothing to overlap
-        (["sweep=smoke"], [2]),  # a run of several series
+        (["sweep=smoke"], [1]),  # a run of several series
         (["-m", "hardware=v100_sxm,a100_sxm", "execution.ahead=false"], [0, 0]),
         (["-m", "hardware=v100_sxm,a100_sxm", "execution.n_jobs=1"], [0, 0]),
         (["-m", "hardware=v100_sxm,a100_sxm", "execution.backend=dask"], [0, 0]),

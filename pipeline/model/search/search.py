@@ -455,13 +455,19 @@ def batch_share_floor(physics: Physics, opts: SearchOptions, shape: ModelShape) 
     s = shape.sparsity
     if s == 1:
         return 1.0
-    x0 = 1.0
-    if opts.quirks.whole_sequences or physics.whole_sequences:
-        cps: tuple[int, ...] = (1,)
-        if physics.max_context_parallel > 1 and physics.whole_sequences:
-            cps = (1, *context_parallel_degrees(shape, physics.max_context_parallel))
-        x0 = shape.seq_len / (max(cps) * s)
+    cp = _most_context_parallel(physics, opts, shape)
+    x0 = 1.0 if cp is None else shape.seq_len / (cp * s)
     return max(1.0 - 1.0 / x0, 0.5) if x0 >= 1.0 else 0.0
+
+
+def _most_context_parallel(physics: Physics, opts: SearchOptions, shape: ModelShape) -> int | None:
+    """The largest context-parallel degree c a layout may have with whole-sequence microbatches
+    (1 when the physics tries none); None when microbatches split tokens (`search.enumeration`)."""
+    if not (opts.quirks.whole_sequences or physics.whole_sequences):
+        return None
+    if physics.max_context_parallel > 1 and physics.whole_sequences:
+        return max((1, *context_parallel_degrees(shape, physics.max_context_parallel)))
+    return 1
 
 
 def step_floor_terms_s(
@@ -521,13 +527,9 @@ def tensor_parallel_floor_s(
     if physics.is_paper:
         return 0.0
     s = shape.sparsity
-    if opts.quirks.whole_sequences or physics.whole_sequences:
-        cp = 1
-        if physics.max_context_parallel > 1 and physics.whole_sequences:
-            cp = max((1, *context_parallel_degrees(shape, physics.max_context_parallel)))
-        ranks = float(cp * shape.batch_seqs)  # most N_DP·N_PP
-    else:
-        ranks = shape.batch_tokens / float(s)
+    cp = _most_context_parallel(physics, opts, shape)
+    # the most N_DP·N_PP
+    ranks = shape.batch_tokens / float(s) if cp is None else float(cp * shape.batch_seqs)
     q = n_gpu // math.gcd(n_gpu, s)
     t_min = q / ranks
     divs = divisors(q)

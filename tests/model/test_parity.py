@@ -26,6 +26,12 @@ from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 
 N_GPU = 64
+SCHEDULES = [
+    SearchOptions(overlap_tp=False, overlap_pp_ep=False, overlap_dp=False),
+    SearchOptions(overlap_tp=False, overlap_pp_ep=True, overlap_dp=True),
+]
+"""Grid options a run can match: no TP overlap (a run has none); asynchronous sends and an
+overlapped gradient all-reduce as a run's `overlap_p2p` and `overlap_dp`, or neither."""
 
 
 def realistic(**changes: object) -> Physics:
@@ -55,20 +61,7 @@ def one_d_rows(c: Candidates) -> np.ndarray:
 
 def matched_run(c: Candidates, row: int, shape: ModelShape, physics: Physics) -> RunCosts:
     """The run with candidate `row`'s layout and recomputation mode, evaluated as a run."""
-    assert c.recompute is not None
-    dp, _, tp, pp, _ = (int(v) for v in c.degrees[row])
-    layout = RunLayout(
-        tp=tp,
-        pp=pp,
-        dp=dp,
-        microbatch_seqs=int(c.nanobatch[row]) // shape.seq_len,
-        interleave=int(c.interleave[row]),
-        sequence_parallel=tp > 1,
-        recompute=RECOMPUTE_ORDER[int(c.recompute[row])],
-        zero_stage=physics.zero_stage,
-    )
-    rows = RunLayouts.of([layout])
-    return run_costs(preset("h100_sxm"), physics, run_model(shape), shape.batch_seqs, rows)
+    return scheduled_run(c, row, shape, physics, SCHEDULES[0])
 
 
 def grid_rows(physics: Physics) -> tuple[Candidates, np.ndarray]:
@@ -163,29 +156,12 @@ def test_parity_grid_cost_of_grid_and_run() -> None:
         assert used.memory_per_gpu_bytes == run.memory_per_gpu_bytes[0]
 
 
-SCHEDULES = [
-    SearchOptions(overlap_tp=False, overlap_pp_ep=False, overlap_dp=False),
-    SearchOptions(overlap_tp=False, overlap_pp_ep=True, overlap_dp=True),
-]
-"""Grid options a run can match: no TP overlap (a run has none); asynchronous sends and an
-overlapped gradient all-reduce as a run's `overlap_p2p` and `overlap_dp`, or neither."""
-
-
 def scheduled_run(
     c: Candidates, row: int, shape: ModelShape, physics: Physics, opts: SearchOptions
 ) -> RunCosts:
-    """`matched_run` with the grid options' schedule choices as the run's."""
-    assert c.recompute is not None
-    dp, _, tp, pp, _ = (int(v) for v in c.degrees[row])
-    layout = RunLayout(
-        tp=tp,
-        pp=pp,
-        dp=dp,
-        microbatch_seqs=int(c.nanobatch[row]) // shape.seq_len,
-        interleave=int(c.interleave[row]),
-        sequence_parallel=tp > 1,
-        recompute=RECOMPUTE_ORDER[int(c.recompute[row])],
-        zero_stage=physics.zero_stage,
+    """The run of candidate `row` with the grid options' schedule choices as the run's."""
+    layout = dataclasses.replace(
+        run_layout_of(c, row, shape, physics),
         overlap_p2p=opts.overlap_pp_ep,
         overlap_dp=opts.overlap_dp,
     )

@@ -71,8 +71,9 @@ class Candidates:
     t_layer_s: Array
     compute_repeats: Array
     nanobatch: NDArray[np.int64]
-    keys: CandidateKeys
-    """Distinct TP, PP/EP and DP totals, for the network-time tables (`comm_table`)."""
+    keys: CandidateKeys | None
+    """Distinct TP, PP/EP and DP totals, for the network-time tables (`comm_table`); None
+    under realistic physics, whose candidates are timed as runs, without those tables."""
     t_step_extra_s: Array | None = None
     """Per-step time outside the pipeline (realistic physics: the optimizer step)."""
     recompute: NDArray[np.int64] | None = None
@@ -312,7 +313,7 @@ def _realistic_candidates(
         **_layer_parts(times.take(at), mode_idx),
         compute_repeats=repeats,
         nanobatch=nano,
-        keys=candidate_keys(degrees, interleave),
+        keys=None,  # timed as runs (`search.realistic`): no network-time tables
         t_step_extra_s=extra,
         recompute=mode_idx,
         tp_in_domain=physics.tp_in_domain,

@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 
 from pipeline.model.network.collectives import Network
 from pipeline.model.network.comm_table import (
+    CandidateKeys,
     CommTable,
     comm_table,
 )
@@ -78,6 +79,13 @@ def hardware_network(hw: HardwareSpec) -> Network:
     return Network(hw.net_bandwidth_bytes_per_s, hw.net_latency_s)
 
 
+def _keys(c: Candidates) -> CandidateKeys:
+    """The candidates' degree totals for the network-time tables (Part I's search only)."""
+    if c.keys is None:
+        raise ValueError("realistic candidates have no network-time tables (`search.realistic`)")
+    return c.keys
+
+
 def valid_splits(
     c: Candidates, idx: NDArray[np.int64], level_sizes: tuple[int, ...]
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
@@ -87,7 +95,8 @@ def valid_splits(
     the degree; the top-level factor is the quotient. Rows are candidate-major,
     split-minor: the enumeration order of spec §10 step 8.4 for ascending `idx`.
     """
-    groups = ((c.keys.dp, 0, 1), (c.keys.tp, 1, 3), (c.keys.pp_ep, 3, 5))
+    ck = _keys(c)
+    groups = ((ck.dp, 0, 1), (ck.tp, 1, 3), (ck.pp_ep, 3, 5))
     ok = np.ones((idx.size, split_table(level_sizes).shape[0]), dtype=bool)
     for keys, lo, hi in groups:  # each degree group's divisibility, cached per distinct totals
         ok &= keys.valid_pairs(level_sizes, lo, hi).by_split[keys.key_of[idx]]
@@ -170,7 +179,7 @@ def candidate_comm_table(
 ) -> CommTable:
     """Network times of candidates `c` on the preset's levels, per degree group and split."""
     levels = adjusted_level_sizes(hw.level_sizes, n_gpu)
-    return comm_table(shape, n_gpu, c.keys, levels, hardware_network(hw))
+    return comm_table(shape, n_gpu, _keys(c), levels, hardware_network(hw))
 
 
 def _step_from_comm(
@@ -484,6 +493,45 @@ def step_floor_terms_s(
     return fixed_s, work / matmul_rate_flop_per_s(hw, physics)
 
 
+def tensor_parallel_floor_s(
+    hw: HardwareSpec, physics: Physics, opts: SearchOptions, shape: ModelShape, n_gpu: int
+) -> float:
+    """A lower bound on the step time of every realistic layout on n_gpu GPUs from its tensor-
+    parallel collectives' hops alone: L · 4·c·λ_min·(√t_min − 1), with c = 4 (2 without
+    attention), λ_min the smallest hop latency of the levels and t_min the fewest tensor-
+    parallel ranks a layout on n_gpu GPUs has; 0 under the paper's physics.
+
+    Proof. t_min: N = N_EP·N_TP·N_DP·N_PP (c inside N_DP) and every schedule has m ≥ N_PP, so
+    with whole sequences d·N_PP ≤ d·m ≤ B_seqs (d divides B_seqs, m the quotient) and
+    N_DP·N_PP ≤ c_max·B_seqs; token-granular, N_DP·m·S ≤ B_tok, so N_DP·N_PP ≤ B_tok/S; N_EP =
+    gcd(N, S). The step runs its critical stage's m·L/N_PP ≥ L layer passes
+    (`step.pipeline.pipeline_step_s`: the slowest stage m times, the rest non-negative), each
+    at least its tensor-parallel collectives (`search.realistic`: t_full = t_layer + what of
+    them outlasts the layer's GEMMs + t_ep, and t_layer ≥ the GEMMs). Those are ring
+    all-reduces of 2(g − 1) hops each (`network.ring.ring_allreduce_s`) at a level's latency
+    ≥ λ_min, at least 4 over the N_TPff ranks and 4 over the N_TPm ranks per layer with
+    attention, 2 and 2 without (`network.groups.tensor_parallel_s`, recomputation adds), so a
+    pass takes ≥ 2·c·λ_min·(N_TPm + N_TPff − 2) ≥ 4·c·λ_min·(√N_TP − 1) (N_TPm·N_TPff = N_TP)
+    ≥ 4·c·λ_min·(√t_min − 1). Rounding: the walk compares with the slack `PRUNE_SLACK`.
+    """
+    if physics.is_paper:
+        return 0.0
+    s = shape.sparsity
+    if opts.quirks.whole_sequences or physics.whole_sequences:
+        cp = 1
+        if physics.max_context_parallel > 1 and physics.whole_sequences:
+            cp = max((1, *context_parallel_degrees(shape, physics.max_context_parallel)))
+        ranks = float(cp * shape.batch_seqs)  # most N_DP·N_PP
+    else:
+        ranks = shape.batch_tokens / float(s)
+    t_min = n_gpu / (math.gcd(n_gpu, s) * ranks)
+    if t_min <= 1.0:
+        return 0.0
+    per_group = 4.0 if physics.attention else 2.0
+    hop_s = min(hw.net_latency_s)
+    return shape.n_layers * (4.0 * per_group * hop_s * (math.sqrt(t_min) - 1.0))
+
+
 def smallest_cluster(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -515,7 +563,10 @@ def smallest_cluster(
         n_gpu = shape.sparsity * 2**i
         if n_gpu < floor:
             continue
-        if steps * (fixed_s + flop_s / n_gpu) * (1.0 - PRUNE_SLACK) >= duration_s:
+        floor_s = fixed_s + flop_s / n_gpu
+        if prune:
+            floor_s = max(floor_s, tensor_parallel_floor_s(hw, physics, opts, shape, n_gpu))
+        if steps * floor_s * (1.0 - PRUNE_SLACK) >= duration_s:
             too_slow.append(n_gpu)  # searched below only if the reason depends on it
             continue
         at = _best_at(hw, shape, n_gpu, opts, duration_s, prune, physics)

@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, model_shape
-from pipeline.model.search.candidates import Candidates, enumerate_candidates
+from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
+from pipeline.model.search.realistic import realistic_steps
 from pipeline.model.search.search import (
     PRUNE_SLACK,
     batch_share_floor,
@@ -19,6 +20,7 @@ from pipeline.model.search.search import (
     optimal_layout,
     smallest_cluster,
     step_floor_terms_s,
+    tensor_parallel_floor_s,
 )
 from pipeline.schema import Scenario, compose_config, load_scenario
 from tests.strategies import hardware, models, search_options
@@ -56,8 +58,8 @@ def test_pruned_smallest_cluster_equals_exhaustive(
 
 
 REALISTIC_CASES = [
-    (["scaling=dense"], (49152, 90112, 106496)),
-    (["scaling=sparse"], (57344, 73728)),
+    (["scaling=dense"], (22528, 26624, 49152, 106496)),
+    (["scaling=sparse"], (30720, 32768, 73728)),
     (["scaling=dense", "physics.max_context_parallel=8", "physics.tp_in_domain=true"], (22528,)),
     (["scaling=dense", "physics.fusion=flash", "physics.whole_sequences=false"], (90112,)),
     (["scaling=sparse", "physics.attention=false", "physics.tensor_parallel=1d"], (73728,)),
@@ -119,3 +121,27 @@ def test_batch_share_floor_bounds_every_layout(over: list[str], widths: tuple[in
                 continue
             kept = c.degrees[:, 0] * c.microbatches * c.nanobatch * shape.sparsity
             assert np.all(kept >= share * shape.batch_tokens)
+
+
+@pytest.mark.parametrize(("over", "widths"), REALISTIC_CASES)
+def test_tensor_parallel_floor_bounds_every_realistic_step(
+    over: list[str], widths: tuple[int]
+) -> None:
+    """The tensor-parallel hops' floor is at most every candidate's realistic step at N GPUs,
+    for every cluster the walk may try (docs/model.md §9.4, `tensor_parallel_floor_s`)."""
+    checked = 0
+    for d_model in widths:
+        s, shape = _realistic(over, d_model)
+        shape = grid_shape(s.physics, shape)
+        hw = network_physics(s.hardware, s.physics)
+        for i in range(0, s.options.max_cluster_doublings + 1, 2):
+            n_gpu = shape.sparsity * 2**i
+            c = enumerate_candidates(hw, shape, n_gpu, s.options, s.physics)
+            if not isinstance(c, Candidates):
+                continue
+            c = _with_ring(c, hw, shape, s.options)
+            steps = realistic_steps(hw, s.physics, shape, n_gpu, c, s.options)
+            floor_s = tensor_parallel_floor_s(hw, s.physics, s.options, shape, n_gpu)
+            assert floor_s <= float(steps.t_step_s.min()) * (1.0 + PRUNE_SLACK)
+            checked += floor_s > 0.0
+    assert checked > 0

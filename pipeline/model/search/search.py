@@ -26,8 +26,10 @@ from pipeline.model.network.comm_table import (
     CommTable,
     comm_table,
 )
+from pipeline.model.network.groups import Levels, TensorGroups, tensor_parallel_s
 from pipeline.model.network.levels import (
     adjusted_level_sizes,
+    divisors,
     hierarchy_is_consistent,
     split_inner_products,
     split_table,
@@ -453,13 +455,19 @@ def batch_share_floor(physics: Physics, opts: SearchOptions, shape: ModelShape) 
     s = shape.sparsity
     if s == 1:
         return 1.0
-    x0 = 1.0
-    if opts.quirks.whole_sequences or physics.whole_sequences:
-        cps: tuple[int, ...] = (1,)
-        if physics.max_context_parallel > 1 and physics.whole_sequences:
-            cps = (1, *context_parallel_degrees(shape, physics.max_context_parallel))
-        x0 = shape.seq_len / (max(cps) * s)
+    cp = _most_context_parallel(physics, opts, shape)
+    x0 = 1.0 if cp is None else shape.seq_len / (cp * s)
     return max(1.0 - 1.0 / x0, 0.5) if x0 >= 1.0 else 0.0
+
+
+def _most_context_parallel(physics: Physics, opts: SearchOptions, shape: ModelShape) -> int | None:
+    """The largest context-parallel degree c a layout may have with whole-sequence microbatches
+    (1 when the physics tries none); None when microbatches split tokens (`search.enumeration`)."""
+    if not (opts.quirks.whole_sequences or physics.whole_sequences):
+        return None
+    if physics.max_context_parallel > 1 and physics.whole_sequences:
+        return max((1, *context_parallel_degrees(shape, physics.max_context_parallel)))
+    return 1
 
 
 def step_floor_terms_s(
@@ -497,39 +505,45 @@ def tensor_parallel_floor_s(
     hw: HardwareSpec, physics: Physics, opts: SearchOptions, shape: ModelShape, n_gpu: int
 ) -> float:
     """A lower bound on the step time of every realistic layout on n_gpu GPUs from its tensor-
-    parallel collectives' hops alone: L · 4·c·λ_min·(√t_min − 1), with c = 4 (2 without
-    attention), λ_min the smallest hop latency of the levels and t_min the fewest tensor-
-    parallel ranks a layout on n_gpu GPUs has; 0 under the paper's physics.
+    parallel collectives alone: L · min over (N_TPm, N_TPff) of t_tp(ρ·B_tok·N_TP/N), t_tp the
+    collectives of one layer pass (`network.groups.tensor_parallel_s`, no recomputation) on
+    that many tokens, over every pair whose product N_TP divides N/N_EP and is at least t_min,
+    the fewest tensor-parallel ranks a layout on N GPUs has; 0 under the paper's physics.
 
     Proof. t_min: N = N_EP·N_TP·N_DP·N_PP (c inside N_DP) and every schedule has m ≥ N_PP, so
     with whole sequences d·N_PP ≤ d·m ≤ B_seqs (d divides B_seqs, m the quotient) and
     N_DP·N_PP ≤ c_max·B_seqs; token-granular, N_DP·m·S ≤ B_tok, so N_DP·N_PP ≤ B_tok/S; N_EP =
-    gcd(N, S). The step runs its critical stage's m·L/N_PP ≥ L layer passes
+    gcd(N, S). The step runs its critical stage's (L/N_PP)·m ≥ L layer passes
     (`step.pipeline.pipeline_step_s`: the slowest stage m times, the rest non-negative), each
     at least its tensor-parallel collectives (`search.realistic`: t_full = t_layer + what of
-    them outlasts the layer's GEMMs + t_ep, and t_layer ≥ the GEMMs). Those are ring
-    all-reduces of 2(g − 1) hops each (`network.ring.ring_allreduce_s`) at a level's latency
-    ≥ λ_min, at least 4 over the N_TPff ranks and 4 over the N_TPm ranks per layer with
-    attention, 2 and 2 without (`network.groups.tensor_parallel_s`, recomputation adds), so a
-    pass takes ≥ 2·c·λ_min·(N_TPm + N_TPff − 2) ≥ 4·c·λ_min·(√N_TP − 1) (N_TPm·N_TPff = N_TP)
-    ≥ 4·c·λ_min·(√t_min − 1). Rounding: the walk compares with the slack `PRUNE_SLACK`.
+    them outlasts the layer's GEMMs + t_ep, and t_layer ≥ the GEMMs), which recomputation only
+    adds to. For a given pair they are α·tokens + β with α, β ≥ 0 (ring all-reduces: bytes in
+    proportion to the pass's tokens over a bandwidth, plus hops times a latency), and a pass
+    holds nanobatch·S/N_EP tokens, so the passes' tokens add to L·(N_DP·m·S·nanobatch/B_tok)·
+    B_tok·N_TP/N ≥ L·ρ·B_tok·N_TP/N (`batch_share_floor`): the passes take at least
+    L·(α·ρ·B_tok·N_TP/N + β). The layout's pair is among those minimized over. Rounding: the
+    walk compares with the slack `PRUNE_SLACK`.
     """
     if physics.is_paper:
         return 0.0
     s = shape.sparsity
-    if opts.quirks.whole_sequences or physics.whole_sequences:
-        cp = 1
-        if physics.max_context_parallel > 1 and physics.whole_sequences:
-            cp = max((1, *context_parallel_degrees(shape, physics.max_context_parallel)))
-        ranks = float(cp * shape.batch_seqs)  # most N_DP·N_PP
-    else:
-        ranks = shape.batch_tokens / float(s)
-    t_min = n_gpu / (math.gcd(n_gpu, s) * ranks)
-    if t_min <= 1.0:
+    cp = _most_context_parallel(physics, opts, shape)
+    # the most N_DP·N_PP
+    ranks = shape.batch_tokens / float(s) if cp is None else float(cp * shape.batch_seqs)
+    q = n_gpu // math.gcd(n_gpu, s)
+    t_min = q / ranks
+    divs = divisors(q)
+    pairs = np.array([(m, f) for m in divs for f in divs if q % (m * f) == 0 and m * f >= t_min])
+    if pairs.size == 0 or t_min <= 1.0:
         return 0.0
-    per_group = 4.0 if physics.attention else 2.0
-    hop_s = min(hw.net_latency_s)
-    return shape.n_layers * (4.0 * per_group * hop_s * (math.sqrt(t_min) - 1.0))
+    tp_model, tp_ff = pairs[:, 0].astype(np.float64), pairs[:, 1].astype(np.float64)
+    share = batch_share_floor(physics, opts, shape)
+    tokens = share * shape.batch_tokens * (tp_model * tp_ff) / n_gpu
+    d = float(shape.d_model)
+    groups = TensorGroups(tp_model, tp_ff, tokens, d, float(shape.d_ff), 3.0 * d)
+    none = np.zeros(pairs.shape[0], dtype=np.int64)  # no recomputation: the fewest collectives
+    t_tp = tensor_parallel_s(Levels.as_given(hw), groups, none, physics.attention)
+    return shape.n_layers * float(t_tp.min())
 
 
 def smallest_cluster(

@@ -223,24 +223,6 @@ def fsync_all(paths: Iterable[Path]) -> None:
             done.result()
 
 
-def _part_of(
-    root: Path | str,
-    table_name: str,
-    table: pa.Table,
-    partition: Mapping[str, str],
-    key: str | None = None,
-) -> tuple[Path, pa.Table]:
-    """Where `write_parts` writes `table` (checked against its table and partition), and the
-    rows it writes there (without the partition columns): `table` has the table's full schema
-    (`pipeline.io.tables`), its partition columns must all equal `partition` and are dropped
-    from the file, and `key` defaults to `part_key` of the table's series ids."""
-    if key is None:
-        key = part_key(table.column("series_id").to_pylist())
-    final = part_path(root, table_name, partition, key)  # validates names first
-    _check_table(table_name, table, partition)
-    return final, table.drop_columns(list(PARTITION_COLUMNS))
-
-
 def write_parts(
     root: Path | str,
     tables: Sequence[tuple[str, pa.Table]],
@@ -249,16 +231,25 @@ def write_parts(
 ) -> list[Path]:
     """Write each (table name, rows) as one part of that table under the partition, in order.
 
-    Each part is keyed by `part_key` of its series ids (or `key`) and written atomically, so
-    writing the same series again replaces their parts; tables without rows are skipped. The last part is the batch's completion marker: every part's temporary
-    file is fsynced, the others are renamed into place and their directories fsynced, and only
-    then the marker is renamed and its directory fsynced (the fsyncs of each step side by side,
-    `fsync_all`). Returns the paths written.
+    Each table has its table's full schema (`pipeline.io.tables`); its partition columns must
+    all equal `partition` and are dropped from the file. Each part is keyed by `part_key` of its
+    series ids (or `key`) and written atomically, so writing the same series again replaces
+    their parts; tables without rows are skipped. The last part is the batch's completion
+    marker: every part's temporary file is fsynced, the others are renamed into place and their
+    directories fsynced, and only then the marker is renamed and its directory fsynced (the
+    fsyncs of each step side by side, `fsync_all`). Returns the paths written.
     """
-    written = [(name, table) for name, table in tables if table.num_rows]
-    if not written:
+    parts = []
+    for name, table in tables:
+        if not table.num_rows:
+            continue
+        part = key if key is not None else part_key(table.column("series_id").to_pylist())
+        final = part_path(root, name, partition, part)  # validates names first
+        _check_table(name, table, partition)
+        parts.append((final, table.drop_columns(list(PARTITION_COLUMNS))))
+    if not parts:
         return []
-    *body, marker = _write_temps([_part_of(root, name, t, partition, key) for name, t in written])
+    *body, marker = _write_temps(parts)
     return [*_replace_all(body), *_replace_all([marker])]
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 import subprocess
 import sys
@@ -97,6 +98,30 @@ def test_startup_forks_at_the_first_job_and_close_unfreezes(tmp_path: Path) -> N
         tricks.close()
     assert tricks.ahead is None
     assert gc.get_freeze_count() == 0
+
+
+@pytest.mark.usefixtures("two_cpus")
+@pytest.mark.skipif(not forking_supported(), reason="needs fork (POSIX, not macOS)")
+def test_startup_freezes_the_heap_at_exit_once_it_forked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first fork registers one `gc.freeze` to run at exit; the switch off registers none."""
+    registered: list[object] = []
+    monkeypatch.setattr(atexit, "register", registered.append)
+    monkeypatch.setattr(
+        atexit, "unregister", lambda f: registered.remove(f) if f in registered else None
+    )
+    argv = ["-m", "hardware=v100_sxm,a100_sxm", TINY, f"output.root={tmp_path}"]
+    plain = Startup()
+    check_command_line([*argv, "execution.ahead=false"], plain.on_job)
+    assert registered == []
+    for _ in range(2):  # two commands in one process: still one handler
+        tricks = Startup()
+        try:
+            check_command_line(argv, tricks.on_job)
+        finally:
+            tricks.close()
+    assert registered == [gc.freeze]
 
 
 @pytest.mark.skipif(not forking_supported(), reason="needs fork (POSIX, not macOS)")

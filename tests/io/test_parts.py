@@ -75,16 +75,26 @@ def test_write_parts_writes_one_part_of_several_series_marker_last(
     provenance: Provenance,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Each table is one part keyed by its series, empty tables are skipped, the last is last."""
+    """Each table is one part keyed by its series, empty tables are skipped, the last is last:
+    every temporary file is fsynced before any rename, the others' folders before the marker's
+    rename, and the marker's folder last."""
     keys, points = two_series_points(make_series, feasible_point, provenance)
-    renamed: list[str] = []
-    real_replace = parquet.os.replace
+    events: list[tuple[str, str]] = []
+    real_replace, real_fsync = parquet.os.replace, parquet.fsync_dir
 
     def record(source: str, target: Path) -> None:
-        renamed.append(Path(target).parts[-5])  # the table folder
+        events.append(("rename", Path(target).parts[-5]))  # the table folder
         real_replace(source, target)
 
+    def fsync(path: Path) -> None:
+        if path.name.endswith(parquet.TEMP_SUFFIX):
+            events.append(("fsync temp", path.parts[-5]))
+        else:
+            events.append(("fsync dir", path.parts[-4]))
+        real_fsync(path)
+
     monkeypatch.setattr(parquet.os, "replace", record)
+    monkeypatch.setattr(parquet, "fsync_dir", fsync)
     tables = [
         ("points", points),
         ("forecasts", FORECASTS_SCHEMA.empty_table()),
@@ -93,39 +103,6 @@ def test_write_parts_writes_one_part_of_several_series_marker_last(
     written = write_parts(tmp_path, tables, keys[0].partition)
     name = f"part-{part_key(k.series_id for k in keys)}.parquet"
     assert [p.name for p in written] == [name, name]
-    assert renamed == ["points", "thresholds"]
-    assert pq.read_table(written[0]).num_rows == 2
-
-
-def test_write_parts_renames_the_marker_after_the_others_are_durable(
-    tmp_path: Path,
-    make_series: SeriesFactory,
-    feasible_point: PointFactory,
-    provenance: Provenance,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Every temporary file is fsynced before any rename, the others' folders before the
-    marker's rename, and the marker's folder last."""
-    keys, points = two_series_points(make_series, feasible_point, provenance)
-    events: list[tuple[str, str]] = []
-    real_replace, real_fsync = parquet.os.replace, parquet.fsync_dir
-
-    def replace(source: str, target: Path) -> None:
-        events.append(("rename", Path(target).parts[-5]))
-        real_replace(source, target)
-
-    def fsync(path: Path) -> None:
-        kind = "fsync temp" if path.name.endswith(parquet.TEMP_SUFFIX) else "fsync dir"
-        events.append((kind, path.parts[-4] if kind == "fsync dir" else path.parts[-5]))
-        real_fsync(path)
-
-    monkeypatch.setattr(parquet.os, "replace", replace)
-    monkeypatch.setattr(parquet, "fsync_dir", fsync)
-    write_parts(
-        tmp_path,
-        [("points", points), ("thresholds", thresholds_of(keys, provenance))],
-        keys[0].partition,
-    )
     assert sorted(events[:2]) == [("fsync temp", "points"), ("fsync temp", "thresholds")]
     assert events[2:] == [
         ("rename", "points"),
@@ -133,6 +110,7 @@ def test_write_parts_renames_the_marker_after_the_others_are_durable(
         ("rename", "thresholds"),
         ("fsync dir", "thresholds"),
     ]
+    assert pq.read_table(written[0]).num_rows == 2
 
 
 def test_remove_series_rows_rewrites_or_deletes_a_part(

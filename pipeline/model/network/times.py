@@ -35,20 +35,12 @@ class CommTimes:
 
 
 def layer_tp_traffic(shape: ModelShape, tp_model: Array, tp_ff: Array) -> TpTraffic:
-    """What a layer's tensor parallelism moves: the MLP's all-reduces (spec §6.2), and with
-    `shape.attention` the attention block's as well, the same collectives with the heads'
-    concatenated width d_model in place of d_ff (its output projection is d_model x d_model):
-    two more all-reduces of d_model words per token forward and two backward under 1-D
-    tensor parallelism, as Megatron-LM's layer (Shoeybi et al. 2019 §3; docs/model.md R.7)."""
+    """What a layer's tensor parallelism moves in the paper's model: the MLP's all-reduces
+    (spec §6.2). Realistic physics charges each group's collectives on its own level instead
+    (`network.groups.tensor_parallel_s`, docs/model.md R.5)."""
     layers = float(shape.n_layers)
     b_tok = float(shape.batch_tokens)
-    mlp = tp_traffic(tp_model, tp_ff, shape.d_model, shape.d_ff, layers, b_tok)
-    if not shape.attention:
-        return mlp
-    block = tp_traffic(tp_model, tp_ff, shape.d_model, shape.d_model, layers, b_tok)
-    return TpTraffic(
-        mlp.bytes_model + block.bytes_model, mlp.bytes_ff + block.bytes_ff, mlp.hops + block.hops
-    )
+    return tp_traffic(tp_model, tp_ff, shape.d_model, shape.d_ff, layers, b_tok)
 
 
 def tp_times_s(

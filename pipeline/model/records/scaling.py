@@ -102,10 +102,6 @@ class ModelShape:
     physics with attention, the MLPs and the attention projections of the model the step
     times (`search.counts.grid_counts`); their gradients are what data parallelism
     all-reduces and their weights and optimizer state what memory holds. None: the paper's N."""
-    attention: bool = False
-    """True when each layer also runs the attention block (the realistic grid with
-    `physics.attention`): its tensor-parallel collectives are charged beside the MLP's
-    (`network.times.layer_tp_traffic`). False: the paper's MLP-only layer."""
 
     @property
     def n_params(self) -> int:

@@ -72,9 +72,7 @@ def grid_shape(physics: Physics, shape: ModelShape) -> ModelShape:
     if physics.is_paper:
         return shape
     counts = grid_counts(physics, shape)
-    return dataclasses.replace(
-        shape, tokens=counts.n_tokens, weights=counts.n_params, attention=physics.attention
-    )
+    return dataclasses.replace(shape, tokens=counts.n_tokens, weights=counts.n_params)
 
 
 def weight_training_flop(physics: Physics, shape: ModelShape) -> float:

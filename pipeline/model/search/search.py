@@ -532,16 +532,21 @@ def tensor_parallel_floor_s(
     ranks = shape.batch_tokens / float(s) if cp is None else float(cp * shape.batch_seqs)
     q = n_gpu // math.gcd(n_gpu, s)
     t_min = q / ranks
-    divs = divisors(q)
-    pairs = np.array([(m, f) for m in divs for f in divs if q % (m * f) == 0 and m * f >= t_min])
-    if pairs.size == 0 or t_min <= 1.0:
-        return 0.0
-    tp_model, tp_ff = pairs[:, 0].astype(np.float64), pairs[:, 1].astype(np.float64)
+    if t_min <= 1.0:
+        return 0.0  # one tensor rank may do: no collective is certain
+    divs = np.array(divisors(q), dtype=np.int64)
+    fits = divs[None, :] <= (q // divs)[:, None]  # N_TPm·N_TPff ≤ q, without overflow
+    tp = np.ones(fits.shape, dtype=np.int64)
+    np.multiply(divs[:, None], divs[None, :], out=tp, where=fits)
+    model_at, ff_at = np.nonzero(fits & (q % tp == 0) & (tp >= t_min))
+    if model_at.size == 0:
+        return 0.0  # no layout at all: nothing to bound
+    tp_model, tp_ff = divs[model_at].astype(np.float64), divs[ff_at].astype(np.float64)
     share = batch_share_floor(physics, opts, shape)
     tokens = share * shape.batch_tokens * (tp_model * tp_ff) / n_gpu
     d = float(shape.d_model)
     groups = TensorGroups(tp_model, tp_ff, tokens, d, float(shape.d_ff), 3.0 * d)
-    none = np.zeros(pairs.shape[0], dtype=np.int64)  # no recomputation: the fewest collectives
+    none = np.zeros(tp_model.shape[0], dtype=np.int64)  # no recomputation: fewest collectives
     t_tp = tensor_parallel_s(Levels.as_given(hw), groups, none, physics.attention)
     return shape.n_layers * float(t_tp.min())
 
@@ -578,7 +583,7 @@ def smallest_cluster(
         if n_gpu < floor:
             continue
         floor_s = fixed_s + flop_s / n_gpu
-        if prune:
+        if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < duration_s:
             floor_s = max(floor_s, tensor_parallel_floor_s(hw, physics, opts, shape, n_gpu))
         if steps * floor_s * (1.0 - PRUNE_SLACK) >= duration_s:
             too_slow.append(n_gpu)  # searched below only if the reason depends on it

@@ -39,11 +39,10 @@ CASES = [
 
 
 def _every_row(
-    name: str, sparse: bool, d_model: int, n_gpu: int, attention: bool = False
+    name: str, sparse: bool, d_model: int, n_gpu: int
 ) -> tuple[ModelShape, Candidates, Ints, Ints, Ints]:
     hw = preset(name)
     shape = model_shape(d_model, ScalingLaws(sparse=sparse))
-    shape = dataclasses.replace(shape, attention=attention)
     c = enumerate_candidates(hw, shape, n_gpu, SearchOptions())
     assert c is not None
     all_idx = np.arange(c.degrees.shape[0], dtype=np.int64)
@@ -51,16 +50,12 @@ def _every_row(
     return shape, c, idx, split, factors
 
 
-@pytest.mark.parametrize("attention", [False, True], ids=["mlp", "attention"])
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[2]}-{c[3]}")
-def test_comm_table_rows_equal_step_arrays_bit_for_bit(
-    case: tuple[str, bool, int, int], attention: bool
-) -> None:
-    """Every field of every row gathered from the tables equals step_arrays of its factors,
-    with and without the attention block's collectives (`ModelShape.attention`)."""
+def test_comm_table_rows_equal_step_arrays_bit_for_bit(case: tuple[str, bool, int, int]) -> None:
+    """Every field of every row gathered from the tables equals step_arrays of its factors."""
     name, _, _, n_gpu = case
     hw, opts = preset(name), SearchOptions()
-    shape, c, idx, split, factors = _every_row(*case, attention=attention)
+    shape, c, idx, split, factors = _every_row(*case)
     direct = step_arrays(hw, shape, n_gpu, _batch(c, idx, factors), hardware_network(hw), opts)
     table = candidate_comm_table(hw, shape, n_gpu, c)
     gathered = row_step_arrays(shape, c, idx, split, table, opts)

@@ -11,7 +11,7 @@ import pytest
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.model import caches
 from pipeline.model.network.collectives import Network
-from pipeline.model.network.times import dp_times_s, tp_times_s
+from pipeline.model.network.times import dp_times_s
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import PointResult
@@ -162,19 +162,3 @@ def test_counts_data_parallel_all_reduce_moves_the_counted_parameters(scaling: s
     ratio = by_hand_params(PointResult(shape, False, None, None, None)) / shape.n_params
     assert timed_bw == pytest.approx(paper_bw * ratio, rel=REL)
     assert ratio > 1.0
-
-
-def test_counts_tensor_parallelism_charges_the_attention_block() -> None:
-    """Under realistic physics with attention a grid size's 1-D tensor parallelism moves and
-    waits twice what the paper's MLP-only layer does: Megatron-LM's two all-reduces of d_model
-    words per token forward (and two backward) instead of one."""
-    physics = load_scenario(compose_config(["physics=realistic"])).physics
-    shape = model_shape(12288, ScalingLaws(), SearchOptions().quirks)
-    timed = grid_shape(physics, shape)
-    net = Network(bandwidth_bytes_per_s=(900e9, 100e9), latency_s=(1e-6, 5e-6))
-    tp_model, tp_ff = np.array([[1.0, 1.0]]), np.array([[8.0, 1.0]])
-    paper_bw, paper_lat = tp_times_s(shape, 4096, tp_model, tp_ff, net)
-    timed_bw, timed_lat = tp_times_s(timed, 4096, tp_model, tp_ff, net)
-    assert timed_bw == pytest.approx(2.0 * paper_bw, rel=REL)
-    assert timed_lat == pytest.approx(2.0 * paper_lat, rel=REL)
-    assert paper_bw > 0.0

@@ -4,7 +4,7 @@ Run: `make docs` (or `.venv/bin/python bench/results.py`; about a minute on one 
 figure of docs/results.md comes from `pipeline.run` on this checkout: the paper's series
 (`conf/experiment/`), their forecast years, and what each realistic extension does to the
 limits. `--check` writes nothing and exits 1 when either file differs from what this script
-would write (tests/docs/test_results.py runs the same comparison).
+would write (tests/test_docs_results.py runs the same comparison).
 
 Regenerate after a change of the model, of a preset or of the forecast trajectory; never edit
 the generated figures by hand.
@@ -293,7 +293,7 @@ def realistic_table() -> list[str]:
         "physics",
         "linear-scaling end (FLOP)",
         "last feasible (FLOP)",
-        "latency wall (FLOP)",
+        "wall: first infeasible (FLOP)",
         "best utilization",
     ]
     return table(header, rows)
@@ -308,7 +308,7 @@ def results_md() -> str:
         "",
         "What the model says, as this checkout computes it: every figure below is written by",
         "`bench/results.py` (`make docs`) from `pipeline.run`, the same code as `dmlimits`, and",
-        "`tests/docs/test_results.py` fails when a figure differs from what the model gives now.",
+        "`tests/test_docs_results.py` fails when a figure differs from what the model gives now.",
         "Thresholds are defined in [schema.md](schema.md) (`thresholds` table) and",
         '[model.md](model.md) §9-10; "spec §n" is a section of',
         "[spec/bottleneck-model.md](spec/bottleneck-model.md). The paper's headlines, utilization",
@@ -348,7 +348,13 @@ def results_md() -> str:
         "collectives as rings on the network level each group spans, its step as a run's 1F1B",
         "pipeline ([model.md](model.md) R.5-R.7), where the paper charges aggregate bandwidth",
         "over the levels; tensor parallelism past an NVLink domain and flat rings over many",
-        "data-parallel ranks cost more there ([model.md](model.md) R.10).",
+        "data-parallel ranks cost more there ([model.md](model.md) R.10). The realistic wall is",
+        "not the paper's latency wall: with whole sequences and no context parallelism, data",
+        "and pipeline parallelism share the batch's sequences (N_DP · N_PP ≤ B_seqs, 1F1B's",
+        "m ≥ N_PP), so past 8 · B_seqs H100s (a tensor-parallel group filling an 8-GPU NVLink",
+        "domain) tensor parallelism crosses InfiniBand and the step becomes communication-bound;",
+        "context parallelism (`max_context_parallel=8`) lets more GPUs share a sequence and",
+        "moves that wall further (the table's rows).",
         "",
         *realistic_table(),
         "",

@@ -36,6 +36,7 @@ SCHEDULE_CACHE_SIZE = 4096
 IntArray = NDArray[np.int64]
 
 
+@cached(maxsize=65536)
 def _microbatch_choices(base: int, pp: int, opts: SearchOptions) -> tuple[tuple[bool, int], ...]:
     """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB)."""
     divs = divisors(base) if base > 0 else ()
@@ -170,15 +171,6 @@ class ScheduleRows:
         return self._interleaved[n_ff]
 
 
-@cached(maxsize=65536)
-def _microbatch_columns(base: int, pp: int, opts: SearchOptions) -> tuple[IntArray, IntArray]:
-    """`_microbatch_choices` as (m, zero-bubble) integer columns."""
-    choices = _microbatch_choices(base, pp, opts)
-    m = np.array([m for _, m in choices], dtype=np.int64)
-    zb = np.array([int(z) for z, _ in choices], dtype=np.int64)
-    return m, zb
-
-
 @cached(maxsize=SCHEDULE_CACHE_SIZE)
 def _schedule_rows(
     shape: ModelShape, opts: SearchOptions, whole: bool, cp: int, r: int
@@ -188,9 +180,8 @@ def _schedule_rows(
     `whole`, else tokens, Q3), the schedules of `_microbatch_choices`. None if there is none."""
     s, b_tok = shape.sparsity, shape.batch_tokens
     unit = math.gcd(r, shape.batch_seqs if whole else b_tok)
-    heads: list[tuple[int, int]] = []  # (N_DP, N_PP) of each block
-    ms: list[IntArray] = []
-    zbs: list[IntArray] = []
+    sizes: list[int] = []  # each block's row count
+    flat: list[tuple[int, int, int, int]] = []  # (N_DP·cp, N_PP, m, zero-bubble) of each row
     for pp in reversed(divisors(math.gcd(r, shape.n_layers))):  # N_DP ascending
         dp = r // pp
         if unit % dp:
@@ -198,20 +189,16 @@ def _schedule_rows(
         if opts.quirks.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
             continue
         base = shape.batch_seqs // dp if whole else b_tok // (s * dp)
-        m, zb = _microbatch_columns(base, pp, opts)
-        if m.size:
-            heads.append((dp * cp, pp))
-            ms.append(m)
-            zbs.append(zb)
-    if not heads:
+        choices = _microbatch_choices(base, pp, opts)
+        if choices:
+            sizes.append(len(choices))
+            flat += [(dp * cp, pp, m, int(zb)) for zb, m in choices]
+    if not sizes:
         return None
-    sizes = np.array([m.size for m in ms], dtype=np.int64)
-    rows = np.empty((int(sizes.sum()), 5), dtype=np.int64)
-    rows[:, :2] = np.repeat(np.array(heads, dtype=np.int64), sizes, axis=0)
-    rows[:, 2] = np.concatenate(ms)
-    rows[:, 3] = np.concatenate(zbs)
+    rows = np.empty((len(flat), 5), dtype=np.int64)
+    rows[:, :4] = flat
     rows[:, 4] = b_tok // (rows[:, 0] * rows[:, 2] * s)
-    return ScheduleRows(rows, sizes)
+    return ScheduleRows(rows, np.array(sizes, dtype=np.int64))
 
 
 def context_parallel_degrees(shape: ModelShape, max_cp: int) -> tuple[int, ...]:

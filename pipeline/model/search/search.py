@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model.caches import cached
 from pipeline.model.network.collectives import Network
 from pipeline.model.network.comm_table import (
     CandidateKeys,
@@ -74,6 +75,9 @@ FIRST_BLOCK = 16
 """Candidates in the first evaluated block; each next block doubles."""
 ROWS_PER_BLOCK = 200_000
 """Full-split rows evaluated per numpy block: bounds memory on 3-level networks."""
+TENSOR_PARALLEL_TERMS_CACHE_SIZE = 256
+"""(network, model widths, cover) whose tensor-parallel floor terms a process keeps: one or
+two per size of a series."""
 
 
 def hardware_network(hw: HardwareSpec) -> Network:
@@ -521,8 +525,10 @@ def tensor_parallel_floor_s(
     proportion to the pass's tokens over a bandwidth, plus hops times a latency), and a pass
     holds nanobatch·S/N_EP tokens, so the passes' tokens add to L·(N_DP·m·S·nanobatch/B_tok)·
     B_tok·N_TP/N ≥ L·ρ·B_tok·N_TP/N (`batch_share_floor`): the passes take at least
-    L·(α·ρ·B_tok·N_TP/N + β). The layout's pair is among those minimized over. Rounding: the
-    walk compares with the slack `PRUNE_SLACK`.
+    L·(α·ρ·B_tok·N_TP/N + β). The layout's pair is among those minimized over. α and β come
+    from `_tensor_parallel_terms`, kept per (network, model widths) for the pairs of a power of
+    2^8 that the clusters of a walk share. Rounding (α·x + β is not the exact floating-point
+    sequence of t_tp(x)): the walk compares with the slack `PRUNE_SLACK`.
     """
     if physics.is_paper:
         return 0.0
@@ -534,21 +540,56 @@ def tensor_parallel_floor_s(
     t_min = q / ranks
     if t_min <= 1.0:
         return 0.0  # one tensor rank may do: no collective is certain
-    divs = np.array(divisors(q), dtype=np.int64)
-    fits = divs[None, :] <= (q // divs)[:, None]  # N_TPm·N_TPff ≤ q, without overflow
-    tp = np.ones(fits.shape, dtype=np.int64)
-    np.multiply(divs[:, None], divs[None, :], out=tp, where=fits)
-    model_at, ff_at = np.nonzero(fits & (q % tp == 0) & (tp >= t_min))
-    if model_at.size == 0:
+    cover = _tensor_parallel_cover(q)
+    tp, alpha, beta = _tensor_parallel_terms(
+        hw, physics.attention, shape.d_model, shape.d_ff, cover
+    )
+    keep = (q % tp == 0) & (tp >= t_min)
+    if not keep.any():
         return 0.0  # no layout at all: nothing to bound
-    tp_model, tp_ff = divs[model_at].astype(np.float64), divs[ff_at].astype(np.float64)
     share = batch_share_floor(physics, opts, shape)
-    tokens = share * shape.batch_tokens * (tp_model * tp_ff) / n_gpu
-    d = float(shape.d_model)
-    groups = TensorGroups(tp_model, tp_ff, tokens, d, float(shape.d_ff), 3.0 * d)
+    tokens = share * shape.batch_tokens * tp[keep].astype(np.float64) / n_gpu
+    return shape.n_layers * float((alpha[keep] * tokens + beta[keep]).min())
+
+
+def _tensor_parallel_cover(q: int) -> int:
+    """The integer whose divisor pairs `tensor_parallel_floor_s` reads its terms for at q (N/N_EP):
+    q itself, or for a power of two the next power of 2^8 at or above it (up to 2^56), so
+    that the clusters of a walk (q = 2^i) share a few tables."""
+    if q & (q - 1):
+        return q
+    bits = -(-(q.bit_length() - 1) // 8) * 8
+    return q if bits > 56 else 1 << bits
+
+
+@cached(maxsize=TENSOR_PARALLEL_TERMS_CACHE_SIZE)
+def _tensor_parallel_terms(
+    hw: HardwareSpec, attention: bool, d_model: int, d_ff: int, cover: int
+) -> tuple[NDArray[np.int64], Array, Array]:
+    """For every (N_TPm, N_TPff) whose product N_TP divides `cover`: N_TP, and α (s per token)
+    and β (s) such that one layer pass's tensor-parallel collectives on x tokens, without
+    recomputation, take α·x + β (`network.groups.tensor_parallel_s`, ring all-reduces: bytes in
+    proportion to x over a level's bandwidth plus hops times its latency). α is the pass at
+    one token on levels without latency, β the pass at no tokens. Kept per (network, model
+    widths, cover); read only."""
+    divs = np.array(divisors(cover), dtype=np.int64)
+    fits = divs[None, :] <= (cover // divs)[:, None]  # N_TPm·N_TPff ≤ cover, without overflow
+    products = np.ones(fits.shape, dtype=np.int64)
+    np.multiply(divs[:, None], divs[None, :], out=products, where=fits)
+    model_at, ff_at = np.nonzero(fits & (cover % products == 0))
+    tp_model, tp_ff = divs[model_at].astype(np.float64), divs[ff_at].astype(np.float64)
+    d = float(d_model)
+    one = TensorGroups(tp_model, tp_ff, np.ones_like(tp_model), d, float(d_ff), 3.0 * d)
+    levels = Levels.as_given(hw)
+    hop_free = Levels(levels.bandwidth, np.zeros_like(levels.latency), levels.sizes)
     none = np.zeros(tp_model.shape[0], dtype=np.int64)  # no recomputation: fewest collectives
-    t_tp = tensor_parallel_s(Levels.as_given(hw), groups, none, physics.attention)
-    return shape.n_layers * float(t_tp.min())
+    alpha = tensor_parallel_s(hop_free, one, none, attention)
+    empty = dataclasses.replace(one, tokens=np.zeros_like(tp_model))
+    beta = tensor_parallel_s(levels, empty, none, attention)
+    tp = products[model_at, ff_at]
+    for a in (tp, alpha, beta):
+        a.setflags(write=False)
+    return tp, alpha, beta
 
 
 def smallest_cluster(

@@ -127,8 +127,18 @@ class RunLayouts:
 
     @property
     def expert_dp(self) -> Array:
-        """d/e: replicas of each expert shard (the expert-data-parallel group)."""
-        out: Array = self.dp // self.ep
+        """c·d/e: replicas of each expert shard (the expert-data-parallel group). Context-
+        parallel ranks hold the same weights and reduce their gradients together, as the data-
+        parallel ranks do (`zero_dp`), and Megatron-Core folds the expert ranks into them."""
+        out: Array = self.zero_dp // self.ep
+        return out
+
+    @property
+    def zero_dp(self) -> Array:
+        """c·d: the ranks holding the same dense weights, over which their gradients are reduced
+        and ZeRO shards their state (Megatron-Core's data-parallel group with context
+        parallelism), as the grid's N_DP = d·c (docs/model.md R.4, R.7)."""
+        out: Array = self.dp * self.cp
         return out
 
     @property
@@ -327,7 +337,7 @@ def run_memory_bytes(
             params = dataclasses.replace(
                 params, replicated=params.replicated - float(shape.vocab) * h / lay.tp
             )
-        state = state_bytes(params, lay.zero_stage, lay.dp, lay.expert_dp)
+        state = state_bytes(params, lay.zero_stage, lay.zero_dp, lay.expert_dp)
         held = stage_in_flight_microbatches(
             lay.pp, microbatches, lay.interleave, index, lay.microbatch_group
         )
@@ -386,7 +396,7 @@ def run_costs(
     message = WORD_BYTES * tokens * shape.hidden  # one microbatch's hidden activations
     one = np.ones_like(lay.tp)
     groups = TensorGroups(one, lay.tp, tokens, float(shape.hidden), 0.0, 0.0)
-    t_tp = tensor_parallel_s(net, groups, modes, attention=True)  # 1-D: the t_ff group only
+    t_tp = tensor_parallel_s(net, groups, modes, physics.attention)  # 1-D: the t_ff group only
     dispatch = shape.top_k * message / np.where(lay.sequence_parallel, lay.tp, 1.0)
     t_ep = expert_all_to_all_s(net, modes, lay.ep, lay.tp * lay.cp * lay.ep, dispatch)
     t_full = t_layer + t_tp + t_ep  # one layer and microbatch, its collectives included
@@ -401,7 +411,7 @@ def run_costs(
     t_dp = exposed_gradient_s(t_dp, backward, lay.overlap_dp)
     t_opt = None
     if physics.memory_bound_ops:
-        updated = updated_params(params, lay.zero_stage, lay.dp, lay.expert_dp)
+        updated = updated_params(params, lay.zero_stage, lay.zero_dp, lay.expert_dp)
         t_opt = optimizer_step_time_s(hw, physics.efficiency, updated)
     step = pipeline_step_s(
         StageLayers(stages.full, stages.last, float(shape.layers)),
@@ -486,14 +496,12 @@ def _gradient_allreduce_s(
     Core's data-parallel group with context parallelism); the group's ranks sit at stride t
     and span t·c·d GPUs (rank order tp-cp-dp-pp), which sets its network level.
 
-    A mixture of experts reduces its expert gradients apart, over the d/e replicas of each
-    expert shard at stride t·c·e (DeepSpeed-MoE's expert-data-parallel group, Rajbhandari
+    A mixture of experts reduces its expert gradients apart, over the c·d/e replicas of each
+    expert shard, spread over the same t·c·d GPUs (DeepSpeed-MoE's expert-data-parallel group, Rajbhandari
     et al. 2022 §4; Megatron-Core's rank order tp-cp-ep-dp-pp).
     """
     span = lay.tp * lay.cp * lay.dp
-    groups = GradientGroups(
-        lay.dp * lay.cp, span, lay.expert_dp, lay.tp * lay.cp * lay.ep * lay.expert_dp
-    )
+    groups = GradientGroups(lay.zero_dp, span, lay.expert_dp, span)
     expert = None if shape.experts == 1 else params.expert
     return gradient_allreduce_s(net, groups, params.replicated, expert)
 

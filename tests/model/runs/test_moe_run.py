@@ -171,3 +171,15 @@ def test_moe_run_keys_default_to_dense() -> None:
     run = load_scenario(compose_config(["run=gpt_1p7b"])).run
     assert run is not None
     assert (run.shape.experts, run.shape.top_k) == (1, 1)
+
+
+def test_moe_zero_and_expert_groups_count_context_ranks() -> None:
+    """ZeRO-1 shards the dense and the expert state over the ranks holding the same weights,
+    context ranks included (c·d and c·d/e): t = 2, p = 1, e = 2, (c, d) = (2, 2) updates as
+    many parameters per GPU as (1, 4), so its optimizer step takes as long."""
+    physics = realistic()
+    hw = preset("h100_sxm")
+    layouts = [RunLayout(2, 1, d, 1, cp=c, ep=2, zero_stage=1) for c, d in [(2, 2), (1, 4)]]
+    costs = [evaluate_run(hw, physics, RunSpec("r", MOE, 8, lay)) for lay in layouts]
+    assert costs[0].t_optimizer_s is not None
+    assert costs[0].t_optimizer_s == costs[1].t_optimizer_s

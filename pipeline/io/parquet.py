@@ -77,6 +77,14 @@ PART_NAME = re.compile(r"part-(?P<key>[0-9a-f]{8,64})\.parquet")
 TEMP_NAME = re.compile(r"\.part-[0-9a-f]{8,64}\.parquet\.(?P<pid>\d+)\.[0-9a-f]+\.tmp")
 """A temporary part file of the writer: `.part-<key>.parquet.<pid>.<random>.tmp`."""
 
+PROBE_VALID_S = 60.0
+"""A root this process proved writable this recently is not probed again (`check_writable`):
+a command checks each job's root before the jobs run, and each job checks it again as it
+starts; the disk does not fill between them in a minute, but it may in an hour of sweeping."""
+
+_proven_roots: dict[Path, float] = {}
+"""When this process last proved each root writable (`time.monotonic`)."""
+
 _cleaned_dirs: set[Path] = set()
 """Partition folders this process has already swept of stale temporary parts."""
 
@@ -85,12 +93,17 @@ def check_writable(root: Path | str) -> Path:
     """Create `root` if needed and prove `PROBE_BYTES` can be written and fsynced in it.
 
     Call it before any work starts, so a sweep does not run for an hour and then fail to save.
-    The probe file is removed at once. Raises `OutputError` (one line) if the root is a file, is
-    not writable, or its disk is full.
+    The probe file is removed at once. A root this process proved within `PROBE_VALID_S` that
+    is still there is not probed again. Raises `OutputError` (one line) if the root
+    is a file, is not writable, or its disk is full.
     """
     path = Path(root)
     if path.exists() and not path.is_dir():
         raise OutputError(f"output root {path} is a file, not a directory")
+    key = path.absolute()
+    proven = _proven_roots.get(key)
+    if proven is not None and time.monotonic() - proven < PROBE_VALID_S and path.is_dir():
+        return path
     probe = None
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -109,6 +122,7 @@ def check_writable(root: Path | str) -> Path:
     finally:
         if probe is not None:
             Path(probe).unlink(missing_ok=True)
+    _proven_roots[key] = time.monotonic()
     return path
 
 

@@ -134,6 +134,29 @@ def test_check_writable_probe_writes_and_syncs_bytes(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_check_writable_probes_a_root_once_a_minute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A root proven writable is not probed again within `PROBE_VALID_S`, is probed again after
+    it, and a proven root that was removed is made and probed again."""
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(parquet.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    clock = [1000.0]
+    monkeypatch.setattr(parquet.time, "monotonic", lambda: clock[0])
+    root = tmp_path / "data"
+    check_writable(root)
+    check_writable(root)
+    assert len(synced) == 1
+    clock[0] += parquet.PROBE_VALID_S
+    check_writable(root)
+    assert len(synced) == 2
+    root.rmdir()
+    check_writable(root)
+    assert len(synced) == 3
+    assert root.is_dir()
+
+
 @pytest.fixture
 def dataset(tmp_path: Path) -> Path:
     """The v1 fixture in a plain root."""

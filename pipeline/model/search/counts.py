@@ -24,7 +24,7 @@ from pipeline.model.compute.flop import (
     flop_per_step,
     model_params,
 )
-from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
+from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s, peak_flop_per_s
 from pipeline.model.records.results import GridCost, ModelCounts
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
@@ -78,7 +78,7 @@ def grid_shape(physics: Physics, shape: ModelShape) -> ModelShape:
 def weight_training_flop(physics: Physics, shape: ModelShape) -> float:
     """FLOP of the weight matmuls of the whole training a search times: 6 · L · (weights one
     token meets) · D. Every realistic step runs them at most at the matmul rate
-    (`search.matmul_rate_flop_per_s`); under paper physics C = 6·N·D/S."""
+    (`matmul_rate_flop_per_s`); under paper physics C = 6·N·D/S."""
     if physics.is_paper:
         return shape.training_flop
     model = grid_transformer(shape)
@@ -130,3 +130,11 @@ def grid_cost(
         memory_per_gpu_bytes=float(bytes_[0]),
         fits_memory=bool(bytes_[0] <= hw.hbm_bytes),
     )
+
+
+def matmul_rate_flop_per_s(hw: HardwareSpec, physics: Physics) -> float:
+    """The fastest rate a GPU runs the model's weight matmuls at: F_eff in the paper's model
+    (spec §11), F_eff·min(1, efficiency.matmul) under realistic physics, whose weight GEMMs
+    take at least their FLOP time over that (`compute.efficiency`, docs/model.md R.7)."""
+    rate = effective_flop_per_s(hw)
+    return rate if physics.is_paper else rate * min(1.0, physics.efficiency.matmul)

@@ -39,7 +39,7 @@ def test_layer_launch_time_bounds_every_grid_row(
     logs: list[int],
 ) -> None:
     """On any GPU and grid row, forward + backward is at least the launch time, which is the
-    same for every row of any model (`grid_layer_launch_s`, what `search.step_floor_terms_s`
+    same for every row of any model (`grid_layer_launch_s`, what `search.floors.step_floor_terms_s`
     charges each call)."""
     physics = dataclasses.replace(
         REALISTIC, fusion=fusion, attention=attention, memory_bound_ops=ops

@@ -12,15 +12,17 @@ from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, model_shape
 from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
+from pipeline.model.search.floors import (
+    batch_share_floor,
+    step_floor_terms_s,
+    tensor_parallel_floor_s,
+)
 from pipeline.model.search.realistic import realistic_steps
 from pipeline.model.search.search import (
     PRUNE_SLACK,
-    batch_share_floor,
     network_physics,
     optimal_layout,
     smallest_cluster,
-    step_floor_terms_s,
-    tensor_parallel_floor_s,
 )
 from pipeline.schema import Scenario, compose_config, load_scenario
 from tests.strategies import hardware, models, search_options

@@ -1,0 +1,175 @@
+"""Lower bounds on the step time of every layout of a model on N GPUs under realistic physics,
+from compute and from the tensor-parallel collectives: the cluster walk (`search.smallest_cluster`)
+sets aside the clusters they prove too slow without enumerating them (docs/model.md §9.4)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.caches import cached
+from pipeline.model.network.groups import Levels, TensorGroups, tensor_parallel_s
+from pipeline.model.network.levels import divisors
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.switches import Physics
+from pipeline.model.search.counts import matmul_rate_flop_per_s, weight_training_flop
+from pipeline.model.search.enumeration import context_parallel_degrees
+from pipeline.model.search.grid import grid_layer_launch_s
+
+Array = NDArray[np.float64]
+
+TENSOR_PARALLEL_TERMS_CACHE_SIZE = 256
+"""(network, model widths, cover) whose tensor-parallel floor terms a process keeps: one or
+two per size of a series."""
+
+
+def batch_share_floor(physics: Physics, opts: SearchOptions, shape: ModelShape) -> float:
+    """ρ ≤ N_DP·m·S·nanobatch / B_tok for every layout the search enumerates: the share of the
+    batch's tokens its rounded-down nanobatch keeps (`search.enumeration`).
+
+    With x = B_tok/(N_DP·m·S) the nanobatch is ⌊x⌋ > x − 1, so the share ⌊x⌋/x exceeds
+    1 − 1/x, and is at least 1/2 when x ≥ 1. S = 1: x is an integer (N_DP·m divides the batch:
+    N_DP its split unit, m the quotient, a context-parallel c the sequence), ρ = 1. Whole
+    sequences: d·m divides B_seqs, so x = k·s/(c·S) ≥ x0 = s/(c_max·S) for an integer k ≥ 1.
+    Token-granular: m ≤ ⌊B_tok/(S·N_DP)⌋, so x ≥ x0 = 1. ρ = max(1 − 1/x0, 1/2) when x0 ≥ 1,
+    else 0 (a nanobatch may be empty).
+    """
+    s = shape.sparsity
+    if s == 1:
+        return 1.0
+    cp = _most_context_parallel(physics, opts, shape)
+    x0 = 1.0 if cp is None else shape.seq_len / (cp * s)
+    return max(1.0 - 1.0 / x0, 0.5) if x0 >= 1.0 else 0.0
+
+
+def _most_context_parallel(physics: Physics, opts: SearchOptions, shape: ModelShape) -> int | None:
+    """The largest context-parallel degree c a layout may have with whole-sequence microbatches
+    (1 when the physics tries none); None when microbatches split tokens (`search.enumeration`)."""
+    if not (opts.quirks.whole_sequences or physics.whole_sequences):
+        return None
+    if physics.max_context_parallel > 1 and physics.whole_sequences:
+        return max((1, *context_parallel_degrees(shape, physics.max_context_parallel)))
+    return 1
+
+
+def step_floor_terms_s(
+    hw: HardwareSpec, physics: Physics, opts: SearchOptions, shape: ModelShape
+) -> tuple[float, float]:
+    """(a, b) such that every layout of the model on N GPUs has a step time ≥ a + b/N, from
+    compute alone (network-free), under realistic physics; (0, 0) under the paper's.
+
+    a = L · K, with K the fixed time of a layer call (`search.grid.grid_layer_launch_s`: its
+    kernel launches times their overheads); b = ρ · 6 · L · W_l · B_tok / R with W_l the
+    weights one token meets per layer (`weight_training_flop` / steps), R the matmul rate
+    (`matmul_rate_flop_per_s`) and ρ the share of the batch a layout's nanobatches keep
+    (`batch_share_floor`; 1 for a dense model).
+
+    Proof. A layout's step runs its critical stage's (L/N_PP)·(S/N_EP)·m layer calls, so
+    t_step ≥ (L/N_PP)·(S/N_EP)·m · t_layer (docs/model.md §7, R.6; recomputation and the
+    ring only add to t_layer). Each call takes at least K plus its weight matmuls' FLOP over
+    R (`matmul_calls_s`: every call's time is overhead plus a maximum that includes its padded
+    FLOP ≥ 2·d1·d2·b over F_eff·`efficiency.matmul` = R, as `efficiency.matmul` ≤ 1), and
+    those FLOP are 6 · nanobatch · W_l / N_TP. Every schedule has m ≥ N_PP (1F1B m ≥ N_PP,
+    zero-bubble m ≥ 2·N_PP) and S/N_EP ≥ 1, so the calls number at least L: a. The FLOP terms
+    add to 6·L·W_l·(N_DP·m·S·nanobatch)/(N·R) ≥ b/N, as N = N_DP·N_TP·N_PP·N_EP. The bound is
+    computed by another floating-point sequence than the step, so the walk compares it with
+    the relative slack `search.PRUNE_SLACK`.
+    """
+    if physics.is_paper:
+        return 0.0, 0.0
+    fixed_s = shape.n_layers * grid_layer_launch_s(hw, physics)
+    steps = shape.n_tokens / float(shape.batch_tokens)
+    work = batch_share_floor(physics, opts, shape) * weight_training_flop(physics, shape) / steps
+    return fixed_s, work / matmul_rate_flop_per_s(hw, physics)
+
+
+def tensor_parallel_floor_s(
+    hw: HardwareSpec, physics: Physics, opts: SearchOptions, shape: ModelShape, n_gpu: int
+) -> float:
+    """A lower bound on the step time of every realistic layout on n_gpu GPUs from its tensor-
+    parallel collectives alone: L · min over (N_TPm, N_TPff) of t_tp(ρ·B_tok·N_TP/N), t_tp the
+    collectives of one layer pass (`network.groups.tensor_parallel_s`, no recomputation) on
+    that many tokens, over every pair whose product N_TP divides N/N_EP and is at least t_min,
+    the fewest tensor-parallel ranks a layout on N GPUs has; 0 under the paper's physics.
+
+    Proof. t_min: N = N_EP·N_TP·N_DP·N_PP (c inside N_DP) and every schedule has m ≥ N_PP, so
+    with whole sequences d·N_PP ≤ d·m ≤ B_seqs (d divides B_seqs, m the quotient) and
+    N_DP·N_PP ≤ c_max·B_seqs; token-granular, N_DP·m·S ≤ B_tok, so N_DP·N_PP ≤ B_tok/S; N_EP =
+    gcd(N, S). The step runs its critical stage's (L/N_PP)·m ≥ L layer passes
+    (`step.pipeline.pipeline_step_s`: the slowest stage m times, the rest non-negative), each
+    at least its tensor-parallel collectives (`search.realistic`: t_full = t_layer + what of
+    them outlasts the layer's GEMMs + t_ep, and t_layer ≥ the GEMMs), which recomputation only
+    adds to. For a given pair they are α·tokens + β with α, β ≥ 0 (ring all-reduces: bytes in
+    proportion to the pass's tokens over a bandwidth, plus hops times a latency), and a pass
+    holds nanobatch·S/N_EP tokens, so the passes' tokens add to L·(N_DP·m·S·nanobatch/B_tok)·
+    B_tok·N_TP/N ≥ L·ρ·B_tok·N_TP/N (`batch_share_floor`): the passes take at least
+    L·(α·ρ·B_tok·N_TP/N + β). The layout's pair is among those minimized over. α and β come
+    from `_tensor_parallel_terms`, kept per (network, model widths) for the pairs of a power of
+    2^8 that the clusters of a walk share. Rounding (α·x + β is not the exact floating-point
+    sequence of t_tp(x)): the walk compares with the slack `search.PRUNE_SLACK`.
+    """
+    if physics.is_paper:
+        return 0.0
+    s = shape.sparsity
+    cp = _most_context_parallel(physics, opts, shape)
+    # the most N_DP·N_PP
+    ranks = shape.batch_tokens / float(s) if cp is None else float(cp * shape.batch_seqs)
+    q = n_gpu // math.gcd(n_gpu, s)
+    t_min = q / ranks
+    if t_min <= 1.0:
+        return 0.0  # one tensor rank may do: no collective is certain
+    cover = _tensor_parallel_cover(q)
+    tp, alpha, beta = _tensor_parallel_terms(
+        hw, physics.attention, shape.d_model, shape.d_ff, cover
+    )
+    keep = (q % tp == 0) & (tp >= t_min)
+    if not keep.any():
+        return 0.0  # no layout at all: nothing to bound
+    share = batch_share_floor(physics, opts, shape)
+    tokens = share * shape.batch_tokens * tp[keep].astype(np.float64) / n_gpu
+    return shape.n_layers * float((alpha[keep] * tokens + beta[keep]).min())
+
+
+def _tensor_parallel_cover(q: int) -> int:
+    """The integer whose divisor pairs `tensor_parallel_floor_s` reads its terms for at q (N/N_EP):
+    q itself, or for a power of two the next power of 2^8 at or above it (up to 2^56), so
+    that the clusters of a walk (q = 2^i) share a few tables."""
+    if q & (q - 1):
+        return q
+    bits = -(-(q.bit_length() - 1) // 8) * 8
+    return q if bits > 56 else 1 << bits
+
+
+@cached(maxsize=TENSOR_PARALLEL_TERMS_CACHE_SIZE)
+def _tensor_parallel_terms(
+    hw: HardwareSpec, attention: bool, d_model: int, d_ff: int, cover: int
+) -> tuple[NDArray[np.int64], Array, Array]:
+    """For every (N_TPm, N_TPff) whose product N_TP divides `cover`: N_TP, and α (s per token)
+    and β (s) such that one layer pass's tensor-parallel collectives on x tokens, without
+    recomputation, take α·x + β (`network.groups.tensor_parallel_s`, ring all-reduces: bytes in
+    proportion to x over a level's bandwidth plus hops times its latency). α is the pass at
+    one token on levels without latency, β the pass at no tokens. Kept per (network, model
+    widths, cover); read only."""
+    divs = np.array(divisors(cover), dtype=np.int64)
+    fits = divs[None, :] <= (cover // divs)[:, None]  # N_TPm·N_TPff ≤ cover, without overflow
+    products = np.ones(fits.shape, dtype=np.int64)
+    np.multiply(divs[:, None], divs[None, :], out=products, where=fits)
+    model_at, ff_at = np.nonzero(fits & (cover % products == 0))
+    tp_model, tp_ff = divs[model_at].astype(np.float64), divs[ff_at].astype(np.float64)
+    d = float(d_model)
+    one = TensorGroups(tp_model, tp_ff, np.ones_like(tp_model), d, float(d_ff), 3.0 * d)
+    levels = Levels.as_given(hw)
+    hop_free = Levels(levels.bandwidth, np.zeros_like(levels.latency), levels.sizes)
+    none = np.zeros(tp_model.shape[0], dtype=np.int64)  # no recomputation: fewest collectives
+    alpha = tensor_parallel_s(hop_free, one, none, attention)
+    empty = dataclasses.replace(one, tokens=np.zeros_like(tp_model))
+    beta = tensor_parallel_s(levels, empty, none, attention)
+    tp = products[model_at, ff_at]
+    for a in (tp, alpha, beta):
+        a.setflags(write=False)
+    return tp, alpha, beta

@@ -212,13 +212,24 @@ def version_line() -> str:
 
 
 def main() -> None:
-    """Console entry point (`dmlimits`, `python -m pipeline`)."""
+    """The `dmlimits` command on `sys.argv` (the console script runs it through
+    `pipeline.cli.entry`, which loads it with the collector paused)."""
+    run_command(heap_frozen=False)
+
+
+def run_frozen() -> None:
+    """`main` with the heap frozen by `pipeline.cli.entry` as it loaded the command."""
+    run_command(heap_frozen=True)
+
+
+def run_command(heap_frozen: bool) -> None:
+    """The command on `sys.argv`; `heap_frozen`: the loader froze the heap (`Startup`)."""
     argv = sys.argv[1:]
     if argv in (["--version"], ["-V"]):  # Hydra's own flag would print only its version
         print(version_line())
         sys.exit(0)
     register_plugins()
-    command = Command()
+    command = Command(startup=Startup(heap_frozen=heap_frozen))
     try:
         with warning_lines("dmlimits"):
             code = check(argv, command)

@@ -1,4 +1,5 @@
-"""The command's one start-up trick, behind one switch: a small command's series evaluated ahead.
+"""The command's one start-up trick, behind one switch: a small command's series evaluated ahead,
+and the heap frozen while the command runs.
 
 Hydra's basic launcher runs the jobs of ``dmlimits -m`` one after another in this process, and
 each job evaluates a single chunk of series in-process, so a comparison such as
@@ -11,13 +12,16 @@ while the check and Hydra compose; each job then takes its series from there
 (docs/scale-out.md, "Small commands"). ``execution.ahead=false`` is the plain path: every job
 evaluates its own series, and nothing is forked.
 
-Before the first fork the heap is frozen (`gc.freeze`): the collector no longer walks what the
-imports and the check made, and the forked workers share those pages untouched instead of
-copying them as the collector writes to them. `Startup.close` stops the workers and unfreezes
-the heap, so a caller of `main()` in a test or a notebook collects its objects as before. The
-process, once it exits, freezes its heap again (an `atexit` handler, registered at the first
-fork): the interpreter's last collections at shutdown then skip it, which spared about 0.15 s
-of the three-GPU comparison's 2 s; the system reclaims the memory as the process ends.
+The heap is frozen (`gc.freeze`) as the console script loads the command (`pipeline.cli.entry`,
+which pauses the collector meanwhile) and again before the first fork: the collector no longer
+walks what the imports and the check made, and the forked workers share those pages untouched
+instead of copying them as the collector writes to them. `Startup.close` stops the workers and
+unfreezes the heap, so a caller of `main()` in a test or a notebook collects its objects as
+before. The process, once it exits, freezes its heap again (an `atexit` handler, registered at
+the first job that passes the check with a frozen heap): the interpreter's last collections at
+shutdown then skip it, which spared about 0.15 s of the three-GPU comparison's 2 s; the system
+reclaims the memory as the process ends. With the switch off, the first checked job unfreezes
+a heap frozen as the command loaded, and nothing else of this happens.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from hydra_plugins.dmlimits.parsed_once import ParsedOncePaths, ParsedOnceSource
 from hydra_plugins.dmlimits.sweeper import DmlimitsSweeper
 from pipeline.app.plan import RunPlan
 from pipeline.execute.ahead import Ahead, forking_supported
-from pipeline.execute.settings import Backend
+from pipeline.execute.settings import Backend, ExecutionSettings
 
 IN_PROCESS_LAUNCHER = "basic"
 """Hydra's default launcher (the `hydra/launcher` choice): a multirun's jobs, one after another,
@@ -59,6 +63,11 @@ def usable_cpus() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def tricks_on(execution: ExecutionSettings) -> bool:
+    """The command's one switch: `execution.ahead` on and `execution.n_jobs` not 1."""
+    return execution.ahead and execution.n_jobs != 1
+
+
 def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
     """Workers to evaluate a checked job's series ahead, or 0 to leave them to the job.
 
@@ -74,9 +83,8 @@ def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
     choices = OmegaConf.select(full, "hydra.runtime.choices") or {}
     if (
         not forking_supported()
-        or not execution.ahead
+        or not tricks_on(execution)
         or execution.backend is Backend.DASK
-        or execution.n_jobs == 1
         or choices.get("hydra/launcher") != IN_PROCESS_LAUNCHER
         or OmegaConf.select(full, "output.run_date") is not None
     ):
@@ -91,27 +99,38 @@ def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
 class Startup:
     """The workers of one command (none until a job asks for them), and the frozen heap."""
 
-    def __init__(self) -> None:
+    def __init__(self, heap_frozen: bool = False) -> None:
         self.ahead: Ahead | None = None
         """The workers evaluating checked series ahead; None when no job asked for them."""
+        self.heap_frozen = heap_frozen
+        """Whether the heap is frozen by this start-up: by `pipeline.cli.entry` as it loaded
+        the command, or before the first fork."""
 
     def on_job(self, full: DictConfig, plan: RunPlan) -> None:
         """`check_command_line`'s `on_job`: hand a checked job's series to the workers (forked
-        at the first) when `ahead_workers` says so; `Ahead` refuses them past its budget."""
-        workers = ahead_workers(full, plan)
-        if not workers:
+        at the first) when `ahead_workers` says so; `Ahead` refuses them past its budget. With
+        the switch off, a heap frozen as the command loaded is unfrozen: the plain path."""
+        if not tricks_on(plan.execution):
+            if self.heap_frozen:
+                gc.unfreeze()
+                self.heap_frozen = False
             return
-        if self.ahead is None:
+        workers = ahead_workers(full, plan)
+        if workers and self.ahead is None:
             gc.freeze()
+            self.heap_frozen = True
+            self.ahead = Ahead(workers)
+        if self.heap_frozen:
             atexit.unregister(gc.freeze)  # once per process, however many commands ran
             atexit.register(gc.freeze)
-            self.ahead = Ahead(workers)
-        self.ahead.submit(plan.scenarios, plan.whole_grid)
+        if self.ahead is not None and workers:
+            self.ahead.submit(plan.scenarios, plan.whole_grid)
 
     def close(self) -> None:
-        """Stop the workers, if any, and unfreeze the heap."""
-        if self.ahead is None:
-            return
-        self.ahead.close()
-        self.ahead = None
-        gc.unfreeze()
+        """Stop the workers, if any, and unfreeze the heap if this start-up froze it."""
+        if self.ahead is not None:
+            self.ahead.close()
+            self.ahead = None
+        if self.heap_frozen:
+            gc.unfreeze()
+            self.heap_frozen = False

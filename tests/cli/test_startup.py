@@ -100,6 +100,49 @@ def test_startup_forks_at_the_first_job_and_close_unfreezes(tmp_path: Path) -> N
     assert gc.get_freeze_count() == 0
 
 
+def test_a_heap_frozen_as_the_command_loaded_is_unfrozen_by_the_switch_off(tmp_path: Path) -> None:
+    """The switch off unfreezes at the first checked job; on, the heap stays frozen until close
+    (a single run of one series: nothing forked)."""
+    single = ["hardware=a100_sxm", TINY, f"output.root={tmp_path}"]
+    gc.freeze()
+    plain = Startup(heap_frozen=True)
+    try:
+        check_command_line([*single, "execution.ahead=false"], plain.on_job)
+        assert gc.get_freeze_count() == 0
+        assert not plain.heap_frozen
+    finally:
+        plain.close()
+        gc.unfreeze()
+    gc.freeze()
+    tricks = Startup(heap_frozen=True)
+    try:
+        check_command_line(single, tricks.on_job)
+        assert tricks.ahead is None
+        assert gc.get_freeze_count() > 0
+    finally:
+        tricks.close()
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_console_script_loads_the_command_with_the_collector_paused() -> None:
+    """No collection runs while `pipeline.cli.entry` loads the command; what it loaded is frozen
+    and the collector runs again."""
+    probe = (
+        "import gc\n"
+        "runs = []\n"
+        "gc.callbacks.append(lambda phase, info: runs.append(info['generation']))\n"
+        "from pipeline.cli import entry\n"
+        "before = len(runs)\n"
+        "command = entry.load_command()\n"
+        "print(len(runs) - before, gc.isenabled(), gc.get_freeze_count() > 10000, "
+        "command.__name__)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["0", "True", "True", "run_frozen"]
+
+
 @pytest.mark.usefixtures("two_cpus")
 @pytest.mark.skipif(not forking_supported(), reason="needs fork (POSIX, not macOS)")
 def test_startup_freezes_the_heap_at_exit_once_it_forked(

@@ -195,7 +195,12 @@ def check(argv: Sequence[str], command: Command | None = None) -> int:
     else print its one line and return 2."""
     command = command if command is not None else Command()
     try:
-        checked = check_command_line(argv, command.startup.on_job, sweeper_checks_jobs=True)
+        checked = check_command_line(
+            argv,
+            command.startup.on_job,
+            sweeper_checks_jobs=True,
+            first_job_now=command.startup.first_job_now,
+        )
     except (ConfigError, InputError) as err:
         return report_error(err)
     if checked is not None:

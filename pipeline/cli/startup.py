@@ -8,7 +8,8 @@ The command's check expands every job's series before the jobs run anyway (a mul
 dmlimits' sweeper, as it composes each job); with
 `execution.ahead` on (the default), `Startup.on_job` hands them, as each job passes the check, to
 worker processes forked from the command (`pipeline.execute.ahead.Ahead`), which evaluate them
-while the check and Hydra compose; each job then takes its series from there
+while the check and Hydra compose (a multirun's first job is checked before Hydra starts,
+`Startup.first_job_now`, so that its series start first); each job then takes its series from there
 (docs/scale-out.md, "Small commands"). ``execution.ahead=false`` is the plain path: every job
 evaluates its own series, and nothing is forked.
 
@@ -33,12 +34,14 @@ import os
 from hydra.core.plugins import Plugins
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from hydra_plugins.dmlimits.parsed_once import ParsedOncePaths, ParsedOnceSource
 from hydra_plugins.dmlimits.sweeper import DmlimitsSweeper
-from pipeline.app.plan import RunPlan
+from pipeline.app.plan import RunPlan, execution_of
 from pipeline.execute.ahead import Ahead, forking_supported
 from pipeline.execute.settings import Backend, ExecutionSettings
+from pipeline.schema.errors import ConfigError
 
 IN_PROCESS_LAUNCHER = "basic"
 """Hydra's default launcher (the `hydra/launcher` choice): a multirun's jobs, one after another,
@@ -79,7 +82,14 @@ def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
     jobs meanwhile (so none with one CPU). One worker also starts its caches cold once where
     two would each start them cold.
     """
-    execution = plan.execution
+    if OmegaConf.select(full, "hydra.mode") != RunMode.MULTIRUN and len(plan.series) < 2:
+        return 0
+    return workers_for(full, plan.execution)
+
+
+def workers_for(full: DictConfig, execution: ExecutionSettings) -> int:
+    """`ahead_workers` of a job of this config whatever its series: 0 when its series would not
+    be evaluated ahead (the switch, the launcher, a nightly job, dask, one CPU)."""
     choices = OmegaConf.select(full, "hydra.runtime.choices") or {}
     if (
         not forking_supported()
@@ -88,8 +98,6 @@ def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
         or choices.get("hydra/launcher") != IN_PROCESS_LAUNCHER
         or OmegaConf.select(full, "output.run_date") is not None
     ):
-        return 0
-    if OmegaConf.select(full, "hydra.mode") != RunMode.MULTIRUN and len(plan.series) < 2:
         return 0
     if execution.n_jobs == -1:
         return max(0, usable_cpus() - 1)
@@ -125,6 +133,19 @@ class Startup:
             atexit.register(gc.freeze)
         if self.ahead is not None and workers:
             self.ahead.submit(plan.scenarios, plan.whole_grid)
+
+    def first_job_now(self, primary: DictConfig) -> bool:
+        """`check_command_line`'s ``first_job_now``: whether a multirun of this primary config
+        would have its jobs' series evaluated ahead, so that its first job is composed and
+        checked before Hydra starts and its series start then, not once Hydra has composed
+        the primary config twice (about 0.5 s later in the three-GPU comparison, whose workers'
+        series are then what the jobs wait for). False on a bad `execution` node: the jobs'
+        check reports it."""
+        try:
+            execution = execution_of(primary)
+        except (ConfigError, OmegaConfBaseException):
+            return False
+        return workers_for(primary, execution) > 0
 
     def close(self) -> None:
         """Stop the workers, if any, and unfreeze the heap if this start-up froze it."""

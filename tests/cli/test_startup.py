@@ -61,6 +61,29 @@ def test_which_jobs_are_evaluated_ahead(
     assert [startup.ahead_workers(c, p) for c, p in jobs] == workers
 
 
+@pytest.mark.usefixtures("two_cpus")
+@pytest.mark.parametrize(
+    ("switch", "early"),
+    [([], ["hardware=v100_sxm"]), (["execution.ahead=false"], []), (["execution.n_jobs=1"], [])],
+)
+def test_a_multirun_left_to_the_sweeper_has_its_first_job_checked_before_hydra(
+    tmp_path: Path, switch: list[str], early: list[str]
+) -> None:
+    """With its series evaluated ahead, the first job of a multirun that dmlimits' sweeper
+    checks is composed and checked by the command's check already, and only that job; with
+    the switch off none is."""
+    jobs: list[str] = []
+    argv = ["-m", "hardware=v100_sxm,a100_sxm,h100_sxm", TINY, f"output.root={tmp_path}"]
+    checked = check_command_line(
+        [*argv, *switch],
+        lambda c, p: jobs.append(f"hardware={c.hardware.name}"),
+        sweeper_checks_jobs=True,
+        first_job_now=Startup().first_job_now,
+    )
+    assert checked is not None
+    assert jobs == early
+
+
 def test_one_cpu_evaluates_nothing_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With one usable CPU there is nothing to overlap: no worker."""
     monkeypatch.setattr(startup, "usable_cpus", lambda: 1)

@@ -89,6 +89,16 @@ def weight_training_flop(physics: Physics, shape: ModelShape) -> float:
     return 6.0 * model.layers * per_token * shape.n_tokens
 
 
+def layer_weight_flop_per_token(physics: Physics, shape: ModelShape) -> float:
+    """FLOP of one layer's weight matmuls per token, forward and backward, under realistic
+    physics: 6 · (weights one token meets in a layer), as `weight_training_flop` counts them
+    (attention projections with `physics.attention`, one expert's MLP)."""
+    model = grid_transformer(shape)
+    if physics.attention:
+        return 6.0 * active_weight_params(model)
+    return 6.0 * (model.top_k * expert_weight_params(model))
+
+
 def grid_cost(
     hw: HardwareSpec,
     physics: Physics,

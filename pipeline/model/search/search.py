@@ -59,7 +59,11 @@ from pipeline.model.search.counts import (
     matmul_rate_flop_per_s,
     weight_training_flop,
 )
-from pipeline.model.search.floors import step_floor_terms_s, tensor_parallel_floor_s
+from pipeline.model.search.floors import (
+    layout_floor_s,
+    step_floor_terms_s,
+    tensor_parallel_floor_s,
+)
 from pipeline.model.search.realistic import realistic_layout, realistic_step_cost, realistic_steps
 from pipeline.model.step.evaluate import step_cost
 from pipeline.model.step.step_time import (
@@ -470,6 +474,8 @@ def smallest_cluster(
         floor_s = fixed_s + flop_s / n_gpu
         if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < duration_s:
             floor_s = max(floor_s, tensor_parallel_floor_s(hw, physics, opts, shape, n_gpu))
+        if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < duration_s:
+            floor_s = max(floor_s, layout_floor_s(hw, physics, opts, shape, n_gpu))
         if steps * floor_s * (1.0 - PRUNE_SLACK) >= duration_s:
             too_slow.append(n_gpu)  # searched below only if the reason depends on it
             continue

@@ -69,10 +69,17 @@ def grid_shape(physics: Physics, shape: ModelShape) -> ModelShape:
     step count is tokens / B_tok) and holding its parameters (the data-parallel gradient
     all-reduce and the aggregate memory check move them); under paper physics the shape as
     given."""
+    return grid_shape_counts(physics, shape)[0]
+
+
+def grid_shape_counts(physics: Physics, shape: ModelShape) -> tuple[ModelShape, ModelCounts | None]:
+    """`grid_shape` and, under realistic physics, its `grid_counts` (None under the paper's),
+    counted once: the counts read none of the fields `grid_shape` sets (D, N), so the shape's
+    counts are the given shape's."""
     if physics.is_paper:
-        return shape
+        return shape, None
     counts = grid_counts(physics, shape)
-    return dataclasses.replace(shape, tokens=counts.n_tokens, weights=counts.n_params)
+    return dataclasses.replace(shape, tokens=counts.n_tokens, weights=counts.n_params), counts
 
 
 def weight_training_flop(physics: Physics, shape: ModelShape) -> float:

@@ -54,8 +54,8 @@ from pipeline.model.search.candidates import (
 )
 from pipeline.model.search.counts import (
     grid_cost,
-    grid_counts,
     grid_shape,
+    grid_shape_counts,
     matmul_rate_flop_per_s,
     weight_training_flop,
 )
@@ -455,8 +455,7 @@ def smallest_cluster(
     chose (`search.counts`); a size none of whose layouts fits in one GPU's memory at any
     cluster is infeasible with `exceeds_gpu_memory`.
     """
-    shape = grid_shape(physics, shape)
-    counts = None if physics.is_paper else grid_counts(physics, shape)
+    shape, counts = grid_shape_counts(physics, shape)
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         reason = InfeasibleReason.BATCH_TOO_LARGE
         return PointResult(shape, False, reason, None, None, physics=physics.name, counts=counts)

@@ -101,6 +101,10 @@ class Candidates:
     t_backward_s: Array | None = None
     """Each candidate's backward and rerun of one layer call (realistic physics: what an
     overlapped gradient all-reduce hides behind)."""
+    rows: NDArray[np.int64] | None = None
+    """Each candidate's row in the table it was enumerated from (realistic physics:
+    `enumeration.realistic_layout_rows`, whose rows `search.floors.layout_step_floors_s`
+    bounds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,7 +319,20 @@ def _realistic_candidates(
         cp=cp if ring else None,
         attention_forward_s=times.attention_forward_s[at] if ring else None,
         attention_backward_s=times.attention_backward_s[at] if ring else None,
+        rows=np.flatnonzero(keep),
     )
+
+
+def take_candidates(c: Candidates, idx: NDArray[np.intp]) -> Candidates:
+    """Candidates `idx` of `c`, in that order: every per-candidate array taken at `idx`, the
+    rest as in `c` (realistic physics: its candidates are timed one row each, so a subset's
+    times are those rows' times)."""
+    taken = {
+        f: getattr(c, f)[idx]
+        for f in Candidates.__slots__
+        if f != "keys" and isinstance(getattr(c, f), np.ndarray)
+    }
+    return dataclasses.replace(c, **taken)
 
 
 def _with_ring(

@@ -199,7 +199,9 @@ def layout_step_floors_s(
 ) -> Array | None:
     """A lower bound on the realistic step time (s) of each layout the search enumerates on
     n_gpu GPUs, per row of `enumeration.realistic_layout_rows` (before the memory check, so a
-    superset of the candidates); None when there is none. `hw`'s bandwidths are at the
+    superset of the candidates); None when there is none, and under the paper's physics. The
+    walk sets a cluster aside when the smallest exceeds the duration, and times only the
+    candidates whose own bound does not (`search._best_realistic`). `hw`'s bandwidths are at the
     physics' achieved fraction (`search.network_physics`), as `search.realistic` reads them.
 
     Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with
@@ -224,12 +226,14 @@ def layout_step_floors_s(
     The bound is computed by another floating-point sequence than the step: the walk compares
     it with the slack `search.PRUNE_SLACK`.
     """
+    if physics.is_paper:
+        return None
     rows = realistic_layout_rows(shape, n_gpu, opts, physics)
     if rows is None:
         return None
     table, cps = rows
-    dp, tpm, tpff, pp, ep, m, _, nano = (col.astype(np.float64) for col in table.T)
-    zb = table[:, 6].astype(bool)
+    dp, tpm, tpff, pp, ep, m, zero_bubble, nano = np.array(table.T, dtype=np.float64, order="C")
+    zb = zero_bubble > 0.0
     interleave = np.where(zb | (pp == 1) | (not opts.interleaving), 1.0, shape.n_layers // pp)
     levels = Levels.as_given(hw)
     tp = tpm * tpff
@@ -269,15 +273,3 @@ def layout_step_floors_s(
         return np.where(tp <= adjusted_level_sizes(hw.level_sizes, n_gpu)[0], step.t_step_s, np.inf)
     out: Array = step.t_step_s
     return out
-
-
-def layout_floor_s(
-    hw: HardwareSpec, physics: Physics, opts: SearchOptions, shape: ModelShape, n_gpu: int
-) -> float:
-    """The smallest `layout_step_floors_s` at n_gpu: a lower bound on the step of every
-    candidate there under realistic physics (0 when there is no layout: nothing to bound,
-    and under the paper's physics)."""
-    if physics.is_paper:
-        return 0.0
-    floors = layout_step_floors_s(hw, physics, opts, shape, n_gpu)
-    return 0.0 if floors is None else float(floors.min())

@@ -17,7 +17,6 @@ from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.enumeration import realistic_layout_rows
 from pipeline.model.search.floors import (
     batch_share_floor,
-    layout_floor_s,
     layout_step_floors_s,
     step_floor_terms_s,
     tensor_parallel_floor_s,
@@ -224,7 +223,6 @@ def test_layout_step_floors_bound_every_realistic_candidate(
             steps = realistic_steps(hw, s.physics, shape, n_gpu, c, s.options)
             for key, t_step in zip(keys, steps.t_step_s, strict=True):
                 assert floors[key] <= float(t_step) * (1.0 + PRUNE_SLACK)
-            assert layout_floor_s(hw, s.physics, s.options, shape, n_gpu) == min(floors.values())
             checked += len(keys)
     assert checked > 0
 

@@ -36,7 +36,7 @@ from pipeline.model.records.switches import (
     Recompute,
     recompute_modes,
 )
-from pipeline.model.search.enumeration import context_parallel_table, layout_table
+from pipeline.model.search.enumeration import layout_table, realistic_layout_rows
 from pipeline.model.search.grid import cheapest_fitting_mode, grid_layer_work, grid_params_per_gpu
 from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s
@@ -101,6 +101,10 @@ class Candidates:
     t_backward_s: Array | None = None
     """Each candidate's backward and rerun of one layer call (realistic physics: what an
     overlapped gradient all-reduce hides behind)."""
+    rows: NDArray[np.int64] | None = None
+    """Each candidate's row in the table it was enumerated from (realistic physics:
+    `enumeration.realistic_layout_rows`, whose rows `search.floors.layout_step_floors_s`
+    bounds)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,9 +172,10 @@ def _enumerate(
         return None
     s, layers = shape.sparsity, shape.n_layers
     memory = n_gpu * hw.hbm_bytes
+    if not physics.is_paper:
+        rows = realistic_layout_rows(shape, n_gpu, opts, physics)
+        return _realistic_candidates(hw, shape, n_gpu, rows, opts, physics)
     table = layout_table(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel)
-    if not physics.is_paper:  # with context parallelism it has layouts where this table has none
-        return _realistic_candidates(hw, shape, n_gpu, table, opts, physics)
     if table is None:
         return None
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
@@ -250,22 +255,16 @@ def _realistic_candidates(
     hw: HardwareSpec,
     shape: ModelShape,
     n_gpu: int,
-    table: NDArray[np.int64] | None,
+    rows: tuple[NDArray[np.int64], NDArray[np.int64] | None] | None,
     opts: SearchOptions,
     physics: Physics,
 ) -> Candidates | MemoryBlocked | None:
-    """Candidates under realistic physics: per-GPU memory with the cheapest recomputation
-    mode that fits, layer times and the optimizer step of their rows (`search.grid`)."""
-    cp: NDArray[np.int64] | None = None
-    if physics.max_context_parallel > 1 and physics.whole_sequences:
-        with_cp = context_parallel_table(
-            shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel
-        )
-        if with_cp is None:
-            return None
-        table, cp = with_cp
-    if table is None:
+    """Candidates under realistic physics from `rows` (`realistic_layout_rows`: the table and
+    each row's context-parallel degree): per-GPU memory with the cheapest recomputation mode
+    that fits, layer times and the optimizer step of their rows (`search.grid`)."""
+    if rows is None:
         return None
+    table, cp = rows
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = (col.astype(np.float64) for col in table.T)
     zb = zb_i.astype(bool)
     interleave = np.where(zb | (pp_ == 1) | (not opts.interleaving), 1.0, shape.n_layers // pp_)
@@ -320,7 +319,20 @@ def _realistic_candidates(
         cp=cp if ring else None,
         attention_forward_s=times.attention_forward_s[at] if ring else None,
         attention_backward_s=times.attention_backward_s[at] if ring else None,
+        rows=np.flatnonzero(keep),
     )
+
+
+def take_candidates(c: Candidates, idx: NDArray[np.intp]) -> Candidates:
+    """Candidates `idx` of `c`, in that order: every per-candidate array taken at `idx`, the
+    rest as in `c` (realistic physics: its candidates are timed one row each, so a subset's
+    times are those rows' times)."""
+    taken = {
+        f: getattr(c, f)[idx]
+        for f in Candidates.__slots__
+        if f != "keys" and isinstance(getattr(c, f), np.ndarray)
+    }
+    return dataclasses.replace(c, **taken)
 
 
 def _with_ring(

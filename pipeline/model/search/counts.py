@@ -69,10 +69,17 @@ def grid_shape(physics: Physics, shape: ModelShape) -> ModelShape:
     step count is tokens / B_tok) and holding its parameters (the data-parallel gradient
     all-reduce and the aggregate memory check move them); under paper physics the shape as
     given."""
+    return grid_shape_counts(physics, shape)[0]
+
+
+def grid_shape_counts(physics: Physics, shape: ModelShape) -> tuple[ModelShape, ModelCounts | None]:
+    """`grid_shape` and, under realistic physics, its `grid_counts` (None under the paper's),
+    counted once: the counts read none of the fields `grid_shape` sets (D, N), so the shape's
+    counts are the given shape's."""
     if physics.is_paper:
-        return shape
+        return shape, None
     counts = grid_counts(physics, shape)
-    return dataclasses.replace(shape, tokens=counts.n_tokens, weights=counts.n_params)
+    return dataclasses.replace(shape, tokens=counts.n_tokens, weights=counts.n_params), counts
 
 
 def weight_training_flop(physics: Physics, shape: ModelShape) -> float:
@@ -87,6 +94,16 @@ def weight_training_flop(physics: Physics, shape: ModelShape) -> float:
     else:
         per_token = model.top_k * expert_weight_params(model)
     return 6.0 * model.layers * per_token * shape.n_tokens
+
+
+def layer_weight_flop_per_token(physics: Physics, shape: ModelShape) -> float:
+    """FLOP of one layer's weight matmuls per token, forward and backward, under realistic
+    physics: 6 · (weights one token meets in a layer), as `weight_training_flop` counts them
+    (attention projections with `physics.attention`, one expert's MLP)."""
+    model = grid_transformer(shape)
+    if physics.attention:
+        return 6.0 * active_weight_params(model)
+    return 6.0 * (model.top_k * expert_weight_params(model))
 
 
 def grid_cost(

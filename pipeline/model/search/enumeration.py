@@ -25,7 +25,7 @@ from pipeline.model.caches import cached
 from pipeline.model.network.levels import divisors
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
-from pipeline.model.records.switches import TensorParallel
+from pipeline.model.records.switches import Physics, TensorParallel
 
 LAYOUT_TABLE_CACHE_SIZE = 128
 """(model, cluster size, options) whose integer layout table a process keeps: read only when
@@ -238,3 +238,17 @@ def context_parallel_table(
     table.setflags(write=False)
     cp.setflags(write=False)
     return table, cp
+
+
+def realistic_layout_rows(
+    shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
+) -> tuple[IntArray, IntArray | None] | None:
+    """The rows a realistic search enumerates at n_gpu before its memory check, and each row's
+    context-parallel degree c: `context_parallel_table` when the physics tries c > 1 with whole
+    sequences, else `layout_table` (c None: no context parallelism). None if there is none."""
+    if physics.max_context_parallel > 1 and physics.whole_sequences:
+        return context_parallel_table(
+            shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel
+        )
+    table = layout_table(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel)
+    return None if table is None else (table, None)

@@ -171,7 +171,7 @@ def _realistic_point(
     row = [*degrees, layout.microbatches, int(layout.zero_bubble), layout.nanobatch_tokens]
     table = np.array([row], dtype=np.int64)
     one_candidate = dataclasses.replace(physics, max_context_parallel=1)  # the layout has no c
-    found = _realistic_candidates(hw, shape, layout.n_gpu, table, opts, one_candidate)
+    found = _realistic_candidates(hw, shape, layout.n_gpu, (table, None), opts, one_candidate)
     reason = None
     if not isinstance(found, Candidates):  # over memory: costed all the same, at the mode
         # that needs the least of it, without the check
@@ -184,7 +184,7 @@ def _realistic_point(
             one_candidate, gpu_memory=False, recompute=recompute_modes(physics)[-1]
         )
         no_check = dataclasses.replace(opts, memory_check=False)
-        found = _realistic_candidates(hw, shape, layout.n_gpu, table, no_check, unchecked)
+        found = _realistic_candidates(hw, shape, layout.n_gpu, (table, None), no_check, unchecked)
         if not isinstance(found, Candidates):
             return _infeasible(shape, reason, layout, physics)
     c = _with_step_inputs(found, opts, shape)

@@ -1,6 +1,7 @@
 """Lower bounds on the step time of every layout of a model on N GPUs under realistic physics,
-from compute and from the tensor-parallel collectives: the cluster walk (`search.smallest_cluster`)
-sets aside the clusters they prove too slow without enumerating them (docs/model.md §9.4)."""
+from compute, from the tensor-parallel collectives, and from each enumerated layout's own
+network times: the cluster walk (`search.smallest_cluster`) sets aside the clusters they prove
+too slow without timing their candidates (docs/model.md §9.4)."""
 
 from __future__ import annotations
 
@@ -11,15 +12,33 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import cached
-from pipeline.model.network.groups import Levels, TensorGroups, tensor_parallel_s
-from pipeline.model.network.levels import divisors
+from pipeline.model.compute.memory_ops import WORD_BYTES
+from pipeline.model.network.groups import (
+    GradientGroups,
+    Levels,
+    TensorGroups,
+    expert_all_to_all_s,
+    gradient_allreduce_s,
+    pipeline_send_s,
+    tensor_parallel_s,
+)
+from pipeline.model.network.levels import adjusted_level_sizes, divisors
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics
-from pipeline.model.search.counts import matmul_rate_flop_per_s, weight_training_flop
-from pipeline.model.search.enumeration import context_parallel_degrees
-from pipeline.model.search.grid import grid_layer_launch_s
+from pipeline.model.search.counts import (
+    layer_weight_flop_per_token,
+    matmul_rate_flop_per_s,
+    weight_training_flop,
+)
+from pipeline.model.search.enumeration import context_parallel_degrees, realistic_layout_rows
+from pipeline.model.search.grid import (
+    grid_layer_launch_s,
+    grid_params_per_gpu,
+    sequence_parallel_degree,
+)
+from pipeline.model.step.pipeline import StageLayers, pipeline_step_s
 
 Array = NDArray[np.float64]
 
@@ -173,3 +192,84 @@ def _tensor_parallel_terms(
     for a in (tp, alpha, beta):
         a.setflags(write=False)
     return tp, alpha, beta
+
+
+def layout_step_floors_s(
+    hw: HardwareSpec, physics: Physics, opts: SearchOptions, shape: ModelShape, n_gpu: int
+) -> Array | None:
+    """A lower bound on the realistic step time (s) of each layout the search enumerates on
+    n_gpu GPUs, per row of `enumeration.realistic_layout_rows` (before the memory check, so a
+    superset of the candidates); None when there is none, and under the paper's physics. The
+    walk sets a cluster aside when the smallest exceeds the duration, and times only the
+    candidates whose own bound does not (`search._best_realistic`). `hw`'s bandwidths are at the
+    physics' achieved fraction (`search.network_physics`), as `search.realistic` reads them.
+
+    Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with
+      t_full ≥ max(C, T) + E  (TP overlap on; C + T + E without it), t_p2p and t_dp exact
+    (t_dp 0 when `overlap_dp`) and the optimizer step 0, where, per layer and microbatch on
+    one GPU, C = (S/N_EP)·(K + 6·W_l·b/N_TP / R) (K, W_l, R as in `step_floor_terms_s`, b
+    the nanobatch), T the tensor-parallel collectives and E the expert all-to-alls of the
+    row without recomputation (`network.groups`, the arguments `search.realistic` passes).
+
+    Proof. `search.realistic` times a candidate (a row that passed the memory check, under
+    its recomputation mode) as pipeline_step_s of t_full = (S/N_EP)·t_layer + t_tp' + t_ep,
+    with the same p2p sends and (without `overlap_dp`) the same gradient all-reduce as here,
+    an exposed all-reduce ≥ 0 with it, and an optimizer step ≥ 0; the step never decreases
+    in any of these (`step.pipeline`'s module docstring). t_layer ≥ K + 6·W_l·b/N_TP / R
+    (`step_floor_terms_s`: launches plus weight FLOP over the matmul rate; recomputation and
+    the ring only add), so (S/N_EP)·t_layer ≥ C. With TP overlap t_tp' = max(t_tp −
+    (S/N_EP)·t_gemm, 0), and t_layer ≥ t_gemm (the layer's forward and backward hold its
+    GEMMs' and a rerun reruns at least the GEMMs it counts: `candidates._layer_parts`), so
+    (S/N_EP)·t_layer + t_tp' ≥ max(C, t_tp); without overlap the sum is ≥ C + t_tp. t_tp ≥ T
+    and t_ep ≥ E: recomputation only adds collectives (`network.groups.collectives_per_layer`,
+    the same per-collective times). A row `tp_in_domain` rejects is inf, as the search's.
+    The bound is computed by another floating-point sequence than the step: the walk compares
+    it with the slack `search.PRUNE_SLACK`.
+    """
+    if physics.is_paper:
+        return None
+    rows = realistic_layout_rows(shape, n_gpu, opts, physics)
+    if rows is None:
+        return None
+    table, cps = rows
+    dp, tpm, tpff, pp, ep, m, zero_bubble, nano = np.array(table.T, dtype=np.float64, order="C")
+    zb = zero_bubble > 0.0
+    interleave = np.where(zb | (pp == 1) | (not opts.interleaving), 1.0, shape.n_layers // pp)
+    levels = Levels.as_given(hw)
+    tp = tpm * tpff
+    ring = cps is not None and physics.attention  # the EP span counts c as `search.realistic`
+    cp = cps.astype(np.float64) if ring and cps is not None else np.ones_like(tp)
+    local = float(shape.sparsity) // ep
+    tokens = nano * local
+    d = float(shape.d_model)
+    none = np.zeros(tp.shape, dtype=np.int64)  # no recomputation: the fewest collectives
+    per_call = layer_weight_flop_per_token(physics, shape) * nano / tp
+    compute = local * (
+        grid_layer_launch_s(hw, physics) + per_call / matmul_rate_flop_per_s(hw, physics)
+    )
+    groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), 3.0 * d)
+    t_tp = tensor_parallel_s(levels, groups, none, physics.attention)
+    layer = np.maximum(compute, t_tp) if opts.overlap_tp else compute + t_tp
+    message = WORD_BYTES * tokens * d
+    dispatch = message / sequence_parallel_degree(physics, tpm, tpff)
+    t_ep = expert_all_to_all_s(levels, none, ep, tp * cp * ep, dispatch)
+    every = np.full(tp.shape, float(n_gpu))
+    t_p2p = pipeline_send_s(
+        levels, message, tp, every, pp, interleave, np.full(tp.shape, opts.overlap_pp_ep)
+    )
+    if opts.overlap_dp:
+        t_dp = np.zeros_like(tp)
+    else:
+        params = grid_params_per_gpu(physics, shape, tp, pp, ep)
+        span = tp * dp * ep
+        expert = None if shape.sparsity == 1 else params.expert
+        groups_dp = GradientGroups(dp * ep, span, dp, span)
+        t_dp = gradient_allreduce_s(levels, groups_dp, params.replicated, expert)
+    layers = shape.n_layers / pp
+    stages = StageLayers(layers, layers, float(shape.n_layers))
+    zero = np.zeros_like(tp)
+    step = pipeline_step_s(stages, layer + t_ep, zero, m, interleave, zb, t_p2p, t_dp, None)
+    if physics.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
+        return np.where(tp <= adjusted_level_sizes(hw.level_sizes, n_gpu)[0], step.t_step_s, np.inf)
+    out: Array = step.t_step_s
+    return out

@@ -51,15 +51,20 @@ from pipeline.model.search.candidates import (
     _batch,
     _with_ring,
     enumerate_candidates,
+    take_candidates,
 )
 from pipeline.model.search.counts import (
     grid_cost,
-    grid_counts,
     grid_shape,
+    grid_shape_counts,
     matmul_rate_flop_per_s,
     weight_training_flop,
 )
-from pipeline.model.search.floors import step_floor_terms_s, tensor_parallel_floor_s
+from pipeline.model.search.floors import (
+    layout_step_floors_s,
+    step_floor_terms_s,
+    tensor_parallel_floor_s,
+)
 from pipeline.model.search.realistic import realistic_layout, realistic_step_cost, realistic_steps
 from pipeline.model.step.evaluate import step_cost
 from pipeline.model.step.step_time import (
@@ -349,13 +354,16 @@ def _best_at(
     within_s: float = math.inf,
     prune: bool = True,
     physics: Physics = PAPER,
+    floors: Array | None = None,
 ) -> BestAt:
     """The best layout at n_gpu, and whether any candidate passed enumeration (spec §10).
 
     The layout is None when no candidate has a valid split, or when nothing trains
     faster than `within_s`. Candidates are bounded from below on the real network levels
     (`separable_train_time_s`); those whose bound exceeds `within_s` are not evaluated (unless
-    not `prune`): a layout faster than it is found all the same, ties included.
+    not `prune`): a layout faster than it is found all the same, ties included. Under
+    realistic physics `floors` are the walk's per-row step bounds at n_gpu
+    (`floors.layout_step_floors_s`; None: none), which play that part.
     """
     if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
         return BestAt(False, None)
@@ -370,7 +378,7 @@ def _best_at(
     if prune and (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
         return BestAt(True, None)  # compute alone is too slow here, whatever the network
     if not physics.is_paper:
-        return _best_realistic(hw, shape, n_gpu, c, opts, within_s, physics)
+        return _best_realistic(hw, shape, n_gpu, c, opts, within_s, physics, floors)
     table = candidate_comm_table(hw, shape, n_gpu, c)
     bound = separable_train_time_s(shape, c, table, opts)
     if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
@@ -390,12 +398,26 @@ def _best_realistic(
     opts: SearchOptions,
     within_s: float,
     physics: Physics,
+    floors: Array | None = None,
 ) -> BestAt:
     """The best realistic candidate at n_gpu: every candidate timed once, as the run of its
     layout (`search.realistic`), the original's tie rule among the fastest; None when none
-    trains faster than `within_s`. Nothing is pruned here (the caller's compute-only floor
-    aside), so the exhaustive search (`prune=False`) picks the same row."""
+    trains faster than `within_s`.
+
+    With `floors` (a lower bound on the step of each row of the table the candidates come
+    from, `floors.layout_step_floors_s`) a candidate whose steps·floor·(1 − slack) is at
+    least `within_s`·(1 + tie tolerance) is not timed: its training time is at least that,
+    so it can neither train within `within_s` nor tie a best that does, and a best at or
+    above `within_s` is rejected. The rest keep their enumeration order and their times (one
+    row each), so the exhaustive search (`prune=False`, no floors) picks the same row."""
     steps_per_training = shape.n_tokens / float(shape.batch_tokens)
+    if floors is not None and c.rows is not None:
+        cap = within_s * (1.0 + opts.quirks.tie_tolerance)
+        timed = np.flatnonzero(steps_per_training * floors[c.rows] * (1.0 - PRUNE_SLACK) < cap)
+        if timed.size == 0:
+            return BestAt(True, None)
+        if timed.size < c.degrees.shape[0]:
+            c = take_candidates(c, timed)
     steps = realistic_steps(hw, physics, shape, n_gpu, c, opts)
     if not steps.usable.any():
         return BestAt(True, None)
@@ -451,8 +473,7 @@ def smallest_cluster(
     chose (`search.counts`); a size none of whose layouts fits in one GPU's memory at any
     cluster is infeasible with `exceeds_gpu_memory`.
     """
-    shape = grid_shape(physics, shape)
-    counts = None if physics.is_paper else grid_counts(physics, shape)
+    shape, counts = grid_shape_counts(physics, shape)
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         reason = InfeasibleReason.BATCH_TOO_LARGE
         return PointResult(shape, False, reason, None, None, physics=physics.name, counts=counts)
@@ -470,10 +491,14 @@ def smallest_cluster(
         floor_s = fixed_s + flop_s / n_gpu
         if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < duration_s:
             floor_s = max(floor_s, tensor_parallel_floor_s(hw, physics, opts, shape, n_gpu))
+        floors = None
+        if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < duration_s:
+            floors = layout_step_floors_s(hw, physics, opts, shape, n_gpu)
+            floor_s = floor_s if floors is None else max(floor_s, float(floors.min()))
         if steps * floor_s * (1.0 - PRUNE_SLACK) >= duration_s:
             too_slow.append(n_gpu)  # searched below only if the reason depends on it
             continue
-        at = _best_at(hw, shape, n_gpu, opts, duration_s, prune, physics)
+        at = _best_at(hw, shape, n_gpu, opts, duration_s, prune, physics, floors)
         any_layout = any_layout or at.had_candidates
         blocked = blocked or at.memory_blocked
         if at.found is not None and at.found[1].training_time_s < duration_s:

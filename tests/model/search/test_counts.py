@@ -16,7 +16,7 @@ from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import PointResult
 from pipeline.model.records.scaling import ScalingLaws, model_shape
-from pipeline.model.search.counts import grid_counts, grid_shape
+from pipeline.model.search.counts import grid_counts, grid_shape, grid_shape_counts
 from pipeline.schema import compose_config, load_scenario
 
 REL = 1e-12
@@ -61,6 +61,21 @@ def test_counts_realistic_grid_row_counts_its_own_parameters(scaling: str) -> No
         assert p.counts.n_params > p.shape.n_params
         assert p.counts.n_tokens == pytest.approx(20.0 * by_hand_params(p), rel=REL)
         assert p.shape.n_tokens == p.counts.n_tokens  # the step counts these tokens
+
+
+@pytest.mark.parametrize("scaling", ["dense", "sparse"])
+@pytest.mark.parametrize("d_model", [12288, 32768, 131072])
+def test_counts_grid_shape_counts_are_the_counts_of_the_grid_shape(
+    scaling: str, d_model: int
+) -> None:
+    """`grid_shape_counts` gives `grid_shape` and the counts of that shape, bit for bit (the
+    walk counts once what it used to count twice)."""
+    scenario = load_scenario(compose_config(["physics=realistic", f"scaling={scaling}"]))
+    shape = model_shape(d_model, scenario.laws, scenario.options.quirks)
+    timed, counts = grid_shape_counts(scenario.physics, shape)
+    assert timed == grid_shape(scenario.physics, shape)
+    assert counts == grid_counts(scenario.physics, timed)
+    assert grid_shape_counts(load_scenario(compose_config([])).physics, shape) == (shape, None)
 
 
 @pytest.mark.parametrize("scaling", ["dense", "sparse"])

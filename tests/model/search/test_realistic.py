@@ -14,9 +14,9 @@ from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.records.switches import Physics
-from pipeline.model.search.candidates import Candidates, enumerate_candidates
+from pipeline.model.search.candidates import Candidates, enumerate_candidates, take_candidates
 from pipeline.model.search.counts import grid_shape
-from pipeline.model.search.realistic import realistic_steps
+from pipeline.model.search.realistic import RealisticSteps, realistic_steps
 from pipeline.model.search.search import network_physics, optimal_layout, smallest_cluster
 from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s, pipeline_step_s
 from pipeline.schema import compose_config, load_scenario
@@ -106,3 +106,33 @@ def test_realistic_pruned_smallest_cluster_equals_exhaustive(
     pruned = smallest_cluster(hw, shape, DURATION_S, SearchOptions(), physics=physics)
     exhaustive = smallest_cluster(hw, shape, DURATION_S, SearchOptions(), False, physics)
     assert pruned == exhaustive
+
+
+@settings(max_examples=5, deadline=None)
+@given(hardware(), models(), search_options())
+def test_realistic_pruned_smallest_cluster_equals_exhaustive_under_any_options(
+    hw: HardwareSpec, shape: ModelShape, opts: SearchOptions
+) -> None:
+    """With random search options (overlaps, schedules, tie tolerance) the walk's floors and
+    the candidates they leave untimed change no point under realistic physics."""
+    physics = realistic()
+    pruned = smallest_cluster(hw, shape, DURATION_S, opts, physics=physics)
+    exhaustive = smallest_cluster(hw, shape, DURATION_S, opts, False, physics)
+    assert pruned == exhaustive
+
+
+@pytest.mark.parametrize("doublings", [10, 14, 18])
+def test_realistic_a_subset_of_candidates_keeps_their_times(doublings: int) -> None:
+    """Timing candidates `take_candidates` picks gives each its time in the whole set, bit for
+    bit (the walk times only those its floors leave)."""
+    physics = realistic()
+    shape = grid_shape(physics, model_shape(24576, ScalingLaws(sparse=True)))
+    hw = network_physics(preset("h100_sxm"), physics)
+    n_gpu = shape.sparsity * 2**doublings
+    c = enumerate_candidates(hw, shape, n_gpu, SearchOptions(), physics)
+    assert isinstance(c, Candidates)
+    whole = realistic_steps(hw, physics, shape, n_gpu, c, SearchOptions())
+    idx = np.arange(0, c.degrees.shape[0], 7)
+    part = realistic_steps(hw, physics, shape, n_gpu, take_candidates(c, idx), SearchOptions())
+    for field in RealisticSteps.__slots__:
+        assert np.array_equal(getattr(part, field), getattr(whole, field)[idx])

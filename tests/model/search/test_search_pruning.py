@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,8 +14,10 @@ from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, model_shape
 from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
+from pipeline.model.search.enumeration import realistic_layout_rows
 from pipeline.model.search.floors import (
     batch_share_floor,
+    layout_step_floors_s,
     step_floor_terms_s,
     tensor_parallel_floor_s,
 )
@@ -67,6 +71,17 @@ REALISTIC_CASES = [
     (["scaling=sparse", "physics.attention=false", "physics.tensor_parallel=1d"], (73728,)),
     (["scaling=sparse", "physics.whole_sequences=false"], (57344,)),
     (["scaling=sparse", "physics.max_context_parallel=8"], (61440,)),
+    (["scaling=sparse", "physics.tp_in_domain=true", "physics.tensor_parallel=both"], (32768,)),
+    (
+        [
+            "scaling=sparse",
+            "parallelism.overlap_tp=false",
+            "parallelism.overlap_pp_ep=false",
+            "parallelism.overlap_dp=true",
+            "parallelism.interleaving=false",
+        ],
+        (28672,),
+    ),
 ]
 
 
@@ -147,3 +162,87 @@ def test_tensor_parallel_floor_bounds_every_realistic_step(
             assert floor_s <= float(steps.t_step_s.min()) * (1.0 + PRUNE_SLACK)
             checked += floor_s > 0.0
     assert checked > 0
+
+
+def _floors_by_row(
+    hw: HardwareSpec, s: Scenario, shape: ModelShape, n_gpu: int
+) -> dict[tuple[int, ...], float]:
+    """`layout_step_floors_s` keyed by each enumerated row and, where the step reads it (the
+    ring of attention), its context-parallel degree (1 elsewhere: rows that differ only in it
+    then have one floor)."""
+    rows = realistic_layout_rows(shape, n_gpu, s.options, s.physics)
+    floors = layout_step_floors_s(hw, s.physics, s.options, shape, n_gpu)
+    assert (rows is None) == (floors is None)
+    if rows is None or floors is None:
+        return {}
+    table, cps = rows
+    ring = cps is not None and s.physics.attention
+    cp = cps if ring and cps is not None else np.ones(table.shape[0], dtype=np.int64)
+    out: dict[tuple[int, ...], float] = {}
+    for row, c, floor in zip(table, cp, floors, strict=True):
+        key = (*map(int, row), int(c))
+        assert out.setdefault(key, float(floor)) == float(floor)
+    return out
+
+
+def _candidate_keys(c: Candidates) -> list[tuple[int, ...]]:
+    """Each candidate as its enumerated row (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble,
+    nanobatch) and context-parallel degree (1 where the step does not read it)."""
+    cp = np.ones(c.degrees.shape[0], dtype=np.int64) if c.cp is None else c.cp
+    return [
+        (
+            *map(int, c.degrees[i]),
+            int(c.microbatches[i]),
+            int(c.zero_bubble[i]),
+            int(c.nanobatch[i]),
+            int(cp[i]),
+        )
+        for i in range(c.degrees.shape[0])
+    ]
+
+
+@pytest.mark.parametrize(("over", "widths"), REALISTIC_CASES)
+def test_layout_step_floors_bound_every_realistic_candidate(
+    over: list[str], widths: tuple[int]
+) -> None:
+    """Each enumerated layout's floor is at most its candidate's realistic step, for every
+    candidate of every cluster the walk may try (docs/model.md §9.4, `layout_step_floors_s`)."""
+    checked = 0
+    for d_model in widths:
+        s, shape = _realistic(over, d_model)
+        shape = grid_shape(s.physics, shape)
+        hw = network_physics(s.hardware, s.physics)
+        for i in range(0, s.options.max_cluster_doublings + 1, 2):
+            n_gpu = shape.sparsity * 2**i
+            c = enumerate_candidates(hw, shape, n_gpu, s.options, s.physics)
+            if not isinstance(c, Candidates):
+                continue
+            floors = _floors_by_row(hw, s, shape, n_gpu)
+            keys = _candidate_keys(c)
+            c = _with_ring(c, hw, shape, s.options)
+            steps = realistic_steps(hw, s.physics, shape, n_gpu, c, s.options)
+            for key, t_step in zip(keys, steps.t_step_s, strict=True):
+                assert floors[key] <= float(t_step) * (1.0 + PRUNE_SLACK)
+            checked += len(keys)
+    assert checked > 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(hardware(), models(), search_options(), st.integers(0, 16))
+def test_layout_step_floors_bound_every_candidate_on_random_networks(
+    hw: HardwareSpec, shape: ModelShape, opts: SearchOptions, doublings: int
+) -> None:
+    """On random networks, GPUs and search options, each enumerated layout's floor is at most
+    its candidate's realistic step (`layout_step_floors_s`)."""
+    s = dataclasses.replace(_realistic([], shape.d_model)[0], options=opts)
+    shape = grid_shape(s.physics, shape)
+    hw = network_physics(hw, s.physics)
+    n_gpu = shape.sparsity * 2**doublings
+    c = enumerate_candidates(hw, shape, n_gpu, opts, s.physics)
+    if not isinstance(c, Candidates):
+        return
+    floors = _floors_by_row(hw, s, shape, n_gpu)
+    keys = _candidate_keys(c)
+    steps = realistic_steps(hw, s.physics, shape, n_gpu, _with_ring(c, hw, shape, opts), opts)
+    for key, t_step in zip(keys, steps.t_step_s, strict=True):
+        assert floors[key] <= float(t_step) * (1.0 + PRUNE_SLACK)

@@ -172,6 +172,9 @@ class Checked:
     """The command line as Hydra reads it."""
     series: CheckedSeries | None = None
     """A single run's series as the check expanded them; None for a multirun."""
+    seen: frozenset[tuple[int, str]] = frozenset()
+    """(position, override) of the swept values of the jobs checked here, which a `SweepCheck`
+    of the same multirun need not check again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,11 +254,13 @@ def check_command_line(
         jobs = sweep_jobs(primary, task)
         choices = OmegaConf.select(primary, "hydra.runtime.choices") or {}
         if sweeper_checks_jobs and choices.get("hydra/sweeper") == SWEEPER:
+            seen: set[tuple[int, str]] = set()
             if on_job is not None and first_job_now is not None and first_job_now(primary):
                 for job, label in itertools.islice(jobs_to_check(jobs), 1):
                     config = _compose(command, [*hydra_overrides, *job], f" (job {label})")
                     on_job(config, check_job(config, label, multirun=True))
-            return Checked(primary, command)
+                    brings_new_value(job, seen)
+            return Checked(primary, command, seen=frozenset(seen))
         for job, label in jobs_to_check(jobs):
             config = _compose(command, [*hydra_overrides, *job], f" (job {label})")
             plan = check_job(config, label, multirun=True)
@@ -272,12 +277,16 @@ class SweepCheck:
     time, as it would with the check before Hydra."""
 
     def __init__(
-        self, line: Command, on_job: Callable[[DictConfig, RunPlan], None] | None = None
+        self,
+        line: Command,
+        on_job: Callable[[DictConfig, RunPlan], None] | None = None,
+        seen: frozenset[tuple[int, str]] = frozenset(),
     ) -> None:
         self.line = line
         self.on_job = on_job
-        self.seen: set[tuple[int, str]] = set()
-        """(position, override) of the values checked so far."""
+        self.seen: set[tuple[int, str]] = set(seen)
+        """(position, override) of the values checked so far (``seen``: by the command's check,
+        `Checked.seen`)."""
 
     def __call__(self, compose: Callable[[], DictConfig], job: list[str], label: str) -> DictConfig:
         """The job's composed config; InputError (Hydra's or YAML's message, naming the job) or

@@ -204,7 +204,7 @@ def check(argv: Sequence[str], command: Command | None = None) -> int:
     except (ConfigError, InputError) as err:
         return report_error(err)
     if checked is not None:
-        command.sweep_check = SweepCheck(checked.line, command.startup.on_job)
+        command.sweep_check = SweepCheck(checked.line, command.startup.on_job, checked.seen)
         run_dir = OmegaConf.select(checked.composed, "hydra.run.dir")
         command.existing_ancestor = nearest_existing(Path(str(run_dir))) if run_dir else None
         command.checked = checked.series

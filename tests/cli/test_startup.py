@@ -82,6 +82,8 @@ def test_a_multirun_left_to_the_sweeper_has_its_first_job_checked_before_hydra(
     )
     assert checked is not None
     assert jobs == early
+    # the sweeper's check of the same multirun then starts from what was checked here
+    assert [o for _, o in checked.seen if o.startswith("hardware=")] == early
 
 
 def test_one_cpu_evaluates_nothing_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

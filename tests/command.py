@@ -41,3 +41,10 @@ def dmlimits(cwd: Path, *args: str, timeout: float = 300) -> subprocess.Complete
 def stable_table(root: Path, table: str) -> pl.DataFrame:
     """A table of the dataset in its sorted order, without the columns that change per run."""
     return read_or_empty(root, table).drop(VOLATILE)
+
+
+def python_output(code: str) -> str:
+    """What `code` prints, run by this interpreter in a fresh process (an import probe)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import pipeline
 from pipeline.io.tables import TABLES
-from tests.command import VOLATILE, dmlimits, stable_table
+from tests.command import VOLATILE, dmlimits, python_output, stable_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 SMALL = ["scaling.grid.max_d_model=16384", "execution.n_jobs=1"]
@@ -88,7 +86,5 @@ def test_import_pipeline_stays_light() -> None:
         "print(sorted(m for m in sys.modules "
         "if m.split('.')[0] in ('hydra', 'polars', 'pyarrow') or m.startswith('pipeline.')))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout
+    out = python_output(probe)
     assert out.strip() == "['pipeline.version']"

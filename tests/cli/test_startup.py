@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +15,7 @@ from pipeline.cli import startup
 from pipeline.cli.check import check_command_line
 from pipeline.cli.startup import Startup
 from pipeline.execute.ahead import forking_supported
-from tests.command import dmlimits, stable_table
+from tests.command import dmlimits, python_output, stable_table
 
 TINY = "scaling.grid.max_d_model=16384"
 
@@ -162,9 +160,7 @@ def test_the_console_script_loads_the_command_with_the_collector_paused() -> Non
         "print(len(runs) - before, gc.isenabled(), gc.get_freeze_count() > 10000, "
         "command.__name__)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout
+    out = python_output(probe)
     assert out.split() == ["0", "True", "True", "run_frozen"]
 
 
@@ -233,7 +229,5 @@ def test_cli_start_up_defers_what_a_run_may_not_need() -> None:
     probe = (
         f"import sys, pipeline.cli.main; print(sorted(m for m in {DEFERRED!r} if m in sys.modules))"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
-    ).stdout
+    out = python_output(probe)
     assert out.strip() == "[]"

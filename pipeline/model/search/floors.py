@@ -43,8 +43,7 @@ from pipeline.model.step.pipeline import StageLayers, pipeline_step_s
 Array = NDArray[np.float64]
 
 TENSOR_PARALLEL_TERMS_CACHE_SIZE = 256
-"""(network, model widths, cover) whose tensor-parallel floor terms a process keeps: one or
-two per size of a series."""
+"""(network, cover) whose tensor-parallel floor terms a process keeps: a few per series."""
 
 
 def batch_share_floor(physics: Physics, opts: SearchOptions, shape: ModelShape) -> float:
@@ -128,9 +127,11 @@ def tensor_parallel_floor_s(
     holds nanobatch·S/N_EP tokens, so the passes' tokens add to L·(N_DP·m·S·nanobatch/B_tok)·
     B_tok·N_TP/N ≥ L·ρ·B_tok·N_TP/N (`batch_share_floor`): the passes take at least
     L·(α·ρ·B_tok·N_TP/N + β). The layout's pair is among those minimized over. α and β come
-    from `_tensor_parallel_terms`, kept per (network, model widths) for the pairs of a power of
-    2^8 that the clusters of a walk share. Rounding (α·x + β is not the exact floating-point
-    sequence of t_tp(x)): the walk compares with the slack `search.PRUNE_SLACK`.
+    from `_tensor_parallel_terms`, kept per network for the pairs of a power of 2^8 that the
+    clusters of a walk, and the sizes of a series, share: α = d_model·α_h + d_ff·α_f, every
+    collective's bytes being in proportion to d_model (the hidden and QKV widths, 3·d_model)
+    or to d_ff. Rounding (α·x + β is not the exact floating-point sequence of t_tp(x)): the
+    walk compares with the slack `search.PRUNE_SLACK`.
     """
     if physics.is_paper:
         return 0.0
@@ -143,55 +144,58 @@ def tensor_parallel_floor_s(
     if t_min <= 1.0:
         return 0.0  # one tensor rank may do: no collective is certain
     cover = _tensor_parallel_cover(q)
-    tp, alpha, beta = _tensor_parallel_terms(
-        hw, physics.attention, shape.d_model, shape.d_ff, cover
-    )
+    tp, per_hidden, per_ffn, beta = _tensor_parallel_terms(hw, physics.attention, cover)
     keep = (q % tp == 0) & (tp >= t_min)
     if not keep.any():
         return 0.0  # no layout at all: nothing to bound
+    alpha = float(shape.d_model) * per_hidden[keep] + float(shape.d_ff) * per_ffn[keep]
     share = batch_share_floor(physics, opts, shape)
     tokens = share * shape.batch_tokens * tp[keep].astype(np.float64) / n_gpu
-    return shape.n_layers * float((alpha[keep] * tokens + beta[keep]).min())
+    return shape.n_layers * float((alpha * tokens + beta[keep]).min())
 
 
 def _tensor_parallel_cover(q: int) -> int:
     """The integer whose divisor pairs `tensor_parallel_floor_s` reads its terms for at q (N/N_EP):
-    q itself, or for a power of two the next power of 2^8 at or above it (up to 2^56), so
-    that the clusters of a walk (q = 2^i) share a few tables."""
-    if q & (q - 1):
+    q itself, or for a power of two the next power of 2^8 at or above it, 2^62 past 2^56 (the
+    largest whose pair products stay in int64), so that the clusters of a walk (q = 2^i)
+    share a few tables."""
+    if q & (q - 1) or q > 1 << 62:
         return q
     bits = -(-(q.bit_length() - 1) // 8) * 8
-    return q if bits > 56 else 1 << bits
+    return 1 << min(bits, 62)
 
 
 @cached(maxsize=TENSOR_PARALLEL_TERMS_CACHE_SIZE)
 def _tensor_parallel_terms(
-    hw: HardwareSpec, attention: bool, d_model: int, d_ff: int, cover: int
-) -> tuple[NDArray[np.int64], Array, Array]:
-    """For every (N_TPm, N_TPff) whose product N_TP divides `cover`: N_TP, and α (s per token)
-    and β (s) such that one layer pass's tensor-parallel collectives on x tokens, without
-    recomputation, take α·x + β (`network.groups.tensor_parallel_s`, ring all-reduces: bytes in
-    proportion to x over a level's bandwidth plus hops times its latency). α is the pass at
-    one token on levels without latency, β the pass at no tokens. Kept per (network, model
-    widths, cover); read only."""
+    hw: HardwareSpec, attention: bool, cover: int
+) -> tuple[NDArray[np.int64], Array, Array, Array]:
+    """For every (N_TPm, N_TPff) whose product N_TP divides `cover`: N_TP, and α_h, α_f (s per
+    token and unit of width) and β (s) such that one layer pass's tensor-parallel collectives
+    on x tokens of a model of widths d_model and d_ff = f, without recomputation, take
+    (d_model·α_h + f·α_f)·x + β (`network.groups.tensor_parallel_s`, ring all-reduces: bytes
+    in proportion to x and to one width over a level's bandwidth, plus hops times its
+    latency). α_h is the pass at one token on levels without latency of a model whose hidden
+    width is 1 (QKV 3) and MLP 0, α_f of one whose MLP is 1 and the rest 0, β the pass at no
+    tokens (no bytes: the widths do not enter). Kept per (network, cover); read only."""
     divs = np.array(divisors(cover), dtype=np.int64)
     fits = divs[None, :] <= (cover // divs)[:, None]  # N_TPm·N_TPff ≤ cover, without overflow
     products = np.ones(fits.shape, dtype=np.int64)
     np.multiply(divs[:, None], divs[None, :], out=products, where=fits)
     model_at, ff_at = np.nonzero(fits & (cover % products == 0))
     tp_model, tp_ff = divs[model_at].astype(np.float64), divs[ff_at].astype(np.float64)
-    d = float(d_model)
-    one = TensorGroups(tp_model, tp_ff, np.ones_like(tp_model), d, float(d_ff), 3.0 * d)
+    hidden = TensorGroups(tp_model, tp_ff, np.ones_like(tp_model), 1.0, 0.0, 3.0)
+    ffn = dataclasses.replace(hidden, hidden=0.0, ffn=1.0, qkv=0.0)
     levels = Levels.as_given(hw)
     hop_free = Levels(levels.bandwidth, np.zeros_like(levels.latency), levels.sizes)
     none = np.zeros(tp_model.shape[0], dtype=np.int64)  # no recomputation: fewest collectives
-    alpha = tensor_parallel_s(hop_free, one, none, attention)
-    empty = dataclasses.replace(one, tokens=np.zeros_like(tp_model))
+    per_hidden = tensor_parallel_s(hop_free, hidden, none, attention)
+    per_ffn = tensor_parallel_s(hop_free, ffn, none, attention)
+    empty = dataclasses.replace(hidden, tokens=np.zeros_like(tp_model))
     beta = tensor_parallel_s(levels, empty, none, attention)
     tp = products[model_at, ff_at]
-    for a in (tp, alpha, beta):
+    for a in (tp, per_hidden, per_ffn, beta):
         a.setflags(write=False)
-    return tp, alpha, beta
+    return tp, per_hidden, per_ffn, beta
 
 
 def layout_step_floors_s(

@@ -35,6 +35,7 @@ from pipeline.model.search.counts import (
 from pipeline.model.search.enumeration import context_parallel_degrees, realistic_layout_rows
 from pipeline.model.search.grid import (
     grid_layer_launch_s,
+    grid_non_gemm_launch_s,
     grid_params_per_gpu,
     sequence_parallel_degree,
 )
@@ -209,11 +210,13 @@ def layout_step_floors_s(
     physics' achieved fraction (`search.network_physics`), as `search.realistic` reads them.
 
     Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with
-      t_full ≥ max(C, T) + E  (TP overlap on; C + T + E without it), t_p2p and t_dp exact
-    (t_dp 0 when `overlap_dp`) and the optimizer step 0, where, per layer and microbatch on
-    one GPU, C = (S/N_EP)·(K + 6·W_l·b/N_TP / R) (K, W_l, R as in `step_floor_terms_s`, b
-    the nanobatch), T the tensor-parallel collectives and E the expert all-to-alls of the
-    row without recomputation (`network.groups`, the arguments `search.realistic` passes).
+      t_full ≥ max(C, T + (S/N_EP)·K_ng) + E  (TP overlap on; C + T + E without it),
+    t_p2p and t_dp exact (t_dp 0 when `overlap_dp`) and the optimizer step 0, where, per
+    layer and microbatch on one GPU, C = (S/N_EP)·(K + 6·W_l·b/N_TP / R) (K, W_l, R as in
+    `step_floor_terms_s`, b the nanobatch), K_ng the launches of a call's kernels other than
+    its weight GEMMs (`search.grid.grid_non_gemm_launch_s`), T the tensor-parallel
+    collectives and E the expert all-to-alls of the row without recomputation
+    (`network.groups`, the arguments `search.realistic` passes).
 
     Proof. `search.realistic` times a candidate (a row that passed the memory check, under
     its recomputation mode) as pipeline_step_s of t_full = (S/N_EP)·t_layer + t_tp' + t_ep,
@@ -222,9 +225,11 @@ def layout_step_floors_s(
     in any of these (`step.pipeline`'s module docstring). t_layer ≥ K + 6·W_l·b/N_TP / R
     (`step_floor_terms_s`: launches plus weight FLOP over the matmul rate; recomputation and
     the ring only add), so (S/N_EP)·t_layer ≥ C. With TP overlap t_tp' = max(t_tp −
-    (S/N_EP)·t_gemm, 0), and t_layer ≥ t_gemm (the layer's forward and backward hold its
-    GEMMs' and a rerun reruns at least the GEMMs it counts: `candidates._layer_parts`), so
-    (S/N_EP)·t_layer + t_tp' ≥ max(C, t_tp); without overlap the sum is ≥ C + t_tp. t_tp ≥ T
+    (S/N_EP)·t_gemm, 0), and t_layer − t_gemm ≥ K_ng (the layer's forward and backward hold
+    its GEMMs' and its other kernels', each at least its launches, and a rerun reruns at
+    least the GEMMs it counts: `candidates._layer_parts`, `grid_non_gemm_launch_s`), so
+    (S/N_EP)·t_layer + t_tp' ≥ max(C, t_tp + (S/N_EP)·K_ng); without overlap the sum is
+    ≥ C + t_tp. t_tp ≥ T
     and t_ep ≥ E: recomputation only adds collectives (`network.groups.collectives_per_layer`,
     the same per-collective times). A row `tp_in_domain` rejects is inf, as the search's.
     The bound is computed by another floating-point sequence than the step: the walk compares
@@ -253,7 +258,10 @@ def layout_step_floors_s(
     )
     groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), 3.0 * d)
     t_tp = tensor_parallel_s(levels, groups, none, physics.attention)
-    layer = np.maximum(compute, t_tp) if opts.overlap_tp else compute + t_tp
+    if opts.overlap_tp:  # the collectives past the GEMMs, beside the rest of the layer
+        layer = np.maximum(compute, t_tp + local * grid_non_gemm_launch_s(hw, physics))
+    else:
+        layer = compute + t_tp
     message = WORD_BYTES * tokens * d
     dispatch = message / sequence_parallel_degree(physics, tpm, tpff)
     t_ep = expert_all_to_all_s(levels, none, ep, tp * cp * ep, dispatch)

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import cached
+from pipeline.model.compute.matmul import TENSOR_CORE_WIDTH
 from pipeline.model.compute.memory_ops import WORD_BYTES
 from pipeline.model.network.groups import (
     GradientGroups,
@@ -212,8 +213,8 @@ def layout_step_floors_s(
     Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with
       t_full ≥ max(C, T + (S/N_EP)·K_ng) + E  (TP overlap on; C + T + E without it),
     t_p2p and t_dp exact (t_dp 0 when `overlap_dp`) and the optimizer step 0, where, per
-    layer and microbatch on one GPU, C = (S/N_EP)·(K + 6·W_l·b/N_TP / R) (K, W_l, R as in
-    `step_floor_terms_s`, b the nanobatch), K_ng the launches of a call's kernels other than
+    layer and microbatch on one GPU, C = (S/N_EP)·(K + 6·W_l·b̂/N_TP / R) (K, W_l, R as in
+    `step_floor_terms_s`, b̂ = 8·⌈b/8⌉ the nanobatch b padded to the tensor-core width), K_ng the launches of a call's kernels other than
     its weight GEMMs (`search.grid.grid_non_gemm_launch_s`), T the tensor-parallel
     collectives and E the expert all-to-alls of the row without recomputation
     (`network.groups`, the arguments `search.realistic` passes).
@@ -222,9 +223,10 @@ def layout_step_floors_s(
     its recomputation mode) as pipeline_step_s of t_full = (S/N_EP)·t_layer + t_tp' + t_ep,
     with the same p2p sends and (without `overlap_dp`) the same gradient all-reduce as here,
     an exposed all-reduce ≥ 0 with it, and an optimizer step ≥ 0; the step never decreases
-    in any of these (`step.pipeline`'s module docstring). t_layer ≥ K + 6·W_l·b/N_TP / R
-    (`step_floor_terms_s`: launches plus weight FLOP over the matmul rate; recomputation and
-    the ring only add), so (S/N_EP)·t_layer ≥ C. With TP overlap t_tp' = max(t_tp −
+    in any of these (`step.pipeline`'s module docstring). t_layer ≥ K + 6·W_l·b̂/N_TP / R
+    (`step_floor_terms_s`: launches plus weight FLOP over the matmul rate, each call's FLOP
+    padded, `compute.matmul.matmul_flop`: ≥ 2·d1·d2·b̂ for its b = b tokens; recomputation
+    and the ring only add), so (S/N_EP)·t_layer ≥ C. With TP overlap t_tp' = max(t_tp −
     (S/N_EP)·t_gemm, 0), and t_layer − t_gemm ≥ K_ng (the layer's forward and backward hold
     its GEMMs' and its other kernels', each at least its launches, and a rerun reruns at
     least the GEMMs it counts: `candidates._layer_parts`, `grid_non_gemm_launch_s`), so
@@ -252,7 +254,8 @@ def layout_step_floors_s(
     tokens = nano * local
     d = float(shape.d_model)
     none = np.zeros(tp.shape, dtype=np.int64)  # no recomputation: the fewest collectives
-    per_call = layer_weight_flop_per_token(physics, shape) * nano / tp
+    padded = TENSOR_CORE_WIDTH * np.ceil(nano / TENSOR_CORE_WIDTH)  # tokens a GEMM is charged
+    per_call = layer_weight_flop_per_token(physics, shape) * padded / tp
     compute = local * (
         grid_layer_launch_s(hw, physics) + per_call / matmul_rate_flop_per_s(hw, physics)
     )

@@ -216,9 +216,9 @@ def layer_launch_times(hw: HardwareSpec, physics: Physics, w: LayerWork) -> Laye
 
     Every other term of `layer_times_s` is bytes or FLOP over one of those rates, ≥ 0, and
     becomes exactly 0 here; the rest are sums and maxima, non-decreasing in each term and
-    rounded monotonically. So on the real GPU every part (and every sum of parts) is at least
-    this one's for the same row, and rerunning a forward (recomputation) only adds to the
-    layer (docs/model.md §9.4).
+    rounded monotonically. So on the real GPU every part (and every sum of parts, forward_s +
+    backward_s among them) is at least this one's for the same row, and rerunning a forward
+    (recomputation) only adds to the layer (docs/model.md §9.4).
     """
     unbounded = dataclasses.replace(
         hw,
@@ -227,14 +227,6 @@ def layer_launch_times(hw: HardwareSpec, physics: Physics, w: LayerWork) -> Laye
         l2_bandwidth_bytes_per_s=math.inf,
     )
     return layer_times_s(unbounded, physics, w)
-
-
-def layer_launch_time_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> Array:
-    """The fixed part of each row's layer time, forward and backward (`layer_launch_times`):
-    on the real GPU, forward_s + backward_s ≥ this for the same row."""
-    t = layer_launch_times(hw, physics, w)
-    out: Array = t.forward_s + t.backward_s
-    return out
 
 
 def layer_matmul_time_s(

@@ -78,7 +78,7 @@ def grid_layer_work(
 
 def grid_layer_launch_s(hw: HardwareSpec, physics: Physics) -> float:
     """The fixed time of one grid layer call, forward and backward, on any candidate of any
-    model: `compute.layer.layer_launch_time_s` of a unit row (every width, shard and token
+    model: forward and backward of `compute.layer.layer_launch_times` of a unit row (every width, shard and token
     count 1). A grid row's launches depend on neither its model, shards nor tokens (the
     layer's matrices, the attention core's passes and the fusion's kernels are set by the
     physics; one local expert a call, `grid_layer_work`), so the unit row's is every row's:

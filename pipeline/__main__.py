@@ -1,5 +1,5 @@
 """`python -m pipeline` runs the `dmlimits` command."""
 
-from pipeline.cli.main import main
+from pipeline.cli.entry import main
 
 main()

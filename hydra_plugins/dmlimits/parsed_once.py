@@ -4,8 +4,8 @@ that puts it in place of ``pkg://`` for dmlimits' configs and Hydra's own.
 Hydra reads every config file again for each composition (through OmegaConf's YAML reader, the
 larger part of a file's cost), and a ``dmlimits -m`` of three jobs composes six times.
 `ParsedOnceSource` (scheme ``parsed-once://``) reads package resources as Hydra's ``pkg://``
-source does, but parses each file once per process and hands every composition a fresh config
-built from the parsed values, so no composition sees another's changes. Package files do not
+source does, but parses each file once per process and hands every composition a deep copy of
+the parsed config, so no composition sees another's changes. Package files do not
 change while a command runs; a process that edits them (none of dmlimits') would need a new
 process to see the edit.
 
@@ -24,20 +24,20 @@ import io
 import os
 import re
 from importlib import resources
-from typing import Any
 
 from hydra.core.config_search_path import ConfigSearchPath
 from hydra.core.object_type import ObjectType
 from hydra.plugins.config_source import ConfigLoadError, ConfigResult, ConfigSource
 from hydra.plugins.search_path_plugin import SearchPathPlugin
-from omegaconf import OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 SCHEME = "parsed-once"
 PACKAGES = ("pipeline.conf", "hydra.conf")
 """The packages whose ``pkg://`` entries `ParsedOncePaths` replaces (dmlimits' configs first:
 their presence marks a dmlimits composition)."""
-PARSED: dict[tuple[str, str], tuple[dict[str, str | None], Any]] = {}
-"""(package, file) -> the file's header and its parsed values, as plain containers."""
+PARSED: dict[tuple[str, str], tuple[dict[str, str | None], DictConfig | ListConfig]] = {}
+"""(package, file) -> the file's header and its config as parsed, never handed out: each
+composition gets a deep copy (about half the cost of building the config again)."""
 
 
 def header_of(text: str) -> dict[str, str | None]:
@@ -76,11 +76,10 @@ class ParsedOnceSource(ConfigSource):
             if not res.is_file():
                 raise ConfigLoadError(f"Config not found : {name}")
             text = res.read_text(encoding="utf-8")
-            values = OmegaConf.to_container(OmegaConf.load(io.StringIO(text)), resolve=False)
-            PARSED[key] = (header_of(text), values)
-        header, values = PARSED[key]
+            PARSED[key] = (header_of(text), OmegaConf.load(io.StringIO(text)))
+        header, parsed = PARSED[key]
         return ConfigResult(
-            config=OmegaConf.create(copy.deepcopy(values)),
+            config=copy.deepcopy(parsed),
             path=f"{SCHEME}://{self.path}",
             provider=self.provider,
             header=dict(header),

@@ -105,12 +105,7 @@ def plan_run(
     flush_s = check_number(
         output.get("flush_s", FLUSH_S), "output.flush_s", "seconds", exclusive=False
     )
-    execution = (
-        OmegaConf.to_container(cfg.get("execution"), resolve=True) if "execution" in cfg else {}
-    )
-    settings = execution_from_config(
-        {str(k): v for k, v in execution.items()} if isinstance(execution, dict) else {}
-    )
+    settings = execution_of(cfg)
     forecast = forecast_from_config(cfg.get("forecast"))
     given = known_overrides(overrides)
     if series is None:
@@ -131,3 +126,12 @@ def compose_run_config(overrides: Sequence[str]) -> DictConfig:
     except (HydraException, OmegaConfBaseException) as err:
         text = str(err).split("Config search path:")[0].strip() or type(err).__name__
         raise ConfigError("overrides", list(overrides), text) from None
+
+
+def execution_of(cfg: DictConfig) -> ExecutionSettings:
+    """The settings of a composed config's `execution` node (the defaults without one);
+    ConfigError names a bad key or value."""
+    node = OmegaConf.to_container(cfg.get("execution"), resolve=True) if "execution" in cfg else {}
+    return execution_from_config(
+        {str(k): v for k, v in node.items()} if isinstance(node, dict) else {}
+    )

@@ -15,7 +15,9 @@ config to the same values, so the sweep is expanded once per command.
 Which jobs of a multirun are checked: with dmlimits' sweeper (`hydra_plugins.dmlimits.sweeper`,
 the default ``hydra/sweeper``), the command checks here what Hydra's sweep is made of (its size,
 its kinds of sweep) and leaves each job to the sweeper, which composes every job once anyway and
-checks it with `SweepCheck` before anything is written (``sweeper_checks_jobs``). Otherwise
+checks it with `SweepCheck` before anything is written (``sweeper_checks_jobs``); when the
+jobs' series are evaluated ahead (`pipeline.cli.startup`), the first job is also composed and
+checked here, so that its series start before Hydra does. Otherwise
 every value of every swept key is checked here at least once (the first job, then each job that
 brings a value not seen yet), so a sweep of n values over k keys costs about n compositions, not
 their product; a mistake that shows only in some combination stops that job at run time with
@@ -170,6 +172,9 @@ class Checked:
     """The command line as Hydra reads it."""
     series: CheckedSeries | None = None
     """A single run's series as the check expanded them; None for a multirun."""
+    seen: frozenset[tuple[int, str]] = frozenset()
+    """(position, override) of the swept values of the jobs checked here, which a `SweepCheck`
+    of the same multirun need not check again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +207,7 @@ def check_command_line(
     on_job: Callable[[DictConfig, RunPlan], None] | None = None,
     *,
     sweeper_checks_jobs: bool = False,
+    first_job_now: Callable[[DictConfig], bool] | None = None,
 ) -> Checked | None:
     """Check a command line as the module docstring says; the first mistake is raised.
 
@@ -210,7 +216,9 @@ def check_command_line(
     that passes (the run, or each checked job of a multirun) is given to `on_job` with its
     plan as the check made it (its output root moved to the nearest existing directory), as
     soon as it is checked. With ``sweeper_checks_jobs``, a multirun swept by dmlimits' sweeper
-    leaves its jobs to a `SweepCheck`, which the sweeper calls as it composes them.
+    leaves its jobs to a `SweepCheck`, which the sweeper calls as it composes them; except its
+    first job, composed and checked here as well when ``first_job_now`` says so of the primary
+    config (the start-up's: its series then start ahead before Hydra does).
     """
     command = parse_command(argv)
     if command is None:
@@ -246,7 +254,13 @@ def check_command_line(
         jobs = sweep_jobs(primary, task)
         choices = OmegaConf.select(primary, "hydra.runtime.choices") or {}
         if sweeper_checks_jobs and choices.get("hydra/sweeper") == SWEEPER:
-            return Checked(primary, command)
+            seen: set[tuple[int, str]] = set()
+            if on_job is not None and first_job_now is not None and first_job_now(primary):
+                for job, label in itertools.islice(jobs_to_check(jobs), 1):
+                    config = _compose(command, [*hydra_overrides, *job], f" (job {label})")
+                    on_job(config, check_job(config, label, multirun=True))
+                    brings_new_value(job, seen)
+            return Checked(primary, command, seen=frozenset(seen))
         for job, label in jobs_to_check(jobs):
             config = _compose(command, [*hydra_overrides, *job], f" (job {label})")
             plan = check_job(config, label, multirun=True)
@@ -263,12 +277,16 @@ class SweepCheck:
     time, as it would with the check before Hydra."""
 
     def __init__(
-        self, line: Command, on_job: Callable[[DictConfig, RunPlan], None] | None = None
+        self,
+        line: Command,
+        on_job: Callable[[DictConfig, RunPlan], None] | None = None,
+        seen: frozenset[tuple[int, str]] = frozenset(),
     ) -> None:
         self.line = line
         self.on_job = on_job
-        self.seen: set[tuple[int, str]] = set()
-        """(position, override) of the values checked so far."""
+        self.seen: set[tuple[int, str]] = set(seen)
+        """(position, override) of the values checked so far (``seen``: by the command's check,
+        `Checked.seen`)."""
 
     def __call__(self, compose: Callable[[], DictConfig], job: list[str], label: str) -> DictConfig:
         """The job's composed config; InputError (Hydra's or YAML's message, naming the job) or

@@ -195,11 +195,16 @@ def check(argv: Sequence[str], command: Command | None = None) -> int:
     else print its one line and return 2."""
     command = command if command is not None else Command()
     try:
-        checked = check_command_line(argv, command.startup.on_job, sweeper_checks_jobs=True)
+        checked = check_command_line(
+            argv,
+            command.startup.on_job,
+            sweeper_checks_jobs=True,
+            first_job_now=command.startup.first_job_now,
+        )
     except (ConfigError, InputError) as err:
         return report_error(err)
     if checked is not None:
-        command.sweep_check = SweepCheck(checked.line, command.startup.on_job)
+        command.sweep_check = SweepCheck(checked.line, command.startup.on_job, checked.seen)
         run_dir = OmegaConf.select(checked.composed, "hydra.run.dir")
         command.existing_ancestor = nearest_existing(Path(str(run_dir))) if run_dir else None
         command.checked = checked.series
@@ -212,13 +217,24 @@ def version_line() -> str:
 
 
 def main() -> None:
-    """Console entry point (`dmlimits`, `python -m pipeline`)."""
+    """The `dmlimits` command on `sys.argv` (the console script runs it through
+    `pipeline.cli.entry`, which loads it with the collector paused)."""
+    run_command(heap_frozen=False)
+
+
+def run_frozen() -> None:
+    """`main` with the heap frozen by `pipeline.cli.entry` as it loaded the command."""
+    run_command(heap_frozen=True)
+
+
+def run_command(heap_frozen: bool) -> None:
+    """The command on `sys.argv`; `heap_frozen`: the loader froze the heap (`Startup`)."""
     argv = sys.argv[1:]
     if argv in (["--version"], ["-V"]):  # Hydra's own flag would print only its version
         print(version_line())
         sys.exit(0)
     register_plugins()
-    command = Command()
+    command = Command(startup=Startup(heap_frozen=heap_frozen))
     try:
         with warning_lines("dmlimits"):
             code = check(argv, command)

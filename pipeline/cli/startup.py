@@ -1,4 +1,5 @@
-"""The command's one start-up trick, behind one switch: a small command's series evaluated ahead.
+"""The command's one start-up trick, behind one switch: a small command's series evaluated ahead,
+and the heap frozen while the command runs.
 
 Hydra's basic launcher runs the jobs of ``dmlimits -m`` one after another in this process, and
 each job evaluates a single chunk of series in-process, so a comparison such as
@@ -7,17 +8,21 @@ The command's check expands every job's series before the jobs run anyway (a mul
 dmlimits' sweeper, as it composes each job); with
 `execution.ahead` on (the default), `Startup.on_job` hands them, as each job passes the check, to
 worker processes forked from the command (`pipeline.execute.ahead.Ahead`), which evaluate them
-while the check and Hydra compose; each job then takes its series from there
+while the check and Hydra compose (a multirun's first job is checked before Hydra starts,
+`Startup.first_job_now`, so that its series start first); each job then takes its series from there
 (docs/scale-out.md, "Small commands"). ``execution.ahead=false`` is the plain path: every job
 evaluates its own series, and nothing is forked.
 
-Before the first fork the heap is frozen (`gc.freeze`): the collector no longer walks what the
-imports and the check made, and the forked workers share those pages untouched instead of
-copying them as the collector writes to them. `Startup.close` stops the workers and unfreezes
-the heap, so a caller of `main()` in a test or a notebook collects its objects as before. The
-process, once it exits, freezes its heap again (an `atexit` handler, registered at the first
-fork): the interpreter's last collections at shutdown then skip it, which spared about 0.15 s
-of the three-GPU comparison's 2 s; the system reclaims the memory as the process ends.
+The heap is frozen (`gc.freeze`) as the console script loads the command (`pipeline.cli.entry`,
+which pauses the collector meanwhile) and again before the first fork: the collector no longer
+walks what the imports and the check made, and the forked workers share those pages untouched
+instead of copying them as the collector writes to them. `Startup.close` stops the workers and
+unfreezes the heap, so a caller of `main()` in a test or a notebook collects its objects as
+before. The process, once it exits, freezes its heap again (an `atexit` handler, registered at
+the first job that passes the check with a frozen heap): the interpreter's last collections at
+shutdown then skip it, which spared about 0.15 s of the three-GPU comparison's 2 s; the system
+reclaims the memory as the process ends. With the switch off, the first checked job unfreezes
+a heap frozen as the command loaded, and nothing else of this happens.
 """
 
 from __future__ import annotations
@@ -29,12 +34,14 @@ import os
 from hydra.core.plugins import Plugins
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from hydra_plugins.dmlimits.parsed_once import ParsedOncePaths, ParsedOnceSource
 from hydra_plugins.dmlimits.sweeper import DmlimitsSweeper
-from pipeline.app.plan import RunPlan
+from pipeline.app.plan import RunPlan, execution_of
 from pipeline.execute.ahead import Ahead, forking_supported
-from pipeline.execute.settings import Backend
+from pipeline.execute.settings import Backend, ExecutionSettings
+from pipeline.schema.errors import ConfigError
 
 IN_PROCESS_LAUNCHER = "basic"
 """Hydra's default launcher (the `hydra/launcher` choice): a multirun's jobs, one after another,
@@ -59,6 +66,11 @@ def usable_cpus() -> int:
     return max(1, os.cpu_count() or 1)
 
 
+def tricks_on(execution: ExecutionSettings) -> bool:
+    """The command's one switch: `execution.ahead` on and `execution.n_jobs` not 1."""
+    return execution.ahead and execution.n_jobs != 1
+
+
 def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
     """Workers to evaluate a checked job's series ahead, or 0 to leave them to the job.
 
@@ -70,18 +82,22 @@ def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
     jobs meanwhile (so none with one CPU). One worker also starts its caches cold once where
     two would each start them cold.
     """
-    execution = plan.execution
+    if OmegaConf.select(full, "hydra.mode") != RunMode.MULTIRUN and len(plan.series) < 2:
+        return 0
+    return workers_for(full, plan.execution)
+
+
+def workers_for(full: DictConfig, execution: ExecutionSettings) -> int:
+    """`ahead_workers` of a job of this config whatever its series: 0 when its series would not
+    be evaluated ahead (the switch, the launcher, a nightly job, dask, one CPU)."""
     choices = OmegaConf.select(full, "hydra.runtime.choices") or {}
     if (
         not forking_supported()
-        or not execution.ahead
+        or not tricks_on(execution)
         or execution.backend is Backend.DASK
-        or execution.n_jobs == 1
         or choices.get("hydra/launcher") != IN_PROCESS_LAUNCHER
         or OmegaConf.select(full, "output.run_date") is not None
     ):
-        return 0
-    if OmegaConf.select(full, "hydra.mode") != RunMode.MULTIRUN and len(plan.series) < 2:
         return 0
     if execution.n_jobs == -1:
         return max(0, usable_cpus() - 1)
@@ -91,27 +107,51 @@ def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
 class Startup:
     """The workers of one command (none until a job asks for them), and the frozen heap."""
 
-    def __init__(self) -> None:
+    def __init__(self, heap_frozen: bool = False) -> None:
         self.ahead: Ahead | None = None
         """The workers evaluating checked series ahead; None when no job asked for them."""
+        self.heap_frozen = heap_frozen
+        """Whether the heap is frozen by this start-up: by `pipeline.cli.entry` as it loaded
+        the command, or before the first fork."""
 
     def on_job(self, full: DictConfig, plan: RunPlan) -> None:
         """`check_command_line`'s `on_job`: hand a checked job's series to the workers (forked
-        at the first) when `ahead_workers` says so; `Ahead` refuses them past its budget."""
-        workers = ahead_workers(full, plan)
-        if not workers:
+        at the first) when `ahead_workers` says so; `Ahead` refuses them past its budget. With
+        the switch off, a heap frozen as the command loaded is unfrozen: the plain path."""
+        if not tricks_on(plan.execution):
+            if self.heap_frozen:
+                gc.unfreeze()
+                self.heap_frozen = False
             return
-        if self.ahead is None:
+        workers = ahead_workers(full, plan)
+        if workers and self.ahead is None:
             gc.freeze()
+            self.heap_frozen = True
+            self.ahead = Ahead(workers)
+        if self.heap_frozen:
             atexit.unregister(gc.freeze)  # once per process, however many commands ran
             atexit.register(gc.freeze)
-            self.ahead = Ahead(workers)
-        self.ahead.submit(plan.scenarios, plan.whole_grid)
+        if self.ahead is not None and workers:
+            self.ahead.submit(plan.scenarios, plan.whole_grid)
+
+    def first_job_now(self, primary: DictConfig) -> bool:
+        """`check_command_line`'s ``first_job_now``: whether a multirun of this primary config
+        would have its jobs' series evaluated ahead, so that its first job is composed and
+        checked before Hydra starts and its series start then, not once Hydra has composed
+        the primary config twice (about 0.5 s later in the three-GPU comparison, whose workers'
+        series are then what the jobs wait for). False on a bad `execution` node: the jobs'
+        check reports it."""
+        try:
+            execution = execution_of(primary)
+        except (ConfigError, OmegaConfBaseException):
+            return False
+        return workers_for(primary, execution) > 0
 
     def close(self) -> None:
-        """Stop the workers, if any, and unfreeze the heap."""
-        if self.ahead is None:
-            return
-        self.ahead.close()
-        self.ahead = None
-        gc.unfreeze()
+        """Stop the workers, if any, and unfreeze the heap if this start-up froze it."""
+        if self.ahead is not None:
+            self.ahead.close()
+            self.ahead = None
+        if self.heap_frozen:
+            gc.unfreeze()
+            self.heap_frozen = False

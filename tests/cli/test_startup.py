@@ -61,6 +61,31 @@ def test_which_jobs_are_evaluated_ahead(
     assert [startup.ahead_workers(c, p) for c, p in jobs] == workers
 
 
+@pytest.mark.usefixtures("two_cpus")
+@pytest.mark.parametrize(
+    ("switch", "early"),
+    [([], ["hardware=v100_sxm"]), (["execution.ahead=false"], []), (["execution.n_jobs=1"], [])],
+)
+def test_a_multirun_left_to_the_sweeper_has_its_first_job_checked_before_hydra(
+    tmp_path: Path, switch: list[str], early: list[str]
+) -> None:
+    """With its series evaluated ahead, the first job of a multirun that dmlimits' sweeper
+    checks is composed and checked by the command's check already, and only that job; with
+    the switch off none is."""
+    jobs: list[str] = []
+    argv = ["-m", "hardware=v100_sxm,a100_sxm,h100_sxm", TINY, f"output.root={tmp_path}"]
+    checked = check_command_line(
+        [*argv, *switch],
+        lambda c, p: jobs.append(f"hardware={c.hardware.name}"),
+        sweeper_checks_jobs=True,
+        first_job_now=Startup().first_job_now,
+    )
+    assert checked is not None
+    assert jobs == early
+    # the sweeper's check of the same multirun then starts from what was checked here
+    assert [o for _, o in checked.seen if o.startswith("hardware=")] == early
+
+
 def test_one_cpu_evaluates_nothing_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With one usable CPU there is nothing to overlap: no worker."""
     monkeypatch.setattr(startup, "usable_cpus", lambda: 1)
@@ -98,6 +123,49 @@ def test_startup_forks_at_the_first_job_and_close_unfreezes(tmp_path: Path) -> N
         tricks.close()
     assert tricks.ahead is None
     assert gc.get_freeze_count() == 0
+
+
+def test_a_heap_frozen_as_the_command_loaded_is_unfrozen_by_the_switch_off(tmp_path: Path) -> None:
+    """The switch off unfreezes at the first checked job; on, the heap stays frozen until close
+    (a single run of one series: nothing forked)."""
+    single = ["hardware=a100_sxm", TINY, f"output.root={tmp_path}"]
+    gc.freeze()
+    plain = Startup(heap_frozen=True)
+    try:
+        check_command_line([*single, "execution.ahead=false"], plain.on_job)
+        assert gc.get_freeze_count() == 0
+        assert not plain.heap_frozen
+    finally:
+        plain.close()
+        gc.unfreeze()
+    gc.freeze()
+    tricks = Startup(heap_frozen=True)
+    try:
+        check_command_line(single, tricks.on_job)
+        assert tricks.ahead is None
+        assert gc.get_freeze_count() > 0
+    finally:
+        tricks.close()
+    assert gc.get_freeze_count() == 0
+
+
+def test_the_console_script_loads_the_command_with_the_collector_paused() -> None:
+    """No collection runs while `pipeline.cli.entry` loads the command; what it loaded is frozen
+    and the collector runs again."""
+    probe = (
+        "import gc\n"
+        "runs = []\n"
+        "gc.callbacks.append(lambda phase, info: runs.append(info['generation']))\n"
+        "from pipeline.cli import entry\n"
+        "before = len(runs)\n"
+        "command = entry.load_command()\n"
+        "print(len(runs) - before, gc.isenabled(), gc.get_freeze_count() > 10000, "
+        "command.__name__)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["0", "True", "True", "run_frozen"]
 
 
 @pytest.mark.usefixtures("two_cpus")

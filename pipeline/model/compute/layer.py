@@ -100,6 +100,17 @@ class LayerTimes:
         out: Array = self.attention_forward_s + self.ops.core_forward_s
         return out
 
+    @property
+    def non_gemm_s(self) -> Array:
+        """Every kernel but the weight GEMMs, forward and backward: the attention core and
+        the memory-bound kernels."""
+        ops = self.ops
+        out: Array = (self.attention_forward_s + self.attention_backward_s) + (
+            (ops.norm_forward_s + ops.elementwise_forward_s)
+            + (ops.norm_backward_s + ops.elementwise_backward_s)
+        )
+        return out
+
     def take(self, rows: NDArray[np.intp]) -> LayerTimes:
         """The times of rows `rows`, in that order."""
         ops = OpTimes(*(getattr(self.ops, f)[rows] for f in OpTimes.__slots__))
@@ -197,16 +208,17 @@ def layer_times_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTime
     return LayerTimes(mm_f, mm_b, a_f, a_b, ops)
 
 
-def layer_launch_time_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> Array:
-    """The fixed part of each row's layer time, forward and backward: its kernel launches
-    times their overheads (`efficiency.matmul_overhead_us` per matmul call and attention-core
-    pass, `kernel_overhead_us` per memory-bound kernel), i.e. `layer_times_s` on a GPU with
+def layer_launch_times(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTimes:
+    """The fixed part of each row's layer times, part by part: its kernel launches times their
+    overheads (`efficiency.matmul_overhead_us` per matmul call and attention-core pass,
+    `kernel_overhead_us` per memory-bound kernel), i.e. `layer_times_s` on a GPU with
     unbounded FLOP rate and bandwidths (F_eff, HBM, L2 and shared memory infinite).
 
     Every other term of `layer_times_s` is bytes or FLOP over one of those rates, ≥ 0, and
     becomes exactly 0 here; the rest are sums and maxima, non-decreasing in each term and
-    rounded monotonically. So on the real GPU, forward_s + backward_s ≥ this for the same row,
-    and rerunning a forward (recomputation) only adds to it (docs/model.md §9.4).
+    rounded monotonically. So on the real GPU every part (and every sum of parts, forward_s +
+    backward_s among them) is at least this one's for the same row, and rerunning a forward
+    (recomputation) only adds to the layer (docs/model.md §9.4).
     """
     unbounded = dataclasses.replace(
         hw,
@@ -214,9 +226,7 @@ def layer_launch_time_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> Arr
         hbm_bandwidth_bytes_per_s=math.inf,
         l2_bandwidth_bytes_per_s=math.inf,
     )
-    t = layer_times_s(unbounded, physics, w)
-    out: Array = t.forward_s + t.backward_s
-    return out
+    return layer_times_s(unbounded, physics, w)
 
 
 def layer_matmul_time_s(

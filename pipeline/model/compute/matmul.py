@@ -76,14 +76,16 @@ def boundary_traffic_bytes(
     a_out = 2.0 * d1 * b
     a_in = 2.0 * d2 * b
     zeros = np.zeros(np.broadcast(d1, d2, b, wg).shape)
-    if distributed:
-        big_r, big_c = tile_counts(d1, d2, capacity_bytes * units)
-        small_r, small_c = tile_counts(d1, d2, capacity_bytes)
-    else:
-        big_r, big_c = tile_counts(d1, d2, capacity_bytes)
-        small_r = small_c = np.ones_like(zeros)
     resident = 2.0 * weight <= capacity_bytes * units
     x = np.where(resident, 0.0, np.where(wg, 2.0 * weight, weight))
+    if not distributed:  # one small tile each way: nothing crosses the SM network, y = 0
+        big_r, big_c = tile_counts(d1, d2, capacity_bytes)
+        x = x + big_r * a_in
+        x_wg = x + big_c * a_out
+        x_fwd = x + (2.0 * big_c - 1.0) * a_out
+        return Traffic(np.where(wg, x_wg, x_fwd), zeros)
+    big_r, big_c = tile_counts(d1, d2, capacity_bytes * units)
+    small_r, small_c = tile_counts(d1, d2, capacity_bytes)
     y = zeros
     x = x + big_r * a_in
     y = y + np.where(small_r > 1.0, small_r * a_in, 0.0)

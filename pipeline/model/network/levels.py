@@ -121,8 +121,16 @@ def group_level(level_sizes: tuple[int, ...], span: NDArray[np.float64]) -> NDAr
     group's size times the stride of its ranks; Megatron's rank order puts tensor ranks
     innermost, then context, expert, data and pipeline ranks). Past every bounded level: the
     top level, `len(level_sizes)`."""
-    cumulative = np.cumprod(np.array(level_sizes, dtype=np.float64))
-    return np.searchsorted(cumulative, span, side="left").astype(np.int64)
+    return np.searchsorted(cumulative_sizes(level_sizes), span, side="left").astype(np.int64)
+
+
+@cached(maxsize=1024)
+def cumulative_sizes(level_sizes: tuple[int, ...]) -> NDArray[np.float64]:
+    """GPUs within each bounded level, innermost first: the running product of the level
+    sizes (as floats, for `group_level`'s search). Read only."""
+    out: NDArray[np.float64] = np.array(level_sizes, dtype=np.float64).cumprod()
+    out.setflags(write=False)
+    return out
 
 
 def level_factors(degrees: tuple[int, ...], level_sizes: tuple[int, ...]) -> list[list[int]]:

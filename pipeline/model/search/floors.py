@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import cached
+from pipeline.model.compute.matmul import TENSOR_CORE_WIDTH
 from pipeline.model.compute.memory_ops import WORD_BYTES
 from pipeline.model.network.groups import (
     GradientGroups,
@@ -35,6 +36,7 @@ from pipeline.model.search.counts import (
 from pipeline.model.search.enumeration import context_parallel_degrees, realistic_layout_rows
 from pipeline.model.search.grid import (
     grid_layer_launch_s,
+    grid_non_gemm_launch_s,
     grid_params_per_gpu,
     sequence_parallel_degree,
 )
@@ -43,8 +45,7 @@ from pipeline.model.step.pipeline import StageLayers, pipeline_step_s
 Array = NDArray[np.float64]
 
 TENSOR_PARALLEL_TERMS_CACHE_SIZE = 256
-"""(network, model widths, cover) whose tensor-parallel floor terms a process keeps: one or
-two per size of a series."""
+"""(network, cover) whose tensor-parallel floor terms a process keeps: a few per series."""
 
 
 def batch_share_floor(physics: Physics, opts: SearchOptions, shape: ModelShape) -> float:
@@ -128,9 +129,11 @@ def tensor_parallel_floor_s(
     holds nanobatch·S/N_EP tokens, so the passes' tokens add to L·(N_DP·m·S·nanobatch/B_tok)·
     B_tok·N_TP/N ≥ L·ρ·B_tok·N_TP/N (`batch_share_floor`): the passes take at least
     L·(α·ρ·B_tok·N_TP/N + β). The layout's pair is among those minimized over. α and β come
-    from `_tensor_parallel_terms`, kept per (network, model widths) for the pairs of a power of
-    2^8 that the clusters of a walk share. Rounding (α·x + β is not the exact floating-point
-    sequence of t_tp(x)): the walk compares with the slack `search.PRUNE_SLACK`.
+    from `_tensor_parallel_terms`, kept per network for the pairs of a power of 2^8 that the
+    clusters of a walk, and the sizes of a series, share: α = d_model·α_h + d_ff·α_f, every
+    collective's bytes being in proportion to d_model (the hidden and QKV widths, 3·d_model)
+    or to d_ff. Rounding (α·x + β is not the exact floating-point sequence of t_tp(x)): the
+    walk compares with the slack `search.PRUNE_SLACK`.
     """
     if physics.is_paper:
         return 0.0
@@ -143,55 +146,58 @@ def tensor_parallel_floor_s(
     if t_min <= 1.0:
         return 0.0  # one tensor rank may do: no collective is certain
     cover = _tensor_parallel_cover(q)
-    tp, alpha, beta = _tensor_parallel_terms(
-        hw, physics.attention, shape.d_model, shape.d_ff, cover
-    )
+    tp, per_hidden, per_ffn, beta = _tensor_parallel_terms(hw, physics.attention, cover)
     keep = (q % tp == 0) & (tp >= t_min)
     if not keep.any():
         return 0.0  # no layout at all: nothing to bound
+    alpha = float(shape.d_model) * per_hidden[keep] + float(shape.d_ff) * per_ffn[keep]
     share = batch_share_floor(physics, opts, shape)
     tokens = share * shape.batch_tokens * tp[keep].astype(np.float64) / n_gpu
-    return shape.n_layers * float((alpha[keep] * tokens + beta[keep]).min())
+    return shape.n_layers * float((alpha * tokens + beta[keep]).min())
 
 
 def _tensor_parallel_cover(q: int) -> int:
     """The integer whose divisor pairs `tensor_parallel_floor_s` reads its terms for at q (N/N_EP):
-    q itself, or for a power of two the next power of 2^8 at or above it (up to 2^56), so
-    that the clusters of a walk (q = 2^i) share a few tables."""
-    if q & (q - 1):
+    q itself, or for a power of two the next power of 2^8 at or above it, 2^62 past 2^56 (the
+    largest whose pair products stay in int64), so that the clusters of a walk (q = 2^i)
+    share a few tables."""
+    if q & (q - 1) or q > 1 << 62:
         return q
     bits = -(-(q.bit_length() - 1) // 8) * 8
-    return q if bits > 56 else 1 << bits
+    return 1 << min(bits, 62)
 
 
 @cached(maxsize=TENSOR_PARALLEL_TERMS_CACHE_SIZE)
 def _tensor_parallel_terms(
-    hw: HardwareSpec, attention: bool, d_model: int, d_ff: int, cover: int
-) -> tuple[NDArray[np.int64], Array, Array]:
-    """For every (N_TPm, N_TPff) whose product N_TP divides `cover`: N_TP, and α (s per token)
-    and β (s) such that one layer pass's tensor-parallel collectives on x tokens, without
-    recomputation, take α·x + β (`network.groups.tensor_parallel_s`, ring all-reduces: bytes in
-    proportion to x over a level's bandwidth plus hops times its latency). α is the pass at
-    one token on levels without latency, β the pass at no tokens. Kept per (network, model
-    widths, cover); read only."""
+    hw: HardwareSpec, attention: bool, cover: int
+) -> tuple[NDArray[np.int64], Array, Array, Array]:
+    """For every (N_TPm, N_TPff) whose product N_TP divides `cover`: N_TP, and α_h, α_f (s per
+    token and unit of width) and β (s) such that one layer pass's tensor-parallel collectives
+    on x tokens of a model of widths d_model and d_ff = f, without recomputation, take
+    (d_model·α_h + f·α_f)·x + β (`network.groups.tensor_parallel_s`, ring all-reduces: bytes
+    in proportion to x and to one width over a level's bandwidth, plus hops times its
+    latency). α_h is the pass at one token on levels without latency of a model whose hidden
+    width is 1 (QKV 3) and MLP 0, α_f of one whose MLP is 1 and the rest 0, β the pass at no
+    tokens (no bytes: the widths do not enter). Kept per (network, cover); read only."""
     divs = np.array(divisors(cover), dtype=np.int64)
     fits = divs[None, :] <= (cover // divs)[:, None]  # N_TPm·N_TPff ≤ cover, without overflow
     products = np.ones(fits.shape, dtype=np.int64)
     np.multiply(divs[:, None], divs[None, :], out=products, where=fits)
     model_at, ff_at = np.nonzero(fits & (cover % products == 0))
     tp_model, tp_ff = divs[model_at].astype(np.float64), divs[ff_at].astype(np.float64)
-    d = float(d_model)
-    one = TensorGroups(tp_model, tp_ff, np.ones_like(tp_model), d, float(d_ff), 3.0 * d)
+    hidden = TensorGroups(tp_model, tp_ff, np.ones_like(tp_model), 1.0, 0.0, 3.0)
+    ffn = dataclasses.replace(hidden, hidden=0.0, ffn=1.0, qkv=0.0)
     levels = Levels.as_given(hw)
     hop_free = Levels(levels.bandwidth, np.zeros_like(levels.latency), levels.sizes)
     none = np.zeros(tp_model.shape[0], dtype=np.int64)  # no recomputation: fewest collectives
-    alpha = tensor_parallel_s(hop_free, one, none, attention)
-    empty = dataclasses.replace(one, tokens=np.zeros_like(tp_model))
+    per_hidden = tensor_parallel_s(hop_free, hidden, none, attention)
+    per_ffn = tensor_parallel_s(hop_free, ffn, none, attention)
+    empty = dataclasses.replace(hidden, tokens=np.zeros_like(tp_model))
     beta = tensor_parallel_s(levels, empty, none, attention)
     tp = products[model_at, ff_at]
-    for a in (tp, alpha, beta):
+    for a in (tp, per_hidden, per_ffn, beta):
         a.setflags(write=False)
-    return tp, alpha, beta
+    return tp, per_hidden, per_ffn, beta
 
 
 def layout_step_floors_s(
@@ -205,22 +211,27 @@ def layout_step_floors_s(
     physics' achieved fraction (`search.network_physics`), as `search.realistic` reads them.
 
     Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with
-      t_full ≥ max(C, T) + E  (TP overlap on; C + T + E without it), t_p2p and t_dp exact
-    (t_dp 0 when `overlap_dp`) and the optimizer step 0, where, per layer and microbatch on
-    one GPU, C = (S/N_EP)·(K + 6·W_l·b/N_TP / R) (K, W_l, R as in `step_floor_terms_s`, b
-    the nanobatch), T the tensor-parallel collectives and E the expert all-to-alls of the
-    row without recomputation (`network.groups`, the arguments `search.realistic` passes).
+      t_full ≥ max(C, T + (S/N_EP)·K_ng) + E  (TP overlap on; C + T + E without it),
+    t_p2p and t_dp exact (t_dp 0 when `overlap_dp`) and the optimizer step 0, where, per
+    layer and microbatch on one GPU, C = (S/N_EP)·(K + 6·W_l·b̂/N_TP / R) (K, W_l, R as in
+    `step_floor_terms_s`, b̂ = 8·⌈b/8⌉ the nanobatch b padded to the tensor-core width), K_ng the launches of a call's kernels other than
+    its weight GEMMs (`search.grid.grid_non_gemm_launch_s`), T the tensor-parallel
+    collectives and E the expert all-to-alls of the row without recomputation
+    (`network.groups`, the arguments `search.realistic` passes).
 
     Proof. `search.realistic` times a candidate (a row that passed the memory check, under
     its recomputation mode) as pipeline_step_s of t_full = (S/N_EP)·t_layer + t_tp' + t_ep,
     with the same p2p sends and (without `overlap_dp`) the same gradient all-reduce as here,
     an exposed all-reduce ≥ 0 with it, and an optimizer step ≥ 0; the step never decreases
-    in any of these (`step.pipeline`'s module docstring). t_layer ≥ K + 6·W_l·b/N_TP / R
-    (`step_floor_terms_s`: launches plus weight FLOP over the matmul rate; recomputation and
-    the ring only add), so (S/N_EP)·t_layer ≥ C. With TP overlap t_tp' = max(t_tp −
-    (S/N_EP)·t_gemm, 0), and t_layer ≥ t_gemm (the layer's forward and backward hold its
-    GEMMs' and a rerun reruns at least the GEMMs it counts: `candidates._layer_parts`), so
-    (S/N_EP)·t_layer + t_tp' ≥ max(C, t_tp); without overlap the sum is ≥ C + t_tp. t_tp ≥ T
+    in any of these (`step.pipeline`'s module docstring). t_layer ≥ K + 6·W_l·b̂/N_TP / R
+    (`step_floor_terms_s`: launches plus weight FLOP over the matmul rate, each call's FLOP
+    padded, `compute.matmul.matmul_flop`: ≥ 2·d1·d2·b̂ for its b = b tokens; recomputation
+    and the ring only add), so (S/N_EP)·t_layer ≥ C. With TP overlap t_tp' = max(t_tp −
+    (S/N_EP)·t_gemm, 0), and t_layer − t_gemm ≥ K_ng (the layer's forward and backward hold
+    its GEMMs' and its other kernels', each at least its launches, and a rerun reruns at
+    least the GEMMs it counts: `candidates._layer_parts`, `grid_non_gemm_launch_s`), so
+    (S/N_EP)·t_layer + t_tp' ≥ max(C, t_tp + (S/N_EP)·K_ng); without overlap the sum is
+    ≥ C + t_tp. t_tp ≥ T
     and t_ep ≥ E: recomputation only adds collectives (`network.groups.collectives_per_layer`,
     the same per-collective times). A row `tp_in_domain` rejects is inf, as the search's.
     The bound is computed by another floating-point sequence than the step: the walk compares
@@ -243,13 +254,17 @@ def layout_step_floors_s(
     tokens = nano * local
     d = float(shape.d_model)
     none = np.zeros(tp.shape, dtype=np.int64)  # no recomputation: the fewest collectives
-    per_call = layer_weight_flop_per_token(physics, shape) * nano / tp
+    padded = TENSOR_CORE_WIDTH * np.ceil(nano / TENSOR_CORE_WIDTH)  # tokens a GEMM is charged
+    per_call = layer_weight_flop_per_token(physics, shape) * padded / tp
     compute = local * (
         grid_layer_launch_s(hw, physics) + per_call / matmul_rate_flop_per_s(hw, physics)
     )
     groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), 3.0 * d)
     t_tp = tensor_parallel_s(levels, groups, none, physics.attention)
-    layer = np.maximum(compute, t_tp) if opts.overlap_tp else compute + t_tp
+    if opts.overlap_tp:  # the collectives past the GEMMs, beside the rest of the layer
+        layer = np.maximum(compute, t_tp + local * grid_non_gemm_launch_s(hw, physics))
+    else:
+        layer = compute + t_tp
     message = WORD_BYTES * tokens * d
     dispatch = message / sequence_parallel_degree(physics, tpm, tpff)
     t_ep = expert_all_to_all_s(levels, none, ep, tp * cp * ep, dispatch)

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import cached
-from pipeline.model.compute.layer import LayerWork, layer_launch_time_s
+from pipeline.model.compute.layer import LayerWork, layer_launch_times
 from pipeline.model.memory.gpu_memory import (
     ParamsPerGpu,
     activation_bytes_per_layer,
@@ -35,7 +35,8 @@ from pipeline.model.records.switches import recompute_modes as recompute_modes
 
 Array = NDArray[np.float64]
 LAUNCH_CACHE_SIZE = 256
-"""(GPU, physics) whose layer launch time a process keeps (`grid_layer_launch_s`)."""
+"""(GPU, physics) whose layer launch times a process keeps (`grid_layer_launch_s`,
+`grid_non_gemm_launch_s`)."""
 GRID_HEAD_DIM = 128
 """d_head of the grid's models (a = d_model / 128), as in GPT-3 and Llama models above 6B."""
 
@@ -77,21 +78,32 @@ def grid_layer_work(
 
 def grid_layer_launch_s(hw: HardwareSpec, physics: Physics) -> float:
     """The fixed time of one grid layer call, forward and backward, on any candidate of any
-    model: `compute.layer.layer_launch_time_s` of a unit row (every width, shard and token
+    model: forward and backward of `compute.layer.layer_launch_times` of a unit row (every width, shard and token
     count 1). A grid row's launches depend on neither its model, shards nor tokens (the
     layer's matrices, the attention core's passes and the fusion's kernels are set by the
     physics; one local expert a call, `grid_layer_work`), so the unit row's is every row's:
     a lower bound on every candidate's `t_layer_s` (docs/model.md §9.4). Kept per GPU
     (`gpu_only`) and physics."""
-    return _layer_launch_s(gpu_only(hw), physics)
+    return _layer_launch_s(gpu_only(hw), physics)[0]
+
+
+def grid_non_gemm_launch_s(hw: HardwareSpec, physics: Physics) -> float:
+    """The fixed time of one grid layer call's kernels other than its weight GEMMs (the
+    attention core's passes and the memory-bound kernels), forward and backward, on any
+    candidate of any model: `LayerTimes.non_gemm_s` of `compute.layer.layer_launch_times` of
+    a unit row, every row's as for `grid_layer_launch_s`: a lower bound on every candidate's
+    `t_layer_s − t_gemm_s`, the layer's forward and backward less its GEMMs (a rerun reruns
+    at least the GEMMs `t_gemm_s` counts for it). Kept per GPU and physics."""
+    return _layer_launch_s(gpu_only(hw), physics)[1]
 
 
 @cached(maxsize=LAUNCH_CACHE_SIZE)
-def _layer_launch_s(hw: HardwareSpec, physics: Physics) -> float:
-    """`grid_layer_launch_s` uncached."""
+def _layer_launch_s(hw: HardwareSpec, physics: Physics) -> tuple[float, float]:
+    """(`grid_layer_launch_s`, `grid_non_gemm_launch_s`) uncached."""
     one = np.ones(1)
     unit = LayerWork(one, one, one, one, one, one, one, one, one, one, one)
-    return float(layer_launch_time_s(hw, physics, unit)[0])
+    t = layer_launch_times(hw, physics, unit)
+    return float((t.forward_s + t.backward_s)[0]), float(t.non_gemm_s[0])
 
 
 def grid_params_per_gpu(

@@ -72,6 +72,7 @@ REALISTIC_CASES = [
     (["scaling=sparse", "physics.whole_sequences=false"], (57344,)),
     (["scaling=sparse", "physics.max_context_parallel=8"], (61440,)),
     (["scaling=sparse", "physics.tp_in_domain=true", "physics.tensor_parallel=both"], (32768,)),
+    (["scaling=sparse", "physics.fusion=none"], (30720,)),
     (
         [
             "scaling=sparse",

@@ -38,15 +38,21 @@ def launch_time_s(hw: HardwareSpec, physics: Physics, work: LayerWork) -> NDArra
     return out
 
 
+LOGS = st.lists(st.integers(0, 12), min_size=3, max_size=3)
+"""Three powers of two's exponents: the free entries of `grid_rows`."""
+
+
+def grid_rows(logs: list[int]) -> tuple[NDArray[np.float64], ...]:
+    """Four grid rows (N_TPm, N_TPff, nanobatch): trivial, the drawn powers of two, and two
+    fixed extremes."""
+    tp_m = np.array([1.0, 2.0 ** logs[0], 8.0, 1.0])
+    tp_ff = np.array([1.0, 2.0 ** logs[1], 2.0, 64.0])
+    nano = np.array([1.0, 2.0 ** logs[2], 2048.0, 3.0])
+    return tp_m, tp_ff, nano
+
+
 @settings(max_examples=30, deadline=None)
-@given(
-    hardware(),
-    models(),
-    st.sampled_from(list(Fusion)),
-    st.booleans(),
-    st.booleans(),
-    st.lists(st.integers(0, 12), min_size=3, max_size=3),
-)
+@given(hardware(), models(), st.sampled_from(list(Fusion)), st.booleans(), st.booleans(), LOGS)
 def test_layer_launch_time_bounds_every_grid_row(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -61,9 +67,7 @@ def test_layer_launch_time_bounds_every_grid_row(
     physics = dataclasses.replace(
         REALISTIC, fusion=fusion, attention=attention, memory_bound_ops=ops
     )
-    tp_m = np.array([1.0, 2.0 ** logs[0], 8.0, 1.0])
-    tp_ff = np.array([1.0, 2.0 ** logs[1], 2.0, 64.0])
-    nano = np.array([1.0, 2.0 ** logs[2], 2048.0, 3.0])
+    tp_m, tp_ff, nano = grid_rows(logs)
     work = grid_layer_work(physics, shape, tp_m, tp_ff, nano)
     times = layer_times_s(hw, physics, work)
     launch = launch_time_s(hw, physics, work)
@@ -73,14 +77,7 @@ def test_layer_launch_time_bounds_every_grid_row(
 
 
 @settings(max_examples=30, deadline=None)
-@given(
-    hardware(),
-    models(),
-    st.sampled_from(list(Fusion)),
-    st.booleans(),
-    st.booleans(),
-    st.lists(st.integers(0, 12), min_size=3, max_size=3),
-)
+@given(hardware(), models(), st.sampled_from(list(Fusion)), st.booleans(), st.booleans(), LOGS)
 def test_non_gemm_launch_time_bounds_every_grid_row_less_its_gemms(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -96,9 +93,7 @@ def test_non_gemm_launch_time_bounds_every_grid_row_less_its_gemms(
     physics = dataclasses.replace(
         REALISTIC, fusion=fusion, attention=attention, memory_bound_ops=ops
     )
-    tp_m = np.array([1.0, 2.0 ** logs[0], 8.0, 1.0])
-    tp_ff = np.array([1.0, 2.0 ** logs[1], 2.0, 64.0])
-    nano = np.array([1.0, 2.0 ** logs[2], 2048.0, 3.0])
+    tp_m, tp_ff, nano = grid_rows(logs)
     times = layer_times_s(hw, physics, grid_layer_work(physics, shape, tp_m, tp_ff, nano))
     non_gemm = grid_non_gemm_launch_s(hw, physics)
     assert 0.0 <= non_gemm <= grid_layer_launch_s(hw, physics)

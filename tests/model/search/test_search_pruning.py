@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -104,23 +105,34 @@ def test_realistic_smallest_cluster_equals_exhaustive(over: list[str], widths: t
         assert pruned == exhaustive
 
 
+def _walked_clusters(
+    over: list[str], widths: tuple[int, ...]
+) -> Iterator[tuple[Scenario, ModelShape, HardwareSpec, int, Candidates]]:
+    """Every other cluster the walk may try, for each width's realistic model: the scenario,
+    the grid shape, the network physics, the cluster size and its candidates (clusters
+    without candidates left out)."""
+    for d_model in widths:
+        s, shape = _realistic(over, d_model)
+        shape = grid_shape(s.physics, shape)
+        hw = network_physics(s.hardware, s.physics)
+        for i in range(0, s.options.max_cluster_doublings + 1, 2):
+            n_gpu = shape.sparsity * 2**i
+            c = enumerate_candidates(hw, shape, n_gpu, s.options, s.physics)
+            if isinstance(c, Candidates):
+                yield s, shape, hw, n_gpu, c
+
+
 @pytest.mark.parametrize(("over", "widths"), REALISTIC_CASES)
 def test_step_floor_terms_bound_every_candidate(over: list[str], widths: tuple[int]) -> None:
     """a + b/N is at most every candidate's critical-path compute time at N GPUs, for every
     cluster the walk may try (docs/model.md §9.4, `step_floor_terms_s`)."""
     checked = 0
-    for d_model in widths:
-        s, shape = _realistic(over, d_model)
-        shape = grid_shape(s.physics, shape)
-        hw = network_physics(s.hardware, s.physics)
+    for s, shape, hw, n_gpu, c in _walked_clusters(over, widths):
+        if c.t_compute_s is None:
+            continue
         fixed_s, flop_s = step_floor_terms_s(hw, s.physics, s.options, shape)
-        for i in range(0, s.options.max_cluster_doublings + 1, 2):
-            n_gpu = shape.sparsity * 2**i
-            c = enumerate_candidates(hw, shape, n_gpu, s.options, s.physics)
-            if not isinstance(c, Candidates) or c.t_compute_s is None:
-                continue
-            assert fixed_s + flop_s / n_gpu <= float(c.t_compute_s.min()) * (1.0 + PRUNE_SLACK)
-            checked += 1
+        assert fixed_s + flop_s / n_gpu <= float(c.t_compute_s.min()) * (1.0 + PRUNE_SLACK)
+        checked += 1
     assert checked > 0
 
 
@@ -148,20 +160,12 @@ def test_tensor_parallel_floor_bounds_every_realistic_step(
     """The tensor-parallel hops' floor is at most every candidate's realistic step at N GPUs,
     for every cluster the walk may try (docs/model.md §9.4, `tensor_parallel_floor_s`)."""
     checked = 0
-    for d_model in widths:
-        s, shape = _realistic(over, d_model)
-        shape = grid_shape(s.physics, shape)
-        hw = network_physics(s.hardware, s.physics)
-        for i in range(0, s.options.max_cluster_doublings + 1, 2):
-            n_gpu = shape.sparsity * 2**i
-            c = enumerate_candidates(hw, shape, n_gpu, s.options, s.physics)
-            if not isinstance(c, Candidates):
-                continue
-            c = _with_ring(c, hw, shape, s.options)
-            steps = realistic_steps(hw, s.physics, shape, n_gpu, c, s.options)
-            floor_s = tensor_parallel_floor_s(hw, s.physics, s.options, shape, n_gpu)
-            assert floor_s <= float(steps.t_step_s.min()) * (1.0 + PRUNE_SLACK)
-            checked += floor_s > 0.0
+    for s, shape, hw, n_gpu, c in _walked_clusters(over, widths):
+        c = _with_ring(c, hw, shape, s.options)
+        steps = realistic_steps(hw, s.physics, shape, n_gpu, c, s.options)
+        floor_s = tensor_parallel_floor_s(hw, s.physics, s.options, shape, n_gpu)
+        assert floor_s <= float(steps.t_step_s.min()) * (1.0 + PRUNE_SLACK)
+        checked += floor_s > 0.0
     assert checked > 0
 
 
@@ -209,22 +213,14 @@ def test_layout_step_floors_bound_every_realistic_candidate(
     """Each enumerated layout's floor is at most its candidate's realistic step, for every
     candidate of every cluster the walk may try (docs/model.md §9.4, `layout_step_floors_s`)."""
     checked = 0
-    for d_model in widths:
-        s, shape = _realistic(over, d_model)
-        shape = grid_shape(s.physics, shape)
-        hw = network_physics(s.hardware, s.physics)
-        for i in range(0, s.options.max_cluster_doublings + 1, 2):
-            n_gpu = shape.sparsity * 2**i
-            c = enumerate_candidates(hw, shape, n_gpu, s.options, s.physics)
-            if not isinstance(c, Candidates):
-                continue
-            floors = _floors_by_row(hw, s, shape, n_gpu)
-            keys = _candidate_keys(c)
-            c = _with_ring(c, hw, shape, s.options)
-            steps = realistic_steps(hw, s.physics, shape, n_gpu, c, s.options)
-            for key, t_step in zip(keys, steps.t_step_s, strict=True):
-                assert floors[key] <= float(t_step) * (1.0 + PRUNE_SLACK)
-            checked += len(keys)
+    for s, shape, hw, n_gpu, c in _walked_clusters(over, widths):
+        floors = _floors_by_row(hw, s, shape, n_gpu)
+        keys = _candidate_keys(c)
+        c = _with_ring(c, hw, shape, s.options)
+        steps = realistic_steps(hw, s.physics, shape, n_gpu, c, s.options)
+        for key, t_step in zip(keys, steps.t_step_s, strict=True):
+            assert floors[key] <= float(t_step) * (1.0 + PRUNE_SLACK)
+        checked += len(keys)
     assert checked > 0
 
 

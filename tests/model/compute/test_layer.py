@@ -38,36 +38,35 @@ def launch_time_s(hw: HardwareSpec, physics: Physics, work: LayerWork) -> NDArra
     return out
 
 
-LOGS = st.lists(st.integers(0, 12), min_size=3, max_size=3)
-"""Three powers of two's exponents: the free entries of `grid_rows`."""
+RealisticRows = tuple[Physics, NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
 
 
-def grid_rows(logs: list[int]) -> tuple[NDArray[np.float64], ...]:
-    """Four grid rows (N_TPm, N_TPff, nanobatch): trivial, the drawn powers of two, and two
-    fixed extremes."""
+@st.composite
+def realistic_rows(draw: st.DrawFn) -> RealisticRows:
+    """Realistic physics with any fusion, attention and memory-bound switch, and four grid
+    rows (N_TPm, N_TPff, nanobatch): trivial, drawn powers of two, and two fixed extremes."""
+    physics = dataclasses.replace(
+        REALISTIC,
+        fusion=draw(st.sampled_from(list(Fusion))),
+        attention=draw(st.booleans()),
+        memory_bound_ops=draw(st.booleans()),
+    )
+    logs = draw(st.lists(st.integers(0, 12), min_size=3, max_size=3))
     tp_m = np.array([1.0, 2.0 ** logs[0], 8.0, 1.0])
     tp_ff = np.array([1.0, 2.0 ** logs[1], 2.0, 64.0])
     nano = np.array([1.0, 2.0 ** logs[2], 2048.0, 3.0])
-    return tp_m, tp_ff, nano
+    return physics, tp_m, tp_ff, nano
 
 
 @settings(max_examples=30, deadline=None)
-@given(hardware(), models(), st.sampled_from(list(Fusion)), st.booleans(), st.booleans(), LOGS)
+@given(hardware(), models(), realistic_rows())
 def test_layer_launch_time_bounds_every_grid_row(
-    hw: HardwareSpec,
-    shape: ModelShape,
-    fusion: Fusion,
-    attention: bool,
-    ops: bool,
-    logs: list[int],
+    hw: HardwareSpec, shape: ModelShape, case: RealisticRows
 ) -> None:
     """On any GPU and grid row, forward + backward is at least the launch time, which is the
     same for every row of any model (`grid_layer_launch_s`, what `search.floors.step_floor_terms_s`
     charges each call)."""
-    physics = dataclasses.replace(
-        REALISTIC, fusion=fusion, attention=attention, memory_bound_ops=ops
-    )
-    tp_m, tp_ff, nano = grid_rows(logs)
+    physics, tp_m, tp_ff, nano = case
     work = grid_layer_work(physics, shape, tp_m, tp_ff, nano)
     times = layer_times_s(hw, physics, work)
     launch = launch_time_s(hw, physics, work)
@@ -77,23 +76,15 @@ def test_layer_launch_time_bounds_every_grid_row(
 
 
 @settings(max_examples=30, deadline=None)
-@given(hardware(), models(), st.sampled_from(list(Fusion)), st.booleans(), st.booleans(), LOGS)
+@given(hardware(), models(), realistic_rows())
 def test_non_gemm_launch_time_bounds_every_grid_row_less_its_gemms(
-    hw: HardwareSpec,
-    shape: ModelShape,
-    fusion: Fusion,
-    attention: bool,
-    ops: bool,
-    logs: list[int],
+    hw: HardwareSpec, shape: ModelShape, case: RealisticRows
 ) -> None:
     """On any GPU and grid row, under every recomputation mode, the layer less its weight
     GEMMs (what TP overlap leaves beside the exposed collectives) is at least the launches of
     its other kernels (`grid_non_gemm_launch_s`, what `search.floors.layout_step_floors_s`
     adds to them), which are at most the whole layer's launches."""
-    physics = dataclasses.replace(
-        REALISTIC, fusion=fusion, attention=attention, memory_bound_ops=ops
-    )
-    tp_m, tp_ff, nano = grid_rows(logs)
+    physics, tp_m, tp_ff, nano = case
     times = layer_times_s(hw, physics, grid_layer_work(physics, shape, tp_m, tp_ff, nano))
     non_gemm = grid_non_gemm_launch_s(hw, physics)
     assert 0.0 <= non_gemm <= grid_layer_launch_s(hw, physics)

@@ -40,6 +40,7 @@ from pipeline.model.search.enumeration import layout_table, realistic_layout_row
 from pipeline.model.search.grid import cheapest_fitting_mode, grid_layer_work, grid_params_per_gpu
 from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s
+from pipeline.model.step.schedule import interleave_degrees
 from pipeline.model.step.step_time import (
     LayoutBatch,
     compute_and_bubble,
@@ -189,9 +190,7 @@ def _enumerate(
             return None
         table, zb = table[keep], zb[keep]
         dp_, tpm, tpff, pp_, ep_, m, _, nano = table.T
-    interleave = np.where(zb | (pp_ == 1) | (not opts.interleaving), 1, layers // pp_).astype(
-        np.float64
-    )
+    interleave = interleave_degrees(pp_, zb, opts.interleaving, layers)
     shards, which = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shards
     t_layer = layer_matmul_time_s(
         hw,
@@ -267,7 +266,7 @@ def _realistic_candidates(
     table, cp = rows
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = (col.astype(np.float64) for col in table.T)
     zb = zb_i.astype(bool)
-    interleave = np.where(zb | (pp_ == 1) | (not opts.interleaving), 1.0, shape.n_layers // pp_)
+    interleave = interleave_degrees(pp_, zb, opts.interleaving, shape.n_layers)
     modes = recompute_modes(physics)
     mode_idx = np.full(table.shape[0], -1, dtype=np.int64)
     if physics.gpu_memory:

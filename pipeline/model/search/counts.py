@@ -89,21 +89,22 @@ def weight_training_flop(physics: Physics, shape: ModelShape) -> float:
     if physics.is_paper:
         return shape.training_flop
     model = grid_transformer(shape)
-    if physics.attention:
-        per_token = active_weight_params(model)
-    else:
-        per_token = model.top_k * expert_weight_params(model)
-    return 6.0 * model.layers * per_token * shape.n_tokens
+    return 6.0 * model.layers * _layer_weights_per_token(physics, model) * shape.n_tokens
 
 
 def layer_weight_flop_per_token(physics: Physics, shape: ModelShape) -> float:
     """FLOP of one layer's weight matmuls per token, forward and backward, under realistic
     physics: 6 · (weights one token meets in a layer), as `weight_training_flop` counts them
     (attention projections with `physics.attention`, one expert's MLP)."""
-    model = grid_transformer(shape)
+    return 6.0 * _layer_weights_per_token(physics, grid_transformer(shape))
+
+
+def _layer_weights_per_token(physics: Physics, model: TransformerShape) -> float:
+    """The weights one token meets in a layer under realistic physics: attention projections
+    and one expert's MLP per routed choice with `physics.attention`, else the MLP's alone."""
     if physics.attention:
-        return 6.0 * active_weight_params(model)
-    return 6.0 * (model.top_k * expert_weight_params(model))
+        return active_weight_params(model)
+    return model.top_k * expert_weight_params(model)
 
 
 def grid_cost(

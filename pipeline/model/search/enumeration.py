@@ -240,13 +240,19 @@ def context_parallel_table(
     return table, cp
 
 
+def tries_context_parallel(physics: Physics) -> bool:
+    """Whether a realistic search tries context-parallel degrees c > 1: whole sequences and
+    `physics.max_context_parallel` above 1 (docs/model.md R.7)."""
+    return physics.max_context_parallel > 1 and physics.whole_sequences
+
+
 def realistic_layout_rows(
     shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
 ) -> tuple[IntArray, IntArray | None] | None:
     """The rows a realistic search enumerates at n_gpu before its memory check, and each row's
     context-parallel degree c: `context_parallel_table` when the physics tries c > 1 with whole
     sequences, else `layout_table` (c None: no context parallelism). None if there is none."""
-    if physics.max_context_parallel > 1 and physics.whole_sequences:
+    if tries_context_parallel(physics):
         return context_parallel_table(
             shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel
         )

@@ -33,7 +33,11 @@ from pipeline.model.search.counts import (
     matmul_rate_flop_per_s,
     weight_training_flop,
 )
-from pipeline.model.search.enumeration import context_parallel_degrees, realistic_layout_rows
+from pipeline.model.search.enumeration import (
+    context_parallel_degrees,
+    realistic_layout_rows,
+    tries_context_parallel,
+)
 from pipeline.model.search.grid import (
     grid_layer_launch_s,
     grid_non_gemm_launch_s,
@@ -41,6 +45,7 @@ from pipeline.model.search.grid import (
     sequence_parallel_degree,
 )
 from pipeline.model.step.pipeline import StageLayers, pipeline_step_s
+from pipeline.model.step.schedule import interleave_degrees
 
 Array = NDArray[np.float64]
 
@@ -72,7 +77,7 @@ def _most_context_parallel(physics: Physics, opts: SearchOptions, shape: ModelSh
     (1 when the physics tries none); None when microbatches split tokens (`search.enumeration`)."""
     if not (opts.quirks.whole_sequences or physics.whole_sequences):
         return None
-    if physics.max_context_parallel > 1 and physics.whole_sequences:
+    if tries_context_parallel(physics):
         return max((1, *context_parallel_degrees(shape, physics.max_context_parallel)))
     return 1
 
@@ -245,7 +250,7 @@ def layout_step_floors_s(
     table, cps = rows
     dp, tpm, tpff, pp, ep, m, zero_bubble, nano = np.array(table.T, dtype=np.float64, order="C")
     zb = zero_bubble > 0.0
-    interleave = np.where(zb | (pp == 1) | (not opts.interleaving), 1.0, shape.n_layers // pp)
+    interleave = interleave_degrees(pp, zb, opts.interleaving, shape.n_layers)
     levels = Levels.as_given(hw)
     tp = tpm * tpff
     ring = cps is not None and physics.attention  # the EP span counts c as `search.realistic`

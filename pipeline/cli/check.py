@@ -256,10 +256,9 @@ def check_command_line(
         if sweeper_checks_jobs and choices.get("hydra/sweeper") == SWEEPER:
             seen: set[tuple[int, str]] = set()
             if on_job is not None and first_job_now is not None and first_job_now(primary):
-                for job, label in itertools.islice(jobs_to_check(jobs), 1):
+                for job, label in itertools.islice(jobs_to_check(jobs, seen), 1):
                     config = _compose(command, [*hydra_overrides, *job], f" (job {label})")
                     on_job(config, check_job(config, label, multirun=True))
-                    brings_new_value(job, seen)
             return Checked(primary, command, seen=frozenset(seen))
         for job, label in jobs_to_check(jobs):
             config = _compose(command, [*hydra_overrides, *job], f" (job {label})")
@@ -345,10 +344,13 @@ def sweep_jobs(primary: DictConfig, task: list[str]) -> list[list[str]]:
     return split_jobs(parsed)
 
 
-def jobs_to_check(jobs: list[list[str]]) -> Iterator[tuple[list[str], str]]:
+def jobs_to_check(
+    jobs: list[list[str]], seen: set[tuple[int, str]] | None = None
+) -> Iterator[tuple[list[str], str]]:
     """The jobs that bring a swept value not seen yet (the first one, then ...), each with a
-    label naming its swept values ("" when nothing is swept)."""
-    seen: set[tuple[int, str]] = set()
+    label naming its swept values ("" when nothing is swept); `seen` (position, override)
+    collects the values of the jobs yielded."""
+    seen = set() if seen is None else seen
     for job, label in zip(jobs, job_labels(jobs), strict=True):
         if brings_new_value(job, seen):
             yield job, label

@@ -20,19 +20,19 @@ import gc
 from collections.abc import Callable
 
 
-def load_command() -> Callable[[], None]:
-    """`pipeline.cli.main.run_frozen`, imported with the collector paused, and the heap the
-    import made frozen; the collector runs again afterwards."""
+def load_command() -> Callable[[bool], None]:
+    """`pipeline.cli.main.main`, imported with the collector paused, and the heap the import
+    made frozen; the collector runs again afterwards."""
     gc.disable()
     try:
-        from pipeline.cli.main import run_frozen
+        from pipeline.cli.main import main
 
         gc.freeze()
     finally:
         gc.enable()
-    return run_frozen
+    return main
 
 
 def main() -> None:
-    """Console entry point (`dmlimits`, `python -m pipeline`)."""
-    load_command()()
+    """Console entry point (`dmlimits`, `python -m pipeline`): the command, its heap frozen."""
+    load_command()(True)

@@ -216,19 +216,9 @@ def version_line() -> str:
     return f"dmlimits {__version__} (Hydra {hydra.__version__})"
 
 
-def main() -> None:
-    """The `dmlimits` command on `sys.argv` (the console script runs it through
-    `pipeline.cli.entry`, which loads it with the collector paused)."""
-    run_command(heap_frozen=False)
-
-
-def run_frozen() -> None:
-    """`main` with the heap frozen by `pipeline.cli.entry` as it loaded the command."""
-    run_command(heap_frozen=True)
-
-
-def run_command(heap_frozen: bool) -> None:
-    """The command on `sys.argv`; `heap_frozen`: the loader froze the heap (`Startup`)."""
+def main(heap_frozen: bool = False) -> None:
+    """The `dmlimits` command on `sys.argv`; `heap_frozen`: the console script
+    (`pipeline.cli.entry`) loaded it with the collector paused and froze the heap (`Startup`)."""
     argv = sys.argv[1:]
     if argv in (["--version"], ["-V"]):  # Hydra's own flag would print only its version
         print(version_line())

@@ -161,7 +161,7 @@ def test_the_console_script_loads_the_command_with_the_collector_paused() -> Non
         "command.__name__)\n"
     )
     out = python_output(probe)
-    assert out.split() == ["0", "True", "True", "run_frozen"]
+    assert out.split() == ["0", "True", "True", "main"]
 
 
 @pytest.mark.usefixtures("two_cpus")

@@ -28,9 +28,10 @@ from pipeline.execute.progress import RunProgress
 from pipeline.execute.runner import run_series, stop_on_signals
 from pipeline.execute.series import ClosedForms, SeriesOutcome
 from pipeline.forecast.inputs import moving_hardware
+from pipeline.identity import new_run_id
 from pipeline.io.heal import set_aside_bad_parts
 from pipeline.io.parts import SeriesIndex
-from pipeline.io.rows import Provenance, new_run_id
+from pipeline.io.rows import Provenance
 from pipeline.io.tables import SERIES_TABLES
 from pipeline.model.records.results import SeriesLimits
 from pipeline.schema import Scenario

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 from pipeline.catalog import Catalog
 from pipeline.execute.runner import run_series
-from pipeline.execute.series import series_id
 from pipeline.execute.settings import ExecutionSettings
 from pipeline.forecast.frontier import FrontierYear, MovingFrontier, frontier_scenarios
+from pipeline.identity import series_id
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.schema import Scenario
 from pipeline.schema.projected import catalog_and_trends

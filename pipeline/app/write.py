@@ -25,13 +25,13 @@ from pipeline.execute.series import SeriesOutcome
 from pipeline.forecast import ForecastSettings, forecast_dicts
 from pipeline.forecast.frontier import MovingFrontier, frontier_dicts
 from pipeline.forecast.observed import ObservedFrontier
+from pipeline.identity import canonical_json
 from pipeline.io.lock import flush_lock
 from pipeline.io.parquet import write_parts, write_run_parts
 from pipeline.io.parts import SeriesIndex, partition_key
 from pipeline.io.rows import (
     Provenance,
     SeriesKey,
-    canonical_json,
     point_dicts,
     series_dict,
     table_from_rows,

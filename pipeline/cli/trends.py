@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.catalog.load import CatalogError
+from pipeline.identity import new_run_id
 from pipeline.io.parquet import OutputError, check_writable
-from pipeline.io.rows import Provenance, new_run_id
+from pipeline.io.rows import Provenance
 from pipeline.io.trends import write_trends
 from pipeline.schema.projected import read_catalog, shipped_catalog
 from pipeline.trends.catalog_fits import GHOLAMI_PER_TWO_YEARS, CatalogTrends, catalog_trends

@@ -5,13 +5,9 @@ Pure computation on a `Scenario`, no I/O: workers run it, the parent writes its 
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from dataclasses import dataclass
-from typing import Any
 
-from pipeline.execute.fingerprint import model_fingerprint
-from pipeline.io.rows import config_hash
+from pipeline.identity import series_id
 from pipeline.model.limits import Anchors, model_b_batch_tokens
 from pipeline.model.power import series_with_power, with_power
 from pipeline.model.records.results import PointResult, SeriesLimits
@@ -50,33 +46,6 @@ class SeriesOutcome:
     points: list[PointResult]
     limits: SeriesLimits
     closed_forms: ClosedForms
-
-
-def _jsonable(value: Any) -> Any:
-    """Scenario fields as JSON-safe values: infinities as strings, enums as their values."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-def series_id(scenario: Scenario, whole_grid: bool, model: str | None = None) -> str:
-    """A stable hash of everything that determines a series' rows.
-
-    That is the scenario, whether the whole grid runs, and the model's version `model`
-    (default: `model_fingerprint()`, the hash of the model's source and the package version),
-    so rows of an older model are never taken for this one's.
-    """
-    return config_hash(
-        {
-            "scenario": _jsonable(dataclasses.asdict(scenario)),
-            "whole_grid": whole_grid,
-            "model": model_fingerprint() if model is None else model,
-        }
-    )
 
 
 def closed_forms(scenario: Scenario) -> ClosedForms:

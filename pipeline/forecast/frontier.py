@@ -15,7 +15,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pipeline.catalog import Catalog
-from pipeline.io.rows import Provenance, SeriesKey, config_hash
+from pipeline.identity import config_hash
+from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.schema import Scenario
 from pipeline.schema.projected import preset_spec, projected_name
 from pipeline.trends.catalog_fits import CatalogTrends

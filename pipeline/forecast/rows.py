@@ -16,8 +16,9 @@ from pipeline.forecast.frontier import MovingFrontier
 from pipeline.forecast.inputs import trajectories
 from pipeline.forecast.paths import Trajectory, YearInterval, hand_set_name
 from pipeline.forecast.settings import ForecastSettings
+from pipeline.identity import config_hash
 from pipeline.io.columns import FORECAST_YEARS, FORECASTS_SCHEMA
-from pipeline.io.rows import Provenance, SeriesKey, config_hash, table_from_rows
+from pipeline.io.rows import Provenance, SeriesKey, table_from_rows
 from pipeline.model.records.results import SeriesLimits
 
 

@@ -49,7 +49,7 @@ SERIES_FIELDS = [
     _required("series_id", pa.string()),
 ]
 """Series identity: the hardware preset, scaling laws and batch law by name, the training-time
-budget, and `series_id`, the hash of the series' full resolved config (`rows.config_hash`)."""
+budget, and `series_id`, the hash of the series' full resolved config (`identity.config_hash`)."""
 
 SHAPE_FIELDS = [
     _required("d_model", pa.int64()),

@@ -10,10 +10,7 @@ run's `Provenance` on every row. The writer makes one Arrow table of each over m
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,6 +19,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pyarrow as pa
 
+from pipeline.identity import canonical_json, point_config_hash
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.results import PointResult, SeriesLimits
@@ -31,36 +29,6 @@ from pipeline.version import __version__
 
 if TYPE_CHECKING:
     from pipeline.schema import Scenario
-
-HASH_HEX_CHARS = 16
-"""Length of a config hash: the first 64 bits of a sha256, ample for a few million scenarios."""
-
-
-def canonical_json(obj: Any) -> str:
-    """The config as compact JSON with sorted keys: equal configs give equal text.
-
-    Accepts what a resolved Hydra config holds (dicts with string keys, lists, tuples, str, int,
-    float, bool, None). `1` and `1.0` are different JSON and hash differently; NaN is refused.
-    """
-    return json.dumps(
-        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-
-
-def config_hash(obj: Any) -> str:
-    """sha256 of `canonical_json(obj)`, first 16 hex characters."""
-    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()[:HASH_HEX_CHARS]
-
-
-def point_config_hash(series_id: str, d_model: int) -> str:
-    """The scenario of one point: its series' config (by `series_id`) plus the model width."""
-    return config_hash({"series_id": series_id, "d_model": int(d_model)})
-
-
-def new_run_id(now: datetime | None = None) -> str:
-    """A run id that sorts by start time: UTC timestamp plus 8 random hex characters."""
-    moment = (now or datetime.now(UTC)).astimezone(UTC)
-    return f"{moment:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from pipeline.catalog import METRICS
+from pipeline.identity import config_hash
 from pipeline.io.columns import TRENDS_SCHEMA
 from pipeline.io.parquet import write_run_part
 from pipeline.io.read import read_table
-from pipeline.io.rows import Provenance, config_hash, table_from_rows
+from pipeline.io.rows import Provenance, table_from_rows
 from pipeline.trends.catalog_fits import GHOLAMI_PER_TWO_YEARS, CatalogTrends
 from pipeline.trends.fit import CONFIDENCE
 

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipeline.catalog.load import fractional_year
-from pipeline.io.rows import Provenance, config_hash
+from pipeline.identity import config_hash
+from pipeline.io.rows import Provenance
 from pipeline.sources.observe import Observations
 
 

@@ -35,8 +35,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 
-from pipeline.execute.series import series_id
-from pipeline.io.rows import canonical_json
+from pipeline.identity import canonical_json, jsonable, series_id
 from pipeline.schema import Scenario, compose_config, load_scenario
 from pipeline.schema.compose import app_search_path, group_options
 from pipeline.schema.errors import ConfigError
@@ -212,15 +211,6 @@ def _has_interpolation(obj: Any) -> bool:
     return False
 
 
-def _jsonable(value: Any) -> Any:
-    """Axis values for JSON: non-finite floats as their repr ("inf")."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if isinstance(value, list):
-        return [_jsonable(v) for v in value]
-    return value
-
-
 def _points(
     config: DictConfig, axes: Sequence[Axis], made: Mapping[str, str]
 ) -> Iterator[tuple[dict[str, Any], Mapping[str, Any]]]:
@@ -238,7 +228,7 @@ def _points(
         sections = dict(template)  # the scenario is built from a copy, never the template
         for axis, value in zip(axes, values, strict=True):
             sections = axis.applied(sections, value)
-            point[axis.key] = _jsonable(value)
+            point[axis.key] = jsonable(value)
         if resolve:
             node = OmegaConf.create(sections)
             sections = {k: plain(node[k], k) for k in AXIS_ROOTS if k in node}

@@ -7,12 +7,11 @@ explicit growth factor.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pipeline.catalog import METRICS, Catalog
+from pipeline.identity import catalog_hash
 from pipeline.trends.fit import N_BOOTSTRAP, SEED, TrendFit, fit_trend
 
 GHOLAMI_PER_TWO_YEARS: Mapping[str, float] = {
@@ -51,10 +50,11 @@ class CatalogTrends:
     n_resamples: int = N_BOOTSTRAP
 
 
-def catalog_hash(points: Mapping[str, tuple[TrendPoint, ...]]) -> str:
-    """A hash of the points: equal catalogs, equal hash; any added GPU or changed value alters it."""
-    data = {m: [[p.gpu, repr(p.year), repr(p.value)] for p in pts] for m, pts in points.items()}
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+def _values(
+    points: Mapping[str, tuple[TrendPoint, ...]],
+) -> dict[str, list[tuple[str, float, float]]]:
+    """(gpu, release year, value) of every point, by metric: what the catalog's hash covers."""
+    return {m: [(p.gpu, p.year, p.value) for p in pts] for m, pts in points.items()}
 
 
 def catalog_trends(
@@ -75,4 +75,6 @@ def catalog_trends(
             fits[name] = fit_trend(
                 [p.year for p in pts], [p.value for p in pts], n_resamples=n_resamples, seed=seed
             )
-    return CatalogTrends(points, fits, catalog.first_year, catalog_hash(points), seed, n_resamples)
+    return CatalogTrends(
+        points, fits, catalog.first_year, catalog_hash(_values(points)), seed, n_resamples
+    )

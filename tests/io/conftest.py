@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from pipeline.io.rows import Provenance, SeriesKey, config_hash
+from pipeline.identity import config_hash
+from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.records.results import (
     Bottleneck,
     InfeasibleReason,

@@ -22,8 +22,8 @@ from omegaconf import DictConfig, open_dict, read_write
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.execute.settings import Backend, ExecutionSettings
+from pipeline.identity import point_config_hash
 from pipeline.io.dataset import read_points, read_thresholds
-from pipeline.io.rows import point_config_hash
 from pipeline.schema import compose_config
 from tests.io.helpers import part_files
 from tests.robustness.conftest import run_cli

@@ -206,7 +206,13 @@ def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dic
 
 
 def table_from_rows(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> pa.Table:
-    """Rows into a table of `schema`: NaN becomes null; nulls in a required column are refused."""
+    """Rows into a table of `schema`: NaN becomes null; nulls in a required column are refused,
+    and so is a key the schema does not name (a renamed or misspelt column would otherwise be
+    dropped, and its column left null)."""
+    names = set(schema.names)
+    unknown = sorted({key for row in rows for key in row if key not in names})
+    if unknown:
+        raise ValueError(f"rows hold keys the schema has no column for: {', '.join(unknown)}")
     arrays = []
     for f in schema:
         values = [row.get(f.name) for row in rows]

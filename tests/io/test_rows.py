@@ -6,51 +6,23 @@ import math
 from dataclasses import replace
 from datetime import datetime
 
+import pyarrow as pa
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
+from pipeline.identity import point_config_hash
 from pipeline.io.columns import (
     COST_FIELDS,
     LAYOUT_FIELDS,
     POINTS_SCHEMA,
+    RUN_FIELDS,
     SCHEMA_VERSION,
     THRESHOLDS_SCHEMA,
 )
-from pipeline.io.rows import (
-    Provenance,
-    config_hash,
-    point_config_hash,
-)
+from pipeline.io.rows import Provenance, table_from_rows
 from pipeline.model.records.results import InfeasibleReason, PointResult, SeriesLimits
+from pipeline.model.runs.run_point import run_point
+from pipeline.schema import compose_config, load_scenario
 from tests.io.helpers import point_rows, threshold_row
-
-_config_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
-    max_leaves=10,
-)
-
-
-@given(st.dictionaries(st.text(max_size=8), _config_values, max_size=6))
-def test_config_hash_ignores_key_order(config: dict[str, object]) -> None:
-    """Reversing a dict's insertion order does not change its hash."""
-    reordered = dict(reversed(list(config.items())))
-    assert config_hash(reordered) == config_hash(config)
-    assert len(config_hash(config)) == 16
-
-
-def test_config_hash_differs_for_different_values() -> None:
-    """Changing one nested value changes the hash."""
-    a = {"hardware": {"name": "h100", "latency_us": 1.0}}
-    b = {"hardware": {"name": "h100", "latency_us": 2.0}}
-    assert config_hash(a) != config_hash(b)
-
-
-def test_config_hash_refuses_nan() -> None:
-    """NaN has no canonical JSON, so it cannot be hashed."""
-    with pytest.raises(ValueError, match="JSON"):
-        config_hash({"x": math.nan})
 
 
 def test_point_rows_months_follow_the_scenario_year(
@@ -242,3 +214,26 @@ def test_point_rows_grid_choices_fill_the_run_columns(
     paper = point_rows([feasible_point(12288)], make_series(), provenance).to_pylist()[0]
     names = ("mfu", "hfu", "memory_per_gpu_bytes", "recompute", "fits_memory", "t_norm_s")
     assert all(paper[n] is None for n in names)
+
+
+def test_table_from_rows_refuses_a_key_the_schema_does_not_name() -> None:
+    """A row key that is no column of the schema (a renamed or misspelt one) is refused by name,
+    not dropped."""
+    schema = pa.schema([pa.field("t_attention_s", pa.float64())])
+    assert table_from_rows([{"t_attention_s": 1.0}], schema).num_rows == 1
+    with pytest.raises(ValueError, match="t_attn_s"):
+        table_from_rows([{"t_attention_s": 1.0}, {"t_attn_s": 1.0}], schema)
+
+
+def test_point_rows_of_a_run_fill_every_run_column(make_series, provenance) -> None:
+    """A concrete run's points row gives every run column (MFU to the time of each operator
+    class) a value: none is left null by a key the row spells differently."""
+    scenario = load_scenario(
+        compose_config(["run=gpt_1p7b", "hardware=a100_sxm_80gb", "physics=realistic"])
+    )
+    assert scenario.run is not None
+    point = run_point(
+        scenario.hardware, scenario.physics, scenario.run, False, 20.0, scenario.duration_s
+    )
+    row = point_rows([point], make_series(), provenance).to_pylist()[0]
+    assert {f.name for f in RUN_FIELDS if row[f.name] is None} == set()

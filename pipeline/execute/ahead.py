@@ -27,8 +27,9 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from multiprocessing.queues import SimpleQueue
 
-from pipeline.execute.runner import watch_parent
-from pipeline.execute.series import SeriesOutcome, evaluate_series, series_id
+from pipeline.execute.parent import watch_parent
+from pipeline.execute.series import SeriesOutcome, evaluate_series
+from pipeline.identity import series_id
 from pipeline.schema import Scenario
 
 MAX_SERIES = 64

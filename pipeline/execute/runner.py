@@ -20,10 +20,11 @@ import logging
 import os
 import signal
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from pipeline.execute.ahead import Ahead
+from pipeline.execute.parent import watch_parent
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.model.caches import clear_caches
@@ -31,31 +32,10 @@ from pipeline.model.search.candidates import limit_candidate_cache
 from pipeline.schema import Scenario
 from pipeline.schema.errors import ConfigError
 
-if TYPE_CHECKING:
-    from pipeline.execute.ahead import Ahead
-
 DASK_WAIT_FOR_WORKERS_S = 300.0
 """How long a run waits for the first worker of a remote dask cluster (batch-queued workers)."""
 DASK_CONNECT_TIMEOUT_S = 10.0
 """How long a run tries to reach the scheduler at `execution.dask_address` before giving up."""
-
-
-PARENT_POLL_S = 0.5
-"""How often a worker process checks that the run that started it is still alive."""
-
-
-def _watchdog(run_pid: int) -> None:
-    """Exit this worker as soon as its parent, the run's main process, is gone."""
-    while os.getppid() == run_pid:
-        time.sleep(PARENT_POLL_S)
-    os._exit(1)  # orphaned: nobody will read our results
-
-
-def watch_parent(run_pid: int) -> None:
-    """Initializer of each local (loky) worker process: a daemon thread ends the worker once
-    its parent `run_pid` is gone, so a run killed with SIGKILL leaves no worker computing, or
-    idling, for nobody. A worker already orphaned when it starts exits at once."""
-    threading.Thread(target=_watchdog, args=(run_pid,), name="dmlimits-parent", daemon=True).start()
 
 
 WORKER_CANDIDATE_CACHE_BYTES = 64 * 2**20

@@ -1,114 +1,24 @@
-"""conf/hardware/*.yaml -> HardwareSpec: one GPU and its network, in SI units (spec §3).
+"""A hardware node -> HardwareSpec: a GPU's own (`gpu`) or a catalog GPU projected (`projected`).
 
-A hardware node holds human units in its key names. `hardware_from_config` checks every
-field and converts it once through `pipeline.units`.
+The one entry for the `hardware` group: conf/hardware/<gpu>.yaml holds a GPU's fields in human
+units (`pipeline.schema.gpu`); conf/hardware/projected.yaml names a ``base`` GPU and a year
+(`pipeline.schema.projected`, which reads its base through `gpu`, so neither imports this
+module).
 """
 
 from __future__ import annotations
 
-from pipeline import units
-from pipeline.model.records.hardware import THREADS_PER_SM, HardwareSpec
-from pipeline.schema import bounds
-from pipeline.schema.errors import ConfigError
-from pipeline.schema.plausible import warn_implausible
-from pipeline.schema.section import Section, check_si, plain
-
-HARDWARE_KEYS = frozenset(
-    {
-        "name",
-        "flop_per_clock_per_thread",
-        "sms",
-        "max_clock_mhz",
-        "u_eff",
-        "hbm_bandwidth_gb_per_s",
-        "l2_bandwidth_gb_per_s",
-        "l2_mib",
-        "register_kib_per_block",
-        "dsmem",
-        "hbm_gb",
-        "matmul_latency_us",
-        "tdp_w",
-        "network",
-    }
-)
-NETWORK_KEYS = frozenset({"bandwidth_gb_per_s", "latency_us", "level_sizes"})
+from pipeline.model.records.hardware import HardwareSpec
+from pipeline.schema.gpu import gpu_from_config
+from pipeline.schema.projected import projected_from_config
+from pipeline.schema.section import plain
 
 
 def hardware_from_config(node: object, path: str = "hardware") -> HardwareSpec:
-    """The HardwareSpec of one hardware node (a DictConfig or a plain mapping).
-
-    ``path`` is the node's dotted key, used in error messages. Raises ConfigError on
-    an unknown or missing key, a wrong type, a non-positive or non-finite rate,
-    capacity or clock, a negative latency, a level size that is not a positive
-    integer, or network lists whose lengths are not len(level_sizes) + 1.
-    Only network bandwidth may be ``.inf``. A valid value far outside the accelerator catalog
-    issues a `PlausibilityWarning` (`pipeline.schema.plausible`). A node with a ``base`` key is a projection
-    (conf/hardware/projected.yaml, `pipeline.schema.projected`).
-    """
+    """The HardwareSpec of one hardware node (a DictConfig or a plain mapping): a projection
+    when it has a ``base`` key (`projected_from_config`), else a GPU (`gpu_from_config`, whose
+    docstring lists what is refused). ``path`` is the node's dotted key, for error messages."""
     data = plain(node, path)
     if isinstance(data, dict) and "base" in data:
-        # imported here: the catalog loads its presets through this module
-        from pipeline.schema.projected import projected_from_config
-
         return projected_from_config(data, path)
-    hw = Section(data, path, HARDWARE_KEYS)
-    name = hw.name("name")
-    flop_per_clock_per_thread = hw.number(
-        "flop_per_clock_per_thread",
-        "FLOP per clock per thread",
-        maximum=bounds.MAX_FLOP_PER_CLOCK_PER_THREAD,
-    )
-    sms = hw.integer("sms")
-    max_clock_hz = hw.si("max_clock_mhz", "MHz", units.mhz_to_hz, bounds.MAX_CLOCK_HZ, "Hz")
-    u_eff = hw.number("u_eff", "fraction of peak", maximum=1.0)
-    bandwidth = (units.gb_per_s_to_bytes_per_s, bounds.MAX_BANDWIDTH_BYTES_PER_S, "B/s")
-    hbm_bandwidth = hw.si("hbm_bandwidth_gb_per_s", "GB/s", *bandwidth)
-    l2_bandwidth = hw.si("l2_bandwidth_gb_per_s", "GB/s", *bandwidth)
-    l2_bytes = hw.si("l2_mib", "MiB", units.mib_to_bytes, bounds.MAX_MEMORY_BYTES, "bytes")
-    register_bytes = hw.si(
-        "register_kib_per_block", "KiB", units.kib_to_bytes, bounds.MAX_MEMORY_BYTES, "bytes"
-    )
-    dsmem = hw.boolean("dsmem")
-    hbm_bytes = hw.si("hbm_gb", "GB", units.gb_to_bytes, bounds.MAX_MEMORY_BYTES, "bytes")
-    latency = (units.us_to_s, bounds.MAX_LATENCY_S, "s")
-    matmul_latency = hw.si("matmul_latency_us", "us", *latency, exclusive=False)
-    tdp_w = (  # optional: without it, points have no power (docs/model.md §10.1)
-        hw.optional_number("tdp_w", "W", maximum=bounds.MAX_POWER_W)
-        if isinstance(data, dict) and "tdp_w" in data
-        else None
-    )
-
-    net = hw.section("network", NETWORK_KEYS)
-    level_sizes = net.integer_list("level_sizes", nonempty=False)
-    net_bandwidths = net.si_list("bandwidth_gb_per_s", "GB/s", *bandwidth, allow_inf=True)
-    net_latencies = net.si_list("latency_us", "us", *latency, exclusive=False)
-    n_levels = len(level_sizes) + 1
-    for key, values in (("bandwidth_gb_per_s", net_bandwidths), ("latency_us", net_latencies)):
-        if len(values) != n_levels:
-            raise ConfigError(
-                net.key(key),
-                net.raw(key, ""),
-                f"must have len(level_sizes) + 1 = {n_levels} entries, one per network level",
-            )
-    peak = flop_per_clock_per_thread * THREADS_PER_SM * sms * max_clock_hz
-    check_si(hw.key("sms"), sms, peak, bounds.MAX_FLOP_PER_S, "FLOP/s (peak rate)")
-    warn_implausible(hw.values, path)
-
-    return HardwareSpec(
-        name=name,
-        flop_per_clock_per_thread=flop_per_clock_per_thread,
-        sms=sms,
-        max_clock_hz=max_clock_hz,
-        u_eff=u_eff,
-        hbm_bandwidth_bytes_per_s=hbm_bandwidth,
-        l2_bandwidth_bytes_per_s=l2_bandwidth,
-        l2_bytes=l2_bytes,
-        register_bytes_per_block=register_bytes,
-        dsmem=dsmem,
-        hbm_bytes=hbm_bytes,
-        matmul_latency_s=matmul_latency,
-        net_bandwidth_bytes_per_s=net_bandwidths,
-        net_latency_s=net_latencies,
-        level_sizes=level_sizes,
-        tdp_w=tdp_w,
-    )
+    return gpu_from_config(data, path)

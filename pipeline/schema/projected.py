@@ -14,7 +14,9 @@ from pathlib import Path
 from pipeline.catalog.load import Catalog, CatalogError, catalog_text, parse_catalog, preset_names
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.schema import bounds
+from pipeline.schema.compose import compose_config
 from pipeline.schema.errors import MISSING, ConfigError, InputError
+from pipeline.schema.gpu import gpu_from_config
 from pipeline.schema.section import Section
 from pipeline.schema.yaml_bounds import read_utf8
 from pipeline.trends.catalog_fits import CatalogTrends, catalog_trends
@@ -27,11 +29,9 @@ GROWTH_KEYS = frozenset(PROJECTED_METRICS)
 
 @functools.cache
 def preset_spec(name: str) -> HardwareSpec:
-    """The hardware preset `name`, composed and validated as a run would (cached per process)."""
-    from pipeline.schema.compose import compose_config
-    from pipeline.schema.hardware import hardware_from_config
-
-    return hardware_from_config(compose_config([f"hardware={name}"]).hardware)
+    """The GPU preset `name` (conf/hardware/<name>.yaml), composed and validated as a run would
+    (cached per process)."""
+    return gpu_from_config(compose_config([f"hardware={name}"]).hardware)
 
 
 def catalog_from_text(text: str) -> Catalog:

@@ -16,7 +16,7 @@ the schema) and projected hardware (derived from the catalog, not typed) are not
 
 `CATALOG_SPANS` is written out here (no catalog to load at start-up);
 tests/schema/test_plausible.py derives it from the catalog again and fails when the two differ.
-docs/configuration.md ("Plausibility warnings") lists the ranges.
+docs/model.md ("Plausibility warnings") lists the ranges.
 """
 
 from __future__ import annotations

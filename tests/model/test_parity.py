@@ -1,5 +1,5 @@
 """A grid candidate and the concrete run of the same model and layout cost the same: both go
-through one implementation of each quantity (docs/model.md R.7, "One implementation")."""
+through one implementation of each quantity (docs/model.md R.7, "Step")."""
 
 from __future__ import annotations
 

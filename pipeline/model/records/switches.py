@@ -24,7 +24,7 @@ class Fusion(StrEnum):
 
 
 class TensorParallel(StrEnum):
-    """Which tensor-parallel layouts the search tries (docs/model.md, "Layouts as frameworks run them")."""
+    """Which tensor-parallel layouts the search tries (docs/model.md R.7, "On the grid")."""
 
     TWO_D = "2d"
     """The paper's 2-D tensor parallelism: N_TP = N_TPm · N_TPff, √N_TP ≤ N_TPff (spec §10.5)."""

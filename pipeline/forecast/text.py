@@ -13,6 +13,10 @@ from typing import Any
 
 from pipeline.forecast.paths import FITTED
 
+OPEN_END = "later"
+"""An interval's upper end past the last year projected, wherever a year is shown (the console
+summary, the change report)."""
+
 SHOWN_YEARS = (
     ("linear_end_year", "linear end"),
     ("moving_linear_end_year", "linear end, moving hw"),
@@ -33,7 +37,7 @@ def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False
     low, high = row.get(f"{column}_low"), row.get(f"{column}_high")
     if low is None or (low == year and high == year):
         return f"{year:.1f}"
-    return f"{year:.1f} ({low:.1f}-{'later' if high is None else f'{high:.1f}'})"
+    return f"{year:.1f} ({low:.1f}-{OPEN_END if high is None else f'{high:.1f}'})"
 
 
 def trajectory_text(row: Mapping[str, Any]) -> str:

@@ -23,6 +23,7 @@ import polars as pl
 import pyarrow as pa
 
 from pipeline.forecast.paths import hand_set_name
+from pipeline.forecast.text import OPEN_END
 from pipeline.io.columns import CLOSED_FORM_FIELDS, FORECAST_YEARS, LIMIT_FIELDS
 from pipeline.io.text import write_text_atomic
 from pipeline.nightly.causes import Cause, find_causes
@@ -281,7 +282,7 @@ def _with_interval(
         return shown
     low, high = interval
     return (
-        f"{shown} ({_value(m.column, low)}-{'beyond' if high is None else _value(m.column, high)})"
+        f"{shown} ({_value(m.column, low)}-{OPEN_END if high is None else _value(m.column, high)})"
     )
 
 

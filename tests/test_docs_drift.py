@@ -217,3 +217,13 @@ def test_trends_doc_tables_give_the_shipped_catalog_fits() -> None:
     assert [f"{n}, {fit}" for n, fit in first] == expected
     merged = re.findall(r"^\| [^|]+ \| (\d+, [\d.]+ \([^)]*\)|\d+, flat) \|", text, re.MULTILINE)
     assert [m.replace(", flat", ", 1.00 (flat)") for m in merged] == expected
+
+
+def test_architecture_recipes_name_files_that_exist() -> None:
+    """Every file path docs/architecture.md's recipes name (`pipeline/io/rows.py`, a folder, a
+    `<name>` placeholder matched by any file) is in the tree."""
+    text = section((REPO / "docs" / "architecture.md").read_text(encoding="utf-8"), "## Recipes")
+    paths = re.findall(r"`((?:conf|pipeline|tests|bench)/[\w/<>.-]*)`", text)
+    assert len(paths) > 20
+    missing = [p for p in paths if not list(REPO.glob(re.sub(r"<\w+>", "*", p)))]
+    assert missing == []

@@ -11,7 +11,8 @@ load average), Python and numpy versions and the commit measured written beside 
   user types it, in its own process, into a fresh dataset root.
 
 `--baseline DIR` (an earlier checkout, e.g. from `git worktree add`) runs each command of that
-checkout alternately with this one's and adds the ratio baseline / now, pair by pair. The larger
+checkout alternately with this one's and adds the ratio baseline / now, pair by pair; the page
+names that checkout by its commit, never by its path. The larger
 benchmarks (`bench/bench_sweep.py`, `bench/bench_million.py`, minutes each) print their figures
 and are not part of this page.
 """
@@ -97,12 +98,13 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def commit() -> str:
-    """The commit measured, marked when the checkout has changes."""
+def commit(checkout: Path = ROOT) -> str:
+    """The commit of `checkout` (this one by default), marked when it has changes: how the page
+    names a tree, never by its path on this machine."""
 
     def git(*args: str) -> str:
         return subprocess.run(
-            ["git", *args], cwd=ROOT, capture_output=True, text=True, check=False
+            ["git", *args], cwd=checkout, capture_output=True, text=True, check=False
         ).stdout.strip()
 
     head = git("rev-parse", "--short", "HEAD") or "unknown"
@@ -202,14 +204,21 @@ def performance_md(repeat: int, baseline: Path | None) -> str:
         "",
     ]
     if baseline is not None:
+        lines += baseline_lines(commit(baseline))
+    return "\n".join(lines)
+
+
+def baseline_lines(baseline_commit: str) -> list[str]:
+    """The page's note on its baseline, named by its commit (`commit` of the baseline checkout);
+    at commit 91dff32, how to chain its ratios to the original (`BASELINE_VS_ORIGINAL`)."""
+    lines = [f"Baseline: commit {baseline_commit}, run alternately with this one."]
+    if baseline_commit.startswith("91dff32"):
         factors = ", ".join(f"{k}: {v:g}×" for k, v in BASELINE_VS_ORIGINAL.items())
         lines += [
-            f"Baseline: the checkout at `{baseline}`, run alternately with this one. If it is",
-            f"commit 91dff32, multiply by its measured ratio to the original ({factors}) for",
-            "the ratio to the original implementation.",
-            "",
+            f"Multiply by its measured ratio to the original ({factors}) for the ratio to the",
+            "original implementation.",
         ]
-    return "\n".join(lines)
+    return [*lines, ""]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

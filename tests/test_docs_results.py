@@ -4,6 +4,7 @@ the model as it is; docs/performance.md is bench/performance.py's page, figures 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -55,3 +56,35 @@ def test_performance_doc_names_its_machine_and_spread() -> None:
         "min / median / max",
     ):
         assert row in text
+
+
+LOCAL_PATH = re.compile(r"(?<![\w.])/(?:work|home|tmp|Users|root|mnt|srv|var)/[\w./-]+")
+"""An absolute path of some machine's file system: a generated page names commits instead."""
+
+
+def test_generated_docs_name_no_local_path() -> None:
+    """docs/performance.md and docs/results.md name no path of the machine that wrote them (a
+    baseline is a commit), and the performance page names its commit and machine."""
+    for name in ("performance.md", "results.md"):
+        text = (REPO / "docs" / name).read_text("utf-8")
+        assert LOCAL_PATH.findall(text) == [], name
+    performance = (REPO / "docs" / "performance.md").read_text("utf-8")
+    assert re.search(r"at commit [0-9a-f]{7}", performance)
+    assert "| CPU |" in performance
+
+
+def test_performance_baseline_is_named_by_its_commit() -> None:
+    """bench/performance.py names a baseline checkout by its commit, not by where it lies."""
+    spec = importlib.util.spec_from_file_location("bench_perf", REPO / "bench" / "performance.py")
+    assert spec is not None
+    assert spec.loader is not None
+    sys.path.insert(0, str(REPO / "bench"))  # it imports its sibling bench_commands
+    try:
+        performance = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(performance)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    head = performance.commit(REPO)
+    lines = "\n".join(performance.baseline_lines(head))
+    assert head.split()[0] in lines
+    assert str(REPO) not in lines

@@ -20,6 +20,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pipeline.sources.acquire import SourceError
 from pipeline.sources.body import text_of
@@ -30,9 +31,28 @@ PUBLICATION_DATE = "Publication date"
 TRAINING_COMPUTE = "Training compute (FLOP)"
 CONFIDENCE = "Confidence"
 FRONTIER_FLAG = "Frontier model"
+DOMAIN = "Domain"
+PARAMETERS = "Parameters"
+TRAINING_HARDWARE = "Training hardware"
+HARDWARE_QUANTITY = "Hardware quantity"
+TRAINING_TIME = "Training time (hours)"
+HARDWARE_UTILIZATION = "Hardware utilization"
+BATCH_SIZE = "Batch size"
 RUN_COLUMNS = (MODEL, PUBLICATION_DATE, TRAINING_COMPUTE)
-"""Required in a frontier-runs source; Organization, Confidence and Frontier model are optional
-(the `epoch_flag` frontier rule needs Frontier model, `pipeline.forecast.observed`)."""
+"""Required in a frontier-runs source; every other column is optional (the `epoch_flag`
+frontier rule needs Frontier model, `pipeline.forecast.observed`)."""
+HOW_TRAINED_COLUMNS = (
+    DOMAIN,
+    PARAMETERS,
+    TRAINING_HARDWARE,
+    HARDWARE_QUANTITY,
+    TRAINING_TIME,
+    HARDWARE_UTILIZATION,
+    BATCH_SIZE,
+)
+"""How each run was trained, read when present (docs/sources.md, "How each run was trained");
+a source without them (an older export) gives None for each."""
+SECONDS_PER_HOUR = 3600.0
 
 HARDWARE_NAME = "Hardware name"
 MANUFACTURER = "Manufacturer"
@@ -77,6 +97,22 @@ class ObservedRun:
     epoch_frontier: bool | None
     """Epoch's Frontier model flag; None when the source has no such column."""
     line: int
+    domain: str | None = None
+    """Epoch's Domain (comma-separated when several: "Multimodal,Language")."""
+    parameters: float | None = None
+    """Epoch's Parameters (count)."""
+    training_hardware: tuple[str, ...] = ()
+    """Epoch's Training hardware: accelerator names as in `Hardware name` of Epoch's hardware
+    file, one per kind the run used (Epoch comma-separates several); () when not stated."""
+    hardware_quantity: int | None = None
+    """Epoch's Hardware quantity: the number of accelerators."""
+    training_time_s: float | None = None
+    """Epoch's Training time (hours), wall clock, in seconds."""
+    hardware_utilization: float | None = None
+    """Epoch's Hardware utilization: the fraction its authors reported (MFU or HFU), in (0, 1]."""
+    batch_size: float | None = None
+    """Epoch's Batch size as Epoch records it: tokens for most language models, sequences or
+    images for some others."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,17 +202,60 @@ def _field_count(row: Mapping[str, str], header: Sequence[str]) -> str | None:
     return None if fields is None else f"{fields} fields where the header has {len(header)}"
 
 
+class _HowTrained(NamedTuple):
+    domain: str | None = None
+    parameters: float | None = None
+    training_hardware: tuple[str, ...] = ()
+    hardware_quantity: int | None = None
+    training_time_s: float | None = None
+    hardware_utilization: float | None = None
+    batch_size: float | None = None
+
+
+def _how_trained(row: Mapping[str, str]) -> tuple[_HowTrained, str | None]:
+    """The run's how-trained fields (`ObservedRun`) from the cells present, or the first
+    reason a cell cannot be used: a quantity that is not a whole number, a utilization above 1."""
+    values: dict[str, float | None] = {}
+    for column in (PARAMETERS, HARDWARE_QUANTITY, TRAINING_TIME, HARDWARE_UTILIZATION, BATCH_SIZE):
+        values[column], problem = _number(row.get(column, ""), column)
+        if problem is not None:
+            return _HowTrained(), problem
+    quantity = values[HARDWARE_QUANTITY]
+    if quantity is not None and quantity != math.floor(quantity):
+        return (
+            _HowTrained(),
+            f"{HARDWARE_QUANTITY} {quantity:g} is not a whole number of accelerators",
+        )
+    utilization = values[HARDWARE_UTILIZATION]
+    if utilization is not None and utilization > 1.0:
+        return (
+            _HowTrained(),
+            f"{HARDWARE_UTILIZATION} {utilization:g} is above 1 (a fraction is expected)",
+        )
+    hours = values[TRAINING_TIME]
+    names = tuple(n.strip() for n in (_cell(row, TRAINING_HARDWARE) or "").split(",") if n.strip())
+    return _HowTrained(
+        _cell(row, DOMAIN),
+        values[PARAMETERS],
+        names,
+        None if quantity is None else int(quantity),
+        None if hours is None else hours * SECONDS_PER_HOUR,
+        utilization,
+        values[BATCH_SIZE],
+    ), None
+
+
 def parse_runs(body: bytes, source: str) -> tuple[list[ObservedRun], list[Reject]]:
     """The usable training runs of an Epoch models file, and every row refused with its reason.
 
     Refused: a wrong number of fields, no model name, no or a bad publication date, no training
-    compute, a compute that is not a positive finite number, a repeat of an earlier row's model
-    and date (the first is kept).
+    compute, a compute that is not a positive finite number, a how-trained cell that cannot be
+    used (`_how_trained`), a repeat of an earlier row's model and date (the first is kept).
     """
     header, records = _records(text_of(body), source)
     require_columns(header, RUN_COLUMNS, source)
     has_flag = FRONTIER_FLAG in header
-    shown = [c for c in (*RUN_COLUMNS, FRONTIER_FLAG) if c in header]
+    shown = [c for c in (*RUN_COLUMNS, FRONTIER_FLAG, *HOW_TRAINED_COLUMNS) if c in header]
     runs: list[ObservedRun] = []
     rejects: list[Reject] = []
     seen: dict[tuple[str, dt.date], int] = {}
@@ -184,12 +263,14 @@ def parse_runs(body: bytes, source: str) -> tuple[list[ObservedRun], list[Reject
         name = _cell(row, MODEL)
         day, bad_date = _date(row.get(PUBLICATION_DATE, ""), PUBLICATION_DATE)
         flop, bad_flop = _number(row.get(TRAINING_COMPUTE, ""), TRAINING_COMPUTE)
+        how, bad_how = _how_trained(row)
         reason = (
             _field_count(row, header)
             or (None if name else f"no {MODEL}")
             or bad_date
             or bad_flop
             or (None if flop is not None else f"no {TRAINING_COMPUTE}")
+            or bad_how
         )
         if reason is None and name is not None and day is not None:
             first = seen.get((name, day))
@@ -210,6 +291,13 @@ def parse_runs(body: bytes, source: str) -> tuple[list[ObservedRun], list[Reject
                 _cell(row, CONFIDENCE),
                 (flag == "True") if has_flag else None,
                 line,
+                domain=how.domain,
+                parameters=how.parameters,
+                training_hardware=how.training_hardware,
+                hardware_quantity=how.hardware_quantity,
+                training_time_s=how.training_time_s,
+                hardware_utilization=how.hardware_utilization,
+                batch_size=how.batch_size,
             )
         )
     return runs, rejects

@@ -211,3 +211,20 @@ def test_acquire_reads_the_shipped_snapshot_with_its_date_and_licence() -> None:
     assert snapshot.licence == "CC BY 4.0"
     assert snapshot.fetched_at is None
     assert not snapshot.stale
+
+
+def test_acquire_reads_how_trained_columns_of_a_live_csv_as_the_shipped_one() -> None:
+    """A live CSV with more columns, in another order, parses to the same how-trained fields."""
+    from pipeline.sources.epoch import parse_runs
+
+    live = (
+        b"Notes,Training hardware,Hardware quantity,Model,Training time (hours),"
+        b"Publication date,Training compute (FLOP),Batch size,Frontier model\n"
+        b'"x, y",NVIDIA H100 SXM5 80GB,16384.0,Llama,2142.0,2024-07-23,3.8e+25,16000000.0,True\n'
+    )
+    with Loopback([Answer(body=live, headers={"ETag": '"v1"'})]) as server:
+        snapshot = _acquire(server.url, None)
+    (run,), _ = parse_runs(snapshot.body, "frontier_runs")
+    assert run.training_hardware == ("NVIDIA H100 SXM5 80GB",)
+    assert (run.hardware_quantity, run.batch_size) == (16384, 16e6)
+    assert run.training_time_s == 2142.0 * 3600.0

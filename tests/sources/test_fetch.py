@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.sources.acquire import Snapshot, SourceError, acquire
+from pipeline.sources.acquire import Snapshot, SourceError, acquire, record_good
 from pipeline.sources.epoch import RUN_COLUMNS, check_columns
 from pipeline.sources.http import FetchError, Response, http_get
 from pipeline.sources.settings import FetchSettings, SourceSpec
@@ -32,12 +32,13 @@ def _get(waits: list[float]) -> Callable[..., Response]:
     return functools.partial(http_get, sleep=waits.append)
 
 
-def _check(body: bytes) -> None:
+def _check(body: bytes, as_of: dt.date) -> None:
     check_columns(body, RUN_COLUMNS, "frontier_runs")
 
 
 def _acquire(url: str, store: SnapshotStore | None, waits: list[float] | None = None) -> Snapshot:
-    return acquire(
+    """acquire, then the copy recorded as the last good one, as `observe` does."""
+    snapshot = acquire(
         SourceSpec("frontier_runs", url),
         store=store,
         fetch=FAST,
@@ -45,6 +46,8 @@ def _acquire(url: str, store: SnapshotStore | None, waits: list[float] | None = 
         check=_check,
         get=_get([] if waits is None else waits),
     )
+    record_good(snapshot, store)
+    return snapshot
 
 
 @pytest.mark.parametrize("status", [404, 500])

@@ -24,7 +24,7 @@ from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.projected import catalog_and_trends, shipped_catalog
 from pipeline.sources import SourcesSettings, observe, sources_from_config
 from pipeline.sources.hardware import merge_accelerators
-from pipeline.sources.observe import ACCELERATORS
+from pipeline.sources.observe import ACCELERATORS, record_good_copies
 from pipeline.sources.store import SnapshotStore
 from pipeline.trends.catalog_fits import CatalogTrends, catalog_trends
 
@@ -57,7 +57,8 @@ def observe_frontier(
 
     Raises SourceError (one line) when a source has no usable copy or the fit is impossible.
     """
-    observations = observe(sources, None if store is None else SnapshotStore(store), now)
+    snapshots = None if store is None else SnapshotStore(store)
+    observations = observe(sources, snapshots, now, record=False)
     fit, flags = None, [False] * len(observations.runs)
     if settings.fitted is not None:
         fit, flags = fit_frontier(observations.runs, settings.fitted)
@@ -68,6 +69,7 @@ def observe_frontier(
             shipped_catalog(), observations.accelerators, read.snapshot.content_hash
         )
         trends = catalog_trends(hardware.catalog)
+    record_good_copies(observations, snapshots)  # only copies the fit could use
     observed = ObservedFrontier(
         observations, fit, tuple(flags), fractional_year(run_date), hardware, trends
     )

@@ -24,7 +24,8 @@ import pyarrow as pa
 
 from pipeline.forecast.paths import hand_set_name
 from pipeline.forecast.text import OPEN_END
-from pipeline.io.columns import CLOSED_FORM_FIELDS, FORECAST_YEARS, LIMIT_FIELDS
+from pipeline.io.columns import CLOSED_FORM_FIELDS, FORECAST_YEARS, LIMIT_FIELDS, SCHEMA_VERSION
+from pipeline.io.tables import columns_of
 from pipeline.io.text import write_text_atomic
 from pipeline.nightly.causes import Cause, find_causes
 from pipeline.nightly.partition import REPORTS_DIR, date_dir, run_dates
@@ -155,6 +156,12 @@ def _interval(row: dict[str, Any], column: str) -> tuple[float | None, float | N
     return row[f"{column}_low"], row.get(f"{column}_high")
 
 
+def _held(table_name: str, version: int | None) -> frozenset[str]:
+    """The columns a part of `table_name` written with schema `version` holds (all of them for
+    a row without a version)."""
+    return frozenset(columns_of(table_name, version or SCHEMA_VERSION).names)
+
+
 def _moves(
     pairs: dict[str, str],
     matches: dict[str, SeriesMatch],
@@ -162,10 +169,13 @@ def _moves(
     current: pl.DataFrame | None,
     columns: Sequence[str],
     by: Sequence[str],
+    table_name: str,
 ) -> list[Move]:
     """Values of matched series that moved; `pairs` maps a current series_id to its previous one.
 
-    Rows are keyed by `by` (series_id first, then e.g. the trajectory).
+    Rows are keyed by `by` (series_id first, then e.g. the trajectory). A column is compared
+    only when both rows' schema versions hold it: a column added since the previous night was
+    not null there, it was not written (docs/schema.md, Versioning).
     """
     if previous is None or current is None:
         return []
@@ -189,7 +199,9 @@ def _moves(
         )
         for series, rest, before, after in sorted(found, key=lambda f: (f[0].label, f[1]))
         for c in columns
-        if not _same(before[c], after[c])
+        if c in _held(table_name, before.get("schema_version"))
+        and c in _held(table_name, after.get("schema_version"))
+        and not _same(before[c], after[c])
     ]
 
 
@@ -238,7 +250,15 @@ def compare_dates(root: Path, run_date: dt.date) -> ChangeReport:
         removed=tuple(sorted(old_keys.keys() - new_keys.keys(), key=lambda k: k.label)),
         ambiguous=tuple(sorted(ambiguous, key=lambda k: k.label)),
         thresholds=tuple(
-            _moves(pairs, new, previous_thr, current_thr, THRESHOLD_COLUMNS, ("series_id",))
+            _moves(
+                pairs,
+                new,
+                previous_thr,
+                current_thr,
+                THRESHOLD_COLUMNS,
+                ("series_id",),
+                "thresholds",
+            )
         ),
         forecasts=tuple(
             _moves(
@@ -248,6 +268,7 @@ def compare_dates(root: Path, run_date: dt.date) -> ChangeReport:
                 with_trajectory(read_table(current_dir, "forecasts")),
                 YEAR_COLUMNS,
                 ("series_id", "trajectory"),
+                "forecasts",
             )
         ),
         causes=find_causes(previous_dir, current_dir),

@@ -3,13 +3,17 @@
 - `package:<file>`: the snapshot shipped in `pipeline/sources/data/`, dated by `shipped.csv`.
 - a path: the file as it is now; a missing or unreadable file is a one-line `SourceError`.
 - a URL: fetched (`http.http_get`) with If-None-Match when the store has a copy with an ETag.
-  200 with a good body: stored by hash and recorded as the last good copy. 304: the stored
-  copy is current (fresh, fetched_at now). Any failure after the retries: the last good copy,
-  marked stale with the failure and its age; no copy at all is a one-line `SourceError`.
+  200 with a good body: stored by hash, to become the last good copy once it has passed every
+  check (`Snapshot.pending`). 304: the stored copy is current (fresh, fetched_at now). Any
+  failure after the retries: the last good copy, marked stale with the failure and its age; no
+  copy at all is a one-line `SourceError`.
 
-Every body is checked (`body.body_problem`) and, through `check`, parsed far enough to know its
-columns are there before it replaces the last good copy: a renamed column on the server never
-replaces a usable copy.
+Every body is checked (`body.body_problem`) and, through `check`, parsed (its columns, its rows
+against their plausibility bounds) before it may replace the last good copy: a renamed column
+or a copy of no usable row on the server never replaces a usable copy. The caller records it
+as the last good copy (`record_good`) only after its own checks (the fit) passed too.
+A path must be a regular file (not a directory, a named pipe or a device) within the size
+limit.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
@@ -61,6 +66,9 @@ class Snapshot:
     """Why (the fetch's last failure); None when not stale."""
     licence: str | None = None
     """The shipped snapshot's licence (CC BY 4.0 for Epoch's data); None for other copies."""
+    pending: StoredCopy | None = None
+    """The last-good record to make (`record_good`) once the copy passed every check: a fresh
+    fetch or a 304's confirmation; None for every other copy."""
 
     @property
     def name(self) -> str:
@@ -89,15 +97,40 @@ def _shipped(spec: SourceSpec, now: dt.datetime) -> Snapshot:
     )
 
 
-def _local(spec: SourceSpec, now: dt.datetime) -> Snapshot:
+def _file_problem(mode: int) -> str | None:
+    """Why a path of this stat mode is not a file to read (a directory, a pipe, a device)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a CSV file"
+    if stat.S_ISFIFO(mode):
+        return "is a named pipe, not a CSV file"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "is a device, not a CSV file"
+    return "is not a regular file"
+
+
+def _local(spec: SourceSpec, now: dt.datetime, max_bytes: int) -> Snapshot:
     path = Path(spec.location).expanduser()
-    if not path.exists():
-        raise SourceError(f"source {spec.name}: {path} does not exist")
     try:
-        body = path.read_bytes()
-        modified = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
+        info = path.stat()
+    except FileNotFoundError:
+        raise SourceError(f"source {spec.name}: {path} does not exist") from None
     except OSError as err:
         raise SourceError(f"source {spec.name}: cannot read {path}: {err.strerror}") from None
+    problem = _file_problem(info.st_mode)
+    if problem is None and info.st_size > max_bytes:
+        problem = f"is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit"
+    if problem is not None:
+        raise SourceError(f"source {spec.name}: {path} {problem}")
+    try:
+        with path.open("rb") as handle:
+            body = handle.read(max_bytes + 1)
+        modified = dt.datetime.fromtimestamp(info.st_mtime, dt.UTC)
+    except OSError as err:
+        raise SourceError(f"source {spec.name}: cannot read {path}: {err.strerror}") from None
+    if len(body) > max_bytes:
+        raise SourceError(f"source {spec.name}: {path} is over the {max_bytes:,}-byte limit")
     age = max(0.0, (now - modified).total_seconds() / SECONDS_PER_DAY)
     return Snapshot(spec, body, content_hash(body), modified.date(), now, age)
 
@@ -123,7 +156,7 @@ def _fetched(
     store: SnapshotStore | None,
     fetch: FetchSettings,
     now: dt.datetime,
-    check: Callable[[bytes], None],
+    check: Callable[[bytes, dt.date], None],
     get: Callable[..., Response],
 ) -> Snapshot:
     last = store.latest(spec.name) if store is not None else None
@@ -145,17 +178,24 @@ def _fetched(
         body = store.read(last.content_hash)
         if body is None:
             raise SourceError(f"source {spec.name}: 304 for a stored copy that has gone")
-        store.record(spec.name, StoredCopy(last.content_hash, response.etag, spec.location, now))
-        return Snapshot(spec, body, last.content_hash, now.date(), now, 0.0)
+        confirmed = StoredCopy(last.content_hash, response.etag, spec.location, now)
+        return Snapshot(spec, body, last.content_hash, now.date(), now, 0.0, pending=confirmed)
     try:
-        check(response.body)
+        check(response.body, now.date())
     except SourceError as err:
         return _fallback(spec, store, str(err).removeprefix(f"source {spec.name}: "), now)
     digest = content_hash(response.body)
+    pending = None
     if store is not None:
         store.put(response.body)
-        store.record(spec.name, StoredCopy(digest, response.etag, spec.location, now))
-    return Snapshot(spec, response.body, digest, now.date(), now, 0.0)
+        pending = StoredCopy(digest, response.etag, spec.location, now)
+    return Snapshot(spec, response.body, digest, now.date(), now, 0.0, pending=pending)
+
+
+def record_good(snapshot: Snapshot, store: SnapshotStore | None) -> None:
+    """Make the copy the source's last good one, once it passed every check (`pending`)."""
+    if store is not None and snapshot.pending is not None:
+        store.record(snapshot.name, snapshot.pending)
 
 
 def acquire(
@@ -164,19 +204,23 @@ def acquire(
     store: SnapshotStore | None,
     fetch: FetchSettings,
     now: dt.datetime,
-    check: Callable[[bytes], None] = lambda body: None,
+    check: Callable[[bytes, dt.date], None] = lambda body, as_of: None,
     get: Callable[..., Response] = http_get,
 ) -> Snapshot:
-    """This run's copy of `spec` (see the module docstring); `check` raises SourceError for a
-    body whose columns cannot be used. Shipped and local copies are stored too, when a store is
-    given, so the dataset names only hashes the store holds."""
+    """This run's copy of `spec` (see the module docstring); `check(body, as_of)` raises
+    SourceError for a body that cannot be used, read as a copy of the date `as_of`. Shipped and
+    local copies are stored too, when a store is given, so the dataset names only hashes the
+    store holds. A fetched copy becomes the last good one only through `record_good`."""
     if spec.kind is SourceKind.URL:
         return _fetched(spec, store, fetch, now, check, get)
-    snapshot = _shipped(spec, now) if spec.kind is SourceKind.PACKAGE else _local(spec, now)
+    if spec.kind is SourceKind.PACKAGE:
+        snapshot = _shipped(spec, now)
+    else:
+        snapshot = _local(spec, now, fetch.max_bytes)
     problem = body_problem(snapshot.body)
     if problem is not None:
         raise SourceError(f"source {spec.name}: {spec.location}: {problem}")
-    check(snapshot.body)
+    check(snapshot.body, snapshot.snapshot_date)
     if store is not None:
         store.put(snapshot.body)
     return snapshot

@@ -36,16 +36,20 @@ def body_problem(body: bytes, content_type: str = "") -> str | None:
         return "an HTML page, not CSV"
     if not text.endswith(("\n", "\r")):
         return "no line break at the end: the body is cut short"
-    try:
-        records = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+    header: list[str] | None = None
+    last: list[str] | None = None
+    try:  # record by record: only the header and the last record are kept
+        for record in csv.reader(io.StringIO(text, newline=""), strict=True):
+            if not record:
+                continue
+            if header is None:
+                header = record
+            else:
+                last = record
     except csv.Error as err:
         return f"not well-formed CSV ({err}): the body is cut short or damaged"
-    records = [r for r in records if r]
-    if len(records) < 2:
+    if header is None or last is None:
         return "a header and no rows"
-    if len(records[-1]) < len(records[0]):
-        return (
-            f"the last record has {len(records[-1])} of {len(records[0])} fields: "
-            "the body is cut short"
-        )
+    if len(last) < len(header):
+        return f"the last record has {len(last)} of {len(header)} fields: the body is cut short"
     return None

@@ -16,6 +16,7 @@ one line naming the URL and what went wrong.
 from __future__ import annotations
 
 import gzip
+import threading
 import time
 import zlib
 from collections.abc import Callable
@@ -53,13 +54,17 @@ class Response:
 
 
 def _read_limited(resp: http.client.HTTPResponse, limit: int, deadline: float) -> bytes:
-    """The raw body in chunks, refused past `limit` bytes or the deadline; checks Content-Length."""
+    """The raw body, refused past `limit` bytes or the deadline; checks Content-Length.
+
+    `read1` returns what one receive brings, so the deadline is checked after every receive
+    (a server trickling a byte at a time meets it too, not only between 64 KiB chunks).
+    """
     chunks: list[bytes] = []
     size = 0
     while True:
         if time.monotonic() > deadline:
             raise FetchError("timed out while reading the body")
-        chunk = resp.read(CHUNK_BYTES)
+        chunk = resp.read1(CHUNK_BYTES)
         if not chunk:
             break
         size += len(chunk)
@@ -90,8 +95,12 @@ def _decode(raw: bytes, encoding: str | None, limit: int) -> bytes:
     return body
 
 
-def _attempt(
-    url: str, etag: str | None, settings: FetchSettings, check: Callable[[bytes, str], None]
+def _request(
+    url: str,
+    etag: str | None,
+    settings: FetchSettings,
+    check: Callable[[bytes, str], None],
+    deadline: float,
 ) -> Response:
     """One GET; raises FetchError for anything but a good 200 or a 304."""
     # imported here: every command imports this module, few fetch (sources=live)
@@ -103,7 +112,6 @@ def _attempt(
     if etag is not None:
         headers["If-None-Match"] = etag
     request = urllib.request.Request(url, headers=headers, method="GET")
-    deadline = time.monotonic() + settings.timeout_s
     try:
         with urllib.request.urlopen(request, timeout=settings.timeout_s) as resp:
             raw = _read_limited(resp, settings.max_bytes, deadline)
@@ -112,6 +120,7 @@ def _attempt(
             new_etag = resp.headers.get("ETag")
             status = resp.status
     except urllib.error.HTTPError as err:
+        err.close()  # an error status still holds the connection's response
         if err.code == 304 and etag is not None:
             return Response(304, b"", err.headers.get("ETag") or etag, 1)
         raise FetchError(f"HTTP {err.code} {err.reason}") from None
@@ -128,6 +137,37 @@ def _attempt(
     body = _decode(raw, encoding, settings.max_bytes)
     check(body, content_type)
     return Response(200, body, new_etag, 1)
+
+
+def _attempt(
+    url: str, etag: str | None, settings: FetchSettings, check: Callable[[bytes, str], None]
+) -> Response:
+    """One GET (`_request`) within one deadline of `timeout_s` for all of it: connecting, the
+    headers and the body. The request runs in a daemon thread the caller stops waiting for at
+    the deadline, so no server (one trickling its headers or body a byte at a time) holds the
+    caller longer; the abandoned thread ends at its next receive (the deadline is checked after
+    each, and each waits at most `timeout_s`)."""
+    deadline = time.monotonic() + settings.timeout_s
+    outcome: list[Response | FetchError] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome.append(_request(url, etag, settings, check, deadline))
+        except FetchError as err:
+            outcome.append(err.with_traceback(None))  # no cycle through this frame
+        except Exception as err:  # any failure inside the thread is this fetch's failure
+            outcome.append(FetchError(f"{type(err).__name__}: {err}"))
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="dmlimits-fetch", daemon=True).start()
+    if not done.wait(settings.timeout_s):
+        raise FetchError(f"no whole answer within {settings.timeout_s:g} s")
+    result = outcome[0]
+    if isinstance(result, FetchError):
+        raise result
+    return result
 
 
 def http_get(

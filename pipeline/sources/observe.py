@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
-from pipeline.sources.acquire import Snapshot, acquire
+from pipeline.schema.projected import shipped_catalog
+from pipeline.sources.acquire import Snapshot, SourceError, acquire, record_good
+from pipeline.sources.bounds import catalog_spans
 from pipeline.sources.epoch import (
     HARDWARE_COLUMNS,
     RUN_COLUMNS,
@@ -32,10 +34,12 @@ FRONTIER_RUNS = "frontier_runs"
 ACCELERATORS = "accelerators"
 T = TypeVar("T")
 
-_LAST_PARSED: dict[str, tuple[bytes, tuple[tuple[Any, ...], tuple[Reject, ...]]]] = {}
-"""Per source name, the last body `observe` parsed and its rows: the jobs of one command
-(``dmlimits -m``) read the same copy, parsed once. Parsing is a function of the body alone, so
-an equal body gives equal rows; one body per source is kept."""
+_LAST_PARSED: dict[
+    str, tuple[tuple[bytes, dt.date | None], tuple[tuple[Any, ...], tuple[Reject, ...]]]
+] = {}
+"""Per source name, the last body `observe` parsed (with the copy's date) and its rows: the
+jobs of one command (``dmlimits -m``) read the same copy, parsed once. Parsing is a function of
+the body and the date alone, so equal ones give equal rows; one body per source is kept."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,17 +91,61 @@ def _required(spec: SourceSpec) -> tuple[str, ...]:
 
 
 def parsed(
-    source: str, body: bytes, parse: Callable[[bytes, str], tuple[list[T], list[Reject]]]
+    source: str,
+    body: bytes,
+    parse: Callable[[bytes, str, dt.date | None], tuple[list[T], list[Reject]]],
+    as_of: dt.date | None = None,
 ) -> tuple[tuple[T, ...], tuple[Reject, ...]]:
-    """`parse(body, source)`: the rows kept and the rows refused, as tuples; a body equal to the
-    last one of this source is not parsed again (`_LAST_PARSED`)."""
+    """`parse(body, source, as_of)`: the rows kept and the rows refused, as tuples; a body equal
+    to the last one of this source, read as of the same date, is not parsed again
+    (`_LAST_PARSED`)."""
     last = _LAST_PARSED.get(source)
-    if last is not None and last[0] == body:
+    if last is not None and last[0] == (body, as_of):
         return cast(tuple[tuple[T, ...], tuple[Reject, ...]], last[1])
-    kept, rejects = parse(body, source)
+    kept, rejects = parse(body, source, as_of)
     result = (tuple(kept), tuple(rejects))
-    _LAST_PARSED[source] = (body, result)
+    _LAST_PARSED[source] = ((body, as_of), result)
     return result
+
+
+def _accelerators(
+    body: bytes, source: str, as_of: dt.date | None
+) -> tuple[list[ObservedAccelerator], list[Reject]]:
+    """`parse_accelerators` with the shipped catalog's spans as the metrics' bounds."""
+    return parse_accelerators(body, source, as_of, catalog_spans(shipped_catalog()))
+
+
+def _parse_of(spec: SourceSpec) -> Callable[..., tuple[list[Any], list[Reject]]]:
+    return parse_runs if spec.name == FRONTIER_RUNS else _accelerators
+
+
+def _usable(spec: SourceSpec, body: bytes, as_of: dt.date) -> None:
+    """A SourceError when the body lacks a required column or holds no usable row."""
+    check_columns(body, _required(spec), spec.name)
+    kept, rejects = parsed(spec.name, body, _parse_of(spec), as_of)
+    if not kept:
+        first = (
+            f"; the first refused: line {rejects[0].line}, {rejects[0].reason}" if rejects else ""
+        )
+        raise SourceError(f"source {spec.name}: no usable row ({len(rejects)} refused{first})")
+
+
+def store_problem(store: SnapshotStore) -> str | None:
+    """Why a snapshot store cannot be used (it, or a folder above it, is not a folder), or None."""
+    path = store.directory
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    if not path.is_dir():
+        return f"{path} is not a directory"
+    return None
+
+
+def record_good_copies(observations: Observations, store: SnapshotStore | None) -> None:
+    """Make each fresh copy its source's last good one: call once every check passed (the
+    parse, and the caller's own, such as the fit), so a refused copy never becomes the
+    fallback of the next run."""
+    for read in observations.reads:
+        record_good(read.snapshot, store)
 
 
 def observe(
@@ -106,36 +154,43 @@ def observe(
     now: dt.datetime | None = None,
     *,
     warn: bool = True,
+    record: bool = True,
 ) -> Observations:
     """Acquire and parse every configured source; stale sources are said on stderr (`warn`).
 
-    Raises SourceError (one line) when a source has no usable copy at all.
+    Each copy is checked before it may replace the stored one: its columns, and at least one
+    row within the plausibility bounds (`pipeline.sources.bounds`). With `record`, fresh copies
+    become their source's last good copy here; without, the caller does it after its own
+    checks (`record_good_copies`). Raises SourceError (one line) when a source has no usable
+    copy at all, or when the store is not a directory.
     """
     now = now or dt.datetime.now(dt.UTC)
+    if store is not None and (problem := store_problem(store)) is not None:
+        raise SourceError(f"sources.store {store.directory}: {problem}")
     reads = []
     runs: list[ObservedRun] = []
     accelerators: list[ObservedAccelerator] = []
     for spec in settings.specs:
-        required = _required(spec)
 
-        def check(
-            body: bytes, spec: SourceSpec = spec, required: tuple[str, ...] = required
-        ) -> None:
-            check_columns(body, required, spec.name)
+        def check(body: bytes, as_of: dt.date, spec: SourceSpec = spec) -> None:
+            _usable(spec, body, as_of)
 
         snapshot = acquire(spec, store=store, fetch=settings.fetch, now=now, check=check)
+        as_of = snapshot.snapshot_date
         if spec.name == FRONTIER_RUNS:
-            kept, rejects = parsed(spec.name, snapshot.body, parse_runs)
+            kept, rejects = parsed(spec.name, snapshot.body, parse_runs, as_of)
             runs += kept
             dates = [r.publication_date for r in kept]
         else:
-            hardware, rejects = parsed(spec.name, snapshot.body, parse_accelerators)
+            hardware, rejects = parsed(spec.name, snapshot.body, _accelerators, as_of)
             accelerators += hardware
             dates = [a.release_date for a in hardware]
         reads.append(
             SourceRead(snapshot, len(dates) + len(rejects), rejects, max(dates, default=None))
         )
     observations = Observations(tuple(reads), tuple(runs), tuple(accelerators))
+    if record:
+        record_good_copies(observations, store)
     if warn:
         for line in stale_lines(observations):
             print(f"dmlimits: warning: {line}", file=sys.stderr)

@@ -67,14 +67,19 @@ LIMITS = SeriesLimits(1e28, 3e31, 5e31, 0.7)
 
 
 def _write_thresholds(
-    root: Path, run_date: dt.date, series_id: str, t_limit: float, batch_law: str = "critical"
+    root: Path,
+    run_date: dt.date,
+    series_id: str,
+    t_limit: float,
+    batch_law: str = "critical",
+    model_b: tuple[float | None, float | None, float | None] | None = None,
 ) -> None:
     """One handmade thresholds part in a date's partition."""
     key = SeriesKey("h100_sxm", "dense", batch_law, 7.885e6, series_id, 3.154e7)
     provenance = Provenance(f"run-{run_date}", created_at=datetime(2025, 1, 1, tzinfo=UTC))
     table = threshold_row(
         key, LIMITS, n_points=3, alpha=0.03, t_lat_s=9e-6, t_crit_flop=3.8e28,
-        t_limit_flop=t_limit, provenance=provenance,
+        t_limit_flop=t_limit, provenance=provenance, model_b_inputs=model_b,
     )  # fmt: skip
     write_part(date_dir(root, run_date), "thresholds", table, key.partition, series_id)
 
@@ -203,3 +208,27 @@ def test_changes_never_match_two_concrete_runs(tmp_path: Path) -> None:
     assert report.thresholds == ()
     assert [k.label.rsplit(" run ", 1)[1] for k in report.added] == ["gpt_7p5b"]
     assert [k.label.rsplit(" run ", 1)[1] for k in report.removed] == ["gpt_1p7b"]
+
+
+def test_changes_compare_only_columns_both_nights_have(tmp_path: Path) -> None:
+    """A previous night written by an older schema version (without the columns added since)
+    reports no change for those columns, only for one both nights hold."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.io.tables import columns_of
+
+    model_b = (7.885e6, 1e6, 20.0)
+    _write_thresholds(tmp_path, D1, "0000000a", 7e31, model_b=model_b)
+    _write_thresholds(tmp_path, D2, "1000000a", 6e31, model_b=model_b)
+    (old,) = date_dir(tmp_path, D1).glob("thresholds/**/*.parquet")
+    version2 = columns_of("thresholds", 2)
+    table = pq.read_table(old).select(version2.names)
+    table = table.set_column(
+        version2.get_field_index("schema_version"),
+        "schema_version",
+        pa.array([2] * table.num_rows, pa.int32()),
+    )
+    pq.write_table(table.cast(version2), old)
+    report = compare_dates(tmp_path, D2)
+    assert [m.column for m in report.thresholds] == ["t_limit_flop"]

@@ -33,6 +33,9 @@ class Answer:
     """Send only this many bytes of the body, with the full Content-Length, then close."""
     gzip: bool = False
     """Send the body gzip-encoded (Content-Encoding: gzip)."""
+    trickle_s: float | None = None
+    """Send the whole answer (status line, headers, body) one byte every this many seconds,
+    until it is sent, the client goes, or the server stops."""
 
 
 class Loopback:
@@ -68,6 +71,9 @@ class Loopback:
             self.stop.wait(HANG_LIMIT_S)
             return
         body = gzip.compress(answer.body) if answer.gzip else answer.body
+        if answer.trickle_s is not None:
+            self.trickle(handler, answer, body, answer.trickle_s)
+            return
         handler.send_response(answer.status)
         for key, value in answer.headers.items():
             handler.send_header(key, value)
@@ -79,6 +85,22 @@ class Loopback:
         handler.wfile.flush()
         if answer.cut_to is not None:
             handler.close_connection = True
+
+    def trickle(
+        self, handler: BaseHTTPRequestHandler, answer: Answer, body: bytes, every_s: float
+    ) -> None:
+        """Write the answer a byte at a time, `every_s` apart."""
+        head = f"HTTP/1.1 {answer.status} OK\r\nContent-Length: {len(body)}\r\n\r\n"
+        whole = head.encode() + body
+        for k in range(len(whole)):
+            if self.stop.wait(every_s):
+                return
+            try:
+                handler.wfile.write(whole[k : k + 1])
+                handler.wfile.flush()
+            except OSError:  # the client gave up
+                return
+        handler.close_connection = True
 
     def __enter__(self) -> Loopback:
         self.thread.start()

@@ -114,3 +114,65 @@ def test_parse_accelerators_converts_bits_and_refuses_unusable_rows() -> None:
     assert x1.values["inter_node_bandwidth_bytes_per_s"] == pytest.approx(1e11)
     assert x1.values["dense_16bit_flop_per_s"] == 1e15
     assert [r.name for r in rejects] == ["NoDate", "NoMetric", "Bad", "X1"]
+
+
+HOW_TRAINED = (
+    "Batch size,Training time (hours),Model,Hardware quantity,Publication date,Domain,"
+    "Training compute (FLOP),Training hardware,Hardware utilization,Parameters,Notes\n"
+)
+
+
+def test_parse_runs_reads_how_each_run_was_trained_by_column_name() -> None:
+    """Hardware (several comma-separated names), count, hours in seconds, utilization, batch
+    size, domain and parameters are read by name, in any order, among unknown columns."""
+    body = (
+        HOW_TRAINED
+        + '16000000.0,2142.0,Llama,16384.0,2024-07-23,Language,3.8e+25,"NVIDIA A100,NVIDIA H100",'
+        + '0.4042,405000000000.0,"a note, with a comma"\n'
+    ).encode()
+    (run,), rejects = parse_runs(body, "frontier_runs")
+    assert rejects == []
+    assert run.training_hardware == ("NVIDIA A100", "NVIDIA H100")
+    assert run.hardware_quantity == 16384
+    assert run.training_time_s == pytest.approx(2142.0 * 3600.0)
+    assert run.hardware_utilization == 0.4042
+    assert run.batch_size == 16e6
+    assert (run.domain, run.parameters) == ("Language", 405e9)
+
+
+def test_parse_runs_without_how_trained_columns_leaves_them_unknown() -> None:
+    """An export without the how-trained columns gives None (and no hardware) for each."""
+    (run,), _ = parse_runs(HEADER.encode() + b"A,Org,2024-01-01,1e25,Likely,True\n", "x")
+    assert (run.training_hardware, run.hardware_quantity, run.training_time_s) == ((), None, None)
+    assert (run.hardware_utilization, run.batch_size, run.domain) == (None, None, None)
+
+
+@pytest.mark.parametrize(
+    ("cells", "reason"),
+    [
+        ("1e6,10,A,8.5,2024-01-01,Language,1e24,H100,0.4,1e9", "is not a whole number"),
+        ("1e6,10,A,8,2024-01-01,Language,1e24,H100,40,1e9", "is above 1"),
+        ("1e6,-10,A,8,2024-01-01,Language,1e24,H100,0.4,1e9", "not a positive finite number"),
+        ("lots,10,A,8,2024-01-01,Language,1e24,H100,0.4,1e9", "is not a number"),
+    ],
+    ids=["fractional-count", "percent-utilization", "negative-hours", "text-batch"],
+)
+def test_parse_runs_refuses_a_how_trained_cell_that_cannot_be_used(cells: str, reason: str) -> None:
+    """A count that is not whole, a utilization above 1, negative hours or a text batch size
+    refuses the row with its reason."""
+    runs, (reject,) = parse_runs((HOW_TRAINED + cells + ",\n").encode(), "frontier_runs")
+    assert runs == []
+    assert reason in reject.reason
+
+
+def test_shipped_snapshot_states_how_its_runs_were_trained() -> None:
+    """The shipped snapshot carries the how-trained columns: about 140 runs state compute,
+    hardware, count and hours together, about 40 of at least 1e23 FLOP a batch size."""
+    from importlib import resources
+
+    body = resources.files("pipeline.sources.data").joinpath("notable_ai_models.csv").read_bytes()
+    runs, _ = parse_runs(body, "frontier_runs")
+    full = [r for r in runs if r.training_hardware and r.hardware_quantity and r.training_time_s]
+    batched = [r for r in runs if r.batch_size is not None and r.training_flop >= 1e23]
+    assert 100 <= len(full) <= 200
+    assert 30 <= len(batched) <= 60

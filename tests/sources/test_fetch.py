@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.sources.acquire import Snapshot, SourceError, acquire
+from pipeline.sources.acquire import Snapshot, SourceError, acquire, record_good
 from pipeline.sources.epoch import RUN_COLUMNS, check_columns
 from pipeline.sources.http import FetchError, Response, http_get
 from pipeline.sources.settings import FetchSettings, SourceSpec
@@ -32,12 +32,13 @@ def _get(waits: list[float]) -> Callable[..., Response]:
     return functools.partial(http_get, sleep=waits.append)
 
 
-def _check(body: bytes) -> None:
+def _check(body: bytes, as_of: dt.date) -> None:
     check_columns(body, RUN_COLUMNS, "frontier_runs")
 
 
 def _acquire(url: str, store: SnapshotStore | None, waits: list[float] | None = None) -> Snapshot:
-    return acquire(
+    """acquire, then the copy recorded as the last good one, as `observe` does."""
+    snapshot = acquire(
         SourceSpec("frontier_runs", url),
         store=store,
         fetch=FAST,
@@ -45,6 +46,8 @@ def _acquire(url: str, store: SnapshotStore | None, waits: list[float] | None = 
         check=_check,
         get=_get([] if waits is None else waits),
     )
+    record_good(snapshot, store)
+    return snapshot
 
 
 @pytest.mark.parametrize("status", [404, 500])
@@ -211,3 +214,20 @@ def test_acquire_reads_the_shipped_snapshot_with_its_date_and_licence() -> None:
     assert snapshot.licence == "CC BY 4.0"
     assert snapshot.fetched_at is None
     assert not snapshot.stale
+
+
+def test_acquire_reads_how_trained_columns_of_a_live_csv_as_the_shipped_one() -> None:
+    """A live CSV with more columns, in another order, parses to the same how-trained fields."""
+    from pipeline.sources.epoch import parse_runs
+
+    live = (
+        b"Notes,Training hardware,Hardware quantity,Model,Training time (hours),"
+        b"Publication date,Training compute (FLOP),Batch size,Frontier model\n"
+        b'"x, y",NVIDIA H100 SXM5 80GB,16384.0,Llama,2142.0,2024-07-23,3.8e+25,16000000.0,True\n'
+    )
+    with Loopback([Answer(body=live, headers={"ETag": '"v1"'})]) as server:
+        snapshot = _acquire(server.url, None)
+    (run,), _ = parse_runs(snapshot.body, "frontier_runs")
+    assert run.training_hardware == ("NVIDIA H100 SXM5 80GB",)
+    assert (run.hardware_quantity, run.batch_size) == (16384, 16e6)
+    assert run.training_time_s == 2142.0 * 3600.0

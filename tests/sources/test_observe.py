@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from pipeline.sources.epoch import Reject, parse_runs
 from pipeline.sources.observe import FRONTIER_RUNS, parsed
 
@@ -12,9 +14,11 @@ def test_parsed_parses_an_equal_body_once_and_a_changed_body_again() -> None:
     """The same body gives the rows of its one parse; another body of the source is parsed."""
     calls: list[bytes] = []
 
-    def counting(body: bytes, source: str) -> tuple[list[object], list[Reject]]:
+    def counting(
+        body: bytes, source: str, as_of: dt.date | None
+    ) -> tuple[list[object], list[Reject]]:
         calls.append(body)
-        runs, rejects = parse_runs(body, source)
+        runs, rejects = parse_runs(body, source, as_of)
         return list(runs), rejects
 
     first = HEADER + b"A,2024-01-02,1e25\n"

@@ -48,7 +48,7 @@ MATMUL_GRID = tuple(round(0.70 + 0.0125 * i, 4) for i in range(25))
 """efficiency.matmul tried: 0.70 to 1.00 by 0.0125."""
 NETWORK_GRID = tuple(round(0.40 + 0.05 * i, 2) for i in range(13))
 """efficiency.network tried: 0.40 to 1.00 by 0.05."""
-FITTED_PRECISIONS = frozenset({"bf16", "fp16"})
+FITTED_PRECISIONS = frozenset({"bf16", "fp16", "fp8"})
 """Precisions the physics expresses today; other rows are shown at the fitted constants."""
 A100_80GB = ("hardware=a100_sxm_80gb",)
 H100_FLASH = ("hardware=h100_sxm",), ("physics.fusion=flash",)

@@ -129,6 +129,13 @@ def stack_of(row: Mapping[str, str]) -> _Stack:
     return STACK_2024 if row["hardware"].startswith("H100") else STACK_2021_2022
 
 
+def physics_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
+    """The stack's attention kernels, and FP8 GEMMs for the FP8 rows (`physics.precision`);
+    FP16 rows run as BF16 (the same 16-bit tensor peak)."""
+    fp8 = ("physics.precision=fp8",) if row["precision"] == "fp8" else ()
+    return (f"physics.fusion={stack_of(row).fusion}", *fp8)
+
+
 def shape_of(row: Mapping[str, str]) -> TransformerShape:
     """The row's model. Squared ReLU has GeLU's two matrices, GeGLU SwiGLU's three; blank KV
     heads are the heads (multi-head attention), blank dropout Megatron's default 0.1, blank
@@ -217,7 +224,7 @@ def modern_runs() -> tuple[Measured, ...]:
                 source=source_of(row),
                 label=run.name,
                 hardware=hardware_overrides(row),
-                physics=(f"physics.fusion={stack_of(row).fusion}",),
+                physics=physics_overrides(row),
                 run=run,
                 measured_step_s=measured_step_s(row, run),
                 precision=row["precision"],

@@ -4,7 +4,7 @@ PYTHON  ?= python3
 BIN     := $(VENV)/bin
 PIN     := -c requirements/constraints.txt
 
-.PHONY: help run test test-fast lint typecheck unit wheel-check constraints bench docs performance golden clean
+.PHONY: help run test test-fast lint typecheck unit wheel-check constraints bench docs validation performance golden clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -57,6 +57,9 @@ bench: $(VENV)/.dev ## model and sweep benchmarks (report figures, never fail)
 
 docs: $(VENV)/.base ## rewrite docs/results.md and README's headline from the model (after a model, preset or forecast change)
 	$(BIN)/python bench/results.py
+
+validation: $(VENV)/.dev ## rewrite docs/validation.md's leave-one-source-out calibration tables (after a realistic-physics change)
+	$(BIN)/python -m tests.validation.calibration
 
 performance: $(VENV)/.base ## measure and rewrite docs/performance.md (a few minutes; on a quiet machine)
 	$(BIN)/python bench/performance.py

@@ -51,6 +51,11 @@ def kib_to_bytes(kib: float) -> float:
     return float(kib) * KIB_BYTES
 
 
+def tflop_per_s_to_flop_per_s(tflop_per_s: float) -> float:
+    """Rate: teraFLOP/s (1e12 FLOP per second) to FLOP/s."""
+    return _decimal_product(tflop_per_s, GIGA * 1000)
+
+
 def us_to_s(us: float) -> float:
     """Time: microseconds to seconds."""
     return _decimal_product(us, MICRO)

@@ -160,7 +160,9 @@ def _entry(gpu: str, rows: list[dict[str, str]], presets: Mapping[str, HardwareS
                     f"line {line}: {gpu} takes {metric.csv_name} from preset {preset}; "
                     "a number has one source (remove the row or the preset)"
                 )
-            values[metric.name] = Value(metric.from_preset(spec), f"conf/hardware/{preset}.yaml")
+            held = metric.from_preset(spec)
+            if held is not None:
+                values[metric.name] = Value(held, f"conf/hardware/{preset}.yaml")
     for metric in METRICS:
         if metric.csv_name in by_metric:
             row = by_metric[metric.csv_name]

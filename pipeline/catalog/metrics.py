@@ -23,8 +23,9 @@ class Metric:
     """Its name in accelerators.csv, in the unit people write, e.g. "hbm_bandwidth_gb_per_s"."""
     to_si: Callable[[float], float]
     """CSV value -> SI value (exact where `pipeline.units` is)."""
-    from_preset: Callable[[HardwareSpec], float] | None
-    """The value a hardware preset holds (SI), or None if presets do not hold it."""
+    from_preset: Callable[[HardwareSpec], float | None] | None
+    """The value a hardware preset holds (SI), or None if presets do not hold it; the callable
+    returns None for a preset without that metric (an A100 has no FP8 peak)."""
     description: str
 
 
@@ -50,6 +51,13 @@ METRICS: tuple[Metric, ...] = (
         _tflop_per_s_to_flop_per_s,
         peak_flop_per_s,
         "dense FP16/BF16 tensor FLOP/s (F_peak of a preset)",
+    ),
+    Metric(
+        "dense_fp8_flop_per_s",
+        "dense_fp8_tflop_per_s",
+        _tflop_per_s_to_flop_per_s,
+        lambda hw: hw.fp8_flop_per_s,
+        "dense FP8 tensor FLOP/s (physics.precision: fp8); none before Hopper",
     ),
     Metric(
         "hbm_bandwidth_bytes_per_s",

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 TABLE = "trends"
 UNITS = {
     "dense_16bit_flop_per_s": "FLOP/s",
+    "dense_fp8_flop_per_s": "FLOP/s",
     "hbm_bandwidth_bytes_per_s": "B/s",
     "hbm_bytes": "B",
     "l2_bytes": "B",

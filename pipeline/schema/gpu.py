@@ -30,6 +30,7 @@ HARDWARE_KEYS = frozenset(
         "hbm_gb",
         "matmul_latency_us",
         "tdp_w",
+        "dense_fp8_tflop_per_s",
         "network",
     }
 )
@@ -74,6 +75,18 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         else None
     )
 
+    fp8 = (  # optional: without it, the GPU has no FP8 tensor cores (physics.precision)
+        hw.si(
+            "dense_fp8_tflop_per_s",
+            "TFLOP/s",
+            units.tflop_per_s_to_flop_per_s,
+            bounds.MAX_FLOP_PER_S,
+            "FLOP/s",
+        )
+        if isinstance(data, dict) and "dense_fp8_tflop_per_s" in data
+        else None
+    )
+
     net = hw.section("network", NETWORK_KEYS)
     level_sizes = net.integer_list("level_sizes", nonempty=False)
     net_bandwidths = net.si_list("bandwidth_gb_per_s", "GB/s", *bandwidth, allow_inf=True)
@@ -107,4 +120,5 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         net_latency_s=net_latencies,
         level_sizes=level_sizes,
         tdp_w=tdp_w,
+        fp8_flop_per_s=fp8,
     )

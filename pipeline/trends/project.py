@@ -78,6 +78,7 @@ def project_hardware(
         base,
         name=name,
         max_clock_hz=base.max_clock_hz * flop,
+        fp8_flop_per_s=None if base.fp8_flop_per_s is None else base.fp8_flop_per_s * flop,
         l2_bandwidth_bytes_per_s=base.l2_bandwidth_bytes_per_s * flop,
         hbm_bandwidth_bytes_per_s=base.hbm_bandwidth_bytes_per_s * f["hbm_bandwidth_bytes_per_s"],
         hbm_bytes=base.hbm_bytes * f["hbm_bytes"],

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.compute.matmul import matmul_terms_s
-from pipeline.model.records.hardware import HardwareSpec
-from pipeline.model.records.switches import Efficiency, Physics
+from pipeline.model.compute.matmul import WORD_BYTES, matmul_terms_s
+from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
+from pipeline.model.records.switches import Efficiency, Physics, Precision
 
 Array = NDArray[np.float64]
 
@@ -17,6 +17,10 @@ BLACKWELL_SMEM_RELIEF = 2.0
 """Tensor memory and 2-SM MMA halve the shared-memory traffic per FLOP of a large tile
 (accumulators live in TMEM; each SM of a CTA pair loads half of the B operand): NVIDIA
 Blackwell architecture technical brief (2024), "fifth-generation Tensor Cores"."""
+
+
+FP8_BYTES = 1.0
+"""Bytes of an FP8 (E4M3 or E5M2) GEMM operand (Micikevicius et al. 2022, arXiv:2209.05433)."""
 
 
 TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD = 64.0
@@ -29,6 +33,19 @@ def has_tensor_memory(hw: HardwareSpec) -> bool:
     return hw.flop_per_clock_per_thread >= TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD
 
 
+def precision_speedup(hw: HardwareSpec, physics: Physics) -> float:
+    """How much faster a layer's weight GEMM computes than at the 16-bit peak: F_fp8 / F_peak
+    under `physics.precision: fp8` on a GPU with an FP8 peak (`HardwareSpec.fp8_flop_per_s`,
+    the datasheet's dense rate: 2 on H100, B200 and MI300X), else 1 (docs/model.md R.11).
+
+    FP8 GEMMs reach the same fraction of their peak as BF16 ones (`efficiency.matmul` and
+    u_eff apply to both): Transformer Engine runs them through the same cuBLASLt kernels.
+    """
+    if physics.precision is not Precision.FP8 or hw.fp8_flop_per_s is None:
+        return 1.0
+    return hw.fp8_flop_per_s / peak_flop_per_s(hw)
+
+
 def matmul_overhead_s(hw: HardwareSpec, eff: Efficiency) -> float:
     """Fixed time of one matmul kernel call: `efficiency.matmul_overhead_s`, or the hardware's
     `matmul_latency_s` (the paper's 4.5 µs) when the physics leaves it unset."""
@@ -36,17 +53,31 @@ def matmul_overhead_s(hw: HardwareSpec, eff: Efficiency) -> float:
 
 
 def matmul_calls_s(
-    hw: HardwareSpec, physics: Physics, d1: Array, d2: Array, b: Array, wg: NDArray[np.bool_]
+    hw: HardwareSpec,
+    physics: Physics,
+    d1: Array,
+    d2: Array,
+    b: Array,
+    wg: NDArray[np.bool_],
+    *,
+    in_layer: bool = True,
 ) -> Array:
     """Time of each matmul call (a d1 x d2 weight on b tokens; `wg`: weight gradient) on one GPU:
-    t = max(HBM, L2, SMEM / relief, FLOP / efficiency.matmul) + overhead.
+    t = max(HBM, L2, SMEM / relief, FLOP / (efficiency.matmul · speedup)) + overhead.
 
     The terms are the paper's roofline (spec §4, `matmul_terms_s`); relief = 2 with tensor
-    memory on Blackwell-class hardware (`BLACKWELL_SMEM_RELIEF`), else 1 (docs/model.md R.2).
+    memory on Blackwell-class hardware (`BLACKWELL_SMEM_RELIEF`), else 1 (docs/model.md R.2);
+    speedup = `precision_speedup` for a transformer layer's GEMMs (`in_layer`), 1 for the
+    logits layer, which Transformer Engine's FP8 recipe leaves in BF16 (R.11). FP8 GEMMs move
+    1-byte operands: their HBM, L2 and shared-memory terms scale by `FP8_BYTES` / 2 (the tile
+    counts kept as for 2-byte words, an upper bound).
     """
     t = matmul_terms_s(hw, d1, d2, b, wg)
     relief = BLACKWELL_SMEM_RELIEF if physics.tensor_memory and has_tensor_memory(hw) else 1.0
-    flop = t.flop_s / physics.efficiency.matmul
-    roof = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(t.smem_s / relief, flop))
+    speedup = precision_speedup(hw, physics) if in_layer else 1.0
+    narrow = FP8_BYTES / WORD_BYTES if speedup > 1.0 else 1.0
+    flop = t.flop_s / (physics.efficiency.matmul * speedup)
+    memory = narrow * np.maximum(np.maximum(t.hbm_s, t.l2_s), t.smem_s / relief)
+    roof = np.maximum(memory, flop)
     out: Array = roof + matmul_overhead_s(hw, physics.efficiency)
     return out

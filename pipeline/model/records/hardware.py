@@ -50,6 +50,9 @@ class HardwareSpec:
     tdp_w: float | None = None
     """Board power (thermal design power) in W, for `power.cluster_power_w`; None if unknown.
     No time the model computes depends on it."""
+    fp8_flop_per_s: float | None = None
+    """Dense FP8 tensor FLOP/s (the datasheet's, in the accelerator catalog), read only under
+    `physics.precision: fp8`; None for a GPU without FP8 tensor cores (before Hopper)."""
 
     @property
     def n_levels(self) -> int:

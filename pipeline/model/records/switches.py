@@ -35,6 +35,17 @@ class TensorParallel(StrEnum):
     """The 2-D candidates and the 1-D ones beside them; the search keeps the best."""
 
 
+class Precision(StrEnum):
+    """Number format of the transformer layers' weight GEMMs (docs/model.md, R.11)."""
+
+    BF16 = "bf16"
+    """BF16 (or FP16) GEMMs at the 16-bit tensor peak: mixed-precision training as Megatron-LM."""
+    FP8 = "fp8"
+    """Transformer Engine's FP8 recipe (NVIDIA 2022, Micikevicius et al., arXiv:2209.05433): the
+    layers' weight GEMMs take FP8 inputs at the FP8 tensor peak; the attention core, norms,
+    the logits layer, the optimizer and the master weights stay as under BF16."""
+
+
 class Recompute(StrEnum):
     """Activation recomputation (Korthikanti et al. 2022, arXiv:2205.05198)."""
 
@@ -104,6 +115,8 @@ class Physics:
     max_context_parallel: int = 1
     """Largest context-parallel degree c a grid layout may split each sequence over, with
     `whole_sequences` (powers of two dividing the sequence length; 1 = none)."""
+    precision: Precision = Precision.BF16
+    """Number format of the layers' weight GEMMs: bf16, or fp8 as Transformer Engine runs it."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property
@@ -120,6 +133,7 @@ class Physics:
             or self.recompute is not Recompute.NONE
             or self.zero_stage != 0
             or self.max_context_parallel != 1
+            or self.precision is not Precision.BF16
         )
 
 

@@ -481,6 +481,7 @@ def _logits_matmul_s(
         np.concatenate([d2, d1, d2]),
         np.tile(tokens, 3),
         np.repeat(np.array([False, False, True]), n),
+        in_layer=False,
     ).reshape(3, n)
     out: Array = t[0] + t[1] + t[2]
     return out

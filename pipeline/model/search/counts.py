@@ -18,6 +18,7 @@ import dataclasses
 
 import numpy as np
 
+from pipeline.model.compute.efficiency import precision_speedup
 from pipeline.model.compute.flop import (
     active_weight_params,
     expert_weight_params,
@@ -152,7 +153,10 @@ def grid_cost(
 
 def matmul_rate_flop_per_s(hw: HardwareSpec, physics: Physics) -> float:
     """The fastest rate a GPU runs the model's weight matmuls at: F_eff in the paper's model
-    (spec §11), F_eff·min(1, efficiency.matmul) under realistic physics, whose weight GEMMs
-    take at least their FLOP time over that (`compute.efficiency`, docs/model.md R.7)."""
+    (spec §11), F_eff·min(1, efficiency.matmul)·speedup under realistic physics, whose weight
+    GEMMs take at least their FLOP time over that (`compute.efficiency`, docs/model.md R.7;
+    speedup: `precision_speedup`, the FP8 peak over the 16-bit one under precision fp8)."""
     rate = effective_flop_per_s(hw)
-    return rate if physics.is_paper else rate * min(1.0, physics.efficiency.matmul)
+    if physics.is_paper:
+        return rate
+    return rate * min(1.0, physics.efficiency.matmul) * precision_speedup(hw, physics)

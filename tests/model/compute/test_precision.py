@@ -1,0 +1,61 @@
+"""physics.precision (docs/model.md R.11): FP8 weight GEMMs at the catalog's FP8 peak, the rest
+of a step as under BF16."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pipeline.model.compute.efficiency import precision_speedup
+from pipeline.model.records.switches import Precision
+from pipeline.model.runs.training_run import evaluate_run
+from pipeline.schema import compose_config, load_scenario
+
+FP8_OVER_BF16_H100 = 1979.0 / 989.4
+"""H100 SXM datasheet: 1,979 dense FP8 TFLOP/s against 989.4 dense BF16 (conf/hardware/h100_sxm.yaml)."""
+
+
+def _scenario(*overrides: str):  # type: ignore[no-untyped-def]
+    return load_scenario(compose_config(["physics=realistic", *overrides]))
+
+
+def test_precision_fp8_speedup_is_the_datasheet_ratio_on_h100() -> None:
+    """Under fp8 an H100's layer GEMMs run at its FP8 peak over its BF16 peak."""
+    s = _scenario("hardware=h100_sxm", "physics.precision=fp8")
+    assert s.physics.precision is Precision.FP8
+    assert abs(precision_speedup(s.hardware, s.physics) / FP8_OVER_BF16_H100 - 1.0) < 1e-3
+
+
+def test_precision_bf16_and_pre_hopper_gpus_have_no_speedup() -> None:
+    """BF16 anywhere, and FP8 on an A100 (no FP8 tensor cores), keep the 16-bit rate."""
+    assert precision_speedup(*_pair("hardware=h100_sxm")) == 1.0
+    assert precision_speedup(*_pair("hardware=a100_sxm_80gb", "physics.precision=fp8")) == 1.0
+
+
+def _pair(*overrides: str):  # type: ignore[no-untyped-def]
+    s = _scenario(*overrides)
+    return s.hardware, s.physics
+
+
+def test_precision_fp8_shortens_only_the_layer_gemms() -> None:
+    """An FP8 run's layer matmuls take less time than BF16's; its attention core does not change."""
+    s = _scenario("hardware=h100_sxm", "run=llama3_405b_8k_8192", "physics.fusion=flash")
+    assert s.run is not None
+    bf16 = evaluate_run(s.hardware, s.physics, s.run)
+    fp8_physics = dataclasses.replace(s.physics, precision=Precision.FP8)
+    fp8 = evaluate_run(s.hardware, fp8_physics, s.run)
+    assert fp8.t_matmul_s < 0.6 * bf16.t_matmul_s
+    assert fp8.t_attention_s == bf16.t_attention_s
+    assert fp8.step_time_s < bf16.step_time_s
+
+
+def test_precision_fp8_is_not_the_paper_model() -> None:
+    """The paper's physics with fp8 alone is no longer the paper's model."""
+    s = _scenario("physics=paper", "physics.precision=fp8")
+    assert not s.physics.is_paper
+
+
+def test_precision_fp8_peaks_reach_catalog_and_hardware_record() -> None:
+    """H100-class presets carry an FP8 peak into their record; A100 carries none."""
+    assert _scenario("hardware=h200_sxm").hardware.fp8_flop_per_s == 1979e12
+    assert _scenario("hardware=gb200_nvl72").hardware.fp8_flop_per_s == 5000e12
+    assert _scenario("hardware=a100_sxm").hardware.fp8_flop_per_s is None

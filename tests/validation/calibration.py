@@ -1,0 +1,333 @@
+"""The calibrated efficiencies of `physics=realistic`, fitted and validated leave-one-source-out.
+
+Every open measurement of a step time (tests/validation/data/) is a `Measured` run: Narayanan
+et al. 2021 Table 1, Korthikanti et al. 2022 Table 5, Llama 3 Table 4 and the 2021-2025
+Megatron-LM / NeMo set (`modern_runs`), each publication one source. The constants fitted
+are the two of conf/physics/realistic.yaml marked CALIBRATED that set step times,
+`efficiency.matmul` and `efficiency.network` (`eager_norm_bandwidth` is fitted on Ivanov et
+al.'s runtime shares alone, one source, and cannot be left out). A fit picks the grid point
+(`MATMUL_GRID` x `NETWORK_GRID`) with the least mean over sources of each source's mean
+absolute step-time error, every source weighted alike whatever its row count. For each source
+the table gives its error at the shipped constants, with every source in the fit, and with
+that source left out of it: the last is what the model can claim for a source it has not seen.
+
+Rows the physics cannot express yet (FP8: `physics.precision`) are shown, not fitted.
+
+`python -m tests.validation.calibration` (`make validation`) rewrites the block of
+docs/validation.md between `BEGIN` and `END`; `test_calibration.py` (slow) checks that the
+block is what this module writes.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from pipeline.model.compute.flop import narayanan_flop_per_step
+from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
+from pipeline.model.records.run import RunLayout, RunSpec
+from pipeline.model.records.switches import Physics, Recompute
+from pipeline.model.records.transformer import TransformerShape
+from pipeline.model.runs.training_run import evaluate_run
+from pipeline.schema import CONF_DIR, compose_config, load_scenario
+from tests.validation.modern_runs import DATA, Measured, modern_runs
+
+VALIDATION_MD = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
+BEGIN = (
+    "<!-- calibration: written by `python -m tests.validation.calibration` (make validation) -->"
+)
+END = "<!-- end of calibration -->"
+MATMUL_GRID = tuple(round(0.70 + 0.0125 * i, 4) for i in range(25))
+"""efficiency.matmul tried: 0.70 to 1.00 by 0.0125."""
+NETWORK_GRID = tuple(round(0.40 + 0.05 * i, 2) for i in range(13))
+"""efficiency.network tried: 0.40 to 1.00 by 0.05."""
+FITTED_PRECISIONS = frozenset({"bf16", "fp16", "fp8"})
+"""Precisions the physics expresses today; other rows are shown at the fitted constants."""
+A100_80GB = ("hardware=a100_sxm_80gb",)
+H100_FLASH = ("hardware=h100_sxm",), ("physics.fusion=flash",)
+
+
+def _csv(name: str) -> list[dict[str, str]]:
+    with (DATA / name).open() as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+@cache
+def scenario_of(overrides: tuple[str, ...]) -> tuple[HardwareSpec, Physics]:
+    """Hardware and physics of `physics=realistic` with `overrides`."""
+    scenario = load_scenario(compose_config(["physics=realistic", *overrides]))
+    return scenario.hardware, scenario.physics
+
+
+def narayanan_runs() -> list[Measured]:
+    """Narayanan et al. 2021 Table 1 (conf/run/gpt_*.yaml): the step time their teraFLOP/s
+    per GPU imply with their eq. (3) count."""
+    published = {(int(r["layers"]), int(r["hidden"])): r for r in _csv("narayanan_2021_table1.csv")}
+    out = []
+    for path in sorted((CONF_DIR / "run").glob("gpt_*.yaml")):
+        run = load_scenario(compose_config([f"run={path.stem}"])).run
+        assert run is not None
+        row = published[run.shape.layers, run.shape.hidden]
+        flop = narayanan_flop_per_step(run.shape, run.global_batch_seqs)
+        step = flop / (float(row["tflops_per_gpu"]) * 1e12 * run.layout.n_gpu)
+        out.append(Measured("Narayanan 2021", row["model"], A100_80GB, (), run, step, "fp16"))
+    return out
+
+
+def korthikanti_runs() -> list[Measured]:
+    """Korthikanti et al. 2022 Tables 3 and 5: iteration times, full and selective recompute."""
+    out = []
+    for row in _csv("korthikanti_2022_table5.csv"):
+        heads = int(row["heads"])
+        shape = TransformerShape(
+            int(row["layers"]),
+            int(row["hidden"]),
+            int(row["ffn_hidden"]),
+            heads,
+            heads,
+            int(row["vocab"]),
+            int(row["seq_len"]),
+        )
+        layout = RunLayout(
+            tp=int(row["tp"]),
+            pp=int(row["pp"]),
+            dp=int(row["dp"]),
+            microbatch_seqs=int(row["microbatch_seqs"]),
+            sequence_parallel=row["sequence_parallel"] == "true",
+            recompute=Recompute(row["recompute"]),
+        )
+        run = RunSpec(row["model"], shape, int(row["global_batch_seqs"]), layout)
+        label = f"{row['model']} {row['recompute']}"
+        step = float(row["iteration_time_s"])
+        out.append(Measured("Korthikanti 2022", label, A100_80GB, (), run, step, "fp16"))
+    return out
+
+
+def llama3_runs() -> list[Measured]:
+    """Llama 3 Table 4 (conf/run/llama3_405b_*.yaml): the step time their BF16 MFU implies
+    with the model's FLOP count (PaLM's, as the paper's) over the H100's peak."""
+    hardware, physics = H100_FLASH
+    out = []
+    for row in _csv("llama3_2024_table4.csv"):
+        run = load_scenario(compose_config([f"run={row['run']}"])).run
+        assert run is not None
+        hw, phys = scenario_of((*hardware, *physics))
+        flop = evaluate_run(hw, phys, run).model_flop_per_step
+        step = flop / (float(row["mfu"]) * peak_flop_per_s(hw) * run.layout.n_gpu)
+        out.append(Measured("Llama 3 2024", row["run"], hardware, physics, run, step, "bf16"))
+    return out
+
+
+@cache
+def observations() -> tuple[Measured, ...]:
+    """Every open step-time measurement, source by source."""
+    return (*narayanan_runs(), *korthikanti_runs(), *llama3_runs(), *modern_runs())
+
+
+def sources(obs: Iterable[Measured]) -> list[str]:
+    """The sources of `obs`, in order of first appearance."""
+    return list(dict.fromkeys(m.source for m in obs))
+
+
+def step_errors(obs: Sequence[Measured], matmul: float | None, network: float | None) -> np.ndarray:
+    """Relative step-time error (predicted / measured − 1) of each run with the two constants
+    set (None: as shipped in conf/physics/realistic.yaml)."""
+    out = []
+    for m in obs:
+        hw, physics = scenario_of((*m.hardware, *m.physics))
+        eff = physics.efficiency
+        eff = dataclasses.replace(
+            eff,
+            matmul=eff.matmul if matmul is None else matmul,
+            network=eff.network if network is None else network,
+        )
+        cost = evaluate_run(hw, dataclasses.replace(physics, efficiency=eff), m.run)
+        out.append(cost.step_time_s / m.measured_step_s - 1.0)
+    return np.array(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Grid:
+    """Each run's step-time error at each grid point: errors[i, j, k] for MATMUL_GRID[i],
+    NETWORK_GRID[j] and run k of `obs`."""
+
+    obs: tuple[Measured, ...]
+    errors: np.ndarray
+
+    def source_mae(self, source: str) -> np.ndarray:
+        """Mean absolute error of one source's runs at every grid point."""
+        mask = np.array([m.source == source for m in self.obs])
+        out: np.ndarray = np.abs(self.errors[:, :, mask]).mean(axis=2)
+        return out
+
+    def fit(self, fitted: Sequence[str]) -> tuple[int, int]:
+        """Grid indices minimizing the mean over `fitted` sources of their mean absolute error."""
+        loss = np.mean([self.source_mae(s) for s in fitted], axis=0)
+        i, j = np.unravel_index(int(np.argmin(loss)), loss.shape)
+        return int(i), int(j)
+
+
+@cache
+def grid() -> Grid:
+    """The step-time errors of every observation at every grid point."""
+    obs = observations()
+    errors = np.array([[step_errors(obs, mm, net) for net in NETWORK_GRID] for mm in MATMUL_GRID])
+    return Grid(obs, errors)
+
+
+def _pct(x: float) -> str:
+    return f"{100.0 * x:+.1f}%"
+
+
+def _mae(x: np.ndarray) -> str:
+    return f"{100.0 * float(np.mean(np.abs(x))):.1f}%"
+
+
+def hardware_of(m: Measured) -> str:
+    """The GPU generation a run ran on: the first word of its hardware preset."""
+    return m.hardware[0].removeprefix("hardware=").split("_")[0]
+
+
+Fit = dict[str, tuple[int, int]]
+"""Grid indices (matmul, network) per GPU generation."""
+
+
+def fit_shared(g: Grid, fitted: Sequence[str]) -> Fit:
+    """One matmul and one network efficiency for every run (`Grid.fit`)."""
+    ij = g.fit(fitted)
+    return {hardware_of(m): ij for m in g.obs}
+
+
+def fit_per_hardware(g: Grid, fitted: Sequence[str]) -> Fit:
+    """A matmul efficiency per GPU generation and one network efficiency: the network index
+    minimizing the mean over `fitted` sources, each generation at its own best matmul index."""
+    by_source = {s: hardware_of(next(m for m in g.obs if m.source == s)) for s in sources(g.obs)}
+    generations = sorted(set(by_source.values()))
+    best: tuple[float, Fit] | None = None
+    for j in range(g.errors.shape[1]):
+        fit, total = {}, 0.0
+        for gen in generations:
+            mine = [s for s in fitted if by_source[s] == gen]
+            if not mine:
+                fit[gen] = (0, j)
+                continue
+            loss = np.sum([g.source_mae(s)[:, j] for s in mine], axis=0)
+            i = int(np.argmin(loss))
+            fit[gen], total = (i, j), total + float(loss[i])
+        if best is None or total < best[0]:
+            best = (total, fit)
+    assert best is not None
+    return best[1]
+
+
+def _at(g: Grid, fit: Fit) -> np.ndarray:
+    """Each run's error at its generation's grid point of `fit`."""
+    return np.array([g.errors[(*fit[hardware_of(m)], k)] for k, m in enumerate(g.obs)])
+
+
+def _constants(fit: Fit, gens: Iterable[str]) -> str:
+    """The fit's `matmul, network` of each generation; without a generation's name when
+    every generation shares them."""
+    shared = len(set(fit.values())) == 1
+    return "; ".join(
+        f"{'' if shared else gen + ' '}{MATMUL_GRID[fit[gen][0]]}, {NETWORK_GRID[fit[gen][1]]}"
+        for gen in gens
+    )
+
+
+def loso_table(g: Grid, fitter: Callable[[Grid, Sequence[str]], Fit]) -> list[str]:
+    """Per source: its errors at the shipped constants, fitted with every source, and fitted
+    without it (the constants of that fit named)."""
+    obs = g.obs
+    fitted = sources(m for m in obs if m.precision in FITTED_PRECISIONS)
+    shown = [s for s in sources(obs) if s not in fitted]
+    shipped = step_errors(obs, None, None)
+    inside = _at(g, fitter(g, fitted))
+    lines = [
+        "| source | runs | shipped: mean abs | mean | left out: matmul, network of the fit "
+        "| left out: mean abs | mean | in: mean abs | mean |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for source in [*fitted, *shown]:
+        mask = np.array([m.source == source for m in obs])
+        fit = fitter(g, [s for s in fitted if s != source])
+        left = _at(g, fit)[mask]
+        gens = sorted({hardware_of(m) for m in obs if m.source == source})
+        name = source if source in fitted else f"{source} (not fitted)"
+        lines.append(
+            f"| {name} | {int(mask.sum())} | {_mae(shipped[mask])} | "
+            f"{_pct(float(np.mean(shipped[mask])))} | {_constants(fit, gens)} | "
+            f"{_mae(left)} | {_pct(float(np.mean(left)))} | {_mae(inside[mask])} | "
+            f"{_pct(float(np.mean(inside[mask])))} |"
+        )
+    return lines
+
+
+def calibration_block() -> str:
+    """The generated section of docs/validation.md: fits, and errors per source."""
+    g = grid()
+    obs = g.obs
+    fitted = sources(m for m in obs if m.precision in FITTED_PRECISIONS)
+    _, physics = scenario_of(())
+    gens = sorted({hardware_of(m) for m in obs})
+    shared, split = fit_shared(g, fitted), fit_per_hardware(g, fitted)
+    lines = [
+        BEGIN,
+        "",
+        f"Shipped (conf/physics/realistic.yaml): `matmul` {physics.efficiency.matmul}, "
+        f"`network` {physics.efficiency.network}. Grid: `matmul` {MATMUL_GRID[0]}-"
+        f"{MATMUL_GRID[-1]} by 0.0125, `network` {NETWORK_GRID[0]}-{NETWORK_GRID[-1]} by 0.05; "
+        "a fit minimizes the mean over its sources of each source's mean absolute step-time "
+        "error. Not fitted: rows of a precision the physics does not express "
+        f"(fitted: {', '.join(sorted(FITTED_PRECISIONS))}).",
+        "",
+        f"One `matmul` and one `network` for every run; fitted on every source: "
+        f"{_constants(shared, gens[:1])}.",
+        "",
+        *loso_table(g, fit_shared),
+        "",
+        f"`matmul` per GPU generation, one `network`; fitted on every source: "
+        f"{_constants(split, gens)}.",
+        "",
+        *loso_table(g, fit_per_hardware),
+        "",
+        "Run by run (step-time error at the shipped constants, and at each fit with every source):",
+        "",
+        "| source | run | measured s | shipped | one matmul | matmul per GPU |",
+        "|---|---|---|---|---|---|",
+    ]
+    shipped, one, per = step_errors(obs, None, None), _at(g, shared), _at(g, split)
+    for k, m in enumerate(obs):
+        lines.append(
+            f"| {m.source} | {m.label} | {m.measured_step_s:.3g} | {_pct(float(shipped[k]))} | "
+            f"{_pct(float(one[k]))} | {_pct(float(per[k]))} |"
+        )
+    lines += ["", END]
+    return "\n".join(lines)
+
+
+def validation_md(current: str) -> str:
+    """docs/validation.md with its calibration block rewritten."""
+    begin, end = current.index(BEGIN), current.index(END) + len(END)
+    return current[:begin] + calibration_block() + current[end:]
+
+
+def main(argv: Sequence[str]) -> int:
+    """Rewrite docs/validation.md's calibration block; `--check`: exit 1 if it would change."""
+    current = VALIDATION_MD.read_text("utf-8")
+    wanted = validation_md(current)
+    if "--check" in argv:
+        return 0 if wanted == current else 1
+    VALIDATION_MD.write_text(wanted, "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

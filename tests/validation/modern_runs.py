@@ -1,0 +1,233 @@
+"""The 2021-2025 Megatron-LM / NeMo measurements as concrete runs (docs/validation.md).
+
+Each row of `data/modern_2021_2025.csv` becomes a `Measured`: a `RunSpec` built from the
+row (model shape, GPUs, t/p/d/c/e, microbatch, global batch, sequence, the overlaps the
+recipe sets), the hardware and physics overrides it runs under, and the step time the
+source measured or implies. Cells the source leaves blank take the defaults of its
+software generation (`_Stack`), each stated here; the row's own `assumed_fields` name what
+the transcription already assumed.
+
+Step times: `iteration_s` rows give it; throughput rows (teraFLOP/s or tokens per second
+per GPU) carry the transcription's `derived_iteration_s`; the MFU rows are converted back
+with the source's own FLOP count over its peak (`megatron_core_flop_per_step`,
+`palm_flop_per_step`).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from pipeline.model.records.run import RunLayout, RunSpec
+from pipeline.model.records.switches import Recompute
+from pipeline.model.records.transformer import Mlp, TransformerShape
+
+DATA = Path(__file__).parent / "data"
+MODERN_CSV = "modern_2021_2025.csv"
+
+SOURCES: Mapping[str, str] = {
+    "Nemotron-4 15B": "Nemotron-4 15B Technical Report",
+    "Nemotron-4 340B": "Nemotron-4 340B Technical Report",
+    "Megatron-Core scaling": "Training Speed and Scalability",
+    "Megatron-LM GPT-3 175B": "'GPT-3 Example'",
+    "NeMo 24.07": "performance_summary.md",
+    "GLM-130B": "GLM-130B",
+    "BLOOM 176B": "BigScience 2022",
+}
+"""Short name of each publication -> a phrase of its `source` cell that names it."""
+
+H100_PEAK_FLOP_PER_S = 989e12
+"""The dense BF16 peak the Megatron-LM README's MFU column divides by (its TFLOP/s / 989)."""
+A100_PEAK_FLOP_PER_S = 312e12
+"""The dense BF16/FP16 peak of an A100 (A100 whitepaper, 2020), which GLM-130B's MFU is of."""
+BLOOM_INTER_NODE_GB_PER_S = 12.5
+"""Jean Zay's A100 nodes: 4 Omni-Path links of 100 Gb/s per node of 8 GPUs (the BigScience
+tr11 README): 50 GB/s per node each way, 12.5 GB/s per GPU counted both ways."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Stack:
+    """What a software generation does where a row's cell is blank."""
+
+    fusion: str
+    """physics.fusion: flash for Transformer Engine's fused attention (2023 on), else fused."""
+    zero_stage: int
+    """0 before Megatron's distributed optimizer; 1 with it (NeMo's default from 2023)."""
+    overlap: bool
+    """Megatron-Core's overlapped pipeline sends and gradient reduction (its README's
+    `--overlap-grad-reduce`, NeMo's `overlap_grad_sync`; sends overlap by default)."""
+
+
+STACK_2021_2022 = _Stack("fused", 0, False)
+"""Megatron-LM 2021, Megatron-DeepSpeed and SwissArmyTransformer (GPT-3 example, BLOOM, GLM)."""
+STACK_2024 = _Stack("flash", 1, True)
+"""Megatron-Core / NeMo with Transformer Engine (Nemotron-4, the scaling table, NeMo 24.07)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """One published measurement as a concrete run and its step time."""
+
+    source: str
+    """Short name of the publication (`SOURCES`)."""
+    label: str
+    """The row's id and model."""
+    hardware: tuple[str, ...]
+    """Config overrides selecting its hardware."""
+    physics: tuple[str, ...]
+    """Config overrides of `physics=realistic` it runs under."""
+    run: RunSpec
+    measured_step_s: float
+    precision: str
+    """bf16, fp16 or fp8, as the source trained."""
+
+
+def rows() -> list[dict[str, str]]:
+    """The rows of the modern set, the comment line skipped."""
+    with (DATA / MODERN_CSV).open() as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def source_of(row: Mapping[str, str]) -> str:
+    """The publication a row comes from (`SOURCES`); KeyError for one not listed there."""
+    for name, phrase in SOURCES.items():
+        if phrase in row["source"]:
+            return name
+    raise KeyError(f"no publication of SOURCES in {row['source']!r}")
+
+
+def _int(row: Mapping[str, str], key: str, default: int) -> int:
+    return int(row[key]) if row[key] else default
+
+
+def _yes(row: Mapping[str, str], key: str, default: bool) -> bool:
+    cell = row[key]
+    return default if cell in ("", "n/a") else cell == "yes"
+
+
+def hardware_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
+    """H100 rows run on `h100_sxm`, A100 40GB on `a100_sxm`, A100 80GB on `a100_sxm_80gb`
+    (BLOOM's with Jean Zay's 4 Omni-Path links per node, `BLOOM_INTER_NODE_GB_PER_S`)."""
+    gpu = row["hardware"]
+    if gpu.startswith("H100"):
+        return ("hardware=h100_sxm",)
+    if "40GB" in gpu:
+        return ("hardware=a100_sxm",)
+    if source_of(row) == "BLOOM 176B":
+        return (
+            "hardware=a100_sxm_80gb",
+            f"hardware.network.bandwidth_gb_per_s=[600,{BLOOM_INTER_NODE_GB_PER_S}]",
+        )
+    return ("hardware=a100_sxm_80gb",)
+
+
+def stack_of(row: Mapping[str, str]) -> _Stack:
+    """The software generation of a row: 2024 for Transformer Engine stacks (H100 rows)."""
+    return STACK_2024 if row["hardware"].startswith("H100") else STACK_2021_2022
+
+
+def physics_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
+    """The stack's attention kernels, and FP8 GEMMs for the FP8 rows (`physics.precision`);
+    FP16 rows run as BF16 (the same 16-bit tensor peak)."""
+    fp8 = ("physics.precision=fp8",) if row["precision"] == "fp8" else ()
+    return (f"physics.fusion={stack_of(row).fusion}", *fp8)
+
+
+def shape_of(row: Mapping[str, str]) -> TransformerShape:
+    """The row's model. Squared ReLU has GeLU's two matrices, GeGLU SwiGLU's three; blank KV
+    heads are the heads (multi-head attention), blank dropout Megatron's default 0.1, blank
+    tying Megatron's default (tied)."""
+    heads = int(row["heads"])
+    gated = row["mlp"] in ("swiglu", "geglu")
+    return TransformerShape(
+        layers=int(row["layers"]),
+        hidden=int(row["hidden"]),
+        ffn_hidden=int(row["ffn_hidden"]),
+        heads=heads,
+        kv_heads=_int(row, "kv_heads", heads),
+        vocab=int(row["vocab"]),
+        seq_len=int(row["seq_len"]),
+        mlp=Mlp.SWIGLU if gated else Mlp.GELU,
+        dropout=row["dropout"] == "" or float(row["dropout"]) > 0.0,
+        tied_embeddings=row["tied_embeddings"] != "no",
+    )
+
+
+def layout_of(row: Mapping[str, str]) -> RunLayout:
+    """The row's layout; blank cells: microbatch 1, no interleaving, sequence parallelism
+    with tensor parallelism on 2024 stacks (Megatron-Core's `--tp-comm-overlap` requires it;
+    NeMo's recipes set it), no recomputation, the stack's ZeRO stage and overlaps."""
+    stack = stack_of(row)
+    tp = int(row["tp"])
+    recompute = row["recompute"]
+    return RunLayout(
+        tp=tp,
+        pp=int(row["pp"]),
+        dp=int(row["dp"]),
+        microbatch_seqs=_int(row, "microbatch_seqs", 1),
+        cp=_int(row, "cp", 1),
+        ep=_int(row, "ep", 1),
+        interleave=_int(row, "interleave", 1),
+        sequence_parallel=_yes(row, "sequence_parallel", stack.overlap and tp > 1),
+        recompute=Recompute(recompute) if recompute else Recompute.NONE,
+        zero_stage=_int(row, "zero_stage", stack.zero_stage),
+        overlap_p2p=_yes(row, "overlap_p2p", stack.overlap),
+        overlap_dp=_yes(row, "overlap_dp", stack.overlap),
+    )
+
+
+def megatron_core_flop_per_step(shape: TransformerShape, batch_seqs: int) -> float:
+    """Megatron-LM r0.8.0's `num_floating_point_operations` for a dense GPT without gating:
+    72 · B · s · L · h² · (1 + s/(6h) + V/(12 · L · h)) (multi-head attention, f = 4h)."""
+    s, layers, h, v = shape.seq_len, shape.layers, shape.hidden, shape.vocab
+    return 72.0 * batch_seqs * s * layers * h * h * (1 + s / (6 * h) + v / (12 * layers * h))
+
+
+def palm_flop_per_step(params: float, shape: TransformerShape, batch_seqs: int) -> float:
+    """Model FLOP of a step as Chowdhery et al. 2022 (PaLM, arXiv:2204.02311, App. B) count
+    them: (6N + 12 · L · h · s) per token, over B · s tokens."""
+    s = shape.seq_len
+    return (6.0 * params + 12.0 * shape.layers * shape.hidden * s) * batch_seqs * s
+
+
+def measured_step_s(row: Mapping[str, str], run: RunSpec) -> float:
+    """The step time a row measured or implies (module docstring)."""
+    if row["measured_metric"] == "iteration_s":
+        return float(row["measured_value"])
+    if row["derived_iteration_s"]:
+        return float(row["derived_iteration_s"])
+    mfu, n_gpu = float(row["measured_value"]), run.layout.n_gpu
+    if source_of(row) == "Megatron-Core scaling":
+        flop = megatron_core_flop_per_step(run.shape, run.global_batch_seqs)
+        return flop / (mfu * H100_PEAK_FLOP_PER_S * n_gpu)
+    flop = palm_flop_per_step(float(row["params_b"]) * 1e9, run.shape, run.global_batch_seqs)
+    return flop / (mfu * A100_PEAK_FLOP_PER_S * n_gpu)
+
+
+@cache
+def modern_runs() -> tuple[Measured, ...]:
+    """Every row of the modern set as a run and its step time, in file order."""
+    out = []
+    for row in rows():
+        run = RunSpec(
+            f"{row['row_id']} {row['model']}",
+            shape_of(row),
+            int(row["global_batch_seqs"]),
+            layout_of(row),
+        )
+        assert run.layout.n_gpu == int(row["n_gpu"]), row["row_id"]
+        out.append(
+            Measured(
+                source=source_of(row),
+                label=run.name,
+                hardware=hardware_overrides(row),
+                physics=physics_overrides(row),
+                run=run,
+                measured_step_s=measured_step_s(row, run),
+                precision=row["precision"],
+            )
+        )
+    return tuple(out)

@@ -1,0 +1,45 @@
+"""The leave-one-source-out calibration (docs/validation.md): how a fit picks its constants,
+and that the generated block of docs/validation.md is what the model gives today."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.model.records.run import RunLayout, RunSpec
+from pipeline.model.records.transformer import TransformerShape
+from tests.validation import calibration
+from tests.validation.calibration import Grid, fit_per_hardware
+from tests.validation.modern_runs import Measured
+
+_RUN = RunSpec("tiny", TransformerShape(2, 64, 256, 4, 4, 0, 128), 8, RunLayout(1, 1, 8, 1))
+
+
+def _measured(source: str, gpu: str) -> Measured:
+    return Measured(source, source, (f"hardware={gpu}",), (), _RUN, 1.0, "bf16")
+
+
+def test_calibration_fit_weights_sources_alike() -> None:
+    """A source of many runs pulls a shared fit no harder than a source of one run."""
+    obs = (*[_measured("many", "a100_sxm") for _ in range(9)], _measured("one", "a100_sxm"))
+    errors = np.zeros((2, 1, 10))
+    errors[0, 0, :9] = 0.10  # grid point 0: the nine runs 10% off, the single run exact
+    errors[1, 0, 9] = 0.30  # grid point 1: the nine runs exact, the single run 30% off
+    assert Grid(obs, errors).fit(["many", "one"]) == (0, 0)
+
+
+def test_calibration_fit_per_hardware_gives_each_gpu_its_matmul() -> None:
+    """Fitting matmul per GPU generation lets A100 and H100 sources take different points."""
+    obs = (_measured("old", "a100_sxm"), _measured("new", "h100_sxm"))
+    errors = np.ones((3, 2, 2))
+    errors[0, 1, 0] = 0.0  # A100's run exact at matmul point 0, network point 1
+    errors[2, 1, 1] = 0.0  # H100's run exact at matmul point 2, network point 1
+    fit = fit_per_hardware(Grid(obs, errors), ["old", "new"])
+    assert fit == {"a100": (0, 1), "h100": (2, 1)}
+
+
+@pytest.mark.slow
+def test_calibration_block_matches_the_model() -> None:
+    """docs/validation.md's calibration block is what `make validation` writes today."""
+    current = calibration.VALIDATION_MD.read_text("utf-8")
+    assert calibration.validation_md(current) == current, "run `make validation` and commit"

@@ -1,0 +1,54 @@
+"""The 2021-2025 Megatron-LM / NeMo measurements as concrete runs (docs/validation.md):
+every row of tests/validation/data/modern_2021_2025.csv is a run the model evaluates."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.validation.modern_runs import (
+    SOURCES,
+    megatron_core_flop_per_step,
+    modern_runs,
+    rows,
+    source_of,
+)
+
+MEGATRON_TFLOPS_TOLERANCE = 0.002
+"""Relative difference allowed between the Megatron-LM README's teraFLOP/s per GPU and the
+FLOP count this module converts its MFU sentence with, over the transcribed step time (the
+README prints teraFLOP/s to one decimal)."""
+
+
+def test_modern_runs_cover_every_row() -> None:
+    """Every row of the modern set is one run of its GPU count, from a named publication."""
+    runs = modern_runs()
+    assert len(runs) == len(rows()) == 28
+    for row, measured in zip(rows(), runs, strict=True):
+        assert measured.run.layout.n_gpu == int(row["n_gpu"])
+        assert measured.run.global_batch_seqs == int(row["global_batch_seqs"])
+        assert measured.source in SOURCES
+        assert measured.measured_step_s > 0.0
+
+
+def test_modern_source_of_refuses_an_unknown_publication() -> None:
+    """A row whose source names no known publication is an error, not a silent group."""
+    with pytest.raises(KeyError):
+        source_of({"source": "an unpublished run"})
+
+
+def test_megatron_core_flop_count_reproduces_readme_throughput() -> None:
+    """Megatron-LM's FLOP count over the transcribed step time gives the README's teraFLOP/s
+    per GPU back, for every row of its scaling table (the count the MFU rows are converted with)."""
+    published = {r["row_id"]: r for r in rows()}
+    checked = 0
+    for measured in modern_runs():
+        row = published[measured.label.split()[0]]
+        if measured.source != "Megatron-Core scaling" or not row["published_tflops_per_gpu"]:
+            continue
+        run = measured.run
+        flop = megatron_core_flop_per_step(run.shape, run.global_batch_seqs)
+        tflops = flop / (measured.measured_step_s * run.layout.n_gpu) / 1e12
+        expected = float(row["published_tflops_per_gpu"])
+        assert abs(tflops / expected - 1.0) <= MEGATRON_TFLOPS_TOLERANCE, (row["row_id"], tflops)
+        checked += 1
+    assert checked == 9

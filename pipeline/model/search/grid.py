@@ -39,6 +39,8 @@ LAUNCH_CACHE_SIZE = 256
 `grid_non_gemm_launch_s`)."""
 GRID_HEAD_DIM = 128
 """d_head of the grid's models (a = d_model / 128), as in GPT-3 and Llama models above 6B."""
+GRID_TOP_K = 1
+"""Experts each token of a grid model meets: the paper's S experts of top-1 routing (§3)."""
 
 
 def sequence_parallel_degree(physics: Physics, tp_model: Array, tp_ff: Array) -> Array:

@@ -89,6 +89,9 @@ class RunLayouts:
     zero_bubble: NDArray[np.bool_] | None = None
     """A zero-bubble schedule (Qi et al. 2024, ZB-H2) instead of 1F1B; None: 1F1B. Runs use
     1F1B; a grid candidate's zero-bubble layout is a run's with it."""
+    overlap_tp: NDArray[np.bool_] | None = None
+    """Transformer Engine's TP communication overlap (`step.assembly.Schedule.overlap_tp`);
+    None: none, as the runs of docs/validation.md; a grid candidate's with it."""
 
     @classmethod
     def of(cls, layouts: Sequence[RunLayout]) -> RunLayouts:
@@ -428,7 +431,7 @@ def run_costs(
         qkv=float(shape.hidden + 2 * shape.kv_width),
         top_k=float(shape.top_k),
     )
-    never = np.zeros(lay.tp.shape, dtype=bool)  # no run overlaps its TP communication
+    never = np.zeros(lay.tp.shape, dtype=bool)
     schedule = Schedule(
         pp=lay.pp,
         stages=StageLayers(stages.full, stages.last, float(shape.layers)),
@@ -436,7 +439,7 @@ def run_costs(
         microbatches=m,
         interleave=lay.interleave,
         zero_bubble=never if lay.zero_bubble is None else lay.zero_bubble,
-        overlap_tp=never,
+        overlap_tp=never if lay.overlap_tp is None else lay.overlap_tp,
         overlap_p2p=lay.overlap_p2p,
         overlap_dp=lay.overlap_dp,
     )

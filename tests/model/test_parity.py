@@ -175,7 +175,7 @@ def scheduled_run(
 KINDS: dict[str, tuple[bool, int, int, Callable[[Candidates], NDArray[np.bool_]]]] = {
     "1d": (False, 1, N_GPU, lambda c: (c.degrees[:, 1] == 1) & (c.degrees[:, 2] > 1)),
     "2d": (False, 1, N_GPU, lambda c: c.degrees[:, 1] > 1),
-    "context": (False, 4, N_GPU, lambda c: c.cp is not None and c.cp > 1),
+    "context": (False, 4, N_GPU, lambda c: np.asarray(c.cp) > 1),
     "experts": (True, 1, 4 * N_GPU, lambda c: c.degrees[:, 4] > 1),
     "interleaved": (False, 1, N_GPU, lambda c: c.interleave > 1),
     "zero_bubble": (False, 1, N_GPU, lambda c: c.zero_bubble),

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import pipeline
 from pipeline import identity
 from pipeline.identity import config_hash, series_id
+from pipeline.model.series import closed_forms, series_points
 from pipeline.schema import compose_config, load_scenario
 
 MODEL_DIR = Path(pipeline.__file__).resolve().parent / "model"
@@ -90,3 +91,12 @@ def test_model_fingerprint_covers_exactly_the_model_sources() -> None:
         contents["pipeline.model/search/search.py"]
         == (MODEL_DIR / "search" / "search.py").read_bytes()
     )
+
+
+def test_model_fingerprint_covers_the_series_dispatch_and_closed_forms() -> None:
+    """The functions choosing a series' evaluation and computing its closed forms are in
+    sources the fingerprint hashes, so a change to them gives new series ids."""
+    names = {name for name, _ in identity.model_sources()}
+    for function in (series_points, closed_forms):
+        package, _, module = function.__module__.rpartition(".")
+        assert f"{package}/{module}.py" in names

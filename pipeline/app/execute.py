@@ -26,7 +26,7 @@ from pipeline.app.write import Tables, run_tables, series_rows, write_run_tables
 from pipeline.execute.ahead import Ahead
 from pipeline.execute.progress import RunProgress
 from pipeline.execute.runner import run_series, stop_on_signals
-from pipeline.execute.series import ClosedForms, SeriesOutcome
+from pipeline.execute.series import SeriesOutcome
 from pipeline.forecast.inputs import moving_hardware
 from pipeline.identity import new_run_id
 from pipeline.io.heal import set_aside_bad_parts
@@ -34,6 +34,7 @@ from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance
 from pipeline.io.tables import SERIES_TABLES
 from pipeline.model.records.results import SeriesLimits
+from pipeline.model.series import ClosedForms
 from pipeline.schema import Scenario
 from pipeline.sweep import SweepSeries, pending
 from pipeline.sweep.resume import scenario_partition, series_index

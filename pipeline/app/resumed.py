@@ -16,12 +16,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.execute.series import ClosedForms
 from pipeline.io.columns import PARTITION_COLUMNS
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.read import partition_of
 from pipeline.io.tables import table_spec
 from pipeline.model.records.results import SeriesLimits
+from pipeline.model.series import ClosedForms
 
 
 def read_parts(index: SeriesIndex, table_name: str, series_ids: Sequence[str]) -> pa.Table:

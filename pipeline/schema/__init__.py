@@ -15,7 +15,7 @@ Modules, by config group:
 - section, units, errors: checked reading, unit conversion, the error type
 """
 
-from pipeline.schema.closed_form import ClosedFormSettings
+from pipeline.model.records.closed_form import ClosedFormSettings
 from pipeline.schema.compose import CONF_DIR, compose_config
 from pipeline.schema.errors import ConfigError, InputError
 from pipeline.schema.hardware import hardware_from_config

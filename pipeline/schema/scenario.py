@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.model.limits import model_b_duration_s
+from pipeline.model.records.closed_form import ClosedFormSettings
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.power import PowerSpec
@@ -23,7 +24,7 @@ from pipeline.model.records.run import RunSpec
 from pipeline.model.records.scaling import BatchLawKind, ScalingLaws, model_shape
 from pipeline.model.records.switches import Physics
 from pipeline.schema import bounds
-from pipeline.schema.closed_form import ClosedFormSettings, closed_form_from_config
+from pipeline.schema.closed_form import closed_form_from_config
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.hardware import hardware_from_config
 from pipeline.schema.parallelism import check_layout_levels, layout_from_config, options_from_config

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from pipeline.execute.series import ClosedForms, closed_forms
+from pipeline.execute.series import closed_forms
 from pipeline.model.limits import (
     MODEL_B_DURATION_S,
     REFERENCE_BATCH_TOKENS,
@@ -17,6 +17,7 @@ from pipeline.model.limits import (
     t_crit_flop,
     t_limit_flop,
 )
+from pipeline.model.series import ClosedForms
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 

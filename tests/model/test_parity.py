@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.run import RunLayout, RunSpec
@@ -16,12 +18,13 @@ from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics, TensorPara
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.runs.run_point import run_counts
 from pipeline.model.runs.training_run import RunCosts, RunLayouts, evaluate_run, run_costs
-from pipeline.model.search.candidates import Candidates, enumerate_candidates
-from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape
+from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
+from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape, grid_transformer
 from pipeline.model.search.fixed import fixed_point
 from pipeline.model.search.grid import GRID_HEAD_DIM, grid_memory_by_mode_bytes
 from pipeline.model.search.realistic import realistic_steps
 from pipeline.model.search.search import network_physics, optimal_layout
+from pipeline.model.step.assembly import StepParts
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 
@@ -169,25 +172,82 @@ def scheduled_run(
     return run_costs(preset("h100_sxm"), physics, run_model(shape), shape.batch_seqs, rows)
 
 
-@pytest.mark.parametrize("opts", SCHEDULES, ids=["exposed", "overlapped"])
-def test_parity_step_time_of_every_matched_candidate(opts: SearchOptions) -> None:
-    """Every candidate a run can express has the matched run's step time, bubble and TP, PP
-    and DP communication per step, exactly (one network and step model, `search.realistic`)."""
-    physics = realistic()
-    shape = grid_shape(physics, grid_model())
+KINDS: dict[str, tuple[bool, int, int, Callable[[Candidates], NDArray[np.bool_]]]] = {
+    "1d": (False, 1, N_GPU, lambda c: (c.degrees[:, 1] == 1) & (c.degrees[:, 2] > 1)),
+    "2d": (False, 1, N_GPU, lambda c: c.degrees[:, 1] > 1),
+    "context": (False, 4, N_GPU, lambda c: np.asarray(c.cp) > 1),
+    "experts": (True, 1, 4 * N_GPU, lambda c: c.degrees[:, 4] > 1),
+    "interleaved": (False, 1, N_GPU, lambda c: c.interleave > 1),
+    "zero_bubble": (False, 1, N_GPU, lambda c: c.zero_bubble),
+}
+"""Each candidate kind: (sparse model, the largest context-parallel degree, GPUs, its rows).
+The sparse model (4 experts) fits 256 GPUs, not 64."""
+OVERLAPS = [
+    SearchOptions(overlap_tp=False, overlap_pp_ep=False, overlap_dp=False),
+    SearchOptions(overlap_tp=True, overlap_pp_ep=True, overlap_dp=True),
+]
+
+
+def candidate_runs(
+    c: Candidates, rows: NDArray[np.intp], shape: ModelShape, physics: Physics, o: SearchOptions
+) -> RunLayouts:
+    """Candidates `rows` as the layouts of one run, in a run's terms: t = N_TPm·N_TPff (1-D
+    with sequence parallelism when N_TPm = 1), d·c = N_DP·N_EP (the expert ranks inside the
+    data-parallel ones), b·s/c the GPU's N_EP/S·nanobatch tokens, the grid's schedule and
+    recomputation mode and the options' overlaps."""
+    assert c.recompute is not None
+    dp, tpm, tpff, pp, ep = (c.degrees[rows, k].astype(np.float64) for k in range(5))
+    cp = np.ones_like(dp) if c.cp is None else c.cp[rows].astype(np.float64)
+    local = shape.sparsity // ep
+    tokens = c.nanobatch[rows] * local
+    tp = tpm * tpff
+    flags = np.ones(rows.shape, dtype=bool)
+    return RunLayouts(
+        tp=tp,
+        pp=pp,
+        dp=dp * ep / cp,
+        microbatch_seqs=tokens * cp / shape.seq_len,
+        cp=cp,
+        ep=ep,
+        interleave=c.interleave[rows],
+        sequence_parallel=(tpm == 1) & (tp > 1),
+        recompute=c.recompute[rows],
+        zero_stage=np.full(rows.shape, physics.zero_stage),
+        microbatch_group=pp,
+        overlap_p2p=flags & o.overlap_pp_ep,
+        overlap_dp=flags & o.overlap_dp,
+        cp_all_gather=~flags,
+        tp_model=tpm,
+        zero_bubble=c.zero_bubble[rows],
+        overlap_tp=flags & o.overlap_tp,
+    )
+
+
+@pytest.mark.parametrize("opts", OVERLAPS, ids=["exposed", "overlapped"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_parity_step_and_parts_of_every_candidate_kind(kind: str, opts: SearchOptions) -> None:
+    """Every candidate of each kind (1-D and 2-D tensor parallelism, context parallelism,
+    experts, interleaved and zero-bubble schedules) has the step time and every part of it
+    (compute, TP, EP, PP and DP communication, bubble, optimizer) of the run of its layout,
+    exactly, with the overlaps off and on."""
+    sparse, max_cp, n_gpu, select = KINDS[kind]
+    physics = realistic(max_context_parallel=max_cp)
+    laws = ScalingLaws(sparse=sparse)
+    shape = grid_shape(physics, model_shape(6144, laws, SearchOptions().quirks))
     hw = network_physics(preset("h100_sxm"), physics)
-    c = enumerate_candidates(hw, shape, N_GPU, opts, physics)
+    c = enumerate_candidates(hw, shape, n_gpu, opts, physics)
     assert isinstance(c, Candidates)
-    steps = realistic_steps(hw, physics, shape, N_GPU, c, opts)
-    rows = one_d_rows(c)
+    c = _with_ring(c, hw, shape, opts)
+    rows = np.flatnonzero(select(c))
     assert rows.size > 0
-    for row in rows:
-        run = scheduled_run(c, int(row), shape, physics, opts)
-        assert steps.t_step_s[row] == run.step_time_s[0]
-        assert steps.bubble_fraction[row] == run.bubble_fraction[0]
-        assert steps.t_tp_comm_s[row] == run.t_tp_comm_s[0]
-        assert steps.t_pp_ep_comm_s[row] == run.t_pp_comm_s[0] + run.t_ep_comm_s[0]
-        assert steps.t_dp_comm_s[row] == run.t_dp_comm_s[0]
+    grid = realistic_steps(hw, physics, shape, n_gpu, c, opts).parts
+    lay = candidate_runs(c, rows, shape, physics, opts)
+    run = run_costs(preset("h100_sxm"), physics, grid_transformer(shape), shape.batch_seqs, lay)
+    for field in StepParts.__slots__:
+        ours, theirs = getattr(grid, field), getattr(run.step, field)
+        assert (ours is None) == (theirs is None), field
+        if ours is not None:
+            np.testing.assert_array_equal(ours[rows], theirs, err_msg=field)
 
 
 def test_parity_step_time_through_the_entry_points() -> None:

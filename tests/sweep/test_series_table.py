@@ -10,11 +10,11 @@ import pytest
 
 from pipeline.io.columns import SERIES_SCHEMA
 from pipeline.io.rows import Provenance, SeriesKey, number_text
+from pipeline.model.records.closed_form import ClosedFormSettings
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import Quirks, SearchOptions
 from pipeline.model.records.scaling import BatchLaw, ScalingLaws
 from pipeline.schema import compose_config
-from pipeline.schema.closed_form import ClosedFormSettings
 from pipeline.sweep import SweepSeries, expand_sweep
 from tests.io.helpers import series_row
 

@@ -11,9 +11,9 @@ tensor parallelism innermost, then context, expert, data, then pipeline parallel
 
 Every physical quantity comes from the functions the grid search uses too: the layer's
 compute (`compute.layer.layer_times_s`), the bytes a GPU holds (`memory.gpu_memory`), the
-optimizer step (`compute.memory_ops`), the collectives of each group at the level its ranks
-span and the ring attention exchange (`network.groups`), and the step's assembly
-(`step.pipeline.pipeline_step_s`, docs/model.md R.6):
+optimizer step (`compute.memory_ops`), the ring attention exchange (`network.groups`), and
+the step's assembly from the layer's parts, the groups and the schedule (`step.assembly.step_parts`,
+the one a grid candidate goes through, docs/model.md R.6):
   t_i     = L_i · (t_layer + t_tp + t_ep) (+ t_last on the last stage)   stage i, one microbatch
   t_pipe  = m · max_i t_i + (Σ_i t_i − max_i t_i)/v + m · t_p2p     1F1B: steady state at the
             slowest stage, fill and drain through the others; sends exposed unless overlapped
@@ -41,7 +41,7 @@ from pipeline.model.compute.flop import (
     narayanan_flop_per_step,
 )
 from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, with_rerun_s
-from pipeline.model.compute.memory_ops import WORD_BYTES, optimizer_step_time_s
+from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.gpu_memory import (
     LayerShape,
     ParamsPerGpu,
@@ -51,25 +51,13 @@ from pipeline.model.memory.gpu_memory import (
     state_bytes,
     updated_params,
 )
-from pipeline.model.network.groups import (
-    GradientGroups,
-    Levels,
-    TensorGroups,
-    expert_all_to_all_s,
-    gradient_allreduce_s,
-    pipeline_send_s,
-    ring_attention_exposed_s,
-    tensor_parallel_s,
-)
+from pipeline.model.network.groups import Levels, ring_attention_exposed_s
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.model.records.run import RunCost, RunLayout, RunSpec
 from pipeline.model.records.switches import RECOMPUTE_ORDER, Fusion, Physics
 from pipeline.model.records.transformer import TransformerShape
-from pipeline.model.step.pipeline import (
-    StageLayers,
-    exposed_gradient_s,
-    pipeline_step_s,
-)
+from pipeline.model.step.assembly import LayerParts, Schedule, StepGroups, StepParts, step_parts
+from pipeline.model.step.pipeline import StageLayers
 
 Array = NDArray[np.float64]
 
@@ -94,6 +82,16 @@ class RunLayouts:
     overlap_p2p: NDArray[np.bool_]
     overlap_dp: NDArray[np.bool_]
     cp_all_gather: NDArray[np.bool_]
+    tp_model: Array | None = None
+    """N_TPm of the paper's 2-D tensor parallelism, t = N_TPm · N_TPff (norms split over
+    N_TPm, no sequence parallelism: `search.grid.sequence_parallel_degree`); None: Megatron's
+    1-D, N_TPm = 1. Runs are 1-D; a grid candidate's 2-D layout is a run's with it."""
+    zero_bubble: NDArray[np.bool_] | None = None
+    """A zero-bubble schedule (Qi et al. 2024, ZB-H2) instead of 1F1B; None: 1F1B. Runs use
+    1F1B; a grid candidate's zero-bubble layout is a run's with it."""
+    overlap_tp: NDArray[np.bool_] | None = None
+    """Transformer Engine's TP communication overlap (`step.assembly.Schedule.overlap_tp`);
+    None: none, as the runs of docs/validation.md; a grid candidate's with it."""
 
     @classmethod
     def of(cls, layouts: Sequence[RunLayout]) -> RunLayouts:
@@ -142,9 +140,17 @@ class RunLayouts:
         return out
 
     @property
+    def tp_m(self) -> Array:
+        """N_TPm: 1 under 1-D tensor parallelism."""
+        return np.ones_like(self.tp) if self.tp_model is None else self.tp_model
+
+    @property
     def sp(self) -> Array:
-        """Ways norms and dropouts are split: t with sequence parallelism, else 1 (replicated)."""
+        """Ways norms and dropouts are split: t with sequence parallelism, else 1 (replicated);
+        N_TPm under 2-D tensor parallelism (the paper's split along d_model)."""
         out: Array = np.where(self.sequence_parallel, self.tp, 1.0)
+        if self.tp_model is not None:
+            out = np.where(self.tp_model > 1.0, self.tp_model, out)
         return out
 
 
@@ -174,6 +180,8 @@ class RunCosts:
     mfu: Array
     hfu: Array
     n_gpu: Array
+    step: StepParts
+    """The step and its parts as the assembly gives them (`step.assembly`, as a grid row's)."""
 
     def row(self, i: int) -> RunCost:
         """Row i as a `RunCost`."""
@@ -233,7 +241,7 @@ class Stages:
 
 def run_layer_work(shape: TransformerShape, lay: RunLayouts) -> LayerWork:
     """One layer and microbatch of each row on one GPU: 1-D tensor parallelism (t_m = 1,
-    t_ff = t), b·s/c tokens, of a mixture of experts its E/e local experts one after another,
+    t_ff = t; 2-D: t_m = N_TPm, t_ff = t/N_TPm), b·s/c tokens, of a mixture of experts its E/e local experts one after another,
     each on `expert_tokens` tokens (Megatron-Core's sequential or grouped expert GEMMs)."""
     tokens = lay.microbatch_seqs * shape.seq_len / lay.cp
     one = np.ones_like(tokens)
@@ -243,8 +251,8 @@ def run_layer_work(shape: TransformerShape, lay: RunLayouts) -> LayerWork:
         kv_width=float(shape.kv_width) * one,
         heads=float(shape.heads) * one,
         seq_len=float(shape.seq_len) * one,
-        tp_model=one,
-        tp_ff=lay.tp,
+        tp_model=lay.tp_m,
+        tp_ff=lay.tp / lay.tp_m,
         sp=lay.sp,
         tokens=tokens,
         expert_tokens=expert_tokens(shape, tokens, lay.ep),
@@ -393,36 +401,50 @@ def run_costs(
         t_layer, t_attn = t_layer + exposed, t_attn + exposed
         t_last = _logits_matmul_s(hw, physics, shape, tokens, lay.tp)
 
-    message = WORD_BYTES * tokens * shape.hidden  # one microbatch's hidden activations
-    one = np.ones_like(lay.tp)
-    groups = TensorGroups(one, lay.tp, tokens, float(shape.hidden), 0.0, 0.0)
-    t_tp = tensor_parallel_s(net, groups, modes, physics.attention)  # 1-D: the t_ff group only
-    dispatch = shape.top_k * message / np.where(lay.sequence_parallel, lay.tp, 1.0)
-    t_ep = expert_all_to_all_s(net, modes, lay.ep, lay.tp * lay.cp * lay.ep, dispatch)
-    t_full = t_layer + t_tp + t_ep  # one layer and microbatch, its collectives included
-    t_p2p = pipeline_send_s(
-        net, message, lay.tp, lay.n_gpu, lay.pp, lay.interleave, lay.overlap_p2p
-    )
     params = run_params_per_gpu(shape, lay)
-    t_dp = _gradient_allreduce_s(net, shape, lay, params)
-    # overlapped: each layer's gradients reduce while the first stage runs the backward of
-    # the layers before it in its last microbatch; what outlasts that backward is exposed
-    backward = stages.first * (times.with_recompute_s(modes) - times.forward_s)
-    t_dp = exposed_gradient_s(t_dp, backward, lay.overlap_dp)
     t_opt = None
     if physics.memory_bound_ops:
         updated = updated_params(params, lay.zero_stage, lay.zero_dp, lay.expert_dp)
         t_opt = optimizer_step_time_s(hw, physics.efficiency, updated)
-    step = pipeline_step_s(
-        StageLayers(stages.full, stages.last, float(shape.layers)),
-        t_full,
-        t_last,
-        m,
-        lay.interleave,
-        None,
-        t_p2p,
-        t_dp,
-        t_opt,
+    parts = LayerParts(
+        t_layer_s=t_layer,
+        t_gemm_s=t_mm,
+        # each layer's gradients reduce while the first stage runs the backward of the layers
+        # before it in its last microbatch
+        t_backward_s=times.with_recompute_s(modes) - times.forward_s,
+        tokens=tokens,
+        recompute=modes,
+        t_last_s=t_last,
+    )
+    tp_m = lay.tp_m
+    groups = StepGroups(
+        tp_model=tp_m,
+        tp_ff=lay.tp / tp_m,
+        sp=lay.sp,
+        cp=lay.cp,
+        ep=lay.ep,
+        dense_dp=lay.zero_dp,
+        expert_dp=lay.expert_dp,
+        n_gpu=lay.n_gpu,
+        hidden=float(shape.hidden),
+        ffn=float(shape.ffn_hidden),
+        qkv=float(shape.hidden + 2 * shape.kv_width),
+        top_k=float(shape.top_k),
+    )
+    never = np.zeros(lay.tp.shape, dtype=bool)
+    schedule = Schedule(
+        pp=lay.pp,
+        stages=StageLayers(stages.full, stages.last, float(shape.layers)),
+        first_layers=stages.first,
+        microbatches=m,
+        interleave=lay.interleave,
+        zero_bubble=never if lay.zero_bubble is None else lay.zero_bubble,
+        overlap_tp=never if lay.overlap_tp is None else lay.overlap_tp,
+        overlap_p2p=lay.overlap_p2p,
+        overlap_dp=lay.overlap_dp,
+    )
+    step = step_parts(
+        net, physics.attention, parts, groups, schedule, params, shape.experts > 1, t_opt
     )
     t_step = step.t_step_s
 
@@ -449,10 +471,10 @@ def run_costs(
             ops.core_elementwise_forward_s,
         ),
         t_optimizer_s=t_opt,
-        t_tp_comm_s=per_step * t_tp,
-        t_pp_comm_s=m * t_p2p,
-        t_dp_comm_s=t_dp,
-        t_ep_comm_s=per_step * t_ep,
+        t_tp_comm_s=step.t_tp_comm_s,
+        t_pp_comm_s=step.t_pp_comm_s,
+        t_dp_comm_s=step.t_dp_comm_s,
+        t_ep_comm_s=step.t_ep_comm_s,
         bubble_fraction=step.bubble_fraction,
         model_flop_per_step=model_flop,
         hardware_flop_per_step=hw_flop,
@@ -462,6 +484,7 @@ def run_costs(
         mfu=model_flop / (peak * t_step),
         hfu=hw_flop / (peak * t_step),
         n_gpu=lay.n_gpu,
+        step=step,
     )
 
 
@@ -485,26 +508,6 @@ def _logits_matmul_s(
     ).reshape(3, n)
     out: Array = t[0] + t[1] + t[2]
     return out
-
-
-def _gradient_allreduce_s(
-    net: Levels, shape: TransformerShape, lay: RunLayouts, params: ParamsPerGpu
-) -> Array:
-    """Gradient all-reduce (w bytes per parameter of the GPU) over the d·c ranks holding the
-    same weights, after the pipeline (ZeRO's reduce-scatter plus all-gather moves the same
-    bytes). Context-parallel ranks compute partial gradients of the same weights on other
-    tokens of the sequence, so they join the data-parallel group for the reduction (Megatron-
-    Core's data-parallel group with context parallelism); the group's ranks sit at stride t
-    and span t·c·d GPUs (rank order tp-cp-dp-pp), which sets its network level.
-
-    A mixture of experts reduces its expert gradients apart, over the c·d/e replicas of each
-    expert shard, spread over the same t·c·d GPUs (DeepSpeed-MoE's expert-data-parallel group, Rajbhandari
-    et al. 2022 §4; Megatron-Core's rank order tp-cp-ep-dp-pp).
-    """
-    span = lay.tp * lay.cp * lay.dp
-    groups = GradientGroups(lay.zero_dp, span, lay.expert_dp, span)
-    expert = None if shape.experts == 1 else params.expert
-    return gradient_allreduce_s(net, groups, params.replicated, expert)
 
 
 def evaluate_run(hw: HardwareSpec, physics: Physics, run: RunSpec) -> RunCost:

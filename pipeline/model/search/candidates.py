@@ -298,8 +298,10 @@ def _realistic_candidates(
         f64 = np.float64
         tp = (tpm * tpff).astype(f64)
         params = grid_params_per_gpu(physics, shape, tp, pp_.astype(f64), ep_.astype(f64))
-        dp = dp_.astype(f64)
-        updated = updated_params(params, physics.zero_stage, dp, dp)
+        dp, ep = dp_.astype(f64), ep_.astype(f64)
+        # the distributed optimizer: dense state over the N_DP·N_EP ranks holding the same
+        # dense weights, expert state over the N_DP holding the same shard (docs/model.md R.7)
+        updated = updated_params(params, physics.zero_stage, dp * ep, dp)
         extra = optimizer_step_time_s(hw, physics.efficiency, updated)
     repeats = ((shape.n_layers // pp_) * (shape.sparsity // ep_) * m).astype(np.float64)
     degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)

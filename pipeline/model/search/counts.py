@@ -31,7 +31,7 @@ from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.search.candidates import Candidates
-from pipeline.model.search.grid import GRID_HEAD_DIM, grid_memory_by_mode_bytes
+from pipeline.model.search.grid import GRID_HEAD_DIM, GRID_TOP_K, grid_memory_by_mode_bytes
 
 
 def grid_transformer(shape: ModelShape) -> TransformerShape:
@@ -49,7 +49,7 @@ def grid_transformer(shape: ModelShape) -> TransformerShape:
         vocab=0,
         seq_len=shape.seq_len,
         experts=shape.sparsity,
-        top_k=1,
+        top_k=GRID_TOP_K,
     )
 
 

@@ -39,6 +39,8 @@ LAUNCH_CACHE_SIZE = 256
 `grid_non_gemm_launch_s`)."""
 GRID_HEAD_DIM = 128
 """d_head of the grid's models (a = d_model / 128), as in GPT-3 and Llama models above 6B."""
+GRID_TOP_K = 1
+"""Experts each token of a grid model meets: the paper's S experts of top-1 routing (§3)."""
 
 
 def sequence_parallel_degree(physics: Physics, tp_model: Array, tp_ff: Array) -> Array:
@@ -130,14 +132,15 @@ def grid_memory_by_mode_bytes(
     schedule: tuple[Array, Array, NDArray[np.bool_]],
     modes: tuple[Recompute, ...],
 ) -> list[Array]:
-    """Bytes on one GPU under each of `modes`: model state (ZeRO over N_DP) plus in-flight
+    """Bytes on one GPU under each of `modes`: model state (ZeRO over the N_DP·N_EP ranks
+    holding the same dense weights, the experts' over the N_DP holding the same shard) plus in-flight
     activations of the first stage (`memory.gpu_memory`); schedule = (m, v, zero-bubble).
     The model state and the microbatches in flight, which no mode changes, are computed once."""
     dp, tp_model, tp_ff, pp, ep = factors
     microbatches, interleave, zero_bubble = schedule
     tp = tp_model * tp_ff
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
-    model_state = state_bytes(params, physics.zero_stage, dp, dp)
+    model_state = state_bytes(params, physics.zero_stage, dp * ep, dp)
     tokens = nano * shape.sparsity / ep
     split = (sequence_parallel_degree(physics, tp_model, tp_ff), tp)
     heads = shape.d_model / GRID_HEAD_DIM

@@ -2,9 +2,10 @@
 (docs/model.md R.7), vectorized over candidates, one row each.
 
 A candidate's layer, memory, optimizer step and ring exchange come from its rows in
-`search.candidates` (`search.grid`); its collectives from `network.groups`, the step from
-`step.pipeline.pipeline_step_s`: the functions `runs.training_run.run_costs` calls, with the
-candidate's layout in a run's terms. The ranks follow Megatron-Core's order, N_TPff innermost,
+`search.candidates` (`search.grid`); its collectives and step from `step.assembly.step_parts`,
+the one assembly `runs.training_run.run_costs` calls, with the candidate's layout in a run's
+terms (dense gradients over the N_DP·N_EP ranks holding the same attention weights, expert
+gradients over the N_DP holding the same expert shard, top-1 routing). The ranks follow Megatron-Core's order, N_TPff innermost,
 then N_TPm, context (c, inside N_DP), expert and data ranks, then the pipeline
 (`network.groups`); the placement is fixed by the totals, so a candidate has no per-level split
 to search. The grid's model has no vocabulary (`search.counts.grid_transformer`): no logits,
@@ -28,16 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.compute.memory_ops import WORD_BYTES
-from pipeline.model.network.groups import (
-    GradientGroups,
-    Levels,
-    TensorGroups,
-    expert_all_to_all_s,
-    gradient_allreduce_s,
-    pipeline_send_s,
-    tensor_parallel_s,
-)
+from pipeline.model.network.groups import Levels
 from pipeline.model.network.levels import adjusted_level_sizes, level_factors
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
@@ -45,15 +37,14 @@ from pipeline.model.records.results import Layout, StepCost
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics
 from pipeline.model.search.candidates import Candidates
-from pipeline.model.search.grid import grid_params_per_gpu, sequence_parallel_degree
-from pipeline.model.step.evaluate import matmul_bound
-from pipeline.model.step.pipeline import (
-    StageLayers,
-    exposed_gradient_s,
-    exposed_tensor_parallel_s,
-    pipeline_step_s,
-    step_bottleneck,
+from pipeline.model.search.grid import (
+    GRID_TOP_K,
+    grid_params_per_gpu,
+    sequence_parallel_degree,
 )
+from pipeline.model.step.assembly import LayerParts, Schedule, StepGroups, StepParts, step_parts
+from pipeline.model.step.evaluate import matmul_bound
+from pipeline.model.step.pipeline import StageLayers, step_bottleneck
 
 Array = NDArray[np.float64]
 
@@ -76,6 +67,8 @@ class RealisticSteps:
     bubble_fraction: Array
     usable: NDArray[np.bool_]
     """False where a rule of the physics rejects the candidate (`tp_in_domain`)."""
+    parts: StepParts
+    """The step and its parts as the assembly gives them (what a run reports, `step.assembly`)."""
 
 
 def _context_parallel(c: Candidates) -> Array:
@@ -95,66 +88,76 @@ def realistic_steps(
     opts: SearchOptions,
 ) -> RealisticSteps:
     """Every candidate's step on the preset's network (its bandwidths already at the
-    physics' achieved fraction, `search.network_physics`), as `run_costs` adds a run's up."""
+    physics' achieved fraction, `search.network_physics`): its layer calls, groups and
+    schedule in a run's terms, through the one assembly a run goes through
+    (`step.assembly.step_parts`)."""
     if c.recompute is None or c.t_gemm_s is None or c.t_backward_s is None:
         raise ValueError("candidates without realistic layer parts: not a realistic search")
-    levels = Levels.as_given(hw)
     dp, tpm, tpff, pp, ep = (c.degrees[:, k].astype(np.float64) for k in range(5))
     tp, cp = tpm * tpff, _context_parallel(c)
-    modes = c.recompute
     d = float(shape.d_model)
     local = float(shape.sparsity) // ep  # layer calls per layer: the GPU's local experts
     tokens = c.nanobatch.astype(np.float64) * local  # a microbatch's tokens on one GPU
-    t_layer = local * c.t_layer_s
-    groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), 3.0 * d)
-    t_tp = exposed_tensor_parallel_s(
-        tensor_parallel_s(levels, groups, modes, physics.attention),
-        local * c.t_gemm_s,
-        opts.overlap_tp,
+    layer = LayerParts(
+        t_layer_s=local * c.t_layer_s,
+        t_gemm_s=local * c.t_gemm_s,
+        t_backward_s=local * c.t_backward_s,
+        tokens=tokens,
+        recompute=c.recompute,
+        t_last_s=np.zeros_like(tokens),  # no vocabulary: no logits
     )
-    message = WORD_BYTES * tokens * d  # one microbatch's hidden activations
-    dispatch = message / sequence_parallel_degree(physics, tpm, tpff)  # top-1 routing
-    t_ep = expert_all_to_all_s(levels, modes, ep, tp * cp * ep, dispatch)
-    t_full = t_layer + t_tp + t_ep
-    every = np.full(tp.shape, float(n_gpu))
-    overlap_p2p = np.full(tp.shape, opts.overlap_pp_ep)
-    t_p2p = pipeline_send_s(levels, message, tp, every, pp, c.interleave, overlap_p2p)
-    params = grid_params_per_gpu(physics, shape, tp, pp, ep)
-    span = tp * dp * ep
-    expert = None if shape.sparsity == 1 else params.expert
-    t_dp = gradient_allreduce_s(
-        levels, GradientGroups(dp * ep, span, dp, span), params.replicated, expert
+    groups = StepGroups(
+        tp_model=tpm,
+        tp_ff=tpff,
+        sp=sequence_parallel_degree(physics, tpm, tpff),
+        cp=cp,
+        ep=ep,
+        dense_dp=dp * ep,
+        expert_dp=dp,
+        n_gpu=np.full(tp.shape, float(n_gpu)),
+        hidden=d,
+        ffn=float(shape.d_ff),
+        qkv=3.0 * d,  # h + 2·kv with as many K/V heads as heads (`search.grid`)
+        top_k=GRID_TOP_K,
     )
     layers = shape.n_layers / pp
-    backward = layers * (local * c.t_backward_s)
-    t_dp = exposed_gradient_s(t_dp, backward, np.full(tp.shape, opts.overlap_dp))
-    stages = StageLayers(layers, layers, float(shape.n_layers))
-    zero = np.zeros_like(t_full)
-    step = pipeline_step_s(
-        stages,
-        t_full,
-        zero,
-        c.microbatches,
-        c.interleave,
-        c.zero_bubble,
-        t_p2p,
-        t_dp,
+    flags = np.ones(tp.shape, dtype=bool)
+    schedule = Schedule(
+        pp=pp,
+        stages=StageLayers(layers, layers, float(shape.n_layers)),
+        first_layers=layers,
+        microbatches=c.microbatches,
+        interleave=c.interleave,
+        zero_bubble=c.zero_bubble,
+        overlap_tp=flags & opts.overlap_tp,
+        overlap_p2p=flags & opts.overlap_pp_ep,
+        overlap_dp=flags & opts.overlap_dp,
+    )
+    params = grid_params_per_gpu(physics, shape, tp, pp, ep)
+    parts = step_parts(
+        Levels.as_given(hw),
+        physics.attention,
+        layer,
+        groups,
+        schedule,
+        params,
+        shape.sparsity > 1,
         c.t_step_extra_s,
     )
-    per_step = c.microbatches * layers
     usable = np.ones(tp.shape, dtype=bool)
     if c.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
         usable = tp <= adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
-    t_step = np.where(usable, step.t_step_s, np.inf)
+    t_step = np.where(usable, parts.t_step_s, np.inf)
     return RealisticSteps(
         t_step_s=t_step,
         t_train_s=(shape.n_tokens / float(shape.batch_tokens)) * t_step,
-        t_compute_s=per_step * t_layer,
-        t_tp_comm_s=per_step * t_tp,
-        t_pp_ep_comm_s=c.microbatches * t_p2p + per_step * t_ep,
-        t_dp_comm_s=t_dp,
-        bubble_fraction=step.bubble_fraction,
+        t_compute_s=parts.t_compute_s,
+        t_tp_comm_s=parts.t_tp_comm_s,
+        t_pp_ep_comm_s=parts.t_pp_comm_s + parts.t_ep_comm_s,
+        t_dp_comm_s=parts.t_dp_comm_s,
+        bubble_fraction=parts.bubble_fraction,
         usable=usable,
+        parts=parts,
     )
 
 

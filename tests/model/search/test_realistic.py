@@ -18,6 +18,7 @@ from pipeline.model.search.candidates import Candidates, enumerate_candidates, t
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.realistic import RealisticSteps, realistic_steps
 from pipeline.model.search.search import network_physics, optimal_layout, smallest_cluster
+from pipeline.model.step.assembly import StepParts
 from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s, pipeline_step_s
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
@@ -135,4 +136,8 @@ def test_realistic_a_subset_of_candidates_keeps_their_times(doublings: int) -> N
     idx = np.arange(0, c.degrees.shape[0], 7)
     part = realistic_steps(hw, physics, shape, n_gpu, take_candidates(c, idx), SearchOptions())
     for field in RealisticSteps.__slots__:
-        assert np.array_equal(getattr(part, field), getattr(whole, field)[idx])
+        if field != "parts":
+            assert np.array_equal(getattr(part, field), getattr(whole, field)[idx])
+    for field in StepParts.__slots__:
+        if getattr(whole.parts, field) is not None:
+            assert np.array_equal(getattr(part.parts, field), getattr(whole.parts, field)[idx])

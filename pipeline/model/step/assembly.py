@@ -1,0 +1,204 @@
+"""The realistic step of a layout from its layer parts, groups and schedule, vectorized over
+layouts: the one assembly a realistic grid candidate (`search.realistic`) and a concrete run
+(`runs.training_run`) are timed by (docs/model.md R.6, R.7). A run is a batch of one.
+
+Per layer and microbatch on one GPU (`network.groups`, each group at the level its ranks span):
+  t_tp   = the N_TPff and N_TPm collectives, with TP overlap only their part past the GEMMs
+  t_ep   = the expert all-to-alls of k · w · T · h / sp bytes (top-k routing)
+  t_full = t_layer + t_tp + t_ep
+per microbatch t_p2p (the pipeline sends), per step t_dp (dense gradients over the ranks holding
+the same dense weights, expert gradients over the expert-data-parallel group), exposed past the
+first stage's backward when overlapped, and the step of `step.pipeline.pipeline_step_s`.
+The step never decreases in any network time (`step.pipeline`'s module docstring).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pipeline.model.compute.memory_ops import WORD_BYTES
+from pipeline.model.memory.gpu_memory import ParamsPerGpu
+from pipeline.model.network.groups import (
+    GradientGroups,
+    Levels,
+    TensorGroups,
+    expert_all_to_all_s,
+    gradient_allreduce_s,
+    pipeline_send_s,
+    tensor_parallel_s,
+)
+from pipeline.model.step.pipeline import (
+    StageLayers,
+    exposed_gradient_s,
+    exposed_tensor_parallel_s,
+    pipeline_step_s,
+)
+
+Array = NDArray[np.float64]
+Flags = NDArray[np.bool_]
+
+
+@dataclass(frozen=True, slots=True)
+class LayerParts:
+    """One layer and one microbatch on one GPU, per row (s): what compute and recomputation
+    take, with the exposed part of a context-parallel ring exchange (`network.groups.
+    ring_attention_exposed_s`) inside `t_layer_s`."""
+
+    t_layer_s: Array
+    """Forward, backward and rerun of every kernel of the layer (its local experts' included)."""
+    t_gemm_s: Array
+    """Its weight GEMMs, forward, backward and rerun: what TP communication overlap hides behind."""
+    t_backward_s: Array
+    """Its backward and rerun: what an overlapped gradient reduction hides behind."""
+    tokens: Array
+    """Tokens of the microbatch on this GPU (after context parallelism)."""
+    recompute: NDArray[np.int64]
+    """Its recomputation mode (index into `RECOMPUTE_ORDER`): full reruns the forward's
+    collectives too (`network.groups.collectives_per_layer`)."""
+    t_last_s: Array
+    """The logits on the last stage, per microbatch (0 without a vocabulary)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepGroups:
+    """Each row's parallel groups in Megatron-Core's rank order (tensor ranks innermost, N_TPff
+    before N_TPm, then context, expert, data, pipeline) and the widths they carry."""
+
+    tp_model: Array
+    """N_TPm: ranks splitting d_model (1 under Megatron's 1-D tensor parallelism)."""
+    tp_ff: Array
+    """N_TPff: ranks splitting d_ff, the QKV columns and the heads."""
+    sp: Array
+    """Ways a layer's tokens (or columns) are split outside the GEMMs: the all-to-alls' divisor."""
+    cp: Array
+    ep: Array
+    dense_dp: Array
+    """Ranks holding the same dense weights: Megatron-Core's data-parallel group with context
+    parallelism, the expert ranks folded in (d·c of a run, N_DP·N_EP of a grid candidate)."""
+    expert_dp: Array
+    """Ranks holding the same expert shard: the expert-data-parallel group (d·c/e, N_DP)."""
+    n_gpu: Array
+    hidden: float
+    ffn: float
+    """f of the MLP (one expert's)."""
+    qkv: float
+    """Output width of the QKV projection, h + 2·kv."""
+    top_k: float
+    """Experts each token is routed to."""
+
+    @property
+    def tp(self) -> Array:
+        """N_TP = N_TPm · N_TPff."""
+        out: Array = self.tp_model * self.tp_ff
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """Each row's pipeline schedule and what its communication overlaps."""
+
+    pp: Array
+    stages: StageLayers
+    first_layers: Array
+    """Layers of the first stage, whose last backward an overlapped gradient reduction hides behind."""
+    microbatches: Array
+    interleave: Array
+    zero_bubble: Flags
+    overlap_tp: Flags
+    """Transformer Engine's TP communication overlap (Wang et al. 2023)."""
+    overlap_p2p: Flags
+    """Asynchronous pipeline sends (Llama Team 2024 §3.3.2)."""
+    overlap_dp: Flags
+    """Gradient reduction overlapped with the first stage's last backward (FSDP, Zhao et al. 2023)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepParts:
+    """A step and its parts on one GPU of the slowest stage, per row (s per step)."""
+
+    t_step_s: Array
+    t_compute_s: Array
+    """m · ⌈L/p⌉ · t_layer: the slowest stage's layers, recomputation and exposed ring included."""
+    t_tp_comm_s: Array
+    """m · ⌈L/p⌉ · t_tp: the tensor-parallel collectives on the critical path."""
+    t_ep_comm_s: Array
+    """m · ⌈L/p⌉ · t_ep: the expert all-to-alls (on the critical path: they wait on the router)."""
+    t_pp_comm_s: Array
+    """m · t_p2p: the exposed pipeline sends."""
+    t_dp_comm_s: Array
+    """The exposed gradient reduction."""
+    t_bubble_s: Array
+    """Fill and drain (`step.pipeline.PipelineStep`)."""
+    bubble_fraction: Array
+    t_optimizer_s: Array | None
+
+
+def step_parts(
+    levels: Levels,
+    attention: bool,
+    layer: LayerParts,
+    groups: StepGroups,
+    schedule: Schedule,
+    params: ParamsPerGpu,
+    experts: bool,
+    t_optimizer_s: Array | None,
+) -> StepParts:
+    """Every row's step (module docstring). `params`: the parameters a GPU of the first stage
+    holds, dense (replicated) and expert; `experts` False for a dense model, whose expert
+    gradients do not exist; `attention` False: a layer is its MLP (`tensor_parallel_s`)."""
+    tp = groups.tp
+    tensor = TensorGroups(
+        groups.tp_model, groups.tp_ff, layer.tokens, groups.hidden, groups.ffn, groups.qkv
+    )
+    t_tp = exposed_tensor_parallel_s(
+        tensor_parallel_s(levels, tensor, layer.recompute, attention),
+        layer.t_gemm_s,
+        schedule.overlap_tp,
+    )
+    message = WORD_BYTES * layer.tokens * groups.hidden  # one microbatch's hidden activations
+    dispatch = groups.top_k * message / groups.sp
+    t_ep = expert_all_to_all_s(
+        levels, layer.recompute, groups.ep, tp * groups.cp * groups.ep, dispatch
+    )
+    t_full = layer.t_layer_s + t_tp + t_ep
+    t_p2p = pipeline_send_s(
+        levels,
+        message,
+        tp,
+        groups.n_gpu,
+        schedule.pp,
+        schedule.interleave,
+        schedule.overlap_p2p,
+    )
+    span = tp * groups.dense_dp  # the data-parallel group's ranks sit at stride N_TP
+    gradient = GradientGroups(groups.dense_dp, span, groups.expert_dp, span)
+    t_dp = gradient_allreduce_s(
+        levels, gradient, params.replicated, params.expert if experts else None
+    )
+    t_dp = exposed_gradient_s(t_dp, schedule.first_layers * layer.t_backward_s, schedule.overlap_dp)
+    step = pipeline_step_s(
+        schedule.stages,
+        t_full,
+        layer.t_last_s,
+        schedule.microbatches,
+        schedule.interleave,
+        schedule.zero_bubble,
+        t_p2p,
+        t_dp,
+        t_optimizer_s,
+    )
+    per_step = schedule.microbatches * schedule.stages.full
+    return StepParts(
+        t_step_s=step.t_step_s,
+        t_compute_s=per_step * layer.t_layer_s,
+        t_tp_comm_s=per_step * t_tp,
+        t_ep_comm_s=per_step * t_ep,
+        t_pp_comm_s=schedule.microbatches * t_p2p,
+        t_dp_comm_s=t_dp,
+        t_bubble_s=step.t_bubble_s,
+        bubble_fraction=step.bubble_fraction,
+        t_optimizer_s=t_optimizer_s,
+    )

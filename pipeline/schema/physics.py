@@ -125,6 +125,8 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         tp_in_domain=sec.boolean("tp_in_domain"),
         tensor_memory=sec.boolean("tensor_memory"),
         max_context_parallel=sec.integer("max_context_parallel"),
+        dp_overlap=sec.boolean("dp_overlap"),
+        tp_overlap_in_domain=sec.boolean("tp_overlap_in_domain"),
         efficiency=efficiency_from_config(eff),
     )
     check_switches(sec, extensions, memory, recompute, whole)

@@ -228,6 +228,8 @@ SWITCHES_OFF = [
     "physics.tp_in_domain=false",
     "physics.tensor_memory=false",
     "physics.max_context_parallel=1",
+    "physics.dp_overlap=false",
+    "physics.tp_overlap_in_domain=false",
 ]
 """physics=realistic with every switch off: its efficiencies only."""
 
@@ -252,6 +254,11 @@ REALISTIC: dict[str, list[str]] = {
         "physics=realistic",
         "physics.tp_in_domain=true",
         "physics.max_context_parallel=8",
+    ],
+    "realistic without `dp_overlap` and `tp_overlap_in_domain`": [
+        "physics=realistic",
+        "physics.dp_overlap=false",
+        "physics.tp_overlap_in_domain=false",
     ],
     "efficiencies only": alone(),
     "attention alone": alone("attention=true"),

@@ -133,6 +133,8 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         tensor_memory=sec.boolean("tensor_memory"),
         max_context_parallel=sec.integer("max_context_parallel"),
         precision=Precision(sec.choice("precision", [p.value for p in Precision])),
+        dp_overlap=sec.boolean("dp_overlap"),
+        tp_overlap_in_domain=sec.boolean("tp_overlap_in_domain"),
         efficiency=efficiency_from_config(eff),
     )
     check_switches(sec, extensions, memory, recompute, whole)

@@ -220,6 +220,8 @@ def candidate_runs(
         tp_model=tpm,
         zero_bubble=c.zero_bubble[rows],
         overlap_tp=flags & o.overlap_tp,
+        dp_overlap=flags & physics.dp_overlap,
+        tp_overlap_in_domain=flags & physics.tp_overlap_in_domain,
     )
 
 
@@ -253,8 +255,9 @@ def test_parity_step_and_parts_of_every_candidate_kind(kind: str, opts: SearchOp
 def test_parity_step_time_through_the_entry_points() -> None:
     """The grid's search (`optimal_layout`) and a fixed layout (`fixed_point`) report for the
     layout they time the step time of the run of that layout (`evaluate_run`), exactly, and
-    its MFU to rounding; the grid's 1-D layouts on one network level are runs' layouts."""
-    physics = realistic(tensor_parallel=TensorParallel.ONE_D)
+    its MFU to rounding; the grid's 1-D layouts on one network level, without the distributed
+    optimizer's overlap (a run gives its own `overlap_dp`), are runs' layouts."""
+    physics = realistic(tensor_parallel=TensorParallel.ONE_D, dp_overlap=False)
     opts = SearchOptions(overlap_tp=False, overlap_pp_ep=False, zero_bubble=False)
     hw = preset("h100_sxm")
     found = optimal_layout(hw, grid_model(), N_GPU, opts, physics=physics)

@@ -117,6 +117,14 @@ class Physics:
     `whole_sequences` (powers of two dividing the sequence length; 1 = none)."""
     precision: Precision = Precision.BF16
     """Number format of the layers' weight GEMMs: bf16, or fp8 as Transformer Engine runs it."""
+    dp_overlap: bool = False
+    """Grid layouts overlap their gradient reduction as Megatron-Core's distributed optimizer
+    does (`overlap_grad_reduce`, `overlap_param_gather`): the reduce-scatter bucket by bucket
+    with the last backward, the parameter all-gather with the next forward; the last bucket's
+    reduce-scatter and the first bucket's all-gather are exposed (`step.assembly`)."""
+    tp_overlap_in_domain: bool = False
+    """Transformer Engine's TP communication overlap (`overlap_tp`) only for tensor-parallel
+    groups inside the fastest network level (an NVLink domain); across it, exposed."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property
@@ -134,6 +142,8 @@ class Physics:
             or self.zero_stage != 0
             or self.max_context_parallel != 1
             or self.precision is not Precision.BF16
+            or self.dp_overlap
+            or self.tp_overlap_in_domain
         )
 
 

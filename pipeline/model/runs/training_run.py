@@ -92,6 +92,11 @@ class RunLayouts:
     overlap_tp: NDArray[np.bool_] | None = None
     """Transformer Engine's TP communication overlap (`step.assembly.Schedule.overlap_tp`);
     None: none, as the runs of docs/validation.md; a grid candidate's with it."""
+    dp_overlap: NDArray[np.bool_] | None = None
+    """Megatron-Core's distributed optimizer overlap (`step.assembly.Schedule.dp_overlap`) in
+    place of `overlap_dp`; None: none, as the runs of docs/validation.md; a grid row's with it."""
+    tp_overlap_in_domain: NDArray[np.bool_] | None = None
+    """TP overlap only inside the fastest level (`step.assembly.Schedule`); None: anywhere."""
 
     @classmethod
     def of(cls, layouts: Sequence[RunLayout]) -> RunLayouts:
@@ -412,6 +417,7 @@ def run_costs(
         # each layer's gradients reduce while the first stage runs the backward of the layers
         # before it in its last microbatch
         t_backward_s=times.with_recompute_s(modes) - times.forward_s,
+        t_forward_s=times.forward_s,
         tokens=tokens,
         recompute=modes,
         t_last_s=t_last,
@@ -442,6 +448,11 @@ def run_costs(
         overlap_tp=never if lay.overlap_tp is None else lay.overlap_tp,
         overlap_p2p=lay.overlap_p2p,
         overlap_dp=lay.overlap_dp,
+        dp_overlap=never if lay.dp_overlap is None else lay.dp_overlap,
+        sharded=lay.zero_stage >= 1,
+        tp_overlap_in_domain=never
+        if lay.tp_overlap_in_domain is None
+        else lay.tp_overlap_in_domain,
     )
     step = step_parts(
         net, physics.attention, parts, groups, schedule, params, shape.experts > 1, t_opt

@@ -102,6 +102,9 @@ class Candidates:
     t_backward_s: Array | None = None
     """Each candidate's backward and rerun of one layer call (realistic physics: what an
     overlapped gradient all-reduce hides behind)."""
+    t_forward_s: Array | None = None
+    """Each candidate's forward of one layer call (realistic physics: what an overlapped
+    parameter all-gather hides behind, `step.assembly`)."""
     rows: NDArray[np.int64] | None = None
     """Each candidate's row in the table it was enumerated from (realistic physics:
     `enumeration.realistic_layout_rows`, whose rows `search.floors.layout_step_floors_s`
@@ -216,15 +219,23 @@ class _LayerParts(TypedDict):
     t_layer_s: Array
     t_gemm_s: Array
     t_backward_s: Array
+    t_forward_s: Array
 
 
 def _layer_parts(times: LayerTimes, modes: NDArray[np.int64]) -> _LayerParts:
     """A realistic candidate's layer call under its recomputation mode: all of it, its weight
-    GEMMs and its backward with the rerun (as `runs.training_run.run_costs` splits a run's)."""
+    GEMMs, its backward with the rerun and its forward (as `runs.training_run.run_costs`
+    splits a run's)."""
     layer = times.with_recompute_s(modes)
     zero = np.zeros_like(layer)
     gemm = with_rerun_s(modes, times.matmul_forward_s, times.matmul_backward_s, zero)
-    return {"t_layer_s": layer, "t_gemm_s": gemm, "t_backward_s": layer - times.forward_s}
+    forward = times.forward_s
+    return {
+        "t_layer_s": layer,
+        "t_gemm_s": gemm,
+        "t_backward_s": layer - forward,
+        "t_forward_s": forward,
+    }
 
 
 def _with_step_inputs(c: Candidates, opts: SearchOptions, shape: ModelShape) -> Candidates:

@@ -217,7 +217,7 @@ def layout_step_floors_s(
 
     Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with
       t_full ≥ max(C, T + (S/N_EP)·K_ng) + E  (TP overlap on; C + T + E without it),
-    t_p2p and t_dp exact (t_dp 0 when `overlap_dp`) and the optimizer step 0, where, per
+    t_p2p and t_dp exact (t_dp 0 when `overlap_dp` or `physics.dp_overlap`) and the optimizer step 0, where, per
     layer and microbatch on one GPU, C = (S/N_EP)·(K + 6·W_l·b̂/N_TP / R) (K, W_l, R as in
     `step_floor_terms_s`, b̂ = 8·⌈b/8⌉ the nanobatch b padded to the tensor-core width), K_ng the launches of a call's kernels other than
     its weight GEMMs (`search.grid.grid_non_gemm_launch_s`), T the tensor-parallel
@@ -277,7 +277,7 @@ def layout_step_floors_s(
     t_p2p = pipeline_send_s(
         levels, message, tp, every, pp, interleave, np.full(tp.shape, opts.overlap_pp_ep)
     )
-    if opts.overlap_dp:
+    if opts.overlap_dp or physics.dp_overlap:  # exposed part ≥ 0 (`step.assembly`)
         t_dp = np.zeros_like(tp)
     else:
         params = grid_params_per_gpu(physics, shape, tp, pp, ep)

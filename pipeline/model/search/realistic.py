@@ -91,7 +91,7 @@ def realistic_steps(
     physics' achieved fraction, `search.network_physics`): its layer calls, groups and
     schedule in a run's terms, through the one assembly a run goes through
     (`step.assembly.step_parts`)."""
-    if c.recompute is None or c.t_gemm_s is None or c.t_backward_s is None:
+    if c.recompute is None or c.t_gemm_s is None or c.t_backward_s is None or c.t_forward_s is None:
         raise ValueError("candidates without realistic layer parts: not a realistic search")
     dp, tpm, tpff, pp, ep = (c.degrees[:, k].astype(np.float64) for k in range(5))
     tp, cp = tpm * tpff, _context_parallel(c)
@@ -102,6 +102,7 @@ def realistic_steps(
         t_layer_s=local * c.t_layer_s,
         t_gemm_s=local * c.t_gemm_s,
         t_backward_s=local * c.t_backward_s,
+        t_forward_s=local * c.t_forward_s,
         tokens=tokens,
         recompute=c.recompute,
         t_last_s=np.zeros_like(tokens),  # no vocabulary: no logits
@@ -132,6 +133,9 @@ def realistic_steps(
         overlap_tp=flags & opts.overlap_tp,
         overlap_p2p=flags & opts.overlap_pp_ep,
         overlap_dp=flags & opts.overlap_dp,
+        dp_overlap=flags & physics.dp_overlap,
+        sharded=flags & (physics.zero_stage >= 1),
+        tp_overlap_in_domain=flags & physics.tp_overlap_in_domain,
     )
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
     parts = step_parts(

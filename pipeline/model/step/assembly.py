@@ -30,6 +30,7 @@ from pipeline.model.network.groups import (
     pipeline_send_s,
     tensor_parallel_s,
 )
+from pipeline.model.network.levels import group_level
 from pipeline.model.step.pipeline import (
     StageLayers,
     exposed_gradient_s,
@@ -39,6 +40,49 @@ from pipeline.model.step.pipeline import (
 
 Array = NDArray[np.float64]
 Flags = NDArray[np.bool_]
+
+
+DP_BUCKET_MIN_PARAMS = 40_000_000
+"""Megatron-Core's smallest default gradient bucket: max(4e7, 1e6 · d) parameters, d the data-
+parallel size (Megatron Core developer guide, `DistributedDataParallelConfig.bucket_size`)."""
+DP_BUCKET_PARAMS_PER_RANK = 1_000_000
+
+
+def dp_bucket_params(dense_dp: Array) -> Array:
+    """Parameters in one of Megatron-Core's default gradient buckets: max(4e7, 1e6 · d), d the
+    ranks of the data-parallel group (Megatron Core developer guide,
+    `core.distributed.distributed_data_parallel_config.DistributedDataParallelConfig.bucket_size`)."""
+    out: Array = np.maximum(float(DP_BUCKET_MIN_PARAMS), DP_BUCKET_PARAMS_PER_RANK * dense_dp)
+    return out
+
+
+def distributed_optimizer_exposed_s(
+    t_reduce_s: Array,
+    t_bucket_s: Array,
+    t_backward_s: Array,
+    t_forward_s: Array,
+    sharded: Flags,
+) -> Array:
+    """The gradient reduction's part on the critical path under Megatron-Core's distributed
+    optimizer with `overlap_grad_reduce` and `overlap_param_gather` (Megatron Core developer
+    guide, `DistributedDataParallelConfig`; NeMo Framework user guide, "Communication Overlap":
+    the reduction runs in chunks beside compute and exposes one chunk).
+
+    Sharded (ZeRO ≥ 1), the all-reduce `t_reduce_s` is a reduce-scatter and an all-gather of
+    half its time each (a ring all-reduce is exactly both): each bucket's reduce-scatter starts
+    once the first stage's last backward `t_backward_s` has produced its gradients, so what
+    outlasts that backward is exposed, and at least the last bucket's (`t_bucket_s` / 2, the
+    first layers' gradients come last); the all-gather of the updated parameters runs beside
+    the next step's first forward `t_forward_s` bucket by bucket, at least the first bucket's
+    exposed. Unsharded, the all-reduce overlaps the backward alike:
+      sharded:   max(t/2 − t_bwd, t_b/2) + max(t/2 − t_fwd, t_b/2)
+      unsharded: max(t − t_bwd, t_b)
+    """
+    reduce = np.where(sharded, 0.5 * t_reduce_s, t_reduce_s)
+    last = np.where(sharded, 0.5 * t_bucket_s, t_bucket_s)
+    gather = np.where(sharded, np.maximum(0.5 * t_reduce_s - t_forward_s, 0.5 * t_bucket_s), 0.0)
+    out: Array = np.maximum(reduce - t_backward_s, last) + gather
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +97,8 @@ class LayerParts:
     """Its weight GEMMs, forward, backward and rerun: what TP communication overlap hides behind."""
     t_backward_s: Array
     """Its backward and rerun: what an overlapped gradient reduction hides behind."""
+    t_forward_s: Array
+    """Its forward: what an overlapped parameter all-gather hides behind."""
     tokens: Array
     """Tokens of the microbatch on this GPU (after context parallelism)."""
     recompute: NDArray[np.int64]
@@ -113,6 +159,14 @@ class Schedule:
     """Asynchronous pipeline sends (Llama Team 2024 §3.3.2)."""
     overlap_dp: Flags
     """Gradient reduction overlapped with the first stage's last backward (FSDP, Zhao et al. 2023)."""
+    dp_overlap: Flags
+    """Megatron-Core's distributed optimizer overlap (`distributed_optimizer_exposed_s`); it
+    takes the place of `overlap_dp` where set."""
+    sharded: Flags
+    """The optimizer state is sharded (ZeRO ≥ 1: a reduce-scatter and an all-gather instead of
+    an all-reduce)."""
+    tp_overlap_in_domain: Flags
+    """TP overlap only where the whole tensor-parallel group lies on the fastest level."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,10 +207,12 @@ def step_parts(
     tensor = TensorGroups(
         groups.tp_model, groups.tp_ff, layer.tokens, groups.hidden, groups.ffn, groups.qkv
     )
+    in_domain = group_level(levels.sizes, tp) == 0
+    overlap_tp = schedule.overlap_tp & (in_domain | ~schedule.tp_overlap_in_domain)
     t_tp = exposed_tensor_parallel_s(
         tensor_parallel_s(levels, tensor, layer.recompute, attention),
         layer.t_gemm_s,
-        schedule.overlap_tp,
+        overlap_tp,
     )
     message = WORD_BYTES * layer.tokens * groups.hidden  # one microbatch's hidden activations
     dispatch = groups.top_k * message / groups.sp
@@ -175,10 +231,27 @@ def step_parts(
     )
     span = tp * groups.dense_dp  # the data-parallel group's ranks sit at stride N_TP
     gradient = GradientGroups(groups.dense_dp, span, groups.expert_dp, span)
-    t_dp = gradient_allreduce_s(
+    t_reduce = gradient_allreduce_s(
         levels, gradient, params.replicated, params.expert if experts else None
     )
-    t_dp = exposed_gradient_s(t_dp, schedule.first_layers * layer.t_backward_s, schedule.overlap_dp)
+    backward = schedule.first_layers * layer.t_backward_s
+    t_dp = exposed_gradient_s(t_reduce, backward, schedule.overlap_dp)
+    if np.any(schedule.dp_overlap):
+        bucket = dp_bucket_params(groups.dense_dp)
+        t_bucket = gradient_allreduce_s(
+            levels,
+            gradient,
+            np.minimum(params.replicated, bucket),
+            np.minimum(params.expert, bucket) if experts else None,
+        )
+        overlapped = distributed_optimizer_exposed_s(
+            t_reduce,
+            t_bucket,
+            backward,
+            schedule.first_layers * layer.t_forward_s,
+            schedule.sharded,
+        )
+        t_dp = np.where(schedule.dp_overlap, overlapped, t_dp)
     step = pipeline_step_s(
         schedule.stages,
         t_full,

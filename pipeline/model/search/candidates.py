@@ -37,7 +37,12 @@ from pipeline.model.records.switches import (
     recompute_modes,
 )
 from pipeline.model.search.enumeration import layout_table, realistic_layout_rows
-from pipeline.model.search.grid import cheapest_fitting_mode, grid_layer_work, grid_params_per_gpu
+from pipeline.model.search.grid import (
+    cheapest_fitting_mode,
+    grid_kv_width,
+    grid_layer_work,
+    grid_params_per_gpu,
+)
 from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s
 from pipeline.model.step.schedule import interleave_degrees
@@ -339,8 +344,8 @@ def _with_ring(
 ) -> Candidates:
     """The candidates with their context-parallel ring exchange on this network added to
     each layer call's time, where it outlasts the attention core it overlaps with
-    (`network.groups.ring_attention_exposed_s`, as a run's); the group sits on the first
-    level holding its t·c GPUs."""
+    (`network.groups.ring_attention_exposed_s`, as a run's): K and V of the model's K/V heads
+    (`search.grid.grid_kv_width`); the group sits on the first level holding its t·c GPUs."""
     if c.cp is None or c.attention_forward_s is None or c.attention_backward_s is None:
         return c
     if c.recompute is None:
@@ -351,7 +356,7 @@ def _with_ring(
     extra = ring_attention_exposed_s(
         Levels.as_given(hw),
         nano,
-        float(shape.d_model),
+        grid_kv_width(shape),
         tp,
         cp,
         c.attention_forward_s,

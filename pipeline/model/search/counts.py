@@ -30,21 +30,20 @@ from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.search.candidates import Candidates
-from pipeline.model.search.grid import GRID_HEAD_DIM, grid_memory_by_mode_bytes
+from pipeline.model.search.grid import grid_heads, grid_kv_heads, grid_memory_by_mode_bytes
 
 
 def grid_transformer(shape: ModelShape) -> TransformerShape:
     """The grid's model as a transformer: L layers of width d, d_ff, S experts of top-1
-    routing, d / 128 heads and as many K/V heads (one head when 128 does not divide d: heads
-    enter no count, and K and V stay d wide), no vocabulary (`search.grid`)."""
-    d = shape.d_model
-    heads = d // GRID_HEAD_DIM if d % GRID_HEAD_DIM == 0 else 1
+    routing, d / 128 heads (`search.grid.grid_heads`; one head when 128 does not divide d:
+    heads enter no count) and the scaling laws' K/V heads (`search.grid.grid_kv_heads`; as
+    many as heads without a rule), no vocabulary (`search.grid`)."""
     return TransformerShape(
         layers=shape.n_layers,
-        hidden=d,
+        hidden=shape.d_model,
         ffn_hidden=shape.d_ff,
-        heads=heads,
-        kv_heads=heads,
+        heads=grid_heads(shape),
+        kv_heads=grid_kv_heads(shape),
         vocab=0,
         seq_len=shape.seq_len,
         experts=shape.sparsity,

@@ -39,6 +39,7 @@ from pipeline.model.search.enumeration import (
     tries_context_parallel,
 )
 from pipeline.model.search.grid import (
+    grid_kv_width,
     grid_layer_launch_s,
     grid_non_gemm_launch_s,
     grid_params_per_gpu,
@@ -135,9 +136,10 @@ def tensor_parallel_floor_s(
     B_tok·N_TP/N ≥ L·ρ·B_tok·N_TP/N (`batch_share_floor`): the passes take at least
     L·(α·ρ·B_tok·N_TP/N + β). The layout's pair is among those minimized over. α and β come
     from `_tensor_parallel_terms`, kept per network for the pairs of a power of 2^8 that the
-    clusters of a walk, and the sizes of a series, share: α = d_model·α_h + d_ff·α_f, every
-    collective's bytes being in proportion to d_model (the hidden and QKV widths, 3·d_model)
-    or to d_ff. Rounding (α·x + β is not the exact floating-point sequence of t_tp(x)): the
+    clusters of a walk, and the sizes of a series, share: α = d_model·α_h + kv·α_kv +
+    d_ff·α_f, every collective's bytes being in proportion to d_model (the hidden width and
+    the QKV width's d_model), to the K/V width kv (the QKV width's 2·kv,
+    `search.grid.grid_kv_width`) or to d_ff. Rounding (α·x + β is not the exact floating-point sequence of t_tp(x)): the
     walk compares with the slack `search.PRUNE_SLACK`.
     """
     if physics.is_paper:
@@ -151,11 +153,16 @@ def tensor_parallel_floor_s(
     if t_min <= 1.0:
         return 0.0  # one tensor rank may do: no collective is certain
     cover = _tensor_parallel_cover(q)
-    tp, per_hidden, per_ffn, beta = _tensor_parallel_terms(hw, physics.attention, cover)
+    tp, per_hidden, per_kv, per_ffn, beta = _tensor_parallel_terms(hw, physics.attention, cover)
     keep = (q % tp == 0) & (tp >= t_min)
     if not keep.any():
         return 0.0  # no layout at all: nothing to bound
-    alpha = float(shape.d_model) * per_hidden[keep] + float(shape.d_ff) * per_ffn[keep]
+    kv = grid_kv_width(shape)
+    alpha = (
+        float(shape.d_model) * per_hidden[keep]
+        + kv * per_kv[keep]
+        + float(shape.d_ff) * per_ffn[keep]
+    )
     share = batch_share_floor(physics, opts, shape)
     tokens = share * shape.batch_tokens * tp[keep].astype(np.float64) / n_gpu
     return shape.n_layers * float((alpha * tokens + beta[keep]).min())
@@ -175,34 +182,38 @@ def _tensor_parallel_cover(q: int) -> int:
 @cached(maxsize=TENSOR_PARALLEL_TERMS_CACHE_SIZE)
 def _tensor_parallel_terms(
     hw: HardwareSpec, attention: bool, cover: int
-) -> tuple[NDArray[np.int64], Array, Array, Array]:
-    """For every (N_TPm, N_TPff) whose product N_TP divides `cover`: N_TP, and α_h, α_f (s per
-    token and unit of width) and β (s) such that one layer pass's tensor-parallel collectives
-    on x tokens of a model of widths d_model and d_ff = f, without recomputation, take
-    (d_model·α_h + f·α_f)·x + β (`network.groups.tensor_parallel_s`, ring all-reduces: bytes
-    in proportion to x and to one width over a level's bandwidth, plus hops times its
-    latency). α_h is the pass at one token on levels without latency of a model whose hidden
-    width is 1 (QKV 3) and MLP 0, α_f of one whose MLP is 1 and the rest 0, β the pass at no
-    tokens (no bytes: the widths do not enter). Kept per (network, cover); read only."""
+) -> tuple[NDArray[np.int64], Array, Array, Array, Array]:
+    """For every (N_TPm, N_TPff) whose product N_TP divides `cover`: N_TP, and α_h, α_kv, α_f
+    (s per token and unit of width) and β (s) such that one layer pass's tensor-parallel
+    collectives on x tokens of a model of widths d_model, K/V width kv and d_ff = f, without
+    recomputation, take (d_model·α_h + kv·α_kv + f·α_f)·x + β
+    (`network.groups.tensor_parallel_s`, ring all-reduces: bytes in proportion to x and to one
+    width over a level's bandwidth, plus hops times its latency). α_h is the pass at one token
+    on levels without latency of a model whose hidden width is 1 (QKV 1) and MLP 0, α_kv of
+    one whose QKV width is 2 and the rest 0, α_f of one whose MLP is 1 and the rest 0, β the
+    pass at no tokens (no bytes: the widths do not enter). Kept per (network, cover); read
+    only."""
     divs = np.array(divisors(cover), dtype=np.int64)
     fits = divs[None, :] <= (cover // divs)[:, None]  # N_TPm·N_TPff ≤ cover, without overflow
     products = np.ones(fits.shape, dtype=np.int64)
     np.multiply(divs[:, None], divs[None, :], out=products, where=fits)
     model_at, ff_at = np.nonzero(fits & (cover % products == 0))
     tp_model, tp_ff = divs[model_at].astype(np.float64), divs[ff_at].astype(np.float64)
-    hidden = TensorGroups(tp_model, tp_ff, np.ones_like(tp_model), 1.0, 0.0, 3.0)
+    hidden = TensorGroups(tp_model, tp_ff, np.ones_like(tp_model), 1.0, 0.0, 1.0)
+    kv = dataclasses.replace(hidden, hidden=0.0, qkv=2.0)
     ffn = dataclasses.replace(hidden, hidden=0.0, ffn=1.0, qkv=0.0)
     levels = Levels.as_given(hw)
     hop_free = Levels(levels.bandwidth, np.zeros_like(levels.latency), levels.sizes)
     none = np.zeros(tp_model.shape[0], dtype=np.int64)  # no recomputation: fewest collectives
     per_hidden = tensor_parallel_s(hop_free, hidden, none, attention)
+    per_kv = tensor_parallel_s(hop_free, kv, none, attention)
     per_ffn = tensor_parallel_s(hop_free, ffn, none, attention)
     empty = dataclasses.replace(hidden, tokens=np.zeros_like(tp_model))
     beta = tensor_parallel_s(levels, empty, none, attention)
     tp = products[model_at, ff_at]
-    for a in (tp, per_hidden, per_ffn, beta):
+    for a in (tp, per_hidden, per_kv, per_ffn, beta):
         a.setflags(write=False)
-    return tp, per_hidden, per_ffn, beta
+    return tp, per_hidden, per_kv, per_ffn, beta
 
 
 def layout_step_floors_s(
@@ -264,7 +275,7 @@ def layout_step_floors_s(
     compute = local * (
         grid_layer_launch_s(hw, physics) + per_call / matmul_rate_flop_per_s(hw, physics)
     )
-    groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), 3.0 * d)
+    groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), d + 2.0 * grid_kv_width(shape))
     t_tp = tensor_parallel_s(levels, groups, none, physics.attention)
     if opts.overlap_tp:  # the collectives past the GEMMs, beside the rest of the layer
         layer = np.maximum(compute, t_tp + local * grid_non_gemm_launch_s(hw, physics))

@@ -45,7 +45,11 @@ from pipeline.model.records.results import Layout, StepCost
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics
 from pipeline.model.search.candidates import Candidates
-from pipeline.model.search.grid import grid_params_per_gpu, sequence_parallel_degree
+from pipeline.model.search.grid import (
+    grid_kv_width,
+    grid_params_per_gpu,
+    sequence_parallel_degree,
+)
 from pipeline.model.step.evaluate import matmul_bound
 from pipeline.model.step.pipeline import (
     StageLayers,
@@ -106,7 +110,7 @@ def realistic_steps(
     local = float(shape.sparsity) // ep  # layer calls per layer: the GPU's local experts
     tokens = c.nanobatch.astype(np.float64) * local  # a microbatch's tokens on one GPU
     t_layer = local * c.t_layer_s
-    groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), 3.0 * d)
+    groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), d + 2.0 * grid_kv_width(shape))
     t_tp = exposed_tensor_parallel_s(
         tensor_parallel_s(levels, groups, modes, physics.attention),
         local * c.t_gemm_s,

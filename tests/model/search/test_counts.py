@@ -36,18 +36,27 @@ def feasible(outcome: SeriesOutcome) -> list[PointResult]:
     return points
 
 
-def by_hand_params(p: PointResult) -> float:
-    """L · (4·d² attention projections + S · 2·d·d_ff MLP weights): the grid model's weights."""
+def by_hand_attention_params(p: PointResult) -> float:
+    """2·d² + 2·d·kv: the Q and output projections and the K and V ones of kv = 128 · K/V
+    heads (as many as the d/128 heads when the scaling laws give none)."""
     s = p.shape
-    return s.n_layers * (4.0 * s.d_model**2 + s.sparsity * 2.0 * s.d_model * s.d_ff)
+    heads = s.d_model // 128
+    kv = 128 * (heads if s.kv_heads is None else min(s.kv_heads, heads))
+    return 2.0 * s.d_model**2 + 2.0 * s.d_model * kv
+
+
+def by_hand_params(p: PointResult) -> float:
+    """L · (attention projections + S · 2·d·d_ff MLP weights): the grid model's weights."""
+    s = p.shape
+    return s.n_layers * (by_hand_attention_params(p) + s.sparsity * 2.0 * s.d_model * s.d_ff)
 
 
 def by_hand_flop_per_step(p: PointResult) -> float:
-    """3 · L · (2·B_tok·(4d² + 2·d·d_ff) + 4·B_tok·s·d): forward and backward of the
-    projections, one expert's MLP and the attention core (docs/model.md R.1)."""
+    """3 · L · (2·B_tok·(attention projections + 2·d·d_ff) + 4·B_tok·s·d): forward and
+    backward of the projections, one expert's MLP and the attention core (docs/model.md R.1)."""
     s = p.shape
     b = float(s.batch_tokens)
-    weights = 4.0 * s.d_model**2 + 2.0 * s.d_model * s.d_ff
+    weights = by_hand_attention_params(p) + 2.0 * s.d_model * s.d_ff
     return 3.0 * s.n_layers * (2.0 * b * weights + 4.0 * b * s.seq_len * s.d_model)
 
 

@@ -68,10 +68,22 @@ REALISTIC_CASES = [
     (["scaling=dense"], (22528, 26624, 49152, 106496)),
     (["scaling=sparse"], (30720, 32768, 73728)),
     (["scaling=dense", "physics.max_context_parallel=8", "physics.tp_in_domain=true"], (22528,)),
-    (["scaling=dense", "physics.fusion=flash", "physics.whole_sequences=false"], (90112,)),
+    (
+        [
+            "scaling=dense",
+            "physics.fusion=flash",
+            "physics.whole_sequences=false",
+            "physics.max_context_parallel=1",
+        ],
+        (90112,),
+    ),
     (["scaling=sparse", "physics.attention=false", "physics.tensor_parallel=1d"], (73728,)),
-    (["scaling=sparse", "physics.whole_sequences=false"], (57344,)),
+    (
+        ["scaling=sparse", "physics.whole_sequences=false", "physics.max_context_parallel=1"],
+        (57344,),
+    ),
     (["scaling=sparse", "physics.max_context_parallel=8"], (61440,)),
+    (["scaling=dense", "scaling.kv_heads=null"], (49152,)),
     (["scaling=sparse", "physics.tp_in_domain=true", "physics.tensor_parallel=both"], (32768,)),
     (["scaling=sparse", "physics.fusion=none"], (30720,)),
     (

@@ -353,3 +353,25 @@ def test_grouped_query_attention_shrinks_the_ring_exchange() -> None:
     mha, gqa = (np.array([r[k] for k in common]) for r in ring)
     assert (gqa <= mha).all()
     assert 0.0 < gqa.sum() < mha.sum() / 8
+
+
+def test_realistic_preset_keeps_tensor_parallelism_one_d_inside_nvlink() -> None:
+    """Every feasible point of the default realistic series has Megatron's 1-D tensor
+    parallelism inside one 8-GPU NVLink domain; `tensor_parallel=both tp_in_domain=false` (the
+    preset before) reaches 2-D layouts past it on the same series."""
+    from pipeline.model.records.switches import TensorParallel as Kind
+
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    assert (physics.tensor_parallel, physics.tp_in_domain) == (Kind.ONE_D, True)
+    points = [
+        p
+        for p in evaluate_series(load_scenario(compose_config(["physics=realistic"]))).points
+        if p.layout is not None
+    ]
+    assert points
+    for p in points:
+        assert all(f == 1 for f in (*p.layout.tp_model, *p.layout.tp_ff[1:]))
+        assert p.layout.tp_ff[0] <= 8
+    before = ["physics=realistic", "physics.tensor_parallel=both", "physics.tp_in_domain=false"]
+    layouts = [p.layout for p in evaluate_series(load_scenario(compose_config(before))).points]
+    assert any(lay is not None and max(lay.tp_model) > 1 for lay in layouts)

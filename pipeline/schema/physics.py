@@ -125,6 +125,7 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         tp_in_domain=sec.boolean("tp_in_domain"),
         tensor_memory=sec.boolean("tensor_memory"),
         max_context_parallel=sec.integer("max_context_parallel"),
+        few_microbatches=sec.boolean("few_microbatches"),
         efficiency=efficiency_from_config(eff),
     )
     check_switches(sec, extensions, memory, recompute, whole)

@@ -104,6 +104,10 @@ class Physics:
     max_context_parallel: int = 1
     """Largest context-parallel degree c a grid layout may split each sequence over, with
     `whole_sequences` (powers of two dividing the sequence length; 1 = none)."""
+    few_microbatches: bool = False
+    """Plain 1F1B may run fewer microbatches than pipeline stages (m < N_PP), paying its bubble
+    (N_PP − 1)/(N_PP − 1 + m), as Megatron-LM's non-interleaved schedule allows; interleaved
+    1F1B still needs m ≥ N_PP and zero-bubble m ≥ 2·N_PP. Off: every schedule needs them."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property
@@ -120,6 +124,7 @@ class Physics:
             or self.recompute is not Recompute.NONE
             or self.zero_stage != 0
             or self.max_context_parallel != 1
+            or self.few_microbatches
         )
 
 

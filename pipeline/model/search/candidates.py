@@ -195,7 +195,7 @@ def _enumerate(
             return None
         table, zb = table[keep], zb[keep]
         dp_, tpm, tpff, pp_, ep_, m, _, nano = table.T
-    interleave = interleave_degrees(pp_, zb, opts.interleaving, layers)
+    interleave = interleave_degrees(pp_, zb, opts.interleaving, layers, m)
     shards, which = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shards
     t_layer = layer_matmul_time_s(
         hw,
@@ -271,7 +271,7 @@ def _realistic_candidates(
     table, cp = rows
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = (col.astype(np.float64) for col in table.T)
     zb = zb_i.astype(bool)
-    interleave = interleave_degrees(pp_, zb, opts.interleaving, shape.n_layers)
+    interleave = interleave_degrees(pp_, zb, opts.interleaving, shape.n_layers, m)
     modes = recompute_modes(physics)
     mode_idx = np.full(table.shape[0], -1, dtype=np.int64)
     if physics.gpu_memory:

@@ -101,7 +101,11 @@ def step_floor_terms_s(
     R (`matmul_calls_s`: every call's time is overhead plus a maximum that includes its padded
     FLOP ≥ 2·d1·d2·b over F_eff·`efficiency.matmul` = R, as `efficiency.matmul` ≤ 1), and
     those FLOP are 6 · nanobatch · W_l / N_TP. Every schedule has m ≥ N_PP (1F1B m ≥ N_PP,
-    zero-bubble m ≥ 2·N_PP) and S/N_EP ≥ 1, so the calls number at least L: a. The FLOP terms
+    zero-bubble m ≥ 2·N_PP) and S/N_EP ≥ 1, so the calls number at least L: a. Plain 1F1B
+    with m < N_PP (`Physics.few_microbatches`, v = 1) runs its m passes of L/N_PP layers and
+    fills and drains through the other N_PP − 1 stages (`step.pipeline.pipeline_step_s`:
+    (m + N_PP − 1)·(L/N_PP) ≥ L layer calls' time, m ≥ 1): at least L calls again, of which
+    the m·(L/N_PP) real ones carry the FLOP. The FLOP terms
     add to 6·L·W_l·(N_DP·m·S·nanobatch)/(N·R) ≥ b/N, as N = N_DP·N_TP·N_PP·N_EP. The bound is
     computed by another floating-point sequence than the step, so the walk compares it with
     the relative slack `search.PRUNE_SLACK`.
@@ -126,8 +130,12 @@ def tensor_parallel_floor_s(
     Proof. t_min: N = N_EP·N_TP·N_DP·N_PP (c inside N_DP) and every schedule has m ≥ N_PP, so
     with whole sequences d·N_PP ≤ d·m ≤ B_seqs (d divides B_seqs, m the quotient) and
     N_DP·N_PP ≤ c_max·B_seqs; token-granular, N_DP·m·S ≤ B_tok, so N_DP·N_PP ≤ B_tok/S; N_EP =
-    gcd(N, S). The step runs its critical stage's (L/N_PP)·m ≥ L layer passes
-    (`step.pipeline.pipeline_step_s`: the slowest stage m times, the rest non-negative), each
+    gcd(N, S). With `Physics.few_microbatches` plain 1F1B may have m < N_PP: then only m ≥ 1
+    and N_PP ≤ L hold, and both bounds on N_DP·N_PP take a factor L. The step runs its
+    critical stage's (L/N_PP)·m ≥ L layer passes (`step.pipeline.pipeline_step_s`: the
+    slowest stage m times, the rest non-negative; with m < N_PP and v = 1 the fill and drain
+    add (N_PP − 1)·(L/N_PP) passes' time, (m + N_PP − 1)·(L/N_PP) ≥ L, of which the m·(L/N_PP)
+    real ones carry the tokens counted below), each
     at least its tensor-parallel collectives (`search.realistic`: t_full = t_layer + what of
     them outlasts the layer's GEMMs + t_ep, and t_layer ≥ the GEMMs), which recomputation only
     adds to. For a given pair they are α·tokens + β with α, β ≥ 0 (ring all-reduces: bytes in
@@ -148,6 +156,8 @@ def tensor_parallel_floor_s(
     cp = _most_context_parallel(physics, opts, shape)
     # the most N_DP·N_PP
     ranks = shape.batch_tokens / float(s) if cp is None else float(cp * shape.batch_seqs)
+    if physics.few_microbatches:  # m ≥ 1 only: N_PP ≤ L is all that bounds the pipeline
+        ranks *= shape.n_layers
     q = n_gpu // math.gcd(n_gpu, s)
     t_min = q / ranks
     if t_min <= 1.0:
@@ -261,7 +271,7 @@ def layout_step_floors_s(
     table, cps = rows
     dp, tpm, tpff, pp, ep, m, zero_bubble, nano = np.array(table.T, dtype=np.float64, order="C")
     zb = zero_bubble > 0.0
-    interleave = interleave_degrees(pp, zb, opts.interleaving, shape.n_layers)
+    interleave = interleave_degrees(pp, zb, opts.interleaving, shape.n_layers, m)
     levels = Levels.as_given(hw)
     tp = tpm * tpff
     ring = cps is not None and physics.attention  # the EP span counts c as `search.realistic`

@@ -15,8 +15,8 @@ from pipeline.io.rows import config_hash
 from pipeline.model.limits import Anchors, model_b_batch_tokens
 from pipeline.model.power import series_with_power, with_power
 from pipeline.model.records.results import PointResult, SeriesLimits
-from pipeline.model.records.scaling import model_shape
 from pipeline.model.runs.run_point import run_point
+from pipeline.model.search.counts import series_shape
 from pipeline.model.search.fixed import fixed_point
 from pipeline.model.search.search import sweep_series
 from pipeline.model.series import closed_form_limits, series_limits_under
@@ -138,7 +138,7 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
         points = [
             fixed_point(
                 scenario.hardware,
-                model_shape(d, scenario.laws, quirks),
+                series_shape(d, scenario.laws, quirks, scenario.physics),
                 scenario.fixed_layout,
                 scenario.options,
                 scenario.duration_s,

@@ -186,3 +186,23 @@ def test_counts_data_parallel_all_reduce_moves_the_counted_parameters(scaling: s
     ratio = by_hand_params(PointResult(shape, False, None, None, None)) / shape.n_params
     assert timed_bw == pytest.approx(paper_bw * ratio, rel=REL)
     assert ratio > 1.0
+
+
+def test_counts_realistic_batch_is_the_law_at_the_row_flop() -> None:
+    """Under `physics=realistic` every grid row's batch is the critical law's at the FLOP the
+    row trains, R((C_r/3e23)^(1/6) · 2048) sequences (dense), at least the paper's C's; with
+    `physics.batch_at_row_flop=false` it is the paper's batch of the width."""
+    from pipeline.model.records.scaling import round_to_grid
+
+    for p in feasible(series("physics=realistic")):
+        assert p.counts is not None
+        growth = (p.counts.training_flop / 3e23) ** (1.0 / 6.0)
+        assert p.shape.batch_seqs == round_to_grid(growth * 2048)  # 2048² reference tokens
+        paper = model_shape(p.shape.d_model, ScalingLaws(kv_heads=8))
+        assert p.shape.batch_seqs >= paper.batch_seqs
+    assert any(
+        p.shape.batch_seqs > model_shape(p.shape.d_model, ScalingLaws()).batch_seqs
+        for p in series("physics=realistic").points
+    )
+    for p in series("physics=realistic", "physics.batch_at_row_flop=false").points:
+        assert p.shape.batch_seqs == model_shape(p.shape.d_model, ScalingLaws()).batch_seqs

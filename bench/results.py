@@ -228,10 +228,24 @@ SWITCHES_OFF = [
     "physics.tp_in_domain=false",
     "physics.tensor_memory=false",
     "physics.max_context_parallel=1",
+    "physics.few_microbatches=false",
+    "physics.batch_at_row_flop=false",
     "physics.dp_overlap=false",
     "physics.tp_overlap_in_domain=false",
 ]
 """physics=realistic with every switch off: its efficiencies only."""
+
+BEFORE_STACK_RULES = [
+    "physics.max_context_parallel=1",
+    "scaling.kv_heads=null",
+    "physics.tensor_parallel=both",
+    "physics.tp_in_domain=false",
+    "physics.few_microbatches=false",
+    "physics.batch_at_row_flop=false",
+    "physics.dp_overlap=false",
+    "physics.tp_overlap_in_domain=false",
+]
+"""The realistic preset's rules of today's stack, each at its other value: the preset before them."""
 
 
 def alone(*on: str) -> list[str]:
@@ -243,22 +257,36 @@ def alone(*on: str) -> list[str]:
 
 REALISTIC: dict[str, list[str]] = {
     "paper": [],
-    "realistic (all; `tensor_parallel=both`)": ["physics=realistic"],
-    "realistic with `tensor_parallel=1d`": ["physics=realistic", "physics.tensor_parallel=1d"],
-    "realistic with `tp_in_domain`": ["physics=realistic", "physics.tp_in_domain=true"],
-    "realistic with `max_context_parallel=8`": [
+    "realistic (all: today's stack)": ["physics=realistic"],
+    "realistic with `max_context_parallel=1`": [
         "physics=realistic",
-        "physics.max_context_parallel=8",
+        "physics.max_context_parallel=1",
     ],
-    "realistic with `tp_in_domain` and `max_context_parallel=8`": [
+    "realistic with `scaling.kv_heads=null` (as many K/V heads as heads)": [
         "physics=realistic",
-        "physics.tp_in_domain=true",
-        "physics.max_context_parallel=8",
+        "scaling.kv_heads=null",
+    ],
+    "realistic with `tensor_parallel=both tp_in_domain=false` (2-D past NVLink)": [
+        "physics=realistic",
+        "physics.tensor_parallel=both",
+        "physics.tp_in_domain=false",
+    ],
+    "realistic with `few_microbatches=false`": [
+        "physics=realistic",
+        "physics.few_microbatches=false",
+    ],
+    "realistic with `batch_at_row_flop=false`": [
+        "physics=realistic",
+        "physics.batch_at_row_flop=false",
     ],
     "realistic without `dp_overlap` and `tp_overlap_in_domain`": [
         "physics=realistic",
         "physics.dp_overlap=false",
         "physics.tp_overlap_in_domain=false",
+    ],
+    "realistic with all eight of these (the preset before them)": [
+        "physics=realistic",
+        *BEFORE_STACK_RULES,
     ],
     "efficiencies only": alone(),
     "attention alone": alone("attention=true"),
@@ -342,26 +370,34 @@ def results_md() -> str:
         "",
         "## What realistic physics does to the limits",
         "",
-        "H100 SXM, critical batch, 3 months; `physics=realistic` adds attention, memory-bound",
-        "operators, per-GPU memory, whole-sequence microbatches and Megatron's 1-D tensor",
-        'parallelism beside the paper\'s 2-D ([model.md](model.md), Part II). "Alone": the',
-        "realistic efficiencies with every other switch off but the one named. Under realistic",
+        "H100 SXM, critical batch, 3 months; `physics=realistic` adds attention (8 K/V heads,",
+        "`scaling.kv_heads`), memory-bound operators, per-GPU memory, whole-sequence",
+        "microbatches, and searches as today's stack runs (Megatron-Core, Transformer Engine,",
+        "NCCL on 8-GPU NVLink nodes): 1-D tensor parallelism inside the NVLink domain, context",
+        "parallelism up to c = 16, plain 1F1B with fewer microbatches than stages, the batch law",
+        "read at the FLOP the row trains, the distributed optimizer's overlapped gradient",
+        "reduction, and TP communication overlap only inside NVLink ([model.md](model.md), Part",
+        'II). A row "with" or "without" a key sets that rule to its other value; the last of them',
+        "sets all eight, the preset before",
+        'them. "Alone": the realistic efficiencies with every other switch off but the one named',
+        "(8 K/V heads where attention is on). Under realistic",
         "physics the linear-scaling end is the first size past the series' peak utilization at",
         "which it falls to 0.8 of that peak (the extensions lower utilization everywhere). With",
         "attention a size's FLOP and utilization count the transformer it timed (projections and",
-        "attention core, 20 tokens per parameter): a dense grid size trains about 2.3 times the",
-        "paper's C of the same width ([model.md](model.md) R.7.1). Every realistic row, the",
+        "attention core, 20 tokens per parameter): a dense grid size trains about 1.6 times the",
+        "paper's C of the same width with 8 K/V heads, 2.3 times with as many as heads",
+        "([model.md](model.md) R.7.1). Every realistic row, the",
         '"alone" ones included, times each layout as the concrete run of that layout: its',
         "collectives as rings on the network level each group spans, its step as a run's 1F1B",
         "pipeline ([model.md](model.md) R.5-R.7), where the paper charges aggregate bandwidth",
         "over the levels; tensor parallelism past an NVLink domain and flat rings over many",
         "data-parallel ranks cost more there ([model.md](model.md) R.10). The realistic wall is",
-        "not the paper's latency wall: with whole sequences and no context parallelism, data",
-        "and pipeline parallelism share the batch's sequences (N_DP · N_PP ≤ B_seqs, 1F1B's",
-        "m ≥ N_PP), so past 8 · B_seqs H100s (a tensor-parallel group filling an 8-GPU NVLink",
-        "domain) tensor parallelism crosses InfiniBand and the step becomes communication-bound;",
-        "context parallelism (`max_context_parallel=8`) lets more GPUs share a sequence and",
-        "moves that wall further (the table's rows).",
+        "not the paper's latency wall: with whole sequences, data, context and pipeline",
+        "parallelism share the batch's sequences (N_DP · N_PP ≤ c · B_seqs with 1F1B's",
+        "m ≥ N_PP), so past 8 · c · B_seqs H100s a tensor-parallel group inside its NVLink",
+        "domain leaves the pipeline with fewer microbatches than stages, and the step becomes",
+        "bubble-bound; without `tp_in_domain` tensor parallelism crosses InfiniBand there and",
+        "the step becomes communication-bound (the table's rows).",
         "",
         *realistic_table(),
         "",

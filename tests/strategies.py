@@ -36,7 +36,8 @@ def hardware(draw: st.DrawFn) -> HardwareSpec:
 @st.composite
 def models(draw: st.DrawFn) -> ModelShape:
     """A small paper-grid model, dense or sparse."""
-    return model_shape(draw(st.sampled_from(SMALL_WIDTHS)), ScalingLaws(sparse=draw(st.booleans())))
+    laws = ScalingLaws(sparse=draw(st.booleans()), kv_heads=draw(st.sampled_from([None, 8])))
+    return model_shape(draw(st.sampled_from(SMALL_WIDTHS)), laws)
 
 
 def scale_network(hw: HardwareSpec, bandwidth: float, latency: float) -> HardwareSpec:

@@ -31,9 +31,10 @@ from pipeline.model.records.options import Quirks, SearchOptions
 from pipeline.model.records.power import PowerSpec
 from pipeline.model.records.results import Layout, PointResult, SeriesLimits
 from pipeline.model.records.run import RunSpec
-from pipeline.model.records.scaling import ScalingLaws, model_shape
+from pipeline.model.records.scaling import ScalingLaws
 from pipeline.model.records.switches import Physics
 from pipeline.model.runs.run_point import run_point
+from pipeline.model.search.counts import series_shape
 from pipeline.model.search.fixed import fixed_point
 from pipeline.model.search.search import sweep_series
 
@@ -105,7 +106,7 @@ def series_points(spec: SeriesSpec, whole_grid: bool = False) -> list[PointResul
     points = [
         fixed_point(
             hw,
-            model_shape(d, spec.laws, quirks),
+            series_shape(d, spec.laws, quirks, spec.physics),
             spec.fixed_layout,
             spec.options,
             spec.duration_s,

@@ -135,6 +135,8 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         precision=Precision(sec.choice("precision", [p.value for p in Precision])),
         dp_overlap=sec.boolean("dp_overlap"),
         tp_overlap_in_domain=sec.boolean("tp_overlap_in_domain"),
+        few_microbatches=sec.boolean("few_microbatches"),
+        batch_at_row_flop=sec.boolean("batch_at_row_flop"),
         efficiency=efficiency_from_config(eff),
     )
     check_switches(sec, extensions, memory, recompute, whole)

@@ -26,6 +26,7 @@ SCALING_KEYS = frozenset(
         "experts",
         "tokens_per_param",
         "seq_len",
+        "kv_heads",
         *("duration_months", "duration_days", "duration_hours"),
         "year_s",
         "grid",
@@ -78,11 +79,20 @@ def scaling_from_config(node: object, path: str = "scaling") -> ScalingSettings:
         reference_d_model=experts.number("reference_d_model", maximum=float(bounds.MAX_INTEGER)),
         tokens_per_param=sc.number("tokens_per_param", "tokens per parameter", maximum=law),
         seq_len=sc.integer("seq_len"),
+        kv_heads=kv_heads(sc),
     )
     year_s = sc.number("year_s", "s", maximum=bounds.MAX_YEAR_S)
     duration_s = duration_from_config(sc, year_s)
     d_models = d_model_grid(sc.raw("grid", "must be a mapping"), sc.key("grid"))
     return ScalingSettings(name, laws, duration_s, year_s, d_models)
+
+
+def kv_heads(sc: Section) -> int | None:
+    """K/V heads of the realistic physics' transformer (`ScalingLaws.kv_heads`): a positive
+    integer, or null for as many as its heads (multi-head attention)."""
+    if sc.raw("kv_heads", "must be a positive integer or null") is None:
+        return None
+    return sc.integer("kv_heads")
 
 
 def duration_from_config(sc: Section, year_s: float) -> float:

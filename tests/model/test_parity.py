@@ -233,16 +233,19 @@ def test_parity_step_and_parts_of_every_candidate_kind(kind: str, opts: SearchOp
     (compute, TP, EP, PP and DP communication, bubble, optimizer) of the run of its layout,
     exactly, with the overlaps off and on."""
     sparse, max_cp, n_gpu, select = KINDS[kind]
-    physics = realistic(max_context_parallel=max_cp)
+    physics = realistic(
+        max_context_parallel=max_cp, tensor_parallel=TensorParallel.BOTH, tp_in_domain=False
+    )
     laws = ScalingLaws(sparse=sparse)
     shape = grid_shape(physics, model_shape(6144, laws, SearchOptions().quirks))
     hw = network_physics(preset("h100_sxm"), physics)
     c = enumerate_candidates(hw, shape, n_gpu, opts, physics)
     assert isinstance(c, Candidates)
     c = _with_ring(c, hw, shape, opts)
-    rows = np.flatnonzero(select(c))
+    steps = realistic_steps(hw, physics, shape, n_gpu, c, opts)
+    rows = np.flatnonzero(select(c) & steps.usable)  # `tp_in_domain` rejects the rest
     assert rows.size > 0
-    grid = realistic_steps(hw, physics, shape, n_gpu, c, opts).parts
+    grid = steps.parts
     lay = candidate_runs(c, rows, shape, physics, opts)
     run = run_costs(preset("h100_sxm"), physics, grid_transformer(shape), shape.batch_seqs, lay)
     for field in StepParts.__slots__:

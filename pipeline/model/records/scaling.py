@@ -79,6 +79,10 @@ class ScalingLaws:
     reference_d_model: float = 12288.0
     tokens_per_param: float = 20.0
     seq_len: int = 2048
+    kv_heads: int | None = None
+    """K/V heads of the realistic physics' transformer at every width (grouped-query attention,
+    Ainslie et al. 2023), at most its d_model / 128 heads; None: as many as heads (multi-head
+    attention). The paper's model has no attention, so it never reads them."""
     batch: BatchLaw = BatchLaw()
 
 
@@ -102,6 +106,9 @@ class ModelShape:
     physics with attention, the MLPs and the attention projections of the model the step
     times (`search.counts.grid_counts`); their gradients are what data parallelism
     all-reduces and their weights and optimizer state what memory holds. None: the paper's N."""
+    kv_heads: int | None = None
+    """K/V heads of the transformer realistic physics times at this width (`ScalingLaws.kv_heads`,
+    `search.grid.grid_kv_width`); None: as many as its heads."""
 
     @property
     def n_params(self) -> int:
@@ -176,7 +183,16 @@ def model_shape(d_model: int, laws: ScalingLaws, quirks: Quirks = Quirks()) -> M
     experts = sparsity(d_model, d_ff, laws)
     shape = ModelShape(d_model, d_ff, depth, experts, laws.seq_len, 1, laws.tokens_per_param)
     b = batch_seqs(shape.n_params, experts, shape.training_flop, laws, quirks)
-    return ModelShape(d_model, d_ff, depth, experts, laws.seq_len, b, laws.tokens_per_param)
+    return ModelShape(
+        d_model,
+        d_ff,
+        depth,
+        experts,
+        laws.seq_len,
+        b,
+        laws.tokens_per_param,
+        kv_heads=laws.kv_heads,
+    )
 
 
 def batch_exponent_in_flop(laws: ScalingLaws, quirks: Quirks = Quirks()) -> float:

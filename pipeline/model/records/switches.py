@@ -125,6 +125,14 @@ class Physics:
     tp_overlap_in_domain: bool = False
     """Transformer Engine's TP communication overlap (`overlap_tp`) only for tensor-parallel
     groups inside the fastest network level (an NVLink domain); across it, exposed."""
+    few_microbatches: bool = False
+    """Plain 1F1B may run fewer microbatches than pipeline stages (m < N_PP), paying its bubble
+    (N_PP − 1)/(N_PP − 1 + m), as Megatron-LM's non-interleaved schedule allows; interleaved
+    1F1B still needs m ≥ N_PP and zero-bubble m ≥ 2·N_PP. Off: every schedule needs them."""
+    batch_at_row_flop: bool = False
+    """The batch law reads, at each grid size, the FLOP the realistic row trains (the
+    transformer it times, `search.counts.grid_counts`) where the paper reads its C = 6·N·D/S
+    (and D-based laws the row's tokens); off, the paper's C, so a size has the paper's batch."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property
@@ -144,6 +152,8 @@ class Physics:
             or self.precision is not Precision.BF16
             or self.dp_overlap
             or self.tp_overlap_in_domain
+            or self.few_microbatches
+            or self.batch_at_row_flop
         )
 
 

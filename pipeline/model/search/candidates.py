@@ -37,7 +37,12 @@ from pipeline.model.records.switches import (
     recompute_modes,
 )
 from pipeline.model.search.enumeration import layout_table, realistic_layout_rows
-from pipeline.model.search.grid import cheapest_fitting_mode, grid_layer_work, grid_params_per_gpu
+from pipeline.model.search.grid import (
+    cheapest_fitting_mode,
+    grid_kv_width,
+    grid_layer_work,
+    grid_params_per_gpu,
+)
 from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s
 from pipeline.model.step.schedule import interleave_degrees
@@ -193,7 +198,7 @@ def _enumerate(
             return None
         table, zb = table[keep], zb[keep]
         dp_, tpm, tpff, pp_, ep_, m, _, nano = table.T
-    interleave = interleave_degrees(pp_, zb, opts.interleaving, layers)
+    interleave = interleave_degrees(pp_, zb, opts.interleaving, layers, m)
     shards, which = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shards
     t_layer = layer_matmul_time_s(
         hw,
@@ -277,7 +282,7 @@ def _realistic_candidates(
     table, cp = rows
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = (col.astype(np.float64) for col in table.T)
     zb = zb_i.astype(bool)
-    interleave = interleave_degrees(pp_, zb, opts.interleaving, shape.n_layers)
+    interleave = interleave_degrees(pp_, zb, opts.interleaving, shape.n_layers, m)
     modes = recompute_modes(physics)
     mode_idx = np.full(table.shape[0], -1, dtype=np.int64)
     if physics.gpu_memory:
@@ -352,8 +357,8 @@ def _with_ring(
 ) -> Candidates:
     """The candidates with their context-parallel ring exchange on this network added to
     each layer call's time, where it outlasts the attention core it overlaps with
-    (`network.groups.ring_attention_exposed_s`, as a run's); the group sits on the first
-    level holding its t·c GPUs."""
+    (`network.groups.ring_attention_exposed_s`, as a run's): K and V of the model's K/V heads
+    (`search.grid.grid_kv_width`); the group sits on the first level holding its t·c GPUs."""
     if c.cp is None or c.attention_forward_s is None or c.attention_backward_s is None:
         return c
     if c.recompute is None:
@@ -364,7 +369,7 @@ def _with_ring(
     extra = ring_attention_exposed_s(
         Levels.as_given(hw),
         nano,
-        float(shape.d_model),
+        grid_kv_width(shape),
         tp,
         cp,
         c.attention_forward_s,

@@ -8,7 +8,8 @@ vocabulary), and its row counts that model: its parameters (`compute.flop.model_
 attention projections with `physics.attention`), D = tokens_per_param times them, and the
 model FLOP of the whole training (`compute.flop.flop_per_step` times the steps). The batch
 law is read at the axis's C (the paper's 6·N·D/S), so a grid size has the same shape and
-batch under either physics. A concrete run of the same model counts the same
+batch under either physics, unless `physics.batch_at_row_flop` reads it at the row's own
+FLOP (`series_shape`). A concrete run of the same model counts the same
 (`runs.run_point.run_counts`, `tests/model/test_parity.py`).
 """
 
@@ -26,31 +27,51 @@ from pipeline.model.compute.flop import (
     model_params,
 )
 from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s, peak_flop_per_s
+from pipeline.model.records.options import Quirks
 from pipeline.model.records.results import GridCost, ModelCounts
-from pipeline.model.records.scaling import ModelShape
+from pipeline.model.records.scaling import ModelShape, ScalingLaws, batch_seqs, model_shape
 from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.search.candidates import Candidates
-from pipeline.model.search.grid import GRID_HEAD_DIM, GRID_TOP_K, grid_memory_by_mode_bytes
+from pipeline.model.search.grid import (
+    GRID_TOP_K,
+    grid_heads,
+    grid_kv_heads,
+    grid_memory_by_mode_bytes,
+)
 
 
 def grid_transformer(shape: ModelShape) -> TransformerShape:
     """The grid's model as a transformer: L layers of width d, d_ff, S experts of top-1
-    routing, d / 128 heads and as many K/V heads (one head when 128 does not divide d: heads
-    enter no count, and K and V stay d wide), no vocabulary (`search.grid`)."""
-    d = shape.d_model
-    heads = d // GRID_HEAD_DIM if d % GRID_HEAD_DIM == 0 else 1
+    routing, d / 128 heads (`search.grid.grid_heads`; one head when 128 does not divide d:
+    heads enter no count) and the scaling laws' K/V heads (`search.grid.grid_kv_heads`; as
+    many as heads without a rule), no vocabulary (`search.grid`)."""
     return TransformerShape(
         layers=shape.n_layers,
-        hidden=d,
+        hidden=shape.d_model,
         ffn_hidden=shape.d_ff,
-        heads=heads,
-        kv_heads=heads,
+        heads=grid_heads(shape),
+        kv_heads=grid_kv_heads(shape),
         vocab=0,
         seq_len=shape.seq_len,
         experts=shape.sparsity,
         top_k=GRID_TOP_K,
     )
+
+
+def series_shape(d_model: int, laws: ScalingLaws, quirks: Quirks, physics: Physics) -> ModelShape:
+    """The grid size at `d_model` (`records.scaling.model_shape`), its batch read by the batch
+    law at the FLOP the realistic row trains with `physics.batch_at_row_flop`: B_seq of
+    `batch_seqs` at C_r = `grid_counts(...).training_flop` and N_r = its parameters, where
+    the paper reads C = 6·N·D/S and N. C_r does not depend on the batch (the FLOP per step are
+    in proportion to it, the steps in inverse proportion), so one reading is exact."""
+    shape = model_shape(d_model, laws, quirks)
+    if not physics.batch_at_row_flop or physics.is_paper:
+        return shape
+    counts = grid_counts(physics, shape)
+    params = round(counts.n_params)
+    b = batch_seqs(params, shape.sparsity, counts.training_flop, laws, quirks)
+    return dataclasses.replace(shape, batch_seqs=b)
 
 
 def grid_counts(physics: Physics, shape: ModelShape) -> ModelCounts:

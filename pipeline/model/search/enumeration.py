@@ -37,14 +37,20 @@ IntArray = NDArray[np.int64]
 
 
 @cached(maxsize=65536)
-def _microbatch_choices(base: int, pp: int, opts: SearchOptions) -> tuple[tuple[bool, int], ...]:
-    """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB)."""
+def _microbatch_choices(
+    base: int, pp: int, opts: SearchOptions, few: bool = False
+) -> tuple[tuple[bool, int], ...]:
+    """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB).
+    With `few` (`Physics.few_microbatches`), after the 1F1B ones, plain 1F1B with m < N_PP:
+    the largest `max_1f1b_microbatch_candidates` divisors below N_PP (the fewest bubbles)."""
     divs = divisors(base) if base > 0 else ()
     out: list[tuple[bool, int]] = []
+    cap = opts.max_1f1b_microbatch_candidates
     if opts.one_f_one_b:
-        out += [
-            (False, m) for m in [d for d in divs if d >= pp][: opts.max_1f1b_microbatch_candidates]
-        ]
+        out += [(False, m) for m in [d for d in divs if d >= pp][:cap]]
+        if few and pp > 1:
+            below = [d for d in divs if d < pp]
+            out += [(False, m) for m in below[max(len(below) - cap, 0) :]]
     if opts.zero_bubble:
         out += [
             (True, m) for m in [d for d in divs if d >= 2 * pp][: opts.max_zb_microbatch_candidates]
@@ -88,12 +94,14 @@ def layout_table(
     opts: SearchOptions,
     whole_sequences: bool = False,
     tensor_parallel: TensorParallel = TensorParallel.TWO_D,
+    few: bool = False,
 ) -> IntArray | None:
     """(n, 8) integer rows (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble, nanobatch) of
     every layout the divisibility rules allow at n_gpu, in enumeration order (spec §10 steps
-    1-7); GPU-independent, so the GPUs of a comparison share it. Read-only; None if empty."""
+    1-7; with `few`, plain 1F1B with m < N_PP too, `Physics.few_microbatches`);
+    GPU-independent, so the GPUs of a comparison share it. Read-only; None if empty."""
     whole = opts.quirks.whole_sequences or whole_sequences
-    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1)
+    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1, few)
     if table is None:
         return None
     table.setflags(write=False)
@@ -107,10 +115,12 @@ def layout_rows(
     whole: bool,
     tensor_parallel: TensorParallel,
     cp: int,
+    few: bool = False,
 ) -> IntArray | None:
     """`layout_table`'s rows with each sequence split over `cp` context-parallel ranks (1 =
-    none): N_DP = d·cp token-splitting ranks of which d divide the batch (docs/model.md R.7).
-    One gather of `_schedule_rows` per N_TP (module docstring); a new, writable array."""
+    none): N_DP = d·cp token-splitting ranks of which d divide the batch (docs/model.md R.7);
+    with `few`, plain 1F1B with m < N_PP too (`_microbatch_choices`). One gather of
+    `_schedule_rows` per N_TP (module docstring); a new, writable array."""
     ep = math.gcd(n_gpu, shape.sparsity)
     q = n_gpu // ep
     pieces: list[IntArray] = []
@@ -120,7 +130,7 @@ def layout_rows(
         ff_choices = tp_ff_choices(tp, shape, opts, tensor_parallel)
         if not ff_choices or (q // tp) % cp:
             continue
-        rows = _schedule_rows(shape, opts, whole, cp, q // (tp * cp))
+        rows = _schedule_rows(shape, opts, whole, cp, q // (tp * cp), few)
         if rows is None:
             continue
         if len(ff_choices) == 1:
@@ -173,7 +183,7 @@ class ScheduleRows:
 
 @cached(maxsize=SCHEDULE_CACHE_SIZE)
 def _schedule_rows(
-    shape: ModelShape, opts: SearchOptions, whole: bool, cp: int, r: int
+    shape: ModelShape, opts: SearchOptions, whole: bool, cp: int, r: int, few: bool = False
 ) -> ScheduleRows | None:
     """Every (N_DP·cp, N_PP, m, zero-bubble, nanobatch) with N_DP·N_PP = r (spec §10 steps
     3-7): N_PP | gcd(r, L) descending, N_DP dividing the batch's split unit (sequences with
@@ -189,7 +199,7 @@ def _schedule_rows(
         if opts.quirks.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
             continue
         base = shape.batch_seqs // dp if whole else b_tok // (s * dp)
-        choices = _microbatch_choices(base, pp, opts)
+        choices = _microbatch_choices(base, pp, opts, few)
         if choices:
             sizes.append(len(choices))
             flat += [(dp * cp, pp, m, int(zb)) for zb, m in choices]
@@ -218,6 +228,7 @@ def context_parallel_table(
     opts: SearchOptions,
     tensor_parallel: TensorParallel,
     max_cp: int,
+    few: bool = False,
 ) -> tuple[IntArray, IntArray] | None:
     """Whole-sequence layouts with context parallelism: `layout_table`'s rows (c = 1), then
     those of each c in `context_parallel_degrees` with a nonzero nanobatch (N_DP = d·c,
@@ -225,7 +236,7 @@ def context_parallel_table(
     parts: list[IntArray] = []
     cps: list[IntArray] = []
     for c in (1, *context_parallel_degrees(shape, max_cp)):
-        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c)
+        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, few)
         if block is None:
             continue
         if c > 1:
@@ -251,10 +262,12 @@ def realistic_layout_rows(
 ) -> tuple[IntArray, IntArray | None] | None:
     """The rows a realistic search enumerates at n_gpu before its memory check, and each row's
     context-parallel degree c: `context_parallel_table` when the physics tries c > 1 with whole
-    sequences, else `layout_table` (c None: no context parallelism). None if there is none."""
+    sequences, else `layout_table` (c None: no context parallelism); plain 1F1B with m < N_PP
+    among them with `physics.few_microbatches`. None if there is none."""
+    few = physics.few_microbatches
     if tries_context_parallel(physics):
         return context_parallel_table(
-            shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel
+            shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel, few
         )
-    table = layout_table(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel)
+    table = layout_table(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel, few)
     return None if table is None else (table, None)

@@ -39,6 +39,7 @@ from pipeline.model.search.enumeration import (
     tries_context_parallel,
 )
 from pipeline.model.search.grid import (
+    grid_kv_width,
     grid_layer_launch_s,
     grid_non_gemm_launch_s,
     grid_params_per_gpu,
@@ -100,7 +101,11 @@ def step_floor_terms_s(
     R (`matmul_calls_s`: every call's time is overhead plus a maximum that includes its padded
     FLOP ≥ 2·d1·d2·b over F_eff·`efficiency.matmul` = R, as `efficiency.matmul` ≤ 1), and
     those FLOP are 6 · nanobatch · W_l / N_TP. Every schedule has m ≥ N_PP (1F1B m ≥ N_PP,
-    zero-bubble m ≥ 2·N_PP) and S/N_EP ≥ 1, so the calls number at least L: a. The FLOP terms
+    zero-bubble m ≥ 2·N_PP) and S/N_EP ≥ 1, so the calls number at least L: a. Plain 1F1B
+    with m < N_PP (`Physics.few_microbatches`, v = 1) runs its m passes of L/N_PP layers and
+    fills and drains through the other N_PP − 1 stages (`step.pipeline.pipeline_step_s`:
+    (m + N_PP − 1)·(L/N_PP) ≥ L layer calls' time, m ≥ 1): at least L calls again, of which
+    the m·(L/N_PP) real ones carry the FLOP. The FLOP terms
     add to 6·L·W_l·(N_DP·m·S·nanobatch)/(N·R) ≥ b/N, as N = N_DP·N_TP·N_PP·N_EP. The bound is
     computed by another floating-point sequence than the step, so the walk compares it with
     the relative slack `search.PRUNE_SLACK`.
@@ -125,8 +130,12 @@ def tensor_parallel_floor_s(
     Proof. t_min: N = N_EP·N_TP·N_DP·N_PP (c inside N_DP) and every schedule has m ≥ N_PP, so
     with whole sequences d·N_PP ≤ d·m ≤ B_seqs (d divides B_seqs, m the quotient) and
     N_DP·N_PP ≤ c_max·B_seqs; token-granular, N_DP·m·S ≤ B_tok, so N_DP·N_PP ≤ B_tok/S; N_EP =
-    gcd(N, S). The step runs its critical stage's (L/N_PP)·m ≥ L layer passes
-    (`step.pipeline.pipeline_step_s`: the slowest stage m times, the rest non-negative), each
+    gcd(N, S). With `Physics.few_microbatches` plain 1F1B may have m < N_PP: then only m ≥ 1
+    and N_PP ≤ L hold, and both bounds on N_DP·N_PP take a factor L. The step runs its
+    critical stage's (L/N_PP)·m ≥ L layer passes (`step.pipeline.pipeline_step_s`: the
+    slowest stage m times, the rest non-negative; with m < N_PP and v = 1 the fill and drain
+    add (N_PP − 1)·(L/N_PP) passes' time, (m + N_PP − 1)·(L/N_PP) ≥ L, of which the m·(L/N_PP)
+    real ones carry the tokens counted below), each
     at least its tensor-parallel collectives (`search.realistic`: t_full = t_layer + what of
     them outlasts the layer's GEMMs + t_ep, and t_layer ≥ the GEMMs), which recomputation only
     adds to. For a given pair they are α·tokens + β with α, β ≥ 0 (ring all-reduces: bytes in
@@ -135,9 +144,10 @@ def tensor_parallel_floor_s(
     B_tok·N_TP/N ≥ L·ρ·B_tok·N_TP/N (`batch_share_floor`): the passes take at least
     L·(α·ρ·B_tok·N_TP/N + β). The layout's pair is among those minimized over. α and β come
     from `_tensor_parallel_terms`, kept per network for the pairs of a power of 2^8 that the
-    clusters of a walk, and the sizes of a series, share: α = d_model·α_h + d_ff·α_f, every
-    collective's bytes being in proportion to d_model (the hidden and QKV widths, 3·d_model)
-    or to d_ff. Rounding (α·x + β is not the exact floating-point sequence of t_tp(x)): the
+    clusters of a walk, and the sizes of a series, share: α = d_model·α_h + kv·α_kv +
+    d_ff·α_f, every collective's bytes being in proportion to d_model (the hidden width and
+    the QKV width's d_model), to the K/V width kv (the QKV width's 2·kv,
+    `search.grid.grid_kv_width`) or to d_ff. Rounding (α·x + β is not the exact floating-point sequence of t_tp(x)): the
     walk compares with the slack `search.PRUNE_SLACK`.
     """
     if physics.is_paper:
@@ -146,16 +156,23 @@ def tensor_parallel_floor_s(
     cp = _most_context_parallel(physics, opts, shape)
     # the most N_DP·N_PP
     ranks = shape.batch_tokens / float(s) if cp is None else float(cp * shape.batch_seqs)
+    if physics.few_microbatches:  # m ≥ 1 only: N_PP ≤ L is all that bounds the pipeline
+        ranks *= shape.n_layers
     q = n_gpu // math.gcd(n_gpu, s)
     t_min = q / ranks
     if t_min <= 1.0:
         return 0.0  # one tensor rank may do: no collective is certain
     cover = _tensor_parallel_cover(q)
-    tp, per_hidden, per_ffn, beta = _tensor_parallel_terms(hw, physics.attention, cover)
+    tp, per_hidden, per_kv, per_ffn, beta = _tensor_parallel_terms(hw, physics.attention, cover)
     keep = (q % tp == 0) & (tp >= t_min)
     if not keep.any():
         return 0.0  # no layout at all: nothing to bound
-    alpha = float(shape.d_model) * per_hidden[keep] + float(shape.d_ff) * per_ffn[keep]
+    kv = grid_kv_width(shape)
+    alpha = (
+        float(shape.d_model) * per_hidden[keep]
+        + kv * per_kv[keep]
+        + float(shape.d_ff) * per_ffn[keep]
+    )
     share = batch_share_floor(physics, opts, shape)
     tokens = share * shape.batch_tokens * tp[keep].astype(np.float64) / n_gpu
     return shape.n_layers * float((alpha * tokens + beta[keep]).min())
@@ -175,34 +192,38 @@ def _tensor_parallel_cover(q: int) -> int:
 @cached(maxsize=TENSOR_PARALLEL_TERMS_CACHE_SIZE)
 def _tensor_parallel_terms(
     hw: HardwareSpec, attention: bool, cover: int
-) -> tuple[NDArray[np.int64], Array, Array, Array]:
-    """For every (N_TPm, N_TPff) whose product N_TP divides `cover`: N_TP, and α_h, α_f (s per
-    token and unit of width) and β (s) such that one layer pass's tensor-parallel collectives
-    on x tokens of a model of widths d_model and d_ff = f, without recomputation, take
-    (d_model·α_h + f·α_f)·x + β (`network.groups.tensor_parallel_s`, ring all-reduces: bytes
-    in proportion to x and to one width over a level's bandwidth, plus hops times its
-    latency). α_h is the pass at one token on levels without latency of a model whose hidden
-    width is 1 (QKV 3) and MLP 0, α_f of one whose MLP is 1 and the rest 0, β the pass at no
-    tokens (no bytes: the widths do not enter). Kept per (network, cover); read only."""
+) -> tuple[NDArray[np.int64], Array, Array, Array, Array]:
+    """For every (N_TPm, N_TPff) whose product N_TP divides `cover`: N_TP, and α_h, α_kv, α_f
+    (s per token and unit of width) and β (s) such that one layer pass's tensor-parallel
+    collectives on x tokens of a model of widths d_model, K/V width kv and d_ff = f, without
+    recomputation, take (d_model·α_h + kv·α_kv + f·α_f)·x + β
+    (`network.groups.tensor_parallel_s`, ring all-reduces: bytes in proportion to x and to one
+    width over a level's bandwidth, plus hops times its latency). α_h is the pass at one token
+    on levels without latency of a model whose hidden width is 1 (QKV 1) and MLP 0, α_kv of
+    one whose QKV width is 2 and the rest 0, α_f of one whose MLP is 1 and the rest 0, β the
+    pass at no tokens (no bytes: the widths do not enter). Kept per (network, cover); read
+    only."""
     divs = np.array(divisors(cover), dtype=np.int64)
     fits = divs[None, :] <= (cover // divs)[:, None]  # N_TPm·N_TPff ≤ cover, without overflow
     products = np.ones(fits.shape, dtype=np.int64)
     np.multiply(divs[:, None], divs[None, :], out=products, where=fits)
     model_at, ff_at = np.nonzero(fits & (cover % products == 0))
     tp_model, tp_ff = divs[model_at].astype(np.float64), divs[ff_at].astype(np.float64)
-    hidden = TensorGroups(tp_model, tp_ff, np.ones_like(tp_model), 1.0, 0.0, 3.0)
+    hidden = TensorGroups(tp_model, tp_ff, np.ones_like(tp_model), 1.0, 0.0, 1.0)
+    kv = dataclasses.replace(hidden, hidden=0.0, qkv=2.0)
     ffn = dataclasses.replace(hidden, hidden=0.0, ffn=1.0, qkv=0.0)
     levels = Levels.as_given(hw)
     hop_free = Levels(levels.bandwidth, np.zeros_like(levels.latency), levels.sizes)
     none = np.zeros(tp_model.shape[0], dtype=np.int64)  # no recomputation: fewest collectives
     per_hidden = tensor_parallel_s(hop_free, hidden, none, attention)
+    per_kv = tensor_parallel_s(hop_free, kv, none, attention)
     per_ffn = tensor_parallel_s(hop_free, ffn, none, attention)
     empty = dataclasses.replace(hidden, tokens=np.zeros_like(tp_model))
     beta = tensor_parallel_s(levels, empty, none, attention)
     tp = products[model_at, ff_at]
-    for a in (tp, per_hidden, per_ffn, beta):
+    for a in (tp, per_hidden, per_kv, per_ffn, beta):
         a.setflags(write=False)
-    return tp, per_hidden, per_ffn, beta
+    return tp, per_hidden, per_kv, per_ffn, beta
 
 
 def layout_step_floors_s(
@@ -250,7 +271,7 @@ def layout_step_floors_s(
     table, cps = rows
     dp, tpm, tpff, pp, ep, m, zero_bubble, nano = np.array(table.T, dtype=np.float64, order="C")
     zb = zero_bubble > 0.0
-    interleave = interleave_degrees(pp, zb, opts.interleaving, shape.n_layers)
+    interleave = interleave_degrees(pp, zb, opts.interleaving, shape.n_layers, m)
     levels = Levels.as_given(hw)
     tp = tpm * tpff
     ring = cps is not None and physics.attention  # the EP span counts c as `search.realistic`
@@ -264,7 +285,7 @@ def layout_step_floors_s(
     compute = local * (
         grid_layer_launch_s(hw, physics) + per_call / matmul_rate_flop_per_s(hw, physics)
     )
-    groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), 3.0 * d)
+    groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), d + 2.0 * grid_kv_width(shape))
     t_tp = tensor_parallel_s(levels, groups, none, physics.attention)
     if opts.overlap_tp:  # the collectives past the GEMMs, beside the rest of the layer
         layer = np.maximum(compute, t_tp + local * grid_non_gemm_launch_s(hw, physics))

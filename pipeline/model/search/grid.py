@@ -2,7 +2,7 @@
 
 The grid's models are the paper's (docs/model.md §3): L blocks of width d, d_ff = 4·d, S experts
 of top-1 routing, no vocabulary. Under realistic physics each block is a transformer layer
-with d_head = 128 (a = d / 128 heads, as many K/V heads); a candidate's layer, memory, optimizer
+with d_head = 128 (a = d / 128 heads; K/V heads by the scaling laws' rule, `grid_kv_heads`); a candidate's layer, memory, optimizer
 step and ring exchange come from the same functions as a concrete run's (`compute.layer`,
 `memory.gpu_memory`, `compute.memory_ops`, `network.ring`): this module only says what a
 candidate's rows are. The tensor-parallel split is the paper's 2-D one (N_TPm · N_TPff), of
@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from pipeline.model.caches import cached
 from pipeline.model.compute.layer import LayerWork, layer_launch_times
 from pipeline.model.memory.gpu_memory import (
+    LayerShape,
     ParamsPerGpu,
     activation_bytes_per_layer,
     in_flight_microbatches,
@@ -43,6 +44,34 @@ GRID_TOP_K = 1
 """Experts each token of a grid model meets: the paper's S experts of top-1 routing (§3)."""
 
 
+def grid_heads(shape: ModelShape) -> int:
+    """a of the grid's model: d_model / 128 heads, one head when 128 does not divide d_model."""
+    d = shape.d_model
+    return d // GRID_HEAD_DIM if d % GRID_HEAD_DIM == 0 else 1
+
+
+def grid_kv_heads(shape: ModelShape) -> int:
+    """K/V heads of the grid's model: min(`ModelShape.kv_heads`, a), or a (multi-head
+    attention) when the scaling laws give none (grouped-query attention, Ainslie et al. 2023)."""
+    heads = grid_heads(shape)
+    return heads if shape.kv_heads is None else min(shape.kv_heads, heads)
+
+
+def grid_kv_width(shape: ModelShape) -> float:
+    """kv = kv_heads · d_head: the width of K and of V of the grid's model (d_model under
+    multi-head attention)."""
+    return float(shape.d_model // grid_heads(shape) * grid_kv_heads(shape))
+
+
+def _grid_layer_shape(shape: ModelShape) -> LayerShape | None:
+    """What a grid layer's stored activations depend on beyond h, a and s: None (a GPT
+    layer, `activation_bytes_per_layer`) under multi-head attention, else its K/V width."""
+    kv = grid_kv_width(shape)
+    if kv == shape.d_model:
+        return None
+    return LayerShape(kv, float(shape.d_ff), 2, True)
+
+
 def sequence_parallel_degree(physics: Physics, tp_model: Array, tp_ff: Array) -> Array:
     """Ways a layer's norm, dropout and residual activations are split on a TP group.
 
@@ -66,7 +95,7 @@ def grid_layer_work(
     return LayerWork(
         hidden=d * one,
         ffn=float(shape.d_ff) * one,
-        kv_width=d * one,
+        kv_width=grid_kv_width(shape) * one,
         heads=d / GRID_HEAD_DIM * one,
         seq_len=float(shape.seq_len) * one,
         tp_model=tp_model,
@@ -111,13 +140,14 @@ def _layer_launch_s(hw: HardwareSpec, physics: Physics) -> tuple[float, float]:
 def grid_params_per_gpu(
     physics: Physics, shape: ModelShape, tp: Array, pp: Array, ep: Array
 ) -> ParamsPerGpu:
-    """Parameters one GPU holds: (L/N_PP) layers over N_TP, of which the attention's 4·d² per
-    layer (with `physics.attention`) are replicated over N_DP and the S/N_EP local experts'
+    """Parameters one GPU holds: (L/N_PP) layers over N_TP, of which the attention's
+    d·(d + 2·kv) + d² per layer (4·d² under multi-head attention; with `physics.attention`) are replicated over N_DP and the S/N_EP local experts'
     2·d·d_ff each over the N_DP replicas of the same experts; a dense model's are all
     replicated, as a dense run's (`runs.training_run.run_params_per_gpu`)."""
     layers = shape.n_layers / pp
     mlp = 2.0 * shape.d_model * shape.d_ff * (shape.sparsity / ep)
-    attention = 4.0 * shape.d_model * shape.d_model if physics.attention else 0.0
+    d, kv = float(shape.d_model), grid_kv_width(shape)
+    attention = d * (d + 2.0 * kv) + d * d if physics.attention else 0.0
     if shape.sparsity == 1:
         dense: Array = layers * (attention + mlp) / tp
         return ParamsPerGpu(replicated=dense, expert=np.zeros_like(dense))
@@ -144,13 +174,14 @@ def grid_memory_by_mode_bytes(
     tokens = nano * shape.sparsity / ep
     split = (sequence_parallel_degree(physics, tp_model, tp_ff), tp)
     heads = shape.d_model / GRID_HEAD_DIM
+    layer = _grid_layer_shape(shape)
     stored = physics.attention and physics.fusion is not Fusion.FLASH
     layers = shape.n_layers / pp
     held = in_flight_microbatches(pp, microbatches, interleave, zero_bubble)
     out: list[Array] = []
     for mode in modes:
         per_layer = activation_bytes_per_layer(
-            tokens, float(shape.d_model), heads, float(shape.seq_len), split, mode, stored
+            tokens, float(shape.d_model), heads, float(shape.seq_len), split, mode, stored, layer
         )
         out.append(model_state + per_layer * layers * held)
     return out

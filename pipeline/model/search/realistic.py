@@ -39,6 +39,7 @@ from pipeline.model.records.switches import Physics
 from pipeline.model.search.candidates import Candidates
 from pipeline.model.search.grid import (
     GRID_TOP_K,
+    grid_kv_width,
     grid_params_per_gpu,
     sequence_parallel_degree,
 )
@@ -118,7 +119,7 @@ def realistic_steps(
         n_gpu=np.full(tp.shape, float(n_gpu)),
         hidden=d,
         ffn=float(shape.d_ff),
-        qkv=3.0 * d,  # h + 2·kv with as many K/V heads as heads (`search.grid`)
+        qkv=d + 2.0 * grid_kv_width(shape),  # h + 2·kv, kv by the grid's K/V heads (`search.grid`)
         top_k=GRID_TOP_K,
     )
     layers = shape.n_layers / pp

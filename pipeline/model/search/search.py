@@ -42,7 +42,7 @@ from pipeline.model.records.results import (
     PointResult,
     StepCost,
 )
-from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
+from pipeline.model.records.scaling import ModelShape, ScalingLaws
 from pipeline.model.records.switches import PAPER, RECOMPUTE_ORDER, Physics
 from pipeline.model.search.candidates import (
     MAX_BATCH_TOKENS,
@@ -58,6 +58,7 @@ from pipeline.model.search.counts import (
     grid_shape,
     grid_shape_counts,
     matmul_rate_flop_per_s,
+    series_shape,
     weight_training_flop,
 )
 from pipeline.model.search.floors import (
@@ -546,7 +547,7 @@ def sweep_series(
     """
     points: list[PointResult] = []
     for d_model in sorted(d_models):
-        shape = model_shape(d_model, laws, opts.quirks)
+        shape = series_shape(d_model, laws, opts.quirks, physics)
         point = smallest_cluster(hw, shape, duration_s, opts, physics=physics)
         if finish is not None:
             point = finish(point)

@@ -11,7 +11,8 @@ Array = NDArray[np.float64]
 def bubble_fraction(
     pp: Array, microbatches: Array, interleave: Array, zb: NDArray[np.bool_]
 ) -> Array:
-    """f = (N_PP − 1) / (N_PP − 1 + v·m) for interleaved 1F1B (m ≥ N_PP), 0 for zero-bubble (spec §7)."""
+    """f = (N_PP − 1) / (N_PP − 1 + v·m) for interleaved 1F1B (m ≥ N_PP; plain 1F1B, v = 1,
+    any m), 0 for zero-bubble (spec §7)."""
     idle = pp - 1.0
     return np.where(zb, 0.0, idle / (idle + interleave * microbatches))
 
@@ -21,11 +22,13 @@ def interleave_degrees(
     zb: NDArray[np.bool_],
     interleaving: bool,
     n_layers: int,
+    microbatches: NDArray[np.float64] | NDArray[np.int64],
 ) -> Array:
     """v of each row: L/N_PP virtual stages per GPU (one layer each) for 1F1B over more than one
-    stage when the search interleaves (`SearchOptions.interleaving`), else 1 (zero-bubble, one
-    stage, or no interleaving) (spec §7)."""
-    out: Array = np.where(zb | (pp == 1) | (not interleaving), 1.0, n_layers // pp).astype(
-        np.float64
-    )
+    stage when the search interleaves (`SearchOptions.interleaving`) and m ≥ N_PP, else 1
+    (zero-bubble, one stage, no interleaving, or plain 1F1B with fewer microbatches than
+    stages, `Physics.few_microbatches`: the interleaved schedule needs m ≥ N_PP, Narayanan et
+    al. 2021 §2.2.2) (spec §7)."""
+    plain = zb | (pp == 1) | (not interleaving) | (microbatches < pp)
+    out: Array = np.where(plain, 1.0, n_layers // pp).astype(np.float64)
     return out

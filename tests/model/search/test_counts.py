@@ -36,18 +36,27 @@ def feasible(outcome: SeriesOutcome) -> list[PointResult]:
     return points
 
 
-def by_hand_params(p: PointResult) -> float:
-    """L · (4·d² attention projections + S · 2·d·d_ff MLP weights): the grid model's weights."""
+def by_hand_attention_params(p: PointResult) -> float:
+    """2·d² + 2·d·kv: the Q and output projections and the K and V ones of kv = 128 · K/V
+    heads (as many as the d/128 heads when the scaling laws give none)."""
     s = p.shape
-    return s.n_layers * (4.0 * s.d_model**2 + s.sparsity * 2.0 * s.d_model * s.d_ff)
+    heads = s.d_model // 128
+    kv = 128 * (heads if s.kv_heads is None else min(s.kv_heads, heads))
+    return 2.0 * s.d_model**2 + 2.0 * s.d_model * kv
+
+
+def by_hand_params(p: PointResult) -> float:
+    """L · (attention projections + S · 2·d·d_ff MLP weights): the grid model's weights."""
+    s = p.shape
+    return s.n_layers * (by_hand_attention_params(p) + s.sparsity * 2.0 * s.d_model * s.d_ff)
 
 
 def by_hand_flop_per_step(p: PointResult) -> float:
-    """3 · L · (2·B_tok·(4d² + 2·d·d_ff) + 4·B_tok·s·d): forward and backward of the
-    projections, one expert's MLP and the attention core (docs/model.md R.1)."""
+    """3 · L · (2·B_tok·(attention projections + 2·d·d_ff) + 4·B_tok·s·d): forward and
+    backward of the projections, one expert's MLP and the attention core (docs/model.md R.1)."""
     s = p.shape
     b = float(s.batch_tokens)
-    weights = 4.0 * s.d_model**2 + 2.0 * s.d_model * s.d_ff
+    weights = by_hand_attention_params(p) + 2.0 * s.d_model * s.d_ff
     return 3.0 * s.n_layers * (2.0 * b * weights + 4.0 * b * s.seq_len * s.d_model)
 
 
@@ -177,3 +186,23 @@ def test_counts_data_parallel_all_reduce_moves_the_counted_parameters(scaling: s
     ratio = by_hand_params(PointResult(shape, False, None, None, None)) / shape.n_params
     assert timed_bw == pytest.approx(paper_bw * ratio, rel=REL)
     assert ratio > 1.0
+
+
+def test_counts_realistic_batch_is_the_law_at_the_row_flop() -> None:
+    """Under `physics=realistic` every grid row's batch is the critical law's at the FLOP the
+    row trains, R((C_r/3e23)^(1/6) · 2048) sequences (dense), at least the paper's C's; with
+    `physics.batch_at_row_flop=false` it is the paper's batch of the width."""
+    from pipeline.model.records.scaling import round_to_grid
+
+    for p in feasible(series("physics=realistic")):
+        assert p.counts is not None
+        growth = (p.counts.training_flop / 3e23) ** (1.0 / 6.0)
+        assert p.shape.batch_seqs == round_to_grid(growth * 2048)  # 2048² reference tokens
+        paper = model_shape(p.shape.d_model, ScalingLaws(kv_heads=8))
+        assert p.shape.batch_seqs >= paper.batch_seqs
+    assert any(
+        p.shape.batch_seqs > model_shape(p.shape.d_model, ScalingLaws()).batch_seqs
+        for p in series("physics=realistic").points
+    )
+    for p in series("physics=realistic", "physics.batch_at_row_flop=false").points:
+        assert p.shape.batch_seqs == model_shape(p.shape.d_model, ScalingLaws()).batch_seqs

@@ -1,10 +1,19 @@
-"""The integer layout tables' row order (docs/model.md §9.1)."""
+"""The integer layout tables: their row order and the schedules they hold (docs/model.md §9.1)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.scaling import model_shape
+from pipeline.model.search.candidates import Candidates, enumerate_candidates
 from pipeline.model.search.enumeration import ScheduleRows
+from pipeline.model.search.realistic import realistic_steps
+from pipeline.model.search.search import network_physics
+from pipeline.schema import compose_config, load_scenario
+from tests.presets import preset
 
 
 def test_schedule_rows_interleave_each_block_once_per_tp_ff_choice() -> None:
@@ -21,3 +30,27 @@ def test_schedule_rows_with_one_tp_ff_choice_keep_their_order() -> None:
     order, which = ScheduleRows(rows, np.array([1, 3, 2], dtype=np.int64)).interleaved(1)
     assert order.tolist() == list(range(6))
     assert which.tolist() == [0] * 6
+
+
+def test_few_microbatches_adds_plain_one_f_one_b_below_the_stages() -> None:
+    """With `few_microbatches` a realistic search also enumerates 1F1B with m < N_PP, each
+    plain (v = 1: only the interleaved schedule needs m ≥ N_PP) and paying the bubble
+    (N_PP − 1)/(N_PP − 1 + m); without it every 1F1B row has m ≥ N_PP."""
+    scenario = load_scenario(compose_config(["physics=realistic"]))
+    shape = model_shape(49152, scenario.laws)
+    hw = network_physics(preset("h100_sxm"), scenario.physics)
+    opts = SearchOptions()
+    n_gpu = 2**20
+    c = enumerate_candidates(hw, shape, n_gpu, opts, scenario.physics)
+    assert isinstance(c, Candidates)
+    pp = c.degrees[:, 3].astype(float)
+    few = (c.microbatches < pp) & ~c.zero_bubble
+    assert few.any()
+    assert (c.interleave[few] == 1.0).all()
+    bubble = realistic_steps(hw, scenario.physics, shape, n_gpu, c, opts).bubble_fraction
+    expected = (pp[few] - 1.0) / (pp[few] - 1.0 + c.microbatches[few])
+    np.testing.assert_allclose(bubble[few], expected, rtol=1e-12)
+    before = dataclasses.replace(scenario.physics, few_microbatches=False)
+    c = enumerate_candidates(hw, shape, n_gpu, opts, before)
+    assert isinstance(c, Candidates)
+    assert (c.microbatches >= c.degrees[:, 3]).all()

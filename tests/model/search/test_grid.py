@@ -306,3 +306,72 @@ def test_charging_the_ring_never_speeds_a_layout_up(monkeypatch: pytest.MonkeyPa
     free = times()
     assert all(c >= f for c, f in zip(charged, free, strict=True))
     assert charged != free
+
+
+def test_realistic_preset_tries_context_parallelism_up_to_sixteen() -> None:
+    """`physics=realistic` tries context parallelism always, c = 2 to 16 at a 2,048-token
+    sequence, and `physics.max_context_parallel=1` gives the search without it."""
+    from pipeline.model.search.enumeration import tries_context_parallel
+
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    assert tries_context_parallel(physics)
+    assert context_parallel_degrees(dense(), physics.max_context_parallel) == (2, 4, 8, 16)
+    off = ["physics=realistic", "physics.max_context_parallel=1"]
+    assert not tries_context_parallel(load_scenario(compose_config(off)).physics)
+
+
+def test_grid_kv_width_follows_the_kv_head_rule() -> None:
+    """8 K/V heads of d_head 128 are 1,024 wide at any width of 8 heads or more (1/16 of d =
+    16,384), as many as heads keep d, and the default scaling preset gives 8."""
+    from pipeline.model.search.grid import grid_kv_width
+
+    assert grid_kv_width(model_shape(16384, ScalingLaws(kv_heads=8))) == 1024.0
+    assert grid_kv_width(model_shape(16384, ScalingLaws())) == 16384.0
+    assert grid_kv_width(model_shape(12288, ScalingLaws(kv_heads=1000))) == 12288.0
+    assert load_scenario(compose_config([])).laws.kv_heads == 8
+    assert load_scenario(compose_config(["scaling.kv_heads=null"])).laws.kv_heads is None
+
+
+def test_grouped_query_attention_shrinks_the_ring_exchange() -> None:
+    """The ring a context-parallel candidate pays past its attention core (`_with_ring`) is
+    never more with 8 K/V heads than with as many as heads, on every layout both enumerate,
+    and less in all: K and V are 1/16 as wide at d = 16,384."""
+    from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
+    from pipeline.model.search.search import network_physics
+
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = network_physics(preset("h100_sxm"), physics)
+    ring: list[dict[int, float]] = []
+    for kv_heads in (None, 8):
+        shape = model_shape(16384, ScalingLaws(kv_heads=kv_heads))
+        c = enumerate_candidates(hw, shape, 4096, SearchOptions(), physics)
+        assert isinstance(c, Candidates)
+        assert c.rows is not None
+        extra = _with_ring(c, hw, shape, SearchOptions()).t_layer_s - c.t_layer_s
+        ring.append(dict(zip(c.rows.tolist(), extra.tolist(), strict=True)))
+    common = sorted(set(ring[0]) & set(ring[1]))
+    mha, gqa = (np.array([r[k] for k in common]) for r in ring)
+    assert (gqa <= mha).all()
+    assert 0.0 < gqa.sum() < mha.sum() / 8
+
+
+def test_realistic_preset_keeps_tensor_parallelism_one_d_inside_nvlink() -> None:
+    """Every feasible point of the default realistic series has Megatron's 1-D tensor
+    parallelism inside one 8-GPU NVLink domain; `tensor_parallel=both tp_in_domain=false` (the
+    preset before) reaches 2-D layouts past it on the same series."""
+    from pipeline.model.records.switches import TensorParallel as Kind
+
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    assert (physics.tensor_parallel, physics.tp_in_domain) == (Kind.ONE_D, True)
+    points = [
+        p
+        for p in evaluate_series(load_scenario(compose_config(["physics=realistic"]))).points
+        if p.layout is not None
+    ]
+    assert points
+    for p in points:
+        assert all(f == 1 for f in (*p.layout.tp_model, *p.layout.tp_ff[1:]))
+        assert p.layout.tp_ff[0] <= 8
+    before = ["physics=realistic", "physics.tensor_parallel=both", "physics.tp_in_domain=false"]
+    layouts = [p.layout for p in evaluate_series(load_scenario(compose_config(before))).points]
+    assert any(lay is not None and max(lay.tp_model) > 1 for lay in layouts)

@@ -4,7 +4,7 @@ PYTHON  ?= python3
 BIN     := $(VENV)/bin
 PIN     := -c requirements/constraints.txt
 
-.PHONY: help run test test-fast lint typecheck unit wheel-check constraints bench docs validation performance golden clean
+.PHONY: help run test test-fast lint typecheck unit wheel-check commits constraints bench docs validation performance golden clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -46,6 +46,9 @@ golden: $(VENV)/.dev ## regenerate the 21 paper series' golden file (only for a 
 
 wheel-check: ## build the wheel, install it in a fresh venv outside the checkout, run a small grid
 	.ci/wheel-check
+
+commits: ## the subjects of the commits not on main: at most 72 characters, none WIP
+	.ci/commit-messages main
 
 constraints: $(VENV)/.dev ## re-pin requirements/constraints.txt from the dev environment
 	{ sed -n '1,3p' requirements/constraints.txt; $(BIN)/pip freeze --exclude-editable | grep -v '^dmlimits'; } > requirements/constraints.tmp

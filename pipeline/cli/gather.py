@@ -6,8 +6,9 @@ prints the dataset's report (`pipeline.io.dataset.gather`) and, with ``--multiru
 that Hydra sweep directory that did not finish; exits 1 if anything is wrong (a part that does
 not open or does not match the schema, a series without thresholds, a series with rows in two
 parts of one table, a failed job, no dataset at all under ROOT), 2 with one line on stderr
-when ROOT or DIR is not a directory. ROOT may be a dataset root or a nightly root (every date is
-checked).
+when ROOT or DIR is not a directory, or DIR is not a Hydra multirun whose jobs wrote to ROOT (its
+jobs' `output.root` or `output.nightly_root`). ROOT may be a dataset root or a nightly root (every
+date is checked).
 
 Job-completion convention: a job of the `dmlimits` command calls `mark_done(job_dir)` as its
 last act, which writes `<job output dir>/.dmlimits_done`. A job directory of a Hydra multirun
@@ -26,11 +27,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from pipeline.io.dataset import GatherReport, gather
 from pipeline.io.parquet import OutputError
 from pipeline.io.text import write_text_atomic
 
 DONE_MARKER = ".dmlimits_done"
+HYDRA_DIR = ".hydra"
+"""The folder of a job's composed config (`config.yaml`) and Hydra's own (`hydra.yaml`)."""
 EXIT_NOT_OK = 1
 EXIT_ERROR = 2
 
@@ -43,13 +48,69 @@ def mark_done(job_dir: Path | str, detail: Mapping[str, Any] | None = None) -> P
     )
 
 
+def _jobs(sweep: Path) -> list[int]:
+    """The job numbers of a Hydra multirun directory: its numbered subdirectories holding the
+    `.hydra` folder Hydra writes as a job starts."""
+    return sorted(
+        int(p.name)
+        for p in sweep.iterdir()
+        if p.name.isdigit() and p.is_dir() and (p / HYDRA_DIR).is_dir()
+    )
+
+
 def failed_jobs(multirun_dir: Path | str) -> tuple[list[int], int]:
     """Job numbers of a Hydra multirun directory without a done marker, and the job count."""
     sweep = Path(multirun_dir)
     if not sweep.is_dir():
         raise OutputError(f"multirun directory {sweep} does not exist")
-    jobs = sorted(int(p.name) for p in sweep.iterdir() if p.is_dir() and p.name.isdigit())
+    jobs = _jobs(sweep)
     return [j for j in jobs if not (sweep / str(j) / DONE_MARKER).is_file()], len(jobs)
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    """A YAML mapping Hydra wrote, {} when it is missing or unreadable."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def job_roots(job_dir: Path) -> set[Path]:
+    """The dataset root one job wrote to: its config's `output.root`, or `output.nightly_root`
+    for a nightly run (`output.run_date` set), a relative one taken from the job's working
+    directory (`hydra.runtime.cwd`); none when the job's config cannot be read or the root is an
+    interpolation."""
+    output = _yaml(job_dir / HYDRA_DIR / "config.yaml").get("output")
+    if not isinstance(output, dict):
+        return set()
+    runtime = _yaml(job_dir / HYDRA_DIR / "hydra.yaml").get("hydra", {}).get("runtime", {})
+    cwd = Path(str(runtime.get("cwd") or "."))
+    root = output.get("nightly_root" if output.get("run_date") is not None else "root")
+    return {(cwd / root).resolve()} if isinstance(root, str) and "${" not in root else set()
+
+
+def check_multirun(root: Path, multirun_dir: Path) -> None:
+    """OutputError (one line) unless `multirun_dir` is a Hydra multirun whose jobs wrote to the
+    dataset `root`: it has job directories (`_jobs`), and a job whose config names its roots
+    names `root` (or the nightly root above a `run_date=` partition)."""
+    if not multirun_dir.is_dir():
+        raise OutputError(f"multirun directory {multirun_dir} does not exist")
+    jobs = _jobs(multirun_dir)
+    if not jobs:
+        raise OutputError(
+            f"--multirun {multirun_dir} is not a Hydra multirun directory: it holds no job "
+            f"directory (0, 1, ... with a {HYDRA_DIR} folder); give the hydra.sweep.dir of the run"
+        )
+    wrote = set().union(*(job_roots(multirun_dir / str(j)) for j in jobs))
+    target = root.resolve()
+    nightly = target.name.startswith("run_date=") and target.parent in wrote
+    if wrote and target not in wrote and not nightly:
+        named = ", ".join(sorted(str(p) for p in wrote))
+        raise OutputError(
+            f"--multirun {multirun_dir} is not a multirun of the dataset {root}: its jobs wrote "
+            f"to {named}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +146,7 @@ def gather_sweep(root: Path | str, multirun_dir: Path | str | None = None) -> Sw
     dataset = gather(root)
     if multirun_dir is None:
         return SweepReport(dataset)
+    check_multirun(Path(root), Path(multirun_dir))
     failed, n_jobs = failed_jobs(multirun_dir)
     return SweepReport(dataset, n_jobs, tuple(failed))
 

@@ -89,3 +89,44 @@ def test_gather_main_without_dataset_says_so(
     out = capsys.readouterr().out.splitlines()
     assert sum(line.startswith("no dataset: ") for line in out) == 1
     assert out[-1] == "NOT OK"
+
+
+def _job_config(job: Path, root: str, cwd: Path) -> None:
+    """The `.hydra` files of a job that wrote to `root` (relative to `cwd`), as Hydra saves them."""
+    (job / ".hydra" / "config.yaml").write_text(
+        f"output:\n  root: {root}\n  nightly_root: outputs/nightly\n", encoding="utf-8"
+    )
+    (job / ".hydra" / "hydra.yaml").write_text(
+        f"hydra:\n  runtime:\n    cwd: {cwd}\n", encoding="utf-8"
+    )
+
+
+def test_gather_multirun_of_an_unrelated_directory_says_so(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A --multirun directory with no job directory (an unrelated folder) is named in one line
+    on stderr, exit 2, instead of reporting no failed job."""
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "7").mkdir()  # numbered, but no job of Hydra's
+    assert main([str(dataset), "--multirun", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "is not a Hydra multirun directory" in err[0]
+
+
+def test_gather_multirun_of_another_dataset_says_so(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A multirun whose jobs wrote to another root is refused in one line naming that root;
+    one whose jobs wrote to this root (relative to their working directory) is checked."""
+    sweep = _multirun(tmp_path, [True, True])
+    for job in ("0", "1"):
+        _job_config(sweep / job, "elsewhere/data", tmp_path)
+    assert main([str(dataset), "--multirun", str(sweep)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "is not a multirun of the dataset" in err[0]
+    assert str(tmp_path / "elsewhere" / "data") in err[0]
+    for job in ("0", "1"):
+        _job_config(sweep / job, dataset.name, dataset.parent)
+    assert main([str(dataset), "--multirun", str(sweep)]) == 0

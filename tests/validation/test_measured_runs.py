@@ -15,11 +15,11 @@ import csv
 from functools import lru_cache
 from pathlib import Path
 
-from pipeline.model.records.run import RunCost, RunLayout, RunSpec
+from pipeline.model.records.run import RunCost, RunSpec
 from pipeline.model.records.switches import Recompute
-from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.runs.training_run import evaluate_run, layer_breakdown
 from pipeline.schema import CONF_DIR, compose_config, load_scenario
+from tests.validation.calibration import A100_80GB, korthikanti_runs, scenario_of
 
 DATA = Path(__file__).parent / "data"
 NARAYANAN_MEAN_TOLERANCE = 0.05
@@ -165,32 +165,13 @@ in docs/validation.md, not tested."""
 def korthikanti_errors() -> dict[tuple[str, str], float]:
     """Relative error of predicted vs published iteration time, by (model, recompute), A100
     80GB under realistic physics with each row's layout (Korthikanti et al. 2022 Table 5)."""
-    scenario = load_scenario(compose_config(["hardware=a100_sxm_80gb", "physics=realistic"]))
+    hw, physics = scenario_of(A100_80GB)
     errors = {}
-    for row in _rows("korthikanti_2022_table5.csv"):
-        width = int(row["hidden"])
-        shape = TransformerShape(
-            int(row["layers"]),
-            width,
-            int(row["ffn_hidden"]),
-            int(row["heads"]),
-            int(row["heads"]),
-            int(row["vocab"]),
-            int(row["seq_len"]),
-        )
-        layout = RunLayout(
-            tp=int(row["tp"]),
-            pp=int(row["pp"]),
-            dp=int(row["dp"]),
-            microbatch_seqs=int(row["microbatch_seqs"]),
-            sequence_parallel=row["sequence_parallel"] == "true",
-            recompute=Recompute(row["recompute"]),
-        )
-        run = RunSpec(row["model"], shape, int(row["global_batch_seqs"]), layout)
-        cost = evaluate_run(scenario.hardware, scenario.physics, run)
-        assert cost.n_gpu == int(row["n_gpu"])
-        errors[row["model"], row["recompute"]] = (
-            cost.step_time_s / float(row["iteration_time_s"]) - 1.0
+    for measured in korthikanti_runs():
+        run = measured.run
+        cost = evaluate_run(hw, physics, run)
+        errors[run.name, run.layout.recompute.value] = (
+            cost.step_time_s / measured.measured_step_s - 1.0
         )
     return errors
 

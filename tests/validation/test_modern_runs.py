@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.model.runs.training_run import evaluate_run
+from tests.validation.calibration import scenario_of
 from tests.validation.modern_runs import (
     SOURCES,
     megatron_core_flop_per_step,
@@ -52,3 +54,37 @@ def test_megatron_core_flop_count_reproduces_readme_throughput() -> None:
         assert abs(tflops / expected - 1.0) <= MEGATRON_TFLOPS_TOLERANCE, (row["row_id"], tflops)
         checked += 1
     assert checked == 9
+
+
+NEMOTRON_340B_MEAN_TOLERANCE = 0.05
+"""Mean absolute step-time error allowed on Nemotron-4 340B's three batch-ramp stages
+(NVIDIA 2024, arXiv:2406.11704, Table 2: 10.3, 10.3 and 8.0 s on 1,536 to 6,144 H100s); the
+model gives 3.5% (docs/validation.md)."""
+NEMO_FP8_MEAN_TOLERANCE = 0.16
+"""Mean absolute step-time error allowed on NeMo 24.07's eight FP8 pretraining runs (NVIDIA
+NeMo performance summary, 'Pretraining' table, FP8 on DGX-H100) under physics.precision=fp8;
+the model gives 14.7%, and 64% timing them as BF16 (docs/validation.md)."""
+
+
+def _step_errors(source: str) -> list[float]:
+    out = []
+    for measured in modern_runs():
+        if measured.source == source:
+            hw, physics = scenario_of((*measured.hardware, *measured.physics))
+            cost = evaluate_run(hw, physics, measured.run)
+            out.append(cost.step_time_s / measured.measured_step_s - 1.0)
+    return out
+
+
+def test_modern_nemotron_340b_step_time_within_tolerance() -> None:
+    """Nemotron-4 340B's three published step times are matched within 5% on average."""
+    errors = _step_errors("Nemotron-4 340B")
+    assert len(errors) == 3
+    assert sum(abs(e) for e in errors) / len(errors) <= NEMOTRON_340B_MEAN_TOLERANCE, errors
+
+
+def test_modern_nemo_fp8_step_time_within_tolerance() -> None:
+    """NeMo 24.07's FP8 runs, timed with FP8 GEMMs, are matched within 16% on average."""
+    errors = _step_errors("NeMo 24.07")
+    assert len(errors) == 8
+    assert sum(abs(e) for e in errors) / len(errors) <= NEMO_FP8_MEAN_TOLERANCE, errors

@@ -30,6 +30,10 @@ ADAM_STATE_BYTES_PER_PARAM = 12.0
 """fp32 master weights, momentum and variance: K = 12 (ZeRO §3.1)."""
 LOGITS_BYTES_PER_ELEMENT = 4.0
 """fp32 logits kept for the cross-entropy (Korthikanti et al. 2022 §4.3)."""
+FP8_WEIGHT_COPY_BYTES_PER_PARAM = 2.0
+"""Under FP8 (docs/model.md R.11), Transformer Engine keeps beside each 16-bit layer weight an
+FP8 copy (1 byte) and, as Hopper's FP8 GEMMs take one operand layout only, its transpose for
+the backward pass (1 byte)."""
 
 
 def model_state_bytes_per_param(zero_stage: Stage, dp: Array) -> Array:
@@ -120,6 +124,21 @@ def activation_bytes_per_layer(
         per_score = 2.0 + 3.0 * drop
     if scores_stored and recompute is Recompute.NONE:
         out = out + per_score * heads * seq_len * tokens / tp
+    return out
+
+
+def fp8_input_savings_bytes_per_layer(
+    tokens: Array, hidden: Width, ffn: Width, split: tuple[Array, Array], recompute: Recompute
+) -> Array:
+    """Activation bytes a layer saves when Transformer Engine stores its FP8 GEMMs' inputs at
+    1 byte instead of 2 (docs/model.md R.11): the QKV and first-MLP inputs (the two norm
+    outputs, h each, split as the norms over sp), the output projection's input (h) and the
+    last MLP GEMM's input (f: the activation's output), split over t: tokens · (2h/sp +
+    (h + f)/t). Full recomputation stores only the layer input, in 16 bits: no saving."""
+    sp, tp = split
+    out: Array = tokens * (2.0 * hidden / sp + (hidden + ffn) / tp)
+    if recompute is Recompute.FULL:
+        return np.zeros_like(out)
     return out
 
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.compute.efficiency import matmul_calls_s
+from pipeline.model.compute.efficiency import matmul_calls_s, precision_speedup
 from pipeline.model.compute.flop import (
     attention_weight_params,
     expert_weight_params,
@@ -43,9 +43,11 @@ from pipeline.model.compute.flop import (
 from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, with_rerun_s
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.gpu_memory import (
+    FP8_WEIGHT_COPY_BYTES_PER_PARAM,
     LayerShape,
     ParamsPerGpu,
     activation_bytes_per_layer,
+    fp8_input_savings_bytes_per_layer,
     logits_bytes,
     routed_activation_bytes_per_layer,
     state_bytes,
@@ -323,12 +325,17 @@ def stage_in_flight_microbatches(
 
 
 def run_memory_bytes(
-    shape: TransformerShape, lay: RunLayouts, microbatches: Array, fusion: Fusion
+    shape: TransformerShape,
+    lay: RunLayouts,
+    microbatches: Array,
+    fusion: Fusion,
+    fp8: bool = False,
 ) -> Array:
     """The largest bytes of any stage: model state (ZeRO over d; expert state over the d/e
     expert replicas) and in-flight activations of the first stage (with the embedding), of
     the first stage from the front with ⌈L/p⌉ layers, and of the last stage (with the
-    logits) (`memory.gpu_memory`)."""
+    logits) (`memory.gpu_memory`). With `fp8` (FP8 GEMMs, docs/model.md R.11) each stage also
+    holds the FP8 copies of its layers' weights and stores its GEMM inputs in FP8."""
     stages = Stages.of(shape.layers, lay.pp)
     tokens = lay.microbatch_seqs * shape.seq_len / lay.cp
     split = (lay.sp, lay.tp)
@@ -340,6 +347,7 @@ def run_memory_bytes(
     per_mode = [
         activation_bytes_per_layer(tokens, h, a, s, split, mode, stored, layer)
         + routed_activation_bytes_per_layer(tokens, h, shape.top_k, split, mode, layer)
+        - (fp8_input_savings_bytes_per_layer(tokens, h, layer.ffn, split, mode) if fp8 else 0.0)
         for mode in RECOMPUTE_ORDER
     ]
     per_layer = _by_mode(lay.recompute, per_mode)
@@ -351,6 +359,10 @@ def run_memory_bytes(
                 params, replicated=params.replicated - float(shape.vocab) * h / lay.tp
             )
         state = state_bytes(params, lay.zero_stage, lay.zero_dp, lay.expert_dp)
+        if fp8:  # the layers' weights, the embedding's V·h/t (held by an outer stage) aside
+            held_embedding = np.where(lay.pp == 1, shape.embedding_matrices, 1.0) * embedding
+            layer_params = params.total - held_embedding * float(shape.vocab) * h / lay.tp
+            state = state + FP8_WEIGHT_COPY_BYTES_PER_PARAM * layer_params
         held = stage_in_flight_microbatches(
             lay.pp, microbatches, lay.interleave, index, lay.microbatch_group
         )
@@ -490,7 +502,9 @@ def run_costs(
         model_flop_per_step=model_flop,
         hardware_flop_per_step=hw_flop,
         narayanan_flop_per_step=narayanan_flop_per_step(shape, batch_seqs),
-        memory_per_gpu_bytes=run_memory_bytes(shape, lay, m, physics.fusion),
+        memory_per_gpu_bytes=run_memory_bytes(
+            shape, lay, m, physics.fusion, precision_speedup(hw, physics) > 1.0
+        ),
         hbm_bytes=hw.hbm_bytes,
         mfu=model_flop / (peak * t_step),
         hfu=hw_flop / (peak * t_step),

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from pipeline.model.compute.efficiency import precision_speedup
-from pipeline.model.records.switches import Precision
+from pipeline.model.compute.flop import layer_weight_params
+from pipeline.model.memory.gpu_memory import (
+    activation_bytes_per_layer,
+    fp8_input_savings_bytes_per_layer,
+)
+from pipeline.model.records.switches import Precision, Recompute
 from pipeline.model.runs.training_run import evaluate_run
 from pipeline.schema import compose_config, load_scenario
 
@@ -59,3 +66,34 @@ def test_precision_fp8_peaks_reach_catalog_and_hardware_record() -> None:
     assert _scenario("hardware=h200_sxm").hardware.fp8_flop_per_s == 1979e12
     assert _scenario("hardware=gb200_nvl72").hardware.fp8_flop_per_s == 5000e12
     assert _scenario("hardware=a100_sxm").hardware.fp8_flop_per_s is None
+
+
+def test_precision_fp8_input_savings_of_a_gpt_layer() -> None:
+    """A GPT layer (f = 4h) saves 7h bytes a token on one GPU: the two norm outputs, the
+    projection input and the GeLU output at 1 byte; nothing under full recomputation."""
+    one = np.ones(1)
+    tokens, h = 4096.0 * one, 1024.0
+    saved = fp8_input_savings_bytes_per_layer(tokens, h, 4 * h, (one, one), Recompute.NONE)
+    assert saved[0] == 7.0 * h * 4096.0
+    stored = activation_bytes_per_layer(tokens, h, 16.0, 4096.0, (one, one), Recompute.NONE, False)
+    assert saved[0] < stored[0]
+    full = fp8_input_savings_bytes_per_layer(tokens, h, 4 * h, (one, one), Recompute.FULL)
+    assert full[0] == 0.0
+
+
+def test_precision_fp8_run_holds_its_weight_copies() -> None:
+    """An FP8 run on H100 with full recomputation (no FP8 activation savings) holds exactly 2
+    bytes more per layer parameter; on an A100 (no FP8 peak) its memory is the BF16 run's."""
+    for gpu, changes in (("h100_sxm", True), ("a100_sxm_80gb", False)):
+        s = _scenario(f"hardware={gpu}", "run=gpt_1p7b", "physics.fusion=flash")
+        assert s.run is not None
+        bf16 = evaluate_run(s.hardware, s.physics, s.run)
+        fp8_physics = dataclasses.replace(s.physics, precision=Precision.FP8)
+        fp8 = evaluate_run(s.hardware, fp8_physics, s.run)
+        if changes:
+            shape = s.run.shape
+            copies = 2.0 * shape.layers * layer_weight_params(shape)  # t = 1, one stage
+            assert s.run.layout.recompute is Recompute.FULL
+            assert fp8.memory_per_gpu_bytes - bf16.memory_per_gpu_bytes == copies
+        else:
+            assert fp8.memory_per_gpu_bytes == bf16.memory_per_gpu_bytes

@@ -28,15 +28,27 @@ MAX_MICROBATCH_SEQS = 16
 """Largest microbatch tried, in sequences."""
 MAX_INTERLEAVE = 8
 """Most model chunks per pipeline rank tried."""
+SEARCHED_FIELDS = frozenset(
+    {"tp", "pp", "dp", "ep", "microbatch_seqs", "interleave", "sequence_parallel", "recompute"}
+)
+"""The `RunLayout` fields the search chooses; every other field is the given layout's."""
 
 
 def tp_pp_dp(run: RunSpec, fast: int) -> Iterator[tuple[int, int, int]]:
     """(t, p, d) of every layout: on exactly the given layout's GPUs (t·p·d·c = its count), or
-    with a GPU budget B (`RunSpec.gpu_budget`) every t and p ≤ L with the largest d dividing the
-    batch that keeps t·p·d·c ≤ B (one more replica never slows a step that fits)."""
+    with a GPU budget B (`RunSpec.gpu_budget`) every t, p ≤ L and d dividing the batch with
+    t·p·d·c ≤ B, the largest d first.
+
+    Monotone in the budget: the layouts tried under B are exactly those with t·p·d·c ≤ B, a
+    set that only grows with B, so a larger budget keeps every layout a smaller one tried and
+    its fastest step is never slower, nor is it infeasible where the smaller one was not. Every
+    d is tried, not only the largest that fits: a larger d leaves fewer microbatches per
+    replica (m < p is refused) and can need more memory, so the largest is not always valid.
+    """
     shape, cp = run.shape, run.layout.cp
     budget = run.gpu_budget
     n_gpu = run.layout.n_gpu if budget is None else budget
+    replicas = divisors(run.global_batch_seqs)[::-1]
     for tp in divisors(n_gpu // cp) if budget is None else range(1, fast + 1):
         if tp > fast or shape.heads % tp or shape.ffn_hidden % tp or tp * cp > n_gpu:
             continue
@@ -48,7 +60,9 @@ def tp_pp_dp(run: RunSpec, fast: int) -> Iterator[tuple[int, int, int]]:
             continue
         for pp in range(1, min(shape.layers, n_gpu // (cp * tp)) + 1):
             room = n_gpu // (cp * tp * pp)
-            yield tp, pp, max(d for d in divisors(run.global_batch_seqs) if d <= room)
+            for dp in replicas:
+                if dp <= room:
+                    yield tp, pp, dp
 
 
 def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
@@ -56,6 +70,9 @@ def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
     in search order."""
     shape, given = run.shape, run.layout
     fast = hw.level_sizes[0] if hw.level_sizes else given.n_gpu
+    # the given layout's other fields, passed on as dataclasses.replace would, at a tenth its cost
+    fields = dataclasses.fields(given)
+    kept = {f.name: getattr(given, f.name) for f in fields if f.name not in SEARCHED_FIELDS}
     for tp, pp, dp in tp_pp_dp(run, fast):
         largest = -(-shape.layers // pp)  # ⌈L/p⌉: the fullest stage (`stage_layers`)
         per_replica = run.global_batch_seqs // dp
@@ -67,8 +84,8 @@ def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
                 chunks = [v for v in divisors(largest) if v <= MAX_INTERLEAVE]
                 for v in chunks if pp > 1 and m % pp == 0 else [1]:
                     for mode in RECOMPUTE_ORDER:
-                        yield dataclasses.replace(
-                            given,
+                        yield RunLayout(
+                            **kept,
                             tp=tp,
                             pp=pp,
                             dp=dp,

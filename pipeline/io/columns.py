@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
 and its wall, the closed forms' inputs, power and energy; 4: the wall of each year of the moving
-frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached)."""
+frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached;
+5: the observed batch law's fit in `sources`)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -443,9 +444,22 @@ SOURCES_FIELDS = [
     _required("rows_rejected", pa.int64()),
     _optional("newest_date", pa.date32()),
     _optional("licence", pa.string()),
+    _optional("batch_law_runs", pa.int64()),
+    _optional("batch_law_coefficient", pa.float64()),
+    _optional("batch_law_exponent", pa.float64()),
+    _optional("batch_law_exponent_low", pa.float64()),
+    _optional("batch_law_exponent_high", pa.float64()),
 ]
 """One source a run read (`pipeline.sources`): where from, which copy (SHA-256 of the body),
-how old, whether it is stale (a failed fetch served the last good copy), and its rows."""
+how old, whether it is stale (a failed fetch served the last good copy), and its rows; for the
+frontier runs, the `observed` batch law fitted to the copy (`pipeline.sources.batches`)."""
+BATCH_LAW_FIT_COLUMNS = (
+    "batch_law_runs",
+    "batch_law_coefficient",
+    "batch_law_exponent",
+    "batch_law_exponent_low",
+    "batch_law_exponent_high",
+)
 
 OBSERVED_RUNS_FIELDS = [
     _required("source", pa.string()),
@@ -490,6 +504,7 @@ ADDED_IN: dict[str, int] = {
     **{name: 3 for name in ("model_b_duration_s", "model_b_b0_tokens", "model_b_tokens_per_param")},
     **{field.name: 3 for field in POWER_FIELDS + POWER_SETTING_FIELDS},
     "tdp_w": 3,
+    **{name: 5 for name in BATCH_LAW_FIT_COLUMNS},
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

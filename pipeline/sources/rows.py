@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from pipeline.catalog.load import fractional_year
+from pipeline.io.columns import BATCH_LAW_FIT_COLUMNS
 from pipeline.io.rows import Provenance, config_hash
-from pipeline.sources.observe import Observations
+from pipeline.sources.batches import fit_batch_law
+from pipeline.sources.observe import FRONTIER_RUNS, Observations
 
 
 def _provenance(provenance: Provenance, identity: dict[str, Any]) -> dict[str, Any]:
@@ -24,8 +26,24 @@ def _provenance(provenance: Provenance, identity: dict[str, Any]) -> dict[str, A
     }
 
 
+def _batch_law_fit(observations: Observations, source: str) -> dict[str, Any]:
+    """The `observed` batch law fitted to the frontier runs (`batches.fit_batch_law`), as the
+    `sources` row's columns; null for another source or too few runs."""
+    fit = fit_batch_law(observations.runs) if source == FRONTIER_RUNS else None
+    if fit is None:
+        return dict.fromkeys(BATCH_LAW_FIT_COLUMNS)
+    return {
+        "batch_law_runs": fit.n_runs,
+        "batch_law_coefficient": fit.coefficient,
+        "batch_law_exponent": fit.exponent,
+        "batch_law_exponent_low": fit.exponent_low,
+        "batch_law_exponent_high": fit.exponent_high,
+    }
+
+
 def source_dicts(observations: Observations, provenance: Provenance) -> list[dict[str, Any]]:
-    """One row per source read: where from, which copy, how many rows, stale or not."""
+    """One row per source read: where from, which copy, how many rows, stale or not, and for
+    the frontier runs the observed batch law's fit."""
     rows = []
     for read in observations.reads:
         s = read.snapshot
@@ -43,6 +61,7 @@ def source_dicts(observations: Observations, provenance: Provenance) -> list[dic
                 "rows_rejected": len(read.rejects),
                 "newest_date": read.newest_date,
                 "licence": s.licence,
+                **_batch_law_fit(observations, s.name),
                 **_provenance(provenance, {"source": s.name, "content_hash": s.content_hash}),
             }
         )

@@ -67,15 +67,23 @@ def batch_runs(runs: Sequence[ObservedRun]) -> list[ObservedRun]:
     return chosen[:MAX_RUNS]
 
 
+def _median_ignoring_nan(rows: np.ndarray) -> np.ndarray:
+    """Each row's median over its non-NaN values (NaN for a row of NaN only): the values sorted
+    with NaN last, the middle one or two of those that are numbers."""
+    ordered = np.sort(rows, axis=1)
+    count = np.sum(~np.isnan(rows), axis=1)
+    low = np.take_along_axis(ordered, np.maximum(count - 1, 0)[:, None] // 2, axis=1)[:, 0]
+    high = np.take_along_axis(ordered, np.maximum(count // 2, 0)[:, None], axis=1)[:, 0]
+    return np.where(count > 0, (low + high) / 2.0, np.nan)
+
+
 def _theil_sen(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows of (x, y) samples -> each row's Theil-Sen (slope, intercept); NaN with no spread."""
     i, j = np.triu_indices(x.shape[1], 1)
     dx = x[:, j] - x[:, i]
     with np.errstate(divide="ignore", invalid="ignore"):
         slopes = np.where(dx != 0.0, (y[:, j] - y[:, i]) / dx, np.nan)
-    slope = np.full(x.shape[0], np.nan)
-    spread = ~np.all(np.isnan(slopes), axis=1)
-    slope[spread] = np.nanmedian(slopes[spread], axis=1)
+    slope = _median_ignoring_nan(slopes)
     intercept = np.median(y - slope[:, None] * x, axis=1)
     return slope, intercept
 

@@ -24,7 +24,7 @@ in `series_id`, the run and physics columns of `points`; 3: the fitted trajector
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
 and its wall, the closed forms' inputs, power and energy; 4: the wall of each year of the moving
 frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached;
-5: the observed batch law's fit in `sources`)."""
+5: the observed batch law's fit in `sources`, how each run was trained in `observed_runs`)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -473,9 +473,25 @@ OBSERVED_RUNS_FIELDS = [
     _optional("confidence", pa.string()),
     _optional("epoch_frontier", pa.bool_()),
     _required("frontier", pa.bool_()),
+    _optional("domain", pa.string()),
+    _optional("parameters", pa.float64()),
+    _optional("training_hardware", pa.string()),
+    _optional("hardware_quantity", pa.int64()),
+    _optional("training_time_s", pa.float64()),
+    _optional("hardware_utilization", pa.float64()),
+    _optional("batch_size", pa.float64()),
 ]
-"""One usable training run of the frontier-runs source, and whether it defines the fitted
-frontier (`pipeline.forecast.observed`)."""
+"""One usable training run of the frontier-runs source, whether it defines the fitted
+frontier (`pipeline.forecast.observed`), and how it was trained when the source says."""
+HOW_TRAINED_FIELDS = (
+    "domain",
+    "parameters",
+    "training_hardware",
+    "hardware_quantity",
+    "training_time_s",
+    "hardware_utilization",
+    "batch_size",
+)
 
 SOURCE_REJECTS_FIELDS = [
     _required("source", pa.string()),
@@ -513,6 +529,7 @@ Every column not listed here (or in `ADDED_IN_TABLE`) has been in the tables sin
 ADDED_IN_TABLE: dict[tuple[str, str], int] = {
     ("frontier", "wall_flop"): 4,
     ("frontier", "end_reason"): 4,
+    **{("observed_runs", name): 5 for name in HOW_TRAINED_FIELDS},
 }
 """(table, column) -> the `SCHEMA_VERSION` that added the column to that table, where a column
 of one name joined tables in different versions (over `ADDED_IN`)."""

@@ -87,6 +87,13 @@ def observed_run_dicts(
             "confidence": run.confidence,
             "epoch_frontier": run.epoch_frontier,
             "frontier": bool(flag),
+            "domain": run.domain,
+            "parameters": run.parameters,
+            "training_hardware": ",".join(run.training_hardware) or None,
+            "hardware_quantity": run.hardware_quantity,
+            "training_time_s": run.training_time_s,
+            "hardware_utilization": run.hardware_utilization,
+            "batch_size": run.batch_size,
             **_provenance(provenance, {"content_hash": digest, "line": run.line}),
         }
         for run, flag in zip(observations.runs, frontier, strict=True)

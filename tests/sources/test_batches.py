@@ -107,3 +107,23 @@ def test_sources_table_records_the_batch_law_fit_of_the_runs_read() -> None:
     assert runs["batch_law_runs"] == 32
     assert math.isfinite(runs["batch_law_coefficient"])
     assert hardware["batch_law_exponent"] is None
+
+
+def test_observed_runs_table_says_how_each_run_was_trained() -> None:
+    """The `observed_runs` rows carry the how-trained fields of the shipped snapshot, the
+    hardware names joined as Epoch writes them, and match the table's schema."""
+    from pipeline.io.columns import OBSERVED_RUNS_SCHEMA
+    from pipeline.io.rows import table_from_rows
+    from pipeline.sources.rows import observed_run_dicts
+
+    shipped = SourcesSettings(
+        SourceSpec("frontier_runs", "package:notable_ai_models.csv"), None, FetchSettings(), None
+    )
+    observations = observe(shipped, None, warn=False)
+    rows = observed_run_dicts(observations, [False] * len(observations.runs), Provenance("run-1"))
+    llama = next(r for r in rows if r["model"] == "Llama 3.1-405B")
+    assert llama["training_hardware"] == "NVIDIA H100 SXM5 80GB"
+    assert (llama["hardware_quantity"], llama["batch_size"]) == (16384, 16e6)
+    assert llama["training_time_s"] == pytest.approx(2142.0 * 3600.0)
+    table = table_from_rows(rows, OBSERVED_RUNS_SCHEMA)
+    assert table.column("hardware_quantity").null_count < table.num_rows

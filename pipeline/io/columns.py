@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
 and its wall, the closed forms' inputs, power and energy; 4: the wall of each year of the moving
-frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached)."""
+frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached;
+5: the observed batch law's fit in `sources`, how each run was trained in `observed_runs`)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -443,9 +444,22 @@ SOURCES_FIELDS = [
     _required("rows_rejected", pa.int64()),
     _optional("newest_date", pa.date32()),
     _optional("licence", pa.string()),
+    _optional("batch_law_runs", pa.int64()),
+    _optional("batch_law_coefficient", pa.float64()),
+    _optional("batch_law_exponent", pa.float64()),
+    _optional("batch_law_exponent_low", pa.float64()),
+    _optional("batch_law_exponent_high", pa.float64()),
 ]
 """One source a run read (`pipeline.sources`): where from, which copy (SHA-256 of the body),
-how old, whether it is stale (a failed fetch served the last good copy), and its rows."""
+how old, whether it is stale (a failed fetch served the last good copy), and its rows; for the
+frontier runs, the `observed` batch law fitted to the copy (`pipeline.sources.batches`)."""
+BATCH_LAW_FIT_COLUMNS = (
+    "batch_law_runs",
+    "batch_law_coefficient",
+    "batch_law_exponent",
+    "batch_law_exponent_low",
+    "batch_law_exponent_high",
+)
 
 OBSERVED_RUNS_FIELDS = [
     _required("source", pa.string()),
@@ -459,9 +473,25 @@ OBSERVED_RUNS_FIELDS = [
     _optional("confidence", pa.string()),
     _optional("epoch_frontier", pa.bool_()),
     _required("frontier", pa.bool_()),
+    _optional("domain", pa.string()),
+    _optional("parameters", pa.float64()),
+    _optional("training_hardware", pa.string()),
+    _optional("hardware_quantity", pa.int64()),
+    _optional("training_time_s", pa.float64()),
+    _optional("hardware_utilization", pa.float64()),
+    _optional("batch_size", pa.float64()),
 ]
-"""One usable training run of the frontier-runs source, and whether it defines the fitted
-frontier (`pipeline.forecast.observed`)."""
+"""One usable training run of the frontier-runs source, whether it defines the fitted
+frontier (`pipeline.forecast.observed`), and how it was trained when the source says."""
+HOW_TRAINED_FIELDS = (
+    "domain",
+    "parameters",
+    "training_hardware",
+    "hardware_quantity",
+    "training_time_s",
+    "hardware_utilization",
+    "batch_size",
+)
 
 SOURCE_REJECTS_FIELDS = [
     _required("source", pa.string()),
@@ -490,6 +520,7 @@ ADDED_IN: dict[str, int] = {
     **{name: 3 for name in ("model_b_duration_s", "model_b_b0_tokens", "model_b_tokens_per_param")},
     **{field.name: 3 for field in POWER_FIELDS + POWER_SETTING_FIELDS},
     "tdp_w": 3,
+    **{name: 5 for name in BATCH_LAW_FIT_COLUMNS},
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.
@@ -498,6 +529,7 @@ Every column not listed here (or in `ADDED_IN_TABLE`) has been in the tables sin
 ADDED_IN_TABLE: dict[tuple[str, str], int] = {
     ("frontier", "wall_flop"): 4,
     ("frontier", "end_reason"): 4,
+    **{("observed_runs", name): 5 for name in HOW_TRAINED_FIELDS},
 }
 """(table, column) -> the `SCHEMA_VERSION` that added the column to that table, where a column
 of one name joined tables in different versions (over `ADDED_IN`)."""

@@ -199,14 +199,14 @@ PAPER_BATCH_LAWS: dict[BatchLawKind, BatchLaw] = {
 def dense_batch_tokens(law: BatchLaw, flop: float, tokens_per_param: float) -> float:
     """B_tok of a dense model of C = `flop` under `law`, unrounded (spec §2.4 without R).
 
-    critical: b_ref·(C/C_ref)^e; constant: b_ref; deepseek: c·C^e; zhang2024: c·D^e with
-    D = k·N and C = 6·N·D = 6·k·N², so D = (k·C/6)^(1/2).
+    critical: b_ref·(C/C_ref)^e; constant: b_ref; deepseek and observed: c·C^e; zhang2024:
+    c·D^e with D = k·N and C = 6·N·D = 6·k·N², so D = (k·C/6)^(1/2).
     """
     if law.kind is BatchLawKind.CONSTANT:
         return float(law.reference_tokens)
     if law.kind is BatchLawKind.CRITICAL:
         return float(law.reference_tokens * (flop / law.reference_flop) ** law.exponent)
-    if law.kind is BatchLawKind.DEEPSEEK:
+    if law.kind in (BatchLawKind.DEEPSEEK, BatchLawKind.OBSERVED):
         return float(law.coefficient * flop**law.exponent)
     return float(law.coefficient * ((tokens_per_param * flop / 6.0) ** 0.5) ** law.exponent)
 
@@ -217,9 +217,12 @@ def model_b_batch_tokens(b0_tokens: float, t0_flop: float, laws: ScalingLaws) ->
     The paper anchors every law at b0 = 4e6 tokens at T0 = 3e23 FLOP (spec §12), the
     critical law's 4,194,304 rounded. Changing a law's constants (a larger
     `reference_tokens`, another coefficient, or tokens per parameter under zhang2024)
-    scales its batch at T0, and b0 by the same factor; the shipped laws keep b0 exactly.
+    scales its batch at T0, and b0 by the same factor; the shipped laws keep b0 exactly. A law
+    with no paper constants (`observed`, fitted to runs) is set against the critical law, whose
+    batch at T0 b0 is: b0 moves by the observed batch at T0 over the critical one.
     """
-    paper = dense_batch_tokens(PAPER_BATCH_LAWS[laws.batch.kind], t0_flop, PAPER_TOKENS_PER_PARAM)
+    reference = PAPER_BATCH_LAWS.get(laws.batch.kind, PAPER_BATCH_LAWS[BatchLawKind.CRITICAL])
+    paper = dense_batch_tokens(reference, t0_flop, PAPER_TOKENS_PER_PARAM)
     scenario = dense_batch_tokens(laws.batch, t0_flop, laws.tokens_per_param)
     return b0_tokens * (scenario / paper)
 

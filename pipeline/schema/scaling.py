@@ -42,6 +42,7 @@ BATCH_LAW_KEYS: dict[BatchLawKind, frozenset[str]] = {
     BatchLawKind.CONSTANT: frozenset({"reference_tokens"}),
     BatchLawKind.DEEPSEEK: frozenset({"coefficient", "exponent"}),
     BatchLawKind.ZHANG2024: frozenset({"coefficient", "exponent"}),
+    BatchLawKind.OBSERVED: frozenset({"coefficient", "exponent"}),
 }
 """The constants each batch law reads (see `BatchLaw`); other BatchLaw fields keep defaults."""
 

@@ -11,8 +11,10 @@ from typing import Any
 
 from pipeline.catalog.load import fractional_year
 from pipeline.identity import config_hash
+from pipeline.io.columns import BATCH_LAW_FIT_COLUMNS
 from pipeline.io.rows import Provenance
-from pipeline.sources.observe import Observations
+from pipeline.sources.batches import fit_batch_law
+from pipeline.sources.observe import FRONTIER_RUNS, Observations
 
 
 def _provenance(provenance: Provenance, identity: dict[str, Any]) -> dict[str, Any]:
@@ -25,8 +27,24 @@ def _provenance(provenance: Provenance, identity: dict[str, Any]) -> dict[str, A
     }
 
 
+def _batch_law_fit(observations: Observations, source: str) -> dict[str, Any]:
+    """The `observed` batch law fitted to the frontier runs (`batches.fit_batch_law`), as the
+    `sources` row's columns; null for another source or too few runs."""
+    fit = fit_batch_law(observations.runs) if source == FRONTIER_RUNS else None
+    if fit is None:
+        return dict.fromkeys(BATCH_LAW_FIT_COLUMNS)
+    return {
+        "batch_law_runs": fit.n_runs,
+        "batch_law_coefficient": fit.coefficient,
+        "batch_law_exponent": fit.exponent,
+        "batch_law_exponent_low": fit.exponent_low,
+        "batch_law_exponent_high": fit.exponent_high,
+    }
+
+
 def source_dicts(observations: Observations, provenance: Provenance) -> list[dict[str, Any]]:
-    """One row per source read: where from, which copy, how many rows, stale or not."""
+    """One row per source read: where from, which copy, how many rows, stale or not, and for
+    the frontier runs the observed batch law's fit."""
     rows = []
     for read in observations.reads:
         s = read.snapshot
@@ -44,6 +62,7 @@ def source_dicts(observations: Observations, provenance: Provenance) -> list[dic
                 "rows_rejected": len(read.rejects),
                 "newest_date": read.newest_date,
                 "licence": s.licence,
+                **_batch_law_fit(observations, s.name),
                 **_provenance(provenance, {"source": s.name, "content_hash": s.content_hash}),
             }
         )
@@ -69,6 +88,13 @@ def observed_run_dicts(
             "confidence": run.confidence,
             "epoch_frontier": run.epoch_frontier,
             "frontier": bool(flag),
+            "domain": run.domain,
+            "parameters": run.parameters,
+            "training_hardware": ",".join(run.training_hardware) or None,
+            "hardware_quantity": run.hardware_quantity,
+            "training_time_s": run.training_time_s,
+            "hardware_utilization": run.hardware_utilization,
+            "batch_size": run.batch_size,
             **_provenance(provenance, {"content_hash": digest, "line": run.line}),
         }
         for run, flag in zip(observations.runs, frontier, strict=True)

@@ -42,12 +42,14 @@ def paper_d_model_grid(smallest: int = 12288, largest: int = 12288 * 128) -> lis
 
 
 class BatchLawKind(StrEnum):
-    """The batch-size laws of spec §2.4 and Zhang et al. (2024)."""
+    """The batch-size laws of spec §2.4, Zhang et al. (2024), and the one fitted to observed
+    runs (docs/sources.md, "Observed batch sizes")."""
 
     CRITICAL = "critical"
     CONSTANT = "constant"
     DEEPSEEK = "deepseek"
     ZHANG2024 = "zhang2024"
+    OBSERVED = "observed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,8 @@ class BatchLaw:
     - constant: B_tok = reference_tokens
     - deepseek: B_tok ≈ coefficient · C^exponent · √S (Bi et al. 2024)
     - zhang2024: B_tok ≈ coefficient · D^exponent (Zhang et al. 2024), no sparsity factor
+    - observed: B_tok ≈ coefficient · C^exponent · √S, the constants fitted to Epoch AI's batch
+      sizes of large runs outside the model (`pipeline.sources.batches`) and passed in as data
     """
 
     kind: BatchLawKind = BatchLawKind.CRITICAL
@@ -169,7 +173,7 @@ def batch_seqs(
     if law.kind is BatchLawKind.CRITICAL:
         growth = (training_flop / law.reference_flop) ** law.exponent
         return s * round_to_grid(s**0.5 * growth * (law.reference_tokens / seq_len) / s)
-    if law.kind is BatchLawKind.DEEPSEEK:
+    if law.kind in (BatchLawKind.DEEPSEEK, BatchLawKind.OBSERVED):
         tokens = s**0.5 * law.coefficient * training_flop**law.exponent
         return s * round_to_grid(tokens / (seq_len * s))
     tokens = law.coefficient * (laws.tokens_per_param * n_params) ** law.exponent
@@ -209,7 +213,7 @@ def batch_exponent_in_flop(laws: ScalingLaws, quirks: Quirks = Quirks()) -> floa
         e_b = p_s if quirks.constant_batch_scales_with_experts else 0.0
     elif kind is BatchLawKind.ZHANG2024:
         e_b = laws.batch.exponent * e_n
-    else:  # critical and deepseek: √S · C^exponent
+    else:  # critical, deepseek and observed: √S · C^exponent
         e_b = 0.5 * p_s + laws.batch.exponent * e_c
     return e_b / e_c
 

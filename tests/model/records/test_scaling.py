@@ -89,3 +89,14 @@ def test_zhang_batch_grows_with_data() -> None:
     tokens = 17.75 * (20 * shape.n_params) ** 0.47
     assert shape.batch_seqs == round_to_grid(tokens / 2048)
     assert shape.batch_seqs > model_shape(12288, ScalingLaws()).batch_seqs
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_observed_batch_is_a_power_law_in_training_flop(sparse: bool) -> None:
+    """The observed law: B = c · C^e · √S tokens, rounded to S · R(B / (seq_len · S))."""
+    law = BatchLaw(BatchLawKind.OBSERVED, coefficient=1.57e-6, exponent=0.519)
+    shape = model_shape(24576, ScalingLaws(sparse=sparse, batch=law))
+    s = shape.sparsity
+    tokens = s**0.5 * 1.57e-6 * shape.training_flop**0.519
+    assert shape.batch_seqs == s * round_to_grid(tokens / (2048 * s))
+    assert shape.batch_seqs > model_shape(24576, ScalingLaws(sparse=sparse)).batch_seqs

@@ -220,10 +220,10 @@ FORECAST_TRAJECTORY_FIELDS = [
 ]
 FORECAST_FIELDS += FORECAST_TRAJECTORY_FIELDS
 """One trajectory of a series (`pipeline.forecast`): `trajectory` names it (`fitted`, the
-frontier fitted to observed runs, or `hand_set_<g>x`), C(y) = base_flop · growth_per_year^(y −
-base_year) its central line, and each `*_year` the median fractional year its lines reach the
-series' limit, `*_year_low`/`*_year_high` the 5th-95th percentile (equal to the year for a
-hand-set line); a year is null where its threshold is null. The `moving_*` years are reached on
+frontier fitted to observed runs, by default the envelope of the largest, or `hand_set_<g>x`),
+C(y) = base_flop · growth_per_year^(y − base_year) its central line, and each `*_year` the median
+fractional year its lines, with the runs' scatter, reach the series' limit,
+`*_year_low`/`*_year_high` the 5th-95th percentile (equal to the year for a hand-set line); a year is null where its threshold is null. The `moving_*` years are reached on
 each year's projected hardware (the `frontier` table); null when the run has no moving frontier
 or the trajectory does not reach the threshold by the last projected year (a `_high` alone null:
 more than 5% of the lines do not). `already_passed` lists the year columns before `data_as_of`

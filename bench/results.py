@@ -206,6 +206,7 @@ def forecast_table() -> list[str]:
         forecasts = series(f"batch={b}").forecasts
         as_of = as_of or next((f["data_as_of"] for f in forecasts if f["data_as_of"]), None)
         for f in sorted(forecasts, key=lambda f: (f["trajectory"] != FITTED, f["growth_per_year"])):
+            f = {**f, "passed_by_run_date": None}  # the page is dated by its data, not the day
             rows.append(
                 [b, trajectory_text(f), year_text(f, "linear_end_year"), year_text(f, "wall_year")]
             )
@@ -214,8 +215,10 @@ def forecast_table() -> list[str]:
         "of the largest observed runs (median and 5th-95th percentile of a prediction: the",
         "bootstrap lines with the wait for the next record, docs/sources.md; data as of",
         f"{as_of}) and on the hand-set trajectories of `conf/forecast/default.yaml`; a dash where",
-        "the series has no such limit (the batch-law table above says why). On hardware that",
-        "improves along the catalog's trends (the moving frontier): `bench/forecast_table.py`.",
+        "the series has no such limit (the batch-law table above says why). A year after the",
+        "data's date is shown as a year even when past: a run (the nightly) prints it as passed",
+        "before its own date. On hardware that improves along the catalog's trends (the moving",
+        "frontier): `bench/forecast_table.py`.",
         "",
         *table(["batch law", "trajectory", "linear-scaling end", "latency wall"], rows),
         "",

@@ -42,6 +42,9 @@ class ForecastSettings:
     """How the frontier is fitted to observed runs (`forecast.fitted`); None: hand-set only."""
     observed: ObservedFrontier | None = None
     """The sources read and the fit, once the run has observed them (`inputs.observe_frontier`)."""
+    run_date: dt.date | None = None
+    """The date the run forecasts from (the nightly's date, else today; `inputs.observe_for_run`):
+    a year before it is passed. None: not known (settings read alone)."""
 
 
 def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettings:

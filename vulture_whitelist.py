@@ -61,5 +61,5 @@ caches.clear_caches  # every cache emptied, as in a fresh process (tests, bench/
 
 # Observed data: a frontier rule chosen by a config value; the fitted frontier's band.
 observed.FrontierRule.TOP_N  # forecast.fitted.rule = top_n
-observed.FrontierFit.flop_band_at  # 5th-95th percentile compute in a year; no caller yet
+observed.FrontierFit.flop_prediction_at  # the largest run's compute in a year (bench/results.py)
 text.forecast_markdown  # the Markdown forecast table (bench/forecast_table.py)

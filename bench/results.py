@@ -20,7 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pipeline
+from pipeline.app.plan import compose_run_config
+from pipeline.forecast.inputs import observe_for_run
 from pipeline.forecast.paths import FITTED
+from pipeline.forecast.settings import forecast_from_config
 from pipeline.forecast.text import trajectory_text, year_text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -203,17 +206,48 @@ def forecast_table() -> list[str]:
         forecasts = series(f"batch={b}").forecasts
         as_of = as_of or next((f["data_as_of"] for f in forecasts if f["data_as_of"]), None)
         for f in sorted(forecasts, key=lambda f: (f["trajectory"] != FITTED, f["growth_per_year"])):
+            f = {**f, "passed_by_run_date": None}  # the page is dated by its data, not the day
             rows.append(
                 [b, trajectory_text(f), year_text(f, "linear_end_year"), year_text(f, "wall_year")]
             )
     return [
-        "H100 SXM, dense: the year the largest training run reaches each limit, on the frontier",
-        "fitted to observed runs (median and 5th-95th percentile of its bootstrap; data as of",
+        "H100 SXM, dense: the year the largest training run reaches each limit, on the envelope",
+        "of the largest observed runs (median and 5th-95th percentile of a prediction: the",
+        "bootstrap lines with the wait for the next record, docs/sources.md; data as of",
         f"{as_of}) and on the hand-set trajectories of `conf/forecast/default.yaml`; a dash where",
-        "the series has no such limit (the batch-law table above says why). On hardware that",
-        "improves along the catalog's trends (the moving frontier): `bench/forecast_table.py`.",
+        "the series has no such limit (the batch-law table above says why). A year after the",
+        "data's date is shown as a year even when past: a run (the nightly) prints it as passed",
+        "before its own date. On hardware that improves along the catalog's trends (the moving",
+        "frontier): `bench/forecast_table.py`.",
         "",
         *table(["batch law", "trajectory", "linear-scaling end", "latency wall"], rows),
+        "",
+        *largest_run_table(),
+    ]
+
+
+PREDICTED_YEARS = (2025.0, 2026.0, 2027.0, 2028.0, 2029.0, 2030.0)
+"""Years (the start of each) the largest run's compute is predicted for."""
+
+
+def largest_run_table() -> list[str]:
+    """The largest training run's compute at the start of each year: the envelope's prediction
+    (median and 5th-95th percentile, `FrontierFit.flop_prediction_at`)."""
+    cfg = compose_run_config([])
+    settings = forecast_from_config(cfg.forecast)
+    observed = observe_for_run(settings, cfg.sources, cfg.output, write=False).observed
+    fit = None if observed is None else observed.fit
+    if fit is None:
+        return []
+    rows = []
+    for year in PREDICTED_YEARS:
+        median, low, high = fit.flop_prediction_at(year)
+        rows.append([f"{year:.0f}", sci(median), f"{sci(low)}-{sci(high)}"])
+    return [
+        "The largest training run's compute at the start of each year, predicted from the same",
+        "envelope (its parameters and the running maximum's gap below it):",
+        "",
+        *table(["year", "largest run (FLOP), median", "5th-95th percentile"], rows),
     ]
 
 

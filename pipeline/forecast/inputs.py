@@ -94,11 +94,14 @@ def observe_for_run(
     observe: bool = True,
 ) -> ForecastSettings:
     """`observe_frontier` for a composed run: the `sources` node, the store (`sources.store`,
-    else `<output.root>/snapshots` when the run writes, else none) and the run date.
+    else `<output.root>/snapshots` when the run writes, else none) and the run date (set on the
+    settings in every case: the forecasts' passed years are judged against it).
 
     Without a `sources` node the settings are returned as they are; a fit then is a ConfigError.
     With `observe=False` the sources' settings are checked and nothing is read.
     """
+    run_date = run_date_of(output.get("run_date"), dt.datetime.now(dt.UTC).date())
+    settings = replace(settings, run_date=run_date)
     if sources_node is None:
         if settings.fitted is not None:
             raise ConfigError(
@@ -112,7 +115,6 @@ def observe_for_run(
     root = output.get("root")
     if store is None and write and isinstance(root, str) and root:
         store = Path(root) / STORE_DIR
-    run_date = run_date_of(output.get("run_date"), dt.datetime.now(dt.UTC).date())
     return observe_frontier(settings, sources, store, run_date)
 
 

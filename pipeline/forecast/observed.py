@@ -9,10 +9,19 @@ Which runs define the frontier is a rule (`FrontierRule`), applied to every run 
   its date;
 - `running_max`: the run is at least as large as every run published before it.
 
-The fit is ln C = a + b · (y − ȳ) over the window's frontier runs (`pipeline.trends.fit`, the
-method the hardware trends use): growth e^b per year with a seeded case-resampling bootstrap
-(2,000 resamples, 5th-95th percentile). Epoch AI publishes 4-5x per year for frontier runs of
-2010-2024 (docs/sources.md compares). Pure numpy; no I/O.
+The least-squares line ln C = a + b · (y − ȳ) over the window's frontier runs
+(`pipeline.trends.fit`, the method the hardware trends use) gives the growth e^b per year, with
+a seeded case-resampling bootstrap (2,000 resamples, 5th-95th percentile). Epoch AI publishes
+4-5x per year for frontier runs of 2010-2024 (docs/sources.md compares). Which line the
+trajectory follows is `FrontierLine`:
+
+- `envelope` (the default): the largest run. Each bootstrap line is raised until no run of the
+  window lies above it (`envelope.envelope_intercepts`), and carries a wait for the next record
+  drawn from the running maximum's gaps below the envelope (`envelope.running_max_gaps`);
+- `typical`: a typical frontier model, the least-squares line itself, each bootstrap line
+  carrying a residual of a frontier run about it (the scatter of the runs).
+
+Pure numpy; no I/O.
 """
 
 from __future__ import annotations
@@ -27,12 +36,27 @@ from enum import StrEnum
 import numpy as np
 
 from pipeline.catalog.load import fractional_year
+from pipeline.forecast.envelope import envelope_intercepts, paired_gaps, running_max_gaps
 from pipeline.sources.acquire import SourceError
 from pipeline.sources.epoch import FRONTIER_FLAG, ObservedRun
 from pipeline.sources.hardware import MergedCatalog
 from pipeline.sources.observe import Observations
 from pipeline.trends.catalog_fits import CatalogTrends
-from pipeline.trends.fit import CONFIDENCE, N_BOOTSTRAP, SEED, bootstrap_lines, fit_trend
+from pipeline.trends.fit import (
+    CONFIDENCE,
+    N_BOOTSTRAP,
+    SEED,
+    TrendFit,
+    bootstrap_lines,
+    fit_trend,
+)
+
+
+class FrontierLine(StrEnum):
+    """Which line of the frontier runs the fitted trajectory follows (`forecast.fitted.line`)."""
+
+    ENVELOPE = "envelope"
+    TYPICAL = "typical"
 
 
 class FrontierRule(StrEnum):
@@ -53,6 +77,8 @@ class FrontierSettings:
     window_start: dt.date = dt.date(2018, 1, 1)
     window_end: dt.date | None = None
     """The last publication date used (None: every run); runs after it are as if unpublished."""
+    line: FrontierLine = FrontierLine.ENVELOPE
+    """The envelope of the largest runs, or the least-squares line of a typical frontier run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +96,15 @@ class FrontierFit:
     """a_i: each bootstrap line's ln C at `reference_year`."""
     sample_log_growth: np.ndarray
     """b_i: each bootstrap line's slope (ln growth per year)."""
+    sample_log_gap: np.ndarray
+    """D_i: each bootstrap line's scatter, ln of the factor a run lies below its line (the
+    envelope: a gap of the running maximum, ≥ 0; typical: a frontier run's residual)."""
     data_as_of: dt.date
     """The newest publication date among the runs considered (any run, frontier or not)."""
     rule: FrontierRule
     window_start: dt.date
     window_end: dt.date | None
+    line: FrontierLine = FrontierLine.ENVELOPE
 
     @property
     def growth_per_year(self) -> float:
@@ -87,11 +117,18 @@ class FrontierFit:
             self.log_flop_at_reference + self.log_growth_per_year * (year - self.reference_year)
         )
 
-    def flop_band_at(self, year: float) -> tuple[float, float]:
-        """The 5th and 95th percentile of the bootstrap lines' compute in `year` (FLOP)."""
-        logs = self.sample_log_flop + self.sample_log_growth * (year - self.reference_year)
+    def flop_prediction_at(self, year: float) -> tuple[float, float, float]:
+        """The median, 5th and 95th percentile compute in `year` (FLOP) of the largest run
+        (envelope) or a frontier run (typical): e^(a_i + b_i · (y − ȳ) − D_i) over the lines,
+        the parameters' uncertainty and the runs' scatter together."""
+        logs = (
+            self.sample_log_flop
+            + self.sample_log_growth * (year - self.reference_year)
+            - self.sample_log_gap
+        )
         tail = (1.0 - CONFIDENCE) / 2.0
-        return float(np.exp(np.quantile(logs, tail))), float(np.exp(np.quantile(logs, 1 - tail)))
+        low, median, high = np.exp(np.quantile(logs, [tail, 0.5, 1.0 - tail]))
+        return float(median), float(low), float(high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,20 +224,48 @@ def fit_frontier(
             f"source frontier_runs: the frontier ({settings.rule}, from {settings.window_start}) "
             "does not grow in every bootstrap resample; widen the window"
         )
+    window = [r for r in known if in_window(r, settings)]
+    intercept, at_mean, gaps = _line_and_gaps(
+        settings.line, trend, x, np.log(c), window, slopes, at_mean
+    )
     flag_of = {id(r): f for r, f in zip(known, flags_known, strict=True)}
     flags = [bool(flag_of.get(id(r), False)) and in_window(r, settings) for r in runs]
     fit = FrontierFit(
         n_points=trend.n_points,
         reference_year=trend.reference_year,
-        log_flop_at_reference=trend.log_value_at_reference,
+        log_flop_at_reference=intercept,
         log_growth_per_year=trend.log_growth_per_year,
         growth_per_year_low=trend.growth_per_year_low,
         growth_per_year_high=trend.growth_per_year_high,
         sample_log_flop=at_mean,
         sample_log_growth=slopes,
+        sample_log_gap=paired_gaps(gaps, len(slopes), seed),
         data_as_of=max(r.publication_date for r in known),
         rule=settings.rule,
         window_start=settings.window_start,
         window_end=settings.window_end,
+        line=settings.line,
     )
     return fit, flags
+
+
+def _line_and_gaps(
+    line: FrontierLine,
+    trend: TrendFit,
+    x: np.ndarray,
+    log_flop: np.ndarray,
+    window: Sequence[ObservedRun],
+    slopes: np.ndarray,
+    at_mean: np.ndarray,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """The central line's intercept, the bootstrap lines' intercepts and the scatter sample:
+    the least-squares ones and the frontier runs' residuals (typical), or the envelope of every
+    run of the window and its running maximum's gaps (envelope)."""
+    ref, b = trend.reference_year, trend.log_growth_per_year
+    if line is FrontierLine.TYPICAL:
+        a = trend.log_value_at_reference
+        return a, at_mean, a + b * (x - ref) - log_flop
+    wx = np.array([fractional_year(r.publication_date) for r in window])
+    wl = np.log([r.training_flop for r in window])
+    a = float(envelope_intercepts(wx, wl, np.array([b]), ref)[0])
+    return a, envelope_intercepts(wx, wl, slopes, ref), running_max_gaps(wx, wl, a, b, ref)

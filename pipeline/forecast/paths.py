@@ -1,10 +1,12 @@
 """Compute trajectories as sets of lines, and the year each reaches a threshold, with an interval.
 
-A trajectory is ln C(y) = a_i + b_i · (y − y_ref) for lines i = 1..n: one line for a hand-set
-scenario (C_0 in y_0, growth g: a = ln C_0, b = ln g, y_ref = y_0), the bootstrap lines of the
-fit for the fitted one (`observed.FrontierFit`). The year line i reaches T is
-y_i = y_ref + (ln T − a_i) / b_i (`trajectory.year_reaching_flop`); a threshold's year is the
-median of the y_i, its interval their 5th and 95th percentiles (equal to the year for one line).
+A trajectory is ln C(y) = a_i + b_i · (y − y_ref) − D_i for lines i = 1..n: one line for a
+hand-set scenario (C_0 in y_0, growth g: a = ln C_0, b = ln g, y_ref = y_0, D = 0), the bootstrap
+lines of the fit for the fitted one (`observed.FrontierFit`), each with its scatter D_i (the
+envelope's wait for the next record, `envelope`). The year line i reaches T is
+y_i = y_ref + (ln T − a_i + D_i) / b_i (`trajectory.year_reaching_flop`); a threshold's year is
+the median of the y_i, its interval their 5th and 95th percentiles (a prediction interval: the
+parameters and the scatter; equal to the year for one line).
 The moving-frontier year is found per line the same way (`moving.moving_year`). Pure numpy.
 """
 
@@ -60,14 +62,20 @@ class Trajectory:
     """b_i > 0, each line's ln growth per year."""
     data_as_of: dt.date | None = None
     """The newest observation the fit rests on; None for a hand-set scenario."""
+    sample_log_gap: np.ndarray | None = None
+    """D_i, each line's scatter below it (ln of a factor); None: none (a hand-set line)."""
+
+    def _log_bases(self) -> np.ndarray:
+        """a_i − D_i: each line's ln C at `reference_year`, its scatter applied."""
+        if self.sample_log_gap is None:
+            return self.sample_log_flop
+        return np.asarray(self.sample_log_flop - self.sample_log_gap, dtype=np.float64)
 
     def year_interval(self, flop: float | None) -> YearInterval | None:
         """The median year and interval the lines reach `flop`; None without a threshold."""
         if flop is None or not math.isfinite(flop) or flop <= 0.0:
             return None
-        years = (
-            self.reference_year + (math.log(flop) - self.sample_log_flop) / self.sample_log_growth
-        )
+        years = self.reference_year + (math.log(flop) - self._log_bases()) / self.sample_log_growth
         return _interval(years)
 
     def moving_interval(
@@ -81,7 +89,7 @@ class Trajectory:
         found = np.array(
             [
                 y if y is not None else math.inf
-                for a, b in zip(self.sample_log_flop, self.sample_log_growth, strict=True)
+                for a, b in zip(self._log_bases(), self.sample_log_growth, strict=True)
                 for y in [
                     moving_year(
                         years, thresholds_flop, math.exp(a), self.reference_year, math.exp(b)
@@ -130,4 +138,5 @@ def fitted(fit: FrontierFit, run_year: float) -> Trajectory:
         fit.sample_log_flop,
         fit.sample_log_growth,
         fit.data_as_of,
+        fit.sample_log_gap,
     )

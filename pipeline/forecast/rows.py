@@ -62,9 +62,12 @@ def _years(column: str, interval: YearInterval | None) -> dict[str, float | None
     }
 
 
-def already_passed(row: dict[str, Any], as_of_year: float) -> str:
-    """The year columns of a row whose year lies before `as_of_year`, comma-separated."""
-    return ",".join(c for c in FORECAST_YEARS if row.get(c) is not None and row[c] < as_of_year)
+def already_passed(row: dict[str, Any], as_of_year: float, after_year: float = -math.inf) -> str:
+    """The year columns of a row whose year lies in [`after_year`, `as_of_year`),
+    comma-separated."""
+    return ",".join(
+        c for c in FORECAST_YEARS if row.get(c) is not None and after_year <= row[c] < as_of_year
+    )
 
 
 def forecast_dicts(
@@ -83,7 +86,8 @@ def forecast_dicts(
     threshold (`paths.Trajectory.year_interval`), with its interval; null where the threshold is
     null or not finite. The `moving_*` years come from `moving` (`moving.moving_year` per line),
     null without it. A year before the newest observed run (or, with no observation, before a
-    hand-set base year) is listed in `already_passed`.
+    hand-set base year) is listed in `already_passed`; a later one before the run date in
+    `passed_by_run_date` (null when the settings have no run date).
     """
     thresholds = {
         "linear_end_year": limits.linear_end_flop,
@@ -102,6 +106,12 @@ def forecast_dicts(
             years |= _years(column, path.year_interval(flop))
         years |= _moving_years(moving, path)
         passed_before = fractional_year(as_of) if as_of is not None else path.base_year
+        run_date = settings.run_date
+        passed_by_run = (
+            None
+            if run_date is None
+            else already_passed(years, fractional_year(run_date), passed_before)
+        )
         rows.append(
             {
                 **series.columns(),
@@ -114,6 +124,8 @@ def forecast_dicts(
                 "growth_per_year_high": path.growth_per_year_high,
                 "already_passed": already_passed(years, passed_before),
                 "data_as_of": as_of,
+                "passed_by_run_date": passed_by_run,
+                "forecast_date": run_date,
                 "source_hashes": hashes,
                 "run_id": provenance.run_id,
                 "config_hash": forecast_config_hash(

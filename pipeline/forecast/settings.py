@@ -10,7 +10,12 @@ import datetime as dt
 import itertools
 from dataclasses import dataclass
 
-from pipeline.forecast.observed import FrontierRule, FrontierSettings, ObservedFrontier
+from pipeline.forecast.observed import (
+    FrontierLine,
+    FrontierRule,
+    FrontierSettings,
+    ObservedFrontier,
+)
 from pipeline.schema import bounds
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.section import Section, check_number, plain
@@ -18,7 +23,7 @@ from pipeline.schema.section import Section, check_number, plain
 FORECAST_KEYS = frozenset(
     {"fitted", "base_flop", "base_year", "growth_per_year", "moving_frontier_years"}
 )
-FITTED_KEYS = frozenset({"rule", "top_n", "window_start", "window_end"})
+FITTED_KEYS = frozenset({"line", "rule", "top_n", "window_start", "window_end"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +42,9 @@ class ForecastSettings:
     """How the frontier is fitted to observed runs (`forecast.fitted`); None: hand-set only."""
     observed: ObservedFrontier | None = None
     """The sources read and the fit, once the run has observed them (`inputs.observe_frontier`)."""
+    run_date: dt.date | None = None
+    """The date the run forecasts from (the nightly's date, else today; `inputs.observe_for_run`):
+    a year before it is passed. None: not known (settings read alone)."""
 
 
 def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettings:
@@ -81,7 +89,8 @@ def _date(section: Section, key: str, *, optional: bool) -> dt.date | None:
 
 
 def _fitted(fc: Section) -> FrontierSettings | None:
-    """`forecast.fitted`: null, or the frontier rule and the window of the fit."""
+    """`forecast.fitted`: null, or the line, the frontier rule and the window of the fit (a
+    node without `line` follows the envelope)."""
     if fc.raw("fitted", "must be a mapping or null") is None:
         return None
     node = fc.section("fitted", FITTED_KEYS)
@@ -90,7 +99,12 @@ def _fitted(fc: Section) -> FrontierSettings | None:
     end = _date(node, "window_end", optional=True)
     if start is None or (end is not None and end <= start):
         raise ConfigError(node.key("window_end"), str(end), "must be null or after window_start")
-    return FrontierSettings(rule, node.integer("top_n", maximum=1000), start, end)
+    line = (
+        FrontierLine(node.choice("line", [v.value for v in FrontierLine]))
+        if node.has("line")
+        else FrontierLine.ENVELOPE
+    )
+    return FrontierSettings(rule, node.integer("top_n", maximum=1000), start, end, line)
 
 
 def _moving_years(fc: Section) -> tuple[float, ...]:

@@ -1,9 +1,11 @@
 """Forecast years as text: the nightly summary, the report page and the README table.
 
 Works on `forecasts` rows as dicts (`frame.to_dicts()`), so any reader can use it. A year is
-shown as its median with the 5th-95th percentile, "already passed" when its column is listed in
-the row's `already_passed`, "not reached" when the moving frontier does not reach it by the last
-projected year, and "-" when the series has no such threshold.
+shown as its median with the 5th-95th percentile; "passed before the data" when its column is
+listed in the row's `already_passed` (before `data_as_of`, the newest observed run); prefixed
+"passed" when listed in `passed_by_run_date` (after the data's date, before the run's:
+`forecast_date`); "not reached" when the moving frontier does not reach it by the last projected
+year; and "-" when the series has no such threshold.
 """
 
 from __future__ import annotations
@@ -26,18 +28,30 @@ SHOWN_YEARS = (
 """The year columns a summary shows, frozen and moving hardware side by side."""
 
 
+BEFORE_DATA = "passed before the data"
+"""A year before the newest observed run: the threshold lies below the observed frontier."""
+PASSED = "passed"
+"""The prefix of a year after the data's date but before the run's."""
+
+
+def _listed(row: Mapping[str, Any], list_column: str, column: str) -> bool:
+    return column in str(row.get(list_column) or "").split(",")
+
+
 def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False) -> str:
-    """One year of a row: "2028.9 (2028.5-2029.3)", "already passed", "not reached" (a moving
-    year of a run with a moving frontier, beyond its last projected year) or "-"."""
+    """One year of a row: "2028.9 (2028.5-2029.3)", "passed 2026.4 (2026.1-2026.8)" (before the
+    run date), "passed before the data", "not reached" (a moving year of a run with a moving
+    frontier, beyond its last projected year) or "-"."""
     year = row.get(column)
-    if column in str(row.get("already_passed") or "").split(","):
-        return "already passed"
+    if _listed(row, "already_passed", column):
+        return BEFORE_DATA
     if year is None:
         return "not reached" if moving_frontier and column.startswith("moving_") else "-"
+    prefix = f"{PASSED} " if _listed(row, "passed_by_run_date", column) else ""
     low, high = row.get(f"{column}_low"), row.get(f"{column}_high")
     if low is None or (low == year and high == year):
-        return f"{year:.1f}"
-    return f"{year:.1f} ({low:.1f}-{OPEN_END if high is None else f'{high:.1f}'})"
+        return f"{prefix}{year:.1f}"
+    return f"{prefix}{year:.1f} ({low:.1f}-{OPEN_END if high is None else f'{high:.1f}'})"
 
 
 def trajectory_text(row: Mapping[str, Any]) -> str:
@@ -70,10 +84,8 @@ def forecast_lines(
     `moving_frontier`: the run had one (its null moving years are "not reached")."""
     if not rows:
         return []
-    as_of = next((r["data_as_of"] for r in rows if r.get("data_as_of") is not None), None)
-    head = "forecast years: median (5th-95th percentile)"
-    lines = [head + (f", data as of {as_of}" if as_of is not None else "")]
-    widths = [30, 28, *(24 for _ in SHOWN_YEARS)]
+    lines = [_heading(rows)]
+    widths = [30, 28, *(31 for _ in SHOWN_YEARS)]
     names = ["series", "trajectory", *(name for _, name in SHOWN_YEARS)]
     lines.append("  ".join(f"{n:<{w}}" for n, w in zip(names, widths, strict=True)).rstrip())
     ordered = _ordered(rows)
@@ -87,6 +99,18 @@ def forecast_lines(
     if len(ordered) > limit:
         lines.append(f"... and {len(ordered) - limit} more forecast rows")
     return lines
+
+
+def _heading(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The summary's first line: what the years are, the data's date and the run's."""
+    as_of = next((r["data_as_of"] for r in rows if r.get("data_as_of") is not None), None)
+    on = next((r["forecast_date"] for r in rows if r.get("forecast_date") is not None), None)
+    head = "forecast years: median (5th-95th percentile)"
+    if as_of is not None:
+        head += f", data as of {as_of}"
+    if on is not None:
+        head += f", run date {on} (a year before it: passed)"
+    return head
 
 
 def forecast_markdown(rows: Sequence[Mapping[str, Any]], moving_frontier: bool = False) -> str:

@@ -24,7 +24,8 @@ in `series_id`, the run and physics columns of `points`; 3: the fitted trajector
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
 and its wall, the closed forms' inputs, power and energy; 4: the wall of each year of the moving
 frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached;
-5: the observed batch law's fit in `sources`, how each run was trained in `observed_runs`)."""
+5: the observed batch law's fit in `sources`, how each run was trained in `observed_runs`, the
+years of `forecasts` passed by the run date, and that date)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -219,18 +220,24 @@ FORECAST_TRAJECTORY_FIELDS = [
     _optional("data_as_of", pa.date32()),
     _optional("source_hashes", pa.string()),
 ]
-FORECAST_FIELDS += FORECAST_TRAJECTORY_FIELDS
+FORECAST_RUN_DATE_FIELDS = [
+    _optional("passed_by_run_date", pa.string()),
+    _optional("forecast_date", pa.date32()),
+]
+FORECAST_FIELDS += FORECAST_TRAJECTORY_FIELDS + FORECAST_RUN_DATE_FIELDS
 """One trajectory of a series (`pipeline.forecast`): `trajectory` names it (`fitted`, the
-frontier fitted to observed runs, or `hand_set_<g>x`), C(y) = base_flop · growth_per_year^(y −
-base_year) its central line, and each `*_year` the median fractional year its lines reach the
-series' limit, `*_year_low`/`*_year_high` the 5th-95th percentile (equal to the year for a
-hand-set line); a year is null where its threshold is null. The `moving_*` years are reached on
+frontier fitted to observed runs, by default the envelope of the largest, or `hand_set_<g>x`),
+C(y) = base_flop · growth_per_year^(y − base_year) its central line, and each `*_year` the median
+fractional year its lines, with the runs' scatter, reach the series' limit,
+`*_year_low`/`*_year_high` the 5th-95th percentile (equal to the year for a hand-set line); a year is null where its threshold is null. The `moving_*` years are reached on
 each year's projected hardware (the `frontier` table); null when the run has no moving frontier
 or the trajectory does not reach the threshold by the last projected year (a `_high` alone null:
 more than 5% of the lines do not). `already_passed` lists the year columns before `data_as_of`
 (the newest observed run; comma-separated, "" for none); `source_hashes` names the source
-copies (`<source>=<sha256>`, comma-separated), null when the run read no source. Rows of schema
-version 2 lack the columns from `trajectory` on."""
+copies (`<source>=<sha256>`, comma-separated), null when the run read no source;
+`passed_by_run_date` the year columns from `data_as_of` to before `forecast_date` (the run date:
+the nightly's date or the day of the run). Rows of schema version 2 lack the columns from
+`trajectory` on, rows of version 3 and 4 `passed_by_run_date` and `forecast_date`."""
 
 HARDWARE_FIELDS = [
     _required("flop_per_clock_per_thread", pa.float64()),
@@ -511,6 +518,7 @@ SOURCE_REJECTS_SCHEMA = pa.schema(SOURCE_REJECTS_FIELDS + PROVENANCE_FIELDS)
 
 ADDED_IN: dict[str, int] = {
     **{field.name: 3 for field in FORECAST_TRAJECTORY_FIELDS},
+    **{field.name: 5 for field in FORECAST_RUN_DATE_FIELDS},
     "overrides": 2,
     "moving_linear_end_year": 2,
     "moving_wall_year": 2,

@@ -8,8 +8,18 @@ import math
 import numpy as np
 import pytest
 
-from pipeline.forecast.observed import FrontierRule, FrontierSettings, fit_frontier, frontier_flags
+from pipeline.catalog.load import fractional_year
+from pipeline.forecast.observed import (
+    FrontierLine,
+    FrontierRule,
+    FrontierSettings,
+    fit_frontier,
+    frontier_flags,
+)
 from pipeline.forecast.paths import fitted, hand_set
+from pipeline.forecast.settings import forecast_from_config
+from pipeline.schema import compose_config
+from pipeline.sources import observe, sources_from_config
 from pipeline.sources.acquire import SourceError
 from pipeline.sources.epoch import ObservedRun
 
@@ -74,8 +84,8 @@ def test_fit_frontier_refuses_too_few_runs() -> None:
 
 
 def test_fitted_trajectory_years_agree_with_the_closed_form() -> None:
-    """On exact data the median year is y0 + ln(T/C0)/ln g and the interval collapses on it."""
-    fit, _ = fit_frontier(_exact(range(2018, 2026)), FrontierSettings())
+    """On exact data the typical line's median year is y0 + ln(T/C0)/ln g, interval collapsed."""
+    fit, _ = fit_frontier(_exact(range(2018, 2026)), FrontierSettings(line=FrontierLine.TYPICAL))
     years = fitted(fit, 2026.0).year_interval(1e20 * GROWTH**20)
     assert years is not None
     assert years.median == pytest.approx(2030.0, abs=1e-2)
@@ -105,3 +115,95 @@ def test_hand_set_trajectory_has_no_interval() -> None:
     assert (
         years.median == years.low == years.high == pytest.approx(2024 + math.log(400) / math.log(4))
     )
+
+
+ENVELOPE_FLOP_2018 = 1e23
+"""The synthetic envelope's compute at 2018.0 (FLOP); it grows by GROWTH a year."""
+
+
+def _below_envelope(seed: int) -> list[ObservedRun]:
+    """Monthly runs on or below C = 1e23 · 4^(y − 2018): a record on the line every January,
+    the others a random factor 1-30 below it, every run flagged frontier."""
+    rng = np.random.default_rng(seed)
+    runs = []
+    for y in range(2018, 2026):
+        for m in range(1, 13):
+            on_line = ENVELOPE_FLOP_2018 * GROWTH ** (fractional_year(dt.date(y, m, 1)) - 2018)
+            below = 1.0 if m == 1 else math.exp(rng.uniform(0.0, math.log(30.0)))
+            runs.append(_run(f"m{y}-{m}", y, on_line / below, month=m))
+    return runs
+
+
+def test_envelope_recovers_a_known_envelope() -> None:
+    """Runs on or below a known line give back that line: its growth and its compute."""
+    fit, _ = fit_frontier(_below_envelope(3), FrontierSettings())
+    assert fit.line is FrontierLine.ENVELOPE
+    assert fit.growth_per_year == pytest.approx(GROWTH, rel=0.05)
+    assert fit.flop_at(2022.0) == pytest.approx(ENVELOPE_FLOP_2018 * GROWTH**4, rel=0.25)
+
+
+def test_envelope_is_not_below_the_largest_run_so_far() -> None:
+    """At every run's date the envelope (each bootstrap line too) is at least the largest run
+    published by then, where the least-squares line falls below it."""
+    runs = _below_envelope(4)
+    envelope, _ = fit_frontier(runs, FrontierSettings())
+    typical, _ = fit_frontier(runs, FrontierSettings(line=FrontierLine.TYPICAL))
+    largest, short = 0.0, []
+    for run in sorted(runs, key=lambda r: r.publication_date):
+        largest = max(largest, run.training_flop)
+        x = fractional_year(run.publication_date)
+        lines = envelope.sample_log_flop + envelope.sample_log_growth * (
+            x - envelope.reference_year
+        )
+        assert envelope.flop_at(x) >= largest * (1 - 1e-12)
+        assert np.all(lines >= math.log(largest) - 1e-12)
+        short.append(typical.flop_at(x) < largest)
+    assert any(short)
+
+
+def test_envelope_prediction_interval_covers_the_largest_run() -> None:
+    """The 5th-95th percentile prediction of the largest run holds it on about 90% of months
+    of the data; the parameters' band alone (no scatter) holds far fewer."""
+    runs = _below_envelope(5)
+    fit, _ = fit_frontier(runs, FrontierSettings())
+    dated = sorted((fractional_year(r.publication_date), r.training_flop) for r in runs)
+    covered, in_band = 0, 0
+    largest = 0.0
+    for x, flop in dated:
+        largest = max(largest, flop)
+        _, low, high = fit.flop_prediction_at(x)
+        covered += low <= largest <= high
+        lines = np.exp(fit.sample_log_flop + fit.sample_log_growth * (x - fit.reference_year))
+        in_band += float(np.quantile(lines, 0.05)) <= largest <= float(np.quantile(lines, 0.95))
+    assert 0.8 <= covered / len(dated) <= 1.0
+    assert in_band / len(dated) < 0.5
+
+
+def test_envelope_years_add_the_wait_for_the_next_record() -> None:
+    """With one record a year, the median year is the envelope's year plus half a year's wait,
+    and the interval spans the wait (about 0.05 to 0.95 of a year)."""
+    fit, _ = fit_frontier(_exact(range(2018, 2026)), FrontierSettings())
+    years = fitted(fit, 2026.0).year_interval(1e20 * GROWTH**20)
+    assert years is not None
+    assert years.median == pytest.approx(2030.5, abs=0.05)
+    assert years.low == pytest.approx(2030.05, abs=0.05)
+    assert years.high == pytest.approx(2030.95, abs=0.05)
+
+
+def test_envelope_on_the_shipped_snapshot_is_not_below_the_largest_run() -> None:
+    """On the shipped Epoch snapshot, at every window run's date the default trajectory is at
+    least the largest run of the window published by then (2018 on: AlphaGo Zero, 2017, stood
+    above the later trend until 2021 and is outside the window)."""
+    settings = forecast_from_config(compose_config().forecast)
+    assert settings.fitted is not None
+    sources = sources_from_config(compose_config().sources)
+    runs = observe(sources, None, dt.datetime(2026, 1, 1, tzinfo=dt.UTC), warn=False).runs
+    fit, _ = fit_frontier(runs, settings.fitted)
+    window = sorted(
+        (r for r in runs if r.publication_date >= settings.fitted.window_start),
+        key=lambda r: r.publication_date,
+    )
+    largest = 0.0
+    for run in window:
+        largest = max(largest, run.training_flop)
+        assert fit.flop_at(fractional_year(run.publication_date)) >= largest * (1 - 1e-12)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 
 from pipeline.forecast import ForecastSettings, forecast_dicts, forecast_rows, year_reaching_flop
 from pipeline.forecast.frontier import FrontierYear, MovingFrontier
-from pipeline.forecast.inputs import observe_frontier
+from pipeline.forecast.inputs import observe_for_run, observe_frontier
 from pipeline.forecast.observed import FrontierSettings
 from pipeline.io.columns import FORECASTS_SCHEMA
 from pipeline.io.rows import Provenance, SeriesKey
@@ -113,3 +114,28 @@ def test_forecast_rows_moving_wall_year_counts_a_collapse_as_the_wall() -> None:
     # C(y) = 5e25 * 4^(y - 2024) against ln T interpolated from 1e28 (2024) to 1e29 (2030)
     expected = 2024.0 + math.log(1e28 / 5e25) / (math.log(4.0) - math.log(1e29 / 1e28) / 6.0)
     assert g4["moving_wall_year"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_forecast_rows_year_before_the_run_date_is_passed() -> None:
+    """A year after the data's date but before the run date is listed in passed_by_run_date,
+    not in already_passed; a later run date lists more, and no run date lists nothing."""
+    observed = _observed_settings()
+    early = forecast_dicts(
+        SERIES, LIMITS, None, None, replace(observed, run_date=dt.date(2026, 1, 1)), PROVENANCE
+    )
+    late = forecast_dicts(
+        SERIES, LIMITS, None, None, replace(observed, run_date=dt.date(2040, 1, 1)), PROVENANCE
+    )
+    unknown = forecast_dicts(SERIES, LIMITS, None, None, observed, PROVENANCE)
+    for before, after, none in zip(early, late, unknown, strict=True):
+        assert before["passed_by_run_date"] == ""
+        assert before["forecast_date"] == dt.date(2026, 1, 1)
+        assert after["passed_by_run_date"] == "linear_end_year,last_feasible_year"
+        assert after["already_passed"] == ""
+        assert none["passed_by_run_date"] is None
+
+
+def test_observe_for_run_sets_the_run_date_from_the_nightly() -> None:
+    """The nightly's output.run_date is the date the forecasts judge passed years against."""
+    settings = observe_for_run(SETTINGS, None, {"run_date": "2026-12-03"}, write=False)
+    assert settings.run_date == dt.date(2026, 12, 3)

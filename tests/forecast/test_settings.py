@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from pipeline.forecast import ForecastSettings, forecast_from_config
-from pipeline.forecast.observed import FrontierRule, FrontierSettings
+from pipeline.forecast.observed import FrontierLine, FrontierRule, FrontierSettings
 from pipeline.schema import ConfigError, compose_config
 
 DEFAULT = {"base_flop": 5.0e25, "base_year": 2024, "growth_per_year": [4.0, 5.0]}
@@ -17,8 +17,17 @@ def test_forecast_settings_default_file() -> None:
     """conf/forecast/default.yaml: the frontier fitted on Epoch's flag from 2018, and the hand-set
     5e25 FLOP in 2024 growing 4x and 5x per year."""
     settings = forecast_from_config(compose_config().forecast)
-    fitted = FrontierSettings(FrontierRule.EPOCH_FLAG, 10, dt.date(2018, 1, 1), None)
+    fitted = FrontierSettings(
+        FrontierRule.EPOCH_FLAG, 10, dt.date(2018, 1, 1), None, FrontierLine.ENVELOPE
+    )
     assert settings == ForecastSettings(5e25, 2024.0, (4.0, 5.0), fitted=fitted)
+
+
+def test_forecast_settings_typical_line_is_the_option() -> None:
+    """forecast.fitted.line=typical keeps the least-squares line of a typical frontier run."""
+    settings = forecast_from_config(compose_config(["forecast.fitted.line=typical"]).forecast)
+    assert settings.fitted is not None
+    assert settings.fitted.line is FrontierLine.TYPICAL
 
 
 def test_forecast_settings_hand_set_file_fits_nothing() -> None:
@@ -34,10 +43,11 @@ def test_forecast_settings_hand_set_file_fits_nothing() -> None:
         ("forecast.fitted.window_start=2018", "forecast.fitted.window_start"),
         ("forecast.fitted.window_end='2017-01-01'", "forecast.fitted.window_end"),
         ("forecast.fitted.top_n=0", "forecast.fitted.top_n"),
+        ("forecast.fitted.line=median", "forecast.fitted.line"),
     ],
 )
 def test_forecast_settings_bad_fit_is_a_one_line_config_error(override: str, key: str) -> None:
-    """A bad rule, date, window or N names its key."""
+    """A bad rule, date, window, N or line names its key."""
     with pytest.raises(ConfigError) as err:
         forecast_from_config(compose_config([override]).forecast)
     assert err.value.key == key

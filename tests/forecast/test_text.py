@@ -25,9 +25,18 @@ def test_year_text_shows_the_interval_and_an_open_end() -> None:
     assert year_text(FITTED_ROW, "wall_year") == "2034.0 (2033.3-later)"
 
 
-def test_year_text_says_already_passed_not_a_past_year() -> None:
-    """A year listed in already_passed is never printed as a year."""
-    assert year_text(FITTED_ROW, "t_crit_year") == "already passed"
+def test_year_text_says_passed_before_the_data_not_a_past_year() -> None:
+    """A year listed in already_passed (before the data's date) is never printed as a year."""
+    assert year_text(FITTED_ROW, "t_crit_year") == "passed before the data"
+
+
+def test_year_text_says_passed_before_the_run_date() -> None:
+    """A year after the data's date but before the run's is printed as passed, with its
+    interval, and the summary names the run date."""
+    row = {**FITTED_ROW, "passed_by_run_date": "linear_end_year", "forecast_date": "2029-06-01"}
+    assert year_text(row, "linear_end_year") == "passed 2028.9 (2028.5-2029.3)"
+    assert year_text(row, "wall_year") == "2034.0 (2033.3-later)"
+    assert "run date 2029-06-01" in forecast_lines([row])[0]
 
 
 def test_year_text_tells_not_reached_from_no_threshold() -> None:

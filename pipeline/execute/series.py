@@ -20,6 +20,7 @@ from pipeline.model.runs.run_point import run_point
 from pipeline.model.search.fixed import fixed_point
 from pipeline.model.search.search import sweep_series
 from pipeline.model.series import closed_form_limits, series_limits_under
+from pipeline.model.step.evaluate import with_q1_latency
 from pipeline.schema import Scenario
 
 
@@ -151,6 +152,7 @@ def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutco
 
 
 def _outcome(scenario: Scenario, whole_grid: bool, points: list[PointResult]) -> SeriesOutcome:
+    points = [with_q1_latency(p, scenario.hardware, scenario.options) for p in points]
     return SeriesOutcome(
         scenario=scenario,
         series_id=series_id(scenario, whole_grid),

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
 and its wall, the closed forms' inputs, power and energy; 4: the wall of each year of the moving
-frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached)."""
+frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached;
+5: `points.q1_latency_hidden_s`, the latency per step quirk Q1 drops from a row's layout)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -100,6 +101,7 @@ COST_FIELDS = [
     _optional("t_dp_comm_s", pa.float64()),
     _optional("t_latency_s", pa.float64()),
     _optional("t_latency_paid_s", pa.float64()),
+    _optional("q1_latency_hidden_s", pa.float64()),
     _optional("bubble_fraction", pa.float64()),
     _optional("bottleneck", pa.string()),
     _optional("matmul_bound", pa.string()),
@@ -490,6 +492,7 @@ ADDED_IN: dict[str, int] = {
     **{name: 3 for name in ("model_b_duration_s", "model_b_b0_tokens", "model_b_tokens_per_param")},
     **{field.name: 3 for field in POWER_FIELDS + POWER_SETTING_FIELDS},
     "tdp_w": 3,
+    "q1_latency_hidden_s": 5,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

@@ -50,6 +50,44 @@ class JobCheck(Protocol):
     ) -> DictConfig: ...
 
 
+SWEEPER_KEYS = ("_target_", "max_batch_size", "params")
+"""The keys of ``hydra.sweeper`` this sweeper takes (conf/hydra/sweeper/dmlimits.yaml)."""
+
+
+def sweeper_options_error(node: Any) -> str | None:
+    """What is wrong with the ``hydra.sweeper`` options (a mapping), in one line naming the
+    key, or None: known keys only; ``max_batch_size`` null, -1 or a positive integer;
+    ``params`` null or a mapping of keys to sweep strings (``a100_sxm,h100_sxm``) or numbers."""
+    if not isinstance(node, dict):
+        return f"hydra.sweeper = {node!r}: must be a mapping of {', '.join(SWEEPER_KEYS)}"
+    for key in node:
+        if key not in SWEEPER_KEYS:
+            return f"hydra.sweeper.{key}: unknown option; the sweeper takes max_batch_size, params"
+    size = node.get("max_batch_size")
+    if size is not None and (
+        isinstance(size, bool) or not isinstance(size, int) or (size < 1 and size != -1)
+    ):
+        return (
+            f"hydra.sweeper.max_batch_size = {size!r}: must be null or -1 (one batch) or a "
+            "positive integer"
+        )
+    params = node.get("params")
+    if params is None:
+        return None
+    if not isinstance(params, dict):
+        return (
+            f"hydra.sweeper.params = {params!r}: must be null or a mapping of keys to swept "
+            "values, e.g. {hardware: 'a100_sxm,h100_sxm'}"
+        )
+    for key, value in params.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            return (
+                f"hydra.sweeper.params.{key} = {value!r}: must be a sweep string such as "
+                "'a100_sxm,h100_sxm' (or one number)"
+            )
+    return None
+
+
 def split_sweep(overrides: Sequence[Any]) -> list[list[str]]:
     """Every job's overrides, as Hydra's basic sweeper splits parsed overrides (`Override`):
     one per key, a later one replacing an earlier, the product of the swept keys' values."""
@@ -81,6 +119,10 @@ class DmlimitsSweeper(Sweeper):
 
     def __init__(self, max_batch_size: int | None = None, params: dict[str, str] | None = None):
         super().__init__()
+        plain = OmegaConf.to_container(params) if isinstance(params, DictConfig) else params
+        error = sweeper_options_error({"max_batch_size": max_batch_size, "params": plain})
+        if error is not None:
+            raise HydraException(error)
         self.max_batch_size = max_batch_size
         self.params = params or {}
         self.hydra_context: HydraContext | None = None
@@ -109,7 +151,6 @@ class DmlimitsSweeper(Sweeper):
         sweep_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(self.config, sweep_dir / "multirun.yaml")
         size = len(jobs) if self.max_batch_size in (None, -1) else self.max_batch_size
-        assert size > 0, "hydra.sweeper.max_batch_size must be positive (or -1: one batch)"
         returns: list[Sequence[JobReturn]] = []
         for start in range(0, len(jobs), size):
             batch = jobs[start : start + size]

@@ -15,6 +15,9 @@ from typing import cast
 
 import polars as pl
 import pyarrow as pa
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
+from hydra.types import RunMode
 from omegaconf import OmegaConf
 
 from pipeline.app.execute import RunReport, execute_plan
@@ -23,6 +26,7 @@ from pipeline.app.summary import summary_lines
 from pipeline.io.parquet import OutputError
 from pipeline.io.tables import TABLES, TableSpec
 from pipeline.schema.errors import ConfigError
+from pipeline.schema.scenario import GROUPS
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,64 @@ def _frame(spec: TableSpec, tables: Sequence[pa.Table]) -> pl.DataFrame:
     return frame.sort(list(spec.sort_keys))
 
 
+def checked_overrides(overrides: object) -> list[str]:
+    """The overrides as strings, each read by Hydra's override parser; a ConfigError names an
+    override that is not a string (an int, bytes), not Hydra's syntax, or a multirun value
+    (``a,b``: `pipeline.run` runs one config; ``+sweep.choices.<group>=[a,b]`` or
+    ``+sweep.axes.<key>=[a,b]`` sweep it in one run)."""
+    if isinstance(overrides, str | bytes) or not isinstance(overrides, Sequence):
+        shown = overrides if isinstance(overrides, str) else repr(overrides)
+        raise ConfigError("overrides", shown, "must be a list of key=value strings")
+    parser = OverridesParser.create()
+    for i, text in enumerate(overrides):
+        if not isinstance(text, str):
+            raise ConfigError(
+                f"overrides[{i}]",
+                repr(text),
+                f"must be a key=value string, not {type(text).__name__}",
+            )
+        try:
+            (override,) = parser.parse_overrides([text])
+        except HydraException as err:
+            reason = next((line for line in str(err).splitlines() if line.strip()), "")
+            raise ConfigError(f"overrides[{i}]", text, f"is not an override ({reason})") from None
+        if override.is_sweep_override():
+            key = override.get_key_element()
+            where = "choices" if key.lstrip("+") in GROUPS else "axes"
+            raise ConfigError(
+                f"overrides[{i}]",
+                text,
+                f"is a multirun value: pipeline.run runs one config; "
+                f"'+sweep.{where}.{key.lstrip('+')}=[...]' sweeps the values in one run",
+            )
+    return list(overrides)
+
+
+def experiment_sweep(given: list[str]) -> list[str]:
+    """The overrides, with an experiment's multirun (``hydra.mode: MULTIRUN``, its sweeper's
+    params) run as a sweep: each swept config group becomes ``+sweep.choices.<group>``, so
+    ``+experiment=base_comparison`` returns its three series; a swept key that is not a group
+    is a ConfigError naming it (run it with ``dmlimits -m``)."""
+    if not any(o.lstrip("+").startswith("experiment=") for o in given):
+        return given
+    cfg = compose_run_config(given, return_hydra_config=True)
+    if OmegaConf.select(cfg, "hydra.mode") != RunMode.MULTIRUN:
+        return given
+    params = OmegaConf.select(cfg, "hydra.sweeper.params") or {}
+    extra = []
+    for key, value in params.items():
+        if key not in GROUPS:
+            raise ConfigError(
+                "overrides",
+                given,
+                f"the experiment sweeps {key}={value} in a multirun, which pipeline.run does not "
+                "run as one config: run it with dmlimits -m, or sweep it with sweep.axes",
+            )
+        values = ",".join(v.strip() for v in str(value).split(","))
+        extra.append(f"+sweep.choices.{key}=[{values}]")
+    return [*given, *extra]
+
+
 def run(
     overrides: Sequence[str] = (),
     *,
@@ -85,9 +147,7 @@ def run(
     under `root` (default: the config's ``output.root``), resuming sweeps as `dmlimits` does.
     Raises `ConfigError` (a ValueError) with the one-line message `dmlimits` prints.
     """
-    if isinstance(overrides, str):
-        raise ConfigError("overrides", overrides, "must be a list of key=value strings")
-    given = [str(o) for o in overrides]
+    given = experiment_sweep(checked_overrides(overrides))
     cfg = compose_run_config(given)
     if root is not None:
         if not write:

@@ -33,8 +33,9 @@ from pipeline.io.heal import set_aside_bad_parts
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance
 from pipeline.io.tables import SERIES_TABLES
-from pipeline.model.records.results import SeriesLimits
+from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.model.series import ClosedForms
+from pipeline.model.step.evaluate import Q1_TOLERANCE
 from pipeline.schema import Scenario
 from pipeline.sweep import SweepSeries, pending
 from pipeline.sweep.resume import scenario_partition, series_index
@@ -53,10 +54,23 @@ class SeriesSummary:
     """JSON of the sweep choices and axis values that made the series ("{}" without a sweep)."""
     resumed: bool = False
     """True when the run skipped the series and its values come from the dataset."""
+    run_point: PointResult | None = None
+    """A concrete run's one point (what its summary shows), else None (a grid series, or a
+    run read back from the dataset)."""
+    q1_rows: int = 0
+    """Rows whose step quirk Q1 moves by more than `Q1_TOLERANCE` of it (their latency dropped)."""
+    q1_max_hidden_s: float = 0.0
+    """The most latency per step Q1 drops from one of those rows (`q1_latency_hidden_s`)."""
 
     @classmethod
     def of(cls, outcome: SeriesOutcome, sweep_point: str = NO_SWEEP_POINT) -> SeriesSummary:
         """The summary of a finished series (its points can then be dropped)."""
+        decided = [
+            p.q1_latency_hidden_s
+            for p in outcome.points
+            if p.q1_latency_hidden_s and p.cost is not None
+            if p.q1_latency_hidden_s > Q1_TOLERANCE * p.cost.step_time_s
+        ]
         return cls(
             outcome.scenario,
             outcome.series_id,
@@ -64,6 +78,9 @@ class SeriesSummary:
             outcome.limits,
             outcome.closed_forms,
             sweep_point,
+            run_point=outcome.points[0] if outcome.scenario.run and outcome.points else None,
+            q1_rows=len(decided),
+            q1_max_hidden_s=max(decided, default=0.0),
         )
 
 

@@ -15,6 +15,7 @@ from pipeline.forecast import ForecastSettings, forecast_from_config
 from pipeline.forecast.inputs import observe_for_run
 from pipeline.io.parquet import check_writable
 from pipeline.schema import Scenario, compose_config
+from pipeline.schema.compose import RUN_PRESET_NEEDED, run_key_without_run
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import check_integer, check_number
 from pipeline.sweep import SweepSeries, expand_sweep
@@ -119,11 +120,16 @@ def plan_run(
     )
 
 
-def compose_run_config(overrides: Sequence[str]) -> DictConfig:
+def compose_run_config(
+    overrides: Sequence[str], *, return_hydra_config: bool = False
+) -> DictConfig:
     """The root config composed with `overrides`; Hydra's own error as a one-line ConfigError."""
     try:
-        return compose_config(overrides)
+        return compose_config(overrides, return_hydra_config=return_hydra_config)
     except (HydraException, OmegaConfBaseException) as err:
+        keyed = run_key_without_run(overrides, compose_config)
+        if keyed is not None:
+            raise ConfigError("overrides", keyed, RUN_PRESET_NEEDED) from None
         text = str(err).split("Config search path:")[0].strip() or type(err).__name__
         raise ConfigError("overrides", list(overrides), text) from None
 

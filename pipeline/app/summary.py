@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pipeline.app.execute import SeriesSummary
+from pipeline.app.run_summary import run_lines
 from pipeline.model.limits import LinearEndBasis, SeriesEnd
 from pipeline.model.records.results import InfeasibleReason, SeriesLimits
 from pipeline.model.search.search import UTILIZATION_FLOOR
+from pipeline.model.step.evaluate import Q1_TOLERANCE
 
 MAX_SERIES_SHOWN = 12
 
@@ -24,7 +26,8 @@ def summary_lines(
     skipped: int = 0,
     ahead: int = 0,
 ) -> list[str]:
-    """One header, one line per series (first few), and where the tables are.
+    """One header, one line per series (first few), and where the tables are; a concrete
+    run's lines instead say what a planner reads (`pipeline.app.run_summary`).
 
     `outcomes` are every series of the run, those it skipped (resume) included: their values
     come from the dataset. `points` counts the points evaluated for this run, `ahead` of its
@@ -36,6 +39,16 @@ def summary_lines(
     lines = [
         f"dmlimits: {len(outcomes)} series{resumed}, {points} points in {seconds:.1f} s{early} "
         f"-> {root}",
+    ]
+    runs = [o for o in outcomes if o.scenario.run is not None]
+    for o in runs[:MAX_SERIES_SHOWN]:
+        lines += run_lines(o.scenario, o.run_point, o.sweep_point)
+    if len(runs) > MAX_SERIES_SHOWN:
+        lines.append(f"... and {len(runs) - MAX_SERIES_SHOWN} more runs: see {root}/points/")
+    outcomes = [o for o in outcomes if o.scenario.run is None]
+    if not outcomes:
+        return lines
+    lines += [
         f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>11} {'last feas.':>10} "
         f"{'wall':>10} {'ended by':<9} {'T_crit':>10} {'T_limit':>10}  (FLOP)",
     ]
@@ -63,7 +76,23 @@ def summary_lines(
             f"... and {len(ordered) - MAX_SERIES_SHOWN} more series: see {root}/thresholds/"
         )
     lines += footer_lines(ordered)
-    return lines
+    return lines + quirk_lines(ordered)
+
+
+def quirk_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
+    """A warning when quirk Q1 decides rows: zero-bubble layouts whose step drops more than
+    `Q1_TOLERANCE` of it in latency (docs/model.md §11), with the switch that charges it."""
+    decided = [o for o in outcomes if o.q1_rows]
+    if not decided:
+        return []
+    rows = sum(o.q1_rows for o in decided)
+    worst = max(o.q1_max_hidden_s for o in decided)
+    return [
+        f"warning: quirk Q1 decides {rows} rows of {len(decided)} series: their zero-bubble "
+        f"layouts drop up to {worst:.3g} s of tensor- and pipeline-parallel latency per step "
+        f"(over {Q1_TOLERANCE:.0%} of the step; points.q1_latency_hidden_s, docs/model.md §11); "
+        "parallelism.quirks.zb_hides_latency_correctly=true charges it"
+    ]
 
 
 END_WORDS = {

@@ -179,7 +179,26 @@ def parse_catalog(text: str, presets: Mapping[str, HardwareSpec]) -> Catalog:
     entries = tuple(_entry(gpu, rows, presets) for gpu, rows in grouped.items())
     if not entries:
         raise CatalogError("the catalog has no entries")
+    check_distinct(entries)
     return Catalog(entries)
+
+
+def check_distinct(entries: tuple[Entry, ...]) -> None:
+    """CatalogError when two entries name one accelerator: the same name but for case and
+    spaces, the same hardware preset, or the same Epoch AI name (each would count one GPU
+    twice in the trend fits, and `Catalog.by_preset` would see only the first)."""
+    seen: dict[tuple[str, str], str] = {}
+    for entry in entries:
+        keys = [("name", entry.gpu.strip().lower().replace(" ", "_"))]
+        keys += [("preset", entry.preset)] if entry.preset is not None else []
+        keys += [("Epoch AI name", entry.epoch_name)] if entry.epoch_name is not None else []
+        for kind, value in keys:
+            other = seen.setdefault((kind, value), entry.gpu)
+            if other != entry.gpu:
+                raise CatalogError(
+                    f"{entry.gpu} and {other} name the same accelerator ({kind} {value!r}); "
+                    "keep one entry"
+                )
 
 
 def preset_names(text: str) -> list[str]:

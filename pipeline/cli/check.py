@@ -50,16 +50,18 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from omegaconf.errors import OmegaConfBaseException
 
-from hydra_plugins.dmlimits.sweeper import job_labels, split_sweep
+from hydra_plugins.dmlimits.sweeper import job_labels, split_sweep, sweeper_options_error
 from pipeline.app.plan import RunPlan, plan_run
 from pipeline.cli.flags import read_flags
 from pipeline.io.parquet import OutputError
 from pipeline.nightly.settings import nightly_from_config
 from pipeline.schema.compose import (
     CONFIG_NAME,
+    RUN_PRESET_NEEDED,
     check_user_dirs,
     compose_with_hydra,
     hydra_session,
+    run_key_without_run,
     search_path_override,
     session_overrides_parser,
 )
@@ -246,6 +248,7 @@ def check_command_line(
             if on_job is not None:
                 on_job(full, plan)
             return Checked(full, command, CheckedSeries(job_key(full), plan.series))
+        check_sweeper_options(primary)
         for text, override in given:
             if override.is_sweep_override() and override.is_hydra_override():
                 raise InputError(f"{text!r}: sweeping over Hydra's configuration is not supported")
@@ -306,7 +309,25 @@ def _compose(command: Command, overrides: list[str], where: str = "") -> DictCon
     try:
         return compose_with_hydra(overrides)
     except COMPOSITION_ERRORS as err:
+        keyed = run_key_without_run(overrides, compose_with_hydra)
+        if keyed is not None:
+            raise InputError(f"{keyed}: {RUN_PRESET_NEEDED}") from None
         raise InputError(f"{command.named(one_line(err))}{where}") from None
+
+
+def check_sweeper_options(primary: DictConfig) -> None:
+    """InputError naming a bad option of dmlimits' sweeper (``hydra.sweeper``), before Hydra
+    instantiates it (`sweeper_options_error`); another sweeper's options are its own."""
+    choices = OmegaConf.select(primary, "hydra.runtime.choices") or {}
+    if choices.get("hydra/sweeper") != SWEEPER:
+        return
+    try:
+        node = OmegaConf.to_container(primary.hydra.sweeper, resolve=True)
+    except OmegaConfBaseException as err:
+        raise InputError(f"hydra.sweeper: {one_line(err)}") from None
+    error = sweeper_options_error(node)
+    if error is not None:
+        raise InputError(error)
 
 
 def sweep_jobs(primary: DictConfig, task: list[str]) -> list[list[str]]:

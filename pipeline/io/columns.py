@@ -25,7 +25,8 @@ in `series_id`, the run and physics columns of `points`; 3: the fitted trajector
 and its wall, the closed forms' inputs, power and energy; 4: the wall of each year of the moving
 frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached;
 5: the observed batch law's fit in `sources`, how each run was trained in `observed_runs`, the
-years of `forecasts` passed by the run date, and that date)."""
+years of `forecasts` passed by the run date, and that date;
+`points.q1_latency_hidden_s`, the latency per step quirk Q1 drops from a row's layout)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -102,6 +103,7 @@ COST_FIELDS = [
     _optional("t_dp_comm_s", pa.float64()),
     _optional("t_latency_s", pa.float64()),
     _optional("t_latency_paid_s", pa.float64()),
+    _optional("q1_latency_hidden_s", pa.float64()),
     _optional("bubble_fraction", pa.float64()),
     _optional("bottleneck", pa.string()),
     _optional("matmul_bound", pa.string()),
@@ -529,6 +531,7 @@ ADDED_IN: dict[str, int] = {
     **{field.name: 3 for field in POWER_FIELDS + POWER_SETTING_FIELDS},
     "tdp_w": 3,
     **{name: 5 for name in BATCH_LAW_FIT_COLUMNS},
+    "q1_latency_hidden_s": 5,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

@@ -198,6 +198,7 @@ def _point_row(p: PointResult, series: SeriesKey, provenance: Provenance) -> dic
         "t_dp_comm_s": float(cost.t_dp_comm_s),
         "t_latency_s": float(cost.t_latency_s),
         "t_latency_paid_s": float(cost.t_latency_paid_s),
+        "q1_latency_hidden_s": p.q1_latency_hidden_s,
         "bubble_fraction": float(cost.bubble_fraction),
         "bottleneck": cost.bottleneck.value,
         "matmul_bound": None if cost.matmul_bound is None else cost.matmul_bound.value,

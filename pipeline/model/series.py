@@ -37,6 +37,7 @@ from pipeline.model.runs.run_point import run_point
 from pipeline.model.search.counts import series_shape
 from pipeline.model.search.fixed import fixed_point
 from pipeline.model.search.search import sweep_series
+from pipeline.model.step.evaluate import with_q1_latency
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +77,13 @@ class SeriesSpec:
 
 
 def series_points(spec: SeriesSpec, whole_grid: bool = False) -> list[PointResult]:
+    """The series' points (`evaluated_points`), each with the latency per step quirk Q1 hides
+    from its layout (`step.evaluate.with_q1_latency`, docs/model.md §12)."""
+    points = evaluated_points(spec, whole_grid)
+    return [with_q1_latency(p, spec.hardware, spec.options) for p in points]
+
+
+def evaluated_points(spec: SeriesSpec, whole_grid: bool = False) -> list[PointResult]:
     """The series' points: one concrete run (its layout, or the best one with
     run.layout_search), the smallest-cluster search over the grid (stopping at its wall, the
     power budget's included, unless `whole_grid`), or a fixed layout per size; every point

@@ -10,6 +10,7 @@ previous partition untouched.
 
 from __future__ import annotations
 
+import errno
 import shutil
 import sys
 from pathlib import Path
@@ -33,6 +34,27 @@ from pipeline.schema.errors import ConfigError, InputError
 
 EXIT_BAD_INPUT = 2
 """As `pipeline.cli.main.EXIT_BAD_INPUT`."""
+
+
+EXIT_WRITE_FAILED = 1
+"""A write failed (a full disk): nothing published is lost, and the one line says what is kept."""
+
+
+def write_failure(err: OSError, published: Path | None) -> str:
+    """One line for a write that failed (ENOSPC: "the disk is full"): before publishing, the
+    staged run is dropped and every partition is as it was; after, the run is published and
+    only its change report is missing."""
+    reason = "the disk is full" if err.errno in (errno.ENOSPC, errno.EDQUOT) else "a write failed"
+    where = f" ({err.strerror}: {err.filename})" if err.filename else f" ({err.strerror or err})"
+    if published is None:
+        return (
+            f"{reason}{where}: the run was not published; every partition under the nightly "
+            "root is as it was (free space and run it again)"
+        )
+    return (
+        f"{reason}{where}: the run is published as {published}, but its change report could "
+        "not be written (free space and run it again to write it)"
+    )
 
 
 def _staged(cfg: DictConfig, staging: Path, root: Path) -> DictConfig:
@@ -70,6 +92,7 @@ def _refuse_multirun(run_date: object) -> None:
 
 def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
     """Run the config as the nightly partition `output.run_date` under `output.nightly_root`."""
+    final: Path | None = None
     try:
         settings = nightly_from_config(cfg)
         _refuse_multirun(settings.run_date.isoformat())
@@ -94,6 +117,9 @@ def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
     except (ConfigError, InputError, OutputError) as err:
         print(f"dmlimits: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as err:  # a disk that fills, a file system that fails while writing
+        print(f"dmlimits: error: {write_failure(err, final)}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
     for line in summary_lines(report.summaries, str(final), report.seconds, report.points):
         print(line)
     for line in forecast_summary(final):

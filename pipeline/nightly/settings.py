@@ -34,13 +34,33 @@ def parse_run_date(
     if isinstance(value, dt.datetime):
         raise ConfigError(key, value, allowed)
     if isinstance(value, dt.date):
-        return value
+        return plausible_run_date(value, key, today)
     if not isinstance(value, str) or len(value) != len("YYYY-MM-DD"):
         raise ConfigError(key, value, allowed)
     try:
-        return dt.date.fromisoformat(value)
+        date = dt.date.fromisoformat(value)
     except ValueError:
         raise ConfigError(key, value, allowed) from None
+    return plausible_run_date(date, key, today)
+
+
+EARLIEST_RUN_DATE = dt.date(2000, 1, 1)
+"""No nightly partition is dated before this: the catalog's and the sources' data begin later."""
+
+
+def plausible_run_date(date: dt.date, key: str, today: dt.date | None = None) -> dt.date:
+    """`date` when a nightly run can be dated so: from `EARLIEST_RUN_DATE` to tomorrow (a
+    partition holds the data as of its date, which cannot be in the future; a day of slack for
+    time zones); a ConfigError otherwise (9999-12-31 would overflow the dates a run derives)."""
+    latest = max(today or dt.date.today(), dt.date.today()) + dt.timedelta(days=1)
+    if not EARLIEST_RUN_DATE <= date <= latest:
+        raise ConfigError(
+            key,
+            date.isoformat(),
+            f"must be a date from {EARLIEST_RUN_DATE.isoformat()} to {latest.isoformat()} "
+            "(tomorrow): a nightly partition holds the data as of its date",
+        )
+    return date
 
 
 def nightly_from_config(cfg: DictConfig, today: dt.date | None = None) -> NightlySettings:

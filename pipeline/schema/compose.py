@@ -13,7 +13,7 @@ the running application's search path (`app_search_path`), so user presets work 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -22,7 +22,9 @@ from hydra import compose, initialize_config_module
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from omegaconf import DictConfig
+from hydra.errors import HydraException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.schema.errors import InputError
 from pipeline.schema.yaml_bounds import check_override, check_yaml_file
@@ -80,6 +82,29 @@ def compose_with_hydra(overrides: Sequence[str]) -> DictConfig:
     Within `hydra_session`; a sweep (``a,b``) is Hydra's "ambiguous value" error.
     """
     return compose(config_name=CONFIG_NAME, overrides=list(overrides), return_hydra_config=True)
+
+
+RUN_PRESET_NEEDED = (
+    "sets a key of a concrete run, but no run is chosen: add run=<preset> (conf/run/, e.g. "
+    "run=gpt_1t) or a run file of your own (--config-dir DIR, run/<name>.yaml)"
+)
+"""What an override of a run key says when no run preset is chosen."""
+
+
+def run_key_without_run(
+    overrides: Sequence[str], compose_without: Callable[[list[str]], DictConfig]
+) -> str | None:
+    """The first override of a run key (``run.tp=8``, ``+run.tp=8``) when the config composed
+    without those overrides (`compose_without`) has no run, else None: Hydra's own message
+    for it ("use +run.tp=8") leads to a run of missing keys."""
+    keyed = [o for o in overrides if o.lstrip("+~").startswith("run.")]
+    if not keyed:
+        return None
+    try:
+        cfg = compose_without([o for o in overrides if o not in keyed])
+    except (HydraException, OmegaConfBaseException, ValueError, OSError):
+        return None  # another override is wrong: Hydra's message names it
+    return keyed[0] if OmegaConf.select(cfg, "run") is None else None
 
 
 def session_overrides_parser() -> OverridesParser:
@@ -153,8 +178,15 @@ def check_user_dirs(search_path: Sequence[str]) -> None:
         folder = local_dir(url)
         if folder is not None and not folder.is_dir():
             raise InputError(f"config directory {str(folder)!r} is not a directory")
-        for path in [] if folder is None else sorted(folder.rglob("*.yaml")):
-            check_yaml_file(path)  # an alias bomb or deep nesting: one line, not a hang
+        try:
+            for path in [] if folder is None else sorted(folder.rglob("*.yaml")):
+                if path.is_symlink() and not path.exists():
+                    raise InputError(f"{path}: is a symbolic link to nothing (a loop or no target)")
+                if not path.is_file():  # a directory or a fifo named *.yaml
+                    raise InputError(f"{path}: is not a file (a config file must be one)")
+                check_yaml_file(path)  # an alias bomb or deep nesting: one line, not a hang
+        except OSError as err:  # a symbolic link loop, a file that cannot be read
+            raise InputError(f"{err.filename}: cannot be read ({err.strerror})") from None
     for path, built_in in shadowed_files(search_path):
         raise InputError(
             f"{path}: has the name of the built-in preset {built_in.with_suffix('')}, which "

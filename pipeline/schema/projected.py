@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.catalog.load import Catalog, CatalogError, catalog_text, parse_catalog, preset_names
-from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.schema import bounds
 from pipeline.schema.compose import compose_config
 from pipeline.schema.errors import MISSING, ConfigError, InputError
@@ -108,19 +109,66 @@ def projected_from_config(data: object, path: str) -> HardwareSpec:
                 "the catalog has no trend for this metric (fewer than two releases hold it); "
                 "give a growth factor per year",
             )
-    projected = ("max_clock_hz", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "l2_bytes")
-    try:
-        spec = project_hardware(
-            preset_spec(base), entry.release_year, year, growth, projected_name(name, base, year)
-        )
-        in_range = all(0.0 < getattr(spec, field) < math.inf for field in projected)
-    except (OverflowError, ZeroDivisionError):  # float ** overflows rather than giving inf
-        in_range = False
-    if not in_range:
+
+    def project(at: float) -> HardwareSpec | None:
+        try:
+            return project_hardware(
+                preset_spec(base), entry.release_year, at, growth, projected_name(name, base, at)
+            )
+        except (OverflowError, ZeroDivisionError):  # float ** overflows rather than giving inf
+            return None
+
+    spec = project(year)
+    past = "a metric overflows float range" if spec is None else past_bounds(spec)
+    if spec is None or past is not None:
+        latest = latest_year_in_bounds(project, first, year)
+        nearest = "" if latest is None else f"; the projection stays in bounds up to {latest}"
         raise ConfigError(
             hw.key("year"),
             year,
-            "projects the hardware out of float range (a metric's growth to that year "
-            "overflows); a nearer year or growth factors nearer 1 stay in range",
+            f"projects the hardware past the schema's bounds ({past}, "
+            f"pipeline/schema/bounds.py){nearest}; or give growth factors nearer 1",
         )
     return spec
+
+
+def past_bounds(spec: HardwareSpec) -> str | None:
+    """The first projected quantity past its bound in `pipeline.schema.bounds` (or not
+    positive and finite), in words; None when all are within them, as a preset's must be.
+    The clock and the L2 bandwidth carry the FLOP/s trend (`project_hardware`), so the peak
+    FLOP/s bounds them."""
+    checks = [
+        ("peak FLOP/s", peak_flop_per_s(spec), bounds.MAX_FLOP_PER_S),
+        ("HBM bandwidth (B/s)", spec.hbm_bandwidth_bytes_per_s, bounds.MAX_BANDWIDTH_BYTES_PER_S),
+        ("HBM (bytes)", spec.hbm_bytes, bounds.MAX_MEMORY_BYTES),
+        ("L2 (bytes)", spec.l2_bytes, bounds.MAX_MEMORY_BYTES),
+        *(
+            ("network bandwidth (B/s)", b, bounds.MAX_BANDWIDTH_BYTES_PER_S)
+            for b in spec.net_bandwidth_bytes_per_s
+            if b != math.inf  # an infinite network level is allowed, as in a preset
+        ),
+        *(("network latency (s)", t, bounds.MAX_LATENCY_S) for t in spec.net_latency_s),
+    ]
+    for what, value, bound in checks:
+        if not 0.0 < value <= bound:
+            return f"{what} {value:.3g}, bound {bound:.3g}"
+    return None
+
+
+def latest_year_in_bounds(
+    project: Callable[[float], HardwareSpec | None], first: float, year: float
+) -> int | None:
+    """The latest whole year from `first` to `year` whose projection is within the bounds
+    (each metric grows or shrinks monotonically with the year), or None if none is."""
+
+    def fits(at: float) -> bool:
+        spec = project(at)
+        return spec is not None and past_bounds(spec) is None
+
+    low, high = math.floor(first), math.floor(year)
+    if not fits(low):
+        return None
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle)
+    return low

@@ -18,9 +18,11 @@ from __future__ import annotations
 from dataclasses import fields
 
 from pipeline.model.records.run import RunLayout, RunSpec, stage_layers
-from pipeline.model.records.switches import Recompute
+from pipeline.model.records.switches import Physics, Recompute
 from pipeline.model.records.transformer import Mlp, TransformerShape
+from pipeline.model.runs.run_point import run_counts
 from pipeline.schema import bounds
+from pipeline.schema.compose import RUN_PRESET_NEEDED
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.physics import zero_stage
 from pipeline.schema.section import Section, plain
@@ -90,6 +92,9 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
     data = plain(node, path)
     if data is None:
         return None
+    if isinstance(data, dict) and data and not {"name", "layers"} & data.keys():
+        key = next(iter(data))  # a run node made of `+run.<key>` overrides alone
+        raise ConfigError(f"{path}.{key}", data[key], RUN_PRESET_NEEDED)
     sec = Section(data, path, RUN_KEYS)
     shape = TransformerShape(
         layers=sec.integer("layers"),
@@ -148,18 +153,20 @@ def check_run(sec: Section, run: RunSpec) -> None:
     _divides(sec, "kv_heads", shape.kv_heads, "heads", shape.heads)
     _divides(sec, "tp", lay.tp, "heads", shape.heads)
     _divides(sec, "tp", lay.tp, "ffn_hidden", shape.ffn_hidden)
+    _divides(sec, "tp", lay.tp, "kv_heads (each rank holds whole K/V heads)", shape.kv_heads)
     if lay.pp > shape.layers:
         raise ConfigError(sec.key("pp"), lay.pp, f"must be at most layers = {shape.layers}")
     largest = max(stage_layers(shape.layers, lay.pp))
     _divides(sec, "interleave", lay.interleave, "the largest stage's layers", largest)
     _divides(sec, "cp", lay.cp, "seq_len", shape.seq_len)
+    _divides(sec, "dp", lay.dp, "global_batch_seqs", run.global_batch_seqs)
     per_step = lay.dp * lay.microbatch_seqs
     _divides(
         sec,
         "microbatch_seqs",
-        per_step,
-        "global_batch_seqs (as dp x microbatch_seqs)",
-        run.global_batch_seqs,
+        lay.microbatch_seqs,
+        "each data-parallel rank's batch (global_batch_seqs / dp)",
+        run.global_batch_seqs // lay.dp,
     )
     microbatches = run.global_batch_seqs // per_step
     if lay.pp > 1 and microbatches < lay.pp:
@@ -171,4 +178,20 @@ def check_run(sec: Section, run: RunSpec) -> None:
     if lay.interleave > 1 and lay.pp == 1:
         raise ConfigError(
             sec.key("interleave"), lay.interleave, "must be 1 without pipeline parallelism"
+        )
+
+
+def check_run_batch(run: RunSpec, physics: Physics, tokens_per_param: float) -> None:
+    """ConfigError on `run.global_batch_seqs` unless the run takes at least one step: a
+    global batch of more tokens than the run trains on (its `tokens`, or tokens_per_param
+    times its parameters) has no step to time."""
+    tokens = run_counts(physics, run, tokens_per_param).n_tokens
+    batch_tokens = float(run.global_batch_seqs) * run.shape.seq_len
+    if batch_tokens > tokens:
+        raise ConfigError(
+            "run.global_batch_seqs",
+            run.global_batch_seqs,
+            f"holds {batch_tokens:.3g} tokens per step, more than the {tokens:.3g} tokens the "
+            "run trains on (run.tokens, or scaling.tokens_per_param times its parameters): "
+            "not one whole step",
         )

@@ -14,6 +14,10 @@ from dataclasses import dataclass, field, replace
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from pipeline.model.compute.efficiency import (
+    TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD,
+    has_tensor_memory,
+)
 from pipeline.model.limits import model_b_duration_s
 from pipeline.model.records.closed_form import ClosedFormSettings
 from pipeline.model.records.hardware import HardwareSpec
@@ -30,7 +34,7 @@ from pipeline.schema.hardware import hardware_from_config
 from pipeline.schema.parallelism import check_layout_levels, layout_from_config, options_from_config
 from pipeline.schema.physics import PAPER_SETTINGS, physics_from_config
 from pipeline.schema.power import power_from_config
-from pipeline.schema.run import run_from_config
+from pipeline.schema.run import check_run_batch, run_from_config
 from pipeline.schema.scaling import batch_law_from_config, scaling_from_config
 
 GROUPS = ("hardware", "scaling", "batch", "parallelism", "physics", "run")
@@ -110,6 +114,56 @@ def check_largest_model(d_model: int, laws: ScalingLaws, options: SearchOptions)
         )
 
 
+def check_tensor_memory(physics: Physics, hardware: HardwareSpec) -> None:
+    """ConfigError when `physics.tensor_memory` is the one extension on, on hardware without
+    tensor memory (`has_tensor_memory`, docs/model.md R.8): it relieves nothing there, but would
+    take the paper's model off its own code path and change its rows. Beside other extensions
+    (physics=realistic on H100) it changes nothing and is accepted."""
+    if (
+        physics.tensor_memory
+        and not has_tensor_memory(hardware)
+        and replace(physics, tensor_memory=False).is_paper
+    ):
+        raise ConfigError(
+            "physics.tensor_memory",
+            True,
+            f"{hardware.name} has no tensor memory (Blackwell-class hardware only: "
+            f"hardware.flop_per_clock_per_thread >= {TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD:g}); "
+            "the switch would change nothing but the paper's code path: set it false",
+        )
+
+
+RUN_BATCH = "critical"
+"""The batch choice a run's rows are filed under (`batch_law`): the root config's default
+(conf/config.yaml), which a run does not use either: its batch is its `global_batch_seqs`."""
+
+
+def check_run_groups(run: RunSpec, batch_name: str, fixed_layout: Layout | None) -> None:
+    """ConfigError naming a group choice a concrete run does not use: a batch law other than
+    the default (the run has its own batch) or parallelism=fixed (the run has its own layout,
+    or searches one with run.layout_search)."""
+    if fixed_layout is not None and run.layout_search:
+        raise ConfigError(
+            "run.layout_search",
+            True,
+            "searches the run's layout, while parallelism=fixed gives one: choose one of them",
+        )
+    if fixed_layout is not None:
+        raise ConfigError(
+            "parallelism",
+            "fixed",
+            f"is not used by run={run.name}, which has its own layout (run.tp, run.pp, run.dp, "
+            "...; run.layout_search=true searches one): drop parallelism=fixed",
+        )
+    if batch_name != RUN_BATCH:
+        raise ConfigError(
+            "batch",
+            batch_name,
+            f"is not used by run={run.name}, which has its own batch (run.global_batch_seqs): "
+            f"drop batch={batch_name} (a run's rows are filed under batch_law={RUN_BATCH})",
+        )
+
+
 def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
     """Validate a composed config (see `compose_config`) and convert it to a Scenario.
 
@@ -135,13 +189,12 @@ def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
         )
     settings = physics_from_config(cfg["physics"]) if _has(cfg, "physics") else PAPER_SETTINGS
     options, physics = settings.search_options(options), settings.physics
+    check_tensor_memory(physics, hardware)
     run = run_from_config(cfg["run"]) if _has(cfg, "run") else None
-    if run is not None and run.layout_search and fixed_layout is not None:
-        raise ConfigError(
-            "run.layout_search",
-            True,
-            "searches the run's layout, while parallelism=fixed gives one: choose one of them",
-        )
+    if run is not None:
+        check_run_groups(run, batch_name, fixed_layout)
+    if run is not None:
+        check_run_batch(run, physics, scaling.laws.tokens_per_param)
     check_largest_model(scaling.d_models[-1], replace(scaling.laws, batch=batch_law), options)
     return Scenario(
         hardware_name=hardware.name,

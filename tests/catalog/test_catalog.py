@@ -116,3 +116,24 @@ def test_catalog_reproduces_capacity_5x_against_compute_46x() -> None:
     assert capacity == pytest.approx(5.0, rel=CAPACITY_TOLERANCE)
     assert compute == pytest.approx(46.0, rel=CAPACITY_TOLERANCE)
     assert (p100.release_date.year, h100.release_date.year) == (2016, 2022)
+
+
+@pytest.mark.parametrize(
+    ("second", "what"),
+    [
+        ("H100_SXM", "name 'h100_sxm'"),  # the same name but for case
+        ("h100_copy", "preset 'h100_sxm'"),  # another name, the same preset
+    ],
+)
+def test_catalog_refuses_one_accelerator_named_twice(second: str, what: str) -> None:
+    """Two entries of one accelerator (its name in another case, or its preset again) are one
+    CatalogError naming both, not two points of a trend."""
+    block = (
+        "{gpu},preset,h100_sxm,conf/hardware/h100_sxm.yaml\n"
+        "{gpu},release_date,2022-09-20,NVIDIA press release\n"
+    )
+    text = "gpu,metric,value,source\n" + block.format(gpu="h100_sxm") + block.format(gpu=second)
+    with pytest.raises(CatalogError, match=f"{second} and h100_sxm name the same accelerator"):
+        parse_catalog(text, {"h100_sxm": preset_spec("h100_sxm")})
+    with pytest.raises(CatalogError, match=what):
+        parse_catalog(text, {"h100_sxm": preset_spec("h100_sxm")})

@@ -162,6 +162,8 @@ BAD_INPUTS = [
     ("projected_year_overflowing", ["hardware=projected", "hardware.year=5000"], "hardware.year"),
     ("projected_growth_overflowing", ["hardware=projected", "hardware.year=2100",
      "hardware.growth_per_year.hbm_bytes=1e300"], "hardware.year"),
+    ("projected_past_the_peak_bound", ["hardware=projected", "hardware.year=2100"], "hardware.year"),
+    ("tensor_memory_on_hardware_without_it", ["physics.tensor_memory=true"], "physics.tensor_memory"),
 ]  # fmt: skip
 
 SHAPE = ModelShape(

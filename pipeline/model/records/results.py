@@ -160,6 +160,10 @@ class PointResult:
     grid_cost: GridCost | None = None
     """MFU, HFU and memory per GPU of a realistic grid row's layout; None on run rows (their
     `run_cost` has them), under paper physics and without a layout."""
+    q1_latency_hidden_s: float | None = None
+    """Latency per step quirk Q1 drops from the row's zero-bubble layout: its step with the
+    quirk off minus its step (`step.evaluate.q1_latency_hidden_s`); 0 for a 1F1B layout or
+    with Q1 off; None without a cost or off the paper's step path (docs/model.md §11)."""
 
     @property
     def counted_flop(self) -> float:

@@ -5,6 +5,9 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §7-§8, §16.4.
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import numpy as np
 
 from pipeline.model.caches import cached
@@ -13,7 +16,7 @@ from pipeline.model.compute.matmul import matmul_terms_s
 from pipeline.model.network.collectives import Network
 from pipeline.model.records.hardware import HardwareSpec, gpu_only
 from pipeline.model.records.options import SearchOptions
-from pipeline.model.records.results import Bottleneck, Layout, MatmulBound, StepCost
+from pipeline.model.records.results import Bottleneck, Layout, MatmulBound, PointResult, StepCost
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.step.step_time import LayoutBatch, StepArrays, step_arrays, utilization
 
@@ -112,3 +115,49 @@ def evaluate_layout(
     net = Network(hw.net_bandwidth_bytes_per_s, hw.net_latency_s)
     step = step_arrays(hw, shape, layout.n_gpu, layout_batch(hw, shape, layout), net, opts)
     return step_cost(hw, shape, layout, step)
+
+
+Q1_TOLERANCE = 0.01
+"""Share of a row's step past which the latency quirk Q1 drops is said to decide the row: a
+warning line names the series (docs/model.md §11); below it Q1 moves the row by under 1 %."""
+
+
+def q1_latency_hidden_s(
+    hw: HardwareSpec, shape: ModelShape, layout: Layout, opts: SearchOptions
+) -> float:
+    """Latency per step (s) that quirk Q1 drops from a zero-bubble layout: the layout's step
+    evaluated with Q1 off (`zb_hides_latency_correctly`: T_pipe = max(busy, T_TP^lat +
+    T_PPEP^lat)) minus its step with the quirk as set (T_pipe = busy); docs/model.md §7 and
+    §11, spec §14 Q1. 0 for a 1F1B layout (it pays its latency either way) or with Q1 off;
+    never negative (the two steps differ only by that max)."""
+    if not layout.zero_bubble or opts.quirks.zb_hides_latency_correctly:
+        return 0.0
+    return _q1_difference_s(hw, shape, layout, opts)
+
+
+def with_q1_latency(point: PointResult, hw: HardwareSpec, opts: SearchOptions) -> PointResult:
+    """The point with `q1_latency_hidden_s` set on the paper's step path (a row whose
+    latencies are known); None without a cost or under realistic physics. A layout whose
+    latencies (even all three: `t_latency_s`) stay within its compute loses nothing to Q1
+    (T_TP^lat + T_PPEP^lat <= t_latency_s <= T_mm <= busy), so only the others are
+    evaluated a second time."""
+    cost, layout = point.cost, point.layout
+    if cost is None or layout is None or math.isnan(cost.t_latency_s):
+        return point
+    hidden = 0.0
+    if cost.t_latency_s > cost.t_compute_s:
+        hidden = q1_latency_hidden_s(hw, point.shape, layout, opts)
+    return dataclasses.replace(point, q1_latency_hidden_s=hidden)
+
+
+def _q1_difference_s(
+    hw: HardwareSpec, shape: ModelShape, layout: Layout, opts: SearchOptions
+) -> float:
+    """The layout's step with Q1 off minus its step with Q1 on, at least 0."""
+    fixed = dataclasses.replace(
+        opts, quirks=dataclasses.replace(opts.quirks, zb_hides_latency_correctly=True)
+    )
+    with_quirk = evaluate_layout(hw, shape, layout, opts).step_time_s
+    without = evaluate_layout(hw, shape, layout, fixed).step_time_s
+    hidden = without - with_quirk
+    return hidden if math.isfinite(hidden) and hidden > 0.0 else 0.0

@@ -36,8 +36,8 @@ def test_run_point_tokens_default_to_the_scaling_law() -> None:
 
 def test_run_point_tokens_from_the_run_key() -> None:
     """run.tokens sets the tokens, and the training FLOP and time follow them."""
-    one = point(scenario("run=gpt_1p7b", "+run.tokens=1e11"))
-    two = point(scenario("run=gpt_1p7b", "+run.tokens=2e11"))
+    one = point(scenario("run=gpt_1p7b", "run.tokens=1e11"))
+    two = point(scenario("run=gpt_1p7b", "run.tokens=2e11"))
     assert one.counts is not None
     assert two.counts is not None
     assert one.counts.n_tokens == 1e11
@@ -82,7 +82,7 @@ def test_run_point_placeholders_are_null() -> None:
 
 def test_run_search_within_a_gpu_budget_uses_at_most_it() -> None:
     """run.gpu_budget searches layouts on any count up to it, e.g. 100 GPUs for GPT 1.7B."""
-    s = scenario("run=gpt_1p7b", "run.layout_search=true", "+run.gpu_budget=100")
+    s = scenario("run=gpt_1p7b", "run.layout_search=true", "run.gpu_budget=100")
     assert s.run is not None
     found = best_run_layout(s.hardware, s.physics, s.run)
     assert found is not None
@@ -103,4 +103,4 @@ def test_run_search_budget_of_its_own_count_is_never_slower() -> None:
 def test_run_gpu_budget_without_search_is_refused() -> None:
     """A GPU budget is the layout search's: without run.layout_search one line refuses it."""
     with pytest.raises(ConfigError, match=r"run\.gpu_budget"):
-        scenario("run=gpt_1p7b", "+run.gpu_budget=100")
+        scenario("run=gpt_1p7b", "run.gpu_budget=100")

@@ -1,0 +1,105 @@
+"""The summary of a concrete run (`run=<preset>`): what a planner reads, not a grid series' limits.
+
+A run is one point, so the grid's columns (linear end, wall, T_crit) say nothing of it. Its lines
+give the hardware and physics it was evaluated on, its GPUs and layout (given, or found by
+`run.layout_search`), MFU and HFU, the step time, the days of training against the budget, the
+memory per GPU against the GPU's HBM, and feasible or every reason it is not, in words.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pipeline.model.records.results import InfeasibleReason, PointResult
+from pipeline.model.records.run import RunCost
+from pipeline.schema import Scenario
+
+DAY_S = 86_400.0
+GB = 1e9
+
+
+def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = "{}") -> list[str]:
+    """The lines of one run: a header naming the run, hardware and physics, then its layout,
+    throughput, time, memory and verdict (`point` is the run's row; None: read back from a
+    dataset without its point, the header alone)."""
+    run = scenario.run
+    assert run is not None, "run_lines is for a scenario with a run"
+    how = "the best layout run.layout_search found" if run.layout_search else "its own layout"
+    at = f"  {sweep_point}" if sweep_point != "{}" else ""
+    lines = [
+        f"run {run.name} on {scenario.hardware_name} ({scenario.hardware.hbm_bytes / GB:.0f} GB "
+        f"HBM), physics={scenario.physics.name}, {how}{at}"
+    ]
+    if point is None:
+        return lines
+    cost, layout = point.run_cost, point.layout
+    if cost is not None and layout is not None:
+        lines.append(
+            f"  {layout.n_gpu} GPUs: tp {math.prod(layout.tp_ff)} x pp {math.prod(layout.pp)} "
+            f"x dp {math.prod(layout.dp)} x ep {math.prod(layout.ep)}, {layout.microbatches} "
+            f"microbatches per step, interleave {layout.pp_interleave}, recompute "
+            f"{point.recompute}"
+        )
+        lines.append(
+            f"  MFU {cost.mfu:.3f}, HFU {cost.hfu:.3f}; {cost.step_time_s:.4g} s per step; "
+            f"{_training_days(point):.4g} days of training (budget {scenario.duration_s / DAY_S:.4g}"
+            " days)"
+        )
+        lines.append(f"  memory per GPU {_memory(cost, scenario)}")
+    lines.append(f"  {verdict(scenario, point)}")
+    return lines
+
+
+def _training_days(point: PointResult) -> float:
+    return math.nan if point.cost is None else point.cost.training_time_s / DAY_S
+
+
+def _memory(cost: RunCost, scenario: Scenario) -> str:
+    """Memory per GPU against the HBM, and whether the physics checks it."""
+    hbm = scenario.hardware.hbm_bytes
+    fits = "fits" if cost.fits_memory else "does not fit"
+    text = f"{cost.memory_per_gpu_bytes / GB:.1f} GB of {hbm / GB:.0f} GB: {fits}"
+    if not scenario.physics.gpu_memory:
+        text += (
+            f" (physics={scenario.physics.name} does not check a run's memory per GPU; "
+            "physics.memory_check=per_gpu or physics=realistic does)"
+        )
+    return text
+
+
+def reasons(scenario: Scenario, point: PointResult) -> list[str]:
+    """Every reason the run cannot train as given, in words: over the memory of one GPU (no
+    layout fits, or the run's needs more HBM than the GPU has, whether or not the physics
+    checks it), over the duration budget."""
+    found: list[str] = []
+    cost, hbm = point.run_cost, scenario.hardware.hbm_bytes
+    if point.infeasible_reason is InfeasibleReason.EXCEEDS_GPU_MEMORY and cost is None:
+        found.append(f"no layout of the run fits the {hbm / GB:.0f} GB of one GPU")
+    elif cost is not None and not cost.fits_memory:
+        unchecked = (
+            "" if scenario.physics.gpu_memory else f" ({UNCHECKED.format(scenario.physics.name)})"
+        )
+        found.append(
+            f"needs {cost.memory_per_gpu_bytes / GB:.1f} GB per GPU, more than the "
+            f"{hbm / GB:.0f} GB of HBM{unchecked}"
+        )
+    if point.cost is not None and not point.cost.training_time_s < scenario.duration_s:
+        found.append(
+            f"trains for {_training_days(point):.4g} days, over the budget of "
+            f"{scenario.duration_s / DAY_S:.4g} days (scaling.duration_*)"
+        )
+    return found
+
+
+UNCHECKED = "physics={} does not check it; the row's feasible column does not count it"
+
+
+def verdict(scenario: Scenario, point: PointResult) -> str:
+    """`feasible`, or `infeasible: ` and every reason, joined by `; ` (a row feasible under a
+    physics that does not check memory per GPU, but over it, says both)."""
+    found = reasons(scenario, point)
+    if point.feasible and not found:
+        return "feasible: fits and trains within the budget"
+    if point.feasible:
+        return "feasible as the row says, but " + "; ".join(found)
+    return "infeasible: " + "; ".join(found or [str(point.infeasible_reason)])

@@ -1,0 +1,55 @@
+"""A concrete run's summary says what a planner reads: layout, MFU and HFU, step time, days,
+memory per GPU, and feasible or every reason it is not (docs/configuration.md, "One concrete run")."""
+
+from __future__ import annotations
+
+import pipeline
+
+
+def summary(*overrides: str) -> str:
+    """The summary `dmlimits` prints for these overrides."""
+    return pipeline.run(list(overrides)).summary()
+
+
+def test_run_summary_shows_layout_throughput_time_and_memory() -> None:
+    """GPT 1T on A100 80GB (realistic physics) shows its 3072 GPUs, MFU, step time, days and
+    memory per GPU, and no grid column (wall, T_crit)."""
+    result = pipeline.run(["run=gpt_1t", "hardware=a100_sxm_80gb", "physics=realistic"])
+    text, row = result.summary(), result.points.row(0, named=True)
+    assert "run gpt_1t on a100_sxm_80gb" in text
+    assert "physics=realistic" in text
+    assert f"{row['n_gpu']:.0f} GPUs: tp 8 x pp 64 x dp 6" in text
+    assert f"MFU {row['mfu']:.3f}, HFU {row['hfu']:.3f}" in text
+    assert f"{row['step_time_s']:.4g} s per step" in text
+    assert f"{row['training_time_s'] / 86400:.4g} days of training" in text
+    assert f"memory per GPU {row['memory_per_gpu_bytes'] / 1e9:.1f} GB of 80 GB" in text
+    assert "T_crit" not in text
+    assert "wall" not in text
+
+
+def test_run_summary_names_the_duration_reason_in_words() -> None:
+    """An infeasible run over its budget says how many days against how many, not "wall"."""
+    text = summary("run=gpt_1t", "hardware=a100_sxm_80gb", "physics=realistic")
+    assert "infeasible: trains for" in text
+    assert "over the budget of 91.26 days" in text
+
+
+def test_run_summary_of_a_searched_layout_names_physics_hardware_and_every_reason() -> None:
+    """run.layout_search under the default physics names physics=paper and h100_sxm, and both
+    its memory per GPU (which paper physics does not check) and its duration as reasons."""
+    text = summary("run=gpt_1t", "run.layout_search=true")
+    assert "run gpt_1t on h100_sxm" in text
+    assert "physics=paper" in text
+    assert "best layout run.layout_search found" in text
+    verdict = [line for line in text.splitlines() if "infeasible:" in line]
+    assert len(verdict) == 1
+    assert "GB per GPU, more than the 80 GB of HBM" in verdict[0]
+    assert "physics=paper does not check it" in verdict[0]
+    assert "trains for" in verdict[0]
+
+
+def test_run_summary_of_a_feasible_run_says_so() -> None:
+    """GPT 1.7B on 32 A100s fits and trains within three months: one line says feasible."""
+    text = summary("run=gpt_1p7b", "hardware=a100_sxm_80gb", "physics=realistic")
+    assert "feasible: fits and trains within the budget" in text
+    assert "infeasible" not in text

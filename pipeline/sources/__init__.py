@@ -6,6 +6,8 @@
 - store: copies kept once by content hash, and each source's last good copy
 - acquire: this run's copy of a source (shipped, a path, or fetched with a stale fallback)
 - epoch: Epoch's CSV columns by name -> observed runs and accelerators, and the rows refused
+- bounds: the plausibility bounds every row read is held to (dates, compute, accelerators)
+- batches: the `observed` batch law fitted to the runs' batch sizes
 - observe: every source of a run read and parsed (`Observations`)
 
 docs/sources.md describes the sources, the failure modes and the tables.

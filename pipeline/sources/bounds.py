@@ -33,10 +33,12 @@ MAX_TRAINING_FLOP = 1e40
 """ASSUMPTION: a run beyond this is not of this world: it is 1e13 times the largest run
 observed by 2025 (4.64e26 FLOP, docs/sources.md §4) and far beyond every latency wall this
 model computes (docs/results.md)."""
-JUMP_FACTOR = 1000.0
-"""ASSUMPTION: a run more than 1,000x the largest run before it is refused. On the shipped
-snapshot the largest step since 1960 is about 300x (a language model of 2000 over the runs of
-the three years before it); frontier compute grows 4-5x a year (docs/sources.md §4)."""
+JUMP_FACTOR = 100.0
+"""ASSUMPTION: a run more than 100x the largest run before it (times `RUN_GROWTH_PER_YEAR` per
+year since that run) is refused. On the shipped snapshot the largest step so measured is 7x
+(a 1959 run, 863x the largest run two years before it), and 4.8x since 2010 (a 2021 language
+model, 5.5x the largest run three weeks before it): a margin of 14x over every step in 75 years
+of data; frontier compute grows 4-5x a year (docs/sources.md §4)."""
 RUN_GROWTH_PER_YEAR = 10.0
 """ASSUMPTION: the bound grows 10x a year after the largest earlier run, twice the fastest
 observed frontier growth (4-5x a year, docs/sources.md §4), so sparse early years pass."""

@@ -79,11 +79,13 @@ def _run_row(name: str, date: str, flop: str) -> bytes:
     return f"{name},Org,{date},Language,,{flop},Likely,,,,,,True\n".encode()
 
 
-def test_observe_one_run_of_1e60_flop_does_not_drag_the_fitted_growth(tmp_path: Path) -> None:
-    """One added frontier run of 1e60 FLOP is refused with its reason; the growth stays put."""
+@pytest.mark.parametrize("flop", ["1e60", "4e29"])
+def test_observe_one_huge_run_does_not_drag_the_fitted_growth(tmp_path: Path, flop: str) -> None:
+    """One added frontier run of 1e60 FLOP, or of 4e29 a month after the largest (862x it), is
+    refused with its reason; the fitted growth stays put."""
     settings = FrontierSettings()
     before, _ = fit_frontier(_observe_file(tmp_path, RUNS).runs, settings)
-    hostile = _observe_file(tmp_path, RUNS + _run_row("Hostile", "2025-03-01", "1e60"))
+    hostile = _observe_file(tmp_path, RUNS + _run_row("Hostile", "2025-03-01", flop))
     after, _ = fit_frontier(hostile.runs, settings)
     assert after.growth_per_year == pytest.approx(before.growth_per_year, rel=1e-9)
     (read,) = hostile.reads

@@ -54,7 +54,7 @@ def wall_spread(
     walls = sorted(by_wall)
     middle = walls[(len(walls) - 1) // 2] if walls else math.nan
     picked = dict.fromkeys([*walls[:1], middle, *walls[-1:]]) if walls else {}
-    roles = {walls[0]: "earliest wall"} if walls else {}
+    roles = {walls[0]: "earliest wall" if len(walls) > 1 else "wall"} if walls else {}
     roles |= {middle: "median wall"} if len(walls) > 2 else {}
     roles |= {walls[-1]: "latest wall"} if len(walls) > 1 else {}
     chosen = [(roles.get(w, "wall"), by_wall[w][0], len(by_wall[w])) for w in picked]
@@ -76,7 +76,9 @@ def shared_words(labels: list[str]) -> tuple[str, list[str]]:
     a sweep's labels repeat its fixed values, which say nothing about a line."""
     words = [label.replace(" | ", " ").replace(" / ", " ").split() for label in labels]
     common = set.intersection(*(set(w) for w in words)) if len(words) > 1 else set()
-    shared = " ".join(x for x in words[0] if x in common) if common else ""
+    if not common:
+        return "", labels
+    shared = " ".join(x for x in words[0] if x in common)
     return shared, [" ".join(x for x in w if x not in common) or " ".join(w) for w in words]
 
 

@@ -4,7 +4,9 @@ Figures are built with `matplotlib.figure.Figure` (no pyplot, no global state), 
 matplotlib's constrained layout (no title or label over another) and rendered by the Agg canvas
 when saved. A chart's title is its caption on the page, not drawn in the image. Each draws the
 series of a `Selection`: up to `selection.MAX_DISTINCT` in a colour and legend entry each, more
-as thin lines coloured by the scenario key that groups them.
+as thin lines coloured by the scenario key that groups them. Every chart builder is also given
+the dataset's `series` table (`pipeline.report.main.Builder`); those here do not read it (the
+step-time chart, `step_chart`, does).
 """
 
 from __future__ import annotations
@@ -24,8 +26,6 @@ from pipeline.report.selection import Selection, scenario_labels
 FIGSIZE_IN = (12.0, 7.0)
 DPI = 100
 """Saved PNGs are 1200 pixels wide (700 high, more for charts with a row per series)."""
-STEP_PANELS = 9
-"""Series drawn in the step-time breakdown, one panel each."""
 ROW_IN = 0.32
 """Height of one series' row in the thresholds chart, when each row is labelled."""
 
@@ -34,13 +34,6 @@ DEGREES = (
     ("tp", "tensor-parallel degree N_TPm · N_TPff"),
     ("pp", "pipeline stages N_PP"),
     ("ep", "expert-parallel degree N_EP"),
-)
-STEP_SHARES = (
-    ("t_compute_s", "compute"),
-    ("t_tp_comm_s", "TP"),
-    ("t_pp_ep_comm_s", "PP/EP"),
-    ("t_dp_comm_s", "DP"),
-    ("t_latency_paid_s", "latency"),
 )
 
 
@@ -113,7 +106,12 @@ def _legend(
         ax.legend(handles=[*handles, *extra], fontsize="small", loc=loc)
 
 
-def utilization_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection) -> Figure:
+def utilization_figure(
+    points: pl.DataFrame,
+    thresholds: pl.DataFrame,
+    sel: Selection,
+    series: pl.DataFrame | None = None,
+) -> Figure:
     """Utilization against training compute per series (log x), with its two limits marked.
 
     Dashed: the end of linear scaling; dotted: the wall (first infeasible size, or the size
@@ -151,54 +149,44 @@ def utilization_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Sele
     return fig
 
 
-def parallelism_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection) -> Figure:
-    """The parallel degrees of the chosen layout (dp, tp, pp, ep) against compute, log-log."""
+def parallelism_figure(
+    points: pl.DataFrame,
+    thresholds: pl.DataFrame,
+    sel: Selection,
+    series: pl.DataFrame | None = None,
+) -> Figure:
+    """The parallel degrees of the chosen layout (dp, tp, pp, ep) against compute, log-log, a
+    panel each; a degree that is 1 at every drawn point (N_EP of dense series) gets no panel,
+    a note under the panels says so instead."""
+    rows = {
+        sid: _feasible(points, sid).with_columns(tp=pl.col("tp_model") * pl.col("tp_ff"))
+        for sid in sel.ids
+    }
+    drawn = [(c, name) for c, name in DEGREES if any((r[c] != 1).any() for r in rows.values())]
+    drawn = drawn or list(DEGREES[:1])  # every degree 1 (one GPU): its data-parallel panel
     fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
-    axes = fig.subplots(2, 2, sharex=True).ravel()
+    cols = 2 if len(drawn) == 4 else len(drawn)
+    axes = fig.subplots(-(-len(drawn) // cols), cols, sharex=True, squeeze=False).ravel()
     for sid, (color, label) in series_styles(sel).items():
-        rows = _feasible(points, sid).with_columns(tp=pl.col("tp_model") * pl.col("tp_ff"))
-        for ax, (column, _) in zip(axes, DEGREES, strict=True):
+        for ax, (column, _) in zip(axes, drawn, strict=True):
             ax.plot(
-                rows["training_flop"], rows[column], color=color, label=label, **_line_style(sel)
+                rows[sid]["training_flop"],
+                rows[sid][column],
+                color=color,
+                label=label,
+                **_line_style(sel),
             )
-    for ax, (_, name) in zip(axes, DEGREES, strict=True):
+    for ax, (_, name) in zip(axes, drawn, strict=True):
         ax.set_xscale("log")
         ax.set_yscale("log", base=2)
         ax.set_ylabel(name)
         ax.grid(True, alpha=0.3)
-    for ax in axes[2:]:
+    for ax in axes[len(axes) - cols :]:
         ax.set_xlabel("training compute C (FLOP)")
+    constant = [name.rsplit(" ", 1)[-1] for c, name in DEGREES if (c, name) not in drawn]
+    if constant:
+        fig.supxlabel(f"{', '.join(constant)} = 1 at every point drawn: no panel", fontsize="small")
     _legend(axes[0])
-    return fig
-
-
-def step_time_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection) -> Figure:
-    """Each step-time term as a share of the step, against compute; one panel per series, for
-    the first `STEP_PANELS` of the selection.
-
-    TP and PP/EP bandwidth time overlap compute, so shares need not sum to 1; bubble is the
-    pipeline bubble fraction f.
-    """
-    shown = sel.ids[:STEP_PANELS]
-    cols = min(3, len(shown))
-    rows_n = -(-len(shown) // cols)
-    height = max(FIGSIZE_IN[1], 2.6 * rows_n)
-    fig = Figure(figsize=(FIGSIZE_IN[0], height), dpi=DPI, layout="constrained")
-    axes = fig.subplots(rows_n, cols, sharex=True, sharey=True, squeeze=False).ravel()
-    colors = dict(zip([*(c for c, _ in STEP_SHARES), "bubble"], _colors(6), strict=True))
-    titles = panel_titles(fig, [sel.labels[sid] for sid in shown])
-    for ax, sid, title in zip(axes, shown, titles, strict=False):
-        rows = _feasible(points, sid)
-        flop = rows["training_flop"]
-        for column, name in STEP_SHARES:
-            share = rows[column] / rows["step_time_s"]
-            ax.plot(flop, share, "-", color=colors[column], label=name)
-        ax.plot(flop, rows["bubble_fraction"], "-", color=colors["bubble"], label="bubble")
-        ax.set_xscale("log")
-        ax.set_title(title, fontsize="small")
-        ax.grid(True, alpha=0.3)
-    label_panels(axes, len(shown), cols, "training compute C (FLOP)", "share of step time")
-    axes[0].legend(fontsize="small")
     return fig
 
 
@@ -243,7 +231,12 @@ def _threshold(row: dict[str, object], column: str) -> float | None:
     return value if isinstance(value, float) else None
 
 
-def thresholds_figure(points: pl.DataFrame, thresholds: pl.DataFrame, sel: Selection) -> Figure:
+def thresholds_figure(
+    points: pl.DataFrame,
+    thresholds: pl.DataFrame,
+    sel: Selection,
+    series: pl.DataFrame | None = None,
+) -> Figure:
     """Each series' limits against compute: a row per series (`_thresholds_rows`) up to
     `MAX_DISTINCT` series; beyond, where rows and markers cannot be told apart, the share of
     each group's series that reached each limit by C (`_thresholds_shares`)."""

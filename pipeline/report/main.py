@@ -35,32 +35,30 @@ from pipeline.io.tables import TABLES
 from pipeline.io.text import write_text_atomic
 from pipeline.nightly.partition import REPORTS_DIR
 from pipeline.report.catalog_points import catalog_points
-from pipeline.report.charts import (
-    STEP_PANELS,
-    parallelism_figure,
-    step_time_figure,
-    thresholds_figure,
-    utilization_figure,
-)
+from pipeline.report.charts import parallelism_figure, thresholds_figure, utilization_figure
 from pipeline.report.observed_chart import observed_frontier_figure
 from pipeline.report.page import render_page
 from pipeline.report.selection import Selection, SelectionError, select_series
+from pipeline.report.step_chart import STEP_PANELS, breakdown_ids, step_time_figure
 from pipeline.report.trend_charts import frontier_figure, trends_figure
 
-Builder = Callable[[pl.DataFrame, pl.DataFrame, Selection], Figure]
+Builder = Callable[[pl.DataFrame, pl.DataFrame, Selection, pl.DataFrame | None], Figure]
+"""A chart from the `points`, `thresholds` and `series` tables and the selection."""
 CHARTS: tuple[tuple[str, str, Builder], ...] = (
     ("utilization.png", "Utilization against training compute", utilization_figure),
     ("thresholds.png", "Limits of each series, sorted by its wall", thresholds_figure),
     ("parallelism.png", "Parallelism mix of the smallest sufficient cluster", parallelism_figure),
-    ("step_time.png", "Step-time breakdown against training compute", step_time_figure),
+    ("step_time.png", "Step time: its exposed parts, and the time overlap hides", step_time_figure),
 )
 """(file name, caption, figure builder) of every chart, in page order."""
 
 
-def _caption(name: str, caption: str, sel: Selection) -> str:
+def _caption(name: str, caption: str, sel: Selection, points: pl.DataFrame) -> str:
     """A chart's caption with what it draws: every chosen series, or the step-time panels'."""
-    if name == "step_time.png" and len(sel.ids) > STEP_PANELS:
-        return f"{caption} (the first {STEP_PANELS} of {sel.note})"
+    if name == "step_time.png":
+        drawn = len(breakdown_ids(points, sel))
+        if drawn < len(sel.ids):
+            return f"{caption} ({drawn} with feasible points, at most {STEP_PANELS}, of {sel.note})"
     return f"{caption} ({sel.note})"
 
 
@@ -162,11 +160,11 @@ def write_report(
     check_writable(out)
     written = []
     for i, (name, _, build) in enumerate(CHARTS, 1):
-        figure = build(points, thresholds, sel)
+        figure = build(points, thresholds, sel, tables["series"])
         figure.savefig(out / name, dpi=figure.dpi)
         written.append(out / name)
         _say(f"{name} ({i}/{len(CHARTS)})")
-    images = [(out / name, _caption(name, caption, sel)) for name, caption, _ in CHARTS]
+    images = [(out / name, _caption(name, caption, sel, points)) for name, caption, _ in CHARTS]
     for name, caption, figure in _trend_figures(
         directory, {**tables, "forecasts": forecasts}, thresholds, sel
     ):

@@ -6,12 +6,15 @@ trajectory (the `forecasts` row `fitted`) is a solid line with its 5th-95th perc
 refitted here from the frontier runs with the same seeded bootstrap (`pipeline.trends.fit`), so
 the band is the one the forecasts' intervals come from; hand-set trajectories are dotted. Each
 shown series' linear-scaling end and latency wall are horizontal lines: where a trajectory
-crosses one is that limit's forecast year.
+crosses one is that limit's forecast year. The series drawn are a spread of the walls (the
+earliest, the median and the latest), so the lines show the range the dataset spans.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -30,8 +33,53 @@ from pipeline.report.charts import (
 from pipeline.trends.fit import CONFIDENCE, bootstrap_lines
 
 SERIES_SHOWN = 3
-"""Series whose thresholds are drawn (the first by name), to keep the chart readable."""
+"""Series whose thresholds are drawn (a spread of their walls, `wall_spread`), to keep the
+chart readable."""
 THRESHOLD_COLORS = ("tab:red", "tab:orange", "tab:purple")
+
+
+def wall_spread(
+    thresholds: pl.DataFrame, labels: Mapping[str, str]
+) -> list[tuple[str, dict[str, Any], int]]:
+    """The series whose limits the chart draws, chosen by their limits, not their names:
+    (role, thresholds row, series sharing that limit) for the earliest, the median and the
+    latest distinct wall; with fewer distinct walls (series with the same latency share one),
+    the earliest and latest linear-scaling ends of the other series fill the three. Of series
+    sharing a limit, the first by label stands for them all."""
+    rows = sorted(thresholds.iter_rows(named=True), key=lambda r: labels.get(r["series_id"], ""))
+    by_wall: dict[float, list[dict[str, Any]]] = {}
+    for row in rows:
+        if (wall := wall_of(row)) is not None:
+            by_wall.setdefault(wall, []).append(row)
+    walls = sorted(by_wall)
+    middle = walls[(len(walls) - 1) // 2] if walls else math.nan
+    picked = dict.fromkeys([*walls[:1], middle, *walls[-1:]]) if walls else {}
+    roles = {walls[0]: "earliest wall" if len(walls) > 1 else "wall"} if walls else {}
+    roles |= {middle: "median wall"} if len(walls) > 2 else {}
+    roles |= {walls[-1]: "latest wall"} if len(walls) > 1 else {}
+    chosen = [(roles.get(w, "wall"), by_wall[w][0], len(by_wall[w])) for w in picked]
+    taken = {row["series_id"] for _, row, _ in chosen}
+    by_end: dict[float, list[dict[str, Any]]] = {}
+    for row in rows:
+        if row["series_id"] not in taken and row["linear_end_flop"] is not None:
+            by_end.setdefault(row["linear_end_flop"], []).append(row)
+    ends = sorted(by_end)
+    for end, role in ((ends[:1], "earliest linear end"), (ends[-1:], "latest linear end")):
+        if end and len(chosen) < SERIES_SHOWN and by_end[end[0]][0]["series_id"] not in taken:
+            chosen.append((role, by_end[end[0]][0], len(by_end[end[0]])))
+            taken.add(by_end[end[0]][0]["series_id"])
+    return chosen[:SERIES_SHOWN]
+
+
+def shared_words(labels: list[str]) -> tuple[str, list[str]]:
+    """The words every label shares, and each label without them (a lone label keeps all):
+    a sweep's labels repeat its fixed values, which say nothing about a line."""
+    words = [label.replace(" | ", " ").replace(" / ", " ").split() for label in labels]
+    common = set.intersection(*(set(w) for w in words)) if len(words) > 1 else set()
+    if not common:
+        return "", labels
+    shared = " ".join(x for x in words[0] if x in common)
+    return shared, [" ".join(x for x in w if x not in common) or " ".join(w) for w in words]
 
 
 def _years_until(forecasts: pl.DataFrame, start: float) -> np.ndarray:
@@ -103,17 +151,31 @@ def observed_frontier_figure(
                 label = f"hand-set {growth_text(row['growth_per_year'])}"
                 ax.plot(years, line, style, color=grey, label=label)
     labels = labels if labels is not None else series_labels(thresholds)
-    shown = sorted(thresholds.iter_rows(named=True), key=lambda r: labels.get(r["series_id"], ""))
-    for row, color in zip(shown[:SERIES_SHOWN], THRESHOLD_COLORS, strict=False):
-        name = labels.get(row["series_id"], row["series_id"])
-        if row["linear_end_flop"] is not None:
-            ax.axhline(row["linear_end_flop"], color=color, lw=1.0, label=f"linear end: {name}")
+    spread = wall_spread(thresholds, labels)
+    common, names = shared_words([labels.get(r["series_id"], r["series_id"]) for _, r, _ in spread])
+    for (role, row, sharing), name, color in zip(spread, names, THRESHOLD_COLORS, strict=False):
+        name += f" and {sharing - 1} more" if sharing > 1 else ""
+        if role.endswith("linear end"):
+            ax.axhline(row["linear_end_flop"], color=color, lw=1.0, label=f"{role}: {name}")
+            continue
         if (wall := wall_of(row)) is not None:
-            ax.axhline(wall, color=color, lw=1.0, ls="--", label=f"wall: {name}")
+            ax.axhline(wall, color=color, lw=1.0, ls="--", label=f"{role}: {name}")
+        if row["linear_end_flop"] is not None:
+            label = f"linear end of the {role} series"
+            ax.axhline(row["linear_end_flop"], color=color, lw=1.0, label=label)
     ax.set_yscale("log")
     ax.set_xlabel("publication year")
     year_ticks(ax)
     ax.set_ylabel("training compute (FLOP)")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize="x-small", loc="upper left")
+    handles, names = ax.get_legend_handles_labels()
+    trajectories = [i for i, n in enumerate(names) if "wall" not in n and "linear end" not in n]
+    limits = [i for i in range(len(names)) if i not in trajectories]
+    ax.legend([handles[i] for i in trajectories], [names[i] for i in trajectories],
+              fontsize="x-small", loc="upper left")  # fmt: skip
+    if limits:  # under the axes: series labels are long, and would cover the runs
+        title = f"every series drawn: {common}" if common else None
+        fig.legend([handles[i] for i in limits], [names[i] for i in limits], title=title,
+                   loc="outside lower center", fontsize="x-small", title_fontsize="x-small",
+                   ncols=2 if max(map(len, names)) < 60 else 1)  # fmt: skip
     return fig

@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from pipeline.forecast.text import trajectory_text, year_text
+from pipeline.report.markdown import markdown_html
 
 THRESHOLD_COLUMNS = (
     ("linear_end_flop", "linear-scaling end (FLOP)"),
@@ -132,7 +133,8 @@ def render_page(
     changes: str | None = None,
 ) -> str:
     """The whole page: a heading, each (PNG, caption), the thresholds and forecasts tables, and
-    the latest change report (its Markdown as text) when there is one."""
+    the latest change report (its Markdown rendered, `markdown.markdown_html`) when there is
+    one."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -156,6 +158,6 @@ def render_page(
     if forecasts is not None:
         parts += ["<h2>Forecasts</h2>", _forecast_table(forecasts, labels, moving_frontier)]
     if changes is not None:
-        parts += ["<h2>Latest change report</h2>", f"<pre>{html.escape(changes)}</pre>"]
+        parts += ["<h2>Latest change report</h2>", markdown_html(changes)]
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

@@ -44,14 +44,30 @@ def sweep_points(series: pl.DataFrame | None) -> dict[str, dict[str, object]]:
     }
 
 
+def run_names(series: pl.DataFrame | None) -> dict[str, str]:
+    """series_id -> the name of its concrete run (`series.run_json`), for the series that
+    evaluated one; {} without a `series` table."""
+    if series is None or "run_json" not in series.columns:
+        return {}
+    return {
+        row["series_id"]: str(json.loads(row["run_json"]).get("name", "run"))
+        for row in series.select("series_id", "run_json").iter_rows(named=True)
+        if row["run_json"] is not None
+    }
+
+
 def scenario_labels(
     thresholds: pl.DataFrame, series: pl.DataFrame | None, ids: Collection[str] | None = None
 ) -> dict[str, str]:
-    """series_id -> "hardware / scaling / batch_law", followed by the sweep values that tell
-    apart series of the same name among `ids` (default: all; e.g. "latency_us[*]=0.25
-    level_sizes[0]=64"). The id's start is added only where the scenarios are the same."""
+    """series_id -> "hardware / scaling / batch_law", or "run on hardware" for a concrete run
+    (its own model and batch, `run_names`), followed by the sweep values that tell apart series
+    of the same name among `ids` (default: all; e.g. "latency_us[*]=0.25 level_sizes[0]=64").
+    The id's start is added only where the scenarios are the same."""
+    runs = run_names(series)
     names = {
-        row["series_id"]: " / ".join(str(row[c]) for c in NAME_COLUMNS)
+        row["series_id"]: f"{runs[row['series_id']]} on {row['hardware']}"
+        if row["series_id"] in runs
+        else " / ".join(str(row[c]) for c in NAME_COLUMNS)
         for row in thresholds.iter_rows(named=True)
         if ids is None or row["series_id"] in ids
     }

@@ -13,7 +13,9 @@ import math
 
 import numpy as np
 import polars as pl
+from matplotlib import colormaps
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from pipeline.forecast.trajectory import frontier_flop
 from pipeline.report.catalog_points import Points
@@ -32,6 +34,8 @@ from pipeline.schema.projected import shipped_catalog
 
 FRONTIER_PANELS = 12
 """Series drawn in the frontier chart in a panel each; more share one panel."""
+GPU_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*")
+"""Markers of the catalog's GPUs in the trends chart, with a colour each."""
 TRAJECTORY_COLORS = ("tab:green", "tab:purple", "tab:brown", "tab:olive")
 """Compute trajectories, one per growth factor (blue and red draw the limits)."""
 
@@ -39,11 +43,16 @@ TRAJECTORY_COLORS = ("tab:green", "tab:purple", "tab:brown", "tab:olive")
 def trends_figure(trends: pl.DataFrame, points: Points) -> Figure:
     """One panel per metric: the catalog's points (`points`, of the catalog the newest fits were
     made on: `catalog_points.catalog_points`), the fit (solid) and Gholami et al.'s rate
-    (dashed). The shipped catalog's GPUs are black and named; accelerators a source added are
-    grey dots, unnamed (tens of names would cover each other). Without points, a note under the
-    panels says why none are drawn."""
+    (dashed). The shipped catalog's GPUs have a colour and marker each, named once in a legend
+    beside the panels (names at the points covered each other where releases crowd);
+    accelerators a source added are grey dots, unnamed. Without points, a note under the panels
+    says why none are drawn."""
     latest = trends.filter(pl.col("catalog_hash") == trends["catalog_hash"][-1])
-    shipped = {entry.gpu for entry in shipped_catalog().entries}
+    shipped = [entry.gpu for entry in shipped_catalog().entries]
+    gpu_styles = {
+        gpu: (colormaps["tab20"](i % 20), GPU_MARKERS[i % len(GPU_MARKERS)])
+        for i, gpu in enumerate(shipped)
+    }
     fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
     cols = 3
     rows_n = -(-latest.height // cols)
@@ -57,10 +66,8 @@ def trends_figure(trends: pl.DataFrame, points: Points) -> Figure:
             )
         for gpu, year, value in metric_points:
             if gpu in shipped:
-                ax.plot(year, value, "o", ms=4, color="black")
-                ax.annotate(
-                    gpu, (year, value), fontsize=5, xytext=(2, 2), textcoords="offset points"
-                )
+                color, marker = gpu_styles[gpu]
+                ax.plot(year, value, marker, ms=5, color=color, ls="")
         title = row["metric"]
         if row["growth_per_year"] is not None:
             years = np.linspace(row["first_release_year"], row["last_release_year"] + 5.0, 20)
@@ -85,6 +92,14 @@ def trends_figure(trends: pl.DataFrame, points: Points) -> Figure:
         ax.grid(True, which="major", alpha=0.3)
     for ax in axes[latest.height :]:
         ax.set_visible(False)
+    drawn = {gpu for pts in points.values() for gpu, _, _ in pts}
+    handles = [
+        Line2D([], [], color=color, marker=marker, ls="", label=gpu)
+        for gpu, (color, marker) in gpu_styles.items()
+        if gpu in drawn
+    ]
+    if handles:  # the GPUs once, beside every panel: names on the points would cover each other
+        fig.legend(handles=handles, loc="outside right upper", fontsize="small", title="GPU")
     if not points:
         fig.supxlabel(
             f"accelerators not drawn: catalog {latest['catalog_hash'][0]} (a catalog of your own, "

@@ -122,4 +122,4 @@ def test_report_page_shows_the_latest_change_report(tmp_path: Path) -> None:
     assert main([str(root), "--out", str(out)]) == 0
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "<h2>Latest change report</h2>" in page
-    assert "# Changes on 2025-01-02 since 2025-01-01" in page
+    assert "<h3>Changes on 2025-01-02 since 2025-01-01</h3>" in page

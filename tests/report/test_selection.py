@@ -76,3 +76,25 @@ def test_selection_many_series_colour_by_the_telling_key() -> None:
     assert sel.many
     assert sel.group_key == "batch_law"
     assert "coloured by batch_law" in sel.note
+
+
+def test_selection_names_a_concrete_run_by_its_run() -> None:
+    """A series that evaluated a concrete run is named by the run and its GPU, not by the
+    scaling and batch law it does not use, nor by a hash."""
+    thresholds = pl.DataFrame(
+        {
+            "series_id": ["a" * 16, "b" * 16],
+            "hardware": ["a100_sxm_80gb"] * 2,
+            "scaling": ["dense"] * 2,
+            "batch_law": ["critical"] * 2,
+        }
+    )
+    series = pl.DataFrame(
+        {
+            "series_id": ["a" * 16, "b" * 16],
+            "sweep_point": ["{}", "{}"],
+            "run_json": [json.dumps({"name": "gpt_1p7b"}), json.dumps({"name": "gpt_7p5b"})],
+        }
+    )
+    labels = select_series(thresholds, series).labels
+    assert labels == {"a" * 16: "gpt_1p7b on a100_sxm_80gb", "b" * 16: "gpt_7p5b on a100_sxm_80gb"}

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
 and its wall, the closed forms' inputs, power and energy; 4: the wall of each year of the moving
-frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached)."""
+frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached;
+5: the GPU's FP8 peak, `series.fp8_flop_per_s`)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -245,6 +246,7 @@ HARDWARE_FIELDS = [
     _required("hbm_bytes", pa.float64()),
     _required("matmul_latency_s", pa.float64()),
     _optional("tdp_w", pa.float64()),
+    _optional("fp8_flop_per_s", pa.float64()),
 ]
 """The GPU of a series (spec §3.1): every `HardwareSpec` scalar under its own name, and the
 derived peak rate F_peak."""
@@ -490,6 +492,7 @@ ADDED_IN: dict[str, int] = {
     **{name: 3 for name in ("model_b_duration_s", "model_b_b0_tokens", "model_b_tokens_per_param")},
     **{field.name: 3 for field in POWER_FIELDS + POWER_SETTING_FIELDS},
     "tdp_w": 3,
+    "fp8_flop_per_s": 5,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

@@ -26,7 +26,8 @@ and its wall, the closed forms' inputs, power and energy; 4: the wall of each ye
 frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached;
 5: the observed batch law's fit in `sources`, how each run was trained in `observed_runs`, the
 years of `forecasts` passed by the run date, and that date;
-`points.q1_latency_hidden_s`, the latency per step quirk Q1 drops from a row's layout)."""
+`points.q1_latency_hidden_s`, the latency per step quirk Q1 drops from a row's layout;
+`series.fp8_flop_per_s`, the GPU's FP8 peak)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -255,6 +256,7 @@ HARDWARE_FIELDS = [
     _required("hbm_bytes", pa.float64()),
     _required("matmul_latency_s", pa.float64()),
     _optional("tdp_w", pa.float64()),
+    _optional("fp8_flop_per_s", pa.float64()),
 ]
 """The GPU of a series (spec §3.1): every `HardwareSpec` scalar under its own name, and the
 derived peak rate F_peak."""
@@ -532,6 +534,7 @@ ADDED_IN: dict[str, int] = {
     "tdp_w": 3,
     **{name: 5 for name in BATCH_LAW_FIT_COLUMNS},
     "q1_latency_hidden_s": 5,
+    "fp8_flop_per_s": 5,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

@@ -350,6 +350,7 @@ def series_dict(
         "hbm_bytes": float(hw.hbm_bytes),
         "matmul_latency_s": float(hw.matmul_latency_s),
         "tdp_w": hw.tdp_w,
+        "fp8_flop_per_s": hw.fp8_flop_per_s,
         "n_net_levels": hw.n_levels,
         "level_sizes": _levels(hw.level_sizes),
         "net_bandwidth_bytes_per_s": _number_levels(hw.net_bandwidth_bytes_per_s),

@@ -360,8 +360,8 @@ def run_memory_bytes(
             )
         state = state_bytes(params, lay.zero_stage, lay.zero_dp, lay.expert_dp)
         if fp8:  # the layers' weights, the embedding's V·h/t (held by an outer stage) aside
-            held_embedding = np.where(lay.pp == 1, shape.embedding_matrices, 1.0) * embedding
-            layer_params = params.total - held_embedding * float(shape.vocab) * h / lay.tp
+            matrices = np.where(lay.pp == 1, shape.embedding_matrices, 1.0) * embedding
+            layer_params = params.total - matrices * float(shape.vocab) * h / lay.tp
             state = state + FP8_WEIGHT_COPY_BYTES_PER_PARAM * layer_params
         held = stage_in_flight_microbatches(
             lay.pp, microbatches, lay.interleave, index, lay.microbatch_group

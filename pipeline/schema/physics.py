@@ -127,6 +127,7 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         max_context_parallel=sec.integer("max_context_parallel"),
         few_microbatches=sec.boolean("few_microbatches"),
         batch_at_row_flop=sec.boolean("batch_at_row_flop"),
+        nic_striping=sec.boolean("nic_striping"),
         efficiency=efficiency_from_config(eff),
     )
     check_switches(sec, extensions, memory, recompute, whole)

@@ -112,6 +112,10 @@ class Physics:
     """The batch law reads, at each grid size, the FLOP the realistic row trains (the
     transformer it times, `search.counts.grid_counts`) where the paper reads its C = 6·N·D/S
     (and D-based laws the row's tokens); off, the paper's C, so a size has the paper's batch."""
+    nic_striping: bool = False
+    """A ring collective whose group crosses nodes stripes its crossing traffic over the NICs of
+    its ranks in each node, as NCCL builds a ring per NIC (`network.groups.Levels.at`); off,
+    its crossing edge has one GPU's link of the level. Needs the preset's `nics_per_node`."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property
@@ -130,6 +134,7 @@ class Physics:
             or self.max_context_parallel != 1
             or self.few_microbatches
             or self.batch_at_row_flop
+            or self.nic_striping
         )
 
 

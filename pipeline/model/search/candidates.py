@@ -86,6 +86,8 @@ class Candidates:
     """Each candidate's recomputation mode (index into `RECOMPUTE_ORDER`), realistic physics."""
     tp_in_domain: bool = False
     """Only splits with every tensor-parallel factor on the fastest level (realistic physics)."""
+    nic_striping: bool = False
+    """Rings crossing nodes stripe over their ranks' NICs (`physics.nic_striping`, `_with_ring`)."""
     t_compute_s: Array | None = None
     """Each candidate's critical-path matmul time per step (`step.compute_and_bubble`); under
     realistic physics its critical stage's layer calls, (L/N_PP)·(S/N_EP)·m · t_layer."""
@@ -320,6 +322,7 @@ def _realistic_candidates(
         t_step_extra_s=extra,
         recompute=mode_idx,
         tp_in_domain=physics.tp_in_domain,
+        nic_striping=physics.nic_striping,
         cp=cp if ring else None,
         attention_forward_s=times.attention_forward_s[at] if ring else None,
         attention_backward_s=times.attention_backward_s[at] if ring else None,
@@ -354,7 +357,7 @@ def _with_ring(
     tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(np.float64)
     nano = c.nanobatch.astype(np.float64)
     extra = ring_attention_exposed_s(
-        Levels.as_given(hw),
+        Levels.as_given(hw, c.nic_striping),
         nano,
         grid_kv_width(shape),
         tp,

@@ -102,7 +102,7 @@ def realistic_steps(
     physics' achieved fraction, `search.network_physics`), as `run_costs` adds a run's up."""
     if c.recompute is None or c.t_gemm_s is None or c.t_backward_s is None:
         raise ValueError("candidates without realistic layer parts: not a realistic search")
-    levels = Levels.as_given(hw)
+    levels = Levels.as_given(hw, physics.nic_striping)
     dp, tpm, tpff, pp, ep = (c.degrees[:, k].astype(np.float64) for k in range(5))
     tp, cp = tpm * tpff, _context_parallel(c)
     modes = c.recompute

@@ -126,6 +126,7 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         tensor_memory=sec.boolean("tensor_memory"),
         max_context_parallel=sec.integer("max_context_parallel"),
         few_microbatches=sec.boolean("few_microbatches"),
+        cp_all_gather=sec.boolean("cp_all_gather"),
         batch_at_row_flop=sec.boolean("batch_at_row_flop"),
         nic_striping=sec.boolean("nic_striping"),
         efficiency=efficiency_from_config(eff),

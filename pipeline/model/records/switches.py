@@ -104,6 +104,12 @@ class Physics:
     max_context_parallel: int = 1
     """Largest context-parallel degree c a grid layout may split each sequence over, with
     `whole_sequences` (powers of two dividing the sequence length; 1 = none)."""
+    cp_all_gather: bool = False
+    """Grid context parallelism all-gathers K and V before the attention core and reduce-
+    scatters their gradients (Transformer Engine's `cp_comm_type="all_gather"`, Llama 3's):
+    the exchange is exposed; off, ring attention (`"p2p"`, Megatron-Core's default) overlaps
+    it with the core. The same bytes in as many steps: never faster than the ring here, so
+    the search does not try both (docs/model.md R.7)."""
     few_microbatches: bool = False
     """Plain 1F1B may run fewer microbatches than pipeline stages (m < N_PP), paying its bubble
     (N_PP − 1)/(N_PP − 1 + m), as Megatron-LM's non-interleaved schedule allows; interleaved
@@ -133,6 +139,7 @@ class Physics:
             or self.zero_stage != 0
             or self.max_context_parallel != 1
             or self.few_microbatches
+            or self.cp_all_gather
             or self.batch_at_row_flop
             or self.nic_striping
         )

@@ -34,7 +34,7 @@ HARDWARE_KEYS = frozenset(
         "network",
     }
 )
-NETWORK_KEYS = frozenset({"bandwidth_gb_per_s", "latency_us", "level_sizes"})
+NETWORK_KEYS = frozenset({"bandwidth_gb_per_s", "latency_us", "level_sizes", "nics_per_node"})
 
 
 def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
@@ -91,6 +91,9 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
     level_sizes = net.integer_list("level_sizes", nonempty=False)
     net_bandwidths = net.si_list("bandwidth_gb_per_s", "GB/s", *bandwidth, allow_inf=True)
     net_latencies = net.si_list("latency_us", "us", *latency, exclusive=False)
+    nics = None  # optional: NICs of a node, read by physics.nic_striping
+    if net.has("nics_per_node") and net.raw("nics_per_node", "") is not None:
+        nics = net.integer("nics_per_node")
     n_levels = len(level_sizes) + 1
     for key, values in (("bandwidth_gb_per_s", net_bandwidths), ("latency_us", net_latencies)):
         if len(values) != n_levels:
@@ -119,6 +122,7 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         net_bandwidth_bytes_per_s=net_bandwidths,
         net_latency_s=net_latencies,
         level_sizes=level_sizes,
+        nics_per_node=nics,
         tdp_w=tdp_w,
         fp8_flop_per_s=fp8,
     )

@@ -40,23 +40,56 @@ class Levels:
     bandwidth: Array
     latency: Array
     sizes: tuple[int, ...]
+    striped: bool = False
+    """A ring crossing level 0 stripes over its ranks' NICs (`physics.nic_striping` with the
+    preset's `nics_per_node`, `striped_bandwidth`)."""
 
     @classmethod
     def of(cls, hw: HardwareSpec, physics: Physics) -> Levels:
         """The preset's levels with bandwidths at `physics.efficiency.network`."""
         bw = np.array(hw.net_bandwidth_bytes_per_s, dtype=np.float64) * physics.efficiency.network
-        return cls(bw, np.array(hw.net_latency_s, dtype=np.float64), hw.level_sizes)
+        return cls(bw, np.array(hw.net_latency_s, dtype=np.float64), hw.level_sizes).striping(
+            hw, physics.nic_striping
+        )
 
     @classmethod
-    def as_given(cls, hw: HardwareSpec) -> Levels:
-        """The preset's levels with bandwidths as given (already at the achieved fraction)."""
+    def as_given(cls, hw: HardwareSpec, striped: bool = False) -> Levels:
+        """The preset's levels with bandwidths as given (already at the achieved fraction),
+        striped as `physics.nic_striping` says (`striped`)."""
         bw = np.array(hw.net_bandwidth_bytes_per_s, dtype=np.float64)
-        return cls(bw, np.array(hw.net_latency_s, dtype=np.float64), hw.level_sizes)
+        levels = cls(bw, np.array(hw.net_latency_s, dtype=np.float64), hw.level_sizes)
+        return levels.striping(hw, striped)
 
-    def at(self, span: Array) -> tuple[Array, Array]:
-        """(bandwidth, latency) of the level a group of `span` GPUs reaches (`group_level`)."""
+    def striping(self, hw: HardwareSpec, on: bool) -> Levels:
+        """These levels, striped when `on` and the preset gives its NICs per node."""
+        striped = on and bool(hw.nics_per_node) and bool(self.sizes)
+        return Levels(self.bandwidth, self.latency, self.sizes, striped)
+
+    def at(self, span: Array, ring: Array | None = None) -> tuple[Array, Array]:
+        """(bandwidth, latency) of the level a group of `span` GPUs reaches (`group_level`);
+        for a ring of `ring` ranks on striped levels, its crossing edge's (`striped_bandwidth`)."""
         level = group_level(self.sizes, span)
-        return self.bandwidth[level], self.latency[level]
+        bw, lat = self.bandwidth[level], self.latency[level]
+        if self.striped and ring is not None:
+            bw = striped_bandwidth(bw, self.bandwidth[0], self.sizes[0], ring, span)
+        return bw, lat
+
+
+def striped_bandwidth(
+    level_bw: Array, node_bw: float, node_gpus: int, ring: Array, span: Array
+) -> Array:
+    """Bandwidth per GPU of a ring's crossing edge, bidirectional, when NCCL stripes it over the
+    NICs of the ring's ranks in each node: k · BW_L, at most the node's own links' BW_0, never
+    below BW_L, for k = max(1, min(g, n·g/span)) ranks of the g-rank ring in one n-GPU node
+    (ranks at stride span/g). A ring enters and leaves each node once; NCCL builds a ring per
+    NIC ("channels", NCCL_CROSS_NIC) and spreads that crossing over them. The node's NICs carry
+    n · BW_L per direction shared by the n/k rings of its other GPUs (each node's GPUs lie in
+    such rings together), so a ring's share is k · BW_L whatever the NICs number; the preset's
+    BW_L is one GPU's share (`nics_per_node` · NIC rate / n). At level 0 (span ≤ n, k = g ≥ 1)
+    the edge keeps BW_0."""
+    ranks_in_node = np.maximum(1.0, np.minimum(ring, node_gpus * ring / span))
+    striped: Array = np.maximum(level_bw, np.minimum(node_bw, ranks_in_node * level_bw))
+    return striped
 
 
 def collectives_per_layer(modes: NDArray[np.int64]) -> Array:
@@ -101,14 +134,14 @@ def tensor_parallel_s(
     the MLP's N_TPm ones. 0 for a group of one.
     """
     full = (modes == FULL).astype(np.float64)
-    bw, lat = levels.at(g.tp_ff)
+    bw, lat = levels.at(g.tp_ff, g.tp_ff)
     per_ff = collectives_per_layer(modes) if attention else 0.5 * collectives_per_layer(modes)
     t_ff: Array = per_ff * ring_allreduce_s(
         g.tp_ff, WORD_BYTES * g.tokens * g.hidden / g.tp_model, bw, lat
     )
     if not np.any(g.tp_model > 1):
         return t_ff
-    bw, lat = levels.at(g.tp_model * g.tp_ff)
+    bw, lat = levels.at(g.tp_model * g.tp_ff, g.tp_model)
 
     def allreduce(width: float) -> Array:
         out: Array = ring_allreduce_s(g.tp_model, WORD_BYTES * g.tokens * width / g.tp_ff, bw, lat)
@@ -177,11 +210,11 @@ def gradient_allreduce_s(
     moves the same bytes, Rajbhandari et al. 2020); a mixture of experts reduces its expert
     gradients apart, over the replicas of each expert shard (DeepSpeed-MoE's expert-data-
     parallel group, Rajbhandari et al. 2022 §4). `expert_params` None: a dense model."""
-    bw, lat = levels.at(groups.dense_span)
+    bw, lat = levels.at(groups.dense_span, groups.dense)
     dense: Array = ring_allreduce_s(groups.dense, WORD_BYTES * dense_params, bw, lat)
     if expert_params is None:
         return dense
-    bw, lat = levels.at(groups.expert_span)
+    bw, lat = levels.at(groups.expert_span, groups.expert)
     out: Array = dense + ring_allreduce_s(groups.expert, WORD_BYTES * expert_params, bw, lat)
     return out
 
@@ -200,7 +233,7 @@ def ring_attention_exposed_s(
     the exchange (`ring.ring_exchange_s`) at the level of the t·c GPUs its ranks span, past the
     attention core kernels it overlaps with (`ring.ring_exposed_s`; pass zeros for an exchange
     that overlaps nothing), the forward's again when the core is recomputed (selective, full)."""
-    bw, lat = levels.at(tp * cp)
+    bw, lat = levels.at(tp * cp, cp)
     ring = ring_exchange_s(tokens, kv_width, tp, cp, bw, lat)
     reruns = (modes >= 1).astype(np.float64)
     return ring_exposed_s(ring, attention_forward_s, attention_backward_s, reruns)

@@ -47,6 +47,10 @@ class HardwareSpec:
     net_bandwidth_bytes_per_s: tuple[float, ...]
     net_latency_s: tuple[float, ...]
     level_sizes: tuple[int, ...]
+    nics_per_node: int | None = None
+    """Network cards of one level-0 domain (a node) that reach the levels above it, one per GPU
+    in DGX-class nodes; None: not given (the levels above are not reached through NICs NCCL
+    can stripe over). Only `physics.nic_striping` reads it (`network.groups.Levels`)."""
     tdp_w: float | None = None
     """Board power (thermal design power) in W, for `power.cluster_power_w`; None if unknown.
     No time the model computes depends on it."""
@@ -69,7 +73,13 @@ def gpu_only(hw: HardwareSpec) -> HardwareSpec:
     be an empty tuple here and fail loudly rather than return another network's values.
     """
     return dataclasses.replace(
-        hw, name="", net_bandwidth_bytes_per_s=(), net_latency_s=(), level_sizes=(), tdp_w=None
+        hw,
+        name="",
+        net_bandwidth_bytes_per_s=(),
+        net_latency_s=(),
+        level_sizes=(),
+        nics_per_node=None,
+        tdp_w=None,
     )
 
 

@@ -125,6 +125,12 @@ class Physics:
     tp_overlap_in_domain: bool = False
     """Transformer Engine's TP communication overlap (`overlap_tp`) only for tensor-parallel
     groups inside the fastest network level (an NVLink domain); across it, exposed."""
+    cp_all_gather: bool = False
+    """Grid context parallelism all-gathers K and V before the attention core and reduce-
+    scatters their gradients (Transformer Engine's `cp_comm_type="all_gather"`, Llama 3's):
+    the exchange is exposed; off, ring attention (`"p2p"`, Megatron-Core's default) overlaps
+    it with the core. The same bytes in as many steps: never faster than the ring here, so
+    the search does not try both (docs/model.md R.7)."""
     few_microbatches: bool = False
     """Plain 1F1B may run fewer microbatches than pipeline stages (m < N_PP), paying its bubble
     (N_PP − 1)/(N_PP − 1 + m), as Megatron-LM's non-interleaved schedule allows; interleaved
@@ -133,6 +139,10 @@ class Physics:
     """The batch law reads, at each grid size, the FLOP the realistic row trains (the
     transformer it times, `search.counts.grid_counts`) where the paper reads its C = 6·N·D/S
     (and D-based laws the row's tokens); off, the paper's C, so a size has the paper's batch."""
+    nic_striping: bool = False
+    """A ring collective whose group crosses nodes stripes its crossing traffic over the NICs of
+    its ranks in each node, as NCCL builds a ring per NIC (`network.groups.Levels.at`); off,
+    its crossing edge has one GPU's link of the level. Needs the preset's `nics_per_node`."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property
@@ -153,7 +163,9 @@ class Physics:
             or self.dp_overlap
             or self.tp_overlap_in_domain
             or self.few_microbatches
+            or self.cp_all_gather
             or self.batch_at_row_flop
+            or self.nic_striping
         )
 
 

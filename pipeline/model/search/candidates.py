@@ -86,6 +86,11 @@ class Candidates:
     """Each candidate's recomputation mode (index into `RECOMPUTE_ORDER`), realistic physics."""
     tp_in_domain: bool = False
     """Only splits with every tensor-parallel factor on the fastest level (realistic physics)."""
+    nic_striping: bool = False
+    """Rings crossing nodes stripe over their ranks' NICs (`physics.nic_striping`, `_with_ring`)."""
+    cp_all_gather: bool = False
+    """Context parallelism all-gathers K and V, its exchange exposed (`physics.cp_all_gather`,
+    `_with_ring`)."""
     t_compute_s: Array | None = None
     """Each candidate's critical-path matmul time per step (`step.compute_and_bubble`); under
     realistic physics its critical stage's layer calls, (L/N_PP)·(S/N_EP)·m · t_layer."""
@@ -333,6 +338,8 @@ def _realistic_candidates(
         t_step_extra_s=extra,
         recompute=mode_idx,
         tp_in_domain=physics.tp_in_domain,
+        nic_striping=physics.nic_striping,
+        cp_all_gather=physics.cp_all_gather,
         cp=cp if ring else None,
         attention_forward_s=times.attention_forward_s[at] if ring else None,
         attention_backward_s=times.attention_backward_s[at] if ring else None,
@@ -357,7 +364,8 @@ def _with_ring(
 ) -> Candidates:
     """The candidates with their context-parallel ring exchange on this network added to
     each layer call's time, where it outlasts the attention core it overlaps with
-    (`network.groups.ring_attention_exposed_s`, as a run's): K and V of the model's K/V heads
+    (`network.groups.ring_attention_exposed_s`, as a run's; with `cp_all_gather` all of it):
+    K and V of the model's K/V heads
     (`search.grid.grid_kv_width`); the group sits on the first level holding its t·c GPUs."""
     if c.cp is None or c.attention_forward_s is None or c.attention_backward_s is None:
         return c
@@ -365,15 +373,16 @@ def _with_ring(
         return c
     cp = c.cp.astype(np.float64)
     tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(np.float64)
+    overlapped = 0.0 if c.cp_all_gather else 1.0  # an all-gather overlaps nothing, as a run's
     nano = c.nanobatch.astype(np.float64)
     extra = ring_attention_exposed_s(
-        Levels.as_given(hw),
+        Levels.as_given(hw, c.nic_striping),
         nano,
         grid_kv_width(shape),
         tp,
         cp,
-        c.attention_forward_s,
-        c.attention_backward_s,
+        overlapped * c.attention_forward_s,
+        overlapped * c.attention_backward_s,
         c.recompute,
     )
     return _with_step_inputs(dataclasses.replace(c, t_layer_s=c.t_layer_s + extra), opts, shape)

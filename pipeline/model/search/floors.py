@@ -163,7 +163,9 @@ def tensor_parallel_floor_s(
     if t_min <= 1.0:
         return 0.0  # one tensor rank may do: no collective is certain
     cover = _tensor_parallel_cover(q)
-    tp, per_hidden, per_kv, per_ffn, beta = _tensor_parallel_terms(hw, physics.attention, cover)
+    tp, per_hidden, per_kv, per_ffn, beta = _tensor_parallel_terms(
+        hw, physics.attention, physics.nic_striping, cover
+    )
     keep = (q % tp == 0) & (tp >= t_min)
     if not keep.any():
         return 0.0  # no layout at all: nothing to bound
@@ -191,7 +193,7 @@ def _tensor_parallel_cover(q: int) -> int:
 
 @cached(maxsize=TENSOR_PARALLEL_TERMS_CACHE_SIZE)
 def _tensor_parallel_terms(
-    hw: HardwareSpec, attention: bool, cover: int
+    hw: HardwareSpec, attention: bool, striped: bool, cover: int
 ) -> tuple[NDArray[np.int64], Array, Array, Array, Array]:
     """For every (N_TPm, N_TPff) whose product N_TP divides `cover`: N_TP, and α_h, α_kv, α_f
     (s per token and unit of width) and β (s) such that one layer pass's tensor-parallel
@@ -201,8 +203,8 @@ def _tensor_parallel_terms(
     width over a level's bandwidth, plus hops times its latency). α_h is the pass at one token
     on levels without latency of a model whose hidden width is 1 (QKV 1) and MLP 0, α_kv of
     one whose QKV width is 2 and the rest 0, α_f of one whose MLP is 1 and the rest 0, β the
-    pass at no tokens (no bytes: the widths do not enter). Kept per (network, cover); read
-    only."""
+    pass at no tokens (no bytes: the widths do not enter), on the network striped as
+    `physics.nic_striping` says (`striped`). Kept per (network, striping, cover); read only."""
     divs = np.array(divisors(cover), dtype=np.int64)
     fits = divs[None, :] <= (cover // divs)[:, None]  # N_TPm·N_TPff ≤ cover, without overflow
     products = np.ones(fits.shape, dtype=np.int64)
@@ -212,8 +214,8 @@ def _tensor_parallel_terms(
     hidden = TensorGroups(tp_model, tp_ff, np.ones_like(tp_model), 1.0, 0.0, 1.0)
     kv = dataclasses.replace(hidden, hidden=0.0, qkv=2.0)
     ffn = dataclasses.replace(hidden, hidden=0.0, ffn=1.0, qkv=0.0)
-    levels = Levels.as_given(hw)
-    hop_free = Levels(levels.bandwidth, np.zeros_like(levels.latency), levels.sizes)
+    levels = Levels.as_given(hw, striped)
+    hop_free = Levels(levels.bandwidth, np.zeros_like(levels.latency), levels.sizes, levels.striped)
     none = np.zeros(tp_model.shape[0], dtype=np.int64)  # no recomputation: fewest collectives
     per_hidden = tensor_parallel_s(hop_free, hidden, none, attention)
     per_kv = tensor_parallel_s(hop_free, kv, none, attention)
@@ -272,7 +274,7 @@ def layout_step_floors_s(
     dp, tpm, tpff, pp, ep, m, zero_bubble, nano = np.array(table.T, dtype=np.float64, order="C")
     zb = zero_bubble > 0.0
     interleave = interleave_degrees(pp, zb, opts.interleaving, shape.n_layers, m)
-    levels = Levels.as_given(hw)
+    levels = Levels.as_given(hw, physics.nic_striping)
     tp = tpm * tpff
     ring = cps is not None and physics.attention  # the EP span counts c as `search.realistic`
     cp = cps.astype(np.float64) if ring and cps is not None else np.ones_like(tp)

@@ -140,7 +140,7 @@ def realistic_steps(
     )
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
     parts = step_parts(
-        Levels.as_given(hw),
+        Levels.as_given(hw, physics.nic_striping),
         physics.attention,
         layer,
         groups,

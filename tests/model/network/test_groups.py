@@ -48,3 +48,32 @@ def test_tensor_parallelism_of_one_rank_is_free() -> None:
     one = np.ones(1)
     g = TensorGroups(one, one, 512 * one, 1024.0, 4096.0, 3072.0)
     assert tensor_parallel_s(LEVELS, g, FULL, attention=True)[0] == 0.0
+
+
+def test_striped_ring_crosses_nodes_on_its_ranks_nics() -> None:
+    """Striped over NICs, a ring of 32 contiguous ranks (8 a node) crosses at 8 · 100 = 800
+    GB/s (at most the node's 800), a ring at stride 8 (one rank a node) at 100, one of 4 ranks
+    at stride 4 (2 a node) at 200, and a ring inside the node keeps 800; unstriped, 100."""
+    striped = Levels(LEVELS.bandwidth, LEVELS.latency, LEVELS.sizes, striped=True)
+    ring, span = np.array([32.0, 32.0, 4.0, 8.0]), np.array([32.0, 256.0, 16.0, 8.0])
+    bw, lat = striped.at(span, ring)
+    assert bw.tolist() == [800e9, 100e9, 200e9, 800e9]
+    assert lat.tolist() == [5e-6, 5e-6, 5e-6, 1e-6]
+    assert LEVELS.at(span, ring)[0].tolist() == [100e9, 100e9, 100e9, 800e9]
+    assert striped.at(span)[0].tolist() == [100e9, 100e9, 100e9, 800e9]  # not a ring: unstriped
+
+
+def test_nic_striping_needs_the_presets_nics() -> None:
+    """`physics.nic_striping` stripes the levels of a preset that gives its NICs per node (DGX
+    H100: 8, DGX-1: 4) and leaves those of one that gives none as they are."""
+    import dataclasses
+
+    from pipeline.model.records.switches import Physics
+    from tests.presets import preset
+
+    on = Physics(nic_striping=True)
+    assert preset("h100_sxm").nics_per_node == 8
+    assert preset("v100_sxm").nics_per_node == 4
+    assert Levels.of(preset("h100_sxm"), on).striped
+    assert not Levels.of(preset("h100_sxm"), Physics()).striped
+    assert not Levels.of(dataclasses.replace(preset("h100_sxm"), nics_per_node=None), on).striped

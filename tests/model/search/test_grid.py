@@ -375,3 +375,39 @@ def test_realistic_preset_keeps_tensor_parallelism_one_d_inside_nvlink() -> None
     before = ["physics=realistic", "physics.tensor_parallel=both", "physics.tp_in_domain=false"]
     layouts = [p.layout for p in evaluate_series(load_scenario(compose_config(before))).points]
     assert any(lay is not None and max(lay.tp_model) > 1 for lay in layouts)
+
+
+def test_cp_all_gather_exposes_the_whole_exchange() -> None:
+    """With `cp_all_gather` a context-parallel candidate pays its whole K/V exchange (forward,
+    its rerun and backward's two, `ring_exposed_s` with nothing to overlap), at least what
+    ring attention pays past the core on every candidate, and more on some."""
+    from pipeline.model.network.groups import Levels, ring_attention_exposed_s
+    from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
+    from pipeline.model.search.grid import grid_kv_width
+    from pipeline.model.search.search import network_physics
+
+    ring_physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = network_physics(preset("h100_sxm"), ring_physics)
+    shape = model_shape(16384, ScalingLaws(kv_heads=8))
+    extra = []
+    for physics in (ring_physics, dataclasses.replace(ring_physics, cp_all_gather=True)):
+        c = enumerate_candidates(hw, shape, 4096, SearchOptions(), physics)
+        assert isinstance(c, Candidates)
+        extra.append(_with_ring(c, hw, shape, SearchOptions()).t_layer_s - c.t_layer_s)
+    assert c.cp is not None
+    assert c.recompute is not None
+    tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(float)
+    zero = np.zeros(tp.shape)
+    whole = ring_attention_exposed_s(
+        Levels.as_given(hw),
+        c.nanobatch.astype(float),
+        grid_kv_width(shape),
+        tp,
+        c.cp.astype(float),
+        zero,
+        zero,
+        c.recompute,
+    )
+    np.testing.assert_allclose(extra[1], whole, rtol=1e-9, atol=1e-15)
+    assert (extra[1] >= extra[0] - 1e-15).all()
+    assert (extra[1] > extra[0]).any()

@@ -85,6 +85,15 @@ REALISTIC_CASES = [
     (["scaling=sparse", "physics.max_context_parallel=8"], (61440,)),
     (["scaling=dense", "scaling.kv_heads=null"], (49152,)),
     (["scaling=dense", "physics.few_microbatches=false"], (106496,)),
+    (
+        [
+            "scaling=dense",
+            "physics.nic_striping=true",
+            "physics.tensor_parallel=both",
+            "physics.tp_in_domain=false",
+        ],
+        (49152,),
+    ),
     (["scaling=sparse", "physics.tp_in_domain=true", "physics.tensor_parallel=both"], (32768,)),
     (["scaling=sparse", "physics.fusion=none"], (30720,)),
     (

@@ -172,16 +172,18 @@ def scheduled_run(
     return run_costs(preset("h100_sxm"), physics, run_model(shape), shape.batch_seqs, rows)
 
 
-KINDS: dict[str, tuple[bool, int, int, Callable[[Candidates], NDArray[np.bool_]]]] = {
-    "1d": (False, 1, N_GPU, lambda c: (c.degrees[:, 1] == 1) & (c.degrees[:, 2] > 1)),
-    "2d": (False, 1, N_GPU, lambda c: c.degrees[:, 1] > 1),
-    "context": (False, 4, N_GPU, lambda c: np.asarray(c.cp) > 1),
-    "experts": (True, 1, 4 * N_GPU, lambda c: c.degrees[:, 4] > 1),
-    "interleaved": (False, 1, N_GPU, lambda c: c.interleave > 1),
-    "zero_bubble": (False, 1, N_GPU, lambda c: c.zero_bubble),
+KINDS: dict[str, tuple[bool, int, int, int, Callable[[Candidates], NDArray[np.bool_]]]] = {
+    "1d": (False, 6144, 1, N_GPU, lambda c: (c.degrees[:, 1] == 1) & (c.degrees[:, 2] > 1)),
+    "2d": (False, 6144, 1, N_GPU, lambda c: c.degrees[:, 1] > 1),
+    "context": (False, 6144, 4, N_GPU, lambda c: np.asarray(c.cp) > 1),
+    "experts": (True, 6144, 1, 4 * N_GPU, lambda c: c.degrees[:, 4] > 1),
+    "local_experts": (True, 8192, 1, 6 * N_GPU, lambda c: c.degrees[:, 4] == 1),
+    "interleaved": (False, 6144, 1, N_GPU, lambda c: c.interleave > 1),
+    "zero_bubble": (False, 6144, 1, N_GPU, lambda c: c.zero_bubble),
 }
-"""Each candidate kind: (sparse model, the largest context-parallel degree, GPUs, its rows).
-The sparse model (4 experts) fits 256 GPUs, not 64."""
+"""Each candidate kind: (sparse model, d_model, the largest context-parallel degree, GPUs, its
+rows). The sparse model of d_model 6144 (4 experts) fits 256 GPUs with one expert a GPU; that
+of 8192 (5 experts) on 384 GPUs has all five on every GPU (N_EP = 1)."""
 OVERLAPS = [
     SearchOptions(overlap_tp=False, overlap_pp_ep=False, overlap_dp=False),
     SearchOptions(overlap_tp=True, overlap_pp_ep=True, overlap_dp=True),
@@ -229,15 +231,15 @@ def candidate_runs(
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_parity_step_and_parts_of_every_candidate_kind(kind: str, opts: SearchOptions) -> None:
     """Every candidate of each kind (1-D and 2-D tensor parallelism, context parallelism,
-    experts, interleaved and zero-bubble schedules) has the step time and every part of it
+    experts one or several a GPU, interleaved and zero-bubble schedules) has the step time and every part of it
     (compute, TP, EP, PP and DP communication, bubble, optimizer) of the run of its layout,
     exactly, with the overlaps off and on."""
-    sparse, max_cp, n_gpu, select = KINDS[kind]
+    sparse, d_model, max_cp, n_gpu, select = KINDS[kind]
     physics = realistic(
         max_context_parallel=max_cp, tensor_parallel=TensorParallel.BOTH, tp_in_domain=False
     )
     laws = ScalingLaws(sparse=sparse)
-    shape = grid_shape(physics, model_shape(6144, laws, SearchOptions().quirks))
+    shape = grid_shape(physics, model_shape(d_model, laws, SearchOptions().quirks))
     hw = network_physics(preset("h100_sxm"), physics)
     c = enumerate_candidates(hw, shape, n_gpu, opts, physics)
     assert isinstance(c, Candidates)

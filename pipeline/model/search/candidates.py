@@ -93,7 +93,7 @@ class Candidates:
     `_with_ring`)."""
     t_compute_s: Array | None = None
     """Each candidate's critical-path matmul time per step (`step.compute_and_bubble`); under
-    realistic physics its critical stage's layer calls, (L/N_PP)·(S/N_EP)·m · t_layer."""
+    realistic physics its critical stage's layers, (L/N_PP)·m · t_layer."""
     bubble: Array | None = None
     """Each candidate's bubble fraction (`step.compute_and_bubble`); None under realistic
     physics, whose bubble depends on the network (`step.pipeline`)."""
@@ -107,13 +107,13 @@ class Candidates:
     attention_backward_s: Array | None = None
     """The same backward."""
     t_gemm_s: Array | None = None
-    """Each candidate's weight GEMMs of one layer call, forward, backward and rerun (realistic
+    """Each candidate's weight GEMMs of one layer, forward, backward and rerun (realistic
     physics: what TP communication overlap hides behind, `search.realistic`)."""
     t_backward_s: Array | None = None
-    """Each candidate's backward and rerun of one layer call (realistic physics: what an
+    """Each candidate's backward and rerun of one layer (realistic physics: what an
     overlapped gradient all-reduce hides behind)."""
     t_forward_s: Array | None = None
-    """Each candidate's forward of one layer call (realistic physics: what an overlapped
+    """Each candidate's forward of one layer (realistic physics: what an overlapped
     parameter all-gather hides behind, `step.assembly`)."""
     rows: NDArray[np.int64] | None = None
     """Each candidate's row in the table it was enumerated from (realistic physics:
@@ -233,7 +233,7 @@ class _LayerParts(TypedDict):
 
 
 def _layer_parts(times: LayerTimes, modes: NDArray[np.int64]) -> _LayerParts:
-    """A realistic candidate's layer call under its recomputation mode: all of it, its weight
+    """A realistic candidate's layer under its recomputation mode: all of it, its weight
     GEMMs, its backward with the rerun and its forward (as `runs.training_run.run_costs`
     splits a run's)."""
     layer = times.with_recompute_s(modes)
@@ -255,16 +255,15 @@ def _with_step_inputs(c: Candidates, opts: SearchOptions, shape: ModelShape) -> 
     if c.recompute is not None:
         pp = c.degrees[:, 3].astype(np.float64)
         layers = shape.n_layers / pp
-        local = float(shape.sparsity) // c.degrees[:, 4].astype(np.float64)
         floor_s = pipeline_floor_s(
             StageLayers(layers, layers, float(shape.n_layers)),
-            local * c.t_layer_s,
+            c.t_layer_s,
             c.microbatches,
             c.interleave,
             c.zero_bubble,
             c.t_step_extra_s,
         )
-        t_compute = c.compute_repeats * c.t_layer_s  # the critical stage's layer calls
+        t_compute = c.compute_repeats * c.t_layer_s  # the critical stage's layers
         return dataclasses.replace(c, t_compute_s=t_compute, step_floor_s=float(floor_s.min()))
     t_mm, f = compute_and_bubble(_batch(c, slice(None), c.degrees[:, None, :]), opts)
     floor = float(step_floor_s(t_mm, f, c.zero_bubble).min())
@@ -309,9 +308,10 @@ def _realistic_candidates(
     table, mode_idx, interleave = table[keep], mode_idx[keep], interleave[keep]
     cp = None if cp is None else cp[keep]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
-    shards, at = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shapes
+    local = shape.sparsity // ep_  # the experts on one GPU
+    shards, at = unique_rows(np.stack([tpm, tpff, nano, local], axis=1))  # few distinct shapes
     unique = shards.astype(np.float64)
-    work = grid_layer_work(physics, shape, unique[:, 0], unique[:, 1], unique[:, 2])
+    work = grid_layer_work(physics, shape, *(unique[:, k] for k in range(4)))
     times = layer_times_s(hw, physics, work)
     ring = cp is not None and physics.attention  # without attention there is no K/V ring
     extra = None
@@ -324,7 +324,7 @@ def _realistic_candidates(
         # dense weights, expert state over the N_DP holding the same shard (docs/model.md R.7)
         updated = updated_params(params, physics.zero_stage, dp * ep, dp)
         extra = optimizer_step_time_s(hw, physics.efficiency, updated)
-    repeats = ((shape.n_layers // pp_) * (shape.sparsity // ep_) * m).astype(np.float64)
+    repeats = ((shape.n_layers // pp_) * m).astype(np.float64)  # the critical stage's layers
     degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
     return Candidates(
         degrees=degrees,
@@ -363,10 +363,10 @@ def _with_ring(
     c: Candidates, hw: HardwareSpec, shape: ModelShape, opts: SearchOptions
 ) -> Candidates:
     """The candidates with their context-parallel ring exchange on this network added to
-    each layer call's time, where it outlasts the attention core it overlaps with
-    (`network.groups.ring_attention_exposed_s`, as a run's; with `cp_all_gather` all of it):
-    K and V of the model's K/V heads
-    (`search.grid.grid_kv_width`); the group sits on the first level holding its t·c GPUs."""
+    each layer's time (on the GPU's S/N_EP nanobatches), where it outlasts the attention core it
+    overlaps with (`network.groups.ring_attention_exposed_s`, as a run's; with `cp_all_gather`
+    all of it): K and V of the model's K/V heads (`search.grid.grid_kv_width`); the group sits
+    on the first level holding its t·c GPUs."""
     if c.cp is None or c.attention_forward_s is None or c.attention_backward_s is None:
         return c
     if c.recompute is None:
@@ -374,10 +374,11 @@ def _with_ring(
     cp = c.cp.astype(np.float64)
     tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(np.float64)
     overlapped = 0.0 if c.cp_all_gather else 1.0  # an all-gather overlaps nothing, as a run's
-    nano = c.nanobatch.astype(np.float64)
+    local = float(shape.sparsity) // c.degrees[:, 4].astype(np.float64)
+    tokens = c.nanobatch.astype(np.float64) * local  # the GPU's tokens of a microbatch
     extra = ring_attention_exposed_s(
         Levels.as_given(hw, c.nic_striping),
-        nano,
+        tokens,
         grid_kv_width(shape),
         tp,
         cp,

@@ -41,6 +41,7 @@ from pipeline.model.search.enumeration import (
 from pipeline.model.search.grid import (
     grid_kv_width,
     grid_layer_launch_s,
+    grid_layer_launches_s,
     grid_non_gemm_launch_s,
     grid_params_per_gpu,
     sequence_parallel_degree,
@@ -95,17 +96,18 @@ def step_floor_terms_s(
     (`matmul_rate_flop_per_s`) and ρ the share of the batch a layout's nanobatches keep
     (`batch_share_floor`; 1 for a dense model).
 
-    Proof. A layout's step runs its critical stage's (L/N_PP)·(S/N_EP)·m layer calls, so
-    t_step ≥ (L/N_PP)·(S/N_EP)·m · t_layer (docs/model.md §7, R.6; recomputation and the
-    ring only add to t_layer). Each call takes at least K plus its weight matmuls' FLOP over
+    Proof. A layout's step runs its critical stage's (L/N_PP)·m layers, so
+    t_step ≥ (L/N_PP)·m · t_layer (docs/model.md §7, R.6; recomputation and the
+    ring only add to t_layer). Each layer takes at least K (S/N_EP local experts only add
+    launches, `search.grid.grid_layer_launches_s`) plus its weight matmuls' FLOP over
     R (`matmul_calls_s`: every call's time is overhead plus a maximum that includes its padded
     FLOP ≥ 2·d1·d2·b over F_eff·`efficiency.matmul` = R, as `efficiency.matmul` ≤ 1), and
-    those FLOP are 6 · nanobatch · W_l / N_TP. Every schedule has m ≥ N_PP (1F1B m ≥ N_PP,
-    zero-bubble m ≥ 2·N_PP) and S/N_EP ≥ 1, so the calls number at least L: a. Plain 1F1B
-    with m < N_PP (`Physics.few_microbatches`, v = 1) runs its m passes of L/N_PP layers and
-    fills and drains through the other N_PP − 1 stages (`step.pipeline.pipeline_step_s`:
-    (m + N_PP − 1)·(L/N_PP) ≥ L layer calls' time, m ≥ 1): at least L calls again, of which
-    the m·(L/N_PP) real ones carry the FLOP. The FLOP terms
+    those FLOP are 6 · (S/N_EP) · nanobatch · W_l / N_TP. Every schedule has m ≥ N_PP (1F1B m ≥ N_PP,
+    zero-bubble m ≥ 2·N_PP), so the layers number at least L: a. Plain 1F1B with m < N_PP
+    (`Physics.few_microbatches`, v = 1) runs its m passes of L/N_PP layers and fills and drains
+    through the other N_PP − 1 stages (`step.pipeline.pipeline_step_s`: (m + N_PP − 1)·(L/N_PP)
+    ≥ L layers' time, m ≥ 1): at least L layers again, of which the m·(L/N_PP) real ones carry
+    the FLOP. The FLOP terms
     add to 6·L·W_l·(N_DP·m·S·nanobatch)/(N·R) ≥ b/N, as N = N_DP·N_TP·N_PP·N_EP. The bound is
     computed by another floating-point sequence than the step, so the walk compares it with
     the relative slack `search.PRUNE_SLACK`.
@@ -239,27 +241,31 @@ def layout_step_floors_s(
     physics' achieved fraction (`search.network_physics`), as `search.realistic` reads them.
 
     Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with
-      t_full ≥ max(C, T + (S/N_EP)·K_ng) + E  (TP overlap on; C + T + E without it),
-    t_p2p and t_dp exact (t_dp 0 when `overlap_dp` or `physics.dp_overlap`) and the optimizer step 0, where, per
-    layer and microbatch on one GPU, C = (S/N_EP)·(K + 6·W_l·b̂/N_TP / R) (K, W_l, R as in
-    `step_floor_terms_s`, b̂ = 8·⌈b/8⌉ the nanobatch b padded to the tensor-core width), K_ng the launches of a call's kernels other than
-    its weight GEMMs (`search.grid.grid_non_gemm_launch_s`), T the tensor-parallel
-    collectives and E the expert all-to-alls of the row without recomputation
-    (`network.groups`, the arguments `search.realistic` passes).
+      t_full ≥ max(C, T + K_ng) + E  (TP overlap on; C + T + E without it),
+    t_p2p and t_dp exact (t_dp 0 when `overlap_dp` or `physics.dp_overlap`) and the
+    optimizer step 0, where, per layer and microbatch on one GPU with e = S/N_EP local
+    experts, C = K_e + e·6·W_l·b̂/N_TP / R (K_e the launches of a layer with e experts,
+    `search.grid.grid_layer_launches_s`; W_l, R as in `step_floor_terms_s`; b̂ = 8·⌈b/8⌉ the
+    nanobatch b padded to the tensor-core width when e = 1, b when e > 1), K_ng the launches
+    of a layer's kernels other than its weight GEMMs (`search.grid.grid_non_gemm_launch_s`),
+    T the tensor-parallel collectives and E the expert all-to-alls of the row without
+    recomputation (`network.groups`, the arguments `search.realistic` passes).
 
     Proof. `search.realistic` times a candidate (a row that passed the memory check, under
-    its recomputation mode) as pipeline_step_s of t_full = (S/N_EP)·t_layer + t_tp' + t_ep,
-    with the same p2p sends and (without `overlap_dp`) the same gradient all-reduce as here,
-    an exposed all-reduce ≥ 0 with it, and an optimizer step ≥ 0; the step never decreases
-    in any of these (`step.pipeline`'s module docstring). t_layer ≥ K + 6·W_l·b̂/N_TP / R
-    (`step_floor_terms_s`: launches plus weight FLOP over the matmul rate, each call's FLOP
-    padded, `compute.matmul.matmul_flop`: ≥ 2·d1·d2·b̂ for its b = b tokens; recomputation
-    and the ring only add), so (S/N_EP)·t_layer ≥ C. With TP overlap t_tp' = max(t_tp −
-    (S/N_EP)·t_gemm, 0), and t_layer − t_gemm ≥ K_ng (the layer's forward and backward hold
-    its GEMMs' and its other kernels', each at least its launches, and a rerun reruns at
-    least the GEMMs it counts: `candidates._layer_parts`, `grid_non_gemm_launch_s`), so
-    (S/N_EP)·t_layer + t_tp' ≥ max(C, t_tp + (S/N_EP)·K_ng); without overlap the sum is
-    ≥ C + t_tp. t_tp ≥ T
+    its recomputation mode) as pipeline_step_s of t_full = t_layer + t_tp' + t_ep (its layer
+    on the GPU's e·b tokens, `search.grid.grid_layer_work`), with the same p2p sends and
+    (without `overlap_dp` or `physics.dp_overlap`) the same gradient all-reduce as here, an
+    exposed reduction ≥ 0 with them, and an optimizer step ≥ 0; the step never decreases in
+    any of these (`step.pipeline`'s module docstring). t_layer ≥ C (`step_floor_terms_s`:
+    launches plus weight FLOP over the matmul rate, each call's FLOP padded,
+    `compute.matmul.matmul_flop`: ≥ 2·d1·d2·b̂ for its b tokens; the e experts' on b tokens
+    each, the projections on e·b, padded to at least b̂ when e = 1 and at least e·b always;
+    recomputation and the ring only add). With TP overlap t_tp' = max(t_tp − t_gemm, 0) (or
+    t_tp, where `tp_overlap_in_domain` exposes it), and t_layer − t_gemm ≥ K_ng (the layer's
+    forward and backward hold its GEMMs' and its other kernels', each at least its launches,
+    which run once a layer whatever e, and a rerun reruns at least the GEMMs it counts:
+    `candidates._layer_parts`, `grid_non_gemm_launch_s`), so t_layer + t_tp' ≥ max(C,
+    t_tp + K_ng); without overlap the sum is ≥ C + t_tp. t_tp ≥ T
     and t_ep ≥ E: recomputation only adds collectives (`network.groups.collectives_per_layer`,
     the same per-collective times). A row `tp_in_domain` rejects is inf, as the search's.
     The bound is computed by another floating-point sequence than the step: the walk compares
@@ -283,14 +289,17 @@ def layout_step_floors_s(
     d = float(shape.d_model)
     none = np.zeros(tp.shape, dtype=np.int64)  # no recomputation: the fewest collectives
     padded = TENSOR_CORE_WIDTH * np.ceil(nano / TENSOR_CORE_WIDTH)  # tokens a GEMM is charged
-    per_call = layer_weight_flop_per_token(physics, shape) * padded / tp
-    compute = local * (
-        grid_layer_launch_s(hw, physics) + per_call / matmul_rate_flop_per_s(hw, physics)
+    # with more than one local expert the projections run once on local·nano tokens, whose
+    # padding can be less than local times nano's: their tokens unpadded
+    charged = np.where(local == 1.0, padded, nano)
+    per_expert = layer_weight_flop_per_token(physics, shape) * charged / tp
+    compute = grid_layer_launches_s(hw, physics, local) + local * per_expert / (
+        matmul_rate_flop_per_s(hw, physics)
     )
     groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), d + 2.0 * grid_kv_width(shape))
     t_tp = tensor_parallel_s(levels, groups, none, physics.attention)
     if opts.overlap_tp:  # the collectives past the GEMMs, beside the rest of the layer
-        layer = np.maximum(compute, t_tp + local * grid_non_gemm_launch_s(hw, physics))
+        layer = np.maximum(compute, t_tp + grid_non_gemm_launch_s(hw, physics))
     else:
         layer = compute + t_tp
     message = WORD_BYTES * tokens * d

@@ -11,6 +11,8 @@ which Megatron's 1-D layouts are the N_TPm = 1 case.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -86,12 +88,20 @@ def sequence_parallel_degree(physics: Physics, tp_model: Array, tp_ff: Array) ->
 
 
 def grid_layer_work(
-    physics: Physics, shape: ModelShape, tp_model: Array, tp_ff: Array, nano: Array
+    physics: Physics,
+    shape: ModelShape,
+    tp_model: Array,
+    tp_ff: Array,
+    nano: Array,
+    local: Array | None = None,
 ) -> LayerWork:
-    """Rows of grid candidates (`nano`: tokens per expert per microbatch): one layer call of
-    `nano` tokens, repeated per local expert by the step (`compute_repeats`)."""
+    """Rows of grid candidates (`nano`: tokens per expert per microbatch; `local`: S/N_EP, the
+    experts on one GPU, default 1): one layer on the GPU's local·nano tokens, its attention
+    once, its `local` experts one after another on `nano` tokens each, as a run's E/e experts
+    (`runs.training_run.run_layer_work`)."""
     d = float(shape.d_model)
     one = np.ones_like(nano)
+    experts = one if local is None else local
     return LayerWork(
         hidden=d * one,
         ffn=float(shape.d_ff) * one,
@@ -101,21 +111,32 @@ def grid_layer_work(
         tp_model=tp_model,
         tp_ff=tp_ff,
         sp=sequence_parallel_degree(physics, tp_model, tp_ff),
-        tokens=nano,
+        tokens=nano * experts,
         expert_tokens=nano,
-        local_experts=one,
+        local_experts=experts,
     )
 
 
 def grid_layer_launch_s(hw: HardwareSpec, physics: Physics) -> float:
-    """The fixed time of one grid layer call, forward and backward, on any candidate of any
-    model: forward and backward of `compute.layer.layer_launch_times` of a unit row (every width, shard and token
-    count 1). A grid row's launches depend on neither its model, shards nor tokens (the
-    layer's matrices, the attention core's passes and the fusion's kernels are set by the
-    physics; one local expert a call, `grid_layer_work`), so the unit row's is every row's:
-    a lower bound on every candidate's `t_layer_s` (docs/model.md §9.4). Kept per GPU
-    (`gpu_only`) and physics."""
+    """The fixed time of one grid layer with one local expert, forward and backward, on any
+    candidate of any model: forward and backward of `compute.layer.layer_launch_times` of a
+    unit row (every width, shard and token count 1). A grid row's launches depend on neither
+    its model, shards nor tokens (the layer's matrices, the attention core's passes and the
+    fusion's kernels are set by the physics), only on its local experts, and never fall with
+    more (`grid_layer_launches_s`): the unit row's is a lower bound on every candidate's
+    `t_layer_s` (docs/model.md §9.4). Kept per GPU (`gpu_only`) and physics."""
     return _layer_launch_s(gpu_only(hw), physics)[0]
+
+
+def grid_layer_launches_s(hw: HardwareSpec, physics: Physics, local: Array) -> Array:
+    """The fixed time of a grid layer with `local` experts on the GPU, forward and backward:
+    K_1 + (local − 1) · (K_2 − K_1), K_e `grid_layer_launch_s`'s for e local experts. Only the
+    experts' weight GEMMs repeat per expert (`compute.layer.weight_matmul_s`; the attention,
+    its projections and the memory-bound kernels run once on the GPU's tokens), so the launches
+    grow linearly in `local` and this is each row's, to rounding (the walk's slack covers it)."""
+    one, two = _layer_launch_s(gpu_only(hw), physics)[0], _layer_launch_s(gpu_only(hw), physics)[2]
+    out: Array = one + (local - 1.0) * (two - one)
+    return out
 
 
 def grid_non_gemm_launch_s(hw: HardwareSpec, physics: Physics) -> float:
@@ -129,12 +150,18 @@ def grid_non_gemm_launch_s(hw: HardwareSpec, physics: Physics) -> float:
 
 
 @cached(maxsize=LAUNCH_CACHE_SIZE)
-def _layer_launch_s(hw: HardwareSpec, physics: Physics) -> tuple[float, float]:
-    """(`grid_layer_launch_s`, `grid_non_gemm_launch_s`) uncached."""
+def _layer_launch_s(hw: HardwareSpec, physics: Physics) -> tuple[float, float, float]:
+    """(`grid_layer_launch_s`, `grid_non_gemm_launch_s`, the first with two local experts)
+    uncached."""
     one = np.ones(1)
     unit = LayerWork(one, one, one, one, one, one, one, one, one, one, one)
     t = layer_launch_times(hw, physics, unit)
-    return float((t.forward_s + t.backward_s)[0]), float(t.non_gemm_s[0])
+    two = layer_launch_times(hw, physics, dataclasses.replace(unit, local_experts=2.0 * one))
+    return (
+        float((t.forward_s + t.backward_s)[0]),
+        float(t.non_gemm_s[0]),
+        float((two.forward_s + two.backward_s)[0]),
+    )
 
 
 def grid_params_per_gpu(

@@ -9,9 +9,9 @@ gradients over the N_DP holding the same expert shard, top-1 routing). The ranks
 then N_TPm, context (c, inside N_DP), expert and data ranks, then the pipeline
 (`network.groups`); the placement is fixed by the totals, so a candidate has no per-level split
 to search. The grid's model has no vocabulary (`search.counts.grid_transformer`): no logits,
-stages of L/N_PP layers. A grid size's S experts: each GPU runs S/N_EP of them one after
-another on its tokens, so a layer and microbatch is S/N_EP layer calls and a GPU's microbatch
-holds S/N_EP nanobatches of tokens, as a run's E/e experts on k·e/E of its tokens; N_DP·N_EP
+stages of L/N_PP layers. A grid size's S experts: a GPU's microbatch holds S/N_EP nanobatches
+of tokens; it runs the attention once on them and its S/N_EP experts one after another on a
+nanobatch each, as a run's E/e experts on k·e/E of its tokens (`search.grid.grid_layer_work`); N_DP·N_EP
 ranks hold the same attention weights, N_DP the same expert shard.
 
 The paper's schedule options mean, under realistic physics: `overlap_tp`, Transformer
@@ -58,7 +58,7 @@ class RealisticSteps:
     t_train_s: Array
     """Steps (D / B_tok) times the step."""
     t_compute_s: Array
-    """Layers' compute on the slowest stage: m · L/N_PP · (S/N_EP) layer calls."""
+    """Layers' compute on the slowest stage: m · L/N_PP layers."""
     t_tp_comm_s: Array
     """Tensor-parallel collectives on the critical path (past the GEMMs with `overlap_tp`)."""
     t_pp_ep_comm_s: Array
@@ -97,13 +97,13 @@ def realistic_steps(
     dp, tpm, tpff, pp, ep = (c.degrees[:, k].astype(np.float64) for k in range(5))
     tp, cp = tpm * tpff, _context_parallel(c)
     d = float(shape.d_model)
-    local = float(shape.sparsity) // ep  # layer calls per layer: the GPU's local experts
+    local = float(shape.sparsity) // ep  # the GPU's local experts
     tokens = c.nanobatch.astype(np.float64) * local  # a microbatch's tokens on one GPU
     layer = LayerParts(
-        t_layer_s=local * c.t_layer_s,
-        t_gemm_s=local * c.t_gemm_s,
-        t_backward_s=local * c.t_backward_s,
-        t_forward_s=local * c.t_forward_s,
+        t_layer_s=c.t_layer_s,
+        t_gemm_s=c.t_gemm_s,
+        t_backward_s=c.t_backward_s,
+        t_forward_s=c.t_forward_s,
         tokens=tokens,
         recompute=c.recompute,
         t_last_s=np.zeros_like(tokens),  # no vocabulary: no logits

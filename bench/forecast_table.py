@@ -38,11 +38,13 @@ def main(argv: list[str]) -> None:
     if len(fitted):
         row = fitted.row(0, named=True)
         print(
-            f"Fitted frontier: {row['growth_per_year']:.2f}x per year "
+            f"Fitted frontier (the envelope of the largest runs): "
+            f"{row['growth_per_year']:.2f}x per year "
             f"({row['growth_per_year_low']:.2f}-{row['growth_per_year_high']:.2f}, 90%), "
             f"data as of {as_of[0] if len(as_of) else '-'}.\n"
         )
-    print(forecast_markdown(forecasts.to_dicts(), moving_frontier=True), end="")
+    rows = [{**r, "passed_by_run_date": None} for r in forecasts.to_dicts()]  # dated by its data
+    print(forecast_markdown(rows, moving_frontier=True), end="")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from pipeline.app.batch import PartBuffer
 from pipeline.app.frontier import run_frontiers
 from pipeline.app.plan import NO_SWEEP_POINT, RunPlan
 from pipeline.app.resumed import limits_of, read_parts
+from pipeline.app.uncertainty import run_uncertainty
 from pipeline.app.write import Tables, run_tables, series_rows, write_run_tables
 from pipeline.execute.ahead import Ahead
 from pipeline.execute.progress import RunProgress
@@ -174,6 +175,10 @@ def execute_plan(
     )
     trends = hardware[1] if hardware is not None else None
     per_run = run_tables(trends if moving else None, plan.forecast.observed, provenance)
+    if plan.design is not None:
+        budget = run_uncertainty(*plan.design, plan.forecast, plan.execution, provenance)
+        if budget is not None:
+            per_run["uncertainty"] = budget
     if plan.root is not None:
         write_run_tables(plan.root, per_run)
     buffer = PartBuffer(index, plan.series_per_part, plan.flush_s, keep=keep_tables)
@@ -214,7 +219,10 @@ def execute_plan(
         resumed, resumed_tables = resumed_series(index, skipped, keep_tables)
     if "trends" not in per_run and any(t["frontier"].num_rows for t in resumed_tables):
         # the skipped series' moving frontier's inputs
+        budget = per_run.get("uncertainty")
         per_run = run_tables(trends, plan.forecast.observed, provenance)
+        if budget is not None:
+            per_run["uncertainty"] = budget
     return RunReport(
         summaries,
         points,

@@ -19,6 +19,7 @@ from pipeline.schema.compose import RUN_PRESET_NEEDED, run_key_without_run
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import check_integer, check_number
 from pipeline.sweep import SweepSeries, expand_sweep
+from pipeline.sweep.design import design_series
 from pipeline.sweep.expand import known_overrides
 
 NO_SWEEP_POINT = "{}"
@@ -49,6 +50,9 @@ class RunPlan:
     table once this many wait (`pipeline.app.batch`)."""
     flush_s: float = FLUSH_S
     """`output.flush_s`: ... or once the oldest has waited this long (seconds)."""
+    design: tuple[SweepSeries, tuple[SweepSeries, ...]] | None = None
+    """The uncertainty design (`forecast.uncertainty`): the series it varies and one series
+    per design point (`pipeline.sweep.design`); None without one."""
 
     @property
     def scenarios(self) -> list[Scenario]:
@@ -115,8 +119,21 @@ def plan_run(
     resume = resolve_resume(output.get("resume"), series)
     root = check_writable(output["root"]) if write else None
     forecast = observe_for_run(forecast, cfg.get("sources"), output, write, observe=observe)
+    design = None
+    if forecast.uncertainty is not None:
+        base, points = design_series(cfg, forecast.uncertainty)
+        design = (base, tuple(points))
     return RunPlan(
-        series, root, whole_grid, settings, forecast, resume and write, given, per_part, flush_s
+        series,
+        root,
+        whole_grid,
+        settings,
+        forecast,
+        resume and write,
+        given,
+        per_part,
+        flush_s,
+        design,
     )
 
 

@@ -71,6 +71,15 @@ class Trajectory:
             return self.sample_log_flop
         return np.asarray(self.sample_log_flop - self.sample_log_gap, dtype=np.float64)
 
+    def line_years(self, flops: np.ndarray, lines: np.ndarray) -> np.ndarray:
+        """y = y_ref + (ln T_k − a_j + D_j) / b_j: the year line j = `lines[k]` (mod the number
+        of lines) reaches `flops[k]`; NaN where T_k is not a positive finite number."""
+        j = np.asarray(lines) % len(self.sample_log_growth)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_t = np.where((flops > 0) & np.isfinite(flops), np.log(flops), np.nan)
+        years = self.reference_year + (log_t - self._log_bases()[j]) / self.sample_log_growth[j]
+        return np.asarray(years, dtype=np.float64)
+
     def year_interval(self, flop: float | None) -> YearInterval | None:
         """The median year and interval the lines reach `flop`; None without a threshold."""
         if flop is None or not math.isfinite(flop) or flop <= 0.0:

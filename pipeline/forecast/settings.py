@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from pipeline.forecast.observed import (
@@ -16,13 +17,22 @@ from pipeline.forecast.observed import (
     FrontierSettings,
     ObservedFrontier,
 )
+from pipeline.forecast.uncertainty import (
+    Distribution,
+    UncertainInput,
+    UncertaintySettings,
+)
 from pipeline.schema import bounds
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.section import Section, check_number, plain
 
 FORECAST_KEYS = frozenset(
-    {"fitted", "base_flop", "base_year", "growth_per_year", "moving_frontier_years"}
+    {"fitted", "base_flop", "base_year", "growth_per_year", "moving_frontier_years", "uncertainty"}
 )
+UNCERTAINTY_KEYS = frozenset({"samples", "seed", "inputs"})
+INPUT_KEYS = frozenset({"distribution", "low", "high"})
+MAX_DESIGN_SAMPLES = 65536
+"""The largest uncertainty design (points; each is one series)."""
 FITTED_KEYS = frozenset({"line", "rule", "top_n", "window_start", "window_end"})
 
 
@@ -40,6 +50,8 @@ class ForecastSettings:
     """Years of projected hardware the moving frontier is evaluated on (ascending; () = off)."""
     fitted: FrontierSettings | None = None
     """How the frontier is fitted to observed runs (`forecast.fitted`); None: hand-set only."""
+    uncertainty: UncertaintySettings | None = None
+    """The uncertainty design of the model's inputs (`forecast.uncertainty`); None: off."""
     observed: ObservedFrontier | None = None
     """The sources read and the fit, once the run has observed them (`inputs.observe_frontier`)."""
     run_date: dt.date | None = None
@@ -69,7 +81,43 @@ def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettin
     off = not fc.has("moving_frontier_years") or fc.raw("moving_frontier_years", "") is None
     years = () if off else _moving_years(fc)
     fitted = _fitted(fc) if fc.has("fitted") else None
-    return ForecastSettings(base_flop, base_year, growth, years, fitted)
+    uncertainty = _uncertainty(fc) if fc.has("uncertainty") else None
+    return ForecastSettings(base_flop, base_year, growth, years, fitted, uncertainty)
+
+
+def _inputs(node: object, path: str) -> Iterator[tuple[str, object]]:
+    """(key, spec) of each input: a mapping with a `distribution`, or nested by dotted key."""
+    if not isinstance(node, Mapping) or not node:
+        raise ConfigError(path, node, "must be a mapping of config keys to distributions")
+    for key, value in node.items():
+        where = f"{path}.{key}"
+        if isinstance(value, Mapping) and "distribution" not in value:
+            yield from ((f"{key}.{k}", v) for k, v in _inputs(value, where))
+        else:
+            yield str(key), value
+
+
+def _uncertainty(fc: Section) -> UncertaintySettings | None:
+    """`forecast.uncertainty`: null, or the design's size, seed and inputs."""
+    if fc.raw("uncertainty", "must be a mapping or null") is None:
+        return None
+    node = fc.section("uncertainty", UNCERTAINTY_KEYS)
+    samples = node.integer("samples", minimum=8, maximum=MAX_DESIGN_SAMPLES)
+    if samples & (samples - 1):
+        raise ConfigError(node.key("samples"), samples, "must be a power of two (8, 16, 32, ...)")
+    seed = node.integer("seed", minimum=0)
+    inputs = []
+    for key, spec in _inputs(node.raw("inputs", "must be a mapping"), node.key("inputs")):
+        one = Section(spec, node.key(f"inputs.{key}"), INPUT_KEYS)
+        kind = Distribution(one.choice("distribution", [d.value for d in Distribution]))
+        low = one.number("low", "config units", minimum=None)
+        high = one.number("high", "config units", minimum=None)
+        if not low < high or (kind is Distribution.LOGUNIFORM and low <= 0.0):
+            raise ConfigError(
+                one.key("high"), high, "must be above low (and low > 0 for loguniform)"
+            )
+        inputs.append(UncertainInput(key, kind, low, high))
+    return UncertaintySettings(samples, seed, tuple(inputs))
 
 
 def _date(section: Section, key: str, *, optional: bool) -> dt.date | None:

@@ -442,6 +442,31 @@ growth per year with a bootstrap interval, doubling time, the fitted line, and G
 published growth where they give one. Fit columns are null when the metric has fewer than two
 releases in different years."""
 
+UNCERTAINTY_FIELDS = [
+    _required("hardware", pa.string()),
+    _required("scaling", pa.string()),
+    _required("batch_law", pa.string()),
+    _required("base_series_id", pa.string()),
+    _required("trajectory", pa.string()),
+    _required("limit", pa.string()),
+    _required("input", pa.string()),
+    _required("distribution", pa.string()),
+    _optional("variance_share", pa.float64()),
+    _optional("explained", pa.float64()),
+    _optional("year_median", pa.float64()),
+    _optional("year_low", pa.float64()),
+    _optional("year_high", pa.float64()),
+    _required("n_samples", pa.int64()),
+    _required("n_reached", pa.int64()),
+    _required("seed", pa.int64()),
+    _required("design_hash", pa.string()),
+]
+"""One input's share of one limit year's variance over the uncertainty design
+(`pipeline.forecast.uncertainty`): the series the design varies (the run's own config), the
+trajectory the years are on, the limit (`linear_end_year`, `wall_year`), the input (a config key,
+or `trajectory`) with its distribution, its variance share (SRC²), the part the linear fit
+explains, and the year's median and 5th-95th percentile over the points that reach it."""
+
 SOURCES_FIELDS = [
     _required("source", pa.string()),
     _required("location", pa.string()),
@@ -519,6 +544,7 @@ TRENDS_SCHEMA = pa.schema(TRENDS_FIELDS + PROVENANCE_FIELDS)
 SOURCES_SCHEMA = pa.schema(SOURCES_FIELDS + PROVENANCE_FIELDS)
 OBSERVED_RUNS_SCHEMA = pa.schema(OBSERVED_RUNS_FIELDS + PROVENANCE_FIELDS)
 SOURCE_REJECTS_SCHEMA = pa.schema(SOURCE_REJECTS_FIELDS + PROVENANCE_FIELDS)
+UNCERTAINTY_SCHEMA = pa.schema(UNCERTAINTY_FIELDS + PROVENANCE_FIELDS)
 
 ADDED_IN: dict[str, int] = {
     **{field.name: 3 for field in FORECAST_TRAJECTORY_FIELDS},

@@ -34,6 +34,7 @@ from pipeline.io.columns import (
     SOURCES_SCHEMA,
     THRESHOLDS_SCHEMA,
     TRENDS_SCHEMA,
+    UNCERTAINTY_SCHEMA,
 )
 
 
@@ -160,6 +161,15 @@ TABLES: tuple[TableSpec, ...] = (
         ("source", "line"),
         "content_hash",
         "one per source row that could not be used, with its reason",
+    ),
+    TableSpec(
+        "uncertainty",
+        UNCERTAINTY_SCHEMA,
+        Scope.RUN,
+        ("limit", "input"),
+        "design_hash",
+        "one per limit and uncertain input: the limit year's distribution over the model's "
+        "inputs and the input's variance share (only a run with forecast.uncertainty)",
     ),
 )
 """Every table, in write order. A batch of series is written one part per per-series table in

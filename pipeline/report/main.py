@@ -41,6 +41,7 @@ from pipeline.report.page import render_page
 from pipeline.report.selection import Selection, SelectionError, select_series
 from pipeline.report.step_chart import STEP_PANELS, breakdown_ids, step_time_figure
 from pipeline.report.trend_charts import frontier_figure, trends_figure
+from pipeline.report.uncertainty_chart import uncertainty_figure
 
 Builder = Callable[[pl.DataFrame, pl.DataFrame, Selection, pl.DataFrame | None], Figure]
 """A chart from the `points`, `thresholds` and `series` tables and the selection."""
@@ -107,6 +108,9 @@ def _trend_figures(
         figure = frontier_figure(frontier, forecasts, thresholds, sel)
         caption = f"The moving frontier on improving hardware ({sel.note})"
         figures.append(("frontier.png", caption, figure))
+    if (budget := tables["uncertainty"]) is not None:
+        caption = "The uncertainty budget: what moves each limit year (forecast.uncertainty)"
+        figures.append(("uncertainty.png", caption, uncertainty_figure(budget)))
     return figures
 
 

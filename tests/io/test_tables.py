@@ -36,8 +36,11 @@ MOVING = [
     "scaling.grid.max_d_model=16384",
     "execution.n_jobs=1",
     "forecast.moving_frontier_years=[2024,2030]",
+    "+forecast.uncertainty={samples: 8, seed: 1, inputs: "
+    "{hardware.u_eff: {distribution: uniform, low: 0.6, high: 0.8}}}",
 ]
-"""Three paper-grid sizes with a moving frontier over two years: a run that writes every table."""
+"""Three paper-grid sizes with a moving frontier over two years and an 8-point uncertainty
+design: a run that writes every table."""
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +78,8 @@ def test_registry_write_order_ends_with_the_resumption_marker() -> None:
 
 
 def test_every_table_is_written_by_a_run(written: tuple[Path, Result]) -> None:
-    """A run with a moving frontier writes at least one readable part of every table."""
+    """A run with a moving frontier and a design writes at least one readable part of every
+    table."""
     root, _ = written
     for spec in TABLES:
         assert table_parts(root, spec.name).parts, spec.name

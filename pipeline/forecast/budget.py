@@ -1,0 +1,84 @@
+"""The `uncertainty` rows: each limit year over the design, and each input's variance share.
+
+Built from the design's evaluated thresholds (`pipeline.app.uncertainty`) with
+`uncertainty.year_budget`; columns are `pipeline.io.columns.UNCERTAINTY_SCHEMA`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from pipeline.forecast.paths import Trajectory
+from pipeline.forecast.uncertainty import TRAJECTORY_INPUT, UncertaintySettings, year_budget
+from pipeline.io.rows import Provenance, SeriesKey, config_hash
+
+BUDGET_LIMITS = {"linear_end_year": "linear_end_flop", "wall_year": "wall_flop"}
+"""The limit years the budget is drawn for -> the `SeriesLimits` threshold each is reached at."""
+
+
+def budget_dicts(
+    base: SeriesKey,
+    settings: UncertaintySettings,
+    values: np.ndarray,
+    thresholds: Mapping[str, Sequence[float | None]],
+    trajectory: Trajectory,
+    provenance: Provenance,
+) -> list[dict[str, Any]]:
+    """One row per limit and input (the design's, then `trajectory`).
+
+    `values` is the design (a row per point, a column per input), `thresholds` each limit's
+    threshold per point (FLOP; None: not reached on the grid)."""
+    n = len(values)
+    lines = np.arange(n)
+    design_hash = config_hash(
+        {
+            "base_series_id": base.series_id,
+            "samples": settings.samples,
+            "seed": settings.seed,
+            "inputs": [[i.key, i.describe()] for i in settings.inputs],
+            "trajectory": trajectory.name,
+        }
+    )
+    rows: list[dict[str, Any]] = []
+    for limit in BUDGET_LIMITS:
+        flops = np.array([math.nan if t is None else t for t in thresholds[limit]])
+        years = trajectory.line_years(flops, lines)
+        reached = np.isfinite(years)
+        middle = float(np.exp(np.median(np.log(flops[reached])))) if reached.any() else math.nan
+        along = trajectory.line_years(np.full(n, middle), lines)
+        regressors = [inp.regressor(values[:, i]) for i, inp in enumerate(settings.inputs)]
+        budget = year_budget([*regressors, along], years)
+        names = [(i.key, i.describe()) for i in settings.inputs]
+        names.append((TRAJECTORY_INPUT, f"{trajectory.name}: its lines with their scatter"))
+        for (name, distribution), share in zip(names, budget.shares, strict=True):
+            rows.append(
+                {
+                    "hardware": base.hardware,
+                    "scaling": base.scaling,
+                    "batch_law": base.batch_law,
+                    "base_series_id": base.series_id,
+                    "trajectory": trajectory.name,
+                    "limit": limit,
+                    "input": name,
+                    "distribution": distribution,
+                    "variance_share": share,
+                    "explained": budget.explained,
+                    "year_median": budget.median,
+                    "year_low": budget.low,
+                    "year_high": budget.high,
+                    "n_samples": n,
+                    "n_reached": budget.n_reached,
+                    "seed": settings.seed,
+                    "design_hash": design_hash,
+                    "run_id": provenance.run_id,
+                    "config_hash": design_hash,
+                    "schema_version": int(provenance.schema_version),
+                    "dmlimits_version": provenance.dmlimits_version,
+                    "created_at": provenance.created_at,
+                }
+            )
+    return rows

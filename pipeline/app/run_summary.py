@@ -33,6 +33,12 @@ def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = 
     if point is None:
         return lines
     cost, layout = point.run_cost, point.layout
+    if point.counts is not None:
+        counted = "" if scenario.physics.attention else PAPER_COUNT.format(scenario.physics.name)
+        lines.append(
+            f"  {point.counts.n_params:.3g} parameters{counted}, {point.counts.n_tokens:.3g} "
+            f"tokens, {point.counts.training_flop:.3g} FLOP of training"
+        )
     if cost is not None and layout is not None:
         lines.append(
             f"  {layout.n_gpu} GPUs: tp {math.prod(layout.tp_ff)} x pp {math.prod(layout.pp)} "
@@ -48,6 +54,12 @@ def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = 
         lines.append(f"  memory per GPU {_memory(cost, scenario)}")
     lines.append(f"  {verdict(scenario, point)}")
     return lines
+
+
+PAPER_COUNT = (
+    " (physics={}: the MLP blocks alone, as the paper counts; physics=realistic adds attention "
+    "and embeddings)"
+)
 
 
 def _training_days(point: PointResult) -> float:

@@ -53,3 +53,14 @@ def test_run_summary_of_a_feasible_run_says_so() -> None:
     text = summary("run=gpt_1p7b", "hardware=a100_sxm_80gb", "physics=realistic")
     assert "feasible: fits and trains within the budget" in text
     assert "infeasible" not in text
+
+
+def test_run_summary_says_when_the_physics_counts_only_the_mlp_blocks() -> None:
+    """Under physics=paper the 1T run counts 6.71e11 parameters (MLP blocks alone): the summary
+    says so beside the count; under realistic physics it counts all 1.01e12 without a note."""
+    paper = pipeline.run(["run=gpt_1t"])
+    count = paper.points["n_params"][0]
+    assert f"{count:.3g} parameters (physics=paper: the MLP blocks alone" in paper.summary()
+    realistic = pipeline.run(["run=gpt_1t", "physics=realistic"])
+    count = realistic.points["n_params"][0]
+    assert f"{count:.3g} parameters, " in realistic.summary()

@@ -19,11 +19,13 @@ GB = 1e9
 
 
 def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = "{}") -> list[str]:
-    """The lines of one run: a header naming the run, hardware and physics, then its layout,
-    throughput, time, memory and verdict (`point` is the run's row; None: read back from a
-    dataset without its point, the header alone)."""
+    """The lines of one run: a header naming the run, hardware and physics, then its counts,
+    layout (GPUs = tp·pp·dp·cp; expert parallelism takes ep of the dp ranks), throughput,
+    time, memory and verdict (`point` is the run's row; None: a run read back from a dataset,
+    whose row is there). No lines for a grid series."""
     run = scenario.run
-    assert run is not None, "run_lines is for a scenario with a run"
+    if run is None:
+        return []
     how = "the best layout run.layout_search found" if run.layout_search else "its own layout"
     at = f"  {sweep_point}" if sweep_point != "{}" else ""
     lines = [
@@ -31,14 +33,23 @@ def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = 
         f"HBM), physics={scenario.physics.name}, {how}{at}"
     ]
     if point is None:
-        return lines
+        return [*lines, "  already in the dataset, not recomputed: its row is in points/"]
     cost, layout = point.run_cost, point.layout
-    if cost is not None and layout is not None:
+    if point.counts is not None:
+        counted = "" if scenario.physics.attention else PAPER_COUNT.format(scenario.physics.name)
         lines.append(
-            f"  {layout.n_gpu} GPUs: tp {math.prod(layout.tp_ff)} x pp {math.prod(layout.pp)} "
-            f"x dp {math.prod(layout.dp)} x ep {math.prod(layout.ep)}, {layout.microbatches} "
-            f"microbatches per step, interleave {layout.pp_interleave}, recompute "
-            f"{point.recompute}"
+            f"  {point.counts.n_params:.3g} parameters{counted}, {point.counts.n_tokens:.3g} "
+            f"tokens, {point.counts.training_flop:.3g} FLOP of training"
+        )
+    if cost is not None and layout is not None:
+        tp, pp, ep, cp = (
+            math.prod(x) for x in (layout.tp_ff, layout.pp, layout.ep, (run.layout.cp,))
+        )
+        dp = math.prod(layout.dp) * ep // cp  # the row's dp is c·d/e (`model.runs.run_point`)
+        lines.append(
+            f"  {layout.n_gpu} GPUs: tp {tp} x pp {pp} x dp {dp} x cp {cp} (ep {ep}), "
+            f"{layout.microbatches} microbatches per step, interleave {layout.pp_interleave}, "
+            f"recompute {point.recompute}"
         )
         lines.append(
             f"  MFU {cost.mfu:.3f}, HFU {cost.hfu:.3f}; {cost.step_time_s:.4g} s per step; "
@@ -48,6 +59,12 @@ def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = 
         lines.append(f"  memory per GPU {_memory(cost, scenario)}")
     lines.append(f"  {verdict(scenario, point)}")
     return lines
+
+
+PAPER_COUNT = (
+    " (physics={}: the MLP blocks alone, as the paper counts; physics=realistic adds attention "
+    "and embeddings)"
+)
 
 
 def _training_days(point: PointResult) -> float:

@@ -27,6 +27,7 @@ jobs, which Hydra runs one after another, find them done: the command's one star
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -95,6 +96,21 @@ def report_error(err: Exception) -> int:
     return EXIT_BAD_INPUT
 
 
+EXIT_WRITE_FAILED = 1
+"""A write failed mid-run (a full disk): the batches written before it are kept."""
+
+
+def write_failed(err: OSError, cfg: DictConfig) -> str:
+    """One line for a write that failed mid-run: what failed, and that every batch written
+    before it is kept (parts are written whole or not at all, `pipeline.io.parquet`)."""
+    reason = "the disk is full" if err.errno in (errno.ENOSPC, errno.EDQUOT) else "a write failed"
+    where = f"{err.strerror}: {err.filename}" if err.filename else str(err.strerror or err)
+    return (
+        f"{reason} ({where}): the series written before it are kept under "
+        f"{cfg.output.root}; free space and run again (output.resume=true skips them)"
+    )
+
+
 def run_job(cfg: DictConfig, command: Command) -> int:
     """One Hydra job: validate, evaluate, write, summarize; exit code 2 on bad input."""
     try:
@@ -112,6 +128,9 @@ def run_job(cfg: DictConfig, command: Command) -> int:
         report = execute_plan(plan, ahead=command.startup.ahead)
     except (ConfigError, InputError, OutputError) as err:
         return report_error(err)
+    except OSError as err:  # a disk that fills while the batches are written
+        print(f"dmlimits: error: {write_failed(err, cfg)}", file=sys.stderr)
+        return EXIT_WRITE_FAILED
     lines = summary_lines(
         report.summaries,
         str(report.root),

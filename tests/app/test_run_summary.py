@@ -4,6 +4,7 @@ memory per GPU, and feasible or every reason it is not (docs/configuration.md, "
 from __future__ import annotations
 
 import pipeline
+from pipeline.app.run_summary import run_lines
 
 
 def summary(*overrides: str) -> str:
@@ -18,7 +19,7 @@ def test_run_summary_shows_layout_throughput_time_and_memory() -> None:
     text, row = result.summary(), result.points.row(0, named=True)
     assert "run gpt_1t on a100_sxm_80gb" in text
     assert "physics=realistic" in text
-    assert f"{row['n_gpu']:.0f} GPUs: tp 8 x pp 64 x dp 6" in text
+    assert f"{row['n_gpu']:.0f} GPUs: tp 8 x pp 64 x dp 6 x cp 1 (ep 1)" in text
     assert f"MFU {row['mfu']:.3f}, HFU {row['hfu']:.3f}" in text
     assert f"{row['step_time_s']:.4g} s per step" in text
     assert f"{row['training_time_s'] / 86400:.4g} days of training" in text
@@ -53,3 +54,29 @@ def test_run_summary_of_a_feasible_run_says_so() -> None:
     text = summary("run=gpt_1p7b", "hardware=a100_sxm_80gb", "physics=realistic")
     assert "feasible: fits and trains within the budget" in text
     assert "infeasible" not in text
+
+
+def test_run_summary_says_when_the_physics_counts_only_the_mlp_blocks() -> None:
+    """Under physics=paper the 1T run counts 6.71e11 parameters (MLP blocks alone): the summary
+    says so beside the count; under realistic physics it counts all 1.01e12 without a note."""
+    paper = pipeline.run(["run=gpt_1t"])
+    count = paper.points["n_params"][0]
+    assert f"{count:.3g} parameters (physics=paper: the MLP blocks alone" in paper.summary()
+    realistic = pipeline.run(["run=gpt_1t", "physics=realistic"])
+    count = realistic.points["n_params"][0]
+    assert f"{count:.3g} parameters, " in realistic.summary()
+
+
+def test_run_summary_layout_names_context_and_expert_parallelism_apart() -> None:
+    """Llama 3 405B at 128K tokens shows dp 8 x cp 16 (Llama Team 2024, Table 4), and an
+    8-expert GPT 1.7B its 32 data-parallel ranks with 8 of them sharding the experts."""
+    text = summary("run=llama3_405b_128k_16384", "physics=realistic")
+    assert "16384 GPUs: tp 8 x pp 16 x dp 8 x cp 16 (ep 1)" in text
+    text = summary("run=gpt_1p7b", "run.experts=8", "run.top_k=2", "run.ep=8")
+    assert "32 GPUs: tp 1 x pp 1 x dp 32 x cp 1 (ep 8)" in text
+
+
+def test_run_summary_of_a_resumed_run_points_to_its_row() -> None:
+    """A run read back from the dataset (no point kept) says where its row is."""
+    scenario = pipeline.run(["run=gpt_1p7b"]).report.outcomes[0].scenario
+    assert run_lines(scenario, None)[-1].endswith("its row is in points/")

@@ -1,7 +1,7 @@
 """The best layout for a run's model and batch at its GPU count (docs/model.md, "Realistic physics").
 
 Tries every Megatron-style layout: tensor parallelism t inside the fastest network level
-(t divides heads and ffn_hidden), pipeline stages p up to the layers (placed by
+(t divides heads, kv_heads and ffn_hidden, as the run keys must), pipeline stages p up to the layers (placed by
 `records.run.stage_layers`), data parallelism
 d = N_GPU / (t·p·c) dividing the batch, expert parallelism e dividing both the experts and d
 (a mixture of experts; Rajbhandari et al. 2022, DeepSpeed-MoE §4), whole-sequence
@@ -50,7 +50,9 @@ def tp_pp_dp(run: RunSpec, fast: int) -> Iterator[tuple[int, int, int]]:
     n_gpu = run.layout.n_gpu if budget is None else budget
     replicas = divisors(run.global_batch_seqs)[::-1]
     for tp in divisors(n_gpu // cp) if budget is None else range(1, fast + 1):
-        if tp > fast or shape.heads % tp or shape.ffn_hidden % tp or tp * cp > n_gpu:
+        if tp > fast or shape.heads % tp or shape.kv_heads % tp or shape.ffn_hidden % tp:
+            continue
+        if tp * cp > n_gpu:
             continue
         if budget is None:
             for pp in divisors(n_gpu // (cp * tp)):

@@ -228,6 +228,7 @@ SWITCHES_OFF = [
     "physics.tp_in_domain=false",
     "physics.tensor_memory=false",
     "physics.max_context_parallel=1",
+    "physics.cluster_sizes=powers_of_two",
 ]
 """physics=realistic with every switch off: its efficiencies only."""
 
@@ -242,6 +243,10 @@ def alone(*on: str) -> list[str]:
 REALISTIC: dict[str, list[str]] = {
     "paper": [],
     "realistic (all; `tensor_parallel=both`)": ["physics=realistic"],
+    "realistic with `cluster_sizes=powers_of_two`": [
+        "physics=realistic",
+        "physics.cluster_sizes=powers_of_two",
+    ],
     "realistic with `tensor_parallel=1d`": ["physics=realistic", "physics.tensor_parallel=1d"],
     "realistic with `tp_in_domain`": ["physics=realistic", "physics.tp_in_domain=true"],
     "realistic with `max_context_parallel=8`": [
@@ -354,7 +359,9 @@ def results_md() -> str:
         "m ≥ N_PP), so past 8 · B_seqs H100s (a tensor-parallel group filling an 8-GPU NVLink",
         "domain) tensor parallelism crosses InfiniBand and the step becomes communication-bound;",
         "context parallelism (`max_context_parallel=8`) lets more GPUs share a sequence and",
-        "moves that wall further (the table's rows).",
+        "moves that wall further (the table's rows). A realistic cluster is any whole number of",
+        "8-GPU nodes (`cluster_sizes=nodes`, [model.md](model.md) §9.4), where the paper's walk",
+        "tries S·2^i GPUs (the `cluster_sizes=powers_of_two` row).",
         "",
         *realistic_table(),
         "",

@@ -24,7 +24,14 @@ from enum import StrEnum
 
 from pipeline import units
 from pipeline.model.records.options import SearchOptions
-from pipeline.model.records.switches import Efficiency, Fusion, Physics, Recompute, TensorParallel
+from pipeline.model.records.switches import (
+    ClusterSizes,
+    Efficiency,
+    Fusion,
+    Physics,
+    Recompute,
+    TensorParallel,
+)
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import Section, plain
 
@@ -125,6 +132,7 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         tp_in_domain=sec.boolean("tp_in_domain"),
         tensor_memory=sec.boolean("tensor_memory"),
         max_context_parallel=sec.integer("max_context_parallel"),
+        cluster_sizes=ClusterSizes(sec.choice("cluster_sizes", [c.value for c in ClusterSizes])),
         efficiency=efficiency_from_config(eff),
     )
     check_switches(sec, extensions, memory, recompute, whole)

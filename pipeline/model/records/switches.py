@@ -35,6 +35,16 @@ class TensorParallel(StrEnum):
     """The 2-D candidates and the 1-D ones beside them; the search keeps the best."""
 
 
+class ClusterSizes(StrEnum):
+    """Which cluster sizes the walk for the smallest sufficient cluster tries (docs/model.md §9.4)."""
+
+    POWERS_OF_TWO = "powers_of_two"
+    """The paper's N_GPU = S·2^i (spec §11): answers in steps of 2x."""
+    NODES = "nodes"
+    """Any multiple of the NVLink domain (the product of the non-top level sizes): S·2^i
+    brackets the answer, then passes of finer strides inside the bracket narrow it to one node."""
+
+
 class Recompute(StrEnum):
     """Activation recomputation (Korthikanti et al. 2022, arXiv:2205.05198)."""
 
@@ -104,6 +114,9 @@ class Physics:
     max_context_parallel: int = 1
     """Largest context-parallel degree c a grid layout may split each sequence over, with
     `whole_sequences` (powers of two dividing the sequence length; 1 = none)."""
+    cluster_sizes: ClusterSizes = ClusterSizes.POWERS_OF_TWO
+    """Cluster sizes the walk tries: the paper's S·2^i or any multiple of the NVLink domain. A
+    rule of the walk, not of a step: the paper's step model runs with either (`is_paper`)."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -266,6 +268,7 @@ SWITCHES_OFF = [
     "physics.batch_at_row_flop=false",
     "physics.dp_overlap=false",
     "physics.tp_overlap_in_domain=false",
+    "physics.cluster_sizes=powers_of_two",
 ]
 """physics=realistic with every switch off: its efficiencies only."""
 
@@ -278,6 +281,7 @@ BEFORE_STACK_RULES = [
     "physics.batch_at_row_flop=false",
     "physics.dp_overlap=false",
     "physics.tp_overlap_in_domain=false",
+    "physics.cluster_sizes=powers_of_two",
 ]
 """The realistic preset's rules of today's stack, each at its other value: the preset before them."""
 
@@ -292,6 +296,10 @@ def alone(*on: str) -> list[str]:
 REALISTIC: dict[str, list[str]] = {
     "paper": [],
     "realistic (all: today's stack)": ["physics=realistic"],
+    "realistic with `cluster_sizes=powers_of_two`": [
+        "physics=realistic",
+        "physics.cluster_sizes=powers_of_two",
+    ],
     "realistic with `max_context_parallel=1`": [
         "physics=realistic",
         "physics.max_context_parallel=1",
@@ -318,7 +326,7 @@ REALISTIC: dict[str, list[str]] = {
         "physics.dp_overlap=false",
         "physics.tp_overlap_in_domain=false",
     ],
-    "realistic with all eight of these (the preset before them)": [
+    "realistic with all nine of these (the preset before them)": [
         "physics=realistic",
         *BEFORE_STACK_RULES,
     ],
@@ -403,6 +411,90 @@ def observed_batch_table() -> list[str]:
     return table(header, rows)
 
 
+CLIFF_RATIO = 2.0
+"""A cliff: utilization falls by more than this factor from one grid size to the next."""
+STEP_PARTS = {
+    "compute": "t_compute_s",
+    "tp_comm": "t_tp_comm_s",
+    "pp_ep_comm": "t_pp_ep_comm_s",
+    "dp_comm": "t_dp_comm_s",
+}
+"""The step part each `bottleneck` names (the bubble: bubble_fraction · step_time_s)."""
+
+
+def across_nodes(levels: object) -> int:
+    """A degree's factor past the NVLink domain: the product of its per-level factors
+    (`dp_levels` etc., level 0 first, "1x8") after the first."""
+    factors = [int(f) for f in str(levels).split("x")]
+    return math.prod(factors[1:])
+
+
+def step_parts(p: dict[str, object]) -> dict[str, float]:
+    """Each part of a point's step (s), named as `bottleneck` names it."""
+    parts = {name: float(p[column]) for name, column in STEP_PARTS.items()}  # type: ignore[arg-type]
+    parts["bubble"] = float(p["bubble_fraction"]) * float(p["step_time_s"])  # type: ignore[arg-type]
+    return parts
+
+
+def cliff_why(p: dict[str, object]) -> str:
+    """Why a point's step is slow: its parts of at least a tenth of the step, largest first,
+    and what in its layout makes its bottleneck large."""
+    name = str(p["bottleneck"])
+    step = float(p["step_time_s"])  # type: ignore[arg-type]
+    parts = sorted(step_parts(p).items(), key=lambda kv: -kv[1])
+    shares = ", ".join(f"{k} {v / step:.0%}" for k, v in parts if v >= 0.1 * step)
+    dp, pp, m = (int(p[k]) for k in ("dp", "pp", "microbatches"))  # type: ignore[call-overload]
+    seqs = int(float(p["batch_seqs"]))  # type: ignore[arg-type]
+    tp = int(p["tp_model"]) * int(p["tp_ff"])  # type: ignore[call-overload]
+    if name == "tp_comm":
+        span = across_nodes(p["tp_model_levels"]) * across_nodes(p["tp_ff_levels"])
+        why = f"its {tp}-GPU tensor-parallel group spans {span} nodes"
+        if dp * m >= seqs:
+            why += (
+                f", as N_DP·m = {dp * m:,} microbatches already hold one each of the batch's "
+                f"{seqs:,} sequences"
+            )
+    elif name == "dp_comm":
+        why = f"the gradient all-reduce over {dp:,} replicas"
+    elif name == "bubble":
+        why = f"m = {m} microbatches over {pp} pipeline stages"
+    elif name == "pp_ep_comm":
+        why = f"pipeline sends over {pp} stages and expert all-to-alls over {int(p['ep'])}"  # type: ignore[call-overload]
+    else:
+        nano = int(p["nanobatch_tokens"])  # type: ignore[call-overload]
+        why = f"its matmuls {p['matmul_bound']}-bound on microbatches of {nano:,} tokens"
+    return f"{shares}: {why}"
+
+
+def cliffs_table() -> list[str]:
+    """Every fall of utilization by more than CLIFF_RATIO between neighbouring grid sizes of the
+    default realistic series, H100 SXM dense and sparse, with the resource that bounds the
+    smaller size's step and why."""
+    rows = []
+    for scaling in ("dense", "sparse"):
+        feasible = [
+            p for p in series(f"scaling={scaling}", "physics=realistic").points if p["feasible"]
+        ]
+        feasible.sort(key=lambda p: int(p["d_model"]))  # type: ignore[call-overload]
+        for a, b in itertools.pairwise(feasible):
+            ua, ub = float(a["utilization"]), float(b["utilization"])  # type: ignore[arg-type]
+            if ua > CLIFF_RATIO * ub:
+                rows.append(
+                    [
+                        scaling,
+                        f"{sci(float(a['training_flop']))} → {sci(float(b['training_flop']))}",  # type: ignore[arg-type]
+                        f"{int(float(a['n_gpu'])):,} → {int(float(b['n_gpu'])):,}",  # type: ignore[arg-type]
+                        f"{ua:.3f} → {ub:.3f}",
+                        str(b["bottleneck"]),
+                        cliff_why(b),
+                    ]
+                )
+    if not rows:
+        return [f"No fall of utilization by more than {CLIFF_RATIO:g}x between neighbouring sizes."]
+    header = ["scaling", "training FLOP", "GPUs", "utilization", "bottleneck", "why"]
+    return table(header, rows)
+
+
 def results_md() -> str:
     """The whole of docs/results.md."""
     lines = [
@@ -447,7 +539,7 @@ def results_md() -> str:
         "read at the FLOP the row trains, the distributed optimizer's overlapped gradient",
         "reduction, and TP communication overlap only inside NVLink ([model.md](model.md), Part",
         'II). A row "with" or "without" a key sets that rule to its other value; the last of them',
-        "sets all eight, the preset before",
+        "sets all nine, the preset before",
         'them. "Alone": the realistic efficiencies with every other switch off but the one named',
         "(8 K/V heads where attention is on). Under realistic",
         "physics the linear-scaling end is the first size past the series' peak utilization at",
@@ -466,9 +558,21 @@ def results_md() -> str:
         "m ≥ N_PP), so past 8 · c · B_seqs H100s a tensor-parallel group inside its NVLink",
         "domain leaves the pipeline with fewer microbatches than stages, and the step becomes",
         "bubble-bound; without `tp_in_domain` tensor parallelism crosses InfiniBand there and",
-        "the step becomes communication-bound (the table's rows).",
+        "the step becomes communication-bound (the table's rows). A realistic cluster is any",
+        "whole number of 8-GPU nodes (`cluster_sizes=nodes`, [model.md](model.md) §9.4), where",
+        "the paper's walk tries S·2^i GPUs (the `cluster_sizes=powers_of_two` row).",
         "",
         *realistic_table(),
+        "",
+        "### Utilization cliffs",
+        "",
+        f"Where the default realistic series' utilization falls by more than {CLIFF_RATIO:g}x from",
+        "one grid size to the next, the larger size's `bottleneck` (the largest part of its",
+        "step, [schema.md](schema.md)) says which resource bound it, and its layout why that",
+        "part is large (`dp`, `tp_model`·`tp_ff`, `pp`, `microbatches` and the per-level",
+        "factors, `*_levels`, of its row).",
+        "",
+        *cliffs_table(),
         "",
         "## Critical and observed batches",
         "",
@@ -484,7 +588,6 @@ def results_md() -> str:
         "as a trend in compute.",
         "",
         *observed_batch_table(),
-        "",
     ]
     return "\n".join(lines)
 

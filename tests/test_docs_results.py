@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
+from itertools import pairwise
 from pathlib import Path
 from types import ModuleType
 
@@ -88,3 +89,45 @@ def test_performance_baseline_is_named_by_its_commit() -> None:
     lines = "\n".join(performance.baseline_lines(head))
     assert head.split()[0] in lines
     assert str(REPO) not in lines
+
+
+def test_results_cliff_why_names_the_spanning_tensor_group() -> None:
+    """A tensor-parallel-bound point is explained by its parts and the nodes its group spans."""
+    point: dict[str, object] = {
+        "bottleneck": "tp_comm",
+        "step_time_s": 2.0,
+        "t_compute_s": 0.5,
+        "t_tp_comm_s": 1.5,
+        "t_pp_ep_comm_s": 0.0,
+        "t_dp_comm_s": 0.1,
+        "bubble_fraction": 0.0,
+        "dp": 320,
+        "pp": 16,
+        "microbatches": 16,
+        "batch_seqs": 5120.0,
+        "tp_model": 8,
+        "tp_ff": 8,
+        "tp_model_levels": "1x8",
+        "tp_ff_levels": "8x1",
+    }
+    why = generator().cliff_why(point)
+    assert why.startswith("tp_comm 75%, compute 25%: its 64-GPU tensor-parallel group spans 8")
+    assert "5,120 sequences" in why
+
+
+@pytest.mark.slow
+def test_results_cliffs_each_have_a_bottleneck() -> None:
+    """Every fall of utilization by more than 2x between neighbouring sizes of the default
+    realistic series is a row of docs/results.md's cliff table, with its bottleneck."""
+    results = generator()
+    rows = results.cliffs_table()
+    text = results.RESULTS_MD.read_text("utf-8")
+    for scaling in ("dense", "sparse"):
+        points = results.series(f"scaling={scaling}", "physics=realistic").points
+        feasible = sorted((p for p in points if p["feasible"]), key=lambda p: p["d_model"])
+        for a, b in pairwise(feasible):
+            if a["utilization"] > results.CLIFF_RATIO * b["utilization"]:
+                assert b["bottleneck"] is not None
+                row = next(r for r in rows if f"{int(b['n_gpu']):,} |" in r)
+                assert f"| {b['bottleneck']} |" in row
+                assert row in text

@@ -25,6 +25,7 @@ from enum import StrEnum
 from pipeline import units
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.switches import (
+    ClusterSizes,
     Efficiency,
     Fusion,
     Physics,
@@ -139,6 +140,7 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         cp_all_gather=sec.boolean("cp_all_gather"),
         batch_at_row_flop=sec.boolean("batch_at_row_flop"),
         nic_striping=sec.boolean("nic_striping"),
+        cluster_sizes=ClusterSizes(sec.choice("cluster_sizes", [c.value for c in ClusterSizes])),
         efficiency=efficiency_from_config(eff),
     )
     check_switches(sec, extensions, memory, recompute, whole)

@@ -44,6 +44,14 @@ class Precision(StrEnum):
     """Transformer Engine's FP8 recipe (NVIDIA 2022, Micikevicius et al., arXiv:2209.05433): the
     layers' weight GEMMs take FP8 inputs at the FP8 tensor peak; the attention core, norms,
     the logits layer, the optimizer and the master weights stay as under BF16."""
+class ClusterSizes(StrEnum):
+    """Which cluster sizes the walk for the smallest sufficient cluster tries (docs/model.md §9.4)."""
+
+    POWERS_OF_TWO = "powers_of_two"
+    """The paper's N_GPU = S·2^i (spec §11): answers in steps of 2x."""
+    NODES = "nodes"
+    """Any multiple of the NVLink domain (the product of the non-top level sizes): S·2^i
+    brackets the answer, then passes of finer strides inside the bracket narrow it to one node."""
 
 
 class Recompute(StrEnum):
@@ -143,6 +151,9 @@ class Physics:
     """A ring collective whose group crosses nodes stripes its crossing traffic over the NICs of
     its ranks in each node, as NCCL builds a ring per NIC (`network.groups.Levels.at`); off,
     its crossing edge has one GPU's link of the level. Needs the preset's `nics_per_node`."""
+    cluster_sizes: ClusterSizes = ClusterSizes.POWERS_OF_TWO
+    """Cluster sizes the walk tries: the paper's S·2^i or any multiple of the NVLink domain. A
+    rule of the walk, not of a step: the paper's step model runs with either (`is_paper`)."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property

@@ -43,7 +43,7 @@ from pipeline.model.records.results import (
     StepCost,
 )
 from pipeline.model.records.scaling import ModelShape, ScalingLaws
-from pipeline.model.records.switches import PAPER, RECOMPUTE_ORDER, Physics
+from pipeline.model.records.switches import PAPER, RECOMPUTE_ORDER, ClusterSizes, Physics
 from pipeline.model.search.candidates import (
     MAX_BATCH_TOKENS,
     Candidates,
@@ -81,6 +81,9 @@ UTILIZATION_FLOOR = 0.001
 """A series stops after a point below this utilization (spec §11)."""
 FIRST_BLOCK = 16
 """Candidates in the first evaluated block; each next block doubles."""
+NODE_REFINE_BITS = 3
+"""Each pass of the node refinement tries fewer than 2^this sizes of its bracket, each stride
+2^this times the next pass's (`_Walk.node_refined`)."""
 ROWS_PER_BLOCK = 200_000
 """Full-split rows evaluated per numpy block: bounds memory on 3-level networks."""
 
@@ -459,6 +462,80 @@ def optimal_layout(
     return _best_at(hw, shape, n_gpu, opts, prune=prune, physics=physics).found
 
 
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    """What the walk for the smallest cluster reads at every size: the model, the duration, the
+    switches and the compute-only bounds (`floors.step_floor_terms_s`)."""
+
+    hw: HardwareSpec
+    shape: ModelShape
+    duration_s: float
+    opts: SearchOptions
+    prune: bool
+    physics: Physics
+    floor_gpus: float
+    """Fewer GPUs than this cannot do the training's weight FLOP in the duration at full rate."""
+    fixed_s: float
+    flop_s: float
+
+    def at(self, n_gpu: int) -> BestAt | None:
+        """The best layout at n_gpu, or None when the bounds prove that none of its layouts
+        trains within the duration (or n_gpu is below `floor_gpus`): searched after the walk
+        only if the reason of an infeasible point depends on it."""
+        if n_gpu < self.floor_gpus:
+            return None
+        hw, physics, opts, shape, prune = self.hw, self.physics, self.opts, self.shape, self.prune
+        steps = shape.n_tokens / float(shape.batch_tokens)
+        floor_s = self.fixed_s + self.flop_s / n_gpu
+        if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s:
+            floor_s = max(floor_s, tensor_parallel_floor_s(hw, physics, opts, shape, n_gpu))
+        floors = None
+        if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s:
+            floors = layout_step_floors_s(hw, physics, opts, shape, n_gpu)
+            floor_s = floor_s if floors is None else max(floor_s, float(floors.min()))
+        if steps * floor_s * (1.0 - PRUNE_SLACK) >= self.duration_s:
+            return None
+        return _best_at(hw, shape, n_gpu, opts, self.duration_s, prune, physics, floors)
+
+    def trains(self, at: BestAt | None) -> bool:
+        """Whether the size's best layout trains within the duration."""
+        return (
+            at is not None
+            and at.found is not None
+            and at.found[1].training_time_s < self.duration_s
+        )
+
+    def node_refined(self, low: int, high: int, at_high: BestAt) -> tuple[int, BestAt]:
+        """The first sufficient size of the refinement of (low, high] into multiples of the
+        node u, `high` sufficient and `low` not; u is the product of the non-top level sizes
+        (the NVLink domain, 8 on a DGX: past it every size the hierarchy admits is a multiple
+        of u, spec §5.2). The bracket's multiples of a stride of u times a power of two, at
+        most 2^`NODE_REFINE_BITS` − 1 of them, are tried in ascending order; the first
+        sufficient one and the size before it bracket the next pass, at a finer stride, down
+        to one node. Every size a pass names is tried with or without pruning (whose bounds
+        only set aside sizes that cannot train in time), so the two agree. Sufficiency is not
+        monotone in N (a size whose factors suit the batch and the layers may train in time
+        where a larger one does not), so a smaller sufficient node multiple may lie below a
+        size a coarser pass found insufficient (docs/model.md §9.4). Clusters of one node or
+        less keep S·2^i."""
+        unit = math.prod(self.hw.level_sizes)
+        if high <= unit or high % unit:
+            return high, at_high
+        best = at_high
+        while high - low > unit:
+            nodes = -(-(high - low) // unit)
+            stride = unit * (1 << max(0, (nodes - 1).bit_length() - NODE_REFINE_BITS))
+            first = low - low % stride + stride  # the first stride multiple above low
+            for n_gpu in range(first, high, stride):
+                at = self.at(n_gpu)
+                if self.trains(at):
+                    assert at is not None
+                    high, best = n_gpu, at
+                    break
+                low = n_gpu
+        return high, best
+
+
 def smallest_cluster(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -467,7 +544,9 @@ def smallest_cluster(
     prune: bool = True,
     physics: Physics = PAPER,
 ) -> PointResult:
-    """The first N_GPU = S·2^i whose best layout trains within the duration (strict, spec §11).
+    """The first N_GPU = S·2^i whose best layout trains within the duration (strict, spec §11);
+    with `physics.cluster_sizes` = nodes, the smallest multiple of the NVLink domain between
+    the last insufficient S·2^i and it (`_Walk.node_refined`, docs/model.md §9.4).
 
     `prune=False` searches every cluster exhaustively, for tests. Under realistic physics the
     model trains on its own tokens and the point carries what it counts and what the search
@@ -482,27 +561,22 @@ def smallest_cluster(
     work = weight_training_flop(physics, shape)
     floor = work / (duration_s * matmul_rate_flop_per_s(hw, physics))
     fixed_s, flop_s = step_floor_terms_s(hw, physics, opts, shape) if prune else (0.0, 0.0)
-    steps = shape.n_tokens / float(shape.batch_tokens)
+    walk = _Walk(hw, shape, duration_s, opts, prune, physics, floor, fixed_s, flop_s)
     any_layout = blocked = False
     too_slow: list[int] = []  # clusters no layout of which can train in time
     for i in range(opts.max_cluster_doublings + 1):
         n_gpu = shape.sparsity * 2**i
-        if n_gpu < floor:
+        at = walk.at(n_gpu)
+        if at is None:
+            if n_gpu >= floor:
+                too_slow.append(n_gpu)  # searched below only if the reason depends on it
             continue
-        floor_s = fixed_s + flop_s / n_gpu
-        if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < duration_s:
-            floor_s = max(floor_s, tensor_parallel_floor_s(hw, physics, opts, shape, n_gpu))
-        floors = None
-        if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < duration_s:
-            floors = layout_step_floors_s(hw, physics, opts, shape, n_gpu)
-            floor_s = floor_s if floors is None else max(floor_s, float(floors.min()))
-        if steps * floor_s * (1.0 - PRUNE_SLACK) >= duration_s:
-            too_slow.append(n_gpu)  # searched below only if the reason depends on it
-            continue
-        at = _best_at(hw, shape, n_gpu, opts, duration_s, prune, physics, floors)
         any_layout = any_layout or at.had_candidates
         blocked = blocked or at.memory_blocked
-        if at.found is not None and at.found[1].training_time_s < duration_s:
+        if at.found is not None and walk.trains(at):
+            if physics.cluster_sizes is ClusterSizes.NODES and i > 0:
+                n_gpu, at = walk.node_refined(n_gpu // 2, n_gpu, at)
+            assert at.found is not None
             return PointResult(
                 shape,
                 True,

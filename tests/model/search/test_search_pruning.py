@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, model_shape
+from pipeline.model.records.switches import ClusterSizes, Physics
 from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.enumeration import realistic_layout_rows
@@ -64,8 +65,22 @@ def test_pruned_smallest_cluster_equals_exhaustive(
     )
 
 
+@settings(max_examples=10, deadline=None)
+@given(hardware(), models(), search_options())
+def test_pruned_smallest_cluster_equals_exhaustive_at_node_sizes(
+    hw: HardwareSpec, shape: ModelShape, opts: SearchOptions
+) -> None:
+    """With node-granular cluster sizes (the paper's step), the refined smallest cluster, its
+    layout and cost do not depend on pruning."""
+    nodes = Physics(cluster_sizes=ClusterSizes.NODES)
+    assert smallest_cluster(hw, shape, DURATION_S, opts, physics=nodes) == smallest_cluster(
+        hw, shape, DURATION_S, opts, prune=False, physics=nodes
+    )
+
+
 REALISTIC_CASES = [
     (["scaling=dense"], (22528, 26624, 49152, 106496)),
+    (["scaling=dense", "physics.cluster_sizes=powers_of_two"], (8192, 22528)),
     (["scaling=sparse"], (30720, 32768, 73728)),
     (["scaling=dense", "physics.max_context_parallel=8", "physics.tp_in_domain=true"], (22528,)),
     (
@@ -130,7 +145,8 @@ def test_realistic_smallest_cluster_equals_exhaustive(over: list[str], widths: t
 def _walked_clusters(
     over: list[str], widths: tuple[int, ...]
 ) -> Iterator[tuple[Scenario, ModelShape, HardwareSpec, int, Candidates]]:
-    """Every other cluster the walk may try, for each width's realistic model: the scenario,
+    """Every other power-of-two cluster the walk may try and, past four nodes, 3/4 of it (a
+    node multiple the refinement may try), for each width's realistic model: the scenario,
     the grid shape, the network physics, the cluster size and its candidates (clusters
     without candidates left out)."""
     for d_model in widths:
@@ -138,10 +154,12 @@ def _walked_clusters(
         shape = grid_shape(s.physics, shape)
         hw = network_physics(s.hardware, s.physics)
         for i in range(0, s.options.max_cluster_doublings + 1, 2):
-            n_gpu = shape.sparsity * 2**i
-            c = enumerate_candidates(hw, shape, n_gpu, s.options, s.physics)
-            if isinstance(c, Candidates):
-                yield s, shape, hw, n_gpu, c
+            power = shape.sparsity * 2**i
+            # and a node multiple between powers of two (`cluster_sizes: nodes`) past 4 nodes
+            for n_gpu in (power, 3 * power // 4) if power >= 32 else (power,):
+                c = enumerate_candidates(hw, shape, n_gpu, s.options, s.physics)
+                if isinstance(c, Candidates):
+                    yield s, shape, hw, n_gpu, c
 
 
 @pytest.mark.parametrize(("over", "widths"), REALISTIC_CASES)

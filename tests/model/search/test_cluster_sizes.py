@@ -1,0 +1,94 @@
+"""Cluster sizes at node granularity (`physics.cluster_sizes`, docs/model.md §9.4): the walk's
+S·2^i answer refined to whole nodes, and the paper's sizes kept by the other value."""
+
+from __future__ import annotations
+
+import dataclasses
+from functools import cache
+
+import pytest
+
+from pipeline.model.records.scaling import ModelShape, model_shape
+from pipeline.model.records.switches import ClusterSizes
+from pipeline.model.search.search import optimal_layout, smallest_cluster
+from pipeline.schema import ConfigError, Scenario, compose_config, load_scenario
+
+WIDTHS = (6144, 8192, 12288, 14336, 16384, 18432)
+"""Dense H100 grid widths whose smallest clusters span one to several thousand nodes."""
+NODE = 8
+"""GPUs per DGX H100 node, conf/hardware/h100_sxm.yaml's level_sizes."""
+
+
+@cache
+def realistic(sizes: ClusterSizes) -> Scenario:
+    """The default realistic H100 dense scenario with the given cluster sizes."""
+    s = load_scenario(compose_config(["physics=realistic"]))
+    return dataclasses.replace(s, physics=dataclasses.replace(s.physics, cluster_sizes=sizes))
+
+
+def shape_of(s: Scenario, d_model: int) -> ModelShape:
+    """The grid model of width `d_model`."""
+    return model_shape(d_model, s.laws, s.options.quirks)
+
+
+@cache
+def smallest(sizes: ClusterSizes, d_model: int) -> int:
+    """GPUs of the smallest sufficient cluster of the width (the point must be feasible)."""
+    s = realistic(sizes)
+    point = smallest_cluster(
+        s.hardware, shape_of(s, d_model), s.duration_s, s.options, physics=s.physics
+    )
+    assert point.feasible
+    assert point.layout is not None
+    return point.layout.n_gpu
+
+
+def test_cluster_sizes_realistic_default_is_nodes() -> None:
+    """physics=realistic searches node multiples; physics=paper keeps S·2^i."""
+    assert load_scenario(compose_config(["physics=realistic"])).physics.cluster_sizes is (
+        ClusterSizes.NODES
+    )
+    assert load_scenario(compose_config([])).physics.cluster_sizes is ClusterSizes.POWERS_OF_TWO
+
+
+def test_cluster_sizes_bad_value_is_refused() -> None:
+    """An unknown cluster_sizes value is refused in one line naming the key."""
+    with pytest.raises(ConfigError, match=r"^physics\.cluster_sizes"):
+        load_scenario(compose_config(["physics.cluster_sizes=primes"]))
+
+
+@pytest.mark.parametrize("d_model", WIDTHS)
+def test_cluster_sizes_powers_of_two_are_the_walks(d_model: int) -> None:
+    """With powers_of_two every answer is S·2^i, the paper's walk (spec §11)."""
+    n_gpu = smallest(ClusterSizes.POWERS_OF_TWO, d_model)
+    assert n_gpu & (n_gpu - 1) == 0
+
+
+@pytest.mark.parametrize("d_model", WIDTHS)
+def test_cluster_sizes_nodes_refine_the_power_of_two_bracket(d_model: int) -> None:
+    """The node answer is a whole number of nodes in (N/2, N], N the power-of-two answer."""
+    n_gpu, power = (
+        smallest(ClusterSizes.NODES, d_model),
+        smallest(ClusterSizes.POWERS_OF_TWO, d_model),
+    )
+    assert n_gpu % NODE == 0
+    assert power // 2 < n_gpu <= power
+
+
+def test_cluster_sizes_nodes_find_sizes_between_powers_of_two() -> None:
+    """At least one width of the series trains on fewer GPUs than its power of two."""
+    assert any(
+        smallest(ClusterSizes.NODES, w) < smallest(ClusterSizes.POWERS_OF_TWO, w) for w in WIDTHS
+    )
+
+
+@pytest.mark.parametrize("d_model", WIDTHS)
+def test_cluster_sizes_one_node_fewer_is_insufficient(d_model: int) -> None:
+    """One node fewer than the node answer does not train within the duration (the last
+    pass of the refinement steps by one node)."""
+    s = realistic(ClusterSizes.NODES)
+    n_gpu = smallest(ClusterSizes.NODES, d_model)
+    fewer = optimal_layout(
+        s.hardware, shape_of(s, d_model), n_gpu - NODE, s.options, physics=s.physics
+    )
+    assert fewer is None or not fewer[1].training_time_s < s.duration_s

@@ -14,7 +14,8 @@ import numpy as np
 
 from pipeline.forecast.paths import Trajectory
 from pipeline.forecast.uncertainty import TRAJECTORY_INPUT, UncertaintySettings, year_budget
-from pipeline.io.rows import Provenance, SeriesKey, config_hash
+from pipeline.identity import config_hash
+from pipeline.io.rows import Provenance, SeriesKey
 
 BUDGET_LIMITS = {"linear_end_year": "linear_end_flop", "wall_year": "wall_flop"}
 """The limit years the budget is drawn for -> the `SeriesLimits` threshold each is reached at."""

@@ -12,9 +12,8 @@ from typing import Any, cast
 
 from omegaconf import DictConfig, OmegaConf
 
-from pipeline.execute.series import series_id
 from pipeline.forecast.uncertainty import UncertaintySettings, design_values
-from pipeline.io.rows import canonical_json
+from pipeline.identity import canonical_json, series_id
 from pipeline.schema import load_scenario
 from pipeline.schema.errors import ConfigError
 from pipeline.sweep.axes import AXIS_ROOTS, parse_axis

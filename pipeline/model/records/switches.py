@@ -44,6 +44,8 @@ class Precision(StrEnum):
     """Transformer Engine's FP8 recipe (NVIDIA 2022, Micikevicius et al., arXiv:2209.05433): the
     layers' weight GEMMs take FP8 inputs at the FP8 tensor peak; the attention core, norms,
     the logits layer, the optimizer and the master weights stay as under BF16."""
+
+
 class ClusterSizes(StrEnum):
     """Which cluster sizes the walk for the smallest sufficient cluster tries (docs/model.md §9.4)."""
 

@@ -1,7 +1,7 @@
 """Observed batch sizes of large language-model runs -> the `observed` batch law's constants.
 
 The law is B_tok = c · C^e (tokens per optimizer step against training FLOP; the model applies
-it as `BatchLawKind.OBSERVED`, docs/model.md §2.4). Its constants are fitted here, outside the
+it as `BatchLawKind.OBSERVED`, docs/model.md §3). Its constants are fitted here, outside the
 physics, and reach the model as numbers (conf/batch/observed.yaml, checked against this fit on
 the shipped snapshot by a test); every run that reads the frontier-runs source records the fit
 of the copy it read in its `sources` table (docs/sources.md, "Observed batch sizes").

@@ -117,11 +117,23 @@ def split_inner_products(adjusted: tuple[int, ...]) -> NDArray[np.int64]:
 
 
 def group_level(level_sizes: tuple[int, ...], span: NDArray[np.float64]) -> NDArray[np.int64]:
-    """Network level a group spans: the first whose cumulative size holds `span` GPUs (the
-    group's size times the stride of its ranks; Megatron's rank order puts tensor ranks
-    innermost, then context, expert, data and pipeline ranks). Past every bounded level: the
-    top level, `len(level_sizes)`."""
-    return np.searchsorted(cumulative_sizes(level_sizes), span, side="left").astype(np.int64)
+    """Network level a group spans: the first whose cumulative size G_i both holds `span` GPUs
+    (the group's size times the stride of its ranks; Megatron's rank order puts tensor ranks
+    innermost, then context, expert, data and pipeline ranks) and is a multiple of it. The
+    group's ranks lie in an aligned block of `span` consecutive ranks, which sits inside one
+    unit of G_i ranks only when span divides G_i: a block of 6 ranks on 8-GPU nodes straddles
+    two nodes for every other group, so that group set crosses the level (a cluster of whole
+    nodes allows such degrees, `physics.cluster_sizes`). Past every bounded level: the top
+    level, `len(level_sizes)`."""
+    cum = cumulative_sizes(level_sizes)
+    if cum.size == 0:
+        return np.zeros(np.shape(span), dtype=np.int64)
+    s = np.asarray(span, dtype=np.float64)[..., None]
+    inside = (cum >= s) & (np.mod(cum, s) == 0.0)
+    out: NDArray[np.int64] = np.where(
+        inside.any(axis=-1), inside.argmax(axis=-1), len(level_sizes)
+    ).astype(np.int64)
+    return out
 
 
 @cached(maxsize=1024)

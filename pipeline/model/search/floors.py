@@ -322,6 +322,8 @@ def layout_step_floors_s(
     zero = np.zeros_like(tp)
     step = pipeline_step_s(stages, layer + t_ep, zero, m, interleave, zb, t_p2p, t_dp, None)
     if physics.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
-        return np.where(tp <= adjusted_level_sizes(hw.level_sizes, n_gpu)[0], step.t_step_s, np.inf)
+        level0 = adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
+        inside = (tp <= level0) & (np.mod(level0, tp) == 0.0)  # aligned: never straddling
+        return np.where(inside, step.t_step_s, np.inf)
     out: Array = step.t_step_s
     return out

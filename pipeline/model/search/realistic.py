@@ -151,7 +151,8 @@ def realistic_steps(
     )
     usable = np.ones(tp.shape, dtype=bool)
     if c.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
-        usable = tp <= adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
+        level0 = adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
+        usable = (tp <= level0) & (np.mod(level0, tp) == 0.0)  # aligned: never straddling
     t_step = np.where(usable, parts.t_step_s, np.inf)
     return RealisticSteps(
         t_step_s=t_step,

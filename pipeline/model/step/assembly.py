@@ -4,11 +4,14 @@ layouts: the one assembly a realistic grid candidate (`search.realistic`) and a 
 
 Per layer and microbatch on one GPU (`network.groups`, each group at the level its ranks span):
   t_tp   = the N_TPff and N_TPm collectives, with TP overlap only their part past the GEMMs
+           (with `tp_overlap_in_domain` only for a group inside the fastest level)
   t_ep   = the expert all-to-alls of k · w · T · h / sp bytes (top-k routing)
   t_full = t_layer + t_tp + t_ep
 per microbatch t_p2p (the pipeline sends), per step t_dp (dense gradients over the ranks holding
 the same dense weights, expert gradients over the expert-data-parallel group), exposed past the
-first stage's backward when overlapped, and the step of `step.pipeline.pipeline_step_s`.
+first stage's backward when overlapped (`overlap_dp`) or as Megatron-Core's distributed
+optimizer exposes it (`dp_overlap`, `distributed_optimizer_exposed_s`), and the step of
+`step.pipeline.pipeline_step_s`.
 The step never decreases in any network time (`step.pipeline`'s module docstring).
 """
 

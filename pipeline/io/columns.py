@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 4
-"""Written into every row's `schema_version` column (2: `series.overrides`, the model's version
+SCHEMA_VERSION = 5
+"""Written into every row's `schema_version` column (5: `series.kv_heads` and
+`series.nics_per_node`; 2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
 and its wall, the closed forms' inputs, power and energy; 4: the wall of each year of the moving
@@ -259,6 +260,7 @@ NETWORK_FIELDS = [
     _required("net_bandwidth_top_bytes_per_s", pa.float64()),
     _required("net_latency_l0_s", pa.float64()),
     _required("net_latency_top_s", pa.float64()),
+    _optional("nics_per_node", pa.int64()),
 ]
 """The network hierarchy (spec §3.1): the `HardwareSpec` lists as per-level strings, level 0
 (innermost) first, joined by "x" (numbers in shortest exact form: "9e11x1e11"), and the
@@ -274,6 +276,7 @@ LAWS_FIELDS = [
     _required("reference_d_model", pa.float64()),
     _required("tokens_per_param", pa.float64()),
     _required("seq_len", pa.int64()),
+    _optional("kv_heads", pa.int64()),
     _required("batch_kind", pa.string()),
     _optional("batch_reference_tokens", pa.float64()),
     _optional("batch_reference_flop", pa.float64()),
@@ -490,6 +493,8 @@ ADDED_IN: dict[str, int] = {
     **{name: 3 for name in ("model_b_duration_s", "model_b_b0_tokens", "model_b_tokens_per_param")},
     **{field.name: 3 for field in POWER_FIELDS + POWER_SETTING_FIELDS},
     "tdp_w": 3,
+    "kv_heads": 5,
+    "nics_per_node": 5,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

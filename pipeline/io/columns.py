@@ -27,7 +27,7 @@ frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_ye
 5: the observed batch law's fit in `sources`, how each run was trained in `observed_runs`, the
 years of `forecasts` passed by the run date, and that date;
 `points.q1_latency_hidden_s`, the latency per step quirk Q1 drops from a row's layout;
-`series.fp8_flop_per_s`, the GPU's FP8 peak)."""
+`series.fp8_flop_per_s`, the GPU's FP8 peak; `series.kv_heads` and `series.nics_per_node`)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -271,6 +271,7 @@ NETWORK_FIELDS = [
     _required("net_bandwidth_top_bytes_per_s", pa.float64()),
     _required("net_latency_l0_s", pa.float64()),
     _required("net_latency_top_s", pa.float64()),
+    _optional("nics_per_node", pa.int64()),
 ]
 """The network hierarchy (spec §3.1): the `HardwareSpec` lists as per-level strings, level 0
 (innermost) first, joined by "x" (numbers in shortest exact form: "9e11x1e11"), and the
@@ -286,6 +287,7 @@ LAWS_FIELDS = [
     _required("reference_d_model", pa.float64()),
     _required("tokens_per_param", pa.float64()),
     _required("seq_len", pa.int64()),
+    _optional("kv_heads", pa.int64()),
     _required("batch_kind", pa.string()),
     _optional("batch_reference_tokens", pa.float64()),
     _optional("batch_reference_flop", pa.float64()),
@@ -561,6 +563,8 @@ ADDED_IN: dict[str, int] = {
     **{name: 5 for name in BATCH_LAW_FIT_COLUMNS},
     "q1_latency_hidden_s": 5,
     "fp8_flop_per_s": 5,
+    "kv_heads": 5,
+    "nics_per_node": 5,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

@@ -360,6 +360,7 @@ def series_dict(
         "net_bandwidth_top_bytes_per_s": float(hw.net_bandwidth_bytes_per_s[-1]),
         "net_latency_l0_s": float(hw.net_latency_s[0]),
         "net_latency_top_s": float(hw.net_latency_s[-1]),
+        "nics_per_node": hw.nics_per_node,
         "sparse": bool(laws.sparse),
         "ff_ratio": int(laws.ff_ratio),
         "depth_coefficient": float(laws.depth_coefficient),
@@ -368,6 +369,7 @@ def series_dict(
         "reference_d_model": float(laws.reference_d_model),
         "tokens_per_param": float(laws.tokens_per_param),
         "seq_len": int(laws.seq_len),
+        "kv_heads": laws.kv_heads,
         "batch_kind": laws.batch.kind.value,
         **{
             f"batch_{key}": float(getattr(laws.batch, key)) if key in batch_keys else None

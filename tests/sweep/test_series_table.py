@@ -110,11 +110,11 @@ def test_number_text_is_short_and_exact(x: float, text: str) -> None:
 def test_series_row_records_the_whole_physics_record() -> None:
     """A physics override is told from its preset in `physics_json`; `physics` keeps the name."""
     (preset,) = expand("physics=realistic")
-    (changed,) = expand("physics=realistic", "physics.tensor_parallel=1d")
+    (changed,) = expand("physics=realistic", "physics.tensor_parallel=both")
     a, b = row(preset), row(changed)
     assert a["physics"] == b["physics"] == "realistic"
-    assert json.loads(str(a["physics_json"]))["tensor_parallel"] == "both"
-    assert json.loads(str(b["physics_json"]))["tensor_parallel"] == "1d"
+    assert json.loads(str(a["physics_json"]))["tensor_parallel"] == "1d"
+    assert json.loads(str(b["physics_json"]))["tensor_parallel"] == "both"
     assert a["run_json"] is None
 
 

@@ -16,7 +16,7 @@ from hydra_plugins.dmlimits import parsed_once, sweeper
 from pipeline.app import api, execute
 from pipeline.catalog import load, metrics
 from pipeline.execute import settings
-from pipeline.forecast import observed, text, uncertainty
+from pipeline.forecast import moving, observed, text, uncertainty
 from pipeline.io import dataset, tables
 from pipeline.model import caches, limits
 from pipeline.model.records import run
@@ -63,4 +63,5 @@ caches.clear_caches  # every cache emptied, as in a fresh process (tests, bench/
 observed.FrontierRule.TOP_N  # forecast.fitted.rule = top_n
 observed.FrontierFit.flop_prediction_at  # the largest run's compute in a year (bench/results.py)
 text.forecast_markdown  # the Markdown forecast table (bench/forecast_table.py)
+moving.moving_year  # the one-line rule, the oracle `moving_years` is tested against
 uncertainty.Distribution.UNIFORM  # forecast.uncertainty.inputs.<key>.distribution = uniform

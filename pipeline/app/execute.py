@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,6 +139,19 @@ def resumed_series(
     return summaries, [{name: read_parts(index, name, ids) for name in SERIES_TABLES}]
 
 
+def _stage_progress(
+    label: str, enabled: bool
+) -> Callable[[int], AbstractContextManager[Callable[[int], None]]]:
+    """Opens a labelled progress for a stage of n series; yields the function counting each."""
+
+    @contextmanager
+    def opened(n: int) -> Iterator[Callable[[int], None]]:
+        with RunProgress(n, enabled=enabled and n > 0, label=label) as bar:
+            yield bar.advance
+
+    return opened
+
+
 def execute_plan(
     plan: RunPlan,
     progress: bool = True,
@@ -171,12 +185,22 @@ def execute_plan(
     years = plan.forecast.moving_frontier_years
     hardware = moving_hardware(plan.forecast) if years else None
     moving = run_frontiers(
-        [(s.series_id, s.scenario) for s in todo], years, plan.execution, hardware
+        [(s.series_id, s.scenario) for s in todo],
+        years,
+        plan.execution,
+        hardware,
+        _stage_progress("moving frontier", progress),
     )
     trends = hardware[1] if hardware is not None else None
     per_run = run_tables(trends if moving else None, plan.forecast.observed, provenance)
     if plan.design is not None:
-        budget = run_uncertainty(*plan.design, plan.forecast, plan.execution, provenance)
+        budget = run_uncertainty(
+            *plan.design,
+            plan.forecast,
+            plan.execution,
+            provenance,
+            _stage_progress("uncertainty design", progress),
+        )
         if budget is not None:
             per_run["uncertainty"] = budget
     if plan.root is not None:

@@ -6,7 +6,8 @@ all projected scenarios of all bases (`pipeline.forecast.frontier.frontier_scena
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 from pipeline.catalog import Catalog
 from pipeline.execute.runner import run_series
@@ -19,16 +20,23 @@ from pipeline.schema.projected import catalog_and_trends
 from pipeline.trends.catalog_fits import CatalogTrends
 
 
+def _ignore(points: int) -> None:
+    """No progress to count."""
+
+
 def run_frontiers(
     series: Sequence[tuple[str, Scenario]],
     years: Sequence[float],
     execution: ExecutionSettings,
     hardware: tuple[Catalog, CatalogTrends] | None = None,
+    progress: Callable[[int], AbstractContextManager[Callable[[int], None]]] | None = None,
 ) -> dict[str, MovingFrontier]:
     """Base series_id -> its moving frontier, for every (series_id, scenario) on a catalog GPU.
 
     All projected series of all bases are evaluated in one `run_series` pass (parallel), each
     up to its wall (its first infeasible size, or the size where utilization collapsed).
+    `progress(n)`, given, opens the stage's progress for n series and gives the function that
+    counts each one's points.
     """
     if not years:
         return {}
@@ -39,7 +47,11 @@ def run_frontiers(
         if projected:
             plans[base_id] = (base.hardware_name, list(zip(years, projected, strict=True)))
     todo = {series_id(s, False): s for _, plan in plans.values() for _, s in plan}
-    outcomes = {o.series_id: o for o in run_series(todo.values(), execution, False)}
+    outcomes = {}
+    with progress(len(todo)) if progress is not None else nullcontext(_ignore) as advance:
+        for outcome in run_series(todo.values(), execution, False):
+            outcomes[outcome.series_id] = outcome
+            advance(len(outcome.points))
     frontiers = {}
     for base_id, (base_gpu, plan) in plans.items():
         rows = []

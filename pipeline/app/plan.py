@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +74,10 @@ def resolve_resume(value: object, series: Sequence[SweepSeries]) -> bool:
     return value
 
 
+def _quiet(text: str) -> None:
+    """Says nothing (a plan made without progress)."""
+
+
 def plan_run(
     cfg: DictConfig,
     *,
@@ -81,6 +85,7 @@ def plan_run(
     write: bool = True,
     series: Sequence[SweepSeries] | None = None,
     observe: bool = True,
+    say: Callable[[str], None] | None = None,
 ) -> RunPlan:
     """Validate everything before any work: configs, sweep axes, execution, the output root.
 
@@ -88,8 +93,10 @@ def plan_run(
     `write=False` the root is not touched and nothing is resumed. `series`, when given, are
     `cfg`'s series as already expanded (`expand_sweep`) by a check of this same config, and
     are not expanded again. With `observe=False` (a check of the command line) the sources are
-    checked but not read, so a check fetches and stores nothing.
+    checked but not read, so a check fetches and stores nothing. `say`, given, is told each
+    step as it starts (progress: `pipeline.execute.progress.stage`).
     """
+    say = say or _quiet
     output = OmegaConf.to_container(cfg.get("output"), resolve=True) if "output" in cfg else {}
     if (
         not isinstance(output, dict)
@@ -114,13 +121,17 @@ def plan_run(
     forecast = forecast_from_config(cfg.get("forecast"))
     given = known_overrides(overrides)
     if series is None:
+        say("expanding the sweep (composing each choice's config)")
         series = expand_sweep(cfg, whole_grid=whole_grid, overrides=given)
     series = list(series)
     resume = resolve_resume(output.get("resume"), series)
     root = check_writable(output["root"]) if write else None
+    if observe and cfg.get("sources") is not None:
+        say(f"{len(series)} series; reading the observed-data sources, fitting the frontier")
     forecast = observe_for_run(forecast, cfg.get("sources"), output, write, observe=observe)
     design = None
     if forecast.uncertainty is not None:
+        say(f"uncertainty design: {forecast.uncertainty.samples} series of the run's config")
         base, points = design_series(cfg, forecast.uncertainty)
         design = (base, tuple(points))
     return RunPlan(

@@ -7,6 +7,7 @@ Runs before the plan's own series, beside the moving frontier (`pipeline.app.exe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 
 import pyarrow as pa
 
@@ -22,23 +23,27 @@ from pipeline.io.rows import Provenance, table_from_rows
 from pipeline.sweep.expand import SweepSeries
 
 
+def _ignore(points: int) -> None:
+    """No progress to count."""
+
+
 def run_uncertainty(
     base: SweepSeries,
     design: Sequence[SweepSeries],
     forecast: ForecastSettings,
     execution: ExecutionSettings,
     provenance: Provenance,
-    advance: Callable[[int], None] | None = None,
+    progress: Callable[[int], AbstractContextManager[Callable[[int], None]]] | None = None,
 ) -> pa.Table | None:
-    """The `uncertainty` rows of the run's design (None without one); `advance(points)` is
-    called as each design series finishes (progress)."""
+    """The `uncertainty` rows of the run's design (None without one); `progress` as
+    `pipeline.app.frontier.run_frontiers` takes it."""
     settings = forecast.uncertainty
     if settings is None or not design:
         return None
     outcomes = {}
-    for outcome in run_series((s.scenario for s in design), execution, False):
-        outcomes[outcome.series_id] = outcome.limits
-        if advance is not None:
+    with progress(len(design)) if progress is not None else nullcontext(_ignore) as advance:
+        for outcome in run_series((s.scenario for s in design), execution, False):
+            outcomes[outcome.series_id] = outcome.limits
             advance(len(outcome.points))
     limits = [outcomes[s.series_id] for s in design]
     thresholds = {

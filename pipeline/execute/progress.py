@@ -21,8 +21,17 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
 LOG_INTERVAL_S = 10.0
-"""Seconds between plain progress lines when the stream is not a terminal."""
+"""Seconds between plain progress lines when the stream is not a terminal..."""
+EARLY_INTERVAL_S = 2.0
+EARLY_S = 60.0
+"""... but every `EARLY_INTERVAL_S` in a stage's first `EARLY_S` seconds, so a short run (the
+nightly) is never silent for long and a long sweep's log stays short."""
 PREFIX = "[dmlimits]"
+
+
+def stage(text: str, stream: TextIO | None = None) -> None:
+    """One line saying what the run is doing now ("[dmlimits] reading sources ...")."""
+    print(f"{PREFIX} {text}", file=stream or sys.stderr, flush=True)
 
 
 class RunProgress:
@@ -38,9 +47,14 @@ class RunProgress:
         interval_s: float = LOG_INTERVAL_S,
         interactive: bool | None = None,
         clock: Callable[[], float] = time.monotonic,
+        label: str = "",
+        early_interval_s: float = EARLY_INTERVAL_S,
     ) -> None:
         """`total_series` to evaluate now; `skipped` already done (resume); `interactive`
-        forces the bar (True) or plain lines (False) instead of asking the stream."""
+        forces the bar (True) or plain lines (False) instead of asking the stream; `label`
+        names a stage other than the run's own series ("moving frontier")."""
+        self.label = label
+        self.early_interval_s = early_interval_s
         self.total = total_series
         self.skipped = skipped
         self.stream = stream or sys.stderr
@@ -71,7 +85,7 @@ class RunProgress:
             )
 
             self._bar = Progress(
-                TextColumn("[bold]series"),
+                TextColumn(f"[bold]{self.label + ': ' if self.label else ''}series"),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[points]:,} points, {task.fields[rate]} points/s"),
@@ -126,17 +140,27 @@ class RunProgress:
             self._bar.update(
                 self._task, advance=1, points=self.points, rate=f"{self.points_per_s:,.1f}"
             )
-        elif self.enabled and self._clock() - self._last_log >= self.interval_s:
+        elif self.enabled and self._clock() - self._last_log >= self._interval():
             self._print(self._status())
+
+    def _interval(self) -> float:
+        """Seconds between plain lines now (`EARLY_INTERVAL_S` early in the stage)."""
+        if self.elapsed_s < EARLY_S:
+            return min(self.interval_s, self.early_interval_s)
+        return self.interval_s
+
+    @property
+    def _prefix(self) -> str:
+        return f"{PREFIX} {self.label}:" if self.label else PREFIX
 
     def _header(self) -> str:
         done = f" ({self.skipped} already done)" if self.skipped else ""
-        return f"{PREFIX} {self.total} series to evaluate{done}"
+        return f"{self._prefix} {self.total} series to evaluate{done}"
 
     def _status(self) -> str:
         left = self.seconds_left
         return (
-            f"{PREFIX} {self.series}/{self.total} series, {self.points:,} points, "
+            f"{self._prefix} {self.series}/{self.total} series, {self.points:,} points, "
             f"{self.points_per_s:,.1f} points/s, {self.elapsed_s:,.0f} s elapsed, "
             + ("time left unknown" if left is None else f"~{left:,.0f} s left")
         )

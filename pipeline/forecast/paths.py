@@ -7,7 +7,7 @@ envelope's wait for the next record, `envelope`). The year line i reaches T is
 y_i = y_ref + (ln T − a_i + D_i) / b_i (`trajectory.year_reaching_flop`); a threshold's year is
 the median of the y_i, its interval their 5th and 95th percentiles (a prediction interval: the
 parameters and the scatter; equal to the year for one line).
-The moving-frontier year is found per line the same way (`moving.moving_year`). Pure numpy.
+The moving-frontier year is found per line the same way (`moving.moving_years`). Pure numpy.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.forecast.moving import moving_year
+from pipeline.forecast.moving import moving_years
 from pipeline.forecast.observed import FrontierFit
 from pipeline.trends.fit import CONFIDENCE
 
@@ -90,21 +90,17 @@ class Trajectory:
     def moving_interval(
         self, years: Sequence[float], thresholds_flop: Sequence[float | None]
     ) -> YearInterval | None:
-        """The moving-frontier year (`moving.moving_year`) over the lines.
+        """The moving-frontier year (`moving.moving_years`) over the lines.
 
         None when the median line does not reach the threshold by the last grid year; a `high`
         of +inf when more than 5% of the lines do not.
         """
-        found = np.array(
-            [
-                y if y is not None else math.inf
-                for a, b in zip(self._log_bases(), self.sample_log_growth, strict=True)
-                for y in [
-                    moving_year(
-                        years, thresholds_flop, math.exp(a), self.reference_year, math.exp(b)
-                    )
-                ]
-            ]
+        found = moving_years(
+            years,
+            thresholds_flop,
+            self._log_bases(),
+            self.reference_year,
+            self.sample_log_growth,
         )
         if np.all(np.isfinite(found)):
             return _interval(found)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from hydra.core.hydra_config import HydraConfig
@@ -22,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.app.summary import summary_lines
+from pipeline.execute.progress import stage
 from pipeline.forecast.inputs import STORE_DIR
 from pipeline.forecast.text import forecast_lines
 from pipeline.io.lock import FLUSH_LOCK_NAME, RunLock
@@ -31,6 +33,7 @@ from pipeline.nightly.partition import clean_leftovers, linked_folders, new_stag
 from pipeline.nightly.settings import nightly_from_config
 from pipeline.nightly.tables import read_table
 from pipeline.schema.errors import ConfigError, InputError
+from pipeline.sweep import SweepSeries
 
 EXIT_BAD_INPUT = 2
 """As `pipeline.cli.main.EXIT_BAD_INPUT`."""
@@ -90,8 +93,11 @@ def _refuse_multirun(run_date: object) -> None:
         )
 
 
-def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
-    """Run the config as the nightly partition `output.run_date` under `output.nightly_root`."""
+def run_nightly(
+    cfg: DictConfig, progress: bool = True, series: Sequence[SweepSeries] | None = None
+) -> int:
+    """Run the config as the nightly partition `output.run_date` under `output.nightly_root`;
+    `series`, when given, are its series as the command line's check expanded them."""
     final: Path | None = None
     try:
         settings = nightly_from_config(cfg)
@@ -107,7 +113,10 @@ def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
                 print(f"dmlimits: {action}", file=sys.stderr)
             staging = new_staging_dir(root, settings.run_date)
             try:
-                report = execute_plan(plan_run(_staged(cfg, staging, root)), progress=progress)
+                plan = plan_run(
+                    _staged(cfg, staging, root), series=series, say=stage if progress else None
+                )
+                report = execute_plan(plan, progress=progress)
                 (staging / FLUSH_LOCK_NAME).unlink(missing_ok=True)  # the staging root was ours
                 final = publish(staging, root, settings.run_date)
             finally:

@@ -20,7 +20,7 @@ class FakeClock:
 def test_progress_plain_lines_every_interval() -> None:
     """Off a terminal, a line is printed at start, at most once per interval, and at the end."""
     clock, stream = FakeClock(), io.StringIO()
-    with RunProgress(10, stream, interval_s=5.0, clock=clock) as bar:
+    with RunProgress(10, stream, interval_s=5.0, clock=clock, early_interval_s=5.0) as bar:
         for _ in range(10):
             clock.now += 2.0  # a series every 2 s: lines after 6 s, 12 s and 18 s
             bar.advance(30)
@@ -75,3 +75,19 @@ def test_progress_bar_on_a_terminal_shows_points_and_rate() -> None:
     assert "2/2" in text
     assert "55 points" in text
     assert "points/s" in text
+
+
+def test_progress_early_lines_every_two_seconds_with_a_stage_label() -> None:
+    """In a stage's first minute a line comes every 2 s whatever the interval, then every
+    interval; a labelled stage names itself on every line."""
+    clock, stream = FakeClock(), io.StringIO()
+    with RunProgress(40, stream, interval_s=10.0, clock=clock, label="moving frontier") as bar:
+        for _ in range(40):
+            clock.now += 2.0  # 80 s in all: a line per series for 60 s, then every 10 s
+            bar.advance(1)
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "[dmlimits] moving frontier: 40 series to evaluate"
+    assert all(line.startswith("[dmlimits] moving frontier: ") for line in lines)
+    elapsed = [int(line.split(" s elapsed")[0].rsplit(" ", 1)[1]) for line in lines[1:]]
+    assert elapsed[:29] == list(range(2, 60, 2))  # the first minute: every 2 s
+    assert elapsed[29:] == [68, 78, 80]  # then 10 s after the last line, and the end

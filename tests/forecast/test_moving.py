@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 
 from pipeline.forecast.frontier import frontier_scenarios
-from pipeline.forecast.moving import moving_year
+from pipeline.forecast.moving import moving_year, moving_years
 from pipeline.forecast.trajectory import year_reaching_flop
 from pipeline.schema import compose_config, load_scenario
 from pipeline.schema.projected import catalog_and_trends
@@ -31,6 +31,22 @@ def test_moving_year_interpolates_a_rising_threshold() -> None:
     thresholds = [1e27 * 2.0 ** (y - 2024.0) for y in YEARS]
     expected = 2024.0 + np.log(1e27 / 5e25) / np.log(4.0 / 2.0)  # 2028.32
     assert moving_year(YEARS, thresholds, *BASE, 4.0) == pytest.approx(expected, rel=1e-12)
+
+
+def test_moving_years_equal_moving_year_line_by_line() -> None:
+    """The vectorized years equal the one-line rule on every line of a random set, thresholds
+    that rise, fall, start met, and are missing (None) in some years included."""
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        thresholds: list[float | None] = [
+            None if rng.random() < 0.2 else float(10 ** rng.uniform(25.5, 30.0)) for _ in YEARS
+        ]
+        log_base = np.log(5e25) + rng.normal(0.0, 1.0, size=30)
+        log_growth = np.log(rng.uniform(1.5, 6.0, size=30))
+        found = moving_years(YEARS, thresholds, log_base, 2024.0, log_growth)
+        for a, b, year in zip(log_base, log_growth, found, strict=True):
+            one = moving_year(YEARS, thresholds, float(np.exp(a)), 2024.0, float(np.exp(b)))
+            assert (one is None and year == np.inf) or year == pytest.approx(one, rel=1e-12)
 
 
 def test_moving_year_none_when_never_reached() -> None:

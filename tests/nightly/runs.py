@@ -23,6 +23,7 @@ def nightly_overrides(root: Path, run_date: str, *overrides: str) -> list[str]:
         "+experiment=nightly",
         "sweep=none",  # one series instead of the nightly's eight: these tests check the mechanics
         "forecast.moving_frontier_years=null",  # the moving frontier has its own tests
+        "forecast.uncertainty=null",  # so has the uncertainty design
         f"output.nightly_root={root}",
         f"output.run_date={run_date}",
         *SMALL,

@@ -36,6 +36,8 @@ from pipeline.io.text import write_text_atomic
 DONE_MARKER = ".dmlimits_done"
 HYDRA_DIR = ".hydra"
 """The folder of a job's composed config (`config.yaml`) and Hydra's own (`hydra.yaml`)."""
+MULTIRUN_FILE = "multirun.yaml"
+"""What Hydra writes at the top of a multirun directory."""
 EXIT_NOT_OK = 1
 EXIT_ERROR = 2
 
@@ -49,13 +51,9 @@ def mark_done(job_dir: Path | str, detail: Mapping[str, Any] | None = None) -> P
 
 
 def _jobs(sweep: Path) -> list[int]:
-    """The job numbers of a Hydra multirun directory: its numbered subdirectories holding the
-    `.hydra` folder Hydra writes as a job starts."""
-    return sorted(
-        int(p.name)
-        for p in sweep.iterdir()
-        if p.name.isdigit() and p.is_dir() and (p / HYDRA_DIR).is_dir()
-    )
+    """The job numbers of a Hydra multirun directory: its numbered subdirectories (a job killed
+    as it started may not have its `.hydra` folder yet)."""
+    return sorted(int(p.name) for p in sweep.iterdir() if p.name.isdigit() and p.is_dir())
 
 
 def failed_jobs(multirun_dir: Path | str) -> tuple[list[int], int]:
@@ -92,17 +90,20 @@ def job_roots(job_dir: Path) -> set[Path]:
 
 def check_multirun(root: Path, multirun_dir: Path) -> None:
     """OutputError (one line) unless `multirun_dir` is a Hydra multirun whose jobs wrote to the
-    dataset `root`: it has job directories (`_jobs`), and a job whose config names its roots
-    names `root` (or the nightly root above a `run_date=` partition)."""
+    dataset `root`: it has Hydra's `multirun.yaml` or a job directory with its `.hydra` folder,
+    and the jobs whose configs name their root name `root` (or the nightly root above a
+    `run_date=` partition)."""
     if not multirun_dir.is_dir():
         raise OutputError(f"multirun directory {multirun_dir} does not exist")
     jobs = _jobs(multirun_dir)
-    if not jobs:
+    hydra = [j for j in jobs if (multirun_dir / str(j) / HYDRA_DIR).is_dir()]
+    if not hydra and not (multirun_dir / MULTIRUN_FILE).is_file():
         raise OutputError(
-            f"--multirun {multirun_dir} is not a Hydra multirun directory: it holds no job "
-            f"directory (0, 1, ... with a {HYDRA_DIR} folder); give the hydra.sweep.dir of the run"
+            f"--multirun {multirun_dir} is not a Hydra multirun directory: it holds no "
+            f"{MULTIRUN_FILE} and no job directory (0, 1, ... with a {HYDRA_DIR} folder); give "
+            "the hydra.sweep.dir of the run"
         )
-    wrote = set().union(*(job_roots(multirun_dir / str(j)) for j in jobs))
+    wrote = set().union(*(job_roots(multirun_dir / str(j)) for j in hydra))
     target = root.resolve()
     nightly = target.name.startswith("run_date=") and target.parent in wrote
     if wrote and target not in wrote and not nightly:

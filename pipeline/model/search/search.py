@@ -16,6 +16,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 import numpy as np
 from numpy.typing import NDArray
@@ -497,7 +498,7 @@ class _Walk:
             return None
         return _best_at(hw, shape, n_gpu, opts, self.duration_s, prune, physics, floors)
 
-    def trains(self, at: BestAt | None) -> bool:
+    def trains(self, at: BestAt | None) -> TypeGuard[BestAt]:
         """Whether the size's best layout trains within the duration."""
         return (
             at is not None
@@ -505,7 +506,7 @@ class _Walk:
             and at.found[1].training_time_s < self.duration_s
         )
 
-    def node_refined(self, low: int, high: int, at_high: BestAt) -> tuple[int, BestAt]:
+    def node_refined(self, low: int, high: int, at_high: BestAt) -> BestAt:
         """The first sufficient size of the refinement of (low, high] into multiples of the
         node u, `high` sufficient and `low` not; u is the product of the non-top level sizes
         (the NVLink domain, 8 on a DGX: past it every size the hierarchy admits is a multiple
@@ -520,7 +521,7 @@ class _Walk:
         less keep S·2^i."""
         unit = math.prod(self.hw.level_sizes)
         if high <= unit or high % unit:
-            return high, at_high
+            return at_high
         best = at_high
         while high - low > unit:
             nodes = -(-(high - low) // unit)
@@ -529,11 +530,10 @@ class _Walk:
             for n_gpu in range(first, high, stride):
                 at = self.at(n_gpu)
                 if self.trains(at):
-                    assert at is not None
                     high, best = n_gpu, at
                     break
                 low = n_gpu
-        return high, best
+        return best
 
 
 def smallest_cluster(
@@ -545,8 +545,8 @@ def smallest_cluster(
     physics: Physics = PAPER,
 ) -> PointResult:
     """The first N_GPU = S·2^i whose best layout trains within the duration (strict, spec §11);
-    with `physics.cluster_sizes` = nodes, the smallest multiple of the NVLink domain between
-    the last insufficient S·2^i and it (`_Walk.node_refined`, docs/model.md §9.4).
+    with `physics.cluster_sizes` = nodes, that size refined to a multiple of the NVLink domain
+    in (S·2^(i−1), S·2^i] (`_Walk.node_refined`, docs/model.md §9.4).
 
     `prune=False` searches every cluster exhaustively, for tests. Under realistic physics the
     model trains on its own tokens and the point carries what it counts and what the search
@@ -573,10 +573,10 @@ def smallest_cluster(
             continue
         any_layout = any_layout or at.had_candidates
         blocked = blocked or at.memory_blocked
-        if at.found is not None and walk.trains(at):
+        if walk.trains(at):
             if physics.cluster_sizes is ClusterSizes.NODES and i > 0:
-                n_gpu, at = walk.node_refined(n_gpu // 2, n_gpu, at)
-            assert at.found is not None
+                at = walk.node_refined(n_gpu // 2, n_gpu, at)
+            assert at.found is not None  # `walk.trains` holds for every size it returns
             return PointResult(
                 shape,
                 True,

@@ -207,22 +207,35 @@ def forecast_table() -> list[str]:
     for b in BATCH_LAWS:
         forecasts = series(f"batch={b}").forecasts
         as_of = as_of or next((f["data_as_of"] for f in forecasts if f["data_as_of"]), None)
-        for f in sorted(forecasts, key=lambda f: (f["trajectory"] != FITTED, f["growth_per_year"])):
+        batch = [] if b == "critical" else [f"batch={b}"]  # the realistic table's series
+        realistic = series("scaling=dense", "physics=realistic", *batch).forecasts
+        paired = [("paper", f) for f in forecasts]
+        paired += [("realistic", f) for f in realistic if f["trajectory"] == FITTED]
+        for physics, f in sorted(
+            paired, key=lambda p: (p[1]["trajectory"] != FITTED, p[0], p[1]["growth_per_year"])
+        ):
             f = {**f, "passed_by_run_date": None}  # the page is dated by its data, not the day
             rows.append(
-                [b, trajectory_text(f), year_text(f, "linear_end_year"), year_text(f, "wall_year")]
+                [
+                    b,
+                    physics,
+                    trajectory_text(f),
+                    year_text(f, "linear_end_year"),
+                    year_text(f, "wall_year"),
+                ]
             )
     return [
         "H100 SXM, dense: the year the largest training run reaches each limit, on the envelope",
         "of the largest observed runs (median and 5th-95th percentile of a prediction: the",
         "bootstrap lines with the wait for the next record, docs/sources.md; data as of",
-        f"{as_of}) and on the hand-set trajectories of `conf/forecast/default.yaml`; a dash where",
+        f"{as_of}) and on the hand-set trajectories of `conf/forecast/default.yaml`, under the",
+        "paper's physics and, on the envelope, `physics=realistic` (the section below); a dash where",
         "the series has no such limit (the batch-law table above says why). A year after the",
         "data's date is shown as a year even when past: a run (the nightly) prints it as passed",
         "before its own date. On hardware that improves along the catalog's trends (the moving",
         "frontier): `bench/forecast_table.py`.",
         "",
-        *table(["batch law", "trajectory", "linear-scaling end", "latency wall"], rows),
+        *table(["batch law", "physics", "trajectory", "linear-scaling end", "latency wall"], rows),
         "",
         *largest_run_table(),
     ]

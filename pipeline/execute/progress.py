@@ -68,6 +68,8 @@ class RunProgress:
         self.points = 0
         self.start = clock()
         self._last_log = self.start
+        self._printed: int | None = None
+        """`series` when the last plain line was printed (the closing line is not repeated)."""
         self._bar: Progress | None = None
         self._task: TaskID | None = None
 
@@ -101,6 +103,7 @@ class RunProgress:
                 self._bar.console.print(self._header(), markup=False, highlight=False)
         elif self.enabled:
             self._print(self._header())
+            self._printed = None  # a header is not a status line
         return self
 
     def __exit__(
@@ -111,7 +114,7 @@ class RunProgress:
     ) -> None:
         if self._bar is not None:
             self._bar.__exit__(exc_type, exc, tb)
-        elif self.enabled:
+        elif self.enabled and (exc_type is not None or self._printed != self.series):
             self._print(self._status() + ("" if exc_type is None else ", stopped"))
 
     @property
@@ -167,4 +170,5 @@ class RunProgress:
 
     def _print(self, line: str) -> None:
         self._last_log = self._clock()
+        self._printed = self.series
         print(line, file=self.stream, flush=True)

@@ -91,3 +91,15 @@ def test_progress_early_lines_every_two_seconds_with_a_stage_label() -> None:
     elapsed = [int(line.split(" s elapsed")[0].rsplit(" ", 1)[1]) for line in lines[1:]]
     assert elapsed[:29] == list(range(2, 60, 2))  # the first minute: every 2 s
     assert elapsed[29:] == [68, 78, 80]  # then 10 s after the last line, and the end
+
+
+def test_progress_last_line_not_repeated_at_the_end() -> None:
+    """When the last series' line was just printed, closing the stage prints no copy of it."""
+    clock, stream = FakeClock(), io.StringIO()
+    with RunProgress(2, stream, clock=clock) as bar:
+        for _ in range(2):
+            clock.now += 3.0
+            bar.advance(10)
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].startswith("[dmlimits] 2/2 series")
+    assert len(lines) == len(set(lines)) == 3

@@ -468,7 +468,10 @@ def cliff_why(p: dict[str, object]) -> str:
                 f"{seqs:,} sequences"
             )
     elif name == "dp_comm":
-        why = f"the gradient all-reduce over {dp:,} replicas"
+        cp = int(p["cp"])  # type: ignore[call-overload]
+        why = f"the gradient all-reduce over {dp:,} replicas"  # `dp` counts no context ranks
+        if cp > 1:
+            why += f" of {cp} context ranks each ({dp * cp:,} ranks)"
     elif name == "bubble":
         why = f"m = {m} microbatches over {pp} pipeline stages"
     elif name == "pp_ep_comm":

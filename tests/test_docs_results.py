@@ -115,6 +115,28 @@ def test_results_cliff_why_names_the_spanning_tensor_group() -> None:
     assert "5,120 sequences" in why
 
 
+def test_results_cliff_why_counts_context_ranks_in_the_gradient_all_reduce() -> None:
+    """A gradient-bound point's all-reduce spans its data-parallel times its context ranks."""
+    point: dict[str, object] = {
+        "bottleneck": "dp_comm",
+        "step_time_s": 2.0,
+        "t_compute_s": 0.5,
+        "t_tp_comm_s": 0.0,
+        "t_pp_ep_comm_s": 0.0,
+        "t_dp_comm_s": 1.5,
+        "bubble_fraction": 0.0,
+        "dp": 64,
+        "cp": 4,
+        "pp": 16,
+        "microbatches": 16,
+        "batch_seqs": 5120.0,
+        "tp_model": 1,
+        "tp_ff": 8,
+    }
+    why = generator().cliff_why(point)
+    assert why.endswith("over 64 replicas of 4 context ranks each (256 ranks)")
+
+
 @pytest.mark.slow
 def test_results_cliffs_each_have_a_bottleneck() -> None:
     """Every fall of utilization by more than 2x between neighbouring sizes of the default

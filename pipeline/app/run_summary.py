@@ -42,10 +42,8 @@ def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = 
             f"tokens, {point.counts.training_flop:.3g} FLOP of training"
         )
     if cost is not None and layout is not None:
-        tp, pp, ep, cp = (
-            math.prod(x) for x in (layout.tp_ff, layout.pp, layout.ep, (run.layout.cp,))
-        )
-        dp = math.prod(layout.dp) * ep // cp  # the row's dp is c·d/e (`model.runs.run_point`)
+        tp, pp, ep, cp = (math.prod(x) for x in (layout.tp_ff, layout.pp, layout.ep, layout.cp))
+        dp = math.prod(layout.dp) * ep  # the row's dp is d/e (`model.runs.run_point`)
         lines.append(
             f"  {layout.n_gpu} GPUs: tp {tp} x pp {pp} x dp {dp} x cp {cp} (ep {ep}), "
             f"{layout.microbatches} microbatches per step, interleave {layout.pp_interleave}, "

@@ -27,7 +27,8 @@ frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_ye
 5: the observed batch law's fit in `sources`, how each run was trained in `observed_runs`, the
 years of `forecasts` passed by the run date, and that date;
 `points.q1_latency_hidden_s`, the latency per step quirk Q1 drops from a row's layout;
-`series.fp8_flop_per_s`, the GPU's FP8 peak; `series.kv_heads` and `series.nics_per_node`)."""
+`series.fp8_flop_per_s`, the GPU's FP8 peak; `series.kv_heads` and `series.nics_per_node`;
+`points.cp` and `cp_levels`, the context-parallel degree, which `points.dp` no longer holds)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -78,11 +79,13 @@ LAYOUT_FIELDS = [
     _optional("tp_ff", pa.int64()),
     _optional("pp", pa.int64()),
     _optional("ep", pa.int64()),
+    _optional("cp", pa.int64()),
     _optional("dp_levels", pa.string()),
     _optional("tp_model_levels", pa.string()),
     _optional("tp_ff_levels", pa.string()),
     _optional("pp_levels", pa.string()),
     _optional("ep_levels", pa.string()),
+    _optional("cp_levels", pa.string()),
     _optional("pp_interleave", pa.int64()),
     _optional("microbatches", pa.int64()),
     _optional("nanobatch_tokens", pa.int64()),
@@ -565,6 +568,8 @@ ADDED_IN: dict[str, int] = {
     "fp8_flop_per_s": 5,
     "kv_heads": 5,
     "nics_per_node": 5,
+    "cp": 5,
+    "cp_levels": 5,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

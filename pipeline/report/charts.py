@@ -31,6 +31,7 @@ ROW_IN = 0.32
 
 DEGREES = (
     ("dp", "data-parallel degree N_DP"),
+    ("cp", "context-parallel degree N_CP"),
     ("tp", "tensor-parallel degree N_TPm · N_TPff"),
     ("pp", "pipeline stages N_PP"),
     ("ep", "expert-parallel degree N_EP"),
@@ -155,9 +156,10 @@ def parallelism_figure(
     sel: Selection,
     series: pl.DataFrame | None = None,
 ) -> Figure:
-    """The parallel degrees of the chosen layout (dp, tp, pp, ep) against compute, log-log, a
-    panel each; a degree that is 1 at every drawn point (N_EP of dense series) gets no panel,
-    a note under the panels says so instead."""
+    """The parallel degrees of the chosen layout (dp, cp, tp, pp, ep) against compute, log-log,
+    a panel each; a degree that is 1 at every drawn point (N_EP of dense series, N_CP of the
+    paper's) gets no panel, a note under the panels says so instead (not for a degree null
+    there: N_CP of parts before schema version 5)."""
     rows = {
         sid: _feasible(points, sid).with_columns(tp=pl.col("tp_model") * pl.col("tp_ff"))
         for sid in sel.ids
@@ -183,7 +185,11 @@ def parallelism_figure(
         ax.grid(True, alpha=0.3)
     for ax in axes[len(axes) - cols :]:
         ax.set_xlabel("training compute C (FLOP)")
-    constant = [name.rsplit(" ", 1)[-1] for c, name in DEGREES if (c, name) not in drawn]
+    constant = [
+        name.rsplit(" ", 1)[-1]
+        for c, name in DEGREES
+        if (c, name) not in drawn and not any(r[c].null_count() for r in rows.values())
+    ]
     if constant:
         fig.supxlabel(f"{', '.join(constant)} = 1 at every point drawn: no panel", fontsize="small")
     _legend(axes[0])

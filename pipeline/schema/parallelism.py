@@ -97,6 +97,7 @@ def layout_from_config(node: object, path: str = "parallelism") -> Layout | None
         zero_bubble=lay.boolean("zero_bubble"),
         pp_interleave=0,
         nanobatch_tokens=0,
+        cp=tuple(1 for _ in factors["dp"]),  # a fixed layout has no context parallelism
     )
 
 

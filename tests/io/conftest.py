@@ -46,6 +46,7 @@ def _layout() -> Layout:
         zero_bubble=False,
         pp_interleave=6,
         nanobatch_tokens=2048,
+        cp=(1, 1),
     )
 
 

@@ -14,7 +14,7 @@ from pipeline.model.records.results import (
 )
 from pipeline.model.records.scaling import ModelShape
 
-LAYOUT = Layout(8, (1, 1), (8, 1), (1, 1), (1, 1), (1, 1), 1, False, 1, 2048)
+LAYOUT = Layout(8, (1, 1), (8, 1), (1, 1), (1, 1), (1, 1), 1, False, 1, 2048, (1, 1))
 COST = StepCost(
     1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 5e6, 0.5, Bottleneck.COMPUTE, MatmulBound.FLOP
 )

@@ -84,3 +84,30 @@ def test_parallelism_chart_has_no_expert_panel_for_dense_series(
     assert len(ylabels) == 3
     assert not [y for y in ylabels if "expert" in y]
     assert "N_EP = 1" in figure.get_supxlabel()
+
+
+def test_parallelism_chart_draws_the_context_parallel_degree_of_realistic_rows() -> None:
+    """A realistic dense series that splits sequences gets an N_CP panel beside N_DP."""
+    outcome = evaluate_series(load_scenario(compose_config(["physics=realistic"])))
+    points, thresholds = (
+        pl.DataFrame(pl.from_arrow(t)) for t in outcome_tables(outcome, Provenance(run_id="t"))
+    )
+    assert (points["cp"] > 1).any()
+    figure = parallelism_figure(points, thresholds, select_series(thresholds))
+    ylabels = [ax.get_ylabel() for ax in figure.axes if ax.get_visible()]
+    assert "context-parallel degree N_CP" in ylabels
+    assert "N_CP" not in figure.get_supxlabel()
+
+
+def test_parallelism_chart_claims_no_context_degree_of_rows_without_one(
+    tables: tuple[pl.DataFrame, pl.DataFrame],
+) -> None:
+    """Rows of a part before schema version 5 (null `cp`) get no N_CP panel and no note that
+    N_CP is 1; a paper series with `cp` gets the note."""
+    points, thresholds = tables
+    old = points.with_columns(cp=pl.lit(None, dtype=pl.Int64))
+    note = parallelism_figure(old, thresholds, select_series(thresholds)).get_supxlabel()
+    assert "N_CP" not in note
+    assert "N_EP = 1" in note
+    paper = parallelism_figure(points, thresholds, select_series(thresholds)).get_supxlabel()
+    assert "N_CP" in paper

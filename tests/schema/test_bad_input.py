@@ -172,7 +172,7 @@ SHAPE = ModelShape(
 """Spec §16.3: H100 SXM, dense, d_model 12288 (B_tok = 7,340,032)."""
 GOOD_LAYOUT = Layout(
     n_gpu=2048, dp=(1, 1), tp_model=(4, 1), tp_ff=(2, 4), pp=(1, 64), ep=(1, 1),
-    microbatches=128, zero_bubble=True, pp_interleave=0, nanobatch_tokens=0,
+    microbatches=128, zero_bubble=True, pp_interleave=0, nanobatch_tokens=0, cp=(1, 1),
 )  # fmt: skip
 """Spec §16.3: the layout the search returns for SHAPE at 2048 GPUs."""
 
@@ -183,13 +183,13 @@ BAD_LAYOUTS = [
     ("pp_not_dividing_layers", ModelShape(12288, 49152, 100, 1, 2048, 3584), GOOD_LAYOUT,
      "parallelism.layout.pp"),
     ("ep_not_dividing_experts", SHAPE,
-     Layout(2048, (1, 1), (4, 1), (1, 4), (1, 64), (2, 1), 128, True, 0, 0),
+     Layout(2048, (1, 1), (4, 1), (1, 4), (1, 64), (2, 1), 128, True, 0, 0, (1, 1)),
      "parallelism.layout.ep"),
     ("too_few_microbatches_for_zero_bubble", SHAPE,
-     Layout(2048, (1, 1), (4, 1), (2, 4), (1, 64), (1, 1), 64, True, 0, 0),
+     Layout(2048, (1, 1), (4, 1), (2, 4), (1, 64), (1, 1), 64, True, 0, 0, (1, 1)),
      "parallelism.layout.microbatches"),
     ("empty_nanobatch", ModelShape(12288, 49152, 192, 1, 2048, 1),
-     Layout(2048, (1, 8), (4, 1), (2, 4), (1, 8), (1, 1), 8192, False, 0, 0),
+     Layout(2048, (1, 8), (4, 1), (2, 4), (1, 8), (1, 1), 8192, False, 0, 0, (1, 1)),
      "parallelism.layout.microbatches"),
     ("levels_not_matching_network", SHAPE, GOOD_LAYOUT, "parallelism.layout.dp"),
 ]  # fmt: skip

@@ -61,10 +61,13 @@ class MatmulBound(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """A parallel layout: per-level factors (level 0 first) of each degree, and the schedule."""
+    """A parallel layout: per-level factors (level 0 first) of each degree, and the schedule.
+    The GPUs are the product of every degree: n_gpu = N_DP · N_CP · N_TPm · N_TPff · N_PP · N_EP."""
 
     n_gpu: int
     dp: tuple[int, ...]
+    """N_DP: data-parallel ranks, context ranks not included; with experts, the ranks holding
+    the same expert shard (a run's d/e, expert parallelism taken out of its d)."""
     tp_model: tuple[int, ...]
     tp_ff: tuple[int, ...]
     pp: tuple[int, ...]
@@ -74,7 +77,11 @@ class Layout:
     pp_interleave: int
     """v: virtual stages per pipeline rank (1 for zero-bubble and for N_PP = 1)."""
     nanobatch_tokens: int
-    """b = ⌊B_tok / (N_DP · m · S)⌋ (spec §5.1)."""
+    """b = ⌊B_tok / (N_DP · m · S)⌋ (spec §5.1); with context parallelism the tokens of one
+    context rank, b = ⌊B_tok / (N_DP · N_CP · m · S)⌋."""
+    cp: tuple[int, ...]
+    """N_CP: context-parallel ranks splitting each sequence (docs/model.md R.7), 1 at every
+    level where the layout has none (the paper's layouts, fixed layouts)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,9 @@
 The run's layout is written in the paper's per-level form: 1-D tensor parallelism splits
 the MLP's d_ff (tp_ff = t, tp_model = 1); ranks fill the network levels in Megatron's
 order, tensor innermost, then context, expert and data, then pipeline (Narayanan et al. 2021
-§3; Megatron-Core's tp-cp-ep-dp-pp). Expert parallelism e takes e of the d data-parallel
-ranks: the row's `ep` is e and its `dp` is c·d/e, so that n_gpu = t·(c·d/e)·e·p.
+§3; Megatron-Core's tp-cp-ep-dp-pp). Context parallelism c is the row's `cp`; expert
+parallelism e takes e of the d data-parallel ranks: the row's `ep` is e and its `dp` is d/e
+(the ranks holding the same expert shard), so that n_gpu = t·c·(d/e)·e·p.
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ from pipeline.model.step.pipeline import step_bottleneck
 
 
 def run_layout(run: RunSpec, hw: HardwareSpec) -> Layout:
-    """The run's layout in the paper's per-level form (context parallelism folded into dp,
-    expert parallelism taken out of it)."""
+    """The run's layout in the paper's per-level form: context parallelism as `cp`, expert
+    parallelism as `ep`, taken out of the data-parallel ranks (`dp` is d/e)."""
     lay = run.layout
     tp, cp, ep, dp, pp = level_factors(
         (lay.tp, lay.cp, lay.ep, lay.expert_dp, lay.pp), hw.level_sizes
@@ -42,7 +43,7 @@ def run_layout(run: RunSpec, hw: HardwareSpec) -> Layout:
     ones = tuple(1 for _ in tp)
     return Layout(
         n_gpu=lay.n_gpu,
-        dp=tuple(c * d for c, d in zip(cp, dp, strict=True)),
+        dp=tuple(dp),
         tp_model=ones,
         tp_ff=tuple(tp),
         pp=tuple(pp),
@@ -51,6 +52,7 @@ def run_layout(run: RunSpec, hw: HardwareSpec) -> Layout:
         zero_bubble=False,
         pp_interleave=lay.interleave,
         nanobatch_tokens=lay.microbatch_seqs * run.shape.seq_len // lay.cp,
+        cp=tuple(cp),
     )
 
 

@@ -170,13 +170,15 @@ def realistic_steps(
 def realistic_layout(hw: HardwareSpec, c: Candidates, row: int, n_gpu: int) -> Layout:
     """Candidate `row` in the paper's per-level form, its ranks placed in the order of
     `network.groups` (N_TPff, N_TPm, context, expert, data, pipeline) over the levels
-    (`network.levels.level_factors`); N_DP holds context and data ranks."""
+    (`network.levels.level_factors`). The candidate's N_DP holds context and data ranks; the
+    layout's `dp` holds the data ranks alone and `cp` the context ranks."""
     dp, tpm, tpff, pp, ep = (int(v) for v in c.degrees[row])
     cp = 1 if c.cp is None else int(c.cp[row])
     ff, m, ctx, ex, data, pipe = level_factors((tpff, tpm, cp, ep, dp // cp, pp), hw.level_sizes)
     return Layout(
         n_gpu=n_gpu,
-        dp=tuple(a * b for a, b in zip(ctx, data, strict=True)),
+        dp=tuple(data),
+        cp=tuple(ctx),
         tp_model=tuple(m),
         tp_ff=tuple(ff),
         pp=tuple(pipe),

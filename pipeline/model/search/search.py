@@ -323,6 +323,7 @@ def _layout(c: Candidates, choice: Choice, n_gpu: int) -> Layout:
         zero_bubble=bool(c.zero_bubble[i]),
         pp_interleave=int(c.interleave[i]),
         nanobatch_tokens=int(c.nanobatch[i]),
+        cp=tuple(1 for _ in f[:, 0]),  # the paper's layouts have no context parallelism
     )
 
 

@@ -140,7 +140,13 @@ def test_evaluate_layout_matches_fixed_checks(
     dp = math.prod(levels[0])
     nano = shape.batch_tokens // (dp * m * shape.sparsity)
     layout = Layout(
-        n_gpu, *levels, microbatches=m, zero_bubble=zb, pp_interleave=v, nanobatch_tokens=nano
+        n_gpu,
+        *levels,
+        microbatches=m,
+        zero_bubble=zb,
+        pp_interleave=v,
+        nanobatch_tokens=nano,
+        cp=tuple(1 for _ in levels[0]),
     )
     assert run_totals(name, shape, layout) == pytest.approx(totals, rel=SEARCH_REL_TOL, abs=1e-6)
 

@@ -174,7 +174,12 @@ def execute_plan(
         [(s.series_id, s.scenario) for s in todo], years, plan.execution, hardware
     )
     trends = hardware[1] if hardware is not None else None
-    per_run = run_tables(trends if moving else None, plan.forecast.observed, provenance)
+    per_run = run_tables(
+        trends if moving else None,
+        plan.forecast.observed,
+        provenance,
+        reality=plan.forecast.reality,
+    )
     if plan.design is not None:
         budget = run_uncertainty(*plan.design, plan.forecast, plan.execution, provenance)
         if budget is not None:
@@ -220,7 +225,10 @@ def execute_plan(
     if "trends" not in per_run and any(t["frontier"].num_rows for t in resumed_tables):
         # the skipped series' moving frontier's inputs
         budget = per_run.get("uncertainty")
+        checked = per_run.get("reality")  # computed once
         per_run = run_tables(trends, plan.forecast.observed, provenance)
+        if checked is not None:
+            per_run["reality"] = checked
         if budget is not None:
             per_run["uncertainty"] = budget
     return RunReport(

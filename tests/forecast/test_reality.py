@@ -17,9 +17,11 @@ from pipeline.forecast.reality import (
     trained_flop,
     width_at_flop,
 )
+from pipeline.forecast.settings import forecast_from_config
 from pipeline.io.rows import Provenance, table_from_rows
 from pipeline.io.tables import table_spec
 from pipeline.model.records.hardware import peak_flop_per_s
+from pipeline.schema import ConfigError, compose_config
 from pipeline.schema.projected import preset_spec
 from pipeline.sources.epoch import ObservedRun
 
@@ -133,3 +135,17 @@ def test_reality_rows_fit_the_registered_schema() -> None:
     table = table_from_rows(rows, table_spec("reality").schema)
     assert table.column("reason").to_pylist() == [None, RealityReason.NO_PRESET]
     assert table.column("contradiction").to_pylist() == [False, False]
+
+
+def test_reality_setting_off_by_default_on_in_nightly() -> None:
+    """forecast.reality is off in the default config and on in +experiment=nightly."""
+    assert not forecast_from_config(compose_config([]).forecast).reality
+    nightly = compose_config(["+experiment=nightly"]).forecast
+    assert forecast_from_config(nightly).reality
+
+
+def test_reality_setting_must_be_a_boolean() -> None:
+    """A non-boolean forecast.reality is a one-line ConfigError naming the key."""
+    node = compose_config(["forecast.reality=maybe"]).forecast
+    with pytest.raises(ConfigError, match=r"forecast\.reality"):
+        forecast_from_config(node)

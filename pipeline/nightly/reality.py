@@ -62,10 +62,28 @@ class Contradiction:
             answer = f"infeasible within its hours on {self.preset} at d_model {self.d_model}"
         else:
             answer = (
-                f"needs {self.model_n_gpu:,} {self.preset} ({self.gpu_ratio:.3g}x) at d_model "
+                f"needs {self.model_n_gpu:,} {self.preset} ({_ratio(self.gpu_ratio)}) at d_model "
                 f"{self.d_model}, utilization {self.model_utilization or 0.0:.2f}"
             )
         return f"{self.physics}: {stated}{implied}; the model {answer}"
+
+
+def _ratio(ratio: float | None) -> str:
+    """2.33x, 14x, 2,304x."""
+    if ratio is None:
+        return "-"
+    return f"{ratio:,.0f}x" if ratio >= 100 else f"{ratio:.3g}x"
+
+
+def contradiction_summary(found: tuple[Contradiction, ...]) -> str:
+    """The run's one printed line: contradictions per physics, how many new."""
+    physics = sorted({c.physics for c in found})
+    counts = ", ".join(
+        f"{sum(c.physics == p for c in found)} under {p} "
+        f"({sum(c.physics == p and c.new for c in found)} new)"
+        for p in physics
+    )
+    return f"reality check: observed runs the model contradicts: {counts} (see the change report)"
 
 
 def _contradiction(row: dict[str, Any]) -> Contradiction:

@@ -11,6 +11,7 @@ from pipeline.io.rows import Provenance, table_from_rows
 from pipeline.io.tables import table_spec
 from pipeline.nightly.changes import compare_dates, render_markdown, report_json
 from pipeline.nightly.partition import date_dir
+from pipeline.nightly.reality import contradiction_summary
 from pipeline.sources.epoch import ObservedRun
 
 D1, D2 = dt.date(2025, 1, 1), dt.date(2025, 1, 2)
@@ -61,3 +62,11 @@ def test_changes_first_date_lists_contradictions(tmp_path: Path) -> None:
     markdown = render_markdown(compare_dates(tmp_path, D1))
     assert "nothing to compare" in markdown
     assert "NEW paper: impossible" in markdown
+
+
+def test_contradiction_summary_counts_per_physics_and_new(tmp_path: Path) -> None:
+    """The printed line counts contradictions per physics and how many are new."""
+    _write_reality(tmp_path, D1, [_run("impossible", 1e26, 1.0, 2)])
+    _write_reality(tmp_path, D2, [_run("impossible", 1e26, 1.0, 2), _run("b", 1e27, 1.0, 3)])
+    line = contradiction_summary(compare_dates(tmp_path, D2).contradictions)
+    assert "2 under paper (1 new)" in line

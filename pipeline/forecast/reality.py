@@ -49,16 +49,18 @@ whole heads."""
 MAX_WIDTH_STEPS = 1 << 16
 """The widest model tried: 128 · 2^16 = 8.4M (C ≈ 1e40 FLOP dense, far beyond any run)."""
 EPOCH_ALIASES: Mapping[str, str] = {
-    "NVIDIA A100": "a100_sxm",
+    "NVIDIA A100": "a100_sxm_80gb",
     "NVIDIA V100": "v100_sxm",
+    "NVIDIA Tesla V100 SXM2": "v100_sxm",
     "NVIDIA Tesla V100 SXM2 16 GB": "v100_sxm",
-    "NVIDIA H100": "h100_sxm",
+    "NVIDIA H100 PCIe": "h100_pcie",
 }
-"""Epoch names that do not say the variant, mapped to a preset (beyond the catalog's own
-`epoch_name`s). ASSUMPTION: a bare "NVIDIA A100", "V100" or "H100" in Epoch's data is the SXM
-part of a DGX-style node (8 GPUs on NVLink), as in the large runs whose papers say so (OPT-175B,
-Zhang et al. 2022 §2.4; BLOOM, Le Scao et al. 2022 §3.4); the 40 GB A100 (a100_sxm) is the
-smaller memory, so the model's answer is the more demanding one."""
+"""Names of Epoch's hardware file (pipeline/sources/data/ml_hardware.csv) mapped to a preset
+beyond the catalog's own `epoch_name`s: a part the preset is (H100 PCIe), or a name that does not
+say the variant. ASSUMPTION: a bare "NVIDIA A100" or "V100" is the SXM part in an 8-GPU NVLink
+node, with the larger memory (A100 80 GB, V100 32 GB): the more generous reading, so a
+contradiction found under it stands for every variant of the name. Other parts (PCIe and DGX
+Station V100s, TPUs, consumer GPUs) have no preset, and their runs a reason."""
 
 
 class RealityReason:

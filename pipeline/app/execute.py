@@ -192,7 +192,12 @@ def execute_plan(
         _stage_progress("moving frontier", progress),
     )
     trends = hardware[1] if hardware is not None else None
-    per_run = run_tables(trends if moving else None, plan.forecast.observed, provenance)
+    per_run = run_tables(
+        trends if moving else None,
+        plan.forecast.observed,
+        provenance,
+        reality=plan.forecast.reality,
+    )
     if plan.design is not None:
         budget = run_uncertainty(
             *plan.design,
@@ -244,7 +249,10 @@ def execute_plan(
     if "trends" not in per_run and any(t["frontier"].num_rows for t in resumed_tables):
         # the skipped series' moving frontier's inputs
         budget = per_run.get("uncertainty")
+        checked = per_run.get("reality")  # computed once
         per_run = run_tables(trends, plan.forecast.observed, provenance)
+        if checked is not None:
+            per_run["reality"] = checked
         if budget is not None:
             per_run["uncertainty"] = budget
     return RunReport(

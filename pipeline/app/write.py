@@ -25,6 +25,7 @@ from pipeline.execute.series import SeriesOutcome
 from pipeline.forecast import ForecastSettings, forecast_dicts
 from pipeline.forecast.frontier import MovingFrontier, frontier_dicts
 from pipeline.forecast.observed import ObservedFrontier
+from pipeline.forecast.reality import observed_reality_dicts
 from pipeline.identity import canonical_json
 from pipeline.io.lock import flush_lock
 from pipeline.io.parquet import write_parts, write_run_parts
@@ -178,12 +179,17 @@ def write_batch(root: Path, batch: Sequence[SeriesRows], index: SeriesIndex) -> 
 
 
 def run_tables(
-    trends: CatalogTrends | None, observed: ObservedFrontier | None, provenance: Provenance
+    trends: CatalogTrends | None,
+    observed: ObservedFrontier | None,
+    provenance: Provenance,
+    *,
+    reality: bool = False,
 ) -> Tables:
     """Every per-run table of a run, by name: `trends`, the catalog trends its moving frontier
     projected hardware along (none without a moving frontier: `trends` None), and the observed
-    data it read (`sources`, `observed_runs`, `source_rejects`; none without `observed`). A
-    table with no rows (no rejects) is left out."""
+    data it read (`sources`, `observed_runs`, `source_rejects`; none without `observed`), and
+    with `reality` (`forecast.reality`) the model's answer to each run that says how it was
+    trained (`reality`). A table with no rows (no rejects) is left out."""
     rows: dict[str, pa.Table] = {}
     if trends is not None:
         rows["trends"] = trend_rows(trends, provenance)
@@ -193,6 +199,7 @@ def run_tables(
             ("sources", source_dicts(found, provenance)),
             ("observed_runs", observed_run_dicts(found, observed.frontier, provenance)),
             ("source_rejects", reject_dicts(found, provenance)),
+            ("reality", observed_reality_dicts(found, provenance) if reality else []),
         ):
             if dicts:
                 rows[name] = table_from_rows(dicts, table_spec(name).schema)

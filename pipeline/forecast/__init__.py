@@ -3,6 +3,7 @@
 - trajectory: pure arithmetic, compute <-> year on an exponential growth trajectory
 - settings: conf/forecast/*.yaml -> ForecastSettings (checked, one-line ConfigError)
 - rows: one series' `forecasts` rows as an Arrow table (one row per growth scenario)
+- reality: the model's answer to each observed run that says how it was trained (`reality`)
 """
 
 from pipeline.forecast.rows import forecast_dicts, forecast_rows

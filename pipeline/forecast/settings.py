@@ -27,7 +27,15 @@ from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.section import Section, check_number, plain
 
 FORECAST_KEYS = frozenset(
-    {"fitted", "base_flop", "base_year", "growth_per_year", "moving_frontier_years", "uncertainty"}
+    {
+        "fitted",
+        "base_flop",
+        "base_year",
+        "growth_per_year",
+        "moving_frontier_years",
+        "uncertainty",
+        "reality",
+    }
 )
 UNCERTAINTY_KEYS = frozenset({"samples", "seed", "inputs"})
 INPUT_KEYS = frozenset({"distribution", "low", "high"})
@@ -57,6 +65,9 @@ class ForecastSettings:
     run_date: dt.date | None = None
     """The date the run forecasts from (the nightly's date, else today; `inputs.observe_for_run`):
     a year before it is passed. None: not known (settings read alone)."""
+    reality: bool = False
+    """Check the model against each observed run that says how it was trained (the `reality`
+    table, `pipeline.forecast.reality`; docs/sources.md, "The reality check")."""
 
 
 def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettings:
@@ -82,7 +93,10 @@ def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettin
     years = () if off else _moving_years(fc)
     fitted = _fitted(fc) if fc.has("fitted") else None
     uncertainty = _uncertainty(fc) if fc.has("uncertainty") else None
-    return ForecastSettings(base_flop, base_year, growth, years, fitted, uncertainty)
+    reality = fc.boolean("reality") if fc.has("reality") else False
+    return ForecastSettings(
+        base_flop, base_year, growth, years, fitted, uncertainty, reality=reality
+    )
 
 
 def _inputs(node: object, path: str) -> Iterator[tuple[str, object]]:

@@ -25,6 +25,7 @@ in `series_id`, the run and physics columns of `points`; 3: the fitted trajector
 and its wall, the closed forms' inputs, power and energy; 4: the wall of each year of the moving
 frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_year` is reached;
 5: the observed batch law's fit in `sources`, how each run was trained in `observed_runs`, the
+`reality` table (the model's answer to each observed run), the
 years of `forecasts` passed by the run date, and that date;
 `points.q1_latency_hidden_s`, the latency per step quirk Q1 drops from a row's layout;
 `series.fp8_flop_per_s`, the GPU's FP8 peak; `series.kv_heads` and `series.nics_per_node`;
@@ -544,12 +545,44 @@ SOURCE_REJECTS_FIELDS = [
 ]
 """One source row that could not be used, with its line and reason (`pipeline.sources.epoch`)."""
 
+REALITY_FIELDS = [
+    _required("physics", pa.string()),
+    _required("source", pa.string()),
+    _required("content_hash", pa.string()),
+    _required("line", pa.int64()),
+    _required("model", pa.string()),
+    _required("publication_date", pa.date32()),
+    _required("training_flop", pa.float64()),
+    _required("training_hardware", pa.string()),
+    _required("hardware_quantity", pa.int64()),
+    _required("training_time_s", pa.float64()),
+    _optional("hardware_utilization", pa.float64()),
+    _optional("preset", pa.string()),
+    _optional("peak_flop_per_s", pa.float64()),
+    _optional("implied_utilization", pa.float64()),
+    _optional("d_model", pa.int64()),
+    _optional("feasible", pa.bool_()),
+    _optional("infeasible_reason", pa.string()),
+    _optional("model_n_gpu", pa.int64()),
+    _optional("gpu_ratio", pa.float64()),
+    _optional("model_utilization", pa.float64()),
+    _optional("model_training_time_s", pa.float64()),
+    _required("contradiction", pa.bool_()),
+    _optional("reason", pa.string()),
+]
+"""One observed run that states its compute, accelerator, count and hours, under one physics
+(`pipeline.forecast.reality`): what the run states, its implied utilization, and the model's
+answer (the width of its compute, the smallest cluster within its hours, that cluster's
+utilization); a contradiction when the model calls it infeasible or needs more than twice its
+accelerators; a reason instead of an answer when the model cannot express its hardware."""
+
 FRONTIER_SCHEMA = pa.schema(SERIES_FIELDS + FRONTIER_FIELDS + PROVENANCE_FIELDS)
 TRENDS_SCHEMA = pa.schema(TRENDS_FIELDS + PROVENANCE_FIELDS)
 SOURCES_SCHEMA = pa.schema(SOURCES_FIELDS + PROVENANCE_FIELDS)
 OBSERVED_RUNS_SCHEMA = pa.schema(OBSERVED_RUNS_FIELDS + PROVENANCE_FIELDS)
 SOURCE_REJECTS_SCHEMA = pa.schema(SOURCE_REJECTS_FIELDS + PROVENANCE_FIELDS)
 UNCERTAINTY_SCHEMA = pa.schema(UNCERTAINTY_FIELDS + PROVENANCE_FIELDS)
+REALITY_SCHEMA = pa.schema(REALITY_FIELDS + PROVENANCE_FIELDS)
 
 ADDED_IN: dict[str, int] = {
     **{field.name: 3 for field in FORECAST_TRAJECTORY_FIELDS},

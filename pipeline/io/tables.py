@@ -28,6 +28,7 @@ from pipeline.io.columns import (
     OBSERVED_RUNS_SCHEMA,
     PARTITION_COLUMNS,
     POINTS_SCHEMA,
+    REALITY_SCHEMA,
     SCHEMA_VERSION,
     SERIES_SCHEMA,
     SOURCE_REJECTS_SCHEMA,
@@ -161,6 +162,15 @@ TABLES: tuple[TableSpec, ...] = (
         ("source", "line"),
         "content_hash",
         "one per source row that could not be used, with its reason",
+    ),
+    TableSpec(
+        "reality",
+        REALITY_SCHEMA,
+        Scope.RUN,
+        ("physics", "publication_date", "model", "line"),
+        "content_hash",
+        "one per physics and observed run that states its compute, accelerator, count and "
+        "hours: the model's smallest cluster for it, and whether it contradicts the run",
     ),
     TableSpec(
         "uncertainty",

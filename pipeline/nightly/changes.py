@@ -29,6 +29,13 @@ from pipeline.io.tables import columns_of
 from pipeline.io.text import write_text_atomic
 from pipeline.nightly.causes import Cause, find_causes
 from pipeline.nightly.partition import REPORTS_DIR, date_dir, run_dates
+from pipeline.nightly.reality import (
+    Contradiction,
+    contradiction_json,
+    contradiction_lines,
+    contradictions,
+    marked_new,
+)
 from pipeline.nightly.tables import read_table
 
 SWEEP_POINT_COLUMN = "sweep_point"
@@ -117,6 +124,8 @@ class ChangeReport:
     forecasts: tuple[Move, ...] = ()
     causes: tuple[Cause, ...] = ()
     """Inputs that changed (catalog entries, trends, compute trajectory): why values moved."""
+    contradictions: tuple[Contradiction, ...] = ()
+    """This date's observed runs the model contradicts (its `reality` table), new ones marked."""
 
     @property
     def changed(self) -> bool:
@@ -226,8 +235,11 @@ def compare_dates(root: Path, run_date: dt.date) -> ChangeReport:
     current_dir = date_dir(root, run_date)
     current_thr = read_table(current_dir, "thresholds")
     earlier = [d for d in run_dates(root) if d < run_date]
+    found = contradictions(current_dir)
     if not earlier:
-        return ChangeReport(run_date, None, _run_ids(current_thr))
+        return ChangeReport(
+            run_date, None, _run_ids(current_thr), contradictions=marked_new(found, None)
+        )
     previous_dir = date_dir(root, earlier[-1])
     previous_thr = read_table(previous_dir, "thresholds")
     new, old = series_matches(current_dir), series_matches(previous_dir)
@@ -272,6 +284,7 @@ def compare_dates(root: Path, run_date: dt.date) -> ChangeReport:
             )
         ),
         causes=find_causes(previous_dir, current_dir),
+        contradictions=marked_new(found, contradictions(previous_dir)),
     )
 
 
@@ -319,8 +332,10 @@ def _move_row(m: Move) -> str:
 def render_markdown(report: ChangeReport) -> str:
     """The report as a short Markdown page: a headline, then one table per kind of value."""
     title = f"# Changes on {report.run_date.isoformat()}"
+    found = contradiction_lines(report.contradictions)
     if report.previous_date is None:
-        return f"{title}\n\nFirst run under this root: nothing to compare.\n"
+        first = f"{title}\n\nFirst run under this root: nothing to compare.\n"
+        return first + "".join(f"\n{line}" for line in found) + ("\n" if found else "")
     lines = [
         f"{title} since {report.previous_date.isoformat()}",
         "",
@@ -353,6 +368,8 @@ def render_markdown(report: ChangeReport) -> str:
         lines += ["", "## Forecast years moved (median, 5th-95th percentile)", ""]
         lines += ["| series | trajectory | column | previous | current | change |"]
         lines += ["|---|---|---|---|---|---|", *(_move_row(m) for m in report.forecasts)]
+    if found:
+        lines += ["", *found]
     return "\n".join(lines) + "\n"
 
 
@@ -388,6 +405,7 @@ def report_json(report: ChangeReport) -> dict[str, Any]:
         "thresholds": [move(m) for m in report.thresholds],
         "forecasts": [move(m) for m in report.forecasts],
         "causes": [{"kind": c.kind, "detail": c.detail} for c in report.causes],
+        "contradictions": [contradiction_json(c) for c in report.contradictions],
     }
 
 

@@ -30,6 +30,7 @@ from pipeline.io.lock import FLUSH_LOCK_NAME, RunLock
 from pipeline.io.parquet import OutputError, check_writable
 from pipeline.nightly.changes import compare_dates, write_change_report
 from pipeline.nightly.partition import clean_leftovers, linked_folders, new_staging_dir, publish
+from pipeline.nightly.reality import contradiction_summary
 from pipeline.nightly.settings import nightly_from_config
 from pipeline.nightly.tables import read_table
 from pipeline.schema.errors import ConfigError, InputError
@@ -138,4 +139,6 @@ def run_nightly(
         f"changes since {since}: {len(changes.thresholds)} threshold values, "
         f"{len(changes.forecasts)} forecast years moved -> {markdown} ({data.name})"
     )
+    if changes.contradictions:
+        print(contradiction_summary(changes.contradictions))
     return 0

@@ -185,6 +185,7 @@ def write_report(
         embed=embed,
         moving_frontier=tables["frontier"] is not None,
         changes=latest_changes(directory),
+        reality=tables["reality"],
     )
     index = out / "index.html"
     write_text_atomic(index, page)

@@ -15,6 +15,7 @@ import polars as pl
 
 from pipeline.forecast.text import trajectory_text, year_text
 from pipeline.report.markdown import markdown_html
+from pipeline.report.reality_table import reality_section
 
 THRESHOLD_COLUMNS = (
     ("linear_end_flop", "linear-scaling end (FLOP)"),
@@ -131,10 +132,11 @@ def render_page(
     *,
     moving_frontier: bool = False,
     changes: str | None = None,
+    reality: pl.DataFrame | None = None,
 ) -> str:
-    """The whole page: a heading, each (PNG, caption), the thresholds and forecasts tables, and
-    the latest change report (its Markdown rendered, `markdown.markdown_html`) when there is
-    one."""
+    """The whole page: a heading, each (PNG, caption), the thresholds and forecasts tables,
+    the reality check's contradictions (`reality_table`) and the latest change report (its
+    Markdown rendered, `markdown.markdown_html`) when there are."""
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -157,6 +159,8 @@ def render_page(
     ]
     if forecasts is not None:
         parts += ["<h2>Forecasts</h2>", _forecast_table(forecasts, labels, moving_frontier)]
+    if reality is not None:
+        parts += reality_section(reality)
     if changes is not None:
         parts += ["<h2>Latest change report</h2>", markdown_html(changes)]
     parts.append("</body></html>")

@@ -38,9 +38,10 @@ MOVING = [
     "forecast.moving_frontier_years=[2024,2030]",
     "+forecast.uncertainty={samples: 8, seed: 1, inputs: "
     "{hardware.u_eff: {distribution: uniform, low: 0.6, high: 0.8}}}",
+    "forecast.reality=true",
 ]
-"""Three paper-grid sizes with a moving frontier over two years and an 8-point uncertainty
-design: a run that writes every table."""
+"""Three paper-grid sizes with a moving frontier over two years, an 8-point uncertainty
+design and the reality check: a run that writes every table."""
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,151 @@
+"""The reality check: the model's answer to each observed run (docs/sources.md, "The reality check")."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from pipeline.forecast.reality import (
+    CONTRADICTION_GPU_RATIO,
+    RealityReason,
+    epoch_presets,
+    implied_utilization,
+    physics_scenario,
+    reality_checks,
+    reality_dicts,
+    trained_flop,
+    width_at_flop,
+)
+from pipeline.forecast.settings import forecast_from_config
+from pipeline.io.rows import Provenance, table_from_rows
+from pipeline.io.tables import table_spec
+from pipeline.model.records.hardware import peak_flop_per_s
+from pipeline.schema import ConfigError, compose_config
+from pipeline.schema.projected import preset_spec
+from pipeline.sources.epoch import ObservedRun
+
+H100 = "NVIDIA H100 SXM5 80GB"
+HOUR_S = 3600.0
+
+
+def _run(
+    flop: float,
+    hardware: tuple[str, ...] = (H100,),
+    n_gpu: int | None = 8,
+    hours: float | None = 24.0,
+    line: int = 2,
+) -> ObservedRun:
+    return ObservedRun(
+        f"run {line}",
+        None,
+        dt.date(2024, 1, 1),
+        flop,
+        None,
+        None,
+        line,
+        training_hardware=hardware,
+        hardware_quantity=n_gpu,
+        training_time_s=None if hours is None else hours * HOUR_S,
+    )
+
+
+@pytest.mark.parametrize("physics", ["paper", "realistic"])
+def test_reality_tiny_run_is_feasible(physics: str) -> None:
+    """A run of 1e19 FLOP on 8 H100s for a day is feasible and no contradiction."""
+    (check,) = reality_checks([_run(1e19)], physics=[physics])
+    assert check.point is not None
+    assert check.point.feasible
+    assert check.model_n_gpu is not None
+    assert check.model_n_gpu <= 8
+    assert not check.contradiction
+    assert check.reason is None
+
+
+@pytest.mark.parametrize("physics", ["paper", "realistic"])
+def test_reality_impossible_run_is_contradiction(physics: str) -> None:
+    """1e26 FLOP on 8 H100s in an hour (implied utilization ~ 4e6) is a contradiction."""
+    (check,) = reality_checks([_run(1e26, hours=1.0)], physics=[physics])
+    assert check.implied_utilization is not None
+    assert check.implied_utilization > 1e6
+    assert check.contradiction
+    assert check.point is not None
+    ratio = check.gpu_ratio
+    assert not check.point.feasible or (ratio is not None and ratio > CONTRADICTION_GPU_RATIO)
+
+
+def test_reality_unknown_hardware_is_row_with_reason() -> None:
+    """A run on an accelerator without a preset is kept, with a reason and no answer."""
+    (check,) = reality_checks([_run(1e22, hardware=("Google TPU v4",))], physics=["paper"])
+    assert check.reason == RealityReason.NO_PRESET
+    assert check.point is None
+    assert check.model_n_gpu is None
+    assert not check.contradiction
+
+
+def test_reality_several_accelerators_is_row_with_reason() -> None:
+    """A run on two accelerator kinds is kept with its reason."""
+    (check,) = reality_checks([_run(1e22, hardware=(H100, "NVIDIA V100"))], physics=["paper"])
+    assert check.reason == RealityReason.SEVERAL_ACCELERATORS
+
+
+def test_reality_unstated_run_is_left_out() -> None:
+    """A run that does not state its hours or its count is not checked."""
+    runs = [_run(1e22, hours=None), _run(1e22, n_gpu=None, line=3), _run(1e22, hardware=())]
+    assert reality_checks(runs) == []
+
+
+def test_reality_epoch_presets_follow_catalog() -> None:
+    """Epoch's H100 name maps to the h100_sxm preset through the catalog's epoch_name."""
+    presets = epoch_presets()
+    assert presets[H100] == "h100_sxm"
+    assert "Google TPU v4" not in presets
+
+
+def test_implied_utilization_recovers_known_fraction() -> None:
+    """A run of half its accelerators' peak for its hours implies utilization 0.5."""
+    peak = peak_flop_per_s(preset_spec("h100_sxm"))
+    flop = 0.5 * 16 * peak * 10 * HOUR_S
+    assert implied_utilization(flop, 16, peak, 10 * HOUR_S) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("physics", ["paper", "realistic"])
+@pytest.mark.parametrize("flop", [1e18, 3.8e25, 4.6e26])
+def test_width_at_flop_is_narrowest(flop: float, physics: str) -> None:
+    """The width trains the compute under the physics, and 128 narrower does not."""
+    scenario = physics_scenario(physics)
+    d = width_at_flop(flop, scenario)
+    assert d is not None
+    assert trained_flop(d, scenario) >= flop
+    assert d == 128 or trained_flop(d - 128, scenario) < flop
+
+
+def test_trained_flop_realistic_counts_more_than_paper() -> None:
+    """Realistic physics counts attention and its own tokens: more FLOP at one width."""
+    d = 8192
+    assert trained_flop(d, physics_scenario("realistic")) > trained_flop(
+        d, physics_scenario("paper")
+    )
+
+
+def test_reality_rows_fit_the_registered_schema() -> None:
+    """Rows with and without an answer make a table of the `reality` schema."""
+    runs = [_run(1e19), _run(1e22, hardware=("Google TPU v4",), line=3)]
+    rows = reality_dicts(reality_checks(runs, physics=["paper"]), "abc", Provenance(run_id="r"))
+    table = table_from_rows(rows, table_spec("reality").schema)
+    assert table.column("reason").to_pylist() == [None, RealityReason.NO_PRESET]
+    assert table.column("contradiction").to_pylist() == [False, False]
+
+
+def test_reality_setting_off_by_default_on_in_nightly() -> None:
+    """forecast.reality is off in the default config and on in +experiment=nightly."""
+    assert not forecast_from_config(compose_config([]).forecast).reality
+    nightly = compose_config(["+experiment=nightly"]).forecast
+    assert forecast_from_config(nightly).reality
+
+
+def test_reality_setting_must_be_a_boolean() -> None:
+    """A non-boolean forecast.reality is a one-line ConfigError naming the key."""
+    node = compose_config(["forecast.reality=maybe"]).forecast
+    with pytest.raises(ConfigError, match=r"forecast\.reality"):
+        forecast_from_config(node)

@@ -1,0 +1,61 @@
+"""The report page's reality check: counts per physics and the contradictions, worst first."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import polars as pl
+
+from pipeline.forecast.reality import reality_checks, reality_dicts
+from pipeline.io.rows import Provenance, table_from_rows
+from pipeline.io.tables import table_spec
+from pipeline.report.reality_table import reality_counts, reality_section
+from pipeline.sources.epoch import ObservedRun
+
+
+def _run(name: str, flop: float, hours: float, hardware: str, line: int) -> ObservedRun:
+    return ObservedRun(
+        name,
+        None,
+        dt.date(2024, 6, 1),
+        flop,
+        None,
+        None,
+        line,
+        training_hardware=(hardware,),
+        hardware_quantity=8,
+        training_time_s=hours * 3600.0,
+    )
+
+
+def _reality(runs: list[ObservedRun]) -> pl.DataFrame:
+    rows = reality_dicts(reality_checks(runs, physics=["paper"]), "ab" * 32, Provenance("r"))
+    frame = pl.from_arrow(table_from_rows(rows, table_spec("reality").schema))
+    assert isinstance(frame, pl.DataFrame)
+    return frame
+
+
+def test_reality_section_shows_contradictions_only() -> None:
+    """A run of impossible compute is in the table; a feasible one and a TPU run are counted."""
+    frame = _reality(
+        [
+            _run("feasible run", 1e19, 24.0, "NVIDIA H100 SXM5 80GB", 2),
+            _run("impossible run", 1e26, 1.0, "NVIDIA H100 SXM5 80GB", 3),
+            _run("tpu run", 1e22, 24.0, "Google TPU v4", 4),
+        ]
+    )
+    page = "\n".join(reality_section(frame))
+    assert "impossible run" in page
+    assert "feasible run" not in page.replace("impossible run", "")
+    assert "tpu run" not in page
+    (counts,) = reality_counts(frame)
+    assert counts.startswith("paper: 3 runs")
+    assert "answers 2" in counts
+    assert counts.endswith("contradictions: 1")
+
+
+def test_reality_section_says_when_none() -> None:
+    """Without a contradiction the section says so and draws no table."""
+    page = "\n".join(reality_section(_reality([_run("ok", 1e19, 24.0, "NVIDIA V100", 2)])))
+    assert "No contradictions" in page
+    assert "<table>" not in page

@@ -48,7 +48,6 @@ from pipeline.cli.check import CheckedSeries, SweepCheck, check_command_line
 from pipeline.cli.flags import hydra_argv
 from pipeline.cli.gather import mark_done
 from pipeline.cli.startup import Startup, register_plugins
-from pipeline.execute.progress import stage
 from pipeline.io.parquet import OutputError
 from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE
 from pipeline.schema.errors import ConfigError, InputError
@@ -211,16 +210,10 @@ def nearest_existing(path: Path) -> Path:
     return path
 
 
-ANNOUNCED = frozenset({"experiment", "output.run_date"})
-"""Command-line keys whose run (an experiment, the nightly) says what it does from the start."""
-
-
 def check(argv: Sequence[str], command: Command | None = None) -> int:
     """0 if the command line passes `check_command_line` (what it expanded kept in `command`),
     else print its one line and return 2."""
     command = command if command is not None else Command()
-    if any(a.split("=", 1)[0].lstrip("+") in ANNOUNCED for a in argv):
-        stage("checking the command line (composing the config and its series)")
     try:
         checked = check_command_line(
             argv,

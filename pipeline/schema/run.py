@@ -7,7 +7,9 @@ run's own layout; true: the best layout for its model and batch at its GPU count
 switch that searches a run's layout), `experts`
 (default 1: a dense transformer) and `top_k` (default 1), `dropout` and `tied_embeddings`
 (default true),
-`gpu_budget` (default null: a searched layout uses exactly the given GPUs; a number: at most that many), `microbatch_group` (default 0: pp), `overlap_p2p`, `overlap_dp` and `cp_all_gather` (default false) and `tokens` (default null: the scaling law's
+`gpu_budget` (default null: a searched layout uses exactly the given GPUs; a number: at most that many), `microbatch_group` (default 0: pp), `overlap_p2p`, `overlap_dp`, `dp_overlap`
+(Megatron-Core's distributed optimizer overlap), `tp_comm_overlap` (Transformer Engine's,
+inside NVLink only) and `cp_all_gather` (default false) and `tokens` (default null: the scaling law's
 tokens per parameter times the run's parameters), declared from the `TransformerShape`,
 `RunLayout` and `RunSpec` fields. They may come from a user's own `--config-dir`; docs/configuration.md
 documents them. Layers need not divide `pp`: `stage_layers` places them (Llama 3's placement).
@@ -40,6 +42,8 @@ OPTIONAL_RUN_SWITCHES = {
     "tied_embeddings": True,
     "overlap_p2p": False,
     "overlap_dp": False,
+    "dp_overlap": False,
+    "tp_comm_overlap": False,
     "cp_all_gather": False,
 }
 """Switches that may be left out, with the default of Megatron-LM's GPT runs (2021-2022)."""
@@ -124,6 +128,8 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
         microbatch_group=microbatch_group(sec),
         overlap_p2p=optional_switch(sec, "overlap_p2p"),
         overlap_dp=optional_switch(sec, "overlap_dp"),
+        dp_overlap=optional_switch(sec, "dp_overlap"),
+        tp_comm_overlap=optional_switch(sec, "tp_comm_overlap"),
         cp_all_gather=optional_switch(sec, "cp_all_gather"),
     )
     search = sec.boolean("layout_search") if sec.has("layout_search") else False

@@ -2,7 +2,8 @@
 
 Each row of `data/modern_2021_2025.csv` becomes a `Measured`: a `RunSpec` built from the
 row (model shape, GPUs, t/p/d/c/e, microbatch, global batch, sequence, the overlaps the
-recipe sets), the hardware and physics overrides it runs under, and the step time the
+recipe sets: pipeline sends, the distributed optimizer's gradient reduce-scatter and parameter
+all-gather, Transformer Engine's TP overlap), the hardware and physics overrides it runs under, and the step time the
 source measured or implies. Cells the source leaves blank take the defaults of its
 software generation (`_Stack`), each stated here; the row's own `assumed_fields` name what
 the transcription already assumed.
@@ -57,14 +58,32 @@ class _Stack:
     zero_stage: int
     """0 before Megatron's distributed optimizer; 1 with it (NeMo's default from 2023)."""
     overlap: bool
-    """Megatron-Core's overlapped pipeline sends and gradient reduction (its README's
-    `--overlap-grad-reduce`, NeMo's `overlap_grad_sync`; sends overlap by default)."""
+    """Overlapped pipeline sends and gradient reduction (Megatron-Core's README: sends overlap
+    by default; its `--overlap-grad-reduce`, NeMo's `overlap_grad_sync`)."""
+    distributed_optimizer: bool
+    """The gradient overlap is Megatron-Core's distributed optimizer's (`RunLayout.dp_overlap`:
+    `--overlap-grad-reduce --overlap-param-gather`, NeMo's `distributed_fused_adam` with
+    `overlap_grad_sync` and `overlap_param_sync`), not FSDP's (`RunLayout.overlap_dp`)."""
+    tp_comm_overlap: bool
+    """Transformer Engine's TP communication overlap (Megatron-Core's `--tp-comm-overlap`,
+    NeMo's `ub_tp_comm_overlap`), effective inside NVLink only (`RunLayout.tp_comm_overlap`)."""
 
 
-STACK_2021_2022 = _Stack("fused", 0, False)
-"""Megatron-LM 2021, Megatron-DeepSpeed and SwissArmyTransformer (GPT-3 example, BLOOM, GLM)."""
-STACK_2024 = _Stack("flash", 1, True)
-"""Megatron-Core / NeMo with Transformer Engine (Nemotron-4, the scaling table, NeMo 24.07)."""
+STACK_2021_2022 = _Stack("fused", 0, False, False, False)
+"""Megatron-LM 2021, Megatron-DeepSpeed and SwissArmyTransformer (GPT-3 example, BLOOM, GLM):
+none of these overlaps existed (the GPT-3 example's script, BigScience's tr11 slurm file and
+GLM-130B's configs set none)."""
+STACK_2024 = _Stack("flash", 1, True, True, True)
+"""Megatron-Core / NeMo with Transformer Engine (Nemotron-4, the scaling table, NeMo 24.07).
+Per source: the Megatron-LM README's scaling table states `--overlap-grad-reduce
+--overlap-param-gather` and `--tp-comm-overlap` (the row's cells say yes); NeMo 24.07's
+performance summary runs NVIDIA's NeMo-Framework-Launcher recipes, which set
+`ub_tp_comm_overlap: True` and `distributed_fused_adam` with `overlap_grad_sync` and
+`overlap_param_sync` (launcher_scripts/conf/training/gpt3/175b.yaml); the Nemotron-4 15B and
+340B reports name the distributed optimizer but are silent on overlaps: ASSUMED the
+launcher's recipes for these models (conf/training/nemotron/nemotron_15b.yaml and
+nemotron_340b.yaml set `ub_tp_comm_overlap: True`, `overlap_grad_sync: True` and
+`overlap_param_sync: true`), whether the production runs used them not being stated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,10 +178,13 @@ def shape_of(row: Mapping[str, str]) -> TransformerShape:
 def layout_of(row: Mapping[str, str]) -> RunLayout:
     """The row's layout; blank cells: microbatch 1, no interleaving, sequence parallelism
     with tensor parallelism on 2024 stacks (Megatron-Core's `--tp-comm-overlap` requires it;
-    NeMo's recipes set it), no recomputation, the stack's ZeRO stage and overlaps."""
+    NeMo's recipes set it), no recomputation, the stack's ZeRO stage and overlaps (a row's
+    `overlap_dp` cell is its stack's gradient overlap: the distributed optimizer's on 2024
+    stacks, `_Stack`)."""
     stack = stack_of(row)
     tp = int(row["tp"])
     recompute = row["recompute"]
+    overlap_grads = _yes(row, "overlap_dp", stack.overlap)
     return RunLayout(
         tp=tp,
         pp=int(row["pp"]),
@@ -175,7 +197,9 @@ def layout_of(row: Mapping[str, str]) -> RunLayout:
         recompute=Recompute(recompute) if recompute else Recompute.NONE,
         zero_stage=_int(row, "zero_stage", stack.zero_stage),
         overlap_p2p=_yes(row, "overlap_p2p", stack.overlap),
-        overlap_dp=_yes(row, "overlap_dp", stack.overlap),
+        overlap_dp=overlap_grads and not stack.distributed_optimizer,
+        dp_overlap=overlap_grads and stack.distributed_optimizer,
+        tp_comm_overlap=tp > 1 and _yes(row, "tp_comm_overlap", stack.tp_comm_overlap),
     )
 
 

@@ -35,6 +35,17 @@ class RunLayout:
     """The gradient reduce-scatter overlaps the backward pass of the last microbatch, layer by
     layer (FSDP, Zhao et al. 2023; Megatron-Core's overlapped gradient reduction); false: it
     follows the pipeline, exposed."""
+    dp_overlap: bool = False
+    """Megatron-Core's distributed optimizer with `overlap_grad_reduce` and
+    `overlap_param_gather` (Megatron Core developer guide, `DistributedDataParallelConfig`):
+    the reduce-scatter bucket by bucket beside the last backward, the parameter all-gather
+    beside the next forward, the last and the first bucket exposed
+    (`step.assembly.distributed_optimizer_exposed_s`); it takes the place of `overlap_dp`."""
+    tp_comm_overlap: bool = False
+    """Transformer Engine's TP communication overlap (Megatron-Core's `--tp-comm-overlap`,
+    userbuffers; Wang et al. 2023): the collectives past the weight GEMMs, only for a tensor-
+    parallel group inside the fastest level (an NVLink domain), as the grid's
+    `physics.tp_overlap_in_domain`; across it, exposed."""
     cp_all_gather: bool = False
     """Context parallelism all-gathers K and V before the attention core and reduce-scatters
     their gradients after it, exposed on the critical path (Llama 3 §3.3.2, "all-gather based

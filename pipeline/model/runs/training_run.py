@@ -93,12 +93,13 @@ class RunLayouts:
     1F1B; a grid candidate's zero-bubble layout is a run's with it."""
     overlap_tp: NDArray[np.bool_] | None = None
     """Transformer Engine's TP communication overlap (`step.assembly.Schedule.overlap_tp`);
-    None: none, as the runs of docs/validation.md; a grid candidate's with it."""
+    None: none; a run's `tp_comm_overlap`, a grid candidate's with it."""
     dp_overlap: NDArray[np.bool_] | None = None
     """Megatron-Core's distributed optimizer overlap (`step.assembly.Schedule.dp_overlap`) in
-    place of `overlap_dp`; None: none, as the runs of docs/validation.md; a grid row's with it."""
+    place of `overlap_dp`; None: none; a run's `dp_overlap`, a grid row's with it."""
     tp_overlap_in_domain: NDArray[np.bool_] | None = None
-    """TP overlap only inside the fastest level (`step.assembly.Schedule`); None: anywhere."""
+    """TP overlap only inside the fastest level (`step.assembly.Schedule`); None: anywhere
+    (a run's `tp_comm_overlap` sets both)."""
 
     @classmethod
     def of(cls, layouts: Sequence[RunLayout]) -> RunLayouts:
@@ -106,6 +107,9 @@ class RunLayouts:
 
         def col(name: str) -> Array:
             return np.array([float(getattr(lay, name)) for lay in layouts])
+
+        # a run's TP overlap is Transformer Engine's, effective inside the NVLink domain only
+        tp_overlap = np.array([lay.tp_comm_overlap for lay in layouts], dtype=bool)
 
         return cls(
             tp=col("tp"),
@@ -122,6 +126,9 @@ class RunLayouts:
             overlap_p2p=np.array([lay.overlap_p2p for lay in layouts], dtype=bool),
             overlap_dp=np.array([lay.overlap_dp for lay in layouts], dtype=bool),
             cp_all_gather=np.array([lay.cp_all_gather for lay in layouts], dtype=bool),
+            overlap_tp=tp_overlap,
+            dp_overlap=np.array([lay.dp_overlap for lay in layouts], dtype=bool),
+            tp_overlap_in_domain=tp_overlap,
         )
 
     @property

@@ -123,3 +123,33 @@ def test_all_gather_context_parallelism_exposes_the_kv_exchange() -> None:
     ring = ring_exchange_s(8192 / 4 * one, float(shape.kv_width), one, 4 * one, *link)[0]
     layer_calls = 4 * 4  # 4 layers x 4 microbatches
     assert gather_t - ring_t == pytest.approx(3.0 * ring * layer_calls, rel=1e-9)
+
+
+def test_run_tp_comm_overlap_hides_tensor_parallelism_inside_nvlink_only() -> None:
+    """`tp_comm_overlap` shortens a run's exposed TP communication when its group lies in one
+    8-GPU NVLink node, and changes nothing when the group (t = 16) spans nodes."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = preset("h100_sxm")
+    shape = TransformerShape(4, 8192, 32768, 64, 8, 51200, 4096)
+
+    def tp_comm_s(tp: int, overlap: bool) -> float:
+        layout = RunLayout(tp, 1, 2, 1, sequence_parallel=True, tp_comm_overlap=overlap)
+        return evaluate_run(hw, physics, RunSpec("r", shape, 8, layout)).t_tp_comm_s
+
+    assert tp_comm_s(8, True) < tp_comm_s(8, False)
+    assert tp_comm_s(16, True) == tp_comm_s(16, False)
+
+
+def test_run_dp_overlap_is_the_distributed_optimizers_exposed_part() -> None:
+    """`dp_overlap` charges a sharded run the distributed optimizer's exposed reduction
+    (`distributed_optimizer_exposed_s`): less than the whole exposed reduce-scatter and
+    all-gather, at least the last and first bucket (so more than zero)."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = preset("h100_sxm")
+    shape = TransformerShape(4, 4096, 16384, 32, 8, 51200, 4096)
+
+    def dp_comm_s(overlap: bool) -> float:
+        layout = RunLayout(8, 1, 16, 1, sequence_parallel=True, zero_stage=1, dp_overlap=overlap)
+        return evaluate_run(hw, physics, RunSpec("r", shape, 64, layout)).t_dp_comm_s
+
+    assert 0.0 < dp_comm_s(True) < dp_comm_s(False)

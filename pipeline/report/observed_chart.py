@@ -2,9 +2,10 @@
 
 Drawn when a dataset holds the `observed_runs` table (a run that read a frontier-runs source).
 Every usable run is a grey dot, the runs that define the frontier are blue; the fitted
-trajectory (the `forecasts` row `fitted`) is a solid line with its 5th-95th percentile band,
-refitted here from the frontier runs with the same seeded bootstrap (`pipeline.trends.fit`), so
-the band is the one the forecasts' intervals come from; hand-set trajectories are dotted. Each
+trajectory (the `forecasts` row `fitted`) is a solid line with the 5th-95th percentile band of
+its parameters, the bootstrap lines refitted here from the frontier runs with the same seeded
+bootstrap (`pipeline.trends.fit`) and drawn around the line (the forecasts' intervals add the
+scatter of the largest run below it, docs/sources.md); hand-set trajectories are dotted. Each
 shown series' linear-scaling end and latency wall are horizontal lines: where a trajectory
 crosses one is that limit's forecast year. The series drawn are a spread of the walls (the
 earliest, the median and the latest), so the lines show the range the dataset spans.
@@ -90,17 +91,25 @@ def _years_until(forecasts: pl.DataFrame, start: float) -> np.ndarray:
     return np.linspace(start, end, 200)
 
 
-def _band(frontier: pl.DataFrame, years: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The 5th-95th percentile of the bootstrap lines over `years` (None with < 3 runs)."""
+def _band(
+    frontier: pl.DataFrame, years: np.ndarray, line: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The 5th-95th percentile of the bootstrap lines over `years`, as factors around their
+    central least-squares line, drawn around `line` (the trajectory the forecasts used: the
+    envelope of the largest runs by default, whose bootstrap lines share these slopes and
+    differ from the least-squares ones by an offset, docs/sources.md); None with < 3 runs."""
     if frontier.height < 3:
         return None
     x = frontier["publication_year"].to_numpy()
     y = np.log(frontier["training_flop"].to_numpy())
     slopes, at_mean = bootstrap_lines(x, y)
-    logs = at_mean[:, None] + slopes[:, None] * (years[None, :] - float(x.mean()))
+    mean_x = float(x.mean())
+    logs = at_mean[:, None] + slopes[:, None] * (years[None, :] - mean_x)
+    slope, intercept = np.polyfit(x - mean_x, y, 1)
+    centre = intercept + slope * (years - mean_x)
     tail = (1.0 - CONFIDENCE) / 2.0
-    low, high = np.quantile(logs, [tail, 1.0 - tail], axis=0)
-    return np.exp(low), np.exp(high)
+    low, high = np.quantile(logs - centre[None, :], [tail, 1.0 - tail], axis=0)
+    return line * np.exp(low), line * np.exp(high)
 
 
 def observed_frontier_figure(
@@ -128,7 +137,6 @@ def observed_frontier_figure(
     )  # fmt: skip
     if forecasts is not None and forecasts.height:
         years = _years_until(forecasts, start)
-        band = _band(frontier, years)
         rows = forecasts.unique("trajectory", keep="first").sort("growth_per_year")
         hand_set_styles = iter([(":", "0.25"), ("-.", "0.45"), ("--", "0.6")] * 4)
         for row in rows.iter_rows(named=True):
@@ -142,6 +150,7 @@ def observed_frontier_figure(
                     f"({row['growth_per_year_low']:.2f}-{row['growth_per_year_high']:.2f})"
                 )
                 ax.plot(years, line, "-", color="tab:blue", label=label)
+                band = _band(frontier, years, np.asarray(line, dtype=np.float64))
                 if band is not None:
                     ax.fill_between(
                         years, *band, color="tab:blue", alpha=0.15, label="5th-95th pct"

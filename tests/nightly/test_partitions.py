@@ -15,7 +15,7 @@ import pytest
 
 from pipeline.nightly import partition
 from pipeline.nightly.partition import run_dates
-from pipeline.nightly.run import run_nightly
+from pipeline.nightly.run import EXIT_WRITE_FAILED, run_nightly
 from tests.nightly.runs import nightly_config, nightly_overrides, run_ids
 
 pytestmark = pytest.mark.slow
@@ -61,23 +61,30 @@ def test_nightly_rerun_replaces_only_its_date(two_dates: Path) -> None:
 
 
 def test_nightly_failed_publish_keeps_previous_partition(
-    two_dates: Path, monkeypatch: pytest.MonkeyPatch
+    two_dates: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """An error inside the swap leaves the date's previous run in place and no staging dir."""
+    """An error inside the swap leaves the date's previous run in place and no staging dir,
+    and the run exits with the write-failure status and one line naming the error."""
     before = run_ids(two_dates, D1)
 
     def broken(a: Path, b: Path) -> bool:
         raise OSError("disk on fire")
 
     monkeypatch.setattr(partition, "exchange_dirs", broken)
-    with pytest.raises(OSError, match="disk on fire"):
-        run_nightly(nightly_config(two_dates, D1, "scaling.grid.max_d_model=14336"), progress=False)
+    config = nightly_config(two_dates, D1, "scaling.grid.max_d_model=14336")
+    assert run_nightly(config, progress=False) == EXIT_WRITE_FAILED
+    error = capsys.readouterr().err
+    assert "disk on fire" in error
+    assert "not published" in error
     assert run_ids(two_dates, D1) == before
     assert not list((two_dates / partition.STAGING_DIR).iterdir())
 
 
-def test_nightly_fallback_swap_rolls_back(two_dates: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without an atomic exchange, a failed second rename moves the old partition back."""
+def test_nightly_fallback_swap_rolls_back(
+    two_dates: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without an atomic exchange, a failed second rename moves the old partition back, and the
+    run exits with the write-failure status and one line naming the error."""
     before = run_ids(two_dates, D1)
     real_rename = os.rename
 
@@ -88,8 +95,11 @@ def test_nightly_fallback_swap_rolls_back(two_dates: Path, monkeypatch: pytest.M
 
     monkeypatch.setattr(partition, "exchange_dirs", lambda a, b: False)
     monkeypatch.setattr(partition.os, "rename", rename)
-    with pytest.raises(OSError, match="rename failed"):
-        run_nightly(nightly_config(two_dates, D1, "scaling.grid.max_d_model=14336"), progress=False)
+    config = nightly_config(two_dates, D1, "scaling.grid.max_d_model=14336")
+    assert run_nightly(config, progress=False) == EXIT_WRITE_FAILED
+    error = capsys.readouterr().err
+    assert "rename failed" in error
+    assert "not published" in error
     monkeypatch.undo()
     assert run_ids(two_dates, D1) == before
     assert not list((two_dates / partition.REPLACED_DIR).iterdir())

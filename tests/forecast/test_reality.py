@@ -24,9 +24,7 @@ from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.schema import ConfigError, compose_config
 from pipeline.schema.projected import preset_spec
 from pipeline.sources.epoch import ObservedRun
-
-H100 = "NVIDIA H100 SXM5 80GB"
-HOUR_S = 3600.0
+from tests.observed_runs import H100, HOUR_S, trained_run
 
 
 def _run(
@@ -36,18 +34,8 @@ def _run(
     hours: float | None = 24.0,
     line: int = 2,
 ) -> ObservedRun:
-    return ObservedRun(
-        f"run {line}",
-        None,
-        dt.date(2024, 1, 1),
-        flop,
-        None,
-        None,
-        line,
-        training_hardware=hardware,
-        hardware_quantity=n_gpu,
-        training_time_s=None if hours is None else hours * HOUR_S,
-    )
+    """A run of `flop` FLOP dated 2024-01-01 (`tests.observed_runs.trained_run`)."""
+    return trained_run(f"run {line}", flop, hours, line, hardware, n_gpu, dt.date(2024, 1, 1))
 
 
 @pytest.mark.parametrize("physics", ["paper", "realistic"])

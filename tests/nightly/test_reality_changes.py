@@ -13,24 +13,9 @@ from pipeline.nightly.changes import compare_dates, render_markdown, report_json
 from pipeline.nightly.partition import date_dir
 from pipeline.nightly.reality import contradiction_summary
 from pipeline.sources.epoch import ObservedRun
+from tests.observed_runs import trained_run
 
 D1, D2 = dt.date(2025, 1, 1), dt.date(2025, 1, 2)
-H100 = "NVIDIA H100 SXM5 80GB"
-
-
-def _run(name: str, flop: float, hours: float, line: int) -> ObservedRun:
-    return ObservedRun(
-        name,
-        None,
-        dt.date(2024, 6, 1),
-        flop,
-        None,
-        None,
-        line,
-        training_hardware=(H100,),
-        hardware_quantity=8,
-        training_time_s=hours * 3600.0,
-    )
 
 
 def _write_reality(root: Path, run_date: dt.date, runs: list[ObservedRun]) -> None:
@@ -41,10 +26,10 @@ def _write_reality(root: Path, run_date: dt.date, runs: list[ObservedRun]) -> No
 
 def test_changes_name_contradicted_runs_new_ones_marked(tmp_path: Path) -> None:
     """A run of impossible compute for its hours is named with its physics; new on its first date."""
-    tiny = _run("tiny", 1e19, 24.0, 2)
-    impossible = _run("impossible", 1e26, 1.0, 3)
+    tiny = trained_run("tiny", 1e19, 24.0, 2)
+    impossible = trained_run("impossible", 1e26, 1.0, 3)
     _write_reality(tmp_path, D1, [tiny, impossible])
-    _write_reality(tmp_path, D2, [tiny, impossible, _run("also impossible", 1e27, 1.0, 4)])
+    _write_reality(tmp_path, D2, [tiny, impossible, trained_run("also impossible", 1e27, 1.0, 4)])
     report = compare_dates(tmp_path, D2)
     named = {(c.model, c.physics, c.new) for c in report.contradictions}
     assert named == {("impossible", "paper", False), ("also impossible", "paper", True)}
@@ -58,7 +43,7 @@ def test_changes_name_contradicted_runs_new_ones_marked(tmp_path: Path) -> None:
 
 def test_changes_first_date_lists_contradictions(tmp_path: Path) -> None:
     """The first date under a root has nothing to compare, yet names its contradictions."""
-    _write_reality(tmp_path, D1, [_run("impossible", 1e26, 1.0, 2)])
+    _write_reality(tmp_path, D1, [trained_run("impossible", 1e26, 1.0, 2)])
     markdown = render_markdown(compare_dates(tmp_path, D1))
     assert "nothing to compare" in markdown
     assert "NEW paper: impossible" in markdown
@@ -66,7 +51,9 @@ def test_changes_first_date_lists_contradictions(tmp_path: Path) -> None:
 
 def test_contradiction_summary_counts_per_physics_and_new(tmp_path: Path) -> None:
     """The printed line counts contradictions per physics and how many are new."""
-    _write_reality(tmp_path, D1, [_run("impossible", 1e26, 1.0, 2)])
-    _write_reality(tmp_path, D2, [_run("impossible", 1e26, 1.0, 2), _run("b", 1e27, 1.0, 3)])
+    _write_reality(tmp_path, D1, [trained_run("impossible", 1e26, 1.0, 2)])
+    _write_reality(
+        tmp_path, D2, [trained_run("impossible", 1e26, 1.0, 2), trained_run("b", 1e27, 1.0, 3)]
+    )
     line = contradiction_summary(compare_dates(tmp_path, D2).contradictions)
     assert "2 under paper (1 new)" in line

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import polars as pl
 
 from pipeline.forecast.reality import reality_checks, reality_dicts
@@ -11,21 +9,12 @@ from pipeline.io.rows import Provenance, table_from_rows
 from pipeline.io.tables import table_spec
 from pipeline.report.reality_table import reality_counts, reality_section
 from pipeline.sources.epoch import ObservedRun
+from tests.observed_runs import trained_run
 
 
 def _run(name: str, flop: float, hours: float, hardware: str, line: int) -> ObservedRun:
-    return ObservedRun(
-        name,
-        None,
-        dt.date(2024, 6, 1),
-        flop,
-        None,
-        None,
-        line,
-        training_hardware=(hardware,),
-        hardware_quantity=8,
-        training_time_s=hours * 3600.0,
-    )
+    """A run on 8 accelerators of `hardware` (`tests.observed_runs.trained_run`)."""
+    return trained_run(name, flop, hours, line, (hardware,))
 
 
 def _reality(runs: list[ObservedRun]) -> pl.DataFrame:

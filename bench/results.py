@@ -362,31 +362,27 @@ REALISTIC: dict[str, list[str]] = {
 """The physics variants of the realistic table: name -> overrides."""
 
 
+LIMIT_HEADER = [
+    "linear-scaling end (FLOP)",
+    "last feasible (FLOP)",
+    "wall: first infeasible (FLOP)",
+    "best utilization",
+]
+"""The columns `limit_cells` fills."""
+
+
+def limit_cells(s: Series) -> list[str]:
+    """A series' limits as table cells: linear-scaling end, last feasible, wall, utilization."""
+    return [linear_end(s), sci(s.flop("last_feasible_flop")), wall(s), utilization(s)]
+
+
 def realistic_table() -> list[str]:
     """What each realistic extension does to the limits, H100 SXM, dense and sparse."""
     rows = []
     for scaling in ("dense", "sparse"):
         for name, overrides in REALISTIC.items():
-            s = series(f"scaling={scaling}", *overrides)
-            rows.append(
-                [
-                    scaling,
-                    name,
-                    linear_end(s),
-                    sci(s.flop("last_feasible_flop")),
-                    wall(s),
-                    utilization(s),
-                ]
-            )
-    header = [
-        "scaling",
-        "physics",
-        "linear-scaling end (FLOP)",
-        "last feasible (FLOP)",
-        "wall: first infeasible (FLOP)",
-        "best utilization",
-    ]
-    return table(header, rows)
+            rows.append([scaling, name, *limit_cells(series(f"scaling={scaling}", *overrides))])
+    return table(["scaling", "physics", *LIMIT_HEADER], rows)
 
 
 OBSERVED_BATCHES = ["critical", "observed"]
@@ -401,27 +397,8 @@ def observed_batch_table() -> list[str]:
         for physics in ("paper", "realistic"):
             for batch in OBSERVED_BATCHES:
                 s = series(f"scaling={scaling}", f"physics={physics}", f"batch={batch}")
-                rows.append(
-                    [
-                        scaling,
-                        physics,
-                        batch,
-                        linear_end(s),
-                        sci(s.flop("last_feasible_flop")),
-                        wall(s),
-                        utilization(s),
-                    ]
-                )
-    header = [
-        "scaling",
-        "physics",
-        "batch law",
-        "linear-scaling end (FLOP)",
-        "last feasible (FLOP)",
-        "wall: first infeasible (FLOP)",
-        "best utilization",
-    ]
-    return table(header, rows)
+                rows.append([scaling, physics, batch, *limit_cells(s)])
+    return table(["scaling", "physics", "batch law", *LIMIT_HEADER], rows)
 
 
 CLIFF_RATIO = 2.0

@@ -10,6 +10,9 @@ load average), Python and numpy versions and the commit measured written beside 
 - whole commands, start-up included (`bench/bench_commands.py`): each `dmlimits` command as a
   user types it, in its own process, into a fresh dataset root.
 
+`--only NAME ...` measures those sections (`series`, `commands`, ...: `SECTIONS`) and keeps the
+others from the current page; each section names its own date, commit and load.
+
 `--baseline DIR` (an earlier checkout, e.g. from `git worktree add`) runs each command of that
 checkout alternately with this one's and adds the ratio baseline / now, pair by pair; the page
 names that checkout by its commit, never by its path. The larger
@@ -26,8 +29,9 @@ import platform
 import statistics
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from bench_commands import BASELINE_VS_ORIGINAL, NO_BASELINE, Run, run_once
@@ -160,52 +164,118 @@ def command_table(repeat: int, baseline: Path | None) -> list[str]:
     return [header, rule, *rows]
 
 
-def performance_md(repeat: int, baseline: Path | None) -> str:
-    """The whole of docs/performance.md, measured now."""
+class Section(NamedTuple):
+    """One section of the page: its title, what it says it measures, and how to measure it."""
+
+    title: str
+    intro: tuple[str, ...]
+    measure: Callable[[int, Path | None], list[str]]
+
+
+def series_section(repeat: int, baseline: Path | None) -> list[str]:
+    del baseline  # the cold series are measured on this checkout alone
+    return series_table(repeat)
+
+
+def commands_section(repeat: int, baseline: Path | None) -> list[str]:
+    lines = command_table(repeat, baseline)
+    return [*lines, "", *baseline_lines(commit(baseline))] if baseline is not None else lines
+
+
+SECTIONS: dict[str, Section] = {
+    "series": Section(
+        "One series, every cache empty",
+        (
+            "CPU seconds of `evaluate_series` for one series in a fresh process (composition and",
+            "imports excluded): what a worker pays for a series whose candidate layouts no earlier",
+            "series has enumerated. The sweep's later series reuse candidates and network tables",
+            "([model.md](model.md) §9.2) and cost less.",
+        ),
+        series_section,
+    ),
+    "commands": Section(
+        "Whole commands",
+        (
+            "Each command as a user types it, in its own process, start-up included, into a fresh",
+            "dataset root (`bench/bench_commands.py`); CPU seconds include the workers.",
+        ),
+        commands_section,
+    ),
+}
+"""The page's sections, in page order: name (for `--only`) -> section."""
+
+MARK = "<!-- section: {} -->"
+"""The line that opens a section: `--only` finds a kept section's text by it."""
+
+
+def section_block(name: str, repeat: int, baseline: Path | None) -> list[str]:
+    """One section measured now: its heading, its own date, commit and load, its figures."""
+    section = SECTIONS[name]
     load_before = os.getloadavg()[0]
     started = datetime.datetime.now(datetime.UTC)
-    measured = commit()
-    series = series_table(repeat)
-    commands = command_table(repeat, baseline)
-    load_after = os.getloadavg()[0]
+    figures = section.measure(repeat, baseline)
+    return [
+        MARK.format(name),
+        f"## {section.title}",
+        "",
+        f"Measured {started:%Y-%m-%d %H:%M} UTC at commit {commit()}, {repeat} runs, load average"
+        f" (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after.",
+        "",
+        *section.intro,
+        "",
+        *figures,
+        "",
+    ]
+
+
+def kept_blocks(text: str) -> dict[str, list[str]]:
+    """The sections of an existing page, by name (a page without markers has none)."""
+    blocks: dict[str, list[str]] = {}
+    name: str | None = None
+    for line in text.splitlines():
+        opened = next((n for n in SECTIONS if line == MARK.format(n)), None)
+        if opened is not None:
+            name = opened
+            blocks[name] = []
+        if name is not None:
+            blocks[name].append(line)
+    return blocks
+
+
+def performance_md(
+    repeat: int, baseline: Path | None, only: Sequence[str] = (), existing: str = ""
+) -> str:
+    """The whole of docs/performance.md: every section measured now, or with `only`, those
+    sections measured now and the others kept from `existing` (each section names its own date
+    and commit)."""
+    kept = kept_blocks(existing) if only else {}
+    missing = [n for n in SECTIONS if n not in only and only and n not in kept]
+    if missing:
+        raise SystemExit(f"--only needs a page that has the other sections; missing: {missing}")
+    blocks: list[str] = []
+    for name in SECTIONS:
+        blocks += kept[name] if only and name not in only else section_block(name, repeat, baseline)
     lines = [
         "# Performance",
         "",
         GENERATED,
         "",
-        f"Measured {started:%Y-%m-%d %H:%M} UTC by `bench/performance.py`, at commit {measured}.",
+        f"Measured by `bench/performance.py`; each section names its date and its commit (at commit"
+        f" {commit()} for the last page written).",
         "",
         "| machine | |",
         "|---|---|",
         f"| CPU | {cpu_name()}, {os.cpu_count()} logical cores |",
-        f"| load average (1 min) | {load_before:.1f} before, {load_after:.1f} after |",
         f"| Python | {platform.python_version()} ({platform.python_implementation()}) |",
         f"| numpy | {np.__version__} |",
         f"| OS | {platform.system()} {platform.release()} |",
         "",
-        f"Each figure is min / median / max of {repeat} runs. On a shared machine the wall times",
-        "move with the load; CPU seconds move less.",
+        "Each figure is min / median / max of the runs its section names. On a shared machine the",
+        "wall times move with the load; CPU seconds move less.",
         "",
-        "## One series, every cache empty",
-        "",
-        "CPU seconds of `evaluate_series` for one series in a fresh process (composition and",
-        "imports excluded): what a worker pays for a series whose candidate layouts no earlier",
-        "series has enumerated. The sweep's later series reuse candidates and network tables",
-        "([model.md](model.md) §9.2) and cost less.",
-        "",
-        *series,
-        "",
-        "## Whole commands",
-        "",
-        "Each command as a user types it, in its own process, start-up included, into a fresh",
-        "dataset root (`bench/bench_commands.py`); CPU seconds include the workers.",
-        "",
-        *commands,
-        "",
+        *blocks,
     ]
-    if baseline is not None:
-        lines += baseline_lines(commit(baseline))
-    return "\n".join(lines)
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def baseline_lines(baseline_commit: str) -> list[str]:
@@ -226,8 +296,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline", type=Path, default=None, help="an earlier checkout")
     parser.add_argument("--stdout", action="store_true", help="print instead of writing")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=list(SECTIONS),
+        default=(),
+        help="measure these sections; keep the others from the current page",
+    )
     args = parser.parse_args(argv)
-    text = performance_md(args.repeat, args.baseline)
+    existing = PERFORMANCE_MD.read_text("utf-8") if args.only else ""
+    text = performance_md(args.repeat, args.baseline, args.only, existing)
     if args.stdout:
         print(text)
     else:

@@ -48,9 +48,10 @@ def test_calibration_block_matches_the_model() -> None:
 def test_calibration_rule_overrides_reach_every_run() -> None:
     """A rule's overrides are added to each run's physics, so its runs are timed with the rule."""
     gpt = next(m for m in calibration.narayanan_runs() if m.run.layout.n_gpu == 32)
+    (one,) = calibration.with_overrides([gpt], ("physics.nic_striping=false",))
     (striped,) = calibration.with_overrides([gpt], ("physics.nic_striping=true",))
     _, physics = calibration.scenario_of((*striped.hardware, *striped.physics))
     assert physics.nic_striping
-    before = calibration.step_errors([gpt], None, None)
+    before = calibration.step_errors([one], None, None)
     after = calibration.step_errors([striped], None, None)
     assert after[0] < before[0]  # 32 ranks on 4 nodes: its gradient ring stripes over 8 NICs

@@ -9,7 +9,7 @@ import pytest
 from pipeline.model.records.run import RunLayout, RunSpec
 from pipeline.model.records.transformer import TransformerShape
 from tests.validation import calibration
-from tests.validation.calibration import Grid, fit_per_hardware
+from tests.validation.calibration import Grid, fit_pair_per_hardware, fit_per_hardware
 from tests.validation.modern_runs import Measured
 
 _RUN = RunSpec("tiny", TransformerShape(2, 64, 256, 4, 4, 0, 128), 8, RunLayout(1, 1, 8, 1))
@@ -36,6 +36,16 @@ def test_calibration_fit_per_hardware_gives_each_gpu_its_matmul() -> None:
     errors[2, 1, 1] = 0.0  # H100's run exact at matmul point 2, network point 1
     fit = fit_per_hardware(Grid(obs, errors), ["old", "new"])
     assert fit == {"a100": (0, 1), "h100": (2, 1)}
+
+
+def test_calibration_fit_pair_per_hardware_gives_each_gpu_its_network() -> None:
+    """Fitting both constants per GPU generation lets A100 and H100 take different networks."""
+    obs = (_measured("old", "a100_sxm"), _measured("new", "h100_sxm"))
+    errors = np.ones((3, 2, 2))
+    errors[0, 1, 0] = 0.0  # A100's run exact at matmul point 0, network point 1
+    errors[2, 0, 1] = 0.0  # H100's run exact at matmul point 2, network point 0
+    fit = fit_pair_per_hardware(Grid(obs, errors), ["old", "new"])
+    assert fit == {"a100": (0, 1), "h100": (2, 0)}
 
 
 @pytest.mark.slow

@@ -54,6 +54,20 @@ A100_80GB = ("hardware=a100_sxm_80gb",)
 H100_FLASH = ("hardware=h100_sxm",), ("physics.fusion=flash",)
 
 
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A candidate physics rule, judged by the left-out errors it gives (`rule_table`)."""
+
+    name: str
+    """The switch as docs/model.md and conf/physics/realistic.yaml name it."""
+    overrides: tuple[str, ...]
+    """Config overrides turning it on for every run (`physics=realistic` has it off)."""
+
+
+RULES = (Rule("`physics.nic_striping`", ("physics.nic_striping=true",)),)
+"""The rules whose leave-one-source-out effect docs/validation.md reports, each refitted."""
+
+
 def _csv(name: str) -> list[dict[str, str]]:
     with (DATA / name).open() as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
@@ -174,10 +188,16 @@ class Grid:
         return int(i), int(j)
 
 
+def with_overrides(obs: Iterable[Measured], overrides: tuple[str, ...]) -> tuple[Measured, ...]:
+    """`obs` with `overrides` added to every run's physics overrides."""
+    return tuple(dataclasses.replace(m, physics=(*m.physics, *overrides)) for m in obs)
+
+
 @cache
-def grid() -> Grid:
-    """The step-time errors of every observation at every grid point."""
-    obs = observations()
+def grid(overrides: tuple[str, ...] = ()) -> Grid:
+    """The step-time errors of every observation at every grid point, with `overrides` (a
+    `Rule`'s) on every run."""
+    obs = with_overrides(observations(), overrides)
     errors = np.array([[step_errors(obs, mm, net) for net in NETWORK_GRID] for mm in MATMUL_GRID])
     return Grid(obs, errors)
 
@@ -227,6 +247,18 @@ def fit_per_hardware(g: Grid, fitted: Sequence[str]) -> Fit:
     return best[1]
 
 
+def fit_pair_per_hardware(g: Grid, fitted: Sequence[str]) -> Fit:
+    """A matmul and a network efficiency per GPU generation, each fitted on that generation's
+    sources alone (`Grid.fit`); a generation without a fitted source takes the grid's first
+    point."""
+    by_source = {s: hardware_of(next(m for m in g.obs if m.source == s)) for s in sources(g.obs)}
+    fit = {}
+    for gen in sorted(set(by_source.values())):
+        mine = [s for s in fitted if by_source[s] == gen]
+        fit[gen] = g.fit(mine) if mine else (0, 0)
+    return fit
+
+
 def _at(g: Grid, fit: Fit) -> np.ndarray:
     """Each run's error at its generation's grid point of `fit`."""
     return np.array([g.errors[(*fit[hardware_of(m)], k)] for k, m in enumerate(g.obs)])
@@ -267,6 +299,47 @@ def loso_table(g: Grid, fitter: Callable[[Grid, Sequence[str]], Fit]) -> list[st
             f"{_mae(left)} | {_pct(float(np.mean(left)))} | {_mae(inside[mask])} | "
             f"{_pct(float(np.mean(inside[mask])))} |"
         )
+    return lines
+
+
+def left_out_mae(g: Grid, fitter: Callable[[Grid, Sequence[str]], Fit]) -> dict[str, float]:
+    """Each fitted source's mean absolute step-time error at the fit of the other sources."""
+    fitted = sources(m for m in g.obs if m.precision in FITTED_PRECISIONS)
+    out = {}
+    for source in fitted:
+        mask = np.array([m.source == source for m in g.obs])
+        left = _at(g, fitter(g, [s for s in fitted if s != source]))[mask]
+        out[source] = float(np.mean(np.abs(left)))
+    return out
+
+
+FITTERS: tuple[tuple[str, Callable[[Grid, Sequence[str]], Fit]], ...] = (
+    ("one pair", fit_shared),
+    ("matmul per GPU", fit_per_hardware),
+    ("pair per GPU", fit_pair_per_hardware),
+)
+"""The fits a rule is judged under: one matmul and one network for every run; a matmul per GPU
+generation and one network; a matmul and a network per GPU generation."""
+
+
+def rule_table(rules: Sequence[Rule]) -> list[str]:
+    """Per source, its left-out error under each fit of `FITTERS`, without and with each rule;
+    the last row the mean over sources."""
+    names, columns = [], []
+    for label, overrides in [("without", ()), *((f"with {r.name}", r.overrides) for r in rules)]:
+        g = grid(overrides)
+        for fit_name, fitter in FITTERS:
+            names.append(f"{label}, {fit_name}")
+            columns.append(left_out_mae(g, fitter))
+    lines = [
+        f"| source (left out) | {' | '.join(names)} |",
+        f"|---|{'---|' * len(names)}",
+    ]
+    for source in columns[0]:
+        cells = " | ".join(f"{100.0 * c[source]:.1f}%" for c in columns)
+        lines.append(f"| {source} | {cells} |")
+    means = " | ".join(f"**{100.0 * float(np.mean(list(c.values()))):.1f}%**" for c in columns)
+    lines.append(f"| mean over sources | {means} |")
     return lines
 
 
@@ -325,6 +398,13 @@ def calibration_block() -> str:
         "Llama 3 405B (Table 4) in MFU, the target being 5 points (Llama 3 left out of the fits):",
         "",
         *llama3_mfu_table(g),
+        "",
+        "Candidate rules, each judged out of sample: per source, its mean absolute step-time "
+        "error when left out of the refit, without and with the rule on every run, under three "
+        "fits: one `matmul` and one `network` (one pair), a `matmul` per GPU generation and one "
+        "`network`, a `matmul` and a `network` per GPU generation (pair per GPU):",
+        "",
+        *rule_table(RULES),
         "",
         "Run by run (step-time error at the shipped constants, and at each fit with every source):",
         "",

@@ -47,6 +47,8 @@ A100_PEAK_FLOP_PER_S = 312e12
 BLOOM_INTER_NODE_GB_PER_S = 12.5
 """Jean Zay's A100 nodes: 4 Omni-Path links of 100 Gb/s per node of 8 GPUs (the BigScience
 tr11 README): 50 GB/s per node each way, 12.5 GB/s per GPU counted both ways."""
+BLOOM_NICS_PER_NODE = 4
+"""The same README's 4 Omni-Path links per node: what `physics.nic_striping` stripes over."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +131,8 @@ def _yes(row: Mapping[str, str], key: str, default: bool) -> bool:
 
 def hardware_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
     """H100 rows run on `h100_sxm`, A100 40GB on `a100_sxm`, A100 80GB on `a100_sxm_80gb`
-    (BLOOM's with Jean Zay's 4 Omni-Path links per node, `BLOOM_INTER_NODE_GB_PER_S`)."""
+    (BLOOM's with Jean Zay's 4 Omni-Path links per node, `BLOOM_INTER_NODE_GB_PER_S` and
+    `BLOOM_NICS_PER_NODE`)."""
     gpu = row["hardware"]
     if gpu.startswith("H100"):
         return ("hardware=h100_sxm",)
@@ -139,6 +142,7 @@ def hardware_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
         return (
             "hardware=a100_sxm_80gb",
             f"hardware.network.bandwidth_gb_per_s=[600,{BLOOM_INTER_NODE_GB_PER_S}]",
+            f"hardware.network.nics_per_node={BLOOM_NICS_PER_NODE}",
         )
     return ("hardware=a100_sxm_80gb",)
 

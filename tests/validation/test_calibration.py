@@ -9,7 +9,7 @@ import pytest
 from pipeline.model.records.run import RunLayout, RunSpec
 from pipeline.model.records.transformer import TransformerShape
 from tests.validation import calibration
-from tests.validation.calibration import Grid, fit_per_hardware
+from tests.validation.calibration import Grid, fit_pair_per_hardware, fit_per_hardware
 from tests.validation.modern_runs import Measured
 
 _RUN = RunSpec("tiny", TransformerShape(2, 64, 256, 4, 4, 0, 128), 8, RunLayout(1, 1, 8, 1))
@@ -38,8 +38,30 @@ def test_calibration_fit_per_hardware_gives_each_gpu_its_matmul() -> None:
     assert fit == {"a100": (0, 1), "h100": (2, 1)}
 
 
+def test_calibration_fit_pair_per_hardware_gives_each_gpu_its_network() -> None:
+    """Fitting both constants per GPU generation lets A100 and H100 take different networks."""
+    obs = (_measured("old", "a100_sxm"), _measured("new", "h100_sxm"))
+    errors = np.ones((3, 2, 2))
+    errors[0, 1, 0] = 0.0  # A100's run exact at matmul point 0, network point 1
+    errors[2, 0, 1] = 0.0  # H100's run exact at matmul point 2, network point 0
+    fit = fit_pair_per_hardware(Grid(obs, errors), ["old", "new"])
+    assert fit == {"a100": (0, 1), "h100": (2, 0)}
+
+
 @pytest.mark.slow
 def test_calibration_block_matches_the_model() -> None:
     """docs/validation.md's calibration block is what `make validation` writes today."""
     current = calibration.VALIDATION_MD.read_text("utf-8")
     assert calibration.validation_md(current) == current, "run `make validation` and commit"
+
+
+def test_calibration_rule_overrides_reach_every_run() -> None:
+    """A rule's overrides are added to each run's physics, so its runs are timed with the rule."""
+    gpt = next(m for m in calibration.narayanan_runs() if m.run.layout.n_gpu == 32)
+    (one,) = calibration.with_overrides([gpt], ("physics.nic_striping=false",))
+    (striped,) = calibration.with_overrides([gpt], ("physics.nic_striping=true",))
+    _, physics = calibration.scenario_of((*striped.hardware, *striped.physics))
+    assert physics.nic_striping
+    before = calibration.step_errors([one], None, None)
+    after = calibration.step_errors([striped], None, None)
+    assert after[0] < before[0]  # 32 ranks on 4 nodes: its gradient ring stripes over 8 NICs

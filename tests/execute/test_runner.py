@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from distributed import LocalCluster
+from distributed import Client, LocalCluster, get_task_stream
 
 from pipeline.execute import runner
 from pipeline.execute.runner import chunked, run_series
@@ -86,6 +86,54 @@ def test_run_series_on_a_running_dask_cluster(scenarios: list[Scenario]) -> None
         )
         dask = rows(run_series(scenarios, settings))
     assert dask.equals(loky)
+
+
+def cluster_tasks(records: list[dict[str, object]]) -> list[str]:
+    """The workers that ran each of the run's chunks, from a scheduler's task stream."""
+    return [str(r["worker"]) for r in records if str(r["key"]).startswith("evaluate_chunk")]
+
+
+@pytest.mark.slow
+def test_run_series_dask_one_worker_cluster_runs_the_tasks(scenarios: list[Scenario]) -> None:
+    """On a one-worker cluster every chunk is a task of the cluster, none runs in the caller."""
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+        get_task_stream(client) as stream,
+    ):
+        settings = ExecutionSettings(
+            Backend.DASK, chunk_size=5, dask_address=cluster.scheduler_address
+        )
+        outcomes = list(run_series(scenarios, settings))
+    assert len(outcomes) == len(scenarios)
+    assert len(cluster_tasks(stream.data)) == 3  # 12 series in chunks of 5
+
+
+@pytest.mark.slow
+def test_run_series_dask_gives_work_to_workers_that_join(
+    scenarios: list[Scenario], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that joins the cluster during a run gets some of its chunks."""
+    monkeypatch.setattr(runner, "DASK_WORKERS_REFRESH_S", 0.0)
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+        get_task_stream(client) as stream,
+    ):
+        settings = ExecutionSettings(
+            Backend.DASK, chunk_size=1, dask_address=cluster.scheduler_address
+        )
+        outcomes = run_series(scenarios, settings)
+        first = next(outcomes)
+        cluster.scale(2)
+        client.wait_for_workers(2)
+        rest = list(outcomes)
+    assert len([first, *rest]) == len(scenarios)
+    assert len(set(cluster_tasks(stream.data))) == 2
 
 
 @pytest.mark.slow

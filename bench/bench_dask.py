@@ -59,6 +59,8 @@ from typing import Any
 
 import psutil
 
+from pipeline.execute.runner import DASK_TASKS_PER_WORKER, run_on_dask
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 DASK = BIN / "dask"
@@ -79,10 +81,13 @@ REMOTE_WORKERS = (16, 64, 256)
 START_TIMEOUT_S = 120.0
 IDLE_S = 2.0
 TRIVIAL_TASKS = 1000
-TASK_MIN_S = 0.5
-"""The shortest task the advice allows: at least 10 times a worker's refill round trip (four
-network hops, worker - scheduler - dmlimits - scheduler - worker, of up to 10 ms each: one site
-or cloud region) and the per-task costs measured here."""
+REMOTE_HOP_S = 0.010
+"""One network hop of a remote cluster (one site or cloud region), for the advice."""
+REFILL_HOPS = 4
+"""A worker's next task comes back over four hops: worker, scheduler, dmlimits, scheduler,
+worker."""
+TASK_OVER_REFILL = 10
+"""The advice's shortest task: this many times a remote refill round trip."""
 SUMMARY = re.compile(r"dmlimits: ([\d,]+) series.*?, ([\d,]+) points in ([\d.]+) s")
 TASK_KEY = "evaluate_chunk"
 """The key prefix of the run's tasks (`pipeline.execute.runner.run_on_dask`): one chunk each."""
@@ -144,6 +149,11 @@ class Run:
     def trivial_per_s(self) -> float:
         """Empty tasks per second, two per worker in flight."""
         return self.trivial.tasks / self.trivial.wall_s
+
+    @property
+    def round_trip_ms(self) -> float:
+        """An empty task's round trip, by Little's law: tasks in flight / tasks per second."""
+        return 1e3 * DASK_TASKS_PER_WORKER * self.workers / self.trivial_per_s
 
     @property
     def task_s(self) -> float:
@@ -279,8 +289,6 @@ def run_sweep(sweep: str, workers: int, chunk_size: int, scratch: Path) -> Run:
 def trivial_tasks(cluster: Cluster, tasks: int = TRIVIAL_TASKS) -> Trivial:
     """`tasks` empty chunks through `run_on_dask` (after the sweep: the workers have imported
     the package), timed, with the scheduler's CPU seconds less its idle rate."""
-    from pipeline.execute.runner import run_on_dask
-
     idle = cluster.scheduler_cpu_s()
     time.sleep(IDLE_S)  # the scheduler's own rate with nothing to do (heartbeats)
     before = cluster.scheduler_cpu_s()
@@ -329,9 +337,9 @@ def row_text(run: Run, cpus: int) -> str:
     return (
         f"{run.sweep}: {run.workers} workers{over}, chunk {run.chunk_size}: {run.points:,} "
         f"points, wall {run.wall_s:.1f} s, run {run.run_s:.1f} s, "
-        f"{run.points_per_s:,.0f} points/s, {run.stream.tasks} tasks, overhead "
+        f"{run.points_per_s:,.0f} points/s, {run.stream.tasks} tasks, gap "
         f"{run.overhead_ms:.1f} ms/task, tail {run.stream.tail_s:.2f} s; scheduler "
-        f"{run.scheduler_ms:.2f} ms CPU per empty task, {run.trivial_per_s:,.0f} empty tasks/s"
+        f"{run.scheduler_ms:.2f} ms CPU per empty task, round trip {run.round_trip_ms:.1f} ms"
     )
 
 
@@ -341,7 +349,7 @@ class Advice:
 
     workers: int
     for_task_length: int
-    """Smallest chunk whose task lasts TASK_MIN_S."""
+    """Smallest chunk whose task lasts `task_min_s(m)`."""
     for_scheduler: int
     """Smallest chunk that keeps the scheduler busy at most SCHEDULER_BUDGET of the time."""
 
@@ -365,12 +373,23 @@ def scheduler_s(m: Measurements) -> float:
     return 1e-3 * statistics.median(r.scheduler_ms for r in m.scaling + m.chunks)
 
 
+def round_trip_s(m: Measurements) -> float:
+    """An empty task's round trip on loopback, the median of every run's."""
+    return 1e-3 * statistics.median(r.round_trip_ms for r in m.scaling + m.chunks)
+
+
+def task_min_s(m: Measurements) -> float:
+    """The shortest task for a remote cluster: TASK_OVER_REFILL times a refill round trip there
+    (the loopback one plus REFILL_HOPS hops of REMOTE_HOP_S)."""
+    return TASK_OVER_REFILL * (round_trip_s(m) + REFILL_HOPS * REMOTE_HOP_S)
+
+
 def advice(m: Measurements, workers: int) -> Advice:
     """The chunk size for `workers` remote workers (the bounds of `markdown`)."""
     series_s = per_series_s(m)
     return Advice(
         workers,
-        for_task_length=math.ceil(TASK_MIN_S / series_s),
+        for_task_length=math.ceil(task_min_s(m) / series_s),
         for_scheduler=math.ceil(workers * scheduler_s(m) / (SCHEDULER_BUDGET * series_s)),
     )
 
@@ -404,7 +423,9 @@ def markdown(m: Measurements, remote_workers: Sequence[int] = REMOTE_WORKERS) ->
         "run's own way (`pipeline.execute.runner.run_on_dask`, two per worker in flight), the "
         "scheduler process's CPU seconds meanwhile (its idle rate, measured for "
         f"{IDLE_S:g} s before, taken off) over the tasks. One scheduler serves every worker, "
-        "so this bounds the tasks per second of any cluster.",
+        "so this bounds the tasks per second of any cluster. Their round trip (submitted by "
+        "the client, run, result back) follows by Little's law: tasks in flight / tasks per "
+        "second.",
         "",
     ]
     if any(r.workers > m.cpus for r in m.scaling + m.chunks):
@@ -416,15 +437,15 @@ def markdown(m: Measurements, remote_workers: Sequence[int] = REMOTE_WORKERS) ->
         ]
     lines += [
         "| sweep | workers | points | wall s | run s | points/s | speed-up "
-        "| gap per task ms | scheduler CPU per task ms |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| gap per task ms | scheduler CPU per task ms | round trip ms |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in m.scaling:
         over = " (oversubscribed)" if r.workers > m.cpus else ""
         lines.append(
             f"| `{r.sweep}` | {r.workers}{over} | {r.points:,} | {r.wall_s:.1f} | {r.run_s:.1f} "
             f"| {r.points_per_s:,.0f} | {base[r.sweep] / r.run_s:.2f}× | {ms(r.overhead_ms)} "
-            f"| {r.scheduler_ms:.2f} |"
+            f"| {r.scheduler_ms:.2f} | {r.round_trip_ms:.1f} |"
         )
     if not m.chunks:
         return "\n".join(lines) + "\n"
@@ -457,12 +478,14 @@ def markdown(m: Measurements, remote_workers: Sequence[int] = REMOTE_WORKERS) ->
         f"{1e3 * scheduler_s(m):.2f} ms of the scheduler's CPU (the median above). Three "
         "bounds set the chunk size c of a cluster of W single-threaded workers:",
         "",
-        f"- a task lasts at least {TASK_MIN_S:g} s: c ≥ {TASK_MIN_S:g} s / compute per "
-        "series. The scheduler keeps one task queued on each worker (dask's worker "
-        "saturation) and the run two per worker in flight, so a worker never waits while its "
-        "current task lasts longer than the refill: four network hops (worker, scheduler, "
-        f"`dmlimits`, scheduler, worker). {TASK_MIN_S:g} s is ten times that at 10 ms a hop "
-        "(one site or cloud region), and far above the gap per task measured here;",
+        f"- a task lasts at least {task_min_s(m):.2f} s: c ≥ that / compute per series. The "
+        "scheduler keeps one task queued on each worker (dask's worker saturation) and the "
+        "run two per worker in flight, so a worker never waits while its current task lasts "
+        "longer than the refill of its queue: the round trip above plus "
+        f"{REFILL_HOPS} network hops (worker, scheduler, `dmlimits`, scheduler, worker), "
+        f"{1e3 * REMOTE_HOP_S:g} ms each on one site or cloud region; the task lasts "
+        f"{TASK_OVER_REFILL} times that, so that a slow refill or a worker's gap stays small "
+        "beside it;",
         f"- the one scheduler busy at most {SCHEDULER_BUDGET:.0%} of the time: W workers ask "
         "for W / (c × compute per series) tasks per second, so c ≥ W × scheduler CPU per task "
         f"/ ({SCHEDULER_BUDGET:g} × compute per series);",

@@ -59,7 +59,7 @@ from typing import Any
 
 import psutil
 
-from pipeline.execute.runner import DASK_TASKS_PER_WORKER, run_on_dask
+from pipeline.execute.runner import DASK_TASKS_PER_WORKER, LOOPBACK_ANY_PORT, run_on_dask
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -198,7 +198,7 @@ def local_cluster(workers: int, scratch: Path) -> Iterator[Cluster]:
     client_class: Any = distributed.Client
     scheduler_file = scratch / f"scheduler-{workers}-{time.monotonic_ns()}.json"
     log = (scratch / "cluster.log").open("a")
-    quiet = ["--no-dashboard"]
+    quiet = ["--no-dashboard", "--dashboard-address", LOOPBACK_ANY_PORT]  # not :8787
     scheduler = subprocess.Popen(
         [DASK, "scheduler", "--host", "127.0.0.1", "--port", "0", "--scheduler-file",
          scheduler_file, *quiet],

@@ -42,6 +42,8 @@ DASK_WAIT_FOR_WORKERS_S = 300.0
 """How long a run waits for the first worker of a remote dask cluster (batch-queued workers)."""
 DASK_CONNECT_TIMEOUT_S = 10.0
 """How long a run tries to reach the scheduler at `execution.dask_address` before giving up."""
+LOOPBACK_ANY_PORT = "127.0.0.1:0"
+"""Where a run-scoped local dask cluster serves its scheduler's HTTP routes."""
 DASK_TASKS_PER_WORKER = 2
 """Tasks in flight per dask worker thread: one running, one waiting for it on the worker."""
 DASK_WORKERS_REFRESH_S = 1.0
@@ -150,7 +152,10 @@ def dask_client(settings: ExecutionSettings) -> Iterator[object]:
             n_workers=settings.dask_workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,  # no web server for a run-scoped cluster
+            dashboard_address=None,  # no dashboard for a run-scoped cluster,
+            # and its scheduler's HTTP routes on a free loopback port, not :8787 of every
+            # interface (taken by any other cluster, which made distributed warn)
+            scheduler_kwargs={"dashboard_address": LOOPBACK_ANY_PORT},
         ) as cluster,
         Client(cluster) as client,
     ):

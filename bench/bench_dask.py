@@ -189,6 +189,14 @@ class Cluster:
         return float(times.user + times.system)
 
 
+def scheduler_address(scheduler_file: Path) -> str | None:
+    """The address in a scheduler file, once the scheduler has written it whole."""
+    try:
+        return str(json.loads(scheduler_file.read_text())["address"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 @contextlib.contextmanager
 def local_cluster(workers: int, scratch: Path) -> Iterator[Cluster]:
     """`dask scheduler` and `dask worker --nworkers N --nthreads 1` processes on 127.0.0.1,
@@ -207,7 +215,7 @@ def local_cluster(workers: int, scratch: Path) -> Iterator[Cluster]:
     worker = None
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not scheduler_file.exists():
+        while (address := scheduler_address(scheduler_file)) is None:
             if scheduler.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"dask scheduler did not start; see {log.name}")
             time.sleep(0.1)
@@ -216,7 +224,6 @@ def local_cluster(workers: int, scratch: Path) -> Iterator[Cluster]:
              "--nworkers", str(workers), "--nthreads", "1", *quiet],
             stdout=log, stderr=log, cwd=ROOT,
         )  # fmt: skip
-        address = json.loads(scheduler_file.read_text())["address"]
         with client_class(address, timeout=START_TIMEOUT_S) as client:
             client.wait_for_workers(workers, timeout=START_TIMEOUT_S)
             client.get_task_stream()  # installs the scheduler's task stream plugin

@@ -1,13 +1,17 @@
-"""Evaluate many series with joblib: in-process, on local cores (loky, threads), or on dask.
+"""Evaluate many series: in-process, on local cores (joblib: loky, threads), or on dask.
 
-Series are grouped into chunks of `execution.chunk_size`, one joblib task each. Chunks are made
-lazily and dispatched a few at a time (joblib's pre_dispatch), and results stream back as tasks
-finish (unordered), so the caller writes each series at once and memory stays flat however long
-the sweep. Every backend runs the same pure `evaluate_series`, so the rows are identical.
+Series are grouped into chunks of `execution.chunk_size`, one task each. Chunks are made
+lazily and dispatched a few at a time (joblib's pre_dispatch; on dask, two per worker thread),
+and results stream back as tasks finish (unordered), so the caller writes each series at once
+and memory stays flat however long the sweep. Every backend runs the same pure
+`evaluate_series`, so the rows are identical.
 
 Dask: with `execution.dask_address` the run connects to a running dask.distributed scheduler
 (whose workers must have this package installed, see docs/scale-out.md); without it, it starts a
-local cluster of `execution.dask_workers` single-threaded worker processes for the run.
+local cluster of `execution.dask_workers` single-threaded worker processes for the run. Chunks
+go to the cluster through its client (`run_on_dask`), not joblib's dask backend, which runs a
+one-worker cluster's tasks in the calling process, counts the workers once at the start, and
+groups short tasks into its own batches, so `chunk_size` would not be the task size.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ import gc
 import importlib
 import itertools
 import logging
+import math
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -36,6 +42,12 @@ DASK_WAIT_FOR_WORKERS_S = 300.0
 """How long a run waits for the first worker of a remote dask cluster (batch-queued workers)."""
 DASK_CONNECT_TIMEOUT_S = 10.0
 """How long a run tries to reach the scheduler at `execution.dask_address` before giving up."""
+LOOPBACK_ANY_PORT = "127.0.0.1:0"
+"""Where a run-scoped local dask cluster serves its scheduler's HTTP routes."""
+DASK_TASKS_PER_WORKER = 2
+"""Tasks in flight per dask worker thread: one running, one waiting for it on the worker."""
+DASK_WORKERS_REFRESH_S = 1.0
+"""How often a dask run counts the cluster's worker threads again."""
 
 
 WORKER_CANDIDATE_CACHE_BYTES = 64 * 2**20
@@ -140,7 +152,10 @@ def dask_client(settings: ExecutionSettings) -> Iterator[object]:
             n_workers=settings.dask_workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,  # no web server for a run-scoped cluster
+            dashboard_address=None,  # no dashboard for a run-scoped cluster,
+            # and its scheduler's HTTP routes on a free loopback port, not :8787 of every
+            # interface (taken by any other cluster, which made distributed warn)
+            scheduler_kwargs={"dashboard_address": LOOPBACK_ANY_PORT},
         ) as cluster,
         Client(cluster) as client,
     ):
@@ -183,6 +198,41 @@ def _quiet(logger_name: str) -> Iterator[None]:
         logger.setLevel(level)
 
 
+def run_on_dask(
+    client: Any, chunks: Iterator[list[Scenario]], whole_grid: bool
+) -> Iterator[SeriesOutcome]:
+    """Each chunk as one task of the dask cluster, with `DASK_TASKS_PER_WORKER` tasks per
+    worker thread in flight (counted again every `DASK_WORKERS_REFRESH_S`, so workers that
+    join during the run get work); outcomes as tasks finish. Tasks still running when the
+    caller stops are cancelled."""
+    from distributed import as_completed
+
+    running = as_completed()
+    pending: set[Any] = set()
+    counted = {"at": -math.inf, "window": 1}
+
+    def top_up() -> None:
+        now = time.monotonic()
+        if now - counted["at"] >= DASK_WORKERS_REFRESH_S:
+            threads = sum(client.nthreads().values())
+            counted.update(at=now, window=DASK_TASKS_PER_WORKER * max(1, threads))
+        while len(pending) < counted["window"] and (chunk := next(chunks, None)) is not None:
+            future = client.submit(evaluate_chunk, chunk, whole_grid, pure=False)
+            pending.add(future)
+            running.add(future)
+
+    try:
+        top_up()
+        for future in running:
+            outcomes = future.result()
+            pending.discard(future)
+            top_up()  # before yielding: the cluster works on while the caller writes
+            yield from outcomes
+    finally:
+        if pending:
+            client.cancel(list(pending))
+
+
 def run_series(
     scenarios: Iterable[Scenario],
     settings: ExecutionSettings,
@@ -209,23 +259,15 @@ def run_series(
         for chunk in itertools.chain(head, chunks):  # no pool: one chunk runs faster in-process
             yield from evaluate_chunk(chunk, whole_grid)
         return
+    if settings.backend is Backend.DASK:
+        with stop_on_signals(), dask_client(settings) as client:
+            yield from run_on_dask(client, itertools.chain(head, chunks), whole_grid)
+        return
     import joblib  # deferred: a run without a worker pool does not pay its import
 
     tasks = (
         joblib.delayed(evaluate_chunk)(chunk, whole_grid) for chunk in itertools.chain(head, chunks)
     )
-    if settings.backend is Backend.DASK:
-        with (
-            stop_on_signals(),
-            dask_client(settings) as client,
-            joblib.parallel_config(
-                backend="dask", client=client, wait_for_workers_timeout=DASK_WAIT_FOR_WORKERS_S
-            ),
-        ):
-            parallel = joblib.Parallel(n_jobs=-1, return_as="generator_unordered")
-            for result in parallel(tasks):
-                yield from result
-        return
     workers = (
         {"initializer": start_loky_worker, "initargs": (os.getpid(),)}
         if settings.backend is Backend.LOKY

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import socket
+import warnings
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
-from distributed import LocalCluster
+from distributed import Client, LocalCluster, get_task_stream
 
 from pipeline.execute import runner
 from pipeline.execute.runner import chunked, run_series
@@ -28,6 +31,11 @@ from tests.command import dmlimits, stable_table
 from tests.io.helpers import point_rows
 
 TINY = ["scaling.grid.max_d_model=16384"]
+NO_HTTP_ON_8787 = {
+    "dashboard_address": None,
+    "scheduler_kwargs": {"dashboard_address": runner.LOOPBACK_ANY_PORT},
+}
+"""A test cluster's scheduler serves HTTP on a free loopback port: :8787 may be another's."""
 PROVENANCE = Provenance(run_id="test", created_at=datetime(2025, 1, 1, tzinfo=UTC))
 
 
@@ -79,13 +87,75 @@ def test_run_series_on_a_running_dask_cluster(scenarios: list[Scenario]) -> None
     """A run connected to a 2-worker dask.distributed cluster gives the loky rows."""
     loky = rows(run_series(scenarios, ExecutionSettings(n_jobs=2, chunk_size=2)))
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=2, threads_per_worker=1, processes=True, **NO_HTTP_ON_8787
     ) as cluster:
         settings = ExecutionSettings(
             Backend.DASK, chunk_size=2, dask_address=cluster.scheduler_address
         )
         dask = rows(run_series(scenarios, settings))
     assert dask.equals(loky)
+
+
+def cluster_tasks(records: list[dict[str, object]]) -> list[str]:
+    """The workers that ran each of the run's chunks, from a scheduler's task stream."""
+    return [str(r["worker"]) for r in records if str(r["key"]).startswith("evaluate_chunk")]
+
+
+@pytest.mark.slow
+def test_run_series_dask_one_worker_cluster_runs_the_tasks(scenarios: list[Scenario]) -> None:
+    """On a one-worker cluster every chunk is a task of the cluster, none runs in the caller."""
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, **NO_HTTP_ON_8787
+        ) as cluster,
+        Client(cluster) as client,
+        get_task_stream(client) as stream,
+    ):
+        settings = ExecutionSettings(
+            Backend.DASK, chunk_size=5, dask_address=cluster.scheduler_address
+        )
+        outcomes = list(run_series(scenarios, settings))
+    assert len(outcomes) == len(scenarios)
+    assert len(cluster_tasks(stream.data)) == 3  # 12 series in chunks of 5
+
+
+@pytest.mark.slow
+def test_run_series_dask_gives_work_to_workers_that_join(
+    scenarios: list[Scenario], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that joins the cluster during a run gets some of its chunks."""
+    monkeypatch.setattr(runner, "DASK_WORKERS_REFRESH_S", 0.0)
+    with (
+        LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, **NO_HTTP_ON_8787
+        ) as cluster,
+        Client(cluster) as client,
+        get_task_stream(client) as stream,
+    ):
+        settings = ExecutionSettings(
+            Backend.DASK, chunk_size=1, dask_address=cluster.scheduler_address
+        )
+        outcomes = run_series(scenarios, settings)
+        first = next(outcomes)
+        cluster.scale(2)
+        client.wait_for_workers(2)
+        rest = list(outcomes)
+    assert len([first, *rest]) == len(scenarios)
+    assert len(set(cluster_tasks(stream.data))) == 2
+
+
+@pytest.mark.slow
+def test_run_series_dask_local_cluster_leaves_port_8787_alone(scenarios: list[Scenario]) -> None:
+    """A run-scoped local cluster starts without a warning while another process holds :8787."""
+    with socket.socket() as holder:
+        with contextlib.suppress(OSError):  # already held by another process: as good
+            holder.bind(("0.0.0.0", 8787))
+            holder.listen()
+        settings = ExecutionSettings(Backend.DASK, chunk_size=4, dask_workers=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            outcomes = list(run_series(scenarios, settings))
+    assert len(outcomes) == len(scenarios)
 
 
 @pytest.mark.slow

@@ -66,8 +66,8 @@ def bracketed_moving_years(
     """Per limit, each point's moving year (NaN: not reached by the last grid year).
 
     Point p follows the line `lines[p]` = (ln C at `reference_year`, ln growth per year) and is
-    probed first, for limit L, at grid index `starts[L][p]`; `evaluate` is called once per round with every
-    probe the round needs (each (point, index) at most once over the whole search).
+    probed first, for limit L, at grid index `starts[L][p]`; `evaluate` is called once per
+    round with every probe the round needs (each (point, index) at most once in all).
     """
     n = len(years)
     seen: dict[Probe, Mapping[str, float | None]] = {}

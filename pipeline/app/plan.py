@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hydra.errors import HydraException
@@ -12,7 +12,8 @@ from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.execute.settings import ExecutionSettings, execution_from_config
 from pipeline.forecast import ForecastSettings, forecast_from_config
-from pipeline.forecast.inputs import observe_for_run
+from pipeline.forecast.inputs import moving_hardware, observe_for_run
+from pipeline.forecast.uncertainty import with_trends
 from pipeline.io.parquet import check_writable
 from pipeline.schema import Scenario, compose_config
 from pipeline.schema.compose import RUN_PRESET_NEEDED, run_key_without_run
@@ -130,9 +131,14 @@ def plan_run(
         say(f"{len(series)} series; reading the observed-data sources, fitting the frontier")
     forecast = observe_for_run(forecast, cfg.get("sources"), output, write, observe=observe)
     design = None
-    if forecast.uncertainty is not None:
-        say(f"uncertainty design: {forecast.uncertainty.samples} series of the run's config")
-        base, points = design_series(cfg, forecast.uncertainty)
+    uncertainty = forecast.uncertainty
+    if uncertainty is not None:
+        say(f"uncertainty design: {uncertainty.samples} series of the run's config")
+        if any(i.trend_metric is not None for i in uncertainty.inputs):
+            trends = moving_hardware(forecast)[1]  # the moving frontier's: rates centred on them
+            uncertainty = with_trends(uncertainty, trends)
+            forecast = replace(forecast, uncertainty=uncertainty)
+        base, points = design_series(cfg, uncertainty)
         design = (base, tuple(points))
     return RunPlan(
         series,

@@ -25,6 +25,9 @@ from pipeline.catalog.metrics import BY_CSV_NAME, EPOCH_NAME, METRICS, PRESET, R
 from pipeline.model.records.hardware import HardwareSpec
 
 CATALOG_FILE = "accelerators.csv"
+PODS_FILE = "pods.csv"
+"""Accelerators kept out of the trend fits (TPU pods, whose ICI domain of thousands of chips is
+not an NVLink domain), in the same format; read by the reality check (docs/sources.md)."""
 COLUMNS = ("gpu", "metric", "value", "source")
 ASSUMPTION = "ASSUMPTION:"
 
@@ -94,6 +97,11 @@ def fractional_year(date: dt.date) -> float:
 def catalog_text() -> str:
     """The shipped accelerators.csv (package data of pipeline.catalog)."""
     return resources.files("pipeline.catalog").joinpath(CATALOG_FILE).read_text("utf-8")
+
+
+def pods_text() -> str:
+    """The shipped pods.csv (package data of pipeline.catalog)."""
+    return resources.files("pipeline.catalog").joinpath(PODS_FILE).read_text("utf-8")
 
 
 def _rows(text: str) -> list[dict[str, str]]:

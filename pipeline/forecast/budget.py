@@ -19,6 +19,9 @@ from pipeline.io.rows import Provenance, SeriesKey
 
 BUDGET_LIMITS = {"linear_end_year": "linear_end_flop", "wall_year": "wall_flop"}
 """The limit years the budget is drawn for -> the `SeriesLimits` threshold each is reached at."""
+MOVING_LIMITS = {"moving_linear_end_year": "linear_end_year", "moving_wall_year": "wall_year"}
+"""The moving-hardware limit years (a design with trend inputs) -> their frozen-hardware limit,
+whose median threshold gives the trajectory's regressor."""
 
 
 def budget_dicts(
@@ -28,11 +31,13 @@ def budget_dicts(
     thresholds: Mapping[str, Sequence[float | None]],
     trajectory: Trajectory,
     provenance: Provenance,
+    moving: Mapping[str, np.ndarray] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per limit and input (the design's, then `trajectory`).
 
     `values` is the design (a row per point, a column per input), `thresholds` each limit's
-    threshold per point (FLOP; None: not reached on the grid)."""
+    threshold per point (FLOP; None: not reached on the grid), `moving` each point's
+    moving-hardware year per `MOVING_LIMITS` limit (NaN: not reached), when computed."""
     n = len(values)
     lines = np.arange(n)
     design_hash = config_hash(
@@ -45,12 +50,21 @@ def budget_dicts(
         }
     )
     rows: list[dict[str, Any]] = []
+    frozen: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for limit in BUDGET_LIMITS:
         flops = np.array([math.nan if t is None else t for t in thresholds[limit]])
         years = trajectory.line_years(flops, lines)
         reached = np.isfinite(years)
         middle = float(np.exp(np.median(np.log(flops[reached])))) if reached.any() else math.nan
-        along = trajectory.line_years(np.full(n, middle), lines)
+        frozen[limit] = (years, trajectory.line_years(np.full(n, middle), lines))
+    limit_years = {k: v[0] for k, v in frozen.items()}
+    along_of = {k: v[1] for k, v in frozen.items()}
+    for limit, frozen_limit in MOVING_LIMITS.items():
+        if moving is not None and limit in moving:
+            limit_years[limit] = moving[limit]
+            along_of[limit] = along_of[frozen_limit]
+    for limit, years in limit_years.items():
+        along = along_of[limit]
         regressors = [inp.regressor(values[:, i]) for i, inp in enumerate(settings.inputs)]
         budget = year_budget([*regressors, along], years)
         names = [(i.key, i.describe()) for i in settings.inputs]

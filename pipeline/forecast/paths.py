@@ -71,6 +71,12 @@ class Trajectory:
             return self.sample_log_flop
         return np.asarray(self.sample_log_flop - self.sample_log_gap, dtype=np.float64)
 
+    def log_line(self, line: int) -> tuple[float, float]:
+        """(ln C at `reference_year`, its scatter applied; ln growth per year) of line `line`
+        (mod the number of lines)."""
+        j = line % len(self.sample_log_growth)
+        return float(self._log_bases()[j]), float(self.sample_log_growth[j])
+
     def line_years(self, flops: np.ndarray, lines: np.ndarray) -> np.ndarray:
         """y = y_ref + (ln T_k − a_j + D_j) / b_j: the year line j = `lines[k]` (mod the number
         of lines) reaches `flops[k]`; NaN where T_k is not a positive finite number."""

@@ -9,9 +9,13 @@ compute C being the scaling laws' narrowest width that trains at least C under t
 
 A run the model calls infeasible, or for which it needs more than `CONTRADICTION_GPU_RATIO`
 times the accelerators the run used, is a contradiction: it happened, so the model (or the
-data) is wrong about it. A run on an accelerator the model has no preset for is a row with a
-reason, never dropped. Epoch's accelerator names are mapped to presets here, not in the
-model: by the catalog's `epoch_name` (pipeline/catalog/accelerators.csv) and `EPOCH_ALIASES`.
+data) is wrong about it. Epoch's accelerator names are mapped here, not in the model: to a
+preset by the catalog's `epoch_name` (pipeline/catalog/accelerators.csv) and `EPOCH_ALIASES`
+(`hardware_source` "preset"); else to a catalog entry without a preset (accelerators.csv, or
+the TPU pods of pipeline/catalog/pods.csv) by its `epoch_name` and `CATALOG_ALIASES`, whose
+hardware is built from its catalog values on a template preset (`pipeline.catalog.derived`;
+`hardware_source` "catalog"). A run on any other accelerator is a row with a reason, never
+dropped.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from pipeline.catalog import Entry, parse_catalog
+from pipeline.catalog.derived import derived_hardware, template_entry
+from pipeline.catalog.load import pods_text
 from pipeline.identity import config_hash
 from pipeline.io.rows import Provenance
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
@@ -63,11 +70,27 @@ contradiction found under it stands for every variant of the name. Other parts (
 Station V100s, TPUs, consumer GPUs) have no preset, and their runs a reason."""
 
 
+CATALOG_ALIASES: Mapping[str, str] = {"NVIDIA P100": "p100_sxm2"}
+"""Epoch names mapped to a catalog entry without a preset beyond the entries' own `epoch_name`.
+ASSUMPTION: a bare "NVIDIA P100" is the SXM2 part in a DGX-1 (NVLink), the more generous reading,
+as for `EPOCH_ALIASES`."""
+
+
+class HardwareSource:
+    """Where a checked run's hardware comes from (the `hardware_source` column)."""
+
+    PRESET = "preset"
+    CATALOG = "catalog"
+
+
 class RealityReason:
     """Why a run's row has no model answer (the `reason` column)."""
 
     SEVERAL_ACCELERATORS = "several accelerator kinds: the model trains on one"
-    NO_PRESET = "no hardware preset for this accelerator (conf/hardware/)"
+    NO_PRESET = (
+        "no hardware preset (conf/hardware/) or catalog entry (pipeline/catalog/) for this "
+        "accelerator"
+    )
     BEYOND_WIDTHS = "compute beyond the widest model the scaling laws give"
 
 
@@ -83,6 +106,11 @@ class RealityCheck:
     d_model: int | None
     point: PointResult | None
     reason: str | None
+    hardware_source: str | None = None
+    """`HardwareSource`: "preset", or "catalog" (`preset` is then the template); None without
+    hardware."""
+    catalog_entry: str | None = None
+    """The catalog entry a "catalog" run's hardware is built from (e.g. tpu_v4)."""
 
     @property
     def model_n_gpu(self) -> int | None:
@@ -165,22 +193,43 @@ def physics_scenario(physics: str) -> Scenario:
     return load_scenario(compose_config([f"physics={physics}"]))
 
 
+@functools.cache
+def epoch_catalog_entries() -> dict[str, Entry]:
+    """Epoch's `Hardware name` -> catalog entry without a preset: the shipped catalog's and the
+    pods' (pipeline/catalog/pods.csv) by their `epoch_name`, then `CATALOG_ALIASES`."""
+    pods = parse_catalog(pods_text(), {})
+    entries = [e for e in (*shipped_catalog().entries, *pods.entries) if e.preset is None]
+    named = {e.epoch_name: e for e in entries if e.epoch_name is not None}
+    by_gpu = {e.gpu: e for e in entries}
+    return {**named, **{name: by_gpu[gpu] for name, gpu in CATALOG_ALIASES.items()}}
+
+
+def catalog_hardware(entry: Entry) -> tuple[str, HardwareSpec]:
+    """The template preset's name and the entry's hardware built on it
+    (`pipeline.catalog.derived`)."""
+    template = template_entry(entry, shipped_catalog())
+    if template.preset is None:
+        raise ValueError(f"{template.gpu} has no preset")
+    return template.preset, derived_hardware(entry, preset_spec(template.preset), entry.gpu)
+
+
 def check_run(run: ObservedRun, scenario: Scenario, presets: Mapping[str, str]) -> RealityCheck:
     """One checkable run under the scenario's physics (module docstring)."""
     names = run.training_hardware
-    preset = presets.get(names[0]) if len(names) == 1 else None
-    reason = (
-        RealityReason.SEVERAL_ACCELERATORS
-        if len(names) != 1
-        else RealityReason.NO_PRESET
-        if preset is None
-        else None
-    )
     name = scenario.physics.name
-    if preset is None:
+    if len(names) != 1:
+        reason = RealityReason.SEVERAL_ACCELERATORS
         return RealityCheck(run, name, None, None, None, None, None, reason)
-    hw = preset_spec(preset)
-    return check_on(run, scenario, preset, hw)
+    preset = presets.get(names[0])
+    if preset is not None:
+        check = check_on(run, scenario, preset, preset_spec(preset))
+        return replace(check, hardware_source=HardwareSource.PRESET)
+    entry = epoch_catalog_entries().get(names[0])
+    if entry is None:
+        return RealityCheck(run, name, None, None, None, None, None, RealityReason.NO_PRESET)
+    template, hw = catalog_hardware(entry)
+    check = check_on(run, scenario, template, hw)
+    return replace(check, hardware_source=HardwareSource.CATALOG, catalog_entry=entry.gpu)
 
 
 def check_on(run: ObservedRun, scenario: Scenario, preset: str, hw: HardwareSpec) -> RealityCheck:
@@ -243,6 +292,8 @@ def reality_dicts(
                 "training_time_s": run.training_time_s,
                 "hardware_utilization": run.hardware_utilization,
                 "preset": c.preset,
+                "hardware_source": c.hardware_source,
+                "catalog_entry": c.catalog_entry,
                 "peak_flop_per_s": c.peak_flop_per_s,
                 "implied_utilization": _finite(c.implied_utilization),
                 "d_model": c.d_model,

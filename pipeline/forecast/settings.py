@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ from pipeline.forecast.observed import (
     ObservedFrontier,
 )
 from pipeline.forecast.uncertainty import (
+    TREND_PREFIX,
     Distribution,
     UncertainInput,
     UncertaintySettings,
@@ -25,6 +27,7 @@ from pipeline.forecast.uncertainty import (
 from pipeline.schema import bounds
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.section import Section, check_number, plain
+from pipeline.trends.project import PROJECTED_METRICS
 
 FORECAST_KEYS = frozenset(
     {
@@ -93,6 +96,10 @@ def forecast_from_config(node: object, path: str = "forecast") -> ForecastSettin
     years = () if off else _moving_years(fc)
     fitted = _fitted(fc) if fc.has("fitted") else None
     uncertainty = _uncertainty(fc) if fc.has("uncertainty") else None
+    if uncertainty is not None and not years and any(i.trend_metric for i in uncertainty.inputs):
+        raise ConfigError(
+            fc.key("moving_frontier_years"), None, "a list of years: trend inputs need it"
+        )
     reality = fc.boolean("reality") if fc.has("reality") else False
     return ForecastSettings(
         base_flop, base_year, growth, years, fitted, uncertainty, reality=reality
@@ -124,6 +131,16 @@ def _uncertainty(fc: Section) -> UncertaintySettings | None:
     for key, spec in _inputs(node.raw("inputs", "must be a mapping"), node.key("inputs")):
         one = Section(spec, node.key(f"inputs.{key}"), INPUT_KEYS)
         kind = Distribution(one.choice("distribution", [d.value for d in Distribution]))
+        if (kind is Distribution.TREND) != key.startswith(TREND_PREFIX):
+            allowed = f"`{TREND_PREFIX}<metric>` takes `distribution: trend`, and only it"
+            raise ConfigError(one.key("distribution"), kind.value, allowed)
+        if kind is Distribution.TREND:
+            metric = key.removeprefix(TREND_PREFIX)
+            if metric not in PROJECTED_METRICS or one.has("low") or one.has("high"):
+                allowed = f"one of {', '.join(PROJECTED_METRICS)}, without low or high"
+                raise ConfigError(node.key(f"inputs.{key}"), metric, allowed)
+            inputs.append(UncertainInput(key, kind, math.nan, math.nan))
+            continue
         low = one.number("low", "config units", minimum=None)
         high = one.number("high", "config units", minimum=None)
         if not low < high or (kind is Distribution.LOGUNIFORM and low <= 0.0):

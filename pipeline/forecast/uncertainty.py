@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 import numpy as np
-from scipy.stats import qmc
+from scipy.stats import norm, qmc
 
+from pipeline.schema.errors import ConfigError
+from pipeline.trends.catalog_fits import CatalogTrends
 from pipeline.trends.fit import CONFIDENCE
+from pipeline.trends.project import PROJECTED_METRICS
 
 TRAJECTORY_INPUT = "trajectory"
 """The `input` of the fitted trajectory's share (its parameters and the runs' scatter)."""
@@ -40,6 +43,18 @@ class Distribution(StrEnum):
     UNIFORM = "uniform"
     LOGUNIFORM = "loguniform"
     """ln x uniform: a factor, equally likely to be 2x above or below its geometric middle."""
+    TREND = "trend"
+    """A hardware trend's growth per year (`TREND_PREFIX`): log-normal with the catalog fit's
+    growth as median and its 90% bootstrap interval as 5th-95th percentile (σ of ln g from the
+    interval's width); its numbers are the run's trends (`with_trends`)."""
+
+
+TREND_PREFIX = "trends.growth_per_year."
+"""Key of a trend input: the prefix, then a metric of `PROJECTED_METRICS`. Not a config key of
+the series: the moving frontier of each design point projects its GPU along these rates
+(`pipeline.forecast.bracket`)."""
+Z_TAIL = float(norm.ppf(1.0 - (1.0 - CONFIDENCE) / 2.0))
+"""Standard normal quantile of the interval's upper end (1.645 at 90%)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +65,22 @@ class UncertainInput:
     distribution: Distribution
     low: float
     high: float
+    centre: float | None = None
+    """A trend input's median (the fitted growth); None before `with_trends` fills it."""
+
+    @property
+    def trend_metric(self) -> str | None:
+        """The projected metric of a trend input, None for a config input."""
+        return self.key.removeprefix(TREND_PREFIX) if self.key.startswith(TREND_PREFIX) else None
 
     def values(self, u: np.ndarray) -> np.ndarray:
         """The quantile function at u in [0, 1): the input's values in config units."""
+        if self.distribution is Distribution.TREND:
+            if self.centre is None:
+                raise ValueError(f"{self.key}: the trend input has no fit (`with_trends`)")
+            sigma = (math.log(self.high) - math.log(self.low)) / (2.0 * Z_TAIL)
+            z = norm.ppf(np.clip(u, 1e-12, 1.0 - 1e-12))
+            return np.asarray(self.centre * np.exp(sigma * z), dtype=np.float64)
         if self.distribution is Distribution.LOGUNIFORM:
             lo, hi = math.log(self.low), math.log(self.high)
             return np.asarray(np.exp(lo + u * (hi - lo)), dtype=np.float64)
@@ -60,12 +88,16 @@ class UncertainInput:
 
     def regressor(self, values: np.ndarray) -> np.ndarray:
         """What the year is regressed on: ln x for a log-uniform input, x otherwise."""
-        if self.distribution is Distribution.LOGUNIFORM:
+        if self.distribution in (Distribution.LOGUNIFORM, Distribution.TREND):
             return np.asarray(np.log(values), dtype=np.float64)
         return values
 
     def describe(self) -> str:
-        """E.g. "loguniform 0.5-2.5"."""
+        """E.g. "loguniform 0.5-2.5", "trend 1.56 (1.49-1.62, 90%)"."""
+        if self.distribution is Distribution.TREND:
+            if self.centre is None:
+                return str(self.distribution)
+            return f"{self.distribution} {self.centre:.3g} ({self.low:.3g}-{self.high:.3g}, 90%)"
         return f"{self.distribution} {self.low:g}-{self.high:g}"
 
 
@@ -77,6 +109,24 @@ class UncertaintySettings:
     """Points of the design (a power of two, at least 8)."""
     seed: int
     inputs: tuple[UncertainInput, ...]
+
+
+def with_trends(settings: UncertaintySettings, trends: CatalogTrends) -> UncertaintySettings:
+    """`settings` with each trend input's median and interval taken from `trends`' fit of its
+    metric; ConfigError names an input whose metric is not projected or has no fit."""
+    inputs = []
+    for inp in settings.inputs:
+        metric = inp.trend_metric
+        if inp.distribution is not Distribution.TREND:
+            inputs.append(inp)
+            continue
+        if metric not in PROJECTED_METRICS or metric not in trends.fits:
+            where = f"forecast.uncertainty.inputs.{inp.key}"
+            raise ConfigError(where, metric, "a projected metric the catalog fits")
+        fit = trends.fits[metric]
+        low, high = fit.growth_per_year_low, fit.growth_per_year_high
+        inputs.append(replace(inp, low=low, high=high, centre=fit.growth_per_year))
+    return replace(settings, inputs=tuple(inputs))
 
 
 def design_values(settings: UncertaintySettings) -> np.ndarray:

@@ -558,6 +558,8 @@ REALITY_FIELDS = [
     _required("training_time_s", pa.float64()),
     _optional("hardware_utilization", pa.float64()),
     _optional("preset", pa.string()),
+    _optional("hardware_source", pa.string()),
+    _optional("catalog_entry", pa.string()),
     _optional("peak_flop_per_s", pa.float64()),
     _optional("implied_utilization", pa.float64()),
     _optional("d_model", pa.int64()),

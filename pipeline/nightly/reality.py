@@ -95,7 +95,11 @@ def _contradiction(row: dict[str, Any]) -> Contradiction:
         training_hardware=row["training_hardware"],
         hardware_quantity=row["hardware_quantity"],
         training_time_s=row["training_time_s"],
-        preset=row["preset"],
+        preset=(
+            row["preset"]
+            if row.get("catalog_entry") is None
+            else f"{row['catalog_entry']} (catalog, on {row['preset']})"
+        ),
         implied_utilization=row["implied_utilization"],
         d_model=row["d_model"],
         feasible=row["feasible"],

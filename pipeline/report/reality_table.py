@@ -21,6 +21,7 @@ CONTRADICTION_COLUMNS = (
     ("training_hours", "hours"),
     ("implied_utilization", "implied utilization"),
     ("preset", "preset"),
+    ("catalog_entry", "built from catalog"),
     ("d_model", "d_model"),
     ("model_n_gpu", "model's GPUs"),
     ("gpu_ratio", "ratio"),
@@ -53,7 +54,7 @@ def reality_counts(reality: pl.DataFrame) -> list[str]:
         found = rows.filter(pl.col("contradiction")).height
         lines.append(
             f"{physics}: {rows.height} runs state compute, accelerator, count and hours; the "
-            f"model answers {answered} (the others run on hardware it has no preset for); "
+            f"model answers {answered} (the others run on hardware with no preset or catalog entry); "
             f"contradictions: {found}"
         )
     return sorted(lines)

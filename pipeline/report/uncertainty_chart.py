@@ -13,7 +13,12 @@ from matplotlib.figure import Figure
 
 from pipeline.report.charts import DPI, FIGSIZE_IN
 
-LIMIT_NAMES = {"linear_end_year": "linear-scaling end", "wall_year": "latency wall"}
+LIMIT_NAMES = {
+    "linear_end_year": "linear-scaling end",
+    "wall_year": "latency wall",
+    "moving_linear_end_year": "linear-scaling end, moving hw",
+    "moving_wall_year": "latency wall, moving hw",
+}
 
 
 def _title(row: dict[str, object]) -> str:

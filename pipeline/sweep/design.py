@@ -30,7 +30,8 @@ def design_series(
     base_scenario = load_scenario(sections)
     base = SweepSeries(base_scenario, series_id(base_scenario, False), canonical_json({}))
     axes = []
-    for inp in settings.inputs:
+    config_inputs = [i for i, inp in enumerate(settings.inputs) if inp.trend_metric is None]
+    for inp in (settings.inputs[i] for i in config_inputs):  # trend inputs: the moving frontier's
         axis = parse_axis(inp.key, [inp.low, inp.high])
         try:
             axis.check_target(sections)
@@ -44,7 +45,7 @@ def design_series(
     for row in values:
         point: dict[str, Any] = {}
         config = sections
-        for axis, value in zip(axes, row, strict=True):
+        for axis, value in zip(axes, row[config_inputs], strict=True):
             config = axis.applied(config, float(value))
             point[axis.key] = float(value)
         text = canonical_json(point)

@@ -9,6 +9,8 @@ import pytest
 from pipeline.forecast.reality import (
     CONTRADICTION_GPU_RATIO,
     RealityReason,
+    catalog_hardware,
+    epoch_catalog_entries,
     epoch_presets,
     implied_utilization,
     physics_scenario,
@@ -25,6 +27,9 @@ from pipeline.schema import ConfigError, compose_config
 from pipeline.schema.projected import preset_spec
 from pipeline.sources.epoch import ObservedRun
 from tests.observed_runs import H100, HOUR_S, trained_run
+
+CONSUMER = "NVIDIA GeForce GTX 285"
+"""An accelerator with neither a preset nor a catalog entry."""
 
 
 def _run(
@@ -63,12 +68,41 @@ def test_reality_impossible_run_is_contradiction(physics: str) -> None:
 
 
 def test_reality_unknown_hardware_is_row_with_reason() -> None:
-    """A run on an accelerator without a preset is kept, with a reason and no answer."""
-    (check,) = reality_checks([_run(1e22, hardware=("Google TPU v4",))], physics=["paper"])
+    """A run on an accelerator with neither a preset nor a catalog entry is kept, with a reason
+    and no answer."""
+    (check,) = reality_checks([_run(1e22, hardware=(CONSUMER,))], physics=["paper"])
     assert check.reason == RealityReason.NO_PRESET
     assert check.point is None
     assert check.model_n_gpu is None
     assert not check.contradiction
+
+
+@pytest.mark.parametrize(
+    ("name", "entry", "template", "peak", "domain"),
+    [
+        ("Google TPU v4", "tpu_v4", "a100_sxm_80gb", 275e12, 4096),
+        ("Google TPU v3", "tpu_v3", "v100_sxm", 123e12, 1024),
+        ("NVIDIA P100", "p100_sxm2", "v100_sxm", 21.2e12, 8),
+    ],
+)
+def test_reality_catalog_accelerator_is_checked_on_catalog_hardware(
+    name: str, entry: str, template: str, peak: float, domain: int
+) -> None:
+    """A run on a catalog accelerator without a preset (a TPU pod, the P100) is answered on
+    hardware built from its catalog values (its peak, its ICI or NVLink domain) on the preset
+    released last before it, and says so."""
+    (check,) = reality_checks([_run(1e19, hardware=(name,))], physics=["paper"])
+    assert (check.hardware_source, check.catalog_entry, check.preset) == (
+        "catalog",
+        entry,
+        template,
+    )
+    assert check.peak_flop_per_s == pytest.approx(peak, rel=1e-12)
+    assert check.point is not None
+    assert check.point.feasible
+    assert check.reason is None
+    _, hw = catalog_hardware(epoch_catalog_entries()[name])
+    assert hw.level_sizes[0] == domain
 
 
 def test_reality_several_accelerators_is_row_with_reason() -> None:
@@ -88,6 +122,7 @@ def test_reality_epoch_presets_follow_catalog() -> None:
     presets = epoch_presets()
     assert presets[H100] == "h100_sxm"
     assert "Google TPU v4" not in presets
+    assert epoch_catalog_entries()["Google TPU v4"].gpu == "tpu_v4"
 
 
 def test_implied_utilization_recovers_known_fraction() -> None:
@@ -118,11 +153,17 @@ def test_trained_flop_realistic_counts_more_than_paper() -> None:
 
 def test_reality_rows_fit_the_registered_schema() -> None:
     """Rows with and without an answer make a table of the `reality` schema."""
-    runs = [_run(1e19), _run(1e22, hardware=("Google TPU v4",), line=3)]
+    runs = [
+        _run(1e19),
+        _run(1e22, hardware=(CONSUMER,), line=3),
+        _run(1e19, hardware=("Google TPU v3",), line=4),
+    ]
     rows = reality_dicts(reality_checks(runs, physics=["paper"]), "abc", Provenance(run_id="r"))
     table = table_from_rows(rows, table_spec("reality").schema)
-    assert table.column("reason").to_pylist() == [None, RealityReason.NO_PRESET]
-    assert table.column("contradiction").to_pylist() == [False, False]
+    assert table.column("reason").to_pylist() == [None, RealityReason.NO_PRESET, None]
+    assert table.column("contradiction").to_pylist() == [False, False, False]
+    assert table.column("hardware_source").to_pylist() == ["preset", None, "catalog"]
+    assert table.column("catalog_entry").to_pylist() == [None, None, "tpu_v3"]
 
 
 def test_reality_setting_off_by_default_on_in_nightly() -> None:

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from omegaconf import OmegaConf
 
 from pipeline.forecast import forecast_from_config
 from pipeline.forecast.uncertainty import (
+    TREND_PREFIX,
     Distribution,
     UncertainInput,
     UncertaintySettings,
     design_values,
+    with_trends,
     year_budget,
 )
 from pipeline.schema import ConfigError, compose_config
+from pipeline.schema.projected import shipped_catalog
+from pipeline.trends.catalog_fits import catalog_trends
+from pipeline.trends.fit import TrendFit
 
 LATENCY = UncertainInput("hardware.network.latency_us[*]", Distribution.LOGUNIFORM, 0.5, 2.0)
 U_EFF = UncertainInput("hardware.u_eff", Distribution.UNIFORM, 0.6, 0.8)
@@ -85,8 +92,57 @@ def test_uncertainty_settings_bad_value_names_its_key(
 
 
 def test_uncertainty_settings_nightly_design() -> None:
-    """+experiment=nightly carries a 32-point design over six inputs; the default has none."""
+    """+experiment=nightly carries a 32-point design over six config inputs and five hardware
+    trend rates; the default has none."""
     nightly = forecast_from_config(compose_config(["+experiment=nightly"]).forecast)
     assert nightly.uncertainty is not None
-    assert (nightly.uncertainty.samples, len(nightly.uncertainty.inputs)) == (32, 6)
+    assert (nightly.uncertainty.samples, len(nightly.uncertainty.inputs)) == (32, 11)
+    assert sum(i.trend_metric is not None for i in nightly.uncertainty.inputs) == 5
     assert forecast_from_config(compose_config().forecast).uncertainty is None
+
+
+FLOP_TREND = TREND_PREFIX + "dense_16bit_flop_per_s"
+
+
+def test_trend_input_is_lognormal_about_the_fit() -> None:
+    """A trend input takes the fit's growth as its median and the fit's 90% interval as its
+    5th-95th percentile (a symmetric interval in ln: 1.2 and 1.8 around sqrt(1.2 * 1.8))."""
+    centre = (1.2 * 1.8) ** 0.5
+    fit = TrendFit(5, 2020.0, 0.0, np.log(centre), 1.2, 1.8)
+    trends = catalog_trends(shipped_catalog())
+    fits = {**trends.fits, "dense_16bit_flop_per_s": fit}
+    blank = UncertainInput(FLOP_TREND, Distribution.TREND, np.nan, np.nan)
+    (inp,) = with_trends(UncertaintySettings(8, 1, (blank,)), replace(trends, fits=fits)).inputs
+    assert inp.values(np.array([0.05, 0.5, 0.95])) == pytest.approx([1.2, centre, 1.8])
+    values = design_values(UncertaintySettings(1024, 3, (inp,)))[:, 0]
+    assert np.mean(values < 1.2) == pytest.approx(0.05, abs=0.01)
+    with pytest.raises(ValueError, match="no fit"):
+        blank.values(np.array([0.5]))
+
+
+@pytest.mark.parametrize(
+    ("change", "input_key"),
+    [
+        ({"distribution": "uniform", "low": 1.0, "high": 2.0}, FLOP_TREND),
+        ({"low": 1.0}, FLOP_TREND),
+        ({"distribution": "trend"}, "hardware.u_eff"),
+    ],
+    ids=["trend_key_other_distribution", "trend_with_bounds", "trend_on_a_config_key"],
+)
+def test_uncertainty_settings_trend_input_names_its_key(
+    change: dict[str, object], input_key: str
+) -> None:
+    """A trend key without `distribution: trend`, a trend with its own bounds, or a config key
+    drawn as a trend is a ConfigError naming the input."""
+    with pytest.raises(ConfigError) as err:
+        forecast_from_config(_nightly_with(change, input_key))
+    assert err.value.key.startswith(f"forecast.uncertainty.inputs.{input_key}")
+
+
+def test_uncertainty_settings_trend_inputs_need_moving_years() -> None:
+    """Trend inputs without `forecast.moving_frontier_years` are a ConfigError naming it."""
+    node = _nightly_with({})
+    node["moving_frontier_years"] = None
+    with pytest.raises(ConfigError) as err:
+        forecast_from_config(node)
+    assert err.value.key == "forecast.moving_frontier_years"

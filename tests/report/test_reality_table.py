@@ -25,18 +25,18 @@ def _reality(runs: list[ObservedRun]) -> pl.DataFrame:
 
 
 def test_reality_section_shows_contradictions_only() -> None:
-    """A run of impossible compute is in the table; a feasible one and a TPU run are counted."""
+    """A run of impossible compute is in the table; a feasible one and one on an accelerator the model cannot express are counted."""
     frame = _reality(
         [
             _run("feasible run", 1e19, 24.0, "NVIDIA H100 SXM5 80GB", 2),
             _run("impossible run", 1e26, 1.0, "NVIDIA H100 SXM5 80GB", 3),
-            _run("tpu run", 1e22, 24.0, "Google TPU v4", 4),
+            _run("unmapped run", 1e22, 24.0, "NVIDIA GeForce GTX 285", 4),
         ]
     )
     page = "\n".join(reality_section(frame))
     assert "impossible run" in page
     assert "feasible run" not in page.replace("impossible run", "")
-    assert "tpu run" not in page
+    assert "unmapped run" not in page
     (counts,) = reality_counts(frame)
     assert counts.startswith("paper: 3 runs")
     assert "answers 2" in counts
@@ -48,3 +48,11 @@ def test_reality_section_says_when_none() -> None:
     page = "\n".join(reality_section(_reality([_run("ok", 1e19, 24.0, "NVIDIA V100", 2)])))
     assert "No contradictions" in page
     assert "<table>" not in page
+
+
+def test_reality_section_names_catalog_hardware() -> None:
+    """A contradiction on hardware built from the catalog (a TPU v4 pod) names its entry."""
+    frame = _reality([_run("tpu run", 1e26, 1.0, "Google TPU v4", 2)])
+    page = "\n".join(reality_section(frame))
+    assert "tpu run" in page
+    assert "tpu_v4" in page

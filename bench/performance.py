@@ -182,6 +182,19 @@ def commands_section(repeat: int, baseline: Path | None) -> list[str]:
     return [*lines, "", *baseline_lines(commit(baseline))] if baseline is not None else lines
 
 
+def body(markdown: str) -> list[str]:
+    """A bench script's section without its own `## ` heading (the page writes the heading)."""
+    lines = markdown.strip("\n").splitlines()
+    return lines[1:] if lines and lines[0].startswith("## ") else lines
+
+
+def dask_section(repeat: int, baseline: Path | None) -> list[str]:
+    del repeat, baseline  # one run per cluster size: each is minutes
+    from bench_dask import markdown, measure
+
+    return body(markdown(measure(sweeps=("sweep=sensitivity physics=realistic",))))
+
+
 SECTIONS: dict[str, Section] = {
     "series": Section(
         "One series, every cache empty",
@@ -200,6 +213,14 @@ SECTIONS: dict[str, Section] = {
             "dataset root (`bench/bench_commands.py`); CPU seconds include the workers.",
         ),
         commands_section,
+    ),
+    "dask": Section(
+        "Scale-out: a local dask.distributed cluster",
+        (
+            "The realistic sensitivity sweep on dask clusters of 1, 2 and 4 worker processes",
+            "(`bench/bench_dask.py`, [scale-out.md](scale-out.md)): one run per cluster size.",
+        ),
+        dask_section,
     ),
 }
 """The page's sections, in page order: name (for `--only`) -> section."""

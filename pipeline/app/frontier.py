@@ -1,13 +1,17 @@
 """The moving frontier of a run: every base series on each year's projected hardware, evaluated.
 
 Runs before the plan's own series (`pipeline.app.execute.execute_plan`), in one parallel pass over
-all projected scenarios of all bases (`pipeline.forecast.frontier.frontier_scenarios`).
+all projected scenarios of all bases (`pipeline.forecast.frontier.frontier_scenarios`), one task
+per base: a base's years share the search's hardware-free tables (layouts, keyed by model and
+cluster size), which a worker then builds once per base instead of every worker once per base
+(docs/nightly.md, "Timing").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 
 from pipeline.catalog import Catalog
 from pipeline.execute.runner import run_series
@@ -34,7 +38,8 @@ def run_frontiers(
     """Base series_id -> its moving frontier, for every (series_id, scenario) on a catalog GPU.
 
     All projected series of all bases are evaluated in one `run_series` pass (parallel), each
-    up to its wall (its first infeasible size, or the size where utilization collapsed).
+    up to its wall (its first infeasible size, or the size where utilization collapsed), a
+    base's years in one task (`execution.chunk_size` is the run's own series').
     `progress(n)`, given, opens the stage's progress for n series and gives the function that
     counts each one's points.
     """
@@ -47,9 +52,10 @@ def run_frontiers(
         if projected:
             plans[base_id] = (base.hardware_name, list(zip(years, projected, strict=True)))
     todo = {series_id(s, False): s for _, plan in plans.values() for _, s in plan}
+    per_base = replace(execution, chunk_size=len(years))  # todo holds each base's years in turn
     outcomes = {}
     with progress(len(todo)) if progress is not None else nullcontext(_ignore) as advance:
-        for outcome in run_series(todo.values(), execution, False):
+        for outcome in run_series(todo.values(), per_base, False):
             outcomes[outcome.series_id] = outcome
             advance(len(outcome.points))
     frontiers = {}

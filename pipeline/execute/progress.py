@@ -12,6 +12,7 @@ reported once at the start and left out of the rates.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -26,6 +27,12 @@ EARLY_INTERVAL_S = 2.0
 EARLY_S = 60.0
 """... but every `EARLY_INTERVAL_S` in a stage's first `EARLY_S` seconds, so a short run (the
 nightly) is never silent for long and a long sweep's log stays short."""
+HEARTBEAT_LEAD_S = 0.5
+"""Off a terminal, a line comes even while no series finishes: once the last line is this much
+short of the interval old (a series that takes longer than the interval never leaves the log
+silent for longer than it)."""
+HEARTBEAT_TICK_S = 0.1
+"""How often the heartbeat looks at the clock."""
 PREFIX = "[dmlimits]"
 
 
@@ -49,10 +56,12 @@ class RunProgress:
         clock: Callable[[], float] = time.monotonic,
         label: str = "",
         early_interval_s: float = EARLY_INTERVAL_S,
+        heartbeat: bool | None = None,
     ) -> None:
         """`total_series` to evaluate now; `skipped` already done (resume); `interactive`
         forces the bar (True) or plain lines (False) instead of asking the stream; `label`
-        names a stage other than the run's own series ("moving frontier")."""
+        names a stage other than the run's own series ("moving frontier"); `heartbeat` prints
+        plain lines between series too (`HEARTBEAT_LEAD_S`; default: on the real clock)."""
         self.label = label
         self.early_interval_s = early_interval_s
         self.total = total_series
@@ -72,6 +81,10 @@ class RunProgress:
         """`series` when the last plain line was printed (the closing line is not repeated)."""
         self._bar: Progress | None = None
         self._task: TaskID | None = None
+        self._heartbeat = clock is time.monotonic if heartbeat is None else heartbeat
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._beat: threading.Thread | None = None
 
     def __enter__(self) -> RunProgress:
         self.start = self._last_log = self._clock()
@@ -104,7 +117,17 @@ class RunProgress:
         elif self.enabled:
             self._print(self._header())
             self._printed = None  # a header is not a status line
+            if self._heartbeat:
+                self._beat = threading.Thread(target=self._beats, daemon=True)
+                self._beat.start()
         return self
+
+    def _beats(self) -> None:
+        """The heartbeat: a status line whenever the last line is nearly an interval old."""
+        while not self._stopped.wait(HEARTBEAT_TICK_S):
+            with self._lock:
+                if self._clock() - self._last_log >= self._interval() - HEARTBEAT_LEAD_S:
+                    self._print(self._status())
 
     def __exit__(
         self,
@@ -112,6 +135,9 @@ class RunProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._stopped.set()
+        if self._beat is not None:
+            self._beat.join()
         if self._bar is not None:
             self._bar.__exit__(exc_type, exc, tb)
         elif self.enabled and (exc_type is not None or self._printed != self.series):
@@ -143,8 +169,10 @@ class RunProgress:
             self._bar.update(
                 self._task, advance=1, points=self.points, rate=f"{self.points_per_s:,.1f}"
             )
-        elif self.enabled and self._clock() - self._last_log >= self._interval():
-            self._print(self._status())
+        elif self.enabled:
+            with self._lock:
+                if self._clock() - self._last_log >= self._interval():
+                    self._print(self._status())
 
     def _interval(self) -> float:
         """Seconds between plain lines now (`EARLY_INTERVAL_S` early in the stage)."""

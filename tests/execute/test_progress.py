@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 
 from pipeline.execute.progress import RunProgress
 
@@ -103,3 +104,18 @@ def test_progress_last_line_not_repeated_at_the_end() -> None:
     lines = stream.getvalue().splitlines()
     assert lines[-1].startswith("[dmlimits] 2/2 series")
     assert len(lines) == len(set(lines)) == 3
+
+
+def test_progress_heartbeat_prints_while_no_series_finishes() -> None:
+    """Off a terminal, a status line comes once the last is nearly an interval old, even when
+    no series has finished since."""
+    clock, stream = FakeClock(), io.StringIO()
+    with RunProgress(2, stream, clock=clock, heartbeat=True):
+        clock.now += 1.6  # 0.4 s short of the 2 s early interval: past HEARTBEAT_LEAD_S
+        deadline = time.monotonic() + 10.0
+        while len(stream.getvalue().splitlines()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        lines = stream.getvalue().splitlines()
+    assert (
+        lines[1] == "[dmlimits] 0/2 series, 0 points, 0.0 points/s, 2 s elapsed, time left unknown"
+    )

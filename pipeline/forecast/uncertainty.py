@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
-from scipy.stats import qmc
 
 from pipeline.trends.fit import CONFIDENCE
 
@@ -82,6 +81,8 @@ class UncertaintySettings:
 def design_values(settings: UncertaintySettings) -> np.ndarray:
     """The design: `samples` rows, one column per input, in config units (seeded, scrambled
     Sobol' points mapped through each input's quantile function)."""
+    from scipy.stats import qmc  # deferred: scipy.stats takes longer to import than most runs
+
     sobol = qmc.Sobol(d=len(settings.inputs), scramble=True, seed=settings.seed)
     u = sobol.random_base2(m=int(math.log2(settings.samples)))
     columns = [inp.values(u[:, i]) for i, inp in enumerate(settings.inputs)]

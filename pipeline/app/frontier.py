@@ -4,7 +4,7 @@ Runs before the plan's own series (`pipeline.app.execute.execute_plan`), in one 
 all projected scenarios of all bases (`pipeline.forecast.frontier.frontier_scenarios`), one task
 per base: a base's years share the search's hardware-free tables (layouts, keyed by model and
 cluster size), which a worker then builds once per base instead of every worker once per base
-(docs/nightly.md, "Timing").
+(docs/nightly.md, "What it does, and for how long").
 """
 
 from __future__ import annotations

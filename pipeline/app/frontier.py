@@ -19,6 +19,7 @@ from pipeline.execute.settings import ExecutionSettings
 from pipeline.forecast.frontier import FrontierYear, MovingFrontier, frontier_scenarios
 from pipeline.identity import series_id
 from pipeline.model.records.hardware import peak_flop_per_s
+from pipeline.model.records.results import SeriesLimits
 from pipeline.schema import Scenario
 from pipeline.schema.projected import catalog_and_trends
 from pipeline.trends.catalog_fits import CatalogTrends
@@ -53,27 +54,27 @@ def run_frontiers(
             plans[base_id] = (base.hardware_name, list(zip(years, projected, strict=True)))
     todo = {series_id(s, False): s for _, plan in plans.values() for _, s in plan}
     per_base = replace(execution, chunk_size=len(years))  # todo holds each base's years in turn
-    outcomes = {}
+    limits: dict[str, SeriesLimits] = {}  # not the points: 136 series' worth add up
     with progress(len(todo)) if progress is not None else nullcontext(_ignore) as advance:
         for outcome in run_series(todo.values(), per_base, False):
-            outcomes[outcome.series_id] = outcome
+            limits[outcome.series_id] = outcome.limits
             advance(len(outcome.points))
     frontiers = {}
     for base_id, (base_gpu, plan) in plans.items():
         rows = []
         for year, s in plan:
-            limits = outcomes[series_id(s, False)].limits
+            found = limits[series_id(s, False)]
             rows.append(
                 FrontierYear(
                     year,
                     s.hardware_name,
                     series_id(s, False),
                     peak_flop_per_s(s.hardware),
-                    limits.linear_end_flop,
-                    limits.last_feasible_flop,
-                    limits.first_infeasible_flop,
-                    limits.wall_flop,
-                    limits.end_reason,
+                    found.linear_end_flop,
+                    found.last_feasible_flop,
+                    found.first_infeasible_flop,
+                    found.wall_flop,
+                    found.end_reason,
                 )
             )
         frontiers[base_id] = MovingFrontier(base_gpu, trends.catalog_hash, tuple(rows))

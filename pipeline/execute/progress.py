@@ -33,6 +33,9 @@ short of the interval old (a series that takes longer than the interval never le
 silent for longer than it)."""
 HEARTBEAT_TICK_S = 0.1
 """How often the heartbeat looks at the clock."""
+BURST_S = 0.25
+"""Series finishing this soon after the first are counted with it (one task's series arrive
+together): the time left is then estimated from the series finished after them."""
 PREFIX = "[dmlimits]"
 
 
@@ -81,6 +84,8 @@ class RunProgress:
         """`series` when the last plain line was printed (the closing line is not repeated)."""
         self._bar: Progress | None = None
         self._task: TaskID | None = None
+        self._first: tuple[float, int] | None = None
+        """(clock, series done) when the first series finished (a task's series finish at once)."""
         self._heartbeat = clock is time.monotonic if heartbeat is None else heartbeat
         self._lock = threading.Lock()
         self._stopped = threading.Event()
@@ -156,15 +161,22 @@ class RunProgress:
 
     @property
     def seconds_left(self) -> float | None:
-        """Time left at the series rate so far; None before the first series finishes."""
+        """Time left at the series rate so far, counted from the first series' end once more
+        have finished (so the workers' start-up, before the first, does not stretch every later
+        estimate); None before the first series finishes."""
         if not self.series:
             return None
+        if self._first is not None and self.series > self._first[1]:
+            at, done = self._first
+            return (self.total - self.series) * (self._clock() - at) / (self.series - done)
         return (self.total - self.series) * self.elapsed_s / self.series
 
     def advance(self, points: int) -> None:
         """One more series finished, having evaluated `points` model sizes."""
         self.series += 1
         self.points += points
+        if self._first is None or self._clock() - self._first[0] < BURST_S:
+            self._first = (self._first[0] if self._first else self._clock(), self.series)
         if self._bar is not None and self._task is not None:
             self._bar.update(
                 self._task, advance=1, points=self.points, rate=f"{self.points_per_s:,.1f}"

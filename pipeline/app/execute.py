@@ -26,7 +26,7 @@ from pipeline.app.resumed import limits_of, read_parts
 from pipeline.app.uncertainty import run_uncertainty
 from pipeline.app.write import Tables, run_tables, series_rows, write_run_tables
 from pipeline.execute.ahead import Ahead
-from pipeline.execute.progress import RunProgress
+from pipeline.execute.progress import RunProgress, stage
 from pipeline.execute.runner import run_series, stop_on_signals
 from pipeline.execute.series import SeriesOutcome
 from pipeline.forecast.inputs import moving_hardware
@@ -192,6 +192,9 @@ def execute_plan(
         _stage_progress("moving frontier", progress),
     )
     trends = hardware[1] if hardware is not None else None
+    if progress and plan.forecast.observed is not None:
+        also = ", the reality check" if plan.forecast.reality else ""
+        stage(f"the run's tables: trends, observed runs{also}")
     per_run = run_tables(
         trends if moving else None,
         plan.forecast.observed,

@@ -12,6 +12,7 @@ reported once at the start and left out of the rates.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -26,6 +27,15 @@ EARLY_INTERVAL_S = 2.0
 EARLY_S = 60.0
 """... but every `EARLY_INTERVAL_S` in a stage's first `EARLY_S` seconds, so a short run (the
 nightly) is never silent for long and a long sweep's log stays short."""
+HEARTBEAT_LEAD_S = 0.5
+"""Off a terminal, a line comes even while no series finishes: once the last line is this much
+short of the interval old (a series that takes longer than the interval never leaves the log
+silent for longer than it)."""
+HEARTBEAT_TICK_S = 0.1
+"""How often the heartbeat looks at the clock."""
+BURST_S = 0.25
+"""Series finishing this soon after the first are counted with it (one task's series arrive
+together): the time left is then estimated from the series finished after them."""
 PREFIX = "[dmlimits]"
 
 
@@ -49,10 +59,12 @@ class RunProgress:
         clock: Callable[[], float] = time.monotonic,
         label: str = "",
         early_interval_s: float = EARLY_INTERVAL_S,
+        heartbeat: bool | None = None,
     ) -> None:
         """`total_series` to evaluate now; `skipped` already done (resume); `interactive`
         forces the bar (True) or plain lines (False) instead of asking the stream; `label`
-        names a stage other than the run's own series ("moving frontier")."""
+        names a stage other than the run's own series ("moving frontier"); `heartbeat` prints
+        plain lines between series too (`HEARTBEAT_LEAD_S`; default: on the real clock)."""
         self.label = label
         self.early_interval_s = early_interval_s
         self.total = total_series
@@ -72,6 +84,12 @@ class RunProgress:
         """`series` when the last plain line was printed (the closing line is not repeated)."""
         self._bar: Progress | None = None
         self._task: TaskID | None = None
+        self._first: tuple[float, int] | None = None
+        """(clock, series done) when the first series finished (a task's series finish at once)."""
+        self._heartbeat = clock is time.monotonic if heartbeat is None else heartbeat
+        self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._beat: threading.Thread | None = None
 
     def __enter__(self) -> RunProgress:
         self.start = self._last_log = self._clock()
@@ -104,7 +122,17 @@ class RunProgress:
         elif self.enabled:
             self._print(self._header())
             self._printed = None  # a header is not a status line
+            if self._heartbeat:
+                self._beat = threading.Thread(target=self._beats, daemon=True)
+                self._beat.start()
         return self
+
+    def _beats(self) -> None:
+        """The heartbeat: a status line whenever the last line is nearly an interval old."""
+        while not self._stopped.wait(HEARTBEAT_TICK_S):
+            with self._lock:
+                if self._clock() - self._last_log >= self._interval() - HEARTBEAT_LEAD_S:
+                    self._print(self._status())
 
     def __exit__(
         self,
@@ -112,6 +140,9 @@ class RunProgress:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        self._stopped.set()
+        if self._beat is not None:
+            self._beat.join()
         if self._bar is not None:
             self._bar.__exit__(exc_type, exc, tb)
         elif self.enabled and (exc_type is not None or self._printed != self.series):
@@ -130,21 +161,30 @@ class RunProgress:
 
     @property
     def seconds_left(self) -> float | None:
-        """Time left at the series rate so far; None before the first series finishes."""
+        """Time left at the series rate so far, counted from the first series' end once more
+        have finished (so the workers' start-up, before the first, does not stretch every later
+        estimate); None before the first series finishes."""
         if not self.series:
             return None
+        if self._first is not None and self.series > self._first[1]:
+            at, done = self._first
+            return (self.total - self.series) * (self._clock() - at) / (self.series - done)
         return (self.total - self.series) * self.elapsed_s / self.series
 
     def advance(self, points: int) -> None:
         """One more series finished, having evaluated `points` model sizes."""
         self.series += 1
         self.points += points
+        if self._first is None or self._clock() - self._first[0] < BURST_S:
+            self._first = (self._first[0] if self._first else self._clock(), self.series)
         if self._bar is not None and self._task is not None:
             self._bar.update(
                 self._task, advance=1, points=self.points, rate=f"{self.points_per_s:,.1f}"
             )
-        elif self.enabled and self._clock() - self._last_log >= self._interval():
-            self._print(self._status())
+        elif self.enabled:
+            with self._lock:
+                if self._clock() - self._last_log >= self._interval():
+                    self._print(self._status())
 
     def _interval(self) -> float:
         """Seconds between plain lines now (`EARLY_INTERVAL_S` early in the stage)."""

@@ -24,9 +24,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from statistics import NormalDist
 
 import numpy as np
-from scipy.stats import norm, qmc
 
 from pipeline.schema.errors import ConfigError
 from pipeline.trends.catalog_fits import CatalogTrends
@@ -53,7 +53,7 @@ TREND_PREFIX = "trends.growth_per_year."
 """Key of a trend input: the prefix, then a metric of `PROJECTED_METRICS`. Not a config key of
 the series: the moving frontier of each design point projects its GPU along these rates
 (`pipeline.forecast.bracket`)."""
-Z_TAIL = float(norm.ppf(1.0 - (1.0 - CONFIDENCE) / 2.0))
+Z_TAIL = NormalDist().inv_cdf(1.0 - (1.0 - CONFIDENCE) / 2.0)
 """Standard normal quantile of the interval's upper end (1.645 at 90%)."""
 
 
@@ -79,6 +79,8 @@ class UncertainInput:
             if self.centre is None:
                 raise ValueError(f"{self.key}: the trend input has no fit (`with_trends`)")
             sigma = (math.log(self.high) - math.log(self.low)) / (2.0 * Z_TAIL)
+            from scipy.stats import norm  # deferred, as in design_values
+
             z = norm.ppf(np.clip(u, 1e-12, 1.0 - 1e-12))
             return np.asarray(self.centre * np.exp(sigma * z), dtype=np.float64)
         if self.distribution is Distribution.LOGUNIFORM:
@@ -132,6 +134,8 @@ def with_trends(settings: UncertaintySettings, trends: CatalogTrends) -> Uncerta
 def design_values(settings: UncertaintySettings) -> np.ndarray:
     """The design: `samples` rows, one column per input, in config units (seeded, scrambled
     Sobol' points mapped through each input's quantile function)."""
+    from scipy.stats import qmc  # deferred: scipy.stats takes longer to import than most runs
+
     sobol = qmc.Sobol(d=len(settings.inputs), scramble=True, seed=settings.seed)
     u = sobol.random_base2(m=int(math.log2(settings.samples)))
     columns = [inp.values(u[:, i]) for i, inp in enumerate(settings.inputs)]

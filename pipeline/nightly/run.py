@@ -119,6 +119,8 @@ def run_nightly(
                 )
                 report = execute_plan(plan, progress=progress)
                 (staging / FLUSH_LOCK_NAME).unlink(missing_ok=True)  # the staging root was ours
+                if progress:
+                    stage(f"publishing run_date={settings.run_date}, the change report")
                 final = publish(staging, root, settings.run_date)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)  # a failed run, or the replaced one

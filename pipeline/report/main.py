@@ -152,7 +152,9 @@ def write_report(
     empty or invalid, `OutputError` when `out` cannot be written; nothing is written then.
     """
     check_outside_dataset(directory, out)
+    _say(f"reading {directory}")
     tables = read_tables(directory)
+    _say(f"read {sum(t is not None for t in tables.values())} tables")
     points, thresholds, forecasts = tables["points"], tables["thresholds"], tables["forecasts"]
     if points is None or thresholds is None:
         raise FileNotFoundError(f"{directory} holds no readable points or thresholds parts")

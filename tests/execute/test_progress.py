@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 
 from pipeline.execute.progress import RunProgress
 
@@ -103,3 +104,31 @@ def test_progress_last_line_not_repeated_at_the_end() -> None:
     lines = stream.getvalue().splitlines()
     assert lines[-1].startswith("[dmlimits] 2/2 series")
     assert len(lines) == len(set(lines)) == 3
+
+
+def test_progress_heartbeat_prints_while_no_series_finishes() -> None:
+    """Off a terminal, a status line comes once the last is nearly an interval old, even when
+    no series has finished since."""
+    clock, stream = FakeClock(), io.StringIO()
+    with RunProgress(2, stream, clock=clock, heartbeat=True):
+        clock.now += 1.6  # 0.4 s short of the 2 s early interval: past HEARTBEAT_LEAD_S
+        deadline = time.monotonic() + 10.0
+        while len(stream.getvalue().splitlines()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        lines = stream.getvalue().splitlines()
+    assert (
+        lines[1] == "[dmlimits] 0/2 series, 0 points, 0.0 points/s, 2 s elapsed, time left unknown"
+    )
+
+
+def test_progress_time_left_counts_from_the_first_series_end() -> None:
+    """The time left is the rate since the first task's series finished (a slow start-up does
+    not stretch it): after tasks of 17 series ending at 10 s and 12 s, 102 series are left at
+    17 per 2 s, 12 s."""
+    clock, stream = FakeClock(), io.StringIO()
+    with RunProgress(136, stream, clock=clock, heartbeat=False) as bar:
+        for at in (10.0, 12.0):
+            clock.now = 100.0 + at
+            for _ in range(17):
+                bar.advance(30)
+        assert bar.seconds_left == 12.0

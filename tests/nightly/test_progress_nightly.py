@@ -18,8 +18,8 @@ DESIGN = (
 def test_nightly_progress_names_every_stage_in_order(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Reading the sources, the moving frontier's series, the design's and the run's own each
-    get a line before they start, in the order they run."""
+    """Reading the sources, the moving frontier's series, the run's tables, the design's series,
+    the run's own and publishing each get a line before they start, in the order they run."""
     cfg = nightly_config(
         tmp_path, "2025-02-01", "forecast.moving_frontier_years=[2024,2030]", DESIGN
     )
@@ -29,8 +29,10 @@ def test_nightly_progress_names_every_stage_in_order(
         "[dmlimits] 1 series; reading the observed-data sources, fitting the frontier",
         "[dmlimits] uncertainty design: 8 series of the run's config",
         "[dmlimits] moving frontier: 2 series to evaluate",
+        "[dmlimits] the run's tables: trends, observed runs, the reality check",
         "[dmlimits] uncertainty design: 8 series to evaluate",
         "[dmlimits] 1 series to evaluate",
+        "[dmlimits] publishing run_date=2025-02-01, the change report",
     ]
     positions = [err.index(line) for line in expected]
     assert positions == sorted(positions)

@@ -195,6 +195,20 @@ def dask_section(repeat: int, baseline: Path | None) -> list[str]:
     return body(markdown(measure(sweeps=("sweep=sensitivity physics=realistic",))))
 
 
+def nightly_section(repeat: int, baseline: Path | None) -> list[str]:
+    del baseline
+    from bench_nightly import CONFIGS, markdown, measure
+
+    return body(markdown({name: measure(repeat, o) for name, o in CONFIGS.items()}))
+
+
+def report_section(repeat: int, baseline: Path | None) -> list[str]:
+    del baseline
+    from bench_report import markdown, measure
+
+    return body(markdown(measure(repeat)))
+
+
 SECTIONS: dict[str, Section] = {
     "series": Section(
         "One series, every cache empty",
@@ -221,6 +235,16 @@ SECTIONS: dict[str, Section] = {
             "(`bench/bench_dask.py`, [scale-out.md](scale-out.md)): one run per cluster size.",
         ),
         dask_section,
+    ),
+    "nightly": Section(
+        "The nightly, by part",
+        ("`bench/bench_nightly.py`: each part timed from the command's own stage lines.",),
+        nightly_section,
+    ),
+    "report": Section(
+        "The report of the sensitivity sweep, by part",
+        ("`bench/bench_report.py`: `dmlimits-report` of `dmlimits sweep=sensitivity`.",),
+        report_section,
     ),
 }
 """The page's sections, in page order: name (for `--only`) -> section."""

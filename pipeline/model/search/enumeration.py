@@ -95,13 +95,15 @@ def layout_table(
     whole_sequences: bool = False,
     tensor_parallel: TensorParallel = TensorParallel.TWO_D,
     few: bool = False,
+    tp_unit: int = 0,
 ) -> IntArray | None:
     """(n, 8) integer rows (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble, nanobatch) of
     every layout the divisibility rules allow at n_gpu, in enumeration order (spec §10 steps
-    1-7; with `few`, plain 1F1B with m < N_PP too, `Physics.few_microbatches`);
-    GPU-independent, so the GPUs of a comparison share it. Read-only; None if empty."""
+    1-7; with `few`, plain 1F1B with m < N_PP too, `Physics.few_microbatches`; with `tp_unit`
+    only the rows whose N_TP divides it, `layout_rows`); GPU-independent, so the GPUs of a
+    comparison share it. Read-only; None if empty."""
     whole = opts.quirks.whole_sequences or whole_sequences
-    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1, few)
+    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1, few, tp_unit)
     if table is None:
         return None
     table.setflags(write=False)
@@ -116,17 +118,23 @@ def layout_rows(
     tensor_parallel: TensorParallel,
     cp: int,
     few: bool = False,
+    tp_unit: int = 0,
 ) -> IntArray | None:
     """`layout_table`'s rows with each sequence split over `cp` context-parallel ranks (1 =
     none): N_DP = d·cp token-splitting ranks of which d divide the batch (docs/model.md R.7);
     with `few`, plain 1F1B with m < N_PP too (`_microbatch_choices`). One gather of
-    `_schedule_rows` per N_TP (module docstring); a new, writable array."""
+    `_schedule_rows` per N_TP (module docstring); a new, writable array.
+
+    `tp_unit` > 0 keeps only the rows whose N_TP divides it (the N_TP are the divisors of
+    gcd(N/N_EP, d_model·d_ff, tp_unit), in the same ascending order), the rows the other
+    N_TP give left out whole: the rows a realistic search with `tp_in_domain` can use, N_TP
+    dividing the fastest level's size (`search.realistic`); 0 keeps every N_TP (gcd(x, 0) = x)."""
     ep = math.gcd(n_gpu, shape.sparsity)
     q = n_gpu // ep
     pieces: list[IntArray] = []
     tp_m: list[IntArray] = []
     tp_ff: list[IntArray] = []
-    for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
+    for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff, tp_unit)):
         ff_choices = tp_ff_choices(tp, shape, opts, tensor_parallel)
         if not ff_choices or (q // tp) % cp:
             continue
@@ -229,14 +237,16 @@ def context_parallel_table(
     tensor_parallel: TensorParallel,
     max_cp: int,
     few: bool = False,
+    tp_unit: int = 0,
 ) -> tuple[IntArray, IntArray] | None:
     """Whole-sequence layouts with context parallelism: `layout_table`'s rows (c = 1), then
     those of each c in `context_parallel_degrees` with a nonzero nanobatch (N_DP = d·c,
-    nanobatch over d·c), and each row's c. Read-only; None if empty."""
+    nanobatch over d·c), and each row's c; with `tp_unit`, only N_TP dividing it
+    (`layout_rows`). Read-only; None if empty."""
     parts: list[IntArray] = []
     cps: list[IntArray] = []
     for c in (1, *context_parallel_degrees(shape, max_cp)):
-        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, few)
+        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, few, tp_unit)
         if block is None:
             continue
         if c > 1:
@@ -258,16 +268,18 @@ def tries_context_parallel(physics: Physics) -> bool:
 
 
 def realistic_layout_rows(
-    shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
+    shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics, tp_unit: int = 0
 ) -> tuple[IntArray, IntArray | None] | None:
     """The rows a realistic search enumerates at n_gpu before its memory check, and each row's
     context-parallel degree c: `context_parallel_table` when the physics tries c > 1 with whole
     sequences, else `layout_table` (c None: no context parallelism); plain 1F1B with m < N_PP
-    among them with `physics.few_microbatches`. None if there is none."""
+    among them with `physics.few_microbatches`; with `tp_unit` > 0 only the rows whose N_TP
+    divides it (`layout_rows`). None if there is none."""
     few = physics.few_microbatches
     if tries_context_parallel(physics):
         return context_parallel_table(
-            shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel, few
+            shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel, few, tp_unit
         )
-    table = layout_table(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel, few)
+    whole, tensor = physics.whole_sequences, physics.tensor_parallel
+    table = layout_table(shape, n_gpu, opts, whole, tensor, few, tp_unit)
     return None if table is None else (table, None)

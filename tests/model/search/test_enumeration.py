@@ -9,7 +9,7 @@ import numpy as np
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import model_shape
 from pipeline.model.search.candidates import Candidates, enumerate_candidates
-from pipeline.model.search.enumeration import ScheduleRows
+from pipeline.model.search.enumeration import ScheduleRows, realistic_layout_rows
 from pipeline.model.search.realistic import realistic_steps
 from pipeline.model.search.search import network_physics
 from pipeline.schema import compose_config, load_scenario
@@ -54,3 +54,21 @@ def test_few_microbatches_adds_plain_one_f_one_b_below_the_stages() -> None:
     c = enumerate_candidates(hw, shape, n_gpu, opts, before)
     assert isinstance(c, Candidates)
     assert (c.microbatches >= c.degrees[:, 3]).all()
+
+
+def test_realistic_layout_rows_within_a_tp_unit_are_the_rows_whose_tp_divides_it() -> None:
+    """With `tp_unit` the realistic table holds exactly the whole table's rows whose N_TP
+    divides it, in the same order, with the same context-parallel degrees."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    shape = model_shape(24576, load_scenario(compose_config([])).laws)
+    for n_gpu, unit in ((3 * 2**12, 8), (5 * 2**14, 64), (2**18, 256), (24, 8)):
+        whole = realistic_layout_rows(shape, n_gpu, SearchOptions(), physics)
+        part = realistic_layout_rows(shape, n_gpu, SearchOptions(), physics, unit)
+        assert whole is not None
+        assert part is not None
+        keep = unit % (whole[0][:, 1] * whole[0][:, 2]) == 0
+        assert 0 < keep.sum() < keep.size
+        assert np.array_equal(part[0], whole[0][keep])
+        assert whole[1] is not None
+        assert part[1] is not None
+        assert np.array_equal(part[1], whole[1][keep])

@@ -17,6 +17,7 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,25 +37,69 @@ SCHEDULE_CACHE_SIZE = 4096
 IntArray = NDArray[np.int64]
 
 
+class MicrobatchRule(NamedTuple):
+    """What the schedules tried depend on (`_microbatch_choices`): the search options' schedule
+    switches and caps, and `Physics.few_microbatches`; a tuple of integers, cheap to hash."""
+
+    one_f_one_b: bool
+    zero_bubble: bool
+    max_1f1b: int
+    max_zb: int
+    few: bool
+
+    @classmethod
+    def of(cls, opts: SearchOptions, few: bool) -> MicrobatchRule:
+        """The rule of `opts` (and `few`)."""
+        return cls(
+            opts.one_f_one_b,
+            opts.zero_bubble,
+            opts.max_1f1b_microbatch_candidates,
+            opts.max_zb_microbatch_candidates,
+            few,
+        )
+
+
+class ScheduleKey(NamedTuple):
+    """What the schedule rows of N_DP·N_PP = r read of the model and options (`_schedule_rows`):
+    a tuple of integers, so the per-r cache hashes no model or options record."""
+
+    sparsity: int
+    batch_seqs: int
+    batch_tokens: int
+    n_layers: int
+    whole: bool
+    reject_non_divisible: bool
+    rule: MicrobatchRule
+
+    @classmethod
+    def of(cls, shape: ModelShape, opts: SearchOptions, whole: bool, few: bool) -> ScheduleKey:
+        """The key of `shape` and `opts` (with `whole` sequences and `few` microbatches)."""
+        return cls(
+            shape.sparsity,
+            shape.batch_seqs,
+            shape.batch_tokens,
+            shape.n_layers,
+            whole,
+            opts.quirks.reject_non_divisible,
+            MicrobatchRule.of(opts, few),
+        )
+
+
 @cached(maxsize=65536)
-def _microbatch_choices(
-    base: int, pp: int, opts: SearchOptions, few: bool = False
-) -> tuple[tuple[bool, int], ...]:
+def _microbatch_choices(base: int, pp: int, rule: MicrobatchRule) -> tuple[tuple[bool, int], ...]:
     """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB).
-    With `few` (`Physics.few_microbatches`), after the 1F1B ones, plain 1F1B with m < N_PP:
+    With `rule.few` (`Physics.few_microbatches`), after the 1F1B ones, plain 1F1B with m < N_PP:
     the largest `max_1f1b_microbatch_candidates` divisors below N_PP (the fewest bubbles)."""
     divs = divisors(base) if base > 0 else ()
     out: list[tuple[bool, int]] = []
-    cap = opts.max_1f1b_microbatch_candidates
-    if opts.one_f_one_b:
+    cap = rule.max_1f1b
+    if rule.one_f_one_b:
         out += [(False, m) for m in [d for d in divs if d >= pp][:cap]]
-        if few and pp > 1:
+        if rule.few and pp > 1:
             below = [d for d in divs if d < pp]
             out += [(False, m) for m in below[max(len(below) - cap, 0) :]]
-    if opts.zero_bubble:
-        out += [
-            (True, m) for m in [d for d in divs if d >= 2 * pp][: opts.max_zb_microbatch_candidates]
-        ]
+    if rule.zero_bubble:
+        out += [(True, m) for m in [d for d in divs if d >= 2 * pp][: rule.max_zb]]
     return tuple(out)
 
 
@@ -71,17 +116,18 @@ def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, 
 
 @cached(maxsize=65536)
 def tp_ff_choices(
-    tp: int, shape: ModelShape, opts: SearchOptions, tensor_parallel: TensorParallel
+    tp: int, d_model: int, d_ff: int, window: int, tensor_parallel: TensorParallel
 ) -> tuple[int, ...]:
-    """N_TPff values tried at N_TP: the paper's 2-D ones, 1-D (N_TPff = N_TP), or both.
+    """N_TPff values tried at N_TP of a model of widths d_model and d_ff: the paper's 2-D ones
+    (`window`: the search options' `tp_ff_window`), 1-D (N_TPff = N_TP), or both.
 
     A candidate with N_TPm = 1 is 1-D tensor parallelism; outside `tensor_parallel=2d` it
     runs with sequence parallelism (`search.grid.sequence_parallel_degree`).
     """
-    one_d = (tp,) if shape.d_ff % tp == 0 else ()
+    one_d = (tp,) if d_ff % tp == 0 else ()
     if tensor_parallel is TensorParallel.ONE_D:
         return one_d
-    two_d = _tp_ff_choices(tp, shape.d_model, shape.d_ff, opts.tp_ff_window)
+    two_d = _tp_ff_choices(tp, d_model, d_ff, window)
     if tensor_parallel is TensorParallel.BOTH and one_d and tp not in two_d:
         return (*two_d, tp)
     return two_d
@@ -134,11 +180,13 @@ def layout_rows(
     pieces: list[IntArray] = []
     tp_m: list[IntArray] = []
     tp_ff: list[IntArray] = []
-    for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff, tp_unit)):
-        ff_choices = tp_ff_choices(tp, shape, opts, tensor_parallel)
+    key = ScheduleKey.of(shape, opts, whole, few)
+    d_model, d_ff, window = shape.d_model, shape.d_ff, opts.tp_ff_window
+    for tp in divisors(math.gcd(q, d_model * d_ff, tp_unit)):
+        ff_choices = tp_ff_choices(tp, d_model, d_ff, window, tensor_parallel)
         if not ff_choices or (q // tp) % cp:
             continue
-        rows = _schedule_rows(shape, opts, whole, cp, q // (tp * cp), few)
+        rows = _schedule_rows(key, cp, q // (tp * cp))
         if rows is None:
             continue
         if len(ff_choices) == 1:
@@ -190,24 +238,23 @@ class ScheduleRows:
 
 
 @cached(maxsize=SCHEDULE_CACHE_SIZE)
-def _schedule_rows(
-    shape: ModelShape, opts: SearchOptions, whole: bool, cp: int, r: int, few: bool = False
-) -> ScheduleRows | None:
+def _schedule_rows(key: ScheduleKey, cp: int, r: int) -> ScheduleRows | None:
     """Every (N_DP·cp, N_PP, m, zero-bubble, nanobatch) with N_DP·N_PP = r (spec §10 steps
-    3-7): N_PP | gcd(r, L) descending, N_DP dividing the batch's split unit (sequences with
-    `whole`, else tokens, Q3), the schedules of `_microbatch_choices`. None if there is none."""
-    s, b_tok = shape.sparsity, shape.batch_tokens
-    unit = math.gcd(r, shape.batch_seqs if whole else b_tok)
+    3-7) of the model and options `key` (`ScheduleKey.of`): N_PP | gcd(r, L) descending, N_DP
+    dividing the batch's split unit (sequences with `whole`, else tokens, Q3), the schedules of
+    `_microbatch_choices`. None if there is none."""
+    s, b_tok, whole = key.sparsity, key.batch_tokens, key.whole
+    unit = math.gcd(r, key.batch_seqs if whole else b_tok)
     sizes: list[int] = []  # each block's row count
     flat: list[tuple[int, int, int, int]] = []  # (N_DP·cp, N_PP, m, zero-bubble) of each row
-    for pp in reversed(divisors(math.gcd(r, shape.n_layers))):  # N_DP ascending
+    for pp in reversed(divisors(math.gcd(r, key.n_layers))):  # N_DP ascending
         dp = r // pp
         if unit % dp:
             continue
-        if opts.quirks.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
+        if key.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
             continue
-        base = shape.batch_seqs // dp if whole else b_tok // (s * dp)
-        choices = _microbatch_choices(base, pp, opts, few)
+        base = key.batch_seqs // dp if whole else b_tok // (s * dp)
+        choices = _microbatch_choices(base, pp, key.rule)
         if choices:
             sizes.append(len(choices))
             flat += [(dp * cp, pp, m, int(zb)) for zb, m in choices]

@@ -22,15 +22,21 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.caches import cached
+from pipeline.model.caches import cached, register
 from pipeline.model.network.levels import divisors
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics, TensorParallel
+from pipeline.model.search.memo import ByteBoundedMemo
 
 LAYOUT_TABLE_CACHE_SIZE = 128
 """(model, cluster size, options) whose integer layout table a process keeps: read only when
 a GPU's candidates are not cached, e.g. by the next GPU of a comparison."""
+CP_TABLE_CACHE_BYTES = 64 * 2**20
+"""Bytes of context-parallel layout tables (`context_parallel_table`) a process keeps, least
+recently used out: the cluster sizes of a series' walk and of the series before it (37 kB a
+table on average on the realistic sensitivity sweep), which the next series of a sweep over
+the network revisits (docs/model.md §9.2)."""
 SCHEDULE_CACHE_SIZE = 4096
 """(model, r, options) whose schedule rows a process keeps: a few hundred per series."""
 
@@ -276,8 +282,7 @@ def context_parallel_degrees(shape: ModelShape, max_cp: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-@cached(maxsize=LAYOUT_TABLE_CACHE_SIZE)
-def context_parallel_table(
+def _context_parallel_table(
     shape: ModelShape,
     n_gpu: int,
     opts: SearchOptions,
@@ -306,6 +311,21 @@ def context_parallel_table(
     table.setflags(write=False)
     cp.setflags(write=False)
     return table, cp
+
+
+def _table_nbytes(table: tuple[IntArray, IntArray] | None) -> int:
+    """Bytes of a context-parallel table's two arrays."""
+    return 0 if table is None else table[0].nbytes + table[1].nbytes
+
+
+context_parallel_table = ByteBoundedMemo(
+    _context_parallel_table, CP_TABLE_CACHE_BYTES, _table_nbytes
+)
+"""`_context_parallel_table`, kept per (model, cluster size, options, tensor-parallel kind,
+largest c, few microbatches, N_TP unit) within `CP_TABLE_CACHE_BYTES`."""
+register(
+    f"{__name__}.context_parallel_table", context_parallel_table, f"{CP_TABLE_CACHE_BYTES} bytes"
+)
 
 
 def tries_context_parallel(physics: Physics) -> bool:

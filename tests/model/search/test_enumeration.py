@@ -8,8 +8,14 @@ import numpy as np
 
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import model_shape
+from pipeline.model.records.switches import TensorParallel
 from pipeline.model.search.candidates import Candidates, enumerate_candidates
-from pipeline.model.search.enumeration import ScheduleRows, realistic_layout_rows
+from pipeline.model.search.enumeration import (
+    CP_TABLE_CACHE_BYTES,
+    ScheduleRows,
+    context_parallel_table,
+    realistic_layout_rows,
+)
 from pipeline.model.search.realistic import realistic_steps
 from pipeline.model.search.search import network_physics
 from pipeline.schema import compose_config, load_scenario
@@ -72,3 +78,19 @@ def test_realistic_layout_rows_within_a_tp_unit_are_the_rows_whose_tp_divides_it
         assert whole[1] is not None
         assert part[1] is not None
         assert np.array_equal(part[1], whole[1][keep])
+
+
+def test_context_parallel_tables_of_a_walk_stay_kept_within_their_bytes() -> None:
+    """The tables of 200 node-multiple cluster sizes (a series' walk) are all kept, the first
+    found again after the last, within `CP_TABLE_CACHE_BYTES`."""
+    shape = model_shape(12288, load_scenario(compose_config([])).laws)
+    context_parallel_table.cache_clear()
+    sizes = [8 * k for k in range(1, 201)]
+    for n_gpu in sizes:
+        context_parallel_table(shape, n_gpu, SearchOptions(), TensorParallel.ONE_D, 16, True, 8)
+    before = context_parallel_table.cache_info()
+    context_parallel_table(shape, sizes[0], SearchOptions(), TensorParallel.ONE_D, 16, True, 8)
+    after = context_parallel_table.cache_info()
+    assert after.hits == before.hits + 1
+    assert after.misses == before.misses
+    assert 0 < after.nbytes <= CP_TABLE_CACHE_BYTES

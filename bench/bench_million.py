@@ -20,7 +20,7 @@ a measured rate; the last line is the whole sweep's time, rates and peak RSS.
 
 `--sweep million_realistic` runs conf/sweep/million_realistic.yaml instead (physics
 realistic, H100 SXM and B200, dense and sparse, four batch laws, network and memory axes:
-52,800 series over the paper grid, each stopping at its wall as `dmlimits` runs it). Its point
+115,200 series over the paper grid, each stopping at its wall as `dmlimits` runs it). Its point
 count is the points its series yield (the rows of the `points` table); a sample (`--every K`)
 also prints the points per series it measured and the whole sweep's points and CPU time
 extrapolated from them.

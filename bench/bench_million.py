@@ -1,7 +1,8 @@
 """Benchmark: a 1,000,000-point sweep run whole through the pipeline; time and peak memory.
 
 Reports figures; it does not pass or fail. Run: `.venv/bin/python bench/bench_million.py`
-(about 20 minutes or more on 2 cores; `--series N` runs only the first N series of the plan).
+(about 20 minutes or more on 2 cores; `--series N` runs only the first N series of the plan,
+`--every K` every K-th series of it, a sample spread over the whole sweep).
 
 The sweep is generated through the real expansion (`sweep.axes`) around H100 SXM, dense,
 critical batch: HBM bandwidth (20 values, outermost, so that the series sharing a GPU run
@@ -16,6 +17,13 @@ CPU-second of this process and its workers (the rate the machine would give thos
 alone, per core: on a shared machine wall time also measures the other load) and the peak RSS
 (this process plus its workers, as in bench_sweep.py), so that a run stopped early still gives
 a measured rate; the last line is the whole sweep's time, rates and peak RSS.
+
+`--sweep million_realistic` runs conf/sweep/million_realistic.yaml instead (physics
+realistic, H100 SXM and B200, dense and sparse, four batch laws, network and memory axes:
+115,200 series over the paper grid, each stopping at its wall as `dmlimits` runs it). Its point
+count is the points its series yield (the rows of the `points` table); a sample (`--every K`)
+also prints the points per series it measured and the whole sweep's points and CPU time
+extrapolated from them.
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from omegaconf import DictConfig, open_dict
 
 import pipeline.app.execute as app_execute
 from pipeline.app.execute import execute_plan
-from pipeline.app.plan import plan_run
+from pipeline.app.plan import RunPlan, plan_run
 from pipeline.execute.series import SeriesOutcome
 from pipeline.schema import compose_config
 
@@ -60,6 +68,24 @@ def million_config(root: str, workers: int) -> DictConfig:
     with open_dict(cfg):
         cfg.sweep = {"axes": AXES}
     return cfg
+
+
+def sweep_overrides(sweep: str, root: str, workers: int) -> list[str]:
+    """The overrides of `dmlimits sweep=NAME` into a scratch root (a conf/sweep/ file)."""
+    return [
+        f"sweep={sweep}",
+        f"output.root={root}",
+        "output.resume=false",
+        f"execution.n_jobs={workers}",
+    ]
+
+
+def planned(sweep: str | None, root: str, workers: int) -> RunPlan:
+    """The run's plan: the paper's million-point sweep, or `dmlimits sweep=NAME`."""
+    if sweep is None:
+        return plan_run(million_config(root, workers))
+    overrides = sweep_overrides(sweep, root, workers)
+    return plan_run(compose_config(overrides), overrides=overrides)
 
 
 class Monitor:
@@ -138,24 +164,29 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=psutil.cpu_count() or 2)
     parser.add_argument("--series", type=int, default=None, help="run only the first N series")
+    parser.add_argument("--every", type=int, default=1, help="run every K-th series (a sample)")
+    parser.add_argument(
+        "--sweep", default=None, help="a conf/sweep/ file to run instead (million_realistic)"
+    )
     parser.add_argument("--report-s", type=float, default=60.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-million-") as root:
         t0 = time.perf_counter()
-        plan = plan_run(million_config(root, args.workers))
+        plan = planned(args.sweep, root, args.workers)
         expand_s = time.perf_counter() - t0
         todo = plan.series if args.series is None else plan.series[: args.series]
+        todo = todo[:: args.every]
+        widths = sum(len(s.scenario.d_models) for s in plan.series)
         print(
-            f"{len(plan.series):,} series x {len(WIDTHS)} widths = "
-            f"{len(plan.series) * len(WIDTHS):,} points planned in {expand_s:.1f} s; "
-            f"running {len(todo):,} series on {args.workers} workers "
+            f"{len(plan.series):,} series, {widths:,} points planned (series x widths) in "
+            f"{expand_s:.1f} s; running {len(todo):,} series on {args.workers} workers "
             f"({psutil.cpu_count()} CPUs)",
             flush=True,
         )
         with Monitor(args.report_s) as monitor:
             report = execute_plan(plan, progress=False, series=todo)
         print(monitor.line())
-        whole = "whole sweep" if len(todo) == len(plan.series) else "first series only"
+        whole = "whole sweep" if len(todo) == len(plan.series) else "a sample of series"
         print(
             f"{whole}: {report.points:,} points in {report.seconds:.0f} s "
             f"({report.seconds / 60:.1f} min, {report.points / report.seconds:.1f} points/s), "
@@ -163,6 +194,14 @@ def main() -> None:
             f"{monitor.cpu_s:.0f} CPU-s in this process and its workers "
             f"({report.points / monitor.cpu_s:.1f} points per CPU-second)"
         )
+        if len(todo) < len(plan.series):
+            per_series = report.points / len(todo)
+            total = per_series * len(plan.series)
+            print(
+                f"extrapolated to all {len(plan.series):,} series: {per_series:.1f} points per "
+                f"series, {total:,.0f} points, {total / (report.points / monitor.cpu_s):,.0f} "
+                f"CPU-s ({total / (report.points / monitor.cpu_s) / 2 / 60:.1f} min on 2 cores)"
+            )
 
 
 if __name__ == "__main__":

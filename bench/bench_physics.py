@@ -8,15 +8,25 @@ pass or fail. Run: `.venv/bin/python bench/bench_physics.py` (a few minutes on o
 `--cost 3` instead prints realistic against paper series time on the same sizes (3 pairs run
 in turn, the median of their ratios, in CPU time of this process: one core's work, steadier
 than wall time when other jobs share the machine), the clusters searched and the time per
-cluster.
+cluster. `--profile K` instead prints where a realistic point's CPU time goes, per phase, on
+every K-th series of `dmlimits sweep=sensitivity physics=realistic` run in this process
+(`phase_profile`, `phase_table`).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib
 import statistics
+import tempfile
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
 
+from pipeline.app.execute import execute_plan
+from pipeline.app.plan import plan_run
 from pipeline.execute.series import evaluate_series
 from pipeline.model import caches
 from pipeline.model.search import candidates
@@ -128,6 +138,120 @@ def cost_table(hardware: str, repeats: int) -> None:
         )
 
 
+PHASES: tuple[tuple[str, str, str], ...] = (
+    ("pipeline.model.search.search", "enumerate_candidates", "candidate building"),
+    ("pipeline.model.search.search", "_with_ring", "candidate building"),
+    ("pipeline.model.search.floors", "realistic_layout_rows", "layout enumeration"),
+    ("pipeline.model.search.candidates", "realistic_layout_rows", "layout enumeration"),
+    ("pipeline.model.search.search", "step_floor_terms_s", "cluster walk: bounds"),
+    ("pipeline.model.search.search", "tensor_parallel_floor_s", "cluster walk: bounds"),
+    ("pipeline.model.search.search", "layout_step_floors_s", "cluster walk: bounds"),
+    ("pipeline.model.search.search", "smallest_cluster", "cluster walk: the rest"),
+    ("pipeline.model.search.realistic", "step_parts", "step assembly"),
+    ("pipeline.app.execute", "series_rows", "writing"),
+    ("pipeline.app.batch", "write_batch", "writing"),
+)
+"""(module, function, phase): a call's CPU time goes to the phase of the innermost of these on
+the stack; the rest of a run (the series' limits, power, closed forms, the run's set-up) is
+"other". Each function is replaced in the module that calls it, where the phase is entered."""
+PHASE_ORDER = (
+    "layout enumeration",
+    "candidate building",
+    "cluster walk: bounds",
+    "cluster walk: the rest",
+    "step assembly",
+    "writing",
+    "other",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseProfile:
+    """CPU seconds per phase of a run of sample series, with its points."""
+
+    cpu_s: dict[str, float]
+    points: int
+    series: int
+
+
+class _Phases:
+    """Exclusive process CPU time per phase: the time between two marks goes to the innermost
+    phase entered (a stack, so nested phases are not counted twice)."""
+
+    def __init__(self) -> None:
+        self.cpu_s = dict.fromkeys(PHASE_ORDER, 0.0)
+        self._stack = ["other"]
+        self._mark = time.process_time()
+
+    def _charge(self) -> None:
+        now = time.process_time()
+        self.cpu_s[self._stack[-1]] += now - self._mark
+        self._mark = now
+
+    def wrap(self, fn: Callable[..., Any], phase: str) -> Callable[..., Any]:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            self._charge()
+            self._stack.append(phase)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._charge()
+                self._stack.pop()
+
+        return timed
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[None]:
+        saved = []
+        for module_name, attr, phase in PHASES:
+            module = importlib.import_module(module_name)
+            saved.append((module, attr, getattr(module, attr)))
+            setattr(module, attr, self.wrap(getattr(module, attr), phase))
+        self._mark = time.process_time()
+        try:
+            yield
+        finally:
+            self._charge()
+            for module, attr, fn in reversed(saved):
+                setattr(module, attr, fn)
+
+
+def phase_profile(
+    every: int = 30, sweep: str = "sensitivity", overrides: tuple[str, ...] = ("physics=realistic",)
+) -> PhaseProfile:
+    """Process CPU seconds per phase (`PHASE_ORDER`) of every `every`-th series of `dmlimits
+    sweep=SWEEP OVERRIDES`, evaluated and written in this process (one worker) into a scratch
+    root from empty caches: the layout tables (`enumeration.realistic_layout_rows`, read by the
+    walk's bounds and by candidate building), candidate building, the cluster walk's bounds and
+    the rest of the walk, the step assembly, writing (rows and Parquet parts), other."""
+    with tempfile.TemporaryDirectory(prefix="bench-phases-") as root:
+        given = [f"sweep={sweep}", *overrides, f"output.root={root}", "execution.n_jobs=1"]
+        given.append("output.resume=false")
+        plan = plan_run(compose_config(given), overrides=given)
+        todo = plan.series[::every]
+        caches.clear_caches()
+        phases = _Phases()
+        with phases.installed():
+            report = execute_plan(plan, progress=False, series=todo)
+    return PhaseProfile(phases.cpu_s, report.points, len(todo))
+
+
+def phase_table(profile: PhaseProfile) -> str:
+    """The profile as a markdown table: CPU s, share and ms per point of each phase."""
+    total = sum(profile.cpu_s.values())
+    lines = ["| phase | CPU s | share | ms per point |", "|---|---|---|---|"]
+    for phase in PHASE_ORDER:
+        t = profile.cpu_s[phase]
+        lines.append(
+            f"| {phase} | {t:.2f} | {t / total:.0%} | {1e3 * t / max(profile.points, 1):.2f} |"
+        )
+    lines.append(
+        f"| total ({profile.series} series, {profile.points:,} points) | {total:.2f} | 100% "
+        f"| {1e3 * total / max(profile.points, 1):.2f} |"
+    )
+    return "\n".join(lines)
+
+
 def fmt(x: float | None) -> str:
     """A FLOP figure in short scientific notation, or a dash."""
     return "–" if x is None else f"{x:.1e}"
@@ -143,7 +267,16 @@ def main() -> None:
         metavar="N",
         help="instead: realistic vs paper series time, N pairs in turn",
     )
+    parser.add_argument(
+        "--profile",
+        type=int,
+        metavar="K",
+        help="instead: CPU time per phase on every K-th realistic sensitivity series",
+    )
     args = parser.parse_args()
+    if args.profile:
+        print(phase_table(phase_profile(args.profile)))
+        return
     if args.cost:
         cost_table(args.hardware, args.cost)
         return

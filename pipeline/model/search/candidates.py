@@ -132,6 +132,7 @@ def enumerate_candidates(
     n_gpu: int,
     opts: SearchOptions,
     physics: Physics = PAPER,
+    tp_unit: int = 0,
 ) -> Candidates | MemoryBlocked | None:
     """Every (N_DP, N_TPm, N_TPff, N_PP, N_EP, schedule, m) the search tries, in order (spec §10).
 
@@ -141,9 +142,10 @@ def enumerate_candidates(
     level: a network rule, applied to the splits, `valid_splits`), a per-GPU memory check
     with `gpu_memory` (MemoryBlocked when nothing fits), and each candidate's layer time from `search.grid` (docs/model.md, "Realistic physics").
     The candidates do not depend on the network; they are cached per GPU (`gpu_only`), model,
-    cluster size, options and physics, as read-only arrays.
+    cluster size, options and physics, as read-only arrays. Under realistic physics `tp_unit`
+    > 0 keeps only the layouts whose N_TP divides it (`enumeration.realistic_layout_rows`).
     """
-    return _candidates(gpu_only(hw), shape, n_gpu, opts, physics)
+    return _candidates(gpu_only(hw), shape, n_gpu, opts, physics, tp_unit)
 
 
 def limit_candidate_cache(max_bytes: int) -> None:
@@ -162,10 +164,15 @@ def _candidates_nbytes(c: Candidates | MemoryBlocked | None) -> int:
 
 
 def _candidate_set(
-    hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    physics: Physics,
+    tp_unit: int = 0,
 ) -> Candidates | MemoryBlocked | None:
     """`enumerate_candidates` uncached, its arrays read only."""
-    c = _enumerate(hw, shape, n_gpu, opts, physics)
+    c = _enumerate(hw, shape, n_gpu, opts, physics, tp_unit)
     if isinstance(c, Candidates):
         c = _with_step_inputs(c, opts, shape)
         for field in Candidates.__slots__:
@@ -180,14 +187,19 @@ register(f"{__name__}.enumerate_candidates", _candidates, f"{CANDIDATE_CACHE_BYT
 
 
 def _enumerate(
-    hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    physics: Physics,
+    tp_unit: int = 0,
 ) -> Candidates | MemoryBlocked | None:
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         return None
     s, layers = shape.sparsity, shape.n_layers
     memory = n_gpu * hw.hbm_bytes
     if not physics.is_paper:
-        rows = realistic_layout_rows(shape, n_gpu, opts, physics)
+        rows = realistic_layout_rows(shape, n_gpu, opts, physics, tp_unit)
         return _realistic_candidates(hw, shape, n_gpu, rows, opts, physics)
     table = layout_table(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel)
     if table is None:

@@ -17,44 +17,95 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.caches import cached
+from pipeline.model.caches import cached, register
 from pipeline.model.network.levels import divisors
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics, TensorParallel
+from pipeline.model.search.memo import ByteBoundedMemo
 
 LAYOUT_TABLE_CACHE_SIZE = 128
 """(model, cluster size, options) whose integer layout table a process keeps: read only when
 a GPU's candidates are not cached, e.g. by the next GPU of a comparison."""
+CP_TABLE_CACHE_BYTES = 64 * 2**20
+"""Bytes of context-parallel layout tables (`context_parallel_table`) a process keeps, least
+recently used out: the cluster sizes of a series' walk and of the series before it (37 kB a
+table on average on the realistic sensitivity sweep), which the next series of a sweep over
+the network revisits (docs/model.md §9.2)."""
 SCHEDULE_CACHE_SIZE = 4096
 """(model, r, options) whose schedule rows a process keeps: a few hundred per series."""
 
 IntArray = NDArray[np.int64]
 
 
+class MicrobatchRule(NamedTuple):
+    """What the schedules tried depend on (`_microbatch_choices`): the search options' schedule
+    switches and caps, and `Physics.few_microbatches`; a tuple of integers, cheap to hash."""
+
+    one_f_one_b: bool
+    zero_bubble: bool
+    max_1f1b: int
+    max_zb: int
+    few: bool
+
+    @classmethod
+    def of(cls, opts: SearchOptions, few: bool) -> MicrobatchRule:
+        """The rule of `opts` (and `few`)."""
+        return cls(
+            opts.one_f_one_b,
+            opts.zero_bubble,
+            opts.max_1f1b_microbatch_candidates,
+            opts.max_zb_microbatch_candidates,
+            few,
+        )
+
+
+class ScheduleKey(NamedTuple):
+    """What the schedule rows of N_DP·N_PP = r read of the model and options (`_schedule_rows`):
+    a tuple of integers, so the per-r cache hashes no model or options record."""
+
+    sparsity: int
+    batch_seqs: int
+    batch_tokens: int
+    n_layers: int
+    whole: bool
+    reject_non_divisible: bool
+    rule: MicrobatchRule
+
+    @classmethod
+    def of(cls, shape: ModelShape, opts: SearchOptions, whole: bool, few: bool) -> ScheduleKey:
+        """The key of `shape` and `opts` (with `whole` sequences and `few` microbatches)."""
+        return cls(
+            shape.sparsity,
+            shape.batch_seqs,
+            shape.batch_tokens,
+            shape.n_layers,
+            whole,
+            opts.quirks.reject_non_divisible,
+            MicrobatchRule.of(opts, few),
+        )
+
+
 @cached(maxsize=65536)
-def _microbatch_choices(
-    base: int, pp: int, opts: SearchOptions, few: bool = False
-) -> tuple[tuple[bool, int], ...]:
+def _microbatch_choices(base: int, pp: int, rule: MicrobatchRule) -> tuple[tuple[bool, int], ...]:
     """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB).
-    With `few` (`Physics.few_microbatches`), after the 1F1B ones, plain 1F1B with m < N_PP:
+    With `rule.few` (`Physics.few_microbatches`), after the 1F1B ones, plain 1F1B with m < N_PP:
     the largest `max_1f1b_microbatch_candidates` divisors below N_PP (the fewest bubbles)."""
     divs = divisors(base) if base > 0 else ()
     out: list[tuple[bool, int]] = []
-    cap = opts.max_1f1b_microbatch_candidates
-    if opts.one_f_one_b:
+    cap = rule.max_1f1b
+    if rule.one_f_one_b:
         out += [(False, m) for m in [d for d in divs if d >= pp][:cap]]
-        if few and pp > 1:
+        if rule.few and pp > 1:
             below = [d for d in divs if d < pp]
             out += [(False, m) for m in below[max(len(below) - cap, 0) :]]
-    if opts.zero_bubble:
-        out += [
-            (True, m) for m in [d for d in divs if d >= 2 * pp][: opts.max_zb_microbatch_candidates]
-        ]
+    if rule.zero_bubble:
+        out += [(True, m) for m in [d for d in divs if d >= 2 * pp][: rule.max_zb]]
     return tuple(out)
 
 
@@ -71,17 +122,18 @@ def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, 
 
 @cached(maxsize=65536)
 def tp_ff_choices(
-    tp: int, shape: ModelShape, opts: SearchOptions, tensor_parallel: TensorParallel
+    tp: int, d_model: int, d_ff: int, window: int, tensor_parallel: TensorParallel
 ) -> tuple[int, ...]:
-    """N_TPff values tried at N_TP: the paper's 2-D ones, 1-D (N_TPff = N_TP), or both.
+    """N_TPff values tried at N_TP of a model of widths d_model and d_ff: the paper's 2-D ones
+    (`window`: the search options' `tp_ff_window`), 1-D (N_TPff = N_TP), or both.
 
     A candidate with N_TPm = 1 is 1-D tensor parallelism; outside `tensor_parallel=2d` it
     runs with sequence parallelism (`search.grid.sequence_parallel_degree`).
     """
-    one_d = (tp,) if shape.d_ff % tp == 0 else ()
+    one_d = (tp,) if d_ff % tp == 0 else ()
     if tensor_parallel is TensorParallel.ONE_D:
         return one_d
-    two_d = _tp_ff_choices(tp, shape.d_model, shape.d_ff, opts.tp_ff_window)
+    two_d = _tp_ff_choices(tp, d_model, d_ff, window)
     if tensor_parallel is TensorParallel.BOTH and one_d and tp not in two_d:
         return (*two_d, tp)
     return two_d
@@ -95,13 +147,15 @@ def layout_table(
     whole_sequences: bool = False,
     tensor_parallel: TensorParallel = TensorParallel.TWO_D,
     few: bool = False,
+    tp_unit: int = 0,
 ) -> IntArray | None:
     """(n, 8) integer rows (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble, nanobatch) of
     every layout the divisibility rules allow at n_gpu, in enumeration order (spec §10 steps
-    1-7; with `few`, plain 1F1B with m < N_PP too, `Physics.few_microbatches`);
-    GPU-independent, so the GPUs of a comparison share it. Read-only; None if empty."""
+    1-7; with `few`, plain 1F1B with m < N_PP too, `Physics.few_microbatches`; with `tp_unit`
+    only the rows whose N_TP divides it, `layout_rows`); GPU-independent, so the GPUs of a
+    comparison share it. Read-only; None if empty."""
     whole = opts.quirks.whole_sequences or whole_sequences
-    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1, few)
+    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1, few, tp_unit)
     if table is None:
         return None
     table.setflags(write=False)
@@ -116,21 +170,29 @@ def layout_rows(
     tensor_parallel: TensorParallel,
     cp: int,
     few: bool = False,
+    tp_unit: int = 0,
 ) -> IntArray | None:
     """`layout_table`'s rows with each sequence split over `cp` context-parallel ranks (1 =
     none): N_DP = d·cp token-splitting ranks of which d divide the batch (docs/model.md R.7);
     with `few`, plain 1F1B with m < N_PP too (`_microbatch_choices`). One gather of
-    `_schedule_rows` per N_TP (module docstring); a new, writable array."""
+    `_schedule_rows` per N_TP (module docstring); a new, writable array.
+
+    `tp_unit` > 0 keeps only the rows whose N_TP divides it (the N_TP are the divisors of
+    gcd(N/N_EP, d_model·d_ff, tp_unit), in the same ascending order), the rows the other
+    N_TP give left out whole: the rows a realistic search with `tp_in_domain` can use, N_TP
+    dividing the fastest level's size (`search.realistic`); 0 keeps every N_TP (gcd(x, 0) = x)."""
     ep = math.gcd(n_gpu, shape.sparsity)
     q = n_gpu // ep
     pieces: list[IntArray] = []
     tp_m: list[IntArray] = []
     tp_ff: list[IntArray] = []
-    for tp in divisors(math.gcd(q, shape.d_model * shape.d_ff)):
-        ff_choices = tp_ff_choices(tp, shape, opts, tensor_parallel)
+    key = ScheduleKey.of(shape, opts, whole, few)
+    d_model, d_ff, window = shape.d_model, shape.d_ff, opts.tp_ff_window
+    for tp in divisors(math.gcd(q, d_model * d_ff, tp_unit)):
+        ff_choices = tp_ff_choices(tp, d_model, d_ff, window, tensor_parallel)
         if not ff_choices or (q // tp) % cp:
             continue
-        rows = _schedule_rows(shape, opts, whole, cp, q // (tp * cp), few)
+        rows = _schedule_rows(key, cp, q // (tp * cp))
         if rows is None:
             continue
         if len(ff_choices) == 1:
@@ -182,24 +244,23 @@ class ScheduleRows:
 
 
 @cached(maxsize=SCHEDULE_CACHE_SIZE)
-def _schedule_rows(
-    shape: ModelShape, opts: SearchOptions, whole: bool, cp: int, r: int, few: bool = False
-) -> ScheduleRows | None:
+def _schedule_rows(key: ScheduleKey, cp: int, r: int) -> ScheduleRows | None:
     """Every (N_DP·cp, N_PP, m, zero-bubble, nanobatch) with N_DP·N_PP = r (spec §10 steps
-    3-7): N_PP | gcd(r, L) descending, N_DP dividing the batch's split unit (sequences with
-    `whole`, else tokens, Q3), the schedules of `_microbatch_choices`. None if there is none."""
-    s, b_tok = shape.sparsity, shape.batch_tokens
-    unit = math.gcd(r, shape.batch_seqs if whole else b_tok)
+    3-7) of the model and options `key` (`ScheduleKey.of`): N_PP | gcd(r, L) descending, N_DP
+    dividing the batch's split unit (sequences with `whole`, else tokens, Q3), the schedules of
+    `_microbatch_choices`. None if there is none."""
+    s, b_tok, whole = key.sparsity, key.batch_tokens, key.whole
+    unit = math.gcd(r, key.batch_seqs if whole else b_tok)
     sizes: list[int] = []  # each block's row count
     flat: list[tuple[int, int, int, int]] = []  # (N_DP·cp, N_PP, m, zero-bubble) of each row
-    for pp in reversed(divisors(math.gcd(r, shape.n_layers))):  # N_DP ascending
+    for pp in reversed(divisors(math.gcd(r, key.n_layers))):  # N_DP ascending
         dp = r // pp
         if unit % dp:
             continue
-        if opts.quirks.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
+        if key.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
             continue
-        base = shape.batch_seqs // dp if whole else b_tok // (s * dp)
-        choices = _microbatch_choices(base, pp, opts, few)
+        base = key.batch_seqs // dp if whole else b_tok // (s * dp)
+        choices = _microbatch_choices(base, pp, key.rule)
         if choices:
             sizes.append(len(choices))
             flat += [(dp * cp, pp, m, int(zb)) for zb, m in choices]
@@ -221,22 +282,23 @@ def context_parallel_degrees(shape: ModelShape, max_cp: int) -> tuple[int, ...]:
     return tuple(out)
 
 
-@cached(maxsize=LAYOUT_TABLE_CACHE_SIZE)
-def context_parallel_table(
+def _context_parallel_table(
     shape: ModelShape,
     n_gpu: int,
     opts: SearchOptions,
     tensor_parallel: TensorParallel,
     max_cp: int,
     few: bool = False,
+    tp_unit: int = 0,
 ) -> tuple[IntArray, IntArray] | None:
     """Whole-sequence layouts with context parallelism: `layout_table`'s rows (c = 1), then
     those of each c in `context_parallel_degrees` with a nonzero nanobatch (N_DP = d·c,
-    nanobatch over d·c), and each row's c. Read-only; None if empty."""
+    nanobatch over d·c), and each row's c; with `tp_unit`, only N_TP dividing it
+    (`layout_rows`). Read-only; None if empty."""
     parts: list[IntArray] = []
     cps: list[IntArray] = []
     for c in (1, *context_parallel_degrees(shape, max_cp)):
-        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, few)
+        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, few, tp_unit)
         if block is None:
             continue
         if c > 1:
@@ -251,6 +313,21 @@ def context_parallel_table(
     return table, cp
 
 
+def _table_nbytes(table: tuple[IntArray, IntArray] | None) -> int:
+    """Bytes of a context-parallel table's two arrays."""
+    return 0 if table is None else table[0].nbytes + table[1].nbytes
+
+
+context_parallel_table = ByteBoundedMemo(
+    _context_parallel_table, CP_TABLE_CACHE_BYTES, _table_nbytes
+)
+"""`_context_parallel_table`, kept per (model, cluster size, options, tensor-parallel kind,
+largest c, few microbatches, N_TP unit) within `CP_TABLE_CACHE_BYTES`."""
+register(
+    f"{__name__}.context_parallel_table", context_parallel_table, f"{CP_TABLE_CACHE_BYTES} bytes"
+)
+
+
 def tries_context_parallel(physics: Physics) -> bool:
     """Whether a realistic search tries context-parallel degrees c > 1: whole sequences and
     `physics.max_context_parallel` above 1 (docs/model.md R.7)."""
@@ -258,16 +335,18 @@ def tries_context_parallel(physics: Physics) -> bool:
 
 
 def realistic_layout_rows(
-    shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
+    shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics, tp_unit: int = 0
 ) -> tuple[IntArray, IntArray | None] | None:
     """The rows a realistic search enumerates at n_gpu before its memory check, and each row's
     context-parallel degree c: `context_parallel_table` when the physics tries c > 1 with whole
     sequences, else `layout_table` (c None: no context parallelism); plain 1F1B with m < N_PP
-    among them with `physics.few_microbatches`. None if there is none."""
+    among them with `physics.few_microbatches`; with `tp_unit` > 0 only the rows whose N_TP
+    divides it (`layout_rows`). None if there is none."""
     few = physics.few_microbatches
     if tries_context_parallel(physics):
         return context_parallel_table(
-            shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel, few
+            shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel, few, tp_unit
         )
-    table = layout_table(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel, few)
+    whole, tensor = physics.whole_sequences, physics.tensor_parallel
+    table = layout_table(shape, n_gpu, opts, whole, tensor, few, tp_unit)
     return None if table is None else (table, None)

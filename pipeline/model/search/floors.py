@@ -231,11 +231,17 @@ def _tensor_parallel_terms(
 
 
 def layout_step_floors_s(
-    hw: HardwareSpec, physics: Physics, opts: SearchOptions, shape: ModelShape, n_gpu: int
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    n_gpu: int,
+    tp_unit: int = 0,
 ) -> Array | None:
     """A lower bound on the realistic step time (s) of each layout the search enumerates on
     n_gpu GPUs, per row of `enumeration.realistic_layout_rows` (before the memory check, so a
-    superset of the candidates); None when there is none, and under the paper's physics. The
+    superset of the candidates; with `tp_unit`, of its rows whose N_TP divides it); None when
+    there is none, and under the paper's physics. The
     walk sets a cluster aside when the smallest exceeds the duration, and times only the
     candidates whose own bound does not (`search._best_realistic`). `hw`'s bandwidths are at the
     physics' achieved fraction (`search.network_physics`), as `search.realistic` reads them.
@@ -273,7 +279,7 @@ def layout_step_floors_s(
     """
     if physics.is_paper:
         return None
-    rows = realistic_layout_rows(shape, n_gpu, opts, physics)
+    rows = realistic_layout_rows(shape, n_gpu, opts, physics, tp_unit)
     if rows is None:
         return None
     table, cps = rows

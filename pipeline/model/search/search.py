@@ -361,6 +361,7 @@ def _best_at(
     prune: bool = True,
     physics: Physics = PAPER,
     floors: Array | None = None,
+    tp_unit: int = 0,
 ) -> BestAt:
     """The best layout at n_gpu, and whether any candidate passed enumeration (spec §10).
 
@@ -369,11 +370,13 @@ def _best_at(
     (`separable_train_time_s`); those whose bound exceeds `within_s` are not evaluated (unless
     not `prune`): a layout faster than it is found all the same, ties included. Under
     realistic physics `floors` are the walk's per-row step bounds at n_gpu
-    (`floors.layout_step_floors_s`; None: none), which play that part.
+    (`floors.layout_step_floors_s`; None: none), which play that part, and `tp_unit` > 0
+    enumerates only the layouts whose N_TP divides it (`domain_tp_unit`; `floors` then bound
+    those rows).
     """
     if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
         return BestAt(False, None)
-    c = enumerate_candidates(hw, shape, n_gpu, opts, physics)
+    c = enumerate_candidates(hw, shape, n_gpu, opts, physics, tp_unit)
     if c is None:
         return BestAt(False, None)
     if isinstance(c, MemoryBlocked):
@@ -464,6 +467,20 @@ def optimal_layout(
     return _best_at(hw, shape, n_gpu, opts, prune=prune, physics=physics).found
 
 
+def domain_tp_unit(hw: HardwareSpec, physics: Physics, n_gpu: int) -> int:
+    """The size N_TP must divide for a realistic layout on n_gpu to be usable: the fastest
+    level's (shrunk to the cluster, `adjusted_level_sizes`) under `physics.tp_in_domain`
+    (`search.realistic`: the group inside it, never straddling); 0 (any N_TP) otherwise.
+
+    A layout whose N_TP does not divide it is timed as never finishing, so it is never chosen
+    where another is usable: the walk enumerates only the others (`_Walk.at`), and sizes where
+    none is left are searched whole only if the reason of an infeasible point depends on them
+    (docs/model.md §9.4)."""
+    if physics.is_paper or not physics.tp_in_domain or not hw.level_sizes:
+        return 0
+    return adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
+
+
 @dataclass(frozen=True, slots=True)
 class _Walk:
     """What the walk for the smallest cluster reads at every size: the model, the duration, the
@@ -482,8 +499,10 @@ class _Walk:
 
     def at(self, n_gpu: int) -> BestAt | None:
         """The best layout at n_gpu, or None when the bounds prove that none of its layouts
-        trains within the duration (or n_gpu is below `floor_gpus`): searched after the walk
-        only if the reason of an infeasible point depends on it."""
+        trains within the duration (or n_gpu is below `floor_gpus`), or, pruning, when no
+        usable layout (`domain_tp_unit`) passes enumeration: searched after the walk only if
+        the reason of an infeasible point depends on it (a layout nobody can use changes the
+        reason, never the layout found)."""
         if n_gpu < self.floor_gpus:
             return None
         hw, physics, opts, shape, prune = self.hw, self.physics, self.opts, self.shape, self.prune
@@ -492,12 +511,18 @@ class _Walk:
         if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s:
             floor_s = max(floor_s, tensor_parallel_floor_s(hw, physics, opts, shape, n_gpu))
         floors = None
+        unit = domain_tp_unit(hw, physics, n_gpu) if prune else 0
         if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s:
-            floors = layout_step_floors_s(hw, physics, opts, shape, n_gpu)
+            floors = layout_step_floors_s(hw, physics, opts, shape, n_gpu, unit)
+            if unit and floors is None:
+                return None  # no usable layout: the reason's search enumerates them all
             floor_s = floor_s if floors is None else max(floor_s, float(floors.min()))
         if steps * floor_s * (1.0 - PRUNE_SLACK) >= self.duration_s:
             return None
-        return _best_at(hw, shape, n_gpu, opts, self.duration_s, prune, physics, floors)
+        at = _best_at(hw, shape, n_gpu, opts, self.duration_s, prune, physics, floors, unit)
+        if unit and not at.had_candidates:
+            return None  # none usable fits: whether an unusable one does decides the reason
+        return at
 
     def trains(self, at: BestAt | None) -> TypeGuard[BestAt]:
         """Whether the size's best layout trains within the duration."""

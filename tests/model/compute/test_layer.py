@@ -18,7 +18,7 @@ from pipeline.model.compute.layer import (
 )
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
-from pipeline.model.records.switches import Fusion, Physics
+from pipeline.model.records.switches import Fusion, Physics, Precision
 from pipeline.model.search.grid import (
     grid_layer_launch_s,
     grid_layer_work,
@@ -106,3 +106,17 @@ def test_layer_launch_time_of_an_mlp_is_six_matmul_overheads() -> None:
     assert overhead is not None
     launch = launch_time_s(preset("h100_sxm"), physics, work)
     assert launch[0] == pytest.approx(6 * overhead, rel=1e-12)
+
+
+def test_layer_launch_times_do_not_depend_on_precision() -> None:
+    """Under FP8 a layer's launches are its BF16 launches, every part finite: the unbounded
+    GPU computes every FLOP in no time at either precision (docs/model.md R.11)."""
+    hw = preset("h100_sxm")
+    fp8 = dataclasses.replace(REALISTIC, precision=Precision.FP8)
+    one = np.array([1.0, 8.0])
+    work = grid_layer_work(REALISTIC, model_shape(12288, ScalingLaws()), one, one, one, one)
+    bf16_times = layer_launch_times(hw, REALISTIC, work)
+    fp8_times = layer_launch_times(hw, fp8, work)
+    for field in ("forward_s", "backward_s", "matmul_forward_s", "matmul_backward_s"):
+        assert np.all(np.isfinite(getattr(fp8_times, field)))
+        assert np.array_equal(getattr(fp8_times, field), getattr(bf16_times, field))

@@ -8,8 +8,14 @@ import numpy as np
 
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import model_shape
+from pipeline.model.records.switches import TensorParallel
 from pipeline.model.search.candidates import Candidates, enumerate_candidates
-from pipeline.model.search.enumeration import ScheduleRows
+from pipeline.model.search.enumeration import (
+    CP_TABLE_CACHE_BYTES,
+    ScheduleRows,
+    context_parallel_table,
+    realistic_layout_rows,
+)
 from pipeline.model.search.realistic import realistic_steps
 from pipeline.model.search.search import network_physics
 from pipeline.schema import compose_config, load_scenario
@@ -54,3 +60,37 @@ def test_few_microbatches_adds_plain_one_f_one_b_below_the_stages() -> None:
     c = enumerate_candidates(hw, shape, n_gpu, opts, before)
     assert isinstance(c, Candidates)
     assert (c.microbatches >= c.degrees[:, 3]).all()
+
+
+def test_realistic_layout_rows_within_a_tp_unit_are_the_rows_whose_tp_divides_it() -> None:
+    """With `tp_unit` the realistic table holds exactly the whole table's rows whose N_TP
+    divides it, in the same order, with the same context-parallel degrees."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    shape = model_shape(24576, load_scenario(compose_config([])).laws)
+    for n_gpu, unit in ((3 * 2**12, 8), (5 * 2**14, 64), (2**18, 256), (24, 8)):
+        whole = realistic_layout_rows(shape, n_gpu, SearchOptions(), physics)
+        part = realistic_layout_rows(shape, n_gpu, SearchOptions(), physics, unit)
+        assert whole is not None
+        assert part is not None
+        keep = unit % (whole[0][:, 1] * whole[0][:, 2]) == 0
+        assert 0 < keep.sum() < keep.size
+        assert np.array_equal(part[0], whole[0][keep])
+        assert whole[1] is not None
+        assert part[1] is not None
+        assert np.array_equal(part[1], whole[1][keep])
+
+
+def test_context_parallel_tables_of_a_walk_stay_kept_within_their_bytes() -> None:
+    """The tables of 200 node-multiple cluster sizes (a series' walk) are all kept, the first
+    found again after the last, within `CP_TABLE_CACHE_BYTES`."""
+    shape = model_shape(12288, load_scenario(compose_config([])).laws)
+    context_parallel_table.cache_clear()
+    sizes = [8 * k for k in range(1, 201)]
+    for n_gpu in sizes:
+        context_parallel_table(shape, n_gpu, SearchOptions(), TensorParallel.ONE_D, 16, True, 8)
+    before = context_parallel_table.cache_info()
+    context_parallel_table(shape, sizes[0], SearchOptions(), TensorParallel.ONE_D, 16, True, 8)
+    after = context_parallel_table.cache_info()
+    assert after.hits == before.hits + 1
+    assert after.misses == before.misses
+    assert 0 < after.nbytes <= CP_TABLE_CACHE_BYTES

@@ -111,6 +111,11 @@ REALISTIC_CASES = [
     ),
     (["scaling=sparse", "physics.tp_in_domain=true", "physics.tensor_parallel=both"], (32768,)),
     (["scaling=sparse", "physics.fusion=none"], (30720,)),
+    (["scaling=dense", "physics.precision=fp8"], (22528, 49152)),
+    (["scaling=sparse", "hardware=b200", "physics.precision=fp8"], (32768,)),
+    (["scaling=dense", "batch=constant", "hardware.network.level_sizes=[16]"], (26624,)),
+    (["scaling=dense", "hardware.network.level_sizes=[64]"], (26624, 73728, 393216)),
+    (["scaling=dense", "hardware=b200", "hardware.network.level_sizes=[72]"], (30720,)),
     (
         [
             "scaling=sparse",

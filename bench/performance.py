@@ -209,6 +209,39 @@ def report_section(repeat: int, baseline: Path | None) -> list[str]:
     return body(markdown(measure(repeat)))
 
 
+def profile_section(repeat: int, baseline: Path | None) -> list[str]:
+    del repeat, baseline  # one profiled pass: its phases are CPU seconds of one process
+    from bench_physics import phase_profile, phase_table
+
+    return phase_table(phase_profile(every=10)).splitlines()
+
+
+MILLION_EVERY = 100
+"""The million-point section runs every 100th series of the sweep and extrapolates."""
+
+
+def million_section(repeat: int, baseline: Path | None) -> list[str]:
+    del repeat, baseline  # one sampled run: minutes
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "bench_million.py"),
+            "--sweep",
+            "million_realistic",
+            "--every",
+            str(MILLION_EVERY),
+            "--report-s",
+            "1e9",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    ).stdout.strip()
+    print(out, flush=True)
+    return ["```text", *out.splitlines(), "```"]
+
+
 SECTIONS: dict[str, Section] = {
     "series": Section(
         "One series, every cache empty",
@@ -227,6 +260,26 @@ SECTIONS: dict[str, Section] = {
             "dataset root (`bench/bench_commands.py`); CPU seconds include the workers.",
         ),
         commands_section,
+    ),
+    "profile": Section(
+        "Where a realistic point's time goes",
+        (
+            "Process CPU seconds per phase of every 10th series of `dmlimits sweep=sensitivity",
+            "physics=realistic`, evaluated and written in one process from empty caches",
+            "(`bench/bench_physics.py --profile`): one pass, not a spread.",
+        ),
+        profile_section,
+    ),
+    "million": Section(
+        "A million realistic scenario points",
+        (
+            "`dmlimits sweep=million_realistic` (H100 SXM and B200, dense and sparse, the four",
+            "batch laws, network and memory axes; [configuration.md](configuration.md)) planned",
+            f"whole, every {MILLION_EVERY}th series run on 2 workers, and the whole sweep's points",
+            "and CPU time extrapolated from that sample (`bench/bench_million.py --every`): one",
+            "run. Expansion is the plan's own time for every series.",
+        ),
+        million_section,
     ),
     "dask": Section(
         "Scale-out: a local dask.distributed cluster",

@@ -1,0 +1,224 @@
+"""Benchmark: each start-up mechanism's share of a small command, with it switched off.
+
+Reports figures; it does not pass or fail. Run: `.venv/bin/python bench/bench_startup.py`
+(`--pairs N`, default 12; about 10 minutes on 2 quiet cores).
+
+A mechanism of `dmlimits`' start-up is worth its lines only where it saves a good part of a
+command users run often: `dmlimits -m hardware=v100_sxm,a100_sxm,h100_sxm` (the three-GPU
+comparison) and `dmlimits` (the default run). Each command runs as its own process, as
+`bench/bench_commands.py` runs it (a fresh dataset root, bytecode compiled once under the
+benchmark's cache folder), once with every mechanism on and once with each mechanism off.
+Nothing in the package switches a mechanism off for the benchmark: the child process
+(`CHILD`) loads the command as the console script does (`pipeline.cli.entry.load_command`),
+then replaces the one function that decides the mechanism (`OFF`), and runs it.
+
+Runs come in rounds, one run with everything on and one with each mechanism off, in an order
+shuffled anew each round, so that a drift of a shared machine's load hits them alike. A
+mechanism's share of a command is, round by round, (off - on) / off of the wall seconds of the
+two runs: the part of the command, as run without it, that it saves. The figures are the
+min / median / max over the rounds; the keep-or-remove decision reads the median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bench_commands import PYCACHE
+
+THREE_GPUS = "three GPUs"
+DEFAULT = "default"
+COMMANDS: dict[str, list[str]] = {
+    THREE_GPUS: ["-m", "hardware=v100_sxm,a100_sxm,h100_sxm"],
+    DEFAULT: [],
+}
+"""The small commands: name -> arguments."""
+COMMAND_LINES = {
+    THREE_GPUS: "`dmlimits -m hardware=v100_sxm,a100_sxm,h100_sxm`",
+    DEFAULT: "`dmlimits`",
+}
+
+AHEAD = "series evaluated ahead (forked workers)"
+FIRST_JOB = "first job checked before Hydra (its series start first)"
+FROZEN_HEAP = "frozen heap (collector paused at load, gc.freeze)"
+EXIT_FREEZE = "heap frozen at exit (atexit gc.freeze)"
+SWEEPER = "dmlimits' sweeper (each job composed once)"
+PARSED_ONCE = "package configs parsed once (ParsedOnceSource)"
+CHECKED_SERIES = "a single run reuses the series its check expanded"
+
+OFF: dict[str, str] = {
+    AHEAD: "import pipeline.cli.startup as s\ns.workers_for = lambda full, execution: 0",
+    FIRST_JOB: (
+        "import pipeline.cli.startup as s\ns.Startup.first_job_now = lambda self, primary: False"
+    ),
+    FROZEN_HEAP: "",  # `CHILD` loads the command plainly, every gc.freeze a no-op
+    EXIT_FREEZE: (
+        "import types, pipeline.cli.startup as s\n"
+        "s.atexit = types.SimpleNamespace(register=lambda f: f, unregister=lambda f: None)"
+    ),
+    SWEEPER: "",  # Hydra's basic sweeper instead (`OFF_ARGS`)
+    PARSED_ONCE: (
+        "import pipeline.cli.main as m\n"
+        "from hydra.core.plugins import Plugins\n"
+        "from hydra_plugins.dmlimits.sweeper import DmlimitsSweeper\n"
+        "m.register_plugins = lambda: Plugins.instance().register(DmlimitsSweeper)"
+    ),
+    CHECKED_SERIES: (
+        "import pipeline.cli.check as c\nc.CheckedSeries.series_of = lambda self, cfg: None"
+    ),
+}
+"""Mechanism -> the Python lines that switch it off in the child, once the command is loaded."""
+OFF_ARGS: dict[str, list[str]] = {SWEEPER: ["hydra/sweeper=basic"]}
+"""Mechanism -> overrides that switch it off (Hydra's own sweeper: the check then composes and
+checks every job before Hydra starts, and Hydra composes each job twice)."""
+APPLIES: dict[str, tuple[str, ...]] = {
+    AHEAD: (THREE_GPUS,),  # the default run has one series: nothing to evaluate ahead
+    FIRST_JOB: (THREE_GPUS,),
+    SWEEPER: (THREE_GPUS,),
+    CHECKED_SERIES: (DEFAULT,),  # a multirun's jobs expand their own series
+}
+"""Mechanisms that act on some commands only; any other acts on both."""
+
+CHILD = """\
+import gc, sys
+off, code = sys.argv[1], sys.argv[2]
+sys.argv = ["dmlimits", *sys.argv[3:]]
+if off == "frozen heap":
+    gc.freeze = lambda: None  # every freeze: as the command loads, before a fork, at exit
+    from pipeline.cli.main import main
+    main(False)
+else:
+    from pipeline.cli.entry import load_command
+    main = load_command()
+    exec(code)
+    main(True)
+"""
+"""The child process: the console script's `pipeline.cli.entry.main`, one mechanism off."""
+
+
+@dataclass(slots=True)
+class Share:
+    """One mechanism's wall seconds on one command, round by round: on and off."""
+
+    mechanism: str
+    command: str
+    on_s: list[float] = field(default_factory=list)
+    off_s: list[float] = field(default_factory=list)
+
+    @property
+    def shares(self) -> list[float]:
+        """(off - on) / off of each round: the part of the command it saves."""
+        return [(off - on) / off for on, off in zip(self.on_s, self.off_s, strict=True)]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.shares)
+
+
+def run_once(args: Sequence[str], mechanism: str | None) -> float:
+    """Wall seconds of `dmlimits ARGS` in its own process, into a fresh root, with
+    `mechanism` off (None: every mechanism on)."""
+    env = dict(os.environ, PYTHONPYCACHEPREFIX=str(PYCACHE))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode as an installed package has it
+    off = "frozen heap" if mechanism == FROZEN_HEAP else "none"
+    code = OFF[mechanism] if mechanism is not None else ""
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as scratch:
+        extra = [f"output.root={scratch}/out"]
+        if "-m" in args:
+            extra.append(f"hydra.sweep.dir={scratch}/multirun")
+        more = OFF_ARGS.get(mechanism, []) if mechanism is not None else []
+        command = [sys.executable, "-c", CHILD, off, code, *args, *more, *extra]
+        start = time.perf_counter()
+        subprocess.run(
+            command,
+            cwd=scratch,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        return time.perf_counter() - start
+
+
+def applies(mechanism: str, command: str) -> bool:
+    return command in APPLIES.get(mechanism, (command,))
+
+
+def measure(
+    pairs: int, commands: Sequence[str] = tuple(COMMANDS), seed: int = 0, verbose: bool = False
+) -> list[Share]:
+    """Every mechanism's `Share` of each command, over `pairs` rounds (module docstring)."""
+    rng = random.Random(seed)
+    results: list[Share] = []
+    for command in commands:
+        args = COMMANDS[command]
+        mechanisms = [m for m in OFF if applies(m, command)]
+        for mechanism in (None, *mechanisms):  # warm-up, not counted: bytecode, file cache
+            run_once(args, mechanism)
+        shares = {m: Share(m, command) for m in mechanisms}
+        for round_ in range(pairs):
+            order: list[str | None] = [None, *mechanisms]
+            rng.shuffle(order)
+            seconds = {m: run_once(args, m) for m in order}
+            for m in mechanisms:
+                shares[m].on_s.append(seconds[None])
+                shares[m].off_s.append(seconds[m])
+            if verbose:
+                line = ", ".join(f"{m or 'on'}: {s:.2f}" for m, s in seconds.items())
+                print(f"{command} round {round_ + 1}: {line}", flush=True)
+        results.extend(shares.values())
+    return results
+
+
+def spread(values: Sequence[float], fmt: str = "{:.0%}") -> str:
+    """min / median / max."""
+    return " / ".join(fmt.format(v) for v in (min(values), statistics.median(values), max(values)))
+
+
+def markdown(results: Sequence[Share]) -> str:
+    """The docs/performance.md section: each mechanism's share of each small command."""
+    lines = [
+        "| mechanism | command | all on, s | mechanism off, s | share saved (min / median / max) |",
+        "|---|---|---|---|---|",
+    ]
+    for share in results:
+        lines.append(
+            f"| {share.mechanism} | {COMMAND_LINES[share.command]} | "
+            f"{spread(share.on_s, '{:.2f}')} | {spread(share.off_s, '{:.2f}')} | "
+            f"{spread(share.shares)} |"
+        )
+    return "\n".join(
+        [
+            f"Each start-up mechanism switched off in turn (`bench/bench_startup.py`, "
+            f"{len(results[0].on_s) if results else 0} rounds): a share is (off - on) / off of "
+            "the wall seconds of one round's two runs, the part of the command it saves; a "
+            "mechanism is kept where its median share of one of the two commands is at least "
+            "10%.",
+            "",
+            *lines,
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=12, help="rounds (pairs per mechanism)")
+    parser.add_argument("--only", nargs="*", default=None, help="commands: 'three GPUs', default")
+    args = parser.parse_args()
+    commands = [c for c in COMMANDS if not args.only or c in args.only]
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
+    results = measure(args.pairs, commands, verbose=True)
+    print(f"(load average at the end {os.getloadavg()[0]:.1f})\n")
+    print(markdown(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -106,25 +107,28 @@ else:
 
 @dataclass(slots=True)
 class Share:
-    """One mechanism's wall seconds on one command, round by round: on and off."""
+    """One mechanism's seconds on one command, round by round: on and off, wall and CPU."""
 
     mechanism: str
     command: str
     on_s: list[float] = field(default_factory=list)
     off_s: list[float] = field(default_factory=list)
+    on_cpu_s: list[float] = field(default_factory=list)
+    off_cpu_s: list[float] = field(default_factory=list)
 
     @property
     def shares(self) -> list[float]:
-        """(off - on) / off of each round: the part of the command it saves."""
+        """(off - on) / off of each round's wall seconds: the part of the command it saves."""
         return [(off - on) / off for on, off in zip(self.on_s, self.off_s, strict=True)]
 
     @property
-    def median(self) -> float:
-        return statistics.median(self.shares)
+    def cpu_shares(self) -> list[float]:
+        """(off - on) / off of each round's CPU seconds (the command and its workers)."""
+        return [(off - on) / off for on, off in zip(self.on_cpu_s, self.off_cpu_s, strict=True)]
 
 
-def run_once(args: Sequence[str], mechanism: str | None) -> float:
-    """Wall seconds of `dmlimits ARGS` in its own process, into a fresh root, with
+def run_once(args: Sequence[str], mechanism: str | None) -> tuple[float, float]:
+    """Wall and CPU seconds (the process and its workers) of `dmlimits ARGS` in its own process, into a fresh root, with
     `mechanism` off (None: every mechanism on)."""
     env = dict(os.environ, PYTHONPYCACHEPREFIX=str(PYCACHE))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode as an installed package has it
@@ -136,6 +140,7 @@ def run_once(args: Sequence[str], mechanism: str | None) -> float:
             extra.append(f"hydra.sweep.dir={scratch}/multirun")
         more = OFF_ARGS.get(mechanism, []) if mechanism is not None else []
         command = [sys.executable, "-c", CHILD, off, code, *args, *more, *extra]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(
             command,
@@ -145,7 +150,10 @@ def run_once(args: Sequence[str], mechanism: str | None) -> float:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        return time.perf_counter() - start
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        return wall, cpu
 
 
 def applies(mechanism: str, command: str) -> bool:
@@ -169,10 +177,12 @@ def measure(
             rng.shuffle(order)
             seconds = {m: run_once(args, m) for m in order}
             for m in mechanisms:
-                shares[m].on_s.append(seconds[None])
-                shares[m].off_s.append(seconds[m])
+                shares[m].on_s.append(seconds[None][0])
+                shares[m].off_s.append(seconds[m][0])
+                shares[m].on_cpu_s.append(seconds[None][1])
+                shares[m].off_cpu_s.append(seconds[m][1])
             if verbose:
-                line = ", ".join(f"{m or 'on'}: {s:.2f}" for m, s in seconds.items())
+                line = ", ".join(f"{m or 'on'}: {w:.2f} ({c:.2f})" for m, (w, c) in seconds.items())
                 print(f"{command} round {round_ + 1}: {line}", flush=True)
         results.extend(shares.values())
     return results
@@ -186,22 +196,24 @@ def spread(values: Sequence[float], fmt: str = "{:.0%}") -> str:
 def markdown(results: Sequence[Share]) -> str:
     """The docs/performance.md section: each mechanism's share of each small command."""
     lines = [
-        "| mechanism | command | all on, s | mechanism off, s | share saved (min / median / max) |",
-        "|---|---|---|---|---|",
+        "| mechanism | command | all on, wall s | off, wall s | share of wall saved | "
+        "share of CPU saved |",
+        "|---|---|---|---|---|---|",
     ]
     for share in results:
         lines.append(
             f"| {share.mechanism} | {COMMAND_LINES[share.command]} | "
             f"{spread(share.on_s, '{:.2f}')} | {spread(share.off_s, '{:.2f}')} | "
-            f"{spread(share.shares)} |"
+            f"{spread(share.shares)} | {spread(share.cpu_shares)} |"
         )
     return "\n".join(
         [
             f"Each start-up mechanism switched off in turn (`bench/bench_startup.py`, "
             f"{len(results[0].on_s) if results else 0} rounds): a share is (off - on) / off of "
-            "the wall seconds of one round's two runs, the part of the command it saves; a "
-            "mechanism is kept where its median share of one of the two commands is at least "
-            "10%.",
+            "the seconds of one round's two runs, the part of the command it saves (wall; CPU "
+            "of the command and its workers), min / median / max over the rounds; a mechanism "
+            "is kept where its median share of the wall seconds of one of the two commands is "
+            "at least 10%.",
             "",
             *lines,
         ]

@@ -236,15 +236,14 @@ def version_line() -> str:
     return f"dmlimits {__version__} (Hydra {hydra.__version__})"
 
 
-def main(heap_frozen: bool = False) -> None:
-    """The `dmlimits` command on `sys.argv`; `heap_frozen`: the console script
-    (`pipeline.cli.entry`) loaded it with the collector paused and froze the heap (`Startup`)."""
+def main() -> None:
+    """The `dmlimits` command on `sys.argv` (the console script and ``python -m pipeline``)."""
     argv = sys.argv[1:]
     if argv in (["--version"], ["-V"]):  # Hydra's own flag would print only its version
         print(version_line())
         sys.exit(0)
     register_plugins()
-    command = Command(startup=Startup(heap_frozen=heap_frozen))
+    command = Command()
     try:
         with warning_lines("dmlimits"):
             code = check(argv, command)

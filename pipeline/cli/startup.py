@@ -17,7 +17,7 @@ A command whose series may go ahead (the switch on) exits with its heap frozen: 
 handler, registered once per process at the first job that passes the check, freezes it
 (`gc.freeze`), so that the interpreter's last collections at shutdown do not walk the few
 hundred thousand objects the command loaded and made; the system reclaims the memory as the
-process ends (docs/performance.md, "Start-up mechanisms").
+process ends (docs/architecture.md, "Start-up").
 """
 
 from __future__ import annotations

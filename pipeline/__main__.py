@@ -1,5 +1,5 @@
 """`python -m pipeline` runs the `dmlimits` command."""
 
-from pipeline.cli.entry import main
+from pipeline.cli.main import main
 
 main()

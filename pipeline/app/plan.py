@@ -84,18 +84,16 @@ def plan_run(
     *,
     overrides: Sequence[str] | None = None,
     write: bool = True,
-    series: Sequence[SweepSeries] | None = None,
     observe: bool = True,
     say: Callable[[str], None] | None = None,
 ) -> RunPlan:
     """Validate everything before any work: configs, sweep axes, execution, the output root.
 
     `overrides` are those `cfg` was composed with (default: the running Hydra job's). With
-    `write=False` the root is not touched and nothing is resumed. `series`, when given, are
-    `cfg`'s series as already expanded (`expand_sweep`) by a check of this same config, and
-    are not expanded again. With `observe=False` (a check of the command line) the sources are
-    checked but not read, so a check fetches and stores nothing. `say`, given, is told each
-    step as it starts (progress: `pipeline.execute.progress.stage`).
+    `write=False` the root is not touched and nothing is resumed. With `observe=False` (a check
+    of the command line) the sources are checked but not read, so a check fetches and stores
+    nothing. `say`, given, is told each step as it starts (progress:
+    `pipeline.execute.progress.stage`).
     """
     say = say or _quiet
     output = OmegaConf.to_container(cfg.get("output"), resolve=True) if "output" in cfg else {}
@@ -121,10 +119,8 @@ def plan_run(
     settings = execution_of(cfg)
     forecast = forecast_from_config(cfg.get("forecast"))
     given = known_overrides(overrides)
-    if series is None:
-        say("expanding the sweep (composing each choice's config)")
-        series = expand_sweep(cfg, whole_grid=whole_grid, overrides=given)
-    series = list(series)
+    say("expanding the sweep (composing each choice's config)")
+    series = expand_sweep(cfg, whole_grid=whole_grid, overrides=given)
     resume = resolve_resume(output.get("resume"), series)
     root = check_writable(output["root"]) if write else None
     if observe and cfg.get("sources") is not None:

@@ -8,9 +8,7 @@ job composed with the command's hydra overrides as the sweeper composes it. Any 
 that is Hydra's (or YAML's, for a user's file) message, put on one line by `one_line`; values
 are then checked by the schema, as each job will check them (`check_job`), with the output root
 proved writable without creating it. The CLI prints the first mistake as
-``dmlimits: error: <message>`` and exits with status 2 (`pipeline.cli.main`). A single run that
-passes reuses the series the check expanded (`Checked.series`) when Hydra composes the job's
-config to the same values, so the sweep is expanded once per command.
+``dmlimits: error: <message>`` and exits with status 2 (`pipeline.cli.main`).
 
 Which jobs of a multirun are checked: with dmlimits' sweeper (`hydra_plugins.dmlimits.sweeper`,
 the default ``hydra/sweeper``), the command checks here what Hydra's sweep is made of (its size,
@@ -39,7 +37,6 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
 
 import yaml
 from hydra.core.hydra_config import HydraConfig
@@ -68,7 +65,6 @@ from pipeline.schema.compose import (
 from pipeline.schema.errors import MISSING, ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
 from pipeline.schema.yaml_bounds import check_override
-from pipeline.sweep import SweepSeries
 from pipeline.sweep.axes import MAX_SERIES
 
 LEFT_TO_HYDRA = ("help", "hydra_help", "cfg", "info", "shell_completion", "experimental_rerun")
@@ -172,36 +168,9 @@ class Checked:
     """The composed config of the run (the primary config for a multirun), with its hydra node."""
     line: Command
     """The command line as Hydra reads it."""
-    series: CheckedSeries | None = None
-    """A single run's series as the check expanded them; None for a multirun."""
     seen: frozenset[tuple[int, str]] = frozenset()
     """(position, override) of the swept values of the jobs checked here, which a `SweepCheck`
     of the same multirun need not check again."""
-
-
-@dataclass(frozen=True, slots=True)
-class CheckedSeries:
-    """A single run's series, expanded by the check, and the config they were expanded from."""
-
-    config: dict[str, Any]
-    """The job's config without `hydra` and `output.root`, interpolations unresolved."""
-    series: list[SweepSeries]
-
-    def series_of(self, cfg: DictConfig) -> list[SweepSeries] | None:
-        """The checked series when the job's `cfg` is the config that was checked, else None
-        (then the run expands its own: the check never decides what runs)."""
-        return self.series if job_key(cfg) == self.config else None
-
-
-def job_key(cfg: DictConfig) -> dict[str, Any]:
-    """A job config as a plain dict without `hydra` and `output.root` (the check probes the
-    root on its nearest existing directory; the series do not depend on it)."""
-    plain = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=False))
-    plain.pop("hydra", None)
-    output = plain.get("output")
-    if isinstance(output, dict):
-        plain["output"] = {k: v for k, v in output.items() if k != "root"}
-    return plain
 
 
 def check_command_line(
@@ -214,7 +183,7 @@ def check_command_line(
     """Check a command line as the module docstring says; the first mistake is raised.
 
     Raises InputError (a Hydra or YAML message) or ConfigError (a value). Returns what was
-    composed (and, for a single run, expanded), or None when it was left to Hydra. Each job
+    composed, or None when it was left to Hydra. Each job
     that passes (the run, or each checked job of a multirun) is given to `on_job` with its
     plan as the check made it (its output root moved to the nearest existing directory), as
     soon as it is checked. With ``sweeper_checks_jobs``, a multirun swept by dmlimits' sweeper
@@ -247,7 +216,7 @@ def check_command_line(
             plan = check_job(full)
             if on_job is not None:
                 on_job(full, plan)
-            return Checked(full, command, CheckedSeries(job_key(full), plan.series))
+            return Checked(full, command)
         check_sweeper_options(primary)
         for text, override in given:
             if override.is_sweep_override() and override.is_hydra_override():

@@ -44,7 +44,7 @@ from hydra_plugins.dmlimits.sweeper import JOB_CHECK
 from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.app.summary import summary_lines
-from pipeline.cli.check import CheckedSeries, SweepCheck, check_command_line
+from pipeline.cli.check import SweepCheck, check_command_line
 from pipeline.cli.flags import hydra_argv
 from pipeline.cli.gather import mark_done
 from pipeline.cli.startup import Startup, register_plugins
@@ -65,9 +65,6 @@ class Command:
     """What the check of one command hands to its Hydra jobs."""
 
     startup: Startup = field(default_factory=Startup)
-    checked: CheckedSeries | None = None
-    """A single run's series as the check expanded them, so the run does not expand its sweep
-    a second time; used only when the job's config is the one checked."""
     existing_ancestor: Path | None = None
     """The nearest directory of hydra.run.dir that existed before Hydra started."""
     sweep_check: SweepCheck | None = None
@@ -120,11 +117,9 @@ def run_job(cfg: DictConfig, command: Command) -> int:
     if cfg.output.get("run_date") is not None:
         from pipeline.nightly.run import run_nightly  # deferred: only a nightly job loads it
 
-        checked = command.checked
-        return run_nightly(cfg, series=checked.series_of(cfg) if checked is not None else None)
+        return run_nightly(cfg)
     try:
-        checked = command.checked
-        plan = plan_run(cfg, series=checked.series_of(cfg) if checked is not None else None)
+        plan = plan_run(cfg)
         # a fixed layout is checked against each model as it runs
         report = execute_plan(plan, ahead=command.startup.ahead)
     except (ConfigError, InputError, OutputError) as err:
@@ -227,7 +222,6 @@ def check(argv: Sequence[str], command: Command | None = None) -> int:
         command.sweep_check = SweepCheck(checked.line, command.startup.on_job, checked.seen)
         run_dir = OmegaConf.select(checked.composed, "hydra.run.dir")
         command.existing_ancestor = nearest_existing(Path(str(run_dir))) if run_dir else None
-        command.checked = checked.series
     return 0
 
 
@@ -236,15 +230,14 @@ def version_line() -> str:
     return f"dmlimits {__version__} (Hydra {hydra.__version__})"
 
 
-def main(heap_frozen: bool = False) -> None:
-    """The `dmlimits` command on `sys.argv`; `heap_frozen`: the console script
-    (`pipeline.cli.entry`) loaded it with the collector paused and froze the heap (`Startup`)."""
+def main() -> None:
+    """The `dmlimits` command on `sys.argv` (the console script and ``python -m pipeline``)."""
     argv = sys.argv[1:]
     if argv in (["--version"], ["-V"]):  # Hydra's own flag would print only its version
         print(version_line())
         sys.exit(0)
     register_plugins()
-    command = Command(startup=Startup(heap_frozen=heap_frozen))
+    command = Command()
     try:
         with warning_lines("dmlimits"):
             code = check(argv, command)

@@ -1,5 +1,5 @@
-"""The command's one start-up trick, behind one switch: a small command's series evaluated ahead,
-and the heap frozen while the command runs.
+"""The command's start-up trick, behind one switch: a small command's series evaluated ahead,
+and the heap frozen as the command exits.
 
 Hydra's basic launcher runs the jobs of ``dmlimits -m`` one after another in this process, and
 each job evaluates a single chunk of series in-process, so a comparison such as
@@ -13,16 +13,11 @@ while the check and Hydra compose (a multirun's first job is checked before Hydr
 (docs/scale-out.md, "Small commands"). ``execution.ahead=false`` is the plain path: every job
 evaluates its own series, and nothing is forked.
 
-The heap is frozen (`gc.freeze`) as the console script loads the command (`pipeline.cli.entry`,
-which pauses the collector meanwhile) and again before the first fork: the collector no longer
-walks what the imports and the check made, and the forked workers share those pages untouched
-instead of copying them as the collector writes to them. `Startup.close` stops the workers and
-unfreezes the heap, so a caller of `main()` in a test or a notebook collects its objects as
-before. The process, once it exits, freezes its heap again (an `atexit` handler, registered at
-the first job that passes the check with a frozen heap): the interpreter's last collections at
-shutdown then skip it, which spared about 0.15 s of the three-GPU comparison's 2 s; the system
-reclaims the memory as the process ends. With the switch off, the first checked job unfreezes
-a heap frozen as the command loaded, and nothing else of this happens.
+A command whose series may go ahead (the switch on) exits with its heap frozen: an `atexit`
+handler, registered once per process at the first job that passes the check, freezes it
+(`gc.freeze`), so that the interpreter's last collections at shutdown do not walk the few
+hundred thousand objects the command loaded and made; the system reclaims the memory as the
+process ends (docs/architecture.md, "Start-up").
 """
 
 from __future__ import annotations
@@ -105,32 +100,23 @@ def workers_for(full: DictConfig, execution: ExecutionSettings) -> int:
 
 
 class Startup:
-    """The workers of one command (none until a job asks for them), and the frozen heap."""
+    """The workers of one command (none until a job asks for them)."""
 
-    def __init__(self, heap_frozen: bool = False) -> None:
+    def __init__(self) -> None:
         self.ahead: Ahead | None = None
         """The workers evaluating checked series ahead; None when no job asked for them."""
-        self.heap_frozen = heap_frozen
-        """Whether the heap is frozen by this start-up: by `pipeline.cli.entry` as it loaded
-        the command, or before the first fork."""
 
     def on_job(self, full: DictConfig, plan: RunPlan) -> None:
         """`check_command_line`'s `on_job`: hand a checked job's series to the workers (forked
         at the first) when `ahead_workers` says so; `Ahead` refuses them past its budget. With
-        the switch off, a heap frozen as the command loaded is unfrozen: the plain path."""
+        the switch on, the process freezes its heap as it exits (module docstring)."""
         if not tricks_on(plan.execution):
-            if self.heap_frozen:
-                gc.unfreeze()
-                self.heap_frozen = False
             return
+        atexit.unregister(gc.freeze)  # once per process, however many commands ran
+        atexit.register(gc.freeze)
         workers = ahead_workers(full, plan)
         if workers and self.ahead is None:
-            gc.freeze()
-            self.heap_frozen = True
             self.ahead = Ahead(workers)
-        if self.heap_frozen:
-            atexit.unregister(gc.freeze)  # once per process, however many commands ran
-            atexit.register(gc.freeze)
         if self.ahead is not None and workers:
             self.ahead.submit(plan.scenarios, plan.whole_grid)
 
@@ -148,10 +134,7 @@ class Startup:
         return workers_for(primary, execution) > 0
 
     def close(self) -> None:
-        """Stop the workers, if any, and unfreeze the heap if this start-up froze it."""
+        """Stop the workers, if any."""
         if self.ahead is not None:
             self.ahead.close()
             self.ahead = None
-        if self.heap_frozen:
-            gc.unfreeze()
-            self.heap_frozen = False

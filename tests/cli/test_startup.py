@@ -93,9 +93,9 @@ def test_one_cpu_evaluates_nothing_ahead(tmp_path: Path, monkeypatch: pytest.Mon
 
 @pytest.mark.usefixtures("two_cpus")
 @pytest.mark.skipif(not forking_supported(), reason="needs fork (POSIX, not macOS)")
-def test_startup_forks_at_the_first_job_and_close_unfreezes(tmp_path: Path) -> None:
-    """The workers start with the first job handed over, the heap frozen; close stops them and
-    unfreezes it; with the switch off nothing is forked or frozen."""
+def test_startup_forks_at_the_first_job_and_close_stops_it(tmp_path: Path) -> None:
+    """The workers start with the first job handed over and close stops them; with the switch
+    off nothing is forked."""
     plain = Startup()
     check_command_line(
         [
@@ -108,7 +108,6 @@ def test_startup_forks_at_the_first_job_and_close_unfreezes(tmp_path: Path) -> N
         plain.on_job,
     )
     assert plain.ahead is None
-    assert gc.get_freeze_count() == 0
     tricks = Startup()
     try:
         check_command_line(
@@ -116,60 +115,18 @@ def test_startup_forks_at_the_first_job_and_close_unfreezes(tmp_path: Path) -> N
         )
         assert tricks.ahead is not None
         assert tricks.ahead.submitted == 2
-        assert gc.get_freeze_count() > 0
     finally:
         tricks.close()
     assert tricks.ahead is None
-    assert gc.get_freeze_count() == 0
-
-
-def test_a_heap_frozen_as_the_command_loaded_is_unfrozen_by_the_switch_off(tmp_path: Path) -> None:
-    """The switch off unfreezes at the first checked job; on, the heap stays frozen until close
-    (a single run of one series: nothing forked)."""
-    single = ["hardware=a100_sxm", TINY, f"output.root={tmp_path}"]
-    gc.freeze()
-    plain = Startup(heap_frozen=True)
-    try:
-        check_command_line([*single, "execution.ahead=false"], plain.on_job)
-        assert gc.get_freeze_count() == 0
-        assert not plain.heap_frozen
-    finally:
-        plain.close()
-        gc.unfreeze()
-    gc.freeze()
-    tricks = Startup(heap_frozen=True)
-    try:
-        check_command_line(single, tricks.on_job)
-        assert tricks.ahead is None
-        assert gc.get_freeze_count() > 0
-    finally:
-        tricks.close()
-    assert gc.get_freeze_count() == 0
-
-
-def test_the_console_script_loads_the_command_with_the_collector_paused() -> None:
-    """No collection runs while `pipeline.cli.entry` loads the command; what it loaded is frozen
-    and the collector runs again."""
-    probe = (
-        "import gc\n"
-        "runs = []\n"
-        "gc.callbacks.append(lambda phase, info: runs.append(info['generation']))\n"
-        "from pipeline.cli import entry\n"
-        "before = len(runs)\n"
-        "command = entry.load_command()\n"
-        "print(len(runs) - before, gc.isenabled(), gc.get_freeze_count() > 10000, "
-        "command.__name__)\n"
-    )
-    out = python_output(probe)
-    assert out.split() == ["0", "True", "True", "main"]
 
 
 @pytest.mark.usefixtures("two_cpus")
 @pytest.mark.skipif(not forking_supported(), reason="needs fork (POSIX, not macOS)")
-def test_startup_freezes_the_heap_at_exit_once_it_forked(
+def test_startup_freezes_the_heap_at_exit_with_the_switch_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The first fork registers one `gc.freeze` to run at exit; the switch off registers none."""
+    """A checked job with the switch on registers one `gc.freeze` to run at exit; the switch
+    off registers none."""
     registered: list[object] = []
     monkeypatch.setattr(atexit, "register", registered.append)
     monkeypatch.setattr(
@@ -179,6 +136,10 @@ def test_startup_freezes_the_heap_at_exit_once_it_forked(
     plain = Startup()
     check_command_line([*argv, "execution.ahead=false"], plain.on_job)
     assert registered == []
+    single = Startup()  # one series: nothing forked, the exit freeze all the same
+    check_command_line(["hardware=a100_sxm", TINY, f"output.root={tmp_path}"], single.on_job)
+    assert single.ahead is None
+    assert registered == [gc.freeze]
     for _ in range(2):  # two commands in one process: still one handler
         tricks = Startup()
         try:

@@ -12,19 +12,14 @@ import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hydra.core.global_hydra import GlobalHydra
 
 import pipeline.catalog
-from pipeline.app import plan as plan_module
 from pipeline.cli import main as cli_main
-from pipeline.cli.check import CheckedSeries, job_key
 from pipeline.cli.main import EXIT_BAD_INPUT
-from pipeline.io.read import read_or_empty
-from pipeline.schema import CONF_DIR, ConfigError, compose_config
-from pipeline.sweep import SweepSeries
+from pipeline.schema import CONF_DIR, ConfigError
 from tests.robustness.conftest import TINY_GRID, run_cli, tree
 from tests.robustness.test_bad_input import assert_one_line_error, check_in_process
 
@@ -164,33 +159,3 @@ def test_error_after_hydra_started_leaves_no_run_directory(
     assert stopped.value.code == EXIT_BAD_INPUT
     assert "refused by the job" in capsys.readouterr().err
     assert tree(tmp_path) == []
-
-
-@pytest.mark.usefixtures("hydra_in_process")
-def test_single_run_expands_its_sweep_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """The run reuses the series its check expanded: one expansion per command, same dataset."""
-    calls: list[int] = []
-    real = plan_module.expand_sweep
-
-    def counted(*args: Any, **kwargs: Any) -> list[SweepSeries]:
-        calls.append(1)
-        return real(*args, **kwargs)
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(plan_module, "expand_sweep", counted)
-    root = tmp_path / "d"
-    argv = ["dmlimits", *TINY_GRID, "sweep=smoke", "execution.n_jobs=1", f"output.root={root}"]
-    monkeypatch.setattr(sys, "argv", argv)
-    cli_main.main()
-    assert len(calls) == 1
-    assert read_or_empty(root, "thresholds").height == 12
-    assert "dmlimits: error" not in capsys.readouterr().err
-
-
-def test_checked_series_are_not_used_for_another_config() -> None:
-    """A job whose config differs from the one checked expands its own series."""
-    checked = CheckedSeries(job_key(compose_config(["output.root=a"])), [])
-    assert checked.series_of(compose_config(["output.root=b"])) == []  # the root aside
-    assert checked.series_of(compose_config(["hardware=a100_sxm"])) is None

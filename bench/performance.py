@@ -242,6 +242,17 @@ def million_section(repeat: int, baseline: Path | None) -> list[str]:
     return ["```text", *out.splitlines(), "```"]
 
 
+STARTUP_ROUNDS = 8
+"""Rounds of the start-up section: each runs both small commands once per mechanism."""
+
+
+def startup_section(repeat: int, baseline: Path | None) -> list[str]:
+    del repeat, baseline
+    from bench_startup import markdown, measure
+
+    return body(markdown(measure(STARTUP_ROUNDS)))
+
+
 SECTIONS: dict[str, Section] = {
     "series": Section(
         "One series, every cache empty",
@@ -260,6 +271,16 @@ SECTIONS: dict[str, Section] = {
             "dataset root (`bench/bench_commands.py`); CPU seconds include the workers.",
         ),
         commands_section,
+    ),
+    "startup": Section(
+        "Start-up mechanisms, each switched off",
+        (
+            "Each start-up mechanism ([architecture.md](architecture.md), start-up) switched off",
+            "alone, in shuffled rounds against all on (`bench/bench_startup.py`),"
+            f" {STARTUP_ROUNDS} rounds:",
+            "its share is (off - on) / off within a round, min / median / max over the rounds.",
+        ),
+        startup_section,
     ),
     "profile": Section(
         "Where a realistic point's time goes",

@@ -208,6 +208,7 @@ def execute_plan(
             plan.execution,
             provenance,
             _stage_progress("uncertainty design", progress),
+            _stage_progress("uncertainty design, moving hardware", progress),
         )
         if budget is not None:
             per_run["uncertainty"] = budget

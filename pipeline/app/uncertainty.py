@@ -43,10 +43,21 @@ def _ignore(points: int) -> None:
     """No progress to count."""
 
 
-def _limits(scenarios: Sequence[Scenario], execution: ExecutionSettings) -> list[SeriesLimits]:
-    """Each scenario's `SeriesLimits`, in order (the sweep engine, in parallel)."""
+Progress = Callable[[int], AbstractContextManager[Callable[[int], None]]]
+"""Opens a progress for n series and yields the function counting each one's points."""
+
+
+def _limits(
+    scenarios: Sequence[Scenario], execution: ExecutionSettings, progress: Progress | None
+) -> list[SeriesLimits]:
+    """Each scenario's `SeriesLimits`, in order (the sweep engine, in parallel), counted by
+    `progress` as each finishes."""
     ids = [series_id(s, False) for s in scenarios]
-    found = {o.series_id: o.limits for o in run_series(iter(scenarios), execution, False)}
+    found = {}
+    with progress(len(scenarios)) if progress is not None else nullcontext(_ignore) as advance:
+        for outcome in run_series(iter(scenarios), execution, False):
+            found[outcome.series_id] = outcome.limits
+            advance(len(outcome.points))
     return [found[i] for i in ids]
 
 
@@ -59,9 +70,11 @@ def moving_design_years(
     years: Sequence[float],
     hardware: tuple[Catalog, CatalogTrends],
     execution: ExecutionSettings,
+    progress: Progress | None = None,
 ) -> dict[str, np.ndarray] | None:
     """Each point's moving-frontier year per limit (`MOVING_LIMITS`), on its line of
-    `trajectory`; None when the design has no trend input or its GPU is not a catalog preset."""
+    `trajectory`; None when the design has no trend input or its GPU is not a catalog preset.
+    Each round of probed years is counted by `progress`."""
     rates = {
         inp.trend_metric: values[:, i]
         for i, inp in enumerate(settings.inputs)
@@ -83,7 +96,7 @@ def moving_design_years(
         return replace(point, hardware=hw, hardware_name=name)
 
     def evaluate(probes: Sequence[Probe]) -> dict[Probe, dict[str, float | None]]:
-        limits = _limits([projected(q) for q in probes], execution)
+        limits = _limits([projected(q) for q in probes], execution, progress)
         return {
             q: {m: getattr(lim, BUDGET_LIMITS[f]) for m, f in MOVING_LIMITS.items()}
             for q, lim in zip(probes, limits, strict=True)
@@ -107,10 +120,12 @@ def run_uncertainty(
     forecast: ForecastSettings,
     execution: ExecutionSettings,
     provenance: Provenance,
-    progress: Callable[[int], AbstractContextManager[Callable[[int], None]]] | None = None,
+    progress: Progress | None = None,
+    moving_progress: Progress | None = None,
 ) -> pa.Table | None:
     """The `uncertainty` rows of the run's design (None without one); `progress` as
-    `pipeline.app.frontier.run_frontiers` takes it."""
+    `pipeline.app.frontier.run_frontiers` takes it, `moving_progress` the same for each round
+    of the design's moving-hardware probes."""
     settings = forecast.uncertainty
     if settings is None or not design:
         return None
@@ -136,6 +151,7 @@ def run_uncertainty(
             forecast.moving_frontier_years,
             moving_hardware(forecast),
             execution,
+            moving_progress,
         )
     rows = budget_dicts(
         scenario_key(base.scenario, base.series_id),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 
 from pipeline.nightly.run import run_nightly
 from tests.nightly.runs import nightly_config
@@ -38,3 +39,18 @@ def test_uncertainty_trend_input_gives_moving_years(tmp_path: Path) -> None:
         "moving_linear_end_year",
         "moving_wall_year",
     }
+
+
+def test_uncertainty_moving_probes_report_progress(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The design's moving-hardware probes get their own progress lines, before the run's own
+    series: the nightly is never silent while it probes the years."""
+    cfg = nightly_config(
+        tmp_path, "2025-02-01", "forecast.moving_frontier_years=[2024,2028,2032,2036,2040]", DESIGN
+    )
+    assert run_nightly(cfg, progress=True) == 0
+    err = capsys.readouterr().err.splitlines()
+    probes = [i for i, line in enumerate(err) if "uncertainty design, moving hardware:" in line]
+    assert probes, err
+    assert max(probes) < err.index("[dmlimits] 1 series to evaluate")

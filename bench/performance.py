@@ -170,6 +170,8 @@ class Section(NamedTuple):
     title: str
     intro: tuple[str, ...]
     measure: Callable[[int, Path | None], list[str]]
+    runs: int | None = None
+    """How many runs its figures are of; None: `--repeat`'s."""
 
 
 def series_section(repeat: int, baseline: Path | None) -> list[str]:
@@ -274,13 +276,9 @@ SECTIONS: dict[str, Section] = {
     ),
     "startup": Section(
         "Start-up mechanisms, each switched off",
-        (
-            "Each start-up mechanism ([architecture.md](architecture.md), start-up) switched off",
-            "alone, in shuffled rounds against all on (`bench/bench_startup.py`),"
-            f" {STARTUP_ROUNDS} rounds:",
-            "its share is (off - on) / off within a round, min / median / max over the rounds.",
-        ),
+        ("The start-up path and its mechanisms: [architecture.md](architecture.md).",),
         startup_section,
+        STARTUP_ROUNDS,
     ),
     "profile": Section(
         "Where a realistic point's time goes",
@@ -290,6 +288,7 @@ SECTIONS: dict[str, Section] = {
             "(`bench/bench_physics.py --profile`): one pass, not a spread.",
         ),
         profile_section,
+        1,
     ),
     "million": Section(
         "A million realistic scenario points",
@@ -301,23 +300,22 @@ SECTIONS: dict[str, Section] = {
             "run. Expansion is the plan's own time for every series.",
         ),
         million_section,
+        1,
     ),
     "dask": Section(
         "Scale-out: a local dask.distributed cluster",
-        (
-            "The realistic sensitivity sweep on dask clusters of 1, 2 and 4 worker processes",
-            "(`bench/bench_dask.py`, [scale-out.md](scale-out.md)): one run per cluster size.",
-        ),
+        ("What the chunk size means for a cluster: [scale-out.md](scale-out.md).",),
         dask_section,
+        1,
     ),
     "nightly": Section(
         "The nightly, by part",
-        ("`bench/bench_nightly.py`: each part timed from the command's own stage lines.",),
+        ("What each stage does: [nightly.md](nightly.md).",),
         nightly_section,
     ),
     "report": Section(
         "The report of the sensitivity sweep, by part",
-        ("`bench/bench_report.py`: `dmlimits-report` of `dmlimits sweep=sensitivity`.",),
+        ("The report and its charts: [report.md](report.md).",),
         report_section,
     ),
 }
@@ -325,6 +323,11 @@ SECTIONS: dict[str, Section] = {
 
 MARK = "<!-- section: {} -->"
 """The line that opens a section: `--only` finds a kept section's text by it."""
+
+
+def runs_text(runs: int) -> str:
+    """'1 run', '3 runs'."""
+    return f"{runs} run" + ("" if runs == 1 else "s")
 
 
 def section_block(name: str, repeat: int, baseline: Path | None) -> list[str]:
@@ -337,7 +340,8 @@ def section_block(name: str, repeat: int, baseline: Path | None) -> list[str]:
         MARK.format(name),
         f"## {section.title}",
         "",
-        f"Measured {started:%Y-%m-%d %H:%M} UTC at commit {commit()}, {repeat} runs, load average"
+        f"Measured {started:%Y-%m-%d %H:%M} UTC at commit {commit()},"
+        f" {runs_text(section.runs or repeat)}, load average"
         f" (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after.",
         "",
         *section.intro,

@@ -50,20 +50,11 @@ COMMAND_LINES = {
 }
 
 AHEAD = "series evaluated ahead (forked workers)"
-FIRST_JOB = "first job checked before Hydra (its series start first)"
-EXIT_FREEZE = "heap frozen at exit (atexit gc.freeze)"
 SWEEPER = "dmlimits' sweeper (each job composed once)"
 PARSED_ONCE = "package configs parsed once (ParsedOnceSource)"
 
 OFF: dict[str, str] = {
     AHEAD: "import pipeline.cli.startup as s\ns.workers_for = lambda full, execution: 0",
-    FIRST_JOB: (
-        "import pipeline.cli.startup as s\ns.Startup.first_job_now = lambda self, primary: False"
-    ),
-    EXIT_FREEZE: (
-        "import types, pipeline.cli.startup as s\n"
-        "s.atexit = types.SimpleNamespace(register=lambda f: f, unregister=lambda f: None)"
-    ),
     SWEEPER: "",  # Hydra's basic sweeper instead (`OFF_ARGS`)
     PARSED_ONCE: (
         "import pipeline.cli.main as m\n"
@@ -78,7 +69,6 @@ OFF_ARGS: dict[str, list[str]] = {SWEEPER: ["hydra/sweeper=basic"]}
 checks every job before Hydra starts, and Hydra composes each job twice)."""
 APPLIES: dict[str, tuple[str, ...]] = {
     AHEAD: (THREE_GPUS,),  # the default run has one series: nothing to evaluate ahead
-    FIRST_JOB: (THREE_GPUS,),
     SWEEPER: (THREE_GPUS,),
 }
 """Mechanisms that act on some commands only; any other acts on both."""
@@ -118,7 +108,7 @@ REMOVED: tuple[Removed, ...] = (
         {THREE_GPUS: "-50% / +7% / +26%", DEFAULT: "-34% / +14% / +57%"},
         {THREE_GPUS: "-14% / +4% / +16%", DEFAULT: "-8% / +16% / +37%"},
         "15 per command",
-        "switched off with the exit freeze, which stays: the exit freeze alone off cost "
+        "switched off with the exit freeze, which stayed then: the exit freeze alone off cost "
         "+20% / +9% of the wall and +7% / +15% of the CPU (three GPUs / default), so the "
         "load-time part adds under 10%; load average 8-14 on 2 CPUs",
     ),
@@ -131,9 +121,28 @@ REMOVED: tuple[Removed, ...] = (
         "the job's own expansion of the default series costs 0.002-0.003 s CPU, measured in "
         "the command: the wall median is the load's noise; load average 8-14 on 2 CPUs",
     ),
+    Removed(
+        "first job checked before Hydra (its series start first)",
+        "fdb8b71",
+        {THREE_GPUS: "-12% / 1% / 11%"},
+        {THREE_GPUS: "-11% / 1% / 16%"},
+        "8",
+        "a multirun whose series went ahead had its first job composed and checked by the "
+        "command's check, so the workers started on it before Hydra composed; "
+        "load average 1-2 on 2 CPUs",
+    ),
+    Removed(
+        "heap frozen at exit (atexit gc.freeze)",
+        "fdb8b71",
+        {THREE_GPUS: "-3% / 4% / 11%", DEFAULT: "-0% / 6% / 12%"},
+        {THREE_GPUS: "-3% / 2% / 13%", DEFAULT: "-0% / 5% / 11%"},
+        "8 per command",
+        "a command with execution.ahead on registered an atexit gc.freeze, so the "
+        "interpreter's last collections skipped its heap; load average 1-2 on 2 CPUs",
+    ),
 )
 """The mechanisms removed, with the figures that removed them (`bench/bench_startup.py` at
-their commit, on a loaded machine: its load average in `note`)."""
+their commit; the machine's load average in `note`)."""
 
 
 @dataclass(slots=True)
@@ -250,9 +259,8 @@ def markdown(results: Sequence[Share]) -> str:
             "the seconds of one round's two runs, the part of the command it saves (wall; CPU "
             "of the command and its workers), min / median / max over the rounds; a mechanism "
             "is kept where its median share of the wall seconds of one of the two commands is "
-            "at least 10%. Series evaluated ahead, and the first job checked before Hydra so "
-            "that they start sooner, use a CPU the command leaves idle: on a loaded machine, "
-            "with no CPU idle, they show no share.",
+            "at least 10%. Series evaluated ahead use a CPU the command leaves idle: on a "
+            "loaded machine, with no CPU idle, they show no share.",
             "",
             *lines,
         ]

@@ -13,9 +13,7 @@ proved writable without creating it. The CLI prints the first mistake as
 Which jobs of a multirun are checked: with dmlimits' sweeper (`hydra_plugins.dmlimits.sweeper`,
 the default ``hydra/sweeper``), the command checks here what Hydra's sweep is made of (its size,
 its kinds of sweep) and leaves each job to the sweeper, which composes every job once anyway and
-checks it with `SweepCheck` before anything is written (``sweeper_checks_jobs``); when the
-jobs' series are evaluated ahead (`pipeline.cli.startup`), the first job is also composed and
-checked here, so that its series start before Hydra does. Otherwise
+checks it with `SweepCheck` before anything is written (``sweeper_checks_jobs``). Otherwise
 every value of every swept key is checked here at least once (the first job, then each job that
 brings a value not seen yet), so a sweep of n values over k keys costs about n compositions, not
 their product; a mistake that shows only in some combination stops that job at run time with
@@ -168,9 +166,6 @@ class Checked:
     """The composed config of the run (the primary config for a multirun), with its hydra node."""
     line: Command
     """The command line as Hydra reads it."""
-    seen: frozenset[tuple[int, str]] = frozenset()
-    """(position, override) of the swept values of the jobs checked here, which a `SweepCheck`
-    of the same multirun need not check again."""
 
 
 def check_command_line(
@@ -178,7 +173,6 @@ def check_command_line(
     on_job: Callable[[DictConfig, RunPlan], None] | None = None,
     *,
     sweeper_checks_jobs: bool = False,
-    first_job_now: Callable[[DictConfig], bool] | None = None,
 ) -> Checked | None:
     """Check a command line as the module docstring says; the first mistake is raised.
 
@@ -187,9 +181,7 @@ def check_command_line(
     that passes (the run, or each checked job of a multirun) is given to `on_job` with its
     plan as the check made it (its output root moved to the nearest existing directory), as
     soon as it is checked. With ``sweeper_checks_jobs``, a multirun swept by dmlimits' sweeper
-    leaves its jobs to a `SweepCheck`, which the sweeper calls as it composes them; except its
-    first job, composed and checked here as well when ``first_job_now`` says so of the primary
-    config (the start-up's: its series then start ahead before Hydra does).
+    leaves its jobs to a `SweepCheck`, which the sweeper calls as it composes them.
     """
     command = parse_command(argv)
     if command is None:
@@ -226,12 +218,7 @@ def check_command_line(
         jobs = sweep_jobs(primary, task)
         choices = OmegaConf.select(primary, "hydra.runtime.choices") or {}
         if sweeper_checks_jobs and choices.get("hydra/sweeper") == SWEEPER:
-            seen: set[tuple[int, str]] = set()
-            if on_job is not None and first_job_now is not None and first_job_now(primary):
-                for job, label in itertools.islice(jobs_to_check(jobs, seen), 1):
-                    config = _compose(command, [*hydra_overrides, *job], f" (job {label})")
-                    on_job(config, check_job(config, label, multirun=True))
-            return Checked(primary, command, seen=frozenset(seen))
+            return Checked(primary, command)
         for job, label in jobs_to_check(jobs):
             config = _compose(command, [*hydra_overrides, *job], f" (job {label})")
             plan = check_job(config, label, multirun=True)
@@ -251,13 +238,11 @@ class SweepCheck:
         self,
         line: Command,
         on_job: Callable[[DictConfig, RunPlan], None] | None = None,
-        seen: frozenset[tuple[int, str]] = frozenset(),
     ) -> None:
         self.line = line
         self.on_job = on_job
-        self.seen: set[tuple[int, str]] = set(seen)
-        """(position, override) of the values checked so far (``seen``: by the command's check,
-        `Checked.seen`)."""
+        self.seen: set[tuple[int, str]] = set()
+        """(position, override) of the values checked so far."""
 
     def __call__(self, compose: Callable[[], DictConfig], job: list[str], label: str) -> DictConfig:
         """The job's composed config; InputError (Hydra's or YAML's message, naming the job) or
@@ -334,13 +319,10 @@ def sweep_jobs(primary: DictConfig, task: list[str]) -> list[list[str]]:
     return split_jobs(parsed)
 
 
-def jobs_to_check(
-    jobs: list[list[str]], seen: set[tuple[int, str]] | None = None
-) -> Iterator[tuple[list[str], str]]:
+def jobs_to_check(jobs: list[list[str]]) -> Iterator[tuple[list[str], str]]:
     """The jobs that bring a swept value not seen yet (the first one, then ...), each with a
-    label naming its swept values ("" when nothing is swept); `seen` (position, override)
-    collects the values of the jobs yielded."""
-    seen = set() if seen is None else seen
+    label naming its swept values ("" when nothing is swept)."""
+    seen: set[tuple[int, str]] = set()
     for job, label in zip(jobs, job_labels(jobs), strict=True):
         if brings_new_value(job, seen):
             yield job, label

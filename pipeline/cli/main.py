@@ -210,16 +210,11 @@ def check(argv: Sequence[str], command: Command | None = None) -> int:
     else print its one line and return 2."""
     command = command if command is not None else Command()
     try:
-        checked = check_command_line(
-            argv,
-            command.startup.on_job,
-            sweeper_checks_jobs=True,
-            first_job_now=command.startup.first_job_now,
-        )
+        checked = check_command_line(argv, command.startup.on_job, sweeper_checks_jobs=True)
     except (ConfigError, InputError) as err:
         return report_error(err)
     if checked is not None:
-        command.sweep_check = SweepCheck(checked.line, command.startup.on_job, checked.seen)
+        command.sweep_check = SweepCheck(checked.line, command.startup.on_job)
         run_dir = OmegaConf.select(checked.composed, "hydra.run.dir")
         command.existing_ancestor = nearest_existing(Path(str(run_dir))) if run_dir else None
     return 0

@@ -1,5 +1,4 @@
-"""The command's start-up trick, behind one switch: a small command's series evaluated ahead,
-and the heap frozen as the command exits.
+"""The command's start-up trick, behind one switch: a small command's series evaluated ahead.
 
 Hydra's basic launcher runs the jobs of ``dmlimits -m`` one after another in this process, and
 each job evaluates a single chunk of series in-process, so a comparison such as
@@ -8,35 +7,24 @@ The command's check expands every job's series before the jobs run anyway (a mul
 dmlimits' sweeper, as it composes each job); with
 `execution.ahead` on (the default), `Startup.on_job` hands them, as each job passes the check, to
 worker processes forked from the command (`pipeline.execute.ahead.Ahead`), which evaluate them
-while the check and Hydra compose (a multirun's first job is checked before Hydra starts,
-`Startup.first_job_now`, so that its series start first); each job then takes its series from there
+while the check and Hydra compose; each job then takes its series from there
 (docs/scale-out.md, "Small commands"). ``execution.ahead=false`` is the plain path: every job
 evaluates its own series, and nothing is forked.
-
-A command whose series may go ahead (the switch on) exits with its heap frozen: an `atexit`
-handler, registered once per process at the first job that passes the check, freezes it
-(`gc.freeze`), so that the interpreter's last collections at shutdown do not walk the few
-hundred thousand objects the command loaded and made; the system reclaims the memory as the
-process ends (docs/architecture.md, "Start-up").
 """
 
 from __future__ import annotations
 
-import atexit
-import gc
 import os
 
 from hydra.core.plugins import Plugins
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
 from hydra_plugins.dmlimits.parsed_once import ParsedOncePaths, ParsedOnceSource
 from hydra_plugins.dmlimits.sweeper import DmlimitsSweeper
-from pipeline.app.plan import RunPlan, execution_of
+from pipeline.app.plan import RunPlan
 from pipeline.execute.ahead import Ahead, forking_supported
 from pipeline.execute.settings import Backend, ExecutionSettings
-from pipeline.schema.errors import ConfigError
 
 IN_PROCESS_LAUNCHER = "basic"
 """Hydra's default launcher (the `hydra/launcher` choice): a multirun's jobs, one after another,
@@ -108,30 +96,12 @@ class Startup:
 
     def on_job(self, full: DictConfig, plan: RunPlan) -> None:
         """`check_command_line`'s `on_job`: hand a checked job's series to the workers (forked
-        at the first) when `ahead_workers` says so; `Ahead` refuses them past its budget. With
-        the switch on, the process freezes its heap as it exits (module docstring)."""
-        if not tricks_on(plan.execution):
-            return
-        atexit.unregister(gc.freeze)  # once per process, however many commands ran
-        atexit.register(gc.freeze)
+        at the first) when `ahead_workers` says so; `Ahead` refuses them past its budget."""
         workers = ahead_workers(full, plan)
         if workers and self.ahead is None:
             self.ahead = Ahead(workers)
         if self.ahead is not None and workers:
             self.ahead.submit(plan.scenarios, plan.whole_grid)
-
-    def first_job_now(self, primary: DictConfig) -> bool:
-        """`check_command_line`'s ``first_job_now``: whether a multirun of this primary config
-        would have its jobs' series evaluated ahead, so that its first job is composed and
-        checked before Hydra starts and its series start then, not once Hydra has composed
-        the primary config twice (about 0.5 s later in the three-GPU comparison, whose workers'
-        series are then what the jobs wait for). False on a bad `execution` node: the jobs'
-        check reports it."""
-        try:
-            execution = execution_of(primary)
-        except (ConfigError, OmegaConfBaseException):
-            return False
-        return workers_for(primary, execution) > 0
 
     def close(self) -> None:
         """Stop the workers, if any."""

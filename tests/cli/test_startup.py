@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import atexit
-import gc
 from pathlib import Path
 
 import pytest
@@ -59,31 +57,6 @@ def test_which_jobs_are_evaluated_ahead(
     assert [startup.ahead_workers(c, p) for c, p in jobs] == workers
 
 
-@pytest.mark.usefixtures("two_cpus")
-@pytest.mark.parametrize(
-    ("switch", "early"),
-    [([], ["hardware=v100_sxm"]), (["execution.ahead=false"], []), (["execution.n_jobs=1"], [])],
-)
-def test_a_multirun_left_to_the_sweeper_has_its_first_job_checked_before_hydra(
-    tmp_path: Path, switch: list[str], early: list[str]
-) -> None:
-    """With its series evaluated ahead, the first job of a multirun that dmlimits' sweeper
-    checks is composed and checked by the command's check already, and only that job; with
-    the switch off none is."""
-    jobs: list[str] = []
-    argv = ["-m", "hardware=v100_sxm,a100_sxm,h100_sxm", TINY, f"output.root={tmp_path}"]
-    checked = check_command_line(
-        [*argv, *switch],
-        lambda c, p: jobs.append(f"hardware={c.hardware.name}"),
-        sweeper_checks_jobs=True,
-        first_job_now=Startup().first_job_now,
-    )
-    assert checked is not None
-    assert jobs == early
-    # the sweeper's check of the same multirun then starts from what was checked here
-    assert [o for _, o in checked.seen if o.startswith("hardware=")] == early
-
-
 def test_one_cpu_evaluates_nothing_ahead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With one usable CPU there is nothing to overlap: no worker."""
     monkeypatch.setattr(startup, "usable_cpus", lambda: 1)
@@ -118,35 +91,6 @@ def test_startup_forks_at_the_first_job_and_close_stops_it(tmp_path: Path) -> No
     finally:
         tricks.close()
     assert tricks.ahead is None
-
-
-@pytest.mark.usefixtures("two_cpus")
-@pytest.mark.skipif(not forking_supported(), reason="needs fork (POSIX, not macOS)")
-def test_startup_freezes_the_heap_at_exit_with_the_switch_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A checked job with the switch on registers one `gc.freeze` to run at exit; the switch
-    off registers none."""
-    registered: list[object] = []
-    monkeypatch.setattr(atexit, "register", registered.append)
-    monkeypatch.setattr(
-        atexit, "unregister", lambda f: registered.remove(f) if f in registered else None
-    )
-    argv = ["-m", "hardware=v100_sxm,a100_sxm", TINY, f"output.root={tmp_path}"]
-    plain = Startup()
-    check_command_line([*argv, "execution.ahead=false"], plain.on_job)
-    assert registered == []
-    single = Startup()  # one series: nothing forked, the exit freeze all the same
-    check_command_line(["hardware=a100_sxm", TINY, f"output.root={tmp_path}"], single.on_job)
-    assert single.ahead is None
-    assert registered == [gc.freeze]
-    for _ in range(2):  # two commands in one process: still one handler
-        tricks = Startup()
-        try:
-            check_command_line(argv, tricks.on_job)
-        finally:
-            tricks.close()
-    assert registered == [gc.freeze]
 
 
 @pytest.mark.skipif(not forking_supported(), reason="needs fork (POSIX, not macOS)")

@@ -123,7 +123,7 @@ REMOVED: tuple[Removed, ...] = (
     ),
     Removed(
         "first job checked before Hydra (its series start first)",
-        "fdb8b71",
+        "bcaf915",
         {THREE_GPUS: "-12% / 1% / 11%"},
         {THREE_GPUS: "-11% / 1% / 16%"},
         "8",
@@ -133,7 +133,7 @@ REMOVED: tuple[Removed, ...] = (
     ),
     Removed(
         "heap frozen at exit (atexit gc.freeze)",
-        "fdb8b71",
+        "bcaf915",
         {THREE_GPUS: "-3% / 4% / 11%", DEFAULT: "-0% / 6% / 12%"},
         {THREE_GPUS: "-3% / 2% / 13%", DEFAULT: "-0% / 5% / 11%"},
         "8 per command",

@@ -79,6 +79,18 @@ def count_points(root: Path) -> int:
     return ds.dataset(files, format="parquet").count_rows() if files else 0
 
 
+def timed(command: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds (the process and its children) of one command, output discarded."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(
+        command, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 def run_once(args: list[str], checkout: Path | None) -> Run:
     """Run `dmlimits ARGS` (of `checkout`, or of this environment) into a fresh root."""
     env = dict(os.environ, PYTHONPYCACHEPREFIX=str(PYCACHE))
@@ -90,19 +102,7 @@ def run_once(args: list[str], checkout: Path | None) -> Run:
         command = [sys.executable, "-m", "pipeline", *args, f"output.root={root}"]
         if "-m" in args:  # a Hydra multirun: each job writes its own tables under the root
             command.append(f"hydra.sweep.dir={scratch}/multirun")
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run(
-            command,
-            cwd=scratch,
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        wall, cpu = timed(command, scratch, env)
         return Run(wall, cpu, count_points(root))
 
 

@@ -26,16 +26,13 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from bench_commands import PYCACHE
+from bench_commands import PYCACHE, timed
 
 THREE_GPUS = "three GPUs"
 DEFAULT = "default"
@@ -179,20 +176,7 @@ def run_once(args: Sequence[str], mechanism: str | None) -> tuple[float, float]:
             extra.append(f"hydra.sweep.dir={scratch}/multirun")
         more = OFF_ARGS.get(mechanism, []) if mechanism is not None else []
         command = [sys.executable, "-c", CHILD, code, *args, *more, *extra]
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
-        subprocess.run(
-            command,
-            cwd=scratch,
-            env=env,
-            check=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        return wall, cpu
+        return timed(command, scratch, env)
 
 
 def applies(mechanism: str, command: str) -> bool:

@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -101,9 +102,9 @@ def cluster_tasks(records: list[dict[str, object]]) -> list[str]:
     return [str(r["worker"]) for r in records if str(r["key"]).startswith("evaluate_chunk")]
 
 
-@pytest.mark.slow
-def test_run_series_dask_one_worker_cluster_runs_the_tasks(scenarios: list[Scenario]) -> None:
-    """On a one-worker cluster every chunk is a task of the cluster, none runs in the caller."""
+@contextlib.contextmanager
+def one_worker_cluster() -> Iterator[tuple[LocalCluster, Client, Any]]:
+    """A local cluster of one single-threaded worker process, a client and its task stream."""
     with (
         LocalCluster(
             n_workers=1, threads_per_worker=1, processes=True, **NO_HTTP_ON_8787
@@ -111,6 +112,13 @@ def test_run_series_dask_one_worker_cluster_runs_the_tasks(scenarios: list[Scena
         Client(cluster) as client,
         get_task_stream(client) as stream,
     ):
+        yield cluster, client, stream
+
+
+@pytest.mark.slow
+def test_run_series_dask_one_worker_cluster_runs_the_tasks(scenarios: list[Scenario]) -> None:
+    """On a one-worker cluster every chunk is a task of the cluster, none runs in the caller."""
+    with one_worker_cluster() as (cluster, _, stream):
         settings = ExecutionSettings(
             Backend.DASK, chunk_size=5, dask_address=cluster.scheduler_address
         )
@@ -125,13 +133,7 @@ def test_run_series_dask_gives_work_to_workers_that_join(
 ) -> None:
     """A worker that joins the cluster during a run gets some of its chunks."""
     monkeypatch.setattr(runner, "DASK_WORKERS_REFRESH_S", 0.0)
-    with (
-        LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=True, **NO_HTTP_ON_8787
-        ) as cluster,
-        Client(cluster) as client,
-        get_task_stream(client) as stream,
-    ):
+    with one_worker_cluster() as (cluster, client, stream):
         settings = ExecutionSettings(
             Backend.DASK, chunk_size=1, dask_address=cluster.scheduler_address
         )

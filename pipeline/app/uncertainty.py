@@ -129,12 +129,7 @@ def run_uncertainty(
     settings = forecast.uncertainty
     if settings is None or not design:
         return None
-    outcomes = {}
-    with progress(len(design)) if progress is not None else nullcontext(_ignore) as advance:
-        for outcome in run_series((s.scenario for s in design), execution, False):
-            outcomes[outcome.series_id] = outcome.limits
-            advance(len(outcome.points))
-    limits = [outcomes[s.series_id] for s in design]
+    limits = _limits([s.scenario for s in design], execution, progress)
     thresholds = {
         year: [getattr(lim, flop) for lim in limits] for year, flop in BUDGET_LIMITS.items()
     }

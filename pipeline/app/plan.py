@@ -129,11 +129,12 @@ def plan_run(
     design = None
     uncertainty = forecast.uncertainty
     if uncertainty is not None:
-        say(f"uncertainty design: {uncertainty.samples} series of the run's config")
         if any(i.trend_metric is not None for i in uncertainty.inputs):
+            say("uncertainty design: fitting the hardware trends its rates centre on")
             trends = moving_hardware(forecast)[1]  # the moving frontier's: rates centred on them
             uncertainty = with_trends(uncertainty, trends)
             forecast = replace(forecast, uncertainty=uncertainty)
+        say(f"uncertainty design: {uncertainty.samples} series of the run's config")
         base, points = design_series(cfg, uncertainty)
         design = (base, tuple(points))
     return RunPlan(

@@ -48,6 +48,7 @@ from omegaconf.errors import OmegaConfBaseException
 from hydra_plugins.dmlimits.sweeper import job_labels, split_sweep, sweeper_options_error
 from pipeline.app.plan import RunPlan, plan_run
 from pipeline.cli.flags import read_flags
+from pipeline.execute.progress import stage
 from pipeline.io.parquet import OutputError
 from pipeline.nightly.settings import nightly_from_config
 from pipeline.schema.compose import (
@@ -367,6 +368,7 @@ def check_config(full: DictConfig, *, multirun: bool = False) -> RunPlan:
     with read_write(task), open_dict(task):
         del task["hydra"]
     check_known_keys(task)
+    say = None
     if OmegaConf.select(task, "output.run_date") is not None:
         settings = nightly_from_config(task)
         if multirun:
@@ -375,13 +377,14 @@ def check_config(full: DictConfig, *, multirun: bool = False) -> RunPlan:
                 settings.run_date.isoformat(),
                 "a nightly run is one job: sweep with sweep.axes instead of --multirun",
             )
+        say = _checking  # a nightly's check takes seconds (its sweep, trends and design)
     hydra_config = HydraConfig.instance()
     previous = hydra_config.cfg
     hydra_config.set_config(full)
     try:
         probe, root = _probe_root(task)
         try:
-            return plan_run(probe, observe=False)
+            return plan_run(probe, observe=False, say=say)
         except OutputError as err:
             raise ConfigError(
                 "output.root", root, f"must be a directory that can be created and written ({err})"
@@ -392,6 +395,12 @@ def check_config(full: DictConfig, *, multirun: bool = False) -> RunPlan:
             raise ConfigError(key, MISSING, f"must be set and resolvable ({reason})") from None
     finally:
         hydra_config.cfg = previous
+
+
+def _checking(text: str) -> None:
+    """A progress line of the check's own plan (a nightly's), marked as the check's: the run
+    then plans again, and says so in its own lines."""
+    stage(f"checking the command line: {text}")
 
 
 def _probe_root(task: DictConfig) -> tuple[DictConfig, str | None]:

@@ -54,3 +54,30 @@ def test_multirun_checks_each_value_once(tmp_path: Path) -> None:
         ),
     )  # fmt: skip
     assert seen == ["v100_sxm/dense", "v100_sxm/sparse", "a100_sxm/dense", "h100_sxm/dense"]
+
+
+def test_nightly_check_says_what_it_plans(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A nightly's check, which expands its sweep and design for seconds, names each step it
+    starts as the check's; an ordinary run's check prints nothing (its errors stay one line)."""
+    design = (
+        "++forecast.uncertainty={samples: 8, seed: 1, inputs: "
+        "{hardware.u_eff: {distribution: uniform, low: 0.6, high: 0.8}}}"
+    )
+    check_command_line([TINY_GRID, f"output.root={tmp_path / 'data'}"])
+    assert capsys.readouterr().err == ""
+    nightly = [
+        "+experiment=nightly",
+        "forecast.moving_frontier_years=[2030,2031]",
+        design,
+        f"output.nightly_root={tmp_path / 'nightly'}",
+        "output.run_date=2025-02-01",
+    ]
+    check_command_line(nightly)
+    assert capsys.readouterr().err.splitlines() == [
+        "[dmlimits] checking the command line: expanding the sweep (composing each choice's config)",
+        "[dmlimits] checking the command line: uncertainty design: fitting the hardware trends "
+        "its rates centre on",
+        "[dmlimits] checking the command line: uncertainty design: 8 series of the run's config",
+    ]

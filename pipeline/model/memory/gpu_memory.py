@@ -142,6 +142,46 @@ def fp8_input_savings_bytes_per_layer(
     return out
 
 
+def fp8_weight_copy_bytes(layer_params: Array) -> Array:
+    """Bytes of the FP8 weights Transformer Engine keeps beside a GPU's transformer-layer
+    weights under FP8 (docs/model.md R.11): 2 · N_layer (`FP8_WEIGHT_COPY_BYTES_PER_PARAM`, the
+    copy and its transpose). The 16-bit weights and gradients and the FP32 master weights and
+    Adam moments stay as under BF16 (`model_state_bytes_per_param`): the FP8 recipe casts the
+    weights for its GEMMs and trains the higher-precision ones (NVIDIA Transformer Engine user
+    guide, "Using FP8 with Transformer Engine"; Micikevicius et al. 2022 §4)."""
+    out: Array = FP8_WEIGHT_COPY_BYTES_PER_PARAM * layer_params
+    return out
+
+
+def stored_activation_bytes_per_layer(
+    tokens: Array,
+    hidden: Width,
+    heads: Width,
+    seq_len: Width,
+    split: tuple[Array, Array],
+    recompute: Recompute,
+    scores_stored: bool,
+    layer: LayerShape | None,
+    top_k: int,
+    fp8: bool,
+) -> Array:
+    """Activation bytes one layer stores for one microbatch on one GPU, for grid candidates and
+    concrete runs alike: a dense layer's (`activation_bytes_per_layer`), the k − 1 further
+    copies of the MLP's under top-k routing (`routed_activation_bytes_per_layer`) and, with
+    `fp8` (FP8 GEMMs, docs/model.md R.11), less the bytes saved by storing the GEMMs' inputs
+    at 1 byte (`fp8_input_savings_bytes_per_layer`; f = 4h for a GPT layer, `layer` None)."""
+    dense = activation_bytes_per_layer(
+        tokens, hidden, heads, seq_len, split, recompute, scores_stored, layer
+    )
+    out: Array = dense + routed_activation_bytes_per_layer(
+        tokens, hidden, top_k, split, recompute, layer
+    )
+    if fp8:
+        ffn = 4.0 * hidden if layer is None else layer.ffn
+        out = out - fp8_input_savings_bytes_per_layer(tokens, hidden, ffn, split, recompute)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class LayerShape:
     """What a layer's stored activations depend on beyond h, a and s (a run's transformer;

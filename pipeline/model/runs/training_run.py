@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.compute.efficiency import matmul_calls_s, precision_speedup
+from pipeline.model.compute.efficiency import fp8_gemms, matmul_calls_s
 from pipeline.model.compute.flop import (
     attention_weight_params,
     expert_weight_params,
@@ -43,14 +43,12 @@ from pipeline.model.compute.flop import (
 from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, with_rerun_s
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.gpu_memory import (
-    FP8_WEIGHT_COPY_BYTES_PER_PARAM,
     LayerShape,
     ParamsPerGpu,
-    activation_bytes_per_layer,
-    fp8_input_savings_bytes_per_layer,
+    fp8_weight_copy_bytes,
     logits_bytes,
-    routed_activation_bytes_per_layer,
     state_bytes,
+    stored_activation_bytes_per_layer,
     updated_params,
 )
 from pipeline.model.network.groups import Levels, ring_attention_exposed_s
@@ -352,9 +350,9 @@ def run_memory_bytes(
         float(shape.kv_width), float(shape.ffn_hidden), shape.mlp_matrices, shape.dropout
     )
     per_mode = [
-        activation_bytes_per_layer(tokens, h, a, s, split, mode, stored, layer)
-        + routed_activation_bytes_per_layer(tokens, h, shape.top_k, split, mode, layer)
-        - (fp8_input_savings_bytes_per_layer(tokens, h, layer.ffn, split, mode) if fp8 else 0.0)
+        stored_activation_bytes_per_layer(
+            tokens, h, a, s, split, mode, stored, layer, shape.top_k, fp8
+        )
         for mode in RECOMPUTE_ORDER
     ]
     per_layer = _by_mode(lay.recompute, per_mode)
@@ -369,7 +367,7 @@ def run_memory_bytes(
         if fp8:  # the layers' weights, the embedding's V·h/t (held by an outer stage) aside
             matrices = np.where(lay.pp == 1, shape.embedding_matrices, 1.0) * embedding
             layer_params = params.total - matrices * float(shape.vocab) * h / lay.tp
-            state = state + FP8_WEIGHT_COPY_BYTES_PER_PARAM * layer_params
+            state = state + fp8_weight_copy_bytes(layer_params)
         held = stage_in_flight_microbatches(
             lay.pp, microbatches, lay.interleave, index, lay.microbatch_group
         )
@@ -510,7 +508,7 @@ def run_costs(
         hardware_flop_per_step=hw_flop,
         narayanan_flop_per_step=narayanan_flop_per_step(shape, batch_seqs),
         memory_per_gpu_bytes=run_memory_bytes(
-            shape, lay, m, physics.fusion, precision_speedup(hw, physics) > 1.0
+            shape, lay, m, physics.fusion, fp8_gemms(hw, physics)
         ),
         hbm_bytes=hw.hbm_bytes,
         mfu=model_flop / (peak * t_step),

@@ -221,19 +221,34 @@ def routed_activation_bytes_per_layer(
     return out
 
 
+def stage_in_flight_microbatches(
+    pp: Array, microbatches: Array, interleave: Array, stage: Array, group: Array
+) -> Array:
+    """Microbatches (in whole-stage equivalents) whose activations stage `stage` holds at
+    once under 1F1B: min(m, p − i); interleaved with v chunks, Megatron-LM's warm-up of
+    2·(p − i − 1) + (v − 1)·N chunk-microbatches plus the one in flight, over v, at most m,
+    N the microbatches a virtual stage runs back to back (N = p: Narayanan et al. 2021
+    §2.2.2, for the first stage p·(1 + (p − 1)/(p·v)) as Korthikanti et al. 2022 §4.2.3, when
+    m is at least that; a stage never holds more than the step's m)."""
+    plain = np.minimum(microbatches, pp - stage)
+    chunks = 2.0 * (pp - stage - 1.0) + (interleave - 1.0) * group + 1.0
+    interleaved = np.minimum(microbatches * interleave, chunks) / interleave
+    out: Array = np.where(interleave > 1, interleaved, plain)
+    return out
+
+
 def in_flight_microbatches(
     pp: Array, microbatches: Array, interleave: Array, zero_bubble: NDArray[np.bool_]
 ) -> Array:
     """Microbatches whose activations the first pipeline stage holds at once.
 
-    1F1B: min(m, p), times 1 + (p − 1)/(p·v) with v > 1 interleaved chunks (Korthikanti et
-    al. 2022 §4.2.3, Narayanan et al. 2021 §2.2.2); zero-bubble ZB-H2: min(m, 2p − 1)
-    (Qi et al. 2023, arXiv:2401.10241 §3).
+    1F1B: the first stage's `stage_in_flight_microbatches` with N = p, min(m, p) and
+    interleaved with v > 1 chunks min(m, p·(1 + (p − 1)/(p·v))) (Korthikanti et al. 2022
+    §4.2.3, Narayanan et al. 2021 §2.2.2); zero-bubble ZB-H2: min(m, 2p − 1) (Qi et al. 2023,
+    arXiv:2401.10241 §3).
     """
-    one_f_one_b = np.minimum(microbatches, pp) * np.where(
-        interleave > 1, 1.0 + (pp - 1.0) / (pp * interleave), 1.0
-    )
-    out: Array = np.where(zero_bubble, np.minimum(microbatches, 2.0 * pp - 1.0), one_f_one_b)
+    first = stage_in_flight_microbatches(pp, microbatches, interleave, np.zeros_like(pp), pp)
+    out: Array = np.where(zero_bubble, np.minimum(microbatches, 2.0 * pp - 1.0), first)
     return out
 
 

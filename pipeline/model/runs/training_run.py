@@ -47,6 +47,7 @@ from pipeline.model.memory.gpu_memory import (
     ParamsPerGpu,
     fp8_weight_copy_bytes,
     logits_bytes,
+    stage_in_flight_microbatches,
     state_bytes,
     stored_activation_bytes_per_layer,
     updated_params,
@@ -311,21 +312,6 @@ def run_params_per_gpu(
 def _by_mode(modes: NDArray[np.int64], values: list[Array]) -> Array:
     """values[i] where the row's mode is `RECOMPUTE_ORDER[i]`."""
     out: Array = np.choose(modes, values)
-    return out
-
-
-def stage_in_flight_microbatches(
-    pp: Array, microbatches: Array, interleave: Array, stage: Array, group: Array
-) -> Array:
-    """Microbatches (in whole-stage equivalents) whose activations stage `stage` holds at
-    once under 1F1B: min(m, p − i); interleaved with v chunks, Megatron-LM's warm-up of
-    2·(p − i − 1) + (v − 1)·N chunk-microbatches plus the one in flight, over v, at most m,
-    N the microbatches a virtual stage runs back to back (N = p: Narayanan et al. 2021
-    §2.2.2, for the first stage p·(1 + (p − 1)/(p·v)) as Korthikanti et al. 2022 §4.2.3)."""
-    plain = np.minimum(microbatches, pp - stage)
-    chunks = 2.0 * (pp - stage - 1.0) + (interleave - 1.0) * group + 1.0
-    interleaved = np.minimum(microbatches * interleave, chunks) / interleave
-    out: Array = np.where(interleave > 1, interleaved, plain)
     return out
 
 

@@ -18,6 +18,7 @@ from pipeline.model.records.switches import (
     RECOMPUTE_ORDER,
     Physics,
     Precision,
+    Recompute,
     TensorParallel,
 )
 from pipeline.model.records.transformer import TransformerShape
@@ -322,3 +323,37 @@ def run_layout_of(c: Candidates, row: int, shape: ModelShape, physics: Physics) 
         recompute=RECOMPUTE_ORDER[int(c.recompute[row])],
         zero_stage=physics.zero_stage,
     )
+
+
+@pytest.mark.parametrize("mode", [Recompute.NONE, Recompute.SELECTIVE])
+def test_parity_memory_of_a_wide_mlp(mode: Recompute) -> None:
+    """With d_ff = 8·d_model and multi-head attention a candidate's bytes per GPU under each
+    recomputation mode equal the matched run's (activations d_ff wide, not a GPT layer's 4·d_model)."""
+    physics = realistic()
+    laws = dataclasses.replace(ScalingLaws(), ff_ratio=8, kv_heads=None)
+    shape = model_shape(4096, laws, SearchOptions().quirks)
+    c = enumerate_candidates(preset("h100_sxm"), shape, N_GPU, SearchOptions(), physics)
+    assert isinstance(c, Candidates)
+    assert c.recompute is not None
+    c = dataclasses.replace(c, recompute=np.full_like(c.recompute, RECOMPUTE_ORDER.index(mode)))
+    rows = one_d_rows(c)
+    assert rows.size > 0
+    for row in rows:
+        run = matched_run(c, int(row), shape, physics)
+        factors = tuple(c.degrees[row : row + 1, i].astype(float) for i in range(5))
+        schedule = (
+            c.microbatches[row : row + 1],
+            c.interleave[row : row + 1],
+            c.zero_bubble[row : row + 1],
+        )
+        nano = c.nanobatch[row : row + 1].astype(float)
+        (grid_bytes,) = grid_memory_by_mode_bytes(
+            preset("h100_sxm"),
+            physics,
+            shape,
+            factors,  # type: ignore[arg-type]
+            nano,
+            schedule,
+            (mode,),
+        )
+        assert run.memory_per_gpu_bytes[0] == grid_bytes[0]

@@ -69,9 +69,10 @@ def grid_kv_width(shape: ModelShape) -> float:
 
 def _grid_layer_shape(shape: ModelShape) -> LayerShape | None:
     """What a grid layer's stored activations depend on beyond h, a and s: None (a GPT
-    layer, `activation_bytes_per_layer`) under multi-head attention, else its K/V width."""
+    layer, `activation_bytes_per_layer`) under multi-head attention with d_ff = 4·d_model, else
+    its K/V width and d_ff (`scaling.ff_ratio`)."""
     kv = grid_kv_width(shape)
-    if kv == shape.d_model:
+    if kv == shape.d_model and shape.d_ff == 4 * shape.d_model:
         return None
     return LayerShape(kv, float(shape.d_ff), 2, True)
 

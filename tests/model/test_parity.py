@@ -14,7 +14,13 @@ from numpy.typing import NDArray
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.run import RunLayout, RunSpec
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
-from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics, TensorParallel
+from pipeline.model.records.switches import (
+    RECOMPUTE_ORDER,
+    Physics,
+    Precision,
+    Recompute,
+    TensorParallel,
+)
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.runs.run_point import run_counts
 from pipeline.model.runs.training_run import RunCosts, RunLayouts, evaluate_run, run_costs
@@ -109,10 +115,12 @@ def test_parity_layer_time_with_tensor_parallelism_and_operators() -> None:
         assert matched_run(c, int(row), grid_model(), physics).t_layer_s[0] == c.t_layer_s[row]
 
 
-def test_parity_memory_and_optimizer_step() -> None:
+@pytest.mark.parametrize("precision", list(Precision))
+def test_parity_memory_and_optimizer_step(precision: Precision) -> None:
     """A candidate's bytes per GPU under its chosen mode and its optimizer step equal the
-    matched run's, exactly (ZeRO state, activations, microbatches in flight)."""
-    physics = realistic()
+    matched run's, exactly (ZeRO state, activations, microbatches in flight), under BF16 and
+    under FP8 (its layers' FP8 weight copies and 1-byte GEMM inputs, docs/model.md R.11)."""
+    physics = realistic(precision=precision)
     shape = grid_model()
     c, rows = grid_rows(physics)
     assert c.recompute is not None
@@ -127,7 +135,15 @@ def test_parity_memory_and_optimizer_step() -> None:
             c.zero_bubble[row : row + 1],
         )
         nano = c.nanobatch[row : row + 1].astype(float)
-        (grid_bytes,) = grid_memory_by_mode_bytes(physics, shape, factors, nano, schedule, (mode,))  # type: ignore[arg-type]
+        (grid_bytes,) = grid_memory_by_mode_bytes(
+            preset("h100_sxm"),
+            physics,
+            shape,
+            factors,  # type: ignore[arg-type]
+            nano,
+            schedule,
+            (mode,),
+        )
         assert run.memory_per_gpu_bytes[0] == grid_bytes[0]
         assert run.t_optimizer_s is not None
         assert run.t_optimizer_s[0] == c.t_step_extra_s[row]
@@ -307,3 +323,37 @@ def run_layout_of(c: Candidates, row: int, shape: ModelShape, physics: Physics) 
         recompute=RECOMPUTE_ORDER[int(c.recompute[row])],
         zero_stage=physics.zero_stage,
     )
+
+
+@pytest.mark.parametrize("mode", [Recompute.NONE, Recompute.SELECTIVE])
+def test_parity_memory_of_a_wide_mlp(mode: Recompute) -> None:
+    """With d_ff = 8·d_model and multi-head attention a candidate's bytes per GPU under each
+    recomputation mode equal the matched run's (activations d_ff wide, not a GPT layer's 4·d_model)."""
+    physics = realistic()
+    laws = dataclasses.replace(ScalingLaws(), ff_ratio=8, kv_heads=None)
+    shape = model_shape(4096, laws, SearchOptions().quirks)
+    c = enumerate_candidates(preset("h100_sxm"), shape, N_GPU, SearchOptions(), physics)
+    assert isinstance(c, Candidates)
+    assert c.recompute is not None
+    c = dataclasses.replace(c, recompute=np.full_like(c.recompute, RECOMPUTE_ORDER.index(mode)))
+    rows = one_d_rows(c)
+    assert rows.size > 0
+    for row in rows:
+        run = matched_run(c, int(row), shape, physics)
+        factors = tuple(c.degrees[row : row + 1, i].astype(float) for i in range(5))
+        schedule = (
+            c.microbatches[row : row + 1],
+            c.interleave[row : row + 1],
+            c.zero_bubble[row : row + 1],
+        )
+        nano = c.nanobatch[row : row + 1].astype(float)
+        (grid_bytes,) = grid_memory_by_mode_bytes(
+            preset("h100_sxm"),
+            physics,
+            shape,
+            factors,  # type: ignore[arg-type]
+            nano,
+            schedule,
+            (mode,),
+        )
+        assert run.memory_per_gpu_bytes[0] == grid_bytes[0]

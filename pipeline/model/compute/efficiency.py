@@ -46,6 +46,14 @@ def precision_speedup(hw: HardwareSpec, physics: Physics) -> float:
     return hw.fp8_flop_per_s / peak_flop_per_s(hw)
 
 
+def fp8_gemms(hw: HardwareSpec, physics: Physics) -> bool:
+    """Whether a transformer layer's weight GEMMs run in FP8: `physics.precision: fp8` on a GPU
+    with an FP8 peak (`precision_speedup` > 1). Their time (`matmul_calls_s`) and the bytes a
+    GPU holds (`memory.gpu_memory`: FP8 weight copies, 1-byte GEMM inputs) follow this one
+    rule, for grid candidates and concrete runs alike (docs/model.md R.11)."""
+    return precision_speedup(hw, physics) > 1.0
+
+
 def matmul_overhead_s(hw: HardwareSpec, eff: Efficiency) -> float:
     """Fixed time of one matmul kernel call: `efficiency.matmul_overhead_s`, or the hardware's
     `matmul_latency_s` (the paper's 4.5 µs) when the physics leaves it unset."""

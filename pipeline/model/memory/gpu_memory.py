@@ -142,6 +142,46 @@ def fp8_input_savings_bytes_per_layer(
     return out
 
 
+def fp8_weight_copy_bytes(layer_params: Array) -> Array:
+    """Bytes of the FP8 weights Transformer Engine keeps beside a GPU's transformer-layer
+    weights under FP8 (docs/model.md R.11): 2 · N_layer (`FP8_WEIGHT_COPY_BYTES_PER_PARAM`, the
+    copy and its transpose). The 16-bit weights and gradients and the FP32 master weights and
+    Adam moments stay as under BF16 (`model_state_bytes_per_param`): the FP8 recipe casts the
+    weights for its GEMMs and trains the higher-precision ones (NVIDIA Transformer Engine user
+    guide, "Using FP8 with Transformer Engine"; Micikevicius et al. 2022 §4)."""
+    out: Array = FP8_WEIGHT_COPY_BYTES_PER_PARAM * layer_params
+    return out
+
+
+def stored_activation_bytes_per_layer(
+    tokens: Array,
+    hidden: Width,
+    heads: Width,
+    seq_len: Width,
+    split: tuple[Array, Array],
+    recompute: Recompute,
+    scores_stored: bool,
+    layer: LayerShape | None,
+    top_k: int,
+    fp8: bool,
+) -> Array:
+    """Activation bytes one layer stores for one microbatch on one GPU, for grid candidates and
+    concrete runs alike: a dense layer's (`activation_bytes_per_layer`), the k − 1 further
+    copies of the MLP's under top-k routing (`routed_activation_bytes_per_layer`) and, with
+    `fp8` (FP8 GEMMs, docs/model.md R.11), less the bytes saved by storing the GEMMs' inputs
+    at 1 byte (`fp8_input_savings_bytes_per_layer`; f = 4h for a GPT layer, `layer` None)."""
+    dense = activation_bytes_per_layer(
+        tokens, hidden, heads, seq_len, split, recompute, scores_stored, layer
+    )
+    out: Array = dense + routed_activation_bytes_per_layer(
+        tokens, hidden, top_k, split, recompute, layer
+    )
+    if fp8:
+        ffn = 4.0 * hidden if layer is None else layer.ffn
+        out = out - fp8_input_savings_bytes_per_layer(tokens, hidden, ffn, split, recompute)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class LayerShape:
     """What a layer's stored activations depend on beyond h, a and s (a run's transformer;
@@ -181,19 +221,34 @@ def routed_activation_bytes_per_layer(
     return out
 
 
+def stage_in_flight_microbatches(
+    pp: Array, microbatches: Array, interleave: Array, stage: Array, group: Array
+) -> Array:
+    """Microbatches (in whole-stage equivalents) whose activations stage `stage` holds at
+    once under 1F1B: min(m, p − i); interleaved with v chunks, Megatron-LM's warm-up of
+    2·(p − i − 1) + (v − 1)·N chunk-microbatches plus the one in flight, over v, at most m,
+    N the microbatches a virtual stage runs back to back (N = p: Narayanan et al. 2021
+    §2.2.2, for the first stage p·(1 + (p − 1)/(p·v)) as Korthikanti et al. 2022 §4.2.3, when
+    m is at least that; a stage never holds more than the step's m)."""
+    plain = np.minimum(microbatches, pp - stage)
+    chunks = 2.0 * (pp - stage - 1.0) + (interleave - 1.0) * group + 1.0
+    interleaved = np.minimum(microbatches * interleave, chunks) / interleave
+    out: Array = np.where(interleave > 1, interleaved, plain)
+    return out
+
+
 def in_flight_microbatches(
     pp: Array, microbatches: Array, interleave: Array, zero_bubble: NDArray[np.bool_]
 ) -> Array:
     """Microbatches whose activations the first pipeline stage holds at once.
 
-    1F1B: min(m, p), times 1 + (p − 1)/(p·v) with v > 1 interleaved chunks (Korthikanti et
-    al. 2022 §4.2.3, Narayanan et al. 2021 §2.2.2); zero-bubble ZB-H2: min(m, 2p − 1)
-    (Qi et al. 2023, arXiv:2401.10241 §3).
+    1F1B: the first stage's `stage_in_flight_microbatches` with N = p, min(m, p) and
+    interleaved with v > 1 chunks min(m, p·(1 + (p − 1)/(p·v))) (Korthikanti et al. 2022
+    §4.2.3, Narayanan et al. 2021 §2.2.2); zero-bubble ZB-H2: min(m, 2p − 1) (Qi et al. 2023,
+    arXiv:2401.10241 §3).
     """
-    one_f_one_b = np.minimum(microbatches, pp) * np.where(
-        interleave > 1, 1.0 + (pp - 1.0) / (pp * interleave), 1.0
-    )
-    out: Array = np.where(zero_bubble, np.minimum(microbatches, 2.0 * pp - 1.0), one_f_one_b)
+    first = stage_in_flight_microbatches(pp, microbatches, interleave, np.zeros_like(pp), pp)
+    out: Array = np.where(zero_bubble, np.minimum(microbatches, 2.0 * pp - 1.0), first)
     return out
 
 

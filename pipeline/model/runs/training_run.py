@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.compute.efficiency import matmul_calls_s, precision_speedup
+from pipeline.model.compute.efficiency import fp8_gemms, matmul_calls_s
 from pipeline.model.compute.flop import (
     attention_weight_params,
     expert_weight_params,
@@ -43,14 +43,13 @@ from pipeline.model.compute.flop import (
 from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, with_rerun_s
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.gpu_memory import (
-    FP8_WEIGHT_COPY_BYTES_PER_PARAM,
     LayerShape,
     ParamsPerGpu,
-    activation_bytes_per_layer,
-    fp8_input_savings_bytes_per_layer,
+    fp8_weight_copy_bytes,
     logits_bytes,
-    routed_activation_bytes_per_layer,
+    stage_in_flight_microbatches,
     state_bytes,
+    stored_activation_bytes_per_layer,
     updated_params,
 )
 from pipeline.model.network.groups import Levels, ring_attention_exposed_s
@@ -316,21 +315,6 @@ def _by_mode(modes: NDArray[np.int64], values: list[Array]) -> Array:
     return out
 
 
-def stage_in_flight_microbatches(
-    pp: Array, microbatches: Array, interleave: Array, stage: Array, group: Array
-) -> Array:
-    """Microbatches (in whole-stage equivalents) whose activations stage `stage` holds at
-    once under 1F1B: min(m, p − i); interleaved with v chunks, Megatron-LM's warm-up of
-    2·(p − i − 1) + (v − 1)·N chunk-microbatches plus the one in flight, over v, at most m,
-    N the microbatches a virtual stage runs back to back (N = p: Narayanan et al. 2021
-    §2.2.2, for the first stage p·(1 + (p − 1)/(p·v)) as Korthikanti et al. 2022 §4.2.3)."""
-    plain = np.minimum(microbatches, pp - stage)
-    chunks = 2.0 * (pp - stage - 1.0) + (interleave - 1.0) * group + 1.0
-    interleaved = np.minimum(microbatches * interleave, chunks) / interleave
-    out: Array = np.where(interleave > 1, interleaved, plain)
-    return out
-
-
 def run_memory_bytes(
     shape: TransformerShape,
     lay: RunLayouts,
@@ -352,9 +336,9 @@ def run_memory_bytes(
         float(shape.kv_width), float(shape.ffn_hidden), shape.mlp_matrices, shape.dropout
     )
     per_mode = [
-        activation_bytes_per_layer(tokens, h, a, s, split, mode, stored, layer)
-        + routed_activation_bytes_per_layer(tokens, h, shape.top_k, split, mode, layer)
-        - (fp8_input_savings_bytes_per_layer(tokens, h, layer.ffn, split, mode) if fp8 else 0.0)
+        stored_activation_bytes_per_layer(
+            tokens, h, a, s, split, mode, stored, layer, shape.top_k, fp8
+        )
         for mode in RECOMPUTE_ORDER
     ]
     per_layer = _by_mode(lay.recompute, per_mode)
@@ -369,7 +353,7 @@ def run_memory_bytes(
         if fp8:  # the layers' weights, the embedding's V·h/t (held by an outer stage) aside
             matrices = np.where(lay.pp == 1, shape.embedding_matrices, 1.0) * embedding
             layer_params = params.total - matrices * float(shape.vocab) * h / lay.tp
-            state = state + FP8_WEIGHT_COPY_BYTES_PER_PARAM * layer_params
+            state = state + fp8_weight_copy_bytes(layer_params)
         held = stage_in_flight_microbatches(
             lay.pp, microbatches, lay.interleave, index, lay.microbatch_group
         )
@@ -510,7 +494,7 @@ def run_costs(
         hardware_flop_per_step=hw_flop,
         narayanan_flop_per_step=narayanan_flop_per_step(shape, batch_seqs),
         memory_per_gpu_bytes=run_memory_bytes(
-            shape, lay, m, physics.fusion, precision_speedup(hw, physics) > 1.0
+            shape, lay, m, physics.fusion, fp8_gemms(hw, physics)
         ),
         hbm_bytes=hw.hbm_bytes,
         mfu=model_flop / (peak * t_step),

@@ -304,7 +304,7 @@ def _realistic_candidates(
     if physics.gpu_memory:
         factors = (dp_, tpm, tpff, pp_, ep_)
         schedule = (m, interleave, zb)
-        mode_idx = cheapest_fitting_mode(physics, shape, factors, nano, schedule, hw.hbm_bytes)
+        mode_idx = cheapest_fitting_mode(hw, physics, shape, factors, nano, schedule)
         keep = mode_idx >= 0
         if not keep.any():
             return MemoryBlocked()

@@ -154,6 +154,7 @@ def grid_cost(
     )
     nano = c.nanobatch[row : row + 1].astype(np.float64)
     (bytes_,) = grid_memory_by_mode_bytes(
+        hw,
         physics,
         shape,
         (dp, tp_model, tp_ff, pp, ep),

@@ -170,7 +170,9 @@ def _realistic_point(
     degrees = [math.prod(getattr(layout, d)) for d in DEGREES]
     row = [*degrees, layout.microbatches, int(layout.zero_bubble), layout.nanobatch_tokens]
     table = np.array([row], dtype=np.int64)
-    one_candidate = dataclasses.replace(physics, max_context_parallel=1)  # the layout has no c
+    # the layout has no c, and its TP group lies where its degrees put it: `tp_in_domain`
+    # restricts the search's choice, not a given layout (past the domain at the network's cost)
+    one_candidate = dataclasses.replace(physics, max_context_parallel=1, tp_in_domain=False)
     found = _realistic_candidates(hw, shape, layout.n_gpu, (table, None), opts, one_candidate)
     reason = None
     if not isinstance(found, Candidates):  # over memory: costed all the same, at the mode

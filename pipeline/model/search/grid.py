@@ -17,13 +17,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import cached
+from pipeline.model.compute.efficiency import fp8_gemms
 from pipeline.model.compute.layer import LayerWork, layer_launch_times
 from pipeline.model.memory.gpu_memory import (
     LayerShape,
     ParamsPerGpu,
-    activation_bytes_per_layer,
+    fp8_weight_copy_bytes,
     in_flight_microbatches,
     state_bytes,
+    stored_activation_bytes_per_layer,
 )
 from pipeline.model.records.hardware import HardwareSpec, gpu_only
 from pipeline.model.records.scaling import ModelShape
@@ -67,9 +69,10 @@ def grid_kv_width(shape: ModelShape) -> float:
 
 def _grid_layer_shape(shape: ModelShape) -> LayerShape | None:
     """What a grid layer's stored activations depend on beyond h, a and s: None (a GPT
-    layer, `activation_bytes_per_layer`) under multi-head attention, else its K/V width."""
+    layer, `activation_bytes_per_layer`) under multi-head attention with d_ff = 4·d_model, else
+    its K/V width and d_ff (`scaling.ff_ratio`)."""
     kv = grid_kv_width(shape)
-    if kv == shape.d_model:
+    if kv == shape.d_model and shape.d_ff == 4 * shape.d_model:
         return None
     return LayerShape(kv, float(shape.d_ff), 2, True)
 
@@ -182,6 +185,7 @@ def grid_params_per_gpu(
 
 
 def grid_memory_by_mode_bytes(
+    hw: HardwareSpec,
     physics: Physics,
     shape: ModelShape,
     factors: tuple[Array, Array, Array, Array, Array],
@@ -192,12 +196,17 @@ def grid_memory_by_mode_bytes(
     """Bytes on one GPU under each of `modes`: model state (ZeRO over the N_DP·N_EP ranks
     holding the same dense weights, the experts' over the N_DP holding the same shard) plus in-flight
     activations of the first stage (`memory.gpu_memory`); schedule = (m, v, zero-bubble).
+    With FP8 GEMMs (`fp8_gemms`, docs/model.md R.11) the state includes the layers' FP8 weight
+    copies and the activations their 1-byte GEMM inputs, as a run's (`runs.training_run.run_memory_bytes`).
     The model state and the microbatches in flight, which no mode changes, are computed once."""
     dp, tp_model, tp_ff, pp, ep = factors
     microbatches, interleave, zero_bubble = schedule
     tp = tp_model * tp_ff
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
     model_state = state_bytes(params, physics.zero_stage, dp * ep, dp)
+    fp8 = fp8_gemms(hw, physics)
+    if fp8:  # the grid's models have no vocabulary: every parameter is a layer's
+        model_state = model_state + fp8_weight_copy_bytes(params.total)
     tokens = nano * shape.sparsity / ep
     split = (sequence_parallel_degree(physics, tp_model, tp_ff), tp)
     heads = shape.d_model / GRID_HEAD_DIM
@@ -207,26 +216,35 @@ def grid_memory_by_mode_bytes(
     held = in_flight_microbatches(pp, microbatches, interleave, zero_bubble)
     out: list[Array] = []
     for mode in modes:
-        per_layer = activation_bytes_per_layer(
-            tokens, float(shape.d_model), heads, float(shape.seq_len), split, mode, stored, layer
+        per_layer = stored_activation_bytes_per_layer(
+            tokens,
+            float(shape.d_model),
+            heads,
+            float(shape.seq_len),
+            split,
+            mode,
+            stored,
+            layer,
+            GRID_TOP_K,
+            fp8,
         )
         out.append(model_state + per_layer * layers * held)
     return out
 
 
 def cheapest_fitting_mode(
+    hw: HardwareSpec,
     physics: Physics,
     shape: ModelShape,
     factors: tuple[Array, Array, Array, Array, Array],
     nano: Array,
     schedule: tuple[Array, Array, NDArray[np.bool_]],
-    hbm_bytes: float,
 ) -> NDArray[np.int64]:
     """Each layout's first recomputation mode (index into `RECOMPUTE_ORDER`) whose bytes
-    (`grid_memory_by_mode_bytes`) fit in `hbm_bytes`, −1 where none does."""
+    (`grid_memory_by_mode_bytes`) fit in the GPU's `hbm_bytes`, −1 where none does."""
     modes = recompute_modes(physics)
-    need = grid_memory_by_mode_bytes(physics, shape, factors, nano, schedule, modes)
+    need = grid_memory_by_mode_bytes(hw, physics, shape, factors, nano, schedule, modes)
     out = np.full(nano.shape, -1, dtype=np.int64)
     for mode, bytes_ in zip(reversed(modes), reversed(need), strict=True):
-        out = np.where(bytes_ <= hbm_bytes, RECOMPUTE_ORDER.index(mode), out)
+        out = np.where(bytes_ <= hw.hbm_bytes, RECOMPUTE_ORDER.index(mode), out)
     return out

@@ -5,7 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.model.memory.gpu_memory import activation_bytes_per_layer, model_state_bytes_per_param
+from pipeline.model.memory.gpu_memory import (
+    activation_bytes_per_layer,
+    in_flight_microbatches,
+    model_state_bytes_per_param,
+)
 from pipeline.model.records.switches import Recompute
 
 
@@ -40,3 +44,12 @@ def test_activation_bytes_sequence_parallel_divides_by_tp() -> None:
         4.0 * np.ones(1), 8.0, 2.0, 4.0, (two, two), Recompute.SELECTIVE, True
     )
     assert got[0] == 32 * 34 / 2
+
+
+def test_in_flight_microbatches_interleaved_at_most_the_step() -> None:
+    """Interleaved 1F1B with m = p = 16 and v = 7 holds the step's 16 microbatches at most, and
+    with m = 64 Korthikanti's p·(1 + (p − 1)/(p·v)) = 16 + 15/7 (Korthikanti et al. 2022 §4.2.3)."""
+    p, v = np.full(2, 16.0), np.full(2, 7.0)
+    held = in_flight_microbatches(p, np.array([16.0, 64.0]), v, np.zeros(2, dtype=bool))
+    assert held[0] == 16.0
+    assert held[1] == pytest.approx(16.0 + 15.0 / 7.0, rel=1e-15)

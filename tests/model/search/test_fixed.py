@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from pipeline.execute.series import evaluate_series
 from pipeline.model.records.options import SearchOptions
@@ -88,3 +89,25 @@ def test_fixed_layout_whole_sequences_needs_the_split_to_divide_the_sequences() 
     misfit = layout_misfit(layout, shape, whole_sequences=True)
     assert misfit is not None
     assert misfit.key == "microbatches"
+
+
+def test_fixed_realistic_layout_past_the_domain_is_timed() -> None:
+    """Under `tp_in_domain` the shipped fixed layout (N_TP = 32 over 8-GPU nodes) is timed where
+    its TP group lies, with a finite step and utilization above zero, and its TP communication
+    is what it is with the rule off."""
+    base = ["parallelism=fixed", "physics=realistic"]
+    on = load_scenario(compose_config(base))
+    off = load_scenario(compose_config([*base, "physics.tp_in_domain=false"]))
+    assert on.physics.tp_in_domain
+    assert on.fixed_layout is not None
+    shape = model_shape(12288, on.laws, on.options.quirks)
+    points = [
+        fixed_point(s.hardware, shape, on.fixed_layout, s.options, s.duration_s, s.physics)
+        for s in (on, off)
+    ]
+    costs = [p.cost for p in points]
+    assert costs[0] is not None
+    assert costs[1] is not None
+    assert math.isfinite(costs[0].step_time_s)
+    assert costs[0].utilization > 0.0
+    assert costs[0].step_time_s == costs[1].step_time_s

@@ -231,6 +231,7 @@ def test_grid_memory_by_mode_tiny_layout() -> None:
     one = np.array([1.0])
     physics = Physics(gpu_memory=True)
     none, full = grid_memory_by_mode_bytes(
+        preset("h100_sxm"),
         physics,
         shape,
         (one, one, one, one, one),

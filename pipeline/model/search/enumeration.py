@@ -418,6 +418,8 @@ def realistic_layout_rows(
     sequences, else `layout_table` (c None: no context parallelism); plain 1F1B with m < N_PP
     among them with `physics.few_microbatches`; with `tp_unit` > 0 only the rows whose N_TP
     divides it (`layout_rows`). None if there is none."""
+    if not may_have_layouts(shape, n_gpu, opts, physics, tp_unit):
+        return None
     few = physics.few_microbatches
     if tries_context_parallel(physics):
         return context_parallel_table(
@@ -426,3 +428,26 @@ def realistic_layout_rows(
     whole, tensor = physics.whole_sequences, physics.tensor_parallel
     table = layout_table(shape, n_gpu, opts, whole, tensor, few, tp_unit)
     return None if table is None else (table, None)
+
+
+def may_have_layouts(
+    shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics, tp_unit: int = 0
+) -> bool:
+    """False only when `realistic_layout_rows` has no row at n_gpu: when q = N/N_EP does not
+    divide U·c_max·L·B, U = gcd(d_model·d_ff, `tp_unit`) (gcd(x, 0) = x), c_max the largest
+    context-parallel degree tried (1 when none), L the layers and B the batch's split unit
+    (its sequences with whole sequences, else its tokens). A few integer operations, where the
+    table is a loop over N_TP and c: most node multiples of a walk have no layout at all.
+
+    Proof. A row has q = N_TP·c·d·N_PP (`layout_rows`, `_schedule_rows`: N_DP·N_PP = r =
+    q/(N_TP·c), N_DP = d·c) with N_TP dividing U, c a power of two up to c_max (so dividing
+    it), N_PP dividing L and d dividing B (a divisor of gcd(r, B)); the product of four
+    divisors divides the product of their multiples. The schedules, nanobatches and Q8 only
+    remove rows."""
+    whole = physics.whole_sequences or opts.quirks.whole_sequences
+    most_cp = 1
+    if tries_context_parallel(physics):
+        most_cp = max((1, *context_parallel_degrees(shape, physics.max_context_parallel)))
+    split = shape.batch_seqs if whole else shape.batch_tokens
+    room = math.gcd(shape.d_model * shape.d_ff, tp_unit) * most_cp * shape.n_layers * split
+    return room % (n_gpu // math.gcd(n_gpu, shape.sparsity)) == 0

@@ -19,6 +19,7 @@ from pipeline.model.search.enumeration import (
     context_parallel_degrees,
     context_parallel_table,
     layout_rows,
+    may_have_layouts,
     realistic_layout_rows,
 )
 from pipeline.model.search.realistic import realistic_steps
@@ -134,3 +135,33 @@ def test_context_parallel_table_equals_layout_rows_of_each_degree() -> None:
                 if got is not None and want is not None:
                     assert np.array_equal(got[0], want[0])
                     assert np.array_equal(got[1], want[1])
+
+
+def test_may_have_layouts_is_false_only_where_the_realistic_table_is_empty() -> None:
+    """On every node multiple up to 4,096 GPUs, dense and sparse, with and without a tensor-
+    parallel unit and context parallelism, a size `may_have_layouts` rejects has no realistic
+    layout row, and some sizes are rejected."""
+    realistic = load_scenario(compose_config(["physics=realistic"])).physics
+    no_cp = dataclasses.replace(realistic, max_context_parallel=1)
+    tokens = dataclasses.replace(no_cp, whole_sequences=False)
+    rejected = 0
+    for scaling, width in (("dense", 12288), ("sparse", 16384)):
+        shape = model_shape(width, load_scenario(compose_config([f"scaling={scaling}"])).laws)
+        for physics, unit, n_gpu in itertools.product(
+            (realistic, no_cp, tokens), (0, 8), range(8, 4097, 8)
+        ):
+            if may_have_layouts(shape, n_gpu, SearchOptions(), physics, unit):
+                continue
+            rejected += 1
+            if physics is realistic:
+                table = _context_parallel_table(
+                    shape, n_gpu, SearchOptions(), physics.tensor_parallel, 16, True, unit
+                )
+                assert table is None
+            else:
+                whole = physics.whole_sequences
+                tensor = physics.tensor_parallel
+                assert (
+                    layout_rows(shape, n_gpu, SearchOptions(), whole, tensor, 1, True, unit) is None
+                )
+    assert rejected > 0

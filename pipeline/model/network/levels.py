@@ -128,11 +128,11 @@ def group_level(level_sizes: tuple[int, ...], span: NDArray[np.float64]) -> NDAr
     cum = cumulative_sizes(level_sizes)
     if cum.size == 0:
         return np.zeros(np.shape(span), dtype=np.int64)
-    s = np.asarray(span, dtype=np.float64)[..., None]
-    inside = (cum >= s) & (np.mod(cum, s) == 0.0)
-    out: NDArray[np.int64] = np.where(
-        inside.any(axis=-1), inside.argmax(axis=-1), len(level_sizes)
-    ).astype(np.int64)
+    s = np.asarray(span, dtype=np.float64)
+    out: NDArray[np.int64] = np.full(s.shape, len(level_sizes), dtype=np.int64)
+    for level in range(cum.size - 1, -1, -1):  # outermost first: the innermost holding it wins
+        size = float(cum[level])
+        out[(s <= size) & (np.fmod(size, s) == 0.0)] = level  # spans are positive: fmod is mod
     return out
 
 

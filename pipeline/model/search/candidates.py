@@ -14,7 +14,6 @@ from pipeline.model.caches import register
 from pipeline.model.compute.layer import (
     LayerTimes,
     layer_matmul_time_s,
-    layer_times_s,
     with_rerun_s,
 )
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
@@ -40,7 +39,7 @@ from pipeline.model.search.enumeration import layout_table, realistic_layout_row
 from pipeline.model.search.grid import (
     cheapest_fitting_mode,
     grid_kv_width,
-    grid_layer_work,
+    grid_layer_times_s,
     grid_params_per_gpu,
 )
 from pipeline.model.search.memo import ByteBoundedMemo
@@ -322,9 +321,7 @@ def _realistic_candidates(
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
     local = shape.sparsity // ep_  # the experts on one GPU
     shards, at = unique_rows(np.stack([tpm, tpff, nano, local], axis=1))  # few distinct shapes
-    unique = shards.astype(np.float64)
-    work = grid_layer_work(physics, shape, *(unique[:, k] for k in range(4)))
-    times = layer_times_s(hw, physics, work)
+    times = grid_layer_times_s(hw, physics, shape, shards)
     ring = cp is not None and physics.attention  # without attention there is no K/V ring
     extra = None
     if physics.memory_bound_ops:

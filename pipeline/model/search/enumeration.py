@@ -294,10 +294,86 @@ def _context_parallel_table(
     """Whole-sequence layouts with context parallelism: `layout_table`'s rows (c = 1), then
     those of each c in `context_parallel_degrees` with a nonzero nanobatch (N_DP = d·c,
     nanobatch over d·c), and each row's c; with `tp_unit`, only N_TP dividing it
-    (`layout_rows`). Read-only; None if empty."""
+    (`layout_rows`). Read-only; None if empty.
+
+    The rows are `layout_rows`' for each c, made in one pass: with whole sequences the
+    schedules of N_DP·N_PP = r (N_PP, d, m, zero-bubble) do not depend on c, so every (N_TP,
+    c) piece gathers the c = 1 schedule rows of its r = N/(N_EP·N_TP·c) (`_schedule_rows`,
+    shared with the c = 1 block and the other c whose r is the same) and the table sets N_DP
+    = d·c and the nanobatch B_tok/(d·c·m·S) of every row at once. Under Q8
+    (`reject_non_divisible`, which rejects d by d·c) each c keeps its own `layout_rows`."""
+    cs = (1, *context_parallel_degrees(shape, max_cp))
+    if opts.quirks.reject_non_divisible:
+        return _per_degree_table(shape, n_gpu, opts, tensor_parallel, cs, few, tp_unit)
+    ep = math.gcd(n_gpu, shape.sparsity)
+    q = n_gpu // ep
+    key = ScheduleKey.of(shape, opts, True, few)
+    d_model, d_ff, window = shape.d_model, shape.d_ff, opts.tp_ff_window
+    tps = [
+        (tp, choices)
+        for tp in divisors(math.gcd(q, d_model * d_ff, tp_unit))
+        if (choices := tp_ff_choices(tp, d_model, d_ff, window, tensor_parallel))
+    ]
+    pieces: list[IntArray] = []
+    ff_parts: list[IntArray] = []
+    piece_tp: list[int] = []
+    piece_c: list[int] = []
+    lengths: list[int] = []
+    for c in cs:
+        for tp, ff_choices in tps:
+            if (q // tp) % c:
+                continue
+            rows = _schedule_rows(key, 1, q // (tp * c))
+            if rows is None:
+                continue
+            if len(ff_choices) == 1:
+                piece = rows.rows
+                ff = np.full(piece.shape[0], ff_choices[0], dtype=np.int64)
+            else:
+                order, which = rows.interleaved(len(ff_choices))
+                piece = rows.rows[order]
+                ff = np.asarray(ff_choices, dtype=np.int64)[which]
+            pieces.append(piece)
+            ff_parts.append(ff)
+            piece_tp.append(tp)
+            piece_c.append(c)
+            lengths.append(piece.shape[0])
+    if not pieces:
+        return None
+    schedules = np.concatenate(pieces)
+    sizes = np.asarray(lengths, dtype=np.int64)
+    cp = np.repeat(np.asarray(piece_c, dtype=np.int64), sizes)
+    ff = np.concatenate(ff_parts)
+    table = np.empty((schedules.shape[0], 8), dtype=np.int64)
+    table[:, 0] = schedules[:, 0] * cp
+    table[:, 1] = np.repeat(np.asarray(piece_tp, dtype=np.int64), sizes) // ff
+    table[:, 2] = ff
+    table[:, [3, 5, 6]] = schedules[:, 1:4]
+    table[:, 4] = ep
+    table[:, 7] = shape.batch_tokens // (table[:, 0] * table[:, 5] * shape.sparsity)
+    keep = (cp == 1) | (table[:, 7] > 0)
+    if not keep.any():
+        return None
+    if not keep.all():
+        table, cp = table[keep], cp[keep]
+    table.setflags(write=False)
+    cp.setflags(write=False)
+    return table, cp
+
+
+def _per_degree_table(
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    tensor_parallel: TensorParallel,
+    cs: tuple[int, ...],
+    few: bool,
+    tp_unit: int,
+) -> tuple[IntArray, IntArray] | None:
+    """`_context_parallel_table` as `layout_rows` of each c in `cs` in turn."""
     parts: list[IntArray] = []
     cps: list[IntArray] = []
-    for c in (1, *context_parallel_degrees(shape, max_cp)):
+    for c in cs:
         block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, few, tp_unit)
         if block is None:
             continue
@@ -342,6 +418,8 @@ def realistic_layout_rows(
     sequences, else `layout_table` (c None: no context parallelism); plain 1F1B with m < N_PP
     among them with `physics.few_microbatches`; with `tp_unit` > 0 only the rows whose N_TP
     divides it (`layout_rows`). None if there is none."""
+    if not may_have_layouts(shape, n_gpu, opts, physics, tp_unit):
+        return None
     few = physics.few_microbatches
     if tries_context_parallel(physics):
         return context_parallel_table(
@@ -350,3 +428,26 @@ def realistic_layout_rows(
     whole, tensor = physics.whole_sequences, physics.tensor_parallel
     table = layout_table(shape, n_gpu, opts, whole, tensor, few, tp_unit)
     return None if table is None else (table, None)
+
+
+def may_have_layouts(
+    shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics, tp_unit: int = 0
+) -> bool:
+    """False only when `realistic_layout_rows` has no row at n_gpu: when q = N/N_EP does not
+    divide U·c_max·L·B, U = gcd(d_model·d_ff, `tp_unit`) (gcd(x, 0) = x), c_max the largest
+    context-parallel degree tried (1 when none), L the layers and B the batch's split unit
+    (its sequences with whole sequences, else its tokens). A few integer operations, where the
+    table is a loop over N_TP and c: most node multiples of a walk have no layout at all.
+
+    Proof. A row has q = N_TP·c·d·N_PP (`layout_rows`, `_schedule_rows`: N_DP·N_PP = r =
+    q/(N_TP·c), N_DP = d·c) with N_TP dividing U, c a power of two up to c_max (so dividing
+    it), N_PP dividing L and d dividing B (a divisor of gcd(r, B)); the product of four
+    divisors divides the product of their multiples. The schedules, nanobatches and Q8 only
+    remove rows."""
+    whole = physics.whole_sequences or opts.quirks.whole_sequences
+    most_cp = 1
+    if tries_context_parallel(physics):
+        most_cp = max((1, *context_parallel_degrees(shape, physics.max_context_parallel)))
+    split = shape.batch_seqs if whole else shape.batch_tokens
+    room = math.gcd(shape.d_model * shape.d_ff, tp_unit) * most_cp * shape.n_layers * split
+    return room % (n_gpu // math.gcd(n_gpu, shape.sparsity)) == 0

@@ -62,6 +62,7 @@ from pipeline.model.search.counts import (
     series_shape,
     weight_training_flop,
 )
+from pipeline.model.search.enumeration import may_have_layouts
 from pipeline.model.search.floors import (
     layout_step_floors_s,
     step_floor_terms_s,
@@ -507,11 +508,13 @@ class _Walk:
             return None
         hw, physics, opts, shape, prune = self.hw, self.physics, self.opts, self.shape, self.prune
         steps = shape.n_tokens / float(shape.batch_tokens)
+        unit = domain_tp_unit(hw, physics, n_gpu) if prune else 0
+        if unit and not may_have_layouts(shape, n_gpu, opts, physics, unit):
+            return None  # no usable layout (`layout_step_floors_s` would find no row)
         floor_s = self.fixed_s + self.flop_s / n_gpu
         if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s:
             floor_s = max(floor_s, tensor_parallel_floor_s(hw, physics, opts, shape, n_gpu))
         floors = None
-        unit = domain_tp_unit(hw, physics, n_gpu) if prune else 0
         if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s:
             floors = layout_step_floors_s(hw, physics, opts, shape, n_gpu, unit)
             if unit and floors is None:

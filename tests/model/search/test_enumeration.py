@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
+from numpy.typing import NDArray
 
 from pipeline.model.records.options import SearchOptions
-from pipeline.model.records.scaling import model_shape
+from pipeline.model.records.scaling import ModelShape, model_shape
 from pipeline.model.records.switches import TensorParallel
 from pipeline.model.search.candidates import Candidates, enumerate_candidates
 from pipeline.model.search.enumeration import (
     CP_TABLE_CACHE_BYTES,
     ScheduleRows,
+    _context_parallel_table,
+    context_parallel_degrees,
     context_parallel_table,
+    layout_rows,
+    may_have_layouts,
     realistic_layout_rows,
 )
 from pipeline.model.search.realistic import realistic_steps
@@ -94,3 +100,68 @@ def test_context_parallel_tables_of_a_walk_stay_kept_within_their_bytes() -> Non
     assert after.hits == before.hits + 1
     assert after.misses == before.misses
     assert 0 < after.nbytes <= CP_TABLE_CACHE_BYTES
+
+
+def _per_degree_reference(
+    shape: ModelShape, n_gpu: int, tensor: TensorParallel, few: bool, unit: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
+    """The context-parallel table as `layout_rows` of each c in turn, c > 1 rows with a
+    nonzero nanobatch (the simple construction the one-pass table must equal)."""
+    parts, cps = [], []
+    for c in (1, *context_parallel_degrees(shape, 16)):
+        block = layout_rows(shape, n_gpu, SearchOptions(), True, tensor, c, few, unit)
+        if block is None:
+            continue
+        block = block if c == 1 else block[block[:, 7] > 0]
+        parts.append(block)
+        cps.append(np.full(block.shape[0], c, dtype=np.int64))
+    if not parts or not sum(p.shape[0] for p in parts):
+        return None
+    return np.concatenate(parts), np.concatenate(cps)
+
+
+def test_context_parallel_table_equals_layout_rows_of_each_degree() -> None:
+    """The one-pass context-parallel table holds `layout_rows`' rows of every c in order, with
+    each row's c, for dense and sparse models, 1-D, 2-D and both, with and without plain 1F1B
+    below the stages and a tensor-parallel unit, on powers of two and node multiples."""
+    sizes = (8, 24, 96, 1000, 4096, 5 * 2**12, 3 * 2**17, 2**20)
+    for scaling, width in (("dense", 12288), ("dense", 49152), ("sparse", 16384)):
+        shape = model_shape(width, load_scenario(compose_config([f"scaling={scaling}"])).laws)
+        for tensor in TensorParallel:
+            for few, unit, n_gpu in itertools.product((False, True), (0, 8, 64), sizes):
+                got = _context_parallel_table(shape, n_gpu, SearchOptions(), tensor, 16, few, unit)
+                want = _per_degree_reference(shape, n_gpu, tensor, few, unit)
+                assert (got is None) == (want is None)
+                if got is not None and want is not None:
+                    assert np.array_equal(got[0], want[0])
+                    assert np.array_equal(got[1], want[1])
+
+
+def test_may_have_layouts_is_false_only_where_the_realistic_table_is_empty() -> None:
+    """On every node multiple up to 4,096 GPUs, dense and sparse, with and without a tensor-
+    parallel unit and context parallelism, a size `may_have_layouts` rejects has no realistic
+    layout row, and some sizes are rejected."""
+    realistic = load_scenario(compose_config(["physics=realistic"])).physics
+    no_cp = dataclasses.replace(realistic, max_context_parallel=1)
+    tokens = dataclasses.replace(no_cp, whole_sequences=False)
+    rejected = 0
+    for scaling, width in (("dense", 12288), ("sparse", 16384)):
+        shape = model_shape(width, load_scenario(compose_config([f"scaling={scaling}"])).laws)
+        for physics, unit, n_gpu in itertools.product(
+            (realistic, no_cp, tokens), (0, 8), range(8, 4097, 8)
+        ):
+            if may_have_layouts(shape, n_gpu, SearchOptions(), physics, unit):
+                continue
+            rejected += 1
+            if physics is realistic:
+                table = _context_parallel_table(
+                    shape, n_gpu, SearchOptions(), physics.tensor_parallel, 16, True, unit
+                )
+                assert table is None
+            else:
+                whole = physics.whole_sequences
+                tensor = physics.tensor_parallel
+                assert (
+                    layout_rows(shape, n_gpu, SearchOptions(), whole, tensor, 1, True, unit) is None
+                )
+    assert rejected > 0

@@ -224,6 +224,7 @@ def candidate_runs(
         overlap_tp=flags & o.overlap_tp,
         dp_overlap=flags & physics.dp_overlap,
         tp_overlap_in_domain=flags & physics.tp_overlap_in_domain,
+        grad_reduce_fp32=flags & physics.grad_reduce_fp32,
     )
 
 
@@ -306,4 +307,5 @@ def run_layout_of(c: Candidates, row: int, shape: ModelShape, physics: Physics) 
         sequence_parallel=tp > 1,
         recompute=RECOMPUTE_ORDER[int(c.recompute[row])],
         zero_stage=physics.zero_stage,
+        grad_reduce_fp32=physics.grad_reduce_fp32,
     )

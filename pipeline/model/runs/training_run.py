@@ -100,6 +100,9 @@ class RunLayouts:
     tp_overlap_in_domain: NDArray[np.bool_] | None = None
     """TP overlap only inside the fastest level (`step.assembly.Schedule`); None: anywhere
     (a run's `tp_comm_overlap` sets both)."""
+    grad_reduce_fp32: NDArray[np.bool_] | None = None
+    """Gradients reduced in FP32 (`step.assembly.Schedule.grad_reduce_fp32`); None: at w (a
+    run's `grad_reduce_fp32`, a grid row's with `physics.grad_reduce_fp32`)."""
 
     @classmethod
     def of(cls, layouts: Sequence[RunLayout]) -> RunLayouts:
@@ -129,6 +132,7 @@ class RunLayouts:
             overlap_tp=tp_overlap,
             dp_overlap=np.array([lay.dp_overlap for lay in layouts], dtype=bool),
             tp_overlap_in_domain=tp_overlap,
+            grad_reduce_fp32=np.array([lay.grad_reduce_fp32 for lay in layouts], dtype=bool),
         )
 
     @property
@@ -472,6 +476,7 @@ def run_costs(
         tp_overlap_in_domain=never
         if lay.tp_overlap_in_domain is None
         else lay.tp_overlap_in_domain,
+        grad_reduce_fp32=lay.grad_reduce_fp32,
     )
     step = step_parts(
         net, physics.attention, parts, groups, schedule, params, shape.experts > 1, t_opt

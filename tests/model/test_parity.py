@@ -109,10 +109,12 @@ def test_parity_layer_time_with_tensor_parallelism_and_operators() -> None:
         assert matched_run(c, int(row), grid_model(), physics).t_layer_s[0] == c.t_layer_s[row]
 
 
-def test_parity_memory_and_optimizer_step() -> None:
+@pytest.mark.parametrize("fp32", [False, True], ids=["bf16_grads", "fp32_grads"])
+def test_parity_memory_and_optimizer_step(fp32: bool) -> None:
     """A candidate's bytes per GPU under its chosen mode and its optimizer step equal the
-    matched run's, exactly (ZeRO state, activations, microbatches in flight)."""
-    physics = realistic()
+    matched run's, exactly (ZeRO state, activations, microbatches in flight), with 16-bit
+    and FP32 gradients."""
+    physics = realistic(grad_reduce_fp32=fp32)
     shape = grid_model()
     c, rows = grid_rows(physics)
     assert c.recompute is not None
@@ -228,16 +230,22 @@ def candidate_runs(
     )
 
 
+@pytest.mark.parametrize("fp32", [False, True], ids=["bf16_grads", "fp32_grads"])
 @pytest.mark.parametrize("opts", OVERLAPS, ids=["exposed", "overlapped"])
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_parity_step_and_parts_of_every_candidate_kind(kind: str, opts: SearchOptions) -> None:
+def test_parity_step_and_parts_of_every_candidate_kind(
+    kind: str, opts: SearchOptions, fp32: bool
+) -> None:
     """Every candidate of each kind (1-D and 2-D tensor parallelism, context parallelism,
     experts one or several a GPU, interleaved and zero-bubble schedules) has the step time and every part of it
     (compute, TP, EP, PP and DP communication, bubble, optimizer) of the run of its layout,
-    exactly, with the overlaps off and on."""
+    exactly, with the overlaps off and on, with 16-bit and FP32 gradients."""
     sparse, d_model, max_cp, n_gpu, select = KINDS[kind]
     physics = realistic(
-        max_context_parallel=max_cp, tensor_parallel=TensorParallel.BOTH, tp_in_domain=False
+        max_context_parallel=max_cp,
+        tensor_parallel=TensorParallel.BOTH,
+        tp_in_domain=False,
+        grad_reduce_fp32=fp32,
     )
     laws = ScalingLaws(sparse=sparse)
     shape = grid_shape(physics, model_shape(d_model, laws, SearchOptions().quirks))

@@ -44,6 +44,8 @@ from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, w
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.gpu_memory import (
     FP8_WEIGHT_COPY_BYTES_PER_PARAM,
+    FP32_GRADIENT_BYTES_PER_PARAM,
+    GRADIENT_BYTES_PER_PARAM,
     LayerShape,
     ParamsPerGpu,
     activation_bytes_per_layer,
@@ -363,13 +365,19 @@ def run_memory_bytes(
     ]
     per_layer = _by_mode(lay.recompute, per_mode)
 
+    gradient_bytes = (
+        GRADIENT_BYTES_PER_PARAM
+        if lay.grad_reduce_fp32 is None
+        else np.where(lay.grad_reduce_fp32, FP32_GRADIENT_BYTES_PER_PARAM, GRADIENT_BYTES_PER_PARAM)
+    )
+
     def stage_bytes(layers: Array, index: Array, embedding: bool) -> Array:
         params = run_params_per_gpu(shape, lay, layers)
         if not embedding:  # the embedding's share: a stage without it holds L_i layers only
             params = dataclasses.replace(
                 params, replicated=params.replicated - float(shape.vocab) * h / lay.tp
             )
-        state = state_bytes(params, lay.zero_stage, lay.zero_dp, lay.expert_dp)
+        state = state_bytes(params, lay.zero_stage, lay.zero_dp, lay.expert_dp, gradient_bytes)
         if fp8:  # the layers' weights, the embedding's V·h/t (held by an outer stage) aside
             matrices = np.where(lay.pp == 1, shape.embedding_matrices, 1.0) * embedding
             layer_params = params.total - matrices * float(shape.vocab) * h / lay.tp

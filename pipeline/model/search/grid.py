@@ -19,6 +19,8 @@ from numpy.typing import NDArray
 from pipeline.model.caches import cached
 from pipeline.model.compute.layer import LayerWork, layer_launch_times
 from pipeline.model.memory.gpu_memory import (
+    FP32_GRADIENT_BYTES_PER_PARAM,
+    GRADIENT_BYTES_PER_PARAM,
     LayerShape,
     ParamsPerGpu,
     activation_bytes_per_layer,
@@ -197,7 +199,10 @@ def grid_memory_by_mode_bytes(
     microbatches, interleave, zero_bubble = schedule
     tp = tp_model * tp_ff
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
-    model_state = state_bytes(params, physics.zero_stage, dp * ep, dp)
+    gradient_bytes = (
+        FP32_GRADIENT_BYTES_PER_PARAM if physics.grad_reduce_fp32 else GRADIENT_BYTES_PER_PARAM
+    )
+    model_state = state_bytes(params, physics.zero_stage, dp * ep, dp, gradient_bytes)
     tokens = nano * shape.sparsity / ep
     split = (sequence_parallel_degree(physics, tp_model, tp_ff), tp)
     heads = shape.d_model / GRID_HEAD_DIM

@@ -9,7 +9,8 @@ switch that searches a run's layout), `experts`
 (default true),
 `gpu_budget` (default null: a searched layout uses exactly the given GPUs; a number: at most that many), `microbatch_group` (default 0: pp), `overlap_p2p`, `overlap_dp`, `dp_overlap`
 (Megatron-Core's distributed optimizer overlap), `tp_comm_overlap` (Transformer Engine's,
-inside NVLink only) and `cp_all_gather` (default false) and `tokens` (default null: the scaling law's
+inside NVLink only), `cp_all_gather` and `grad_reduce_fp32` (gradients reduced in FP32)
+(default false) and `tokens` (default null: the scaling law's
 tokens per parameter times the run's parameters), declared from the `TransformerShape`,
 `RunLayout` and `RunSpec` fields. They may come from a user's own `--config-dir`; docs/configuration.md
 documents them. Layers need not divide `pp`: `stage_layers` places them (Llama 3's placement).
@@ -45,6 +46,7 @@ OPTIONAL_RUN_SWITCHES = {
     "dp_overlap": False,
     "tp_comm_overlap": False,
     "cp_all_gather": False,
+    "grad_reduce_fp32": False,
 }
 """Switches that may be left out, with the default of Megatron-LM's GPT runs (2021-2022)."""
 RUN_RECOMPUTE = (Recompute.NONE.value, Recompute.SELECTIVE.value, Recompute.FULL.value)
@@ -131,6 +133,7 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
         dp_overlap=optional_switch(sec, "dp_overlap"),
         tp_comm_overlap=optional_switch(sec, "tp_comm_overlap"),
         cp_all_gather=optional_switch(sec, "cp_all_gather"),
+        grad_reduce_fp32=optional_switch(sec, "grad_reduce_fp32"),
     )
     search = sec.boolean("layout_search") if sec.has("layout_search") else False
     run = RunSpec(

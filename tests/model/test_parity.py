@@ -115,12 +115,17 @@ def test_parity_layer_time_with_tensor_parallelism_and_operators() -> None:
         assert matched_run(c, int(row), grid_model(), physics).t_layer_s[0] == c.t_layer_s[row]
 
 
-@pytest.mark.parametrize("precision", list(Precision))
-def test_parity_memory_and_optimizer_step(precision: Precision) -> None:
+@pytest.mark.parametrize(
+    ("precision", "fp32"),
+    [(Precision.BF16, False), (Precision.FP8, False), (Precision.BF16, True)],
+    ids=["bf16", "fp8", "bf16_fp32_grads"],
+)
+def test_parity_memory_and_optimizer_step(precision: Precision, fp32: bool) -> None:
     """A candidate's bytes per GPU under its chosen mode and its optimizer step equal the
     matched run's, exactly (ZeRO state, activations, microbatches in flight), under BF16 and
-    under FP8 (its layers' FP8 weight copies and 1-byte GEMM inputs, docs/model.md R.11)."""
-    physics = realistic(precision=precision)
+    under FP8 (its layers' FP8 weight copies and 1-byte GEMM inputs, docs/model.md R.11), with
+    16-bit and FP32 gradients."""
+    physics = realistic(precision=precision, grad_reduce_fp32=fp32)
     shape = grid_model()
     c, rows = grid_rows(physics)
     assert c.recompute is not None
@@ -240,19 +245,26 @@ def candidate_runs(
         overlap_tp=flags & o.overlap_tp,
         dp_overlap=flags & physics.dp_overlap,
         tp_overlap_in_domain=flags & physics.tp_overlap_in_domain,
+        grad_reduce_fp32=flags & physics.grad_reduce_fp32,
     )
 
 
+@pytest.mark.parametrize("fp32", [False, True], ids=["bf16_grads", "fp32_grads"])
 @pytest.mark.parametrize("opts", OVERLAPS, ids=["exposed", "overlapped"])
 @pytest.mark.parametrize("kind", list(KINDS))
-def test_parity_step_and_parts_of_every_candidate_kind(kind: str, opts: SearchOptions) -> None:
+def test_parity_step_and_parts_of_every_candidate_kind(
+    kind: str, opts: SearchOptions, fp32: bool
+) -> None:
     """Every candidate of each kind (1-D and 2-D tensor parallelism, context parallelism,
     experts one or several a GPU, interleaved and zero-bubble schedules) has the step time and every part of it
     (compute, TP, EP, PP and DP communication, bubble, optimizer) of the run of its layout,
-    exactly, with the overlaps off and on."""
+    exactly, with the overlaps off and on, with 16-bit and FP32 gradients."""
     sparse, d_model, max_cp, n_gpu, select = KINDS[kind]
     physics = realistic(
-        max_context_parallel=max_cp, tensor_parallel=TensorParallel.BOTH, tp_in_domain=False
+        max_context_parallel=max_cp,
+        tensor_parallel=TensorParallel.BOTH,
+        tp_in_domain=False,
+        grad_reduce_fp32=fp32,
     )
     laws = ScalingLaws(sparse=sparse)
     shape = grid_shape(physics, model_shape(d_model, laws, SearchOptions().quirks))
@@ -322,6 +334,7 @@ def run_layout_of(c: Candidates, row: int, shape: ModelShape, physics: Physics) 
         sequence_parallel=tp > 1,
         recompute=RECOMPUTE_ORDER[int(c.recompute[row])],
         zero_stage=physics.zero_stage,
+        grad_reduce_fp32=physics.grad_reduce_fp32,
     )
 
 

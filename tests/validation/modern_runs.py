@@ -69,13 +69,21 @@ class _Stack:
     tp_comm_overlap: bool
     """Transformer Engine's TP communication overlap (Megatron-Core's `--tp-comm-overlap`,
     NeMo's `ub_tp_comm_overlap`), effective inside NVLink only (`RunLayout.tp_comm_overlap`)."""
+    grad_reduce_fp32: bool
+    """BF16 (and FP8) rows reduce their gradients in FP32 (`RunLayout.grad_reduce_fp32`):
+    Megatron-LM's `--accumulate-allreduce-grads-in-fp32`, set for BF16 unless
+    `--grad-reduce-in-bf16` (which the scaling table does not state), and NeMo's
+    `grad_sync_dtype`, FP32 unless set (NeMo Framework user guide, "Communication Overlap"; the
+    launcher recipes of NeMo 24.07 and Nemotron-4 leave it unset: ASSUMED for the Nemotron-4
+    production runs, as their overlaps are). FP16 rows reduce at 16 bits."""
 
 
-STACK_2021_2022 = _Stack("fused", 0, False, False, False)
+STACK_2021_2022 = _Stack("fused", 0, False, False, False, False)
 """Megatron-LM 2021, Megatron-DeepSpeed and SwissArmyTransformer (GPT-3 example, BLOOM, GLM):
 none of these overlaps existed (the GPT-3 example's script, BigScience's tr11 slurm file and
-GLM-130B's configs set none)."""
-STACK_2024 = _Stack("flash", 1, True, True, True)
+GLM-130B's configs set none); gradients reduced at 16 bits (FP16 runs; BLOOM's BF16 ones through
+DeepSpeed, whose gradient communication takes the BF16 model's type unless configured)."""
+STACK_2024 = _Stack("flash", 1, True, True, True, True)
 """Megatron-Core / NeMo with Transformer Engine (Nemotron-4, the scaling table, NeMo 24.07).
 Per source: the Megatron-LM README's scaling table states `--overlap-grad-reduce
 --overlap-param-gather` and `--tp-comm-overlap` (the row's cells say yes); NeMo 24.07's
@@ -204,6 +212,7 @@ def layout_of(row: Mapping[str, str]) -> RunLayout:
         overlap_dp=overlap_grads and not stack.distributed_optimizer,
         dp_overlap=overlap_grads and stack.distributed_optimizer,
         tp_comm_overlap=tp > 1 and _yes(row, "tp_comm_overlap", stack.tp_comm_overlap),
+        grad_reduce_fp32=stack.grad_reduce_fp32 and row["precision"] in ("bf16", "fp8"),
     )
 
 

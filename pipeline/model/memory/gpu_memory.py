@@ -26,6 +26,8 @@ WEIGHT_BYTES_PER_PARAM = 2.0
 """16-bit model weights."""
 GRADIENT_BYTES_PER_PARAM = 2.0
 """16-bit gradients."""
+FP32_GRADIENT_BYTES_PER_PARAM = 4.0
+"""Gradients accumulated and reduced in FP32 (a run's `grad_reduce_fp32`, docs/model.md R.5)."""
 ADAM_STATE_BYTES_PER_PARAM = 12.0
 """fp32 master weights, momentum and variance: K = 12 (ZeRO §3.1)."""
 LOGITS_BYTES_PER_ELEMENT = 4.0
@@ -36,15 +38,19 @@ FP8 copy (1 byte) and, as Hopper's FP8 GEMMs take one operand layout only, its t
 the backward pass (1 byte)."""
 
 
-def model_state_bytes_per_param(zero_stage: Stage, dp: Array) -> Array:
+def model_state_bytes_per_param(
+    zero_stage: Stage, dp: Array, gradient_bytes: Array | float = GRADIENT_BYTES_PER_PARAM
+) -> Array:
     """Bytes per parameter of weights, gradients and Adam state under ZeRO over dp replicas.
 
     Stage 0: 2 + 2 + 12 = 16; stage 1 shards the 12 optimizer bytes over dp; stage 2 also
-    the gradients; stage 3 also the weights (Rajbhandari et al. 2020, Figure 1).
+    the gradients; stage 3 also the weights (Rajbhandari et al. 2020, Figure 1). Gradients
+    held in FP32 (`gradient_bytes` 4, docs/model.md R.5: Megatron-LM's FP32 gradient buffer
+    when it reduces in FP32) take 4 bytes in place of 2.
     """
     stage = np.asarray(zero_stage)
     weights = np.where(stage >= 3, WEIGHT_BYTES_PER_PARAM / dp, WEIGHT_BYTES_PER_PARAM)
-    grads = np.where(stage >= 2, GRADIENT_BYTES_PER_PARAM / dp, GRADIENT_BYTES_PER_PARAM)
+    grads = np.where(stage >= 2, gradient_bytes / dp, gradient_bytes)
     state = np.where(stage >= 1, ADAM_STATE_BYTES_PER_PARAM / dp, ADAM_STATE_BYTES_PER_PARAM)
     out: Array = weights + grads + state
     return out
@@ -67,12 +73,18 @@ class ParamsPerGpu:
         return out
 
 
-def state_bytes(params: ParamsPerGpu, zero_stage: Stage, dp: Array, expert_dp: Array) -> Array:
-    """Weights, gradients and Adam state on one GPU: each group's parameters at its ZeRO
-    sharding (`model_state_bytes_per_param`)."""
+def state_bytes(
+    params: ParamsPerGpu,
+    zero_stage: Stage,
+    dp: Array,
+    expert_dp: Array,
+    gradient_bytes: Array | float = GRADIENT_BYTES_PER_PARAM,
+) -> Array:
+    """Weights, gradients (`gradient_bytes` each) and Adam state on one GPU: each group's
+    parameters at its ZeRO sharding (`model_state_bytes_per_param`)."""
     out: Array = params.replicated * model_state_bytes_per_param(
-        zero_stage, dp
-    ) + params.expert * model_state_bytes_per_param(zero_stage, expert_dp)
+        zero_stage, dp, gradient_bytes
+    ) + params.expert * model_state_bytes_per_param(zero_stage, expert_dp, gradient_bytes)
     return out
 
 

@@ -50,6 +50,14 @@ class RunLayout:
     """Context parallelism all-gathers K and V before the attention core and reduce-scatters
     their gradients after it, exposed on the critical path (Llama 3 §3.3.2, "all-gather based
     CP"); false: ring attention, each K/V shard's exchange overlapping the blockwise core."""
+    grad_reduce_fp32: bool = False
+    """Gradients held and reduced in FP32, 4 bytes per parameter (the gradient buffer; the
+    reduce-scatter, or the all-reduce when unsharded; the parameter all-gather stays 16-bit):
+    Megatron-LM's default for BF16
+    (`--accumulate-allreduce-grads-in-fp32`, set unless `--grad-reduce-in-bf16`), NeMo's
+    (`grad_sync_dtype` FP32 unless set to bf16: NeMo Framework user guide, "Communication
+    Overlap") and Llama 3's (Llama Team 2024 §3.3.2, "Numerical stability"); false: 16-bit,
+    as FP16 runs reduce them."""
 
     @property
     def n_gpu(self) -> int:

@@ -153,6 +153,11 @@ class Physics:
     """A ring collective whose group crosses nodes stripes its crossing traffic over the NICs of
     its ranks in each node, as NCCL builds a ring per NIC (`network.groups.Levels.at`); off,
     its crossing edge has one GPU's link of the level. Needs the preset's `nics_per_node`."""
+    grad_reduce_fp32: bool = False
+    """Grid layouts hold and reduce their gradients in FP32, 4 bytes per parameter (the
+    reduce-scatter, or the all-reduce when unsharded; the parameter all-gather stays 16-bit),
+    as Megatron-LM does for BF16 unless told `--grad-reduce-in-bf16` (docs/model.md R.5);
+    off, the paper's w."""
     cluster_sizes: ClusterSizes = ClusterSizes.POWERS_OF_TWO
     """Cluster sizes the walk tries: the paper's S·2^i or any multiple of the NVLink domain. A
     rule of the walk, not of a step: the paper's step model runs with either (`is_paper`)."""
@@ -179,6 +184,7 @@ class Physics:
             or self.cp_all_gather
             or self.batch_at_row_flop
             or self.nic_striping
+            or self.grad_reduce_fp32
         )
 
 

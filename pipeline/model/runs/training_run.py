@@ -43,6 +43,8 @@ from pipeline.model.compute.flop import (
 from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, with_rerun_s
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.gpu_memory import (
+    FP32_GRADIENT_BYTES_PER_PARAM,
+    GRADIENT_BYTES_PER_PARAM,
     LayerShape,
     ParamsPerGpu,
     fp8_weight_copy_bytes,
@@ -99,6 +101,9 @@ class RunLayouts:
     tp_overlap_in_domain: NDArray[np.bool_] | None = None
     """TP overlap only inside the fastest level (`step.assembly.Schedule`); None: anywhere
     (a run's `tp_comm_overlap` sets both)."""
+    grad_reduce_fp32: NDArray[np.bool_] | None = None
+    """Gradients reduced in FP32 (`step.assembly.Schedule.grad_reduce_fp32`); None: at w (a
+    run's `grad_reduce_fp32`, a grid row's with `physics.grad_reduce_fp32`)."""
 
     @classmethod
     def of(cls, layouts: Sequence[RunLayout]) -> RunLayouts:
@@ -128,6 +133,7 @@ class RunLayouts:
             overlap_tp=tp_overlap,
             dp_overlap=np.array([lay.dp_overlap for lay in layouts], dtype=bool),
             tp_overlap_in_domain=tp_overlap,
+            grad_reduce_fp32=np.array([lay.grad_reduce_fp32 for lay in layouts], dtype=bool),
         )
 
     @property
@@ -343,13 +349,19 @@ def run_memory_bytes(
     ]
     per_layer = _by_mode(lay.recompute, per_mode)
 
+    gradient_bytes = (
+        GRADIENT_BYTES_PER_PARAM
+        if lay.grad_reduce_fp32 is None
+        else np.where(lay.grad_reduce_fp32, FP32_GRADIENT_BYTES_PER_PARAM, GRADIENT_BYTES_PER_PARAM)
+    )
+
     def stage_bytes(layers: Array, index: Array, embedding: bool) -> Array:
         params = run_params_per_gpu(shape, lay, layers)
         if not embedding:  # the embedding's share: a stage without it holds L_i layers only
             params = dataclasses.replace(
                 params, replicated=params.replicated - float(shape.vocab) * h / lay.tp
             )
-        state = state_bytes(params, lay.zero_stage, lay.zero_dp, lay.expert_dp)
+        state = state_bytes(params, lay.zero_stage, lay.zero_dp, lay.expert_dp, gradient_bytes)
         if fp8:  # the layers' weights, the embedding's V·h/t (held by an outer stage) aside
             matrices = np.where(lay.pp == 1, shape.embedding_matrices, 1.0) * embedding
             layer_params = params.total - matrices * float(shape.vocab) * h / lay.tp
@@ -456,6 +468,7 @@ def run_costs(
         tp_overlap_in_domain=never
         if lay.tp_overlap_in_domain is None
         else lay.tp_overlap_in_domain,
+        grad_reduce_fp32=lay.grad_reduce_fp32,
     )
     step = step_parts(
         net, physics.attention, parts, groups, schedule, params, shape.experts > 1, t_opt

@@ -137,6 +137,7 @@ def realistic_steps(
         dp_overlap=flags & physics.dp_overlap,
         sharded=flags & (physics.zero_stage >= 1),
         tp_overlap_in_domain=flags & physics.tp_overlap_in_domain,
+        grad_reduce_fp32=flags if physics.grad_reduce_fp32 else None,
     )
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
     parts = step_parts(

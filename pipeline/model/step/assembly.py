@@ -59,12 +59,18 @@ def dp_bucket_params(dense_dp: Array) -> Array:
     return out
 
 
+GRAD_FP32_BYTES = 4.0
+"""Bytes of a gradient reduced in FP32 (`Schedule.grad_reduce_fp32`): twice the 16-bit w."""
+
+
 def distributed_optimizer_exposed_s(
     t_reduce_s: Array,
     t_bucket_s: Array,
     t_backward_s: Array,
     t_forward_s: Array,
     sharded: Flags,
+    t_gather_s: Array | None = None,
+    t_gather_bucket_s: Array | None = None,
 ) -> Array:
     """The gradient reduction's part on the critical path under Megatron-Core's distributed
     optimizer with `overlap_grad_reduce` and `overlap_param_gather` (Megatron Core developer
@@ -78,13 +84,45 @@ def distributed_optimizer_exposed_s(
     first layers' gradients come last); the all-gather of the updated parameters runs beside
     the next step's first forward `t_forward_s` bucket by bucket, at least the first bucket's
     exposed. Unsharded, the all-reduce overlaps the backward alike:
-      sharded:   max(t/2 − t_bwd, t_b/2) + max(t/2 − t_fwd, t_b/2)
+      sharded:   max(t/2 − t_bwd, t_b/2) + max(t'/2 − t_fwd, t'_b/2)
       unsharded: max(t − t_bwd, t_b)
+    t' and t'_b (`t_gather_s`, `t_gather_bucket_s`): the all-reduce of the 16-bit parameters
+    whose half the all-gather is, when the gradients are reduced at another width
+    (`GRAD_FP32_BYTES`); None: t and t_b.
     """
+    gather_all = t_reduce_s if t_gather_s is None else t_gather_s
+    gather_bucket = t_bucket_s if t_gather_bucket_s is None else t_gather_bucket_s
     reduce = np.where(sharded, 0.5 * t_reduce_s, t_reduce_s)
     last = np.where(sharded, 0.5 * t_bucket_s, t_bucket_s)
-    gather = np.where(sharded, np.maximum(0.5 * t_reduce_s - t_forward_s, 0.5 * t_bucket_s), 0.0)
+    gather = np.where(sharded, np.maximum(0.5 * gather_all - t_forward_s, 0.5 * gather_bucket), 0.0)
     out: Array = np.maximum(reduce - t_backward_s, last) + gather
+    return out
+
+
+def gradient_reduction_s(
+    levels: Levels,
+    gradient: GradientGroups,
+    params: ParamsPerGpu,
+    expert: Array | None,
+    fp32: Flags,
+) -> Array:
+    """The all-reduce of one step's gradients at the width they are reduced at: w bytes per
+    parameter, or `GRAD_FP32_BYTES` where `fp32` (Megatron-LM reduces BF16 gradients in FP32,
+    `--accumulate-allreduce-grads-in-fp32`, unless `--grad-reduce-in-bf16`; NeMo Framework user
+    guide, "Communication Overlap": `grad_sync_dtype` FP32 by default; Llama Team 2024 §3.3.2):
+    `network.groups.gradient_allreduce_s` of GRAD_FP32_BYTES / w times the parameters. Half of
+    it is the reduce-scatter of a sharded optimizer."""
+    widen = np.where(fp32, GRAD_FP32_BYTES / WORD_BYTES, 1.0)
+    wide_expert = None if expert is None else widen * expert
+    out: Array = gradient_allreduce_s(levels, gradient, widen * params.replicated, wide_expert)
+    return out
+
+
+def reduction_total_s(t_grad_s: Array, t_param_s: Array, sharded: Flags) -> Array:
+    """A step's whole gradient reduction, none of it overlapped: sharded, the reduce-scatter
+    (half of `t_grad_s`, the all-reduce at the gradients' width) and the all-gather of the
+    16-bit parameters (half of `t_param_s`); unsharded, the all-reduce `t_grad_s`."""
+    out: Array = np.where(sharded, 0.5 * t_grad_s + 0.5 * t_param_s, t_grad_s)
     return out
 
 
@@ -170,6 +208,10 @@ class Schedule:
     an all-reduce)."""
     tp_overlap_in_domain: Flags
     """TP overlap only where the whole tensor-parallel group lies on the fastest level."""
+    grad_reduce_fp32: Flags | None = None
+    """Gradients reduced in FP32 (`GRAD_FP32_BYTES` per parameter: the reduce-scatter, or the
+    all-reduce when unsharded), the parameter all-gather 16-bit (`gradient_reduction_s`);
+    None: every reduction at w, the paper's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,25 +276,38 @@ def step_parts(
     )
     span = tp * groups.dense_dp  # the data-parallel group's ranks sit at stride N_TP
     gradient = GradientGroups(groups.dense_dp, span, groups.expert_dp, span)
-    t_reduce = gradient_allreduce_s(
-        levels, gradient, params.replicated, params.expert if experts else None
+    expert = params.expert if experts else None
+    t_reduce = gradient_allreduce_s(levels, gradient, params.replicated, expert)
+    wide = schedule.grad_reduce_fp32
+    t_grad = (
+        t_reduce if wide is None else gradient_reduction_s(levels, gradient, params, expert, wide)
     )
     backward = schedule.first_layers * layer.t_backward_s
-    t_dp = exposed_gradient_s(t_reduce, backward, schedule.overlap_dp)
+    t_dp = exposed_gradient_s(
+        t_reduce if wide is None else reduction_total_s(t_grad, t_reduce, schedule.sharded),
+        backward,
+        schedule.overlap_dp,
+    )
     if np.any(schedule.dp_overlap):
         bucket = dp_bucket_params(groups.dense_dp)
-        t_bucket = gradient_allreduce_s(
-            levels,
-            gradient,
-            np.minimum(params.replicated, bucket),
-            np.minimum(params.expert, bucket) if experts else None,
+        bucketed = ParamsPerGpu(
+            np.minimum(params.replicated, bucket), np.minimum(params.expert, bucket)
+        )
+        expert_bucket = bucketed.expert if experts else None
+        t_bucket = gradient_allreduce_s(levels, gradient, bucketed.replicated, expert_bucket)
+        t_grad_bucket = (
+            t_bucket
+            if wide is None
+            else gradient_reduction_s(levels, gradient, bucketed, expert_bucket, wide)
         )
         overlapped = distributed_optimizer_exposed_s(
-            t_reduce,
-            t_bucket,
+            t_grad,
+            t_grad_bucket,
             backward,
             schedule.first_layers * layer.t_forward_s,
             schedule.sharded,
+            t_reduce,
+            t_bucket,
         )
         t_dp = np.where(schedule.dp_overlap, overlapped, t_dp)
     step = pipeline_step_s(

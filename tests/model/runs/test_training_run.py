@@ -153,3 +153,38 @@ def test_run_dp_overlap_is_the_distributed_optimizers_exposed_part() -> None:
         return evaluate_run(hw, physics, RunSpec("r", shape, 64, layout)).t_dp_comm_s
 
     assert 0.0 < dp_comm_s(True) < dp_comm_s(False)
+
+
+def test_run_grad_reduce_fp32_doubles_an_unoverlapped_reduce_scatter() -> None:
+    """`grad_reduce_fp32` lengthens a sharded run's unoverlapped reduction to under 1.5 times
+    the 16-bit one (the reduce-scatter's bytes doubled, not the all-gather's nor any latency)
+    and an unsharded run's all-reduce to under twice."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = preset("h100_sxm")
+    shape = TransformerShape(4, 4096, 16384, 32, 8, 51200, 4096)
+
+    def dp_comm_s(zero_stage: int, fp32: bool) -> float:
+        layout = RunLayout(8, 1, 16, 1, zero_stage=zero_stage, grad_reduce_fp32=fp32)
+        return evaluate_run(hw, physics, RunSpec("r", shape, 64, layout)).t_dp_comm_s
+
+    for zero_stage, ratio in ((1, 1.5), (0, 2.0)):
+        narrow, wide = dp_comm_s(zero_stage, False), dp_comm_s(zero_stage, True)
+        assert narrow < wide < ratio * narrow
+
+
+def test_run_grad_reduce_fp32_holds_four_byte_gradients() -> None:
+    """With `grad_reduce_fp32` a run holds 2 more bytes per parameter of gradients than with
+    16-bit ones: all of its parameters' under ZeRO-1, a 1/d share under ZeRO-2."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    hw = preset("h100_sxm")
+    shape = TransformerShape(4, 4096, 16384, 32, 8, 51200, 4096)
+
+    def memory(zero_stage: int, fp32: bool) -> float:
+        layout = RunLayout(8, 1, 16, 1, zero_stage=zero_stage, grad_reduce_fp32=fp32)
+        return evaluate_run(hw, physics, RunSpec("r", shape, 64, layout)).memory_per_gpu_bytes
+
+    params = (
+        shape.layers * (4096 * (4096 + 2 * 1024) + 4096**2 + 2 * 4096 * 16384) + 51200 * 4096
+    ) / 8
+    assert memory(1, True) - memory(1, False) == pytest.approx(2.0 * params, rel=1e-9)
+    assert memory(2, True) - memory(2, False) == pytest.approx(2.0 * params / 16, rel=1e-9)

@@ -98,3 +98,26 @@ def test_tp_overlap_in_domain_exposes_tensor_parallelism_across_nodes() -> None:
     assert np.array_equal(on.t_tp_comm_s[inside], off.t_tp_comm_s[inside])
     assert np.all(on.t_tp_comm_s[across] >= off.t_tp_comm_s[across])
     assert np.any(on.t_tp_comm_s[across] > off.t_tp_comm_s[across])
+
+
+def test_grad_reduce_fp32_lengthens_only_the_reduce_scatter() -> None:
+    """With FP32 gradients the distributed optimizer's exposed reduction takes the
+    reduce-scatter at the gradients' all-reduce and the all-gather at the 16-bit one."""
+    sharded, zero = np.array([True]), np.array([0.0])
+    wide = distributed_optimizer_exposed_s(
+        np.array([16.0]), np.array([2.0]), zero, zero, sharded, np.array([8.0]), np.array([1.0])
+    )
+    assert wide[0] == 8.0 + 4.0
+
+
+def test_grad_reduce_fp32_never_shortens_a_step() -> None:
+    """Reducing gradients in FP32 leaves every candidate's compute as it was and lengthens
+    its exposed gradient reduction and step or keeps them, some strictly (the per-GPU memory
+    check off, so that the 4-byte gradients' memory leaves the candidates as they were)."""
+    on = grid_steps(realistic(grad_reduce_fp32=True, gpu_memory=False), 4096)
+    off = grid_steps(realistic(grad_reduce_fp32=False, gpu_memory=False), 4096)
+    assert on.t_step_s.shape == off.t_step_s.shape
+    assert np.array_equal(on.t_compute_s, off.t_compute_s)
+    assert np.all(on.t_dp_comm_s >= off.t_dp_comm_s)
+    assert np.all(on.t_step_s >= off.t_step_s)
+    assert np.any(on.t_dp_comm_s > off.t_dp_comm_s)

@@ -180,10 +180,14 @@ def run_overrides(overrides: Sequence[str] | None) -> list[str]:
 
 
 def _choice_configs(
-    cfg: DictConfig, sweep: Sweep, overrides: Sequence[str] | None, say: Say = _silent
+    cfg: DictConfig,
+    sweep: Sweep,
+    overrides: Sequence[str] | None,
+    say: Say = _silent,
+    composed: dict[tuple[str, ...], DictConfig] | None = None,
 ) -> Iterator[tuple[dict[str, str], DictConfig]]:
     """(choices made, composed config) for every combination of the sweep's choices, each
-    composed as it is reached (`say` names it)."""
+    composed as it is reached (`say` names it), or taken from `composed` (which keeps it)."""
     if not sweep.choices:
         yield {}, cfg
         return
@@ -201,16 +205,21 @@ def _choice_configs(
     combinations = math.prod(len(o) for _, o in sweep.choices)
     for number, options in enumerate(itertools.product(*(o for _, o in sweep.choices)), 1):
         made = dict(zip(groups, options, strict=True))
-        chosen = " ".join(f"{g}={o}" for g, o in made.items())
-        say(f"sweep: composing choice {number}/{combinations} ({chosen})")
-        try:
-            composed = compose_config(
-                [*base, *(f"{g}={o}" for g, o in made.items())], search_path=search_path
-            )
-        except HydraException as err:
-            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise ConfigError("sweep.choices", made, f"does not compose: {reason}") from err
-        yield made, composed
+        config = composed.get(options) if composed is not None else None
+        if config is None:
+            chosen = " ".join(f"{g}={o}" for g, o in made.items())
+            say(f"sweep: composing choice {number}/{combinations} ({chosen})")
+            try:
+                config = compose_config(
+                    [*base, *(f"{g}={o}" for g, o in made.items())], search_path=search_path
+                )
+            except HydraException as err:
+                text = str(err).strip()
+                reason = text.splitlines()[0] if text else type(err).__name__
+                raise ConfigError("sweep.choices", made, f"does not compose: {reason}") from err
+            if composed is not None:
+                composed[options] = config
+        yield made, config
 
 
 def _has_interpolation(obj: Any) -> bool:
@@ -306,15 +315,19 @@ def iter_sweep(
     whole_grid: bool = False,
     overrides: Sequence[str] | None = None,
     say: Say = _silent,
+    firsts: bool = False,
+    composed: dict[tuple[str, ...], DictConfig] | None = None,
 ) -> Iterator[SweepSeries]:
     """Every series of the run in expansion order (see the module docstring), lazily: a
     choice combination is composed when its first series is reached (`say` names it), and
-    each distinct config node is read once (`pipeline.schema.memo`)."""
+    each distinct config node is read once (`pipeline.schema.memo`). With `firsts`, only the
+    first series of each choice combination. `composed`, given, keeps each combination's
+    config for the next expansion of the same sweep (`pipeline.sweep.stream`)."""
     sweep = sweep_from_config(cfg)
     memo = SectionMemo()
     ids = SeriesIds(whole_grid)
     shared = _Sections()
-    for made, config in _choice_configs(cfg, sweep, overrides, say):
+    for made, config in _choice_configs(cfg, sweep, overrides, say, composed):
         for point, sections, reuse in _points(config, sweep.axes, made, shared):
             text = canonical_json(point)
             try:
@@ -326,6 +339,8 @@ def iter_sweep(
                     err.key, err.value, f"{err.allowed} (sweep point {text})"
                 ) from err
             yield SweepSeries(scenario, ids(scenario), text)
+            if firsts:
+                break
 
 
 def expand_sweep(

@@ -34,7 +34,7 @@ from pipeline.identity import new_run_id
 from pipeline.io.heal import set_aside_bad_parts
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance
-from pipeline.io.tables import SERIES_TABLES
+from pipeline.io.tables import REMOVAL_ORDER, SERIES_TABLES
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.model.series import ClosedForms
 from pipeline.model.step.evaluate import Q1_TOLERANCE
@@ -196,8 +196,9 @@ def execute_plan(
     done: set[str] = set()
     index = None
     if plan.root is not None:
-        if isinstance(every, SeriesStream):
-            partitions = every.partitions()
+        if isinstance(every, SeriesStream):  # its choices composed only for a root with parts
+            fresh = not any((plan.root / name).exists() for name in REMOVAL_ORDER)
+            partitions = [] if fresh else every.partitions()
         else:
             partitions = [scenario_partition(s.scenario) for s in every]
         run_ids = _RunIds(every)  # read only if a part must be set aside

@@ -113,6 +113,31 @@ def test_streamed_run_evaluates_before_the_sweep_is_made(
     assert at_first[-1] >= 12
 
 
+def test_streamed_run_into_a_fresh_root_composes_as_it_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Into a root without parts (nothing to resume or set aside), the first series is
+    evaluated before the last choice is composed, and each choice is composed once."""
+    monkeypatch.setattr(app_plan, "CHECKED_SERIES", 0)
+    said: list[str] = []
+    at_first: list[list[str]] = []
+    run_series = app_execute.run_series
+
+    def watched(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        for outcome in run_series(*args, **kwargs):
+            at_first.append(list(said))
+            yield outcome
+
+    monkeypatch.setattr(app_execute, "run_series", watched)
+    execute_plan(planned(tmp_path, said.append), progress=False)
+    last = "sweep: composing choice 2/2 (batch=constant)"
+    assert last not in at_first[0]
+    assert [line for line in said if "composing" in line] == [
+        "sweep: composing choice 1/2 (batch=critical)",
+        last,
+    ]
+
+
 def test_series_stream_composes_each_choice_once(tmp_path: Path) -> None:
     """However often a stream is walked, each choice combination is composed once, and said."""
     said: list[str] = []

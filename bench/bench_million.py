@@ -29,10 +29,12 @@ extrapolated from them.
 from __future__ import annotations
 
 import argparse
+import itertools
+import math
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import psutil
@@ -43,6 +45,7 @@ from pipeline.app.execute import execute_plan
 from pipeline.app.plan import RunPlan, plan_run
 from pipeline.execute.series import SeriesOutcome
 from pipeline.schema import compose_config
+from pipeline.sweep import SweepSeries
 
 WIDTHS = [12288 + 1024 * k for k in range(100)]
 AXES: dict[str, Any] = {
@@ -94,6 +97,8 @@ class Monitor:
     def __init__(self, report_s: float) -> None:
         self.points = 0
         self.series = 0
+        self.first_s = math.nan
+        """Seconds from the start of the run to its first series evaluated."""
         self.peak_bytes = 0
         self.start = time.perf_counter()
         self._report_s = report_s
@@ -105,6 +110,8 @@ class Monitor:
 
     def _counted(self, *args: Any, **kwargs: Any) -> Iterator[SeriesOutcome]:
         for outcome in self._run_series(*args, **kwargs):
+            if not self.series:
+                self.first_s = time.perf_counter() - self.start
             self.points += len(outcome.points)
             self.series += 1
             yield outcome
@@ -174,23 +181,35 @@ def main() -> None:
         t0 = time.perf_counter()
         plan = planned(args.sweep, root, args.workers)
         expand_s = time.perf_counter() - t0
-        todo = plan.series if args.series is None else plan.series[: args.series]
-        todo = todo[:: args.every]
-        widths = sum(len(s.scenario.d_models) for s in plan.series)
+        whole = args.series is None and args.every == 1
+        todo: Sequence[SweepSeries] = plan.series
+        widths = ""
+        t0 = time.perf_counter()
+        if not whole:  # a sample, picked in one walk of the (streamed) expansion
+            sample, planned_points = [], 0
+            for i, item in enumerate(itertools.islice(plan.series, args.series)):
+                planned_points += len(item.scenario.d_models)
+                if i % args.every == 0:
+                    sample.append(item)
+            todo = sample
+            widths = f", {planned_points:,} points planned (series x widths)"
+        pick_s = time.perf_counter() - t0
         print(
-            f"{len(plan.series):,} series, {widths:,} points planned (series x widths) in "
-            f"{expand_s:.1f} s; running {len(todo):,} series on {args.workers} workers "
+            f"{len(plan.series):,} series{widths}, planned in {expand_s:.1f} s"
+            + ("" if whole else f" (sample picked in {pick_s:.1f} s)")
+            + f"; running {len(todo):,} series on {args.workers} workers "
             f"({psutil.cpu_count()} CPUs)",
             flush=True,
         )
         with Monitor(args.report_s) as monitor:
-            report = execute_plan(plan, progress=False, series=todo)
+            report = execute_plan(plan, progress=False, series=None if whole else todo)
         print(monitor.line())
-        whole = "whole sweep" if len(todo) == len(plan.series) else "a sample of series"
+        what = "whole sweep" if len(todo) == len(plan.series) else "a sample of series"
         print(
-            f"{whole}: {report.points:,} points in {report.seconds:.0f} s "
+            f"{what}: {report.points:,} points in {report.seconds:.0f} s "
             f"({report.seconds / 60:.1f} min, {report.points / report.seconds:.1f} points/s), "
-            f"expansion {expand_s:.1f} s, peak RSS {monitor.peak_bytes / 2**20:.0f} MiB; "
+            f"planned in {expand_s:.1f} s, first series after {monitor.first_s:.1f} s, "
+            f"peak RSS {monitor.peak_bytes / 2**20:.0f} MiB; "
             f"{monitor.cpu_s:.0f} CPU-s in this process and its workers "
             f"({report.points / monitor.cpu_s:.1f} points per CPU-second)"
         )

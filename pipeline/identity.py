@@ -121,6 +121,78 @@ def series_id(scenario: Dataclass, whole_grid: bool, model: str | None = None) -
     )
 
 
+class SeriesIds:
+    """`series_id` of many scenarios that share their parts (a sweep's series), computed fast.
+
+    The id hashes the canonical JSON of every field of the scenario. Fields held by many
+    scenarios as the same object (a frozen hardware spec, scaling laws or search options that
+    a sweep reads once, `pipeline.schema.memo`) are encoded once and remembered by identity
+    (at most `max_entries`, least recently used first out); the scenario's JSON is then their
+    texts joined in key order, which is the text `canonical_json` gives for the whole (it sorts
+    the keys of every object and writes each value the same way wherever it sits). The ids
+    equal `series_id`'s, a test checks on whole sweeps.
+    """
+
+    def __init__(self, whole_grid: bool, model: str | None = None, max_entries: int = 1 << 15):
+        self.whole_grid = whole_grid
+        self.model = model_fingerprint() if model is None else model
+        self.max_entries = max_entries
+        self._texts: dict[int, tuple[object, str]] = {}
+        self._plain: dict[tuple[type, object], str] = {}
+        self._names: dict[type, tuple[tuple[str, str], ...]] = {}
+
+    def field_json(self, value: object) -> str:
+        """`canonical_json` of a field value as `dataclasses.asdict` and `jsonable` make it;
+        an immutable one (a frozen dataclass, a tuple) remembered by identity."""
+        if value is None or isinstance(value, str | int | float):  # bool is an int
+            key = (type(value), value)
+            text = self._plain.get(key)
+            if text is None:
+                text = self._plain[key] = canonical_json(jsonable(value))
+                if len(self._plain) > self.max_entries:
+                    self._plain.clear()
+            return text
+        if not isinstance(value, tuple) and not _is_instance(value):
+            return _field_text(value)
+        entry = self._texts.pop(id(value), None)
+        if entry is None or entry[0] is not value:
+            entry = (value, _field_text(value))
+            if len(self._texts) >= self.max_entries:
+                del self._texts[next(iter(self._texts))]  # the least recently used
+        self._texts[id(value)] = entry  # most recently used last
+        return entry[1]
+
+    def __call__(self, scenario: Dataclass) -> str:
+        """`series_id(scenario, whole_grid, model)` of this instance's whole_grid and model."""
+        names = self._names.get(type(scenario))
+        if names is None:
+            fields = sorted(f.name for f in dataclasses.fields(scenario))
+            names = self._names[type(scenario)] = tuple((n, canonical_json(n)) for n in fields)
+        body = ",".join(f"{key}:{self.field_json(getattr(scenario, n))}" for n, key in names)
+        text = (
+            f'{{"model":{canonical_json(self.model)},"scenario":{{{body}}},'
+            f'"whole_grid":{canonical_json(self.whole_grid)}}}'
+        )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_HEX_CHARS]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Field:
+    """One field value, so that `dataclasses.asdict` converts it as it converts a field."""
+
+    value: object
+
+
+def _is_instance(value: object) -> bool:
+    """True for a dataclass instance (not a dataclass type)."""
+    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+
+
+def _field_text(value: object) -> str:
+    """The canonical JSON of one field value inside `series_id`'s whole-scenario JSON."""
+    return canonical_json(jsonable(dataclasses.asdict(_Field(value))["value"]))
+
+
 def point_config_hash(series_id: str, d_model: int) -> str:
     """The scenario of one point: its series' config (by `series_id`) plus the model width."""
     return config_hash({"series_id": series_id, "d_model": int(d_model)})

@@ -100,3 +100,21 @@ def test_model_fingerprint_covers_the_series_dispatch_and_closed_forms() -> None
     for function in (series_points, closed_forms):
         package, _, module = function.__module__.rpartition(".")
         assert f"{package}/{module}.py" in names
+
+
+def test_series_ids_equal_series_id_on_whole_sweeps() -> None:
+    """`SeriesIds` gives `series_id`'s id for every series of sweeps of both physics, a
+    concrete run and a fixed layout, the shared parts of each scenario encoded once."""
+    from pipeline.sweep import iter_sweep
+
+    configs = [
+        (["sweep=sensitivity"], False),
+        (["sweep=smoke", "physics=realistic"], True),
+        (["run=llama3_405b_8k_16384"], False),
+        (["parallelism=fixed"], False),
+    ]
+    for overrides, whole_grid in configs:
+        ids = identity.SeriesIds(whole_grid)
+        for item in iter_sweep(compose_config(overrides), overrides=overrides):
+            assert ids(item.scenario) == series_id(item.scenario, whole_grid)
+            assert ids(item.scenario) == ids(item.scenario)  # the second from its memory

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,13 +34,14 @@ from pipeline.identity import new_run_id
 from pipeline.io.heal import set_aside_bad_parts
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance
-from pipeline.io.tables import SERIES_TABLES
+from pipeline.io.tables import REMOVAL_ORDER, SERIES_TABLES
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.model.series import ClosedForms
 from pipeline.model.step.evaluate import Q1_TOLERANCE
 from pipeline.schema import Scenario
-from pipeline.sweep import SweepSeries, pending
-from pipeline.sweep.resume import scenario_partition, series_index
+from pipeline.sweep import SweepSeries
+from pipeline.sweep.resume import DONE_TABLES, done_series_ids, scenario_partition
+from pipeline.sweep.stream import SeriesStream
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +153,30 @@ def _stage_progress(
     return opened
 
 
+class _RunIds(Collection[str]):
+    """The series ids of the run's series, made when first asked for (`set_aside_bad_parts`
+    asks only when a part must be set aside), so a streamed run does not expand its sweep for
+    them."""
+
+    def __init__(self, series: Iterable[SweepSeries]) -> None:
+        self._series = series
+        self._ids: set[str] | None = None
+
+    def _made(self) -> set[str]:
+        if self._ids is None:
+            self._ids = {s.series_id for s in self._series}
+        return self._ids
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._made()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._made())
+
+    def __len__(self) -> int:
+        return len(self._made())
+
+
 def execute_plan(
     plan: RunPlan,
     progress: bool = True,
@@ -166,26 +191,35 @@ def execute_plan(
     rows (`RunReport.tables`), skipped ones read back from the dataset. Series `ahead`
     evaluated already are taken from it (`pipeline.execute.ahead`).
     """
-    todo = plan.series if series is None else list(series)
-    skipped: list[SweepSeries] = []
+    streamed = series is None and isinstance(plan.series, SeriesStream)
+    every: Sequence[SweepSeries] = plan.series if series is None else list(series)
+    done: set[str] = set()
     index = None
     if plan.root is not None:
-        partitions = [scenario_partition(s.scenario) for s in todo]
-        run_ids = [s.series_id for s in todo]
+        if isinstance(every, SeriesStream):  # its choices composed only for a root with parts
+            fresh = not any((plan.root / name).exists() for name in REMOVAL_ORDER)
+            partitions = [] if fresh else every.partitions()
+        else:
+            partitions = [scenario_partition(s.scenario) for s in every]
+        run_ids = _RunIds(every)  # read only if a part must be set aside
         for line in set_aside_bad_parts(plan.root, partitions, run_ids):  # named, never deleted
             print(f"dmlimits: {line}", file=sys.stderr)
-        index = series_index(plan.root, todo)
+        index = SeriesIndex.build(plan.root, partitions, DONE_TABLES)
         if plan.resume:
-            missing = pending(todo, plan.root, index)
-            ids = {s.series_id for s in missing}
-            skipped, todo = [s for s in todo if s.series_id not in ids], missing
-    sweep_points = {s.series_id: s.sweep_point for s in todo}
+            done = done_series_ids(index)
+    years = plan.forecast.moving_frontier_years
+    if streamed and years:  # the moving frontier runs on the list of the run's series
+        every, streamed = list(every), False
+    skipped: list[SweepSeries] = []
+    todo: Sequence[SweepSeries] = every
+    if not streamed and done:
+        skipped = [s for s in every if s.series_id in done]
+        todo = [s for s in every if s.series_id not in done]
     provenance = Provenance(run_id=new_run_id())
     start = time.monotonic()
-    years = plan.forecast.moving_frontier_years
     hardware = moving_hardware(plan.forecast) if years else None
     moving = run_frontiers(
-        [(s.series_id, s.scenario) for s in todo],
+        [(s.series_id, s.scenario) for s in todo] if years else [],
         years,
         plan.execution,
         hardware,
@@ -218,15 +252,27 @@ def execute_plan(
     taken = ahead.taken if ahead is not None else 0
     summaries: list[SeriesSummary] = []
     points = 0
+    in_flight: dict[str, str] = {}
+    """The sweep point of each series handed to the runner and not yet back."""
     with (
         stop_on_signals(),
         RunProgress(len(todo), enabled=progress, skipped=len(skipped)) as bar,
     ):
+
+        def handed() -> Iterator[Scenario]:
+            """The scenarios to evaluate, made as the runner asks for them; a streamed
+            resume's series already done are set aside as they come."""
+            for item in todo:
+                if streamed and item.series_id in done:
+                    skipped.append(item)
+                    bar.skip()
+                    continue
+                in_flight[item.series_id] = item.sweep_point
+                yield item.scenario
+
         try:
-            for outcome in run_series(
-                (s.scenario for s in todo), plan.execution, plan.whole_grid, ahead
-            ):
-                sweep_point = sweep_points[outcome.series_id]
+            for outcome in run_series(handed(), plan.execution, plan.whole_grid, ahead):
+                sweep_point = in_flight.pop(outcome.series_id)
                 rows = series_rows(
                     outcome,
                     provenance,

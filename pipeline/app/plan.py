@@ -19,14 +19,20 @@ from pipeline.schema import Scenario, compose_config
 from pipeline.schema.compose import RUN_PRESET_NEEDED, run_key_without_run
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.section import check_integer, check_number
-from pipeline.sweep import SweepSeries, expand_sweep
+from pipeline.sweep import SweepSeries, sweep_from_config
 from pipeline.sweep.design import design_series
 from pipeline.sweep.expand import known_overrides
+from pipeline.sweep.stream import SeriesStream
 
 NO_SWEEP_POINT = "{}"
 """The sweep point of a series of a run without a sweep."""
 SERIES_PER_PART = 256
 """Default `output.series_per_part` (conf/config.yaml): series written into one part per table."""
+CHECKED_SERIES = 10_000
+"""A sweep of at most this many series is made whole when it is planned, so every value of
+every series is checked before any work; a larger one is a `SeriesStream`: the run starts at
+once, and a series the schema refuses stops the run when it is reached (the series before it
+are written, and a resumed run skips them)."""
 FLUSH_S = 30.0
 """Default `output.flush_s`: the longest a finished series waits in memory before it is written."""
 
@@ -35,7 +41,9 @@ FLUSH_S = 30.0
 class RunPlan:
     """A validated run: its series, where they go, and how they are executed."""
 
-    series: list[SweepSeries]
+    series: Sequence[SweepSeries]
+    """The series: a list, or for a sweep of more than `CHECKED_SERIES` a `SeriesStream` that
+    makes them as they are iterated."""
     root: Path | None
     """The dataset root; None for a run that writes nothing (`pipeline.run(write=False)`)."""
     whole_grid: bool
@@ -119,8 +127,14 @@ def plan_run(
     settings = execution_of(cfg)
     forecast = forecast_from_config(cfg.get("forecast"))
     given = known_overrides(overrides)
-    say("expanding the sweep (composing each choice's config)")
-    series = expand_sweep(cfg, whole_grid=whole_grid, overrides=given)
+    sweep = sweep_from_config(cfg)
+    stream = SeriesStream(cfg, sweep, whole_grid=whole_grid, overrides=given, say=say)
+    series: Sequence[SweepSeries] = stream
+    if len(stream) <= CHECKED_SERIES:
+        say(f"expanding the sweep: {len(stream):,} series")
+        series = list(stream)
+    else:
+        say(f"{len(stream):,} series, each made and checked as it runs")
     resume = resolve_resume(output.get("resume"), series)
     root = check_writable(output["root"]) if write else None
     if observe and cfg.get("sources") is not None:

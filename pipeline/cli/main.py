@@ -48,6 +48,7 @@ from pipeline.cli.check import SweepCheck, check_command_line
 from pipeline.cli.flags import hydra_argv
 from pipeline.cli.gather import mark_done
 from pipeline.cli.startup import Startup, register_plugins
+from pipeline.execute.progress import stage
 from pipeline.io.parquet import OutputError
 from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE
 from pipeline.schema.errors import ConfigError, InputError
@@ -119,7 +120,7 @@ def run_job(cfg: DictConfig, command: Command) -> int:
 
         return run_nightly(cfg)
     try:
-        plan = plan_run(cfg)
+        plan = plan_run(cfg, say=stage)
         # a fixed layout is checked against each model as it runs
         report = execute_plan(plan, ahead=command.startup.ahead)
     except (ConfigError, InputError, OutputError) as err:

@@ -23,6 +23,7 @@ from omegaconf import DictConfig, OmegaConf
 from hydra_plugins.dmlimits.parsed_once import ParsedOncePaths, ParsedOnceSource
 from hydra_plugins.dmlimits.sweeper import DmlimitsSweeper
 from pipeline.app.plan import RunPlan
+from pipeline.execute.ahead import MAX_SERIES as AHEAD_MAX_SERIES
 from pipeline.execute.ahead import Ahead, forking_supported
 from pipeline.execute.settings import Backend, ExecutionSettings
 
@@ -66,6 +67,8 @@ def ahead_workers(full: DictConfig, plan: RunPlan) -> int:
     two would each start them cold.
     """
     if OmegaConf.select(full, "hydra.mode") != RunMode.MULTIRUN and len(plan.series) < 2:
+        return 0
+    if len(plan.series) > AHEAD_MAX_SERIES:  # `Ahead` would refuse them all
         return 0
     return workers_for(full, plan.execution)
 

@@ -171,6 +171,14 @@ class RunProgress:
             return (self.total - self.series) * (self._clock() - at) / (self.series - done)
         return (self.total - self.series) * self.elapsed_s / self.series
 
+    def skip(self) -> None:
+        """One series of the total turned out already done when the run reached it (a resumed
+        run whose series are made as they run): it leaves the total."""
+        self.total -= 1
+        self.skipped += 1
+        if self._bar is not None and self._task is not None:
+            self._bar.update(self._task, total=self.total)
+
     def advance(self, points: int) -> None:
         """One more series finished, having evaluated `points` model sizes."""
         self.series += 1

@@ -64,14 +64,14 @@ def set_aside_bad_parts(
 ) -> list[str]:
     """Move the parts of the run's `partitions` that `check_part` refuses and that hold, or may
     hold, one of `series_ids` (module docstring) to ROOT/.set_aside/; return one line per part
-    moved: `set aside PATH -> DEST: reason (why)`."""
-    ids = set(series_ids)
+    moved: `set aside PATH -> DEST: reason (why)`. `series_ids` is read only for a refused part
+    (a run may make it lazily)."""
     lines = []
     for partition in dict.fromkeys(partitions):
         for table_name in REMOVAL_ORDER:
             for path in part_paths(partition_dir(root, table_name, dict(partition))):
                 reason = check_part(path, table_name)
-                if reason is None or (why := why_set_aside(path, ids)) is None:
+                if reason is None or (why := why_set_aside(path, series_ids)) is None:
                     continue
                 dest = _free_name(root / SET_ASIDE_DIR / path.relative_to(root))
                 dest.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ Modules, by config group:
 - compose: Hydra's compose API over pkg://pipeline.conf and user config dirs (`compose_config`)
 - keys: the keys each root node may hold (`check_known_keys`)
 - section, units, errors: checked reading, unit conversion, the error type
+- memo: section readings remembered by node identity (a sweep reads each node once)
 """
 
 from pipeline.model.records.closed_form import ClosedFormSettings

@@ -25,17 +25,18 @@ from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.power import PowerSpec
 from pipeline.model.records.results import Layout
 from pipeline.model.records.run import RunSpec
-from pipeline.model.records.scaling import BatchLawKind, ScalingLaws, model_shape
+from pipeline.model.records.scaling import BatchLaw, BatchLawKind, ScalingLaws, model_shape
 from pipeline.model.records.switches import Physics
 from pipeline.schema import bounds
 from pipeline.schema.closed_form import closed_form_from_config
 from pipeline.schema.errors import MISSING, ConfigError
 from pipeline.schema.hardware import hardware_from_config
+from pipeline.schema.memo import SectionMemo, read_now
 from pipeline.schema.parallelism import check_layout_levels, layout_from_config, options_from_config
-from pipeline.schema.physics import PAPER_SETTINGS, physics_from_config
+from pipeline.schema.physics import PAPER_SETTINGS, PhysicsSettings, physics_from_config
 from pipeline.schema.power import power_from_config
 from pipeline.schema.run import check_run_batch, run_from_config
-from pipeline.schema.scaling import batch_law_from_config, scaling_from_config
+from pipeline.schema.scaling import ScalingSettings, batch_law_from_config, scaling_from_config
 
 GROUPS = ("hardware", "scaling", "batch", "parallelism", "physics", "run")
 """Config groups the scenario is built from (conf/<group>/<choice>.yaml)."""
@@ -164,18 +165,25 @@ def check_run_groups(run: RunSpec, batch_name: str, fixed_layout: Layout | None)
         )
 
 
-def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
+def load_scenario(
+    cfg: DictConfig | Mapping[str, object], memo: SectionMemo | None = None
+) -> Scenario:
     """Validate a composed config (see `compose_config`) and convert it to a Scenario.
 
     Raises ConfigError, whose message is one line naming the dotted key, the bad value
-    and what is allowed, on the first invalid value found.
+    and what is allowed, on the first invalid value found. With `memo`, each section (and
+    each check of several) is read once per node object (`pipeline.schema.memo`): a sweep
+    passes one memo for all its series.
     """
-    hardware = hardware_from_config(_child(cfg, "hardware"), "hardware")
-    scaling = scaling_from_config(_child(cfg, "scaling"), "scaling")
-    batch_name, batch_law = batch_law_from_config(_child(cfg, "batch"), "batch")
+    read = memo.read if memo is not None else read_now
+    hardware_node = _child(cfg, "hardware")
+    scaling_node = _child(cfg, "scaling")
+    hardware = read(hardware_from_config, hardware_node)
+    scaling = read(scaling_from_config, scaling_node)
+    batch_name, batch_law = read(batch_law_from_config, _child(cfg, "batch"))
     parallelism = _child(cfg, "parallelism")
-    options = options_from_config(parallelism, "parallelism")
-    fixed_layout = layout_from_config(parallelism, "parallelism")
+    options = read(options_from_config, parallelism)
+    fixed_layout = read(layout_from_config, parallelism)
     if fixed_layout is not None:
         check_layout_levels(fixed_layout, hardware.level_sizes, "parallelism.layout")
     if (
@@ -187,33 +195,55 @@ def load_scenario(cfg: DictConfig | Mapping[str, object]) -> Scenario:
             batch_law.reference_tokens,
             f"must hold at least one sequence of seq_len = {scaling.laws.seq_len} tokens",
         )
-    settings = physics_from_config(cfg["physics"]) if _has(cfg, "physics") else PAPER_SETTINGS
-    options, physics = settings.search_options(options), settings.physics
-    check_tensor_memory(physics, hardware)
-    run = run_from_config(cfg["run"]) if _has(cfg, "run") else None
+    settings = read(physics_from_config, cfg["physics"]) if _has(cfg, "physics") else PAPER_SETTINGS
+    options, physics = read(_search_options, settings, options), settings.physics
+    read(check_tensor_memory, physics, hardware)
+    run = read(run_from_config, cfg["run"]) if _has(cfg, "run") else None
     if run is not None:
         check_run_groups(run, batch_name, fixed_layout)
     if run is not None:
         check_run_batch(run, physics, scaling.laws.tokens_per_param)
-    check_largest_model(scaling.d_models[-1], replace(scaling.laws, batch=batch_law), options)
+    laws = read(_with_batch, scaling.laws, batch_law)
+    read(_check_grid, scaling.d_models, laws, options)
     return Scenario(
         hardware_name=hardware.name,
         hardware=hardware,
         scaling_name=scaling.name,
-        laws=replace(scaling.laws, batch=batch_law),
+        laws=laws,
         batch_law_name=batch_name,
         duration_s=scaling.duration_s,
         year_s=scaling.year_s,
         d_models=scaling.d_models,
         options=options,
         fixed_layout=fixed_layout,
-        closed_form=closed_form_from_config(
-            _child(cfg, "closed_form"), "closed_form", _model_b_default_s(cfg, scaling.duration_s)
-        ),
+        closed_form=read(_closed_form, _child(cfg, "closed_form"), scaling_node, scaling),
         physics=physics,
         run=run,
-        power=power_from_config(_child(cfg, "power"), _child(cfg, "constraints")),
+        power=read(power_from_config, _child(cfg, "power"), _child(cfg, "constraints")),
     )
+
+
+def _search_options(settings: PhysicsSettings, options: SearchOptions) -> SearchOptions:
+    """`options` with the physics group's switches (`PhysicsSettings.search_options`)."""
+    return settings.search_options(options)
+
+
+def _with_batch(laws: ScalingLaws, batch_law: BatchLaw) -> ScalingLaws:
+    """The scaling laws with the batch group's law."""
+    return replace(laws, batch=batch_law)
+
+
+def _check_grid(d_models: tuple[int, ...], laws: ScalingLaws, options: SearchOptions) -> None:
+    """`check_largest_model` of the grid's largest width."""
+    check_largest_model(d_models[-1], laws, options)
+
+
+def _closed_form(
+    node: object, scaling_node: object, scaling: ScalingSettings
+) -> ClosedFormSettings:
+    """Model B's settings, its budget defaulting to the scenario's (`_model_b_default_s`)."""
+    default_s = _model_b_default_s({"scaling": scaling_node}, scaling.duration_s)
+    return closed_form_from_config(node, "closed_form", default_s)
 
 
 def _model_b_default_s(cfg: DictConfig | Mapping[str, object], duration_s: float) -> float:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -35,15 +35,23 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 
-from pipeline.identity import canonical_json, jsonable, series_id
+from pipeline.identity import SeriesIds, canonical_json, jsonable
 from pipeline.schema import Scenario, compose_config, load_scenario
 from pipeline.schema.compose import app_search_path, group_options
 from pipeline.schema.errors import ConfigError
+from pipeline.schema.memo import SectionMemo
 from pipeline.schema.scenario import GROUPS
 from pipeline.schema.section import Section, plain
 from pipeline.sweep.axes import AXIS_ROOTS, MAX_SERIES, Axis, parse_axis
 
 SWEEP_KEYS = frozenset({"axes", "choices", "max_series"})
+
+Say = Callable[[str], None]
+"""Told what the expansion does as it starts each step (a run's progress lines)."""
+
+
+def _silent(text: str) -> None:
+    """Says nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,9 +180,14 @@ def run_overrides(overrides: Sequence[str] | None) -> list[str]:
 
 
 def _choice_configs(
-    cfg: DictConfig, sweep: Sweep, overrides: Sequence[str] | None
+    cfg: DictConfig,
+    sweep: Sweep,
+    overrides: Sequence[str] | None,
+    say: Say = _silent,
+    composed: dict[tuple[str, ...], DictConfig] | None = None,
 ) -> Iterator[tuple[dict[str, str], DictConfig]]:
-    """(choices made, composed config) for every combination of the sweep's choices."""
+    """(choices made, composed config) for every combination of the sweep's choices, each
+    composed as it is reached (`say` names it), or taken from `composed` (which keeps it)."""
     if not sweep.choices:
         yield {}, cfg
         return
@@ -189,16 +202,24 @@ def _choice_configs(
                 f"the command line also chooses {parsed.key_or_group}; narrow the sweep with "
                 f"sweep.choices.{parsed.key_or_group}=[...] instead",
             )
-    for options in itertools.product(*(o for _, o in sweep.choices)):
+    combinations = math.prod(len(o) for _, o in sweep.choices)
+    for number, options in enumerate(itertools.product(*(o for _, o in sweep.choices)), 1):
         made = dict(zip(groups, options, strict=True))
-        try:
-            composed = compose_config(
-                [*base, *(f"{g}={o}" for g, o in made.items())], search_path=search_path
-            )
-        except HydraException as err:
-            reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise ConfigError("sweep.choices", made, f"does not compose: {reason}") from err
-        yield made, composed
+        config = composed.get(options) if composed is not None else None
+        if config is None:
+            chosen = " ".join(f"{g}={o}" for g, o in made.items())
+            say(f"sweep: composing choice {number}/{combinations} ({chosen})")
+            try:
+                config = compose_config(
+                    [*base, *(f"{g}={o}" for g, o in made.items())], search_path=search_path
+                )
+            except HydraException as err:
+                text = str(err).strip()
+                reason = text.splitlines()[0] if text else type(err).__name__
+                raise ConfigError("sweep.choices", made, f"does not compose: {reason}") from err
+            if composed is not None:
+                composed[options] = config
+        yield made, config
 
 
 def _has_interpolation(obj: Any) -> bool:
@@ -211,47 +232,115 @@ def _has_interpolation(obj: Any) -> bool:
     return False
 
 
-def _points(
-    config: DictConfig, axes: Sequence[Axis], made: Mapping[str, str]
-) -> Iterator[tuple[dict[str, Any], Mapping[str, Any]]]:
-    """(sweep point, scenario sections with the axis values set) for each axis combination.
+class _Sections:
+    """The scenario sections of sweep points, each distinct node made once and shared.
 
-    The sections are plain dicts; when they hold interpolations they are re-resolved after the
-    values are set, so a field that refers to a swept field follows it.
+    A section no axis sets is the same object in every point, and equal ones of different
+    choice combinations are one object (interned by their text); a section some axes set is
+    made once per combination of those axes' values and kept (at most `MAX_SWEPT`, least
+    recently used first out). So `load_scenario` with one `SectionMemo` reads each distinct
+    node once (`pipeline.schema.memo`), and a sweep point costs a few lookups.
+    """
+
+    MAX_SWEPT = 1 << 14
+
+    def __init__(self) -> None:
+        self._interned: dict[tuple[str, str], Any] = {}
+        self._swept: dict[tuple[int, tuple[int, ...]], dict[str, Any]] = {}
+
+    def intern(self, root: str, node: Any) -> Any:
+        """One object for equal sections (same keys in the same order, same values)."""
+        return self._interned.setdefault((root, json.dumps(node)), node)
+
+    def swept(
+        self, root: str, node: Any, axes: Sequence[tuple[Axis, int]], indices: tuple[int, ...]
+    ) -> dict[str, Any]:
+        """The interned section `node` with each axis set to its value at `indices`."""
+        key = (id(node), indices)
+        made = self._swept.pop(key, None)
+        if made is None:
+            config: dict[str, Any] = {root: node}
+            for (axis, _), index in zip(axes, indices, strict=True):
+                config = axis.applied(config, axis.values[index])
+            made = config[root]
+            if len(self._swept) >= self.MAX_SWEPT:
+                del self._swept[next(iter(self._swept))]
+        self._swept[key] = made  # most recently used last
+        return made
+
+
+def _points(
+    config: DictConfig, axes: Sequence[Axis], made: Mapping[str, str], shared: _Sections
+) -> Iterator[tuple[dict[str, Any], Mapping[str, Any], bool]]:
+    """(sweep point, scenario sections with the axis values set, whether the sections are
+    shared nodes) for each axis combination, in `itertools.product` order.
+
+    The sections are plain dicts. Without interpolations they are shared nodes (`_Sections`);
+    with them, each point's sections are re-resolved after its values are set, so a field
+    that refers to a swept field follows it.
     """
     template = cast(dict[str, Any], OmegaConf.to_container(config, resolve=False))
     for axis in axes:
         axis.check_target(template)
-    resolve = _has_interpolation({k: template.get(k) for k in AXIS_ROOTS})
-    for values in itertools.product(*(a.values for a in axes)):
-        point: dict[str, Any] = {**made}
-        sections = dict(template)  # the scenario is built from a copy, never the template
-        for axis, value in zip(axes, values, strict=True):
-            sections = axis.applied(sections, value)
-            point[axis.key] = jsonable(value)
-        if resolve:
+    roots = {k: template[k] for k in AXIS_ROOTS if k in template}
+    if _has_interpolation(roots):
+        for values in itertools.product(*(a.values for a in axes)):
+            point: dict[str, Any] = {**made}
+            sections = dict(roots)  # the scenario is built from a copy, never the template
+            for axis, value in zip(axes, values, strict=True):
+                sections = axis.applied(sections, value)
+                point[axis.key] = jsonable(value)
             node = OmegaConf.create(sections)
-            sections = {k: plain(node[k], k) for k in AXIS_ROOTS if k in node}
-        yield point, sections
+            yield point, {k: plain(node[k], k) for k in AXIS_ROOTS if k in node}, False
+        return
+    base = {k: shared.intern(k, v) for k, v in roots.items()}
+    by_root: dict[str, list[tuple[Axis, int]]] = {}
+    for position, axis in enumerate(axes):
+        by_root.setdefault(axis.path[0], []).append((axis, position))
+    texts = [[jsonable(v) for v in axis.values] for axis in axes]
+    for indices in itertools.product(*(range(len(a.values)) for a in axes)):
+        point = {**made}
+        for axis, position, index in zip(axes, range(len(axes)), indices, strict=True):
+            point[axis.key] = texts[position][index]
+        sections = dict(base)
+        for root, on_root in by_root.items():
+            picked = tuple(indices[position] for _, position in on_root)
+            sections[root] = shared.swept(root, base[root], on_root, picked)
+        yield point, sections, True
 
 
 def iter_sweep(
-    cfg: DictConfig, *, whole_grid: bool = False, overrides: Sequence[str] | None = None
+    cfg: DictConfig,
+    *,
+    whole_grid: bool = False,
+    overrides: Sequence[str] | None = None,
+    say: Say = _silent,
+    firsts: bool = False,
+    composed: dict[tuple[str, ...], DictConfig] | None = None,
 ) -> Iterator[SweepSeries]:
-    """Every series of the run in expansion order (see the module docstring), lazily."""
+    """Every series of the run in expansion order (see the module docstring), lazily: a
+    choice combination is composed when its first series is reached (`say` names it), and
+    each distinct config node is read once (`pipeline.schema.memo`). With `firsts`, only the
+    first series of each choice combination. `composed`, given, keeps each combination's
+    config for the next expansion of the same sweep (`pipeline.sweep.stream`)."""
     sweep = sweep_from_config(cfg)
-    for made, config in _choice_configs(cfg, sweep, overrides):
-        for point, sections in _points(config, sweep.axes, made):
+    memo = SectionMemo()
+    ids = SeriesIds(whole_grid)
+    shared = _Sections()
+    for made, config in _choice_configs(cfg, sweep, overrides, say, composed):
+        for point, sections, reuse in _points(config, sweep.axes, made, shared):
             text = canonical_json(point)
             try:
-                scenario = load_scenario(sections)
+                scenario = load_scenario(sections, memo if reuse else None)
             except ConfigError as err:
                 if not point:
                     raise
                 raise ConfigError(
                     err.key, err.value, f"{err.allowed} (sweep point {text})"
                 ) from err
-            yield SweepSeries(scenario, series_id(scenario, whole_grid), text)
+            yield SweepSeries(scenario, ids(scenario), text)
+            if firsts:
+                break
 
 
 def expand_sweep(
@@ -263,18 +352,24 @@ def expand_sweep(
     when the sweep has choices, and default to the running Hydra job's. Two sweep points that
     give the same scenario are refused: an axis that changes nothing is a mistake in the sweep.
     """
-    series: list[SweepSeries] = []
-    seen: dict[str, str] = {}
-    for item in iter_sweep(cfg, whole_grid=whole_grid, overrides=overrides):
+    return list(unique(iter_sweep(cfg, whole_grid=whole_grid, overrides=overrides)))
+
+
+def unique(series: Iterable[SweepSeries]) -> Iterator[SweepSeries]:
+    """The series as they come; ConfigError at the first whose scenario an earlier one has
+    (two sweep points that give the same scenario: an axis or choice that changes nothing).
+    Keeps the ids seen (16 characters a series), not the series."""
+    seen: set[str] = set()
+    for item in series:
         if item.series_id in seen:
             raise ConfigError(
                 "sweep",
-                [json.loads(seen[item.series_id]), json.loads(item.sweep_point)],
-                "two sweep points give the same scenario; an axis or choice changes nothing",
+                json.loads(item.sweep_point),
+                "this sweep point gives the same scenario as an earlier one; an axis or "
+                "choice changes nothing",
             )
-        seen[item.series_id] = item.sweep_point
-        series.append(item)
-    return series
+        seen.add(item.series_id)
+        yield item
 
 
 def expand_scenarios(cfg: DictConfig, overrides: Sequence[str] | None = None) -> list[Scenario]:

@@ -40,6 +40,7 @@ def two_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
         (["-m", "hardware=v100_sxm,a100_sxm", "execution.n_jobs=3"], [3, 3]),
         (["hardware=v100_sxm"], [0]),  # a run of one series: nothing to overlap
         (["sweep=smoke"], [1]),  # a run of several series
+        (["sweep=sensitivity"], [0]),  # 360 series, past what `Ahead` takes: none forked
         (["-m", "hardware=v100_sxm,a100_sxm", "execution.ahead=false"], [0, 0]),
         (["-m", "hardware=v100_sxm,a100_sxm", "execution.n_jobs=1"], [0, 0]),
         (["-m", "hardware=v100_sxm,a100_sxm", "execution.backend=dask"], [0, 0]),

@@ -182,3 +182,36 @@ def test_expand_axes_from_the_command_line() -> None:
         "hardware.hbm_bandwidth_gb_per_s": 3352,
         "hardware.sms": 140,
     }
+
+
+def test_expand_reads_each_swept_hardware_node_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Across choices, the hardware node of each combination of hardware axis values is read
+    once (`pipeline.schema.memo`), not once per series; the series stay distinct."""
+    import pipeline.schema.hardware as hardware
+
+    reads: list[object] = []
+    read = hardware.gpu_from_config
+
+    def counted(node: object, path: str = "hardware") -> Any:
+        reads.append(node)
+        return read(node, path)
+
+    monkeypatch.setattr(hardware, "gpu_from_config", counted)
+    overrides = ["sweep=sensitivity"]
+    series = expand_sweep(compose_config(overrides), overrides=overrides)
+    assert len(series) == 360
+    assert len(reads) == 360 // 4  # the four batch laws share each hardware node
+    assert len({s.series_id for s in series}) == 360
+
+
+def test_expand_says_each_choice_it_composes() -> None:
+    """The expansion says which choice combination it composes, as it reaches it."""
+    from pipeline.sweep import iter_sweep
+
+    said: list[str] = []
+    overrides = ["sweep=sensitivity"]
+    series = iter_sweep(compose_config(overrides), overrides=overrides, say=said.append)
+    next(series)
+    assert said == ["sweep: composing choice 1/4 (batch=critical)"]
+    assert sum(1 for _ in series) == 359
+    assert said[-1] == "sweep: composing choice 4/4 (batch=zhang2024)"

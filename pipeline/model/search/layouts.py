@@ -34,10 +34,10 @@ from pipeline.model.step.schedule import bubble_fraction, interleave_degrees
 Array = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-LAYOUTS_CACHE_BYTES = 32 * 2**20
+LAYOUTS_CACHE_BYTES = 64 * 2**20
 """Bytes of GPU-free layout sets (`paper_layouts`) a process keeps, least recently used out:
 the cluster sizes of the series a moving frontier repeats on the GPU of each year."""
-FITTING_CACHE_BYTES = 32 * 2**20
+FITTING_CACHE_BYTES = 64 * 2**20
 """Bytes of fitting rows (`PaperLayouts.within`) a process keeps, least recently used out:
 one per layout set and memory level (a GPU's HBM times the cluster size)."""
 

@@ -22,7 +22,12 @@ from numpy.typing import NDArray
 from pipeline.model.caches import register
 from pipeline.model.compute.layer import layer_matmul_time_s
 from pipeline.model.memory.aggregate import memory_required_bytes
-from pipeline.model.network.comm_table import CandidateKeys, candidate_keys, unique_rows
+from pipeline.model.network.comm_table import (
+    CandidateKeys,
+    candidate_keys,
+    keys_within,
+    unique_rows,
+)
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
@@ -83,6 +88,9 @@ class PaperLayouts:
     interleave: Array
     compute_repeats: Array
     bubble: Array
+    keys: CandidateKeys
+    """The group keys of every row (`comm_table.candidate_keys`); those of the rows that fit
+    a memory level are taken from them (`comm_table.keys_within`)."""
 
     def within(self, memory_bytes: float) -> FittingLayouts | None:
         """The rows whose memory need is at most `memory_bytes` (spec §9: memory ≥ need), None
@@ -128,7 +136,8 @@ def _paper_layouts(
     per_row = (interleave, repeats, bubble)
     for a in (*arrays, *per_row):
         a.setflags(write=False)
-    return PaperLayouts(table, *arrays, *per_row)
+    keys = candidate_keys(np.ascontiguousarray(table[:, :5]), interleave)
+    return PaperLayouts(table, *arrays, *per_row, keys)
 
 
 def _layouts_nbytes(layouts: PaperLayouts | None) -> int:
@@ -136,7 +145,7 @@ def _layouts_nbytes(layouts: PaperLayouts | None) -> int:
     if layouts is None:
         return 0
     fields = PaperLayouts.__slots__
-    return sum(getattr(layouts, f).nbytes for f in fields if f != "table")
+    return sum(getattr(layouts, f).nbytes for f in fields if f not in ("table", "keys"))
 
 
 paper_layouts = ByteBoundedMemo(_paper_layouts, LAYOUTS_CACHE_BYTES, _layouts_nbytes)
@@ -149,8 +158,10 @@ def _fitting_rows(layouts: PaperLayouts, fitting: int) -> FittingLayouts:
     """The rows of `layouts` among its `fitting` smallest distinct memory needs, in order."""
     if fitting == layouts.levels.size:  # every row fits
         rows: NDArray[np.intp] | slice = slice(None)
+        keys = layouts.keys
     else:
         rows = np.flatnonzero(layouts.need_rank < fitting)
+        keys = keys_within(layouts.keys, rows)
     table = layouts.table[rows]
     degrees = np.ascontiguousarray(table[:, :5])
     interleave = layouts.interleave[rows]
@@ -163,7 +174,7 @@ def _fitting_rows(layouts: PaperLayouts, fitting: int) -> FittingLayouts:
         nanobatch=np.ascontiguousarray(table[:, 7]),
         bubble=layouts.bubble[rows],
         shard_of=layouts.shard_of[rows],
-        keys=candidate_keys(degrees, interleave),
+        keys=keys,
     )
     for field in FittingLayouts.__slots__:
         value = getattr(out, field)

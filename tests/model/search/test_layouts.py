@@ -11,7 +11,12 @@ import pytest
 from pipeline.model import caches
 from pipeline.model.compute.layer import layer_matmul_time_s
 from pipeline.model.memory.aggregate import memory_required_bytes
-from pipeline.model.network.comm_table import unique_rows
+from pipeline.model.network.comm_table import (
+    CandidateKeys,
+    candidate_keys,
+    keys_within,
+    unique_rows,
+)
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
@@ -93,8 +98,33 @@ def test_paper_candidates_equal_their_gpus_own_bit_for_bit(opts: SearchOptions) 
                     if isinstance(value, np.ndarray):
                         np.testing.assert_array_equal(getattr(got, field), value, field)
                 assert got.step_floor_s == want.step_floor_s
+                assert got.keys is not None
+                _assert_same_keys(got.keys, candidate_keys(want.degrees, want.interleave))
         assert seen_none  # the memory check cut every row of a GPU
         assert seen_cut  # ... and some rows of another
+
+
+def _assert_same_keys(got: CandidateKeys, want: CandidateKeys) -> None:
+    """Each degree group's distinct totals and each candidate's index among them are equal."""
+    for group in ("tp", "pp_ep", "dp"):
+        g, w = getattr(got, group), getattr(want, group)
+        np.testing.assert_array_equal(g.distinct, w.distinct, group)
+        np.testing.assert_array_equal(g.key_of, w.key_of, group)
+        assert g.distinct.dtype == w.distinct.dtype
+        assert g.key_of.dtype == w.key_of.dtype
+
+
+def test_keys_within_equal_the_keys_of_the_rows() -> None:
+    """The group keys of some candidates, taken from their set's keys, equal the keys made
+    from those candidates' own degrees (distinct totals in the same order, same indices)."""
+    rng = np.random.default_rng(7)
+    degrees = rng.choice([1, 2, 4, 8, 16], size=(300, 5))
+    interleave = rng.choice([1.0, 2.0, 3.0], size=300)
+    whole = candidate_keys(degrees, interleave)
+    for share in (0.02, 0.3, 0.9):
+        rows = np.flatnonzero(rng.random(300) < share)
+        expected = candidate_keys(degrees[rows], interleave[rows])
+        _assert_same_keys(keys_within(whole, rows), expected)
 
 
 def test_paper_layouts_are_made_once_for_every_gpu() -> None:

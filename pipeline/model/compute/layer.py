@@ -237,14 +237,15 @@ def layer_matmul_time_s(
 
     W1 (df × dm): forward, activation gradient (transposed), weight gradient; W2 the
     transpose shapes. Summed ((W1f + W1a) + W1w) + ((W2f + W2a) + W2w) (spec §15.1).
+    Element-wise: each row's time is the same whatever the other rows, so callers pass
+    distinct shards (the search, `search.layouts`) and gather.
     """
     shards = np.stack(np.broadcast_arrays(d_model_shard, d_ff_shard, nanobatch), axis=1)
-    unique, inverse = np.unique(shards, axis=0, return_inverse=True)
-    dm, df, b = unique[:, 0], unique[:, 1], unique[:, 2]
+    dm, df, b = shards[:, 0], shards[:, 1], shards[:, 2]
     d1 = np.concatenate([df, dm, df, dm])
     d2 = np.concatenate([dm, df, dm, df])
     wg = np.repeat(np.array([False, False, True, True]), dm.size)
-    t = matmul_time_s(hw, d1, d2, np.tile(b, 4), wg).reshape(4, dm.size)[:, inverse.ravel()]
+    t = matmul_time_s(hw, d1, d2, np.tile(b, 4), wg).reshape(4, dm.size)
     ff_by_model, model_by_ff, w1_grad, w2_grad = t
     t_layer: Array = ((ff_by_model + model_by_ff) + w1_grad) + (
         (model_by_ff + ff_by_model) + w2_grad

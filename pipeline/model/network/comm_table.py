@@ -162,6 +162,22 @@ def candidate_keys(degrees: NDArray[np.int64], interleave: Array) -> CandidateKe
     return _keys_of(table.tobytes(), table.shape[0])
 
 
+def keys_within(keys: CandidateKeys, rows: Index) -> CandidateKeys:
+    """`candidate_keys` of candidates `rows` (ascending) of the set whose keys are `keys`,
+    without sorting again: each group's distinct totals are the set's that `rows` use, in
+    the same lexicographic order (`unique_rows`), and each candidate's index among them."""
+    return CandidateKeys(*(_group_within(g, rows) for g in (keys.tp, keys.pp_ep, keys.dp)))
+
+
+def _group_within(keys: GroupKeys, rows: Index) -> GroupKeys:
+    """`keys` restricted to candidates `rows`: the distinct rows they use, in order."""
+    key_of = keys.key_of[rows]
+    used = np.zeros(keys.distinct.shape[0], dtype=bool)
+    used[key_of] = True
+    renumbered = (np.cumsum(used) - 1).astype(np.intp)
+    return GroupKeys(keys.distinct[used], renumbered[key_of])
+
+
 @cached(maxsize=KEYS_CACHE_SIZE)
 def _keys_of(table: bytes, n: int) -> CandidateKeys:
     rows = np.frombuffer(table, dtype=np.int64).reshape(n, 6)

@@ -13,7 +13,6 @@ from numpy.typing import NDArray
 from pipeline.model.caches import register
 from pipeline.model.compute.layer import (
     LayerTimes,
-    layer_matmul_time_s,
     with_rerun_s,
 )
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
@@ -21,7 +20,6 @@ from pipeline.model.memory.aggregate import memory_required_bytes
 from pipeline.model.memory.gpu_memory import updated_params
 from pipeline.model.network.comm_table import (
     CandidateKeys,
-    candidate_keys,
     unique_rows,
 )
 from pipeline.model.network.groups import Levels, ring_attention_exposed_s
@@ -35,19 +33,21 @@ from pipeline.model.records.switches import (
     Recompute,
     recompute_modes,
 )
-from pipeline.model.search.enumeration import layout_table, realistic_layout_rows
+from pipeline.model.search.enumeration import realistic_layout_rows
 from pipeline.model.search.grid import (
     cheapest_fitting_mode,
     grid_kv_width,
     grid_layer_times_s,
     grid_params_per_gpu,
 )
+from pipeline.model.search.layouts import paper_layouts, shard_times_s
 from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s
 from pipeline.model.step.schedule import interleave_degrees
 from pipeline.model.step.step_time import (
     LayoutBatch,
     compute_and_bubble,
+    critical_matmul_s,
     step_floor_s,
 )
 
@@ -195,44 +195,26 @@ def _enumerate(
 ) -> Candidates | MemoryBlocked | None:
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         return None
-    s, layers = shape.sparsity, shape.n_layers
-    memory = n_gpu * hw.hbm_bytes
     if not physics.is_paper:
         rows = realistic_layout_rows(shape, n_gpu, opts, physics, tp_unit)
         return _realistic_candidates(hw, shape, n_gpu, rows, opts, physics)
-    table = layout_table(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel)
-    if table is None:
+    # the GPU-free part once per (model, cluster size, options), the GPU's memory and times here
+    layouts = paper_layouts(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel)
+    if layouts is None:
         return None
-    dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
-    zb = zb_i.astype(bool)
-    if opts.memory_check:
-        need = memory_required_bytes(
-            shape, dp_.astype(float), pp_.astype(float), nano.astype(float), zb, opts
-        )
-        keep = memory >= need
-        if not keep.any():
-            return None
-        table, zb = table[keep], zb[keep]
-        dp_, tpm, tpff, pp_, ep_, m, _, nano = table.T
-    interleave = interleave_degrees(pp_, zb, opts.interleaving, layers, m)
-    shards, which = unique_rows(np.stack([tpm, tpff, nano], axis=1))  # few distinct shards
-    t_layer = layer_matmul_time_s(
-        hw,
-        (shape.d_model // shards[:, 0]).astype(np.float64),
-        (shape.d_ff // shards[:, 1]).astype(np.float64),
-        shards[:, 2].astype(np.float64),
-    )[which]
-    repeats = ((layers // pp_) * (s // ep_) * m).astype(np.float64)
-    degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
+    fit = layouts.within(n_gpu * hw.hbm_bytes)
+    if fit is None:
+        return None
     return Candidates(
-        degrees=degrees,
-        microbatches=m.astype(np.float64),
-        zero_bubble=zb,
-        interleave=interleave,
-        t_layer_s=t_layer,
-        compute_repeats=repeats,
-        nanobatch=nano,
-        keys=candidate_keys(degrees, interleave),
+        degrees=fit.degrees,
+        microbatches=fit.microbatches,
+        zero_bubble=fit.zero_bubble,
+        interleave=fit.interleave,
+        t_layer_s=shard_times_s(hw, shape, layouts)[fit.shard_of],
+        compute_repeats=fit.compute_repeats,
+        nanobatch=fit.nanobatch,
+        keys=fit.keys,
+        bubble=fit.bubble,
     )
 
 
@@ -276,7 +258,10 @@ def _with_step_inputs(c: Candidates, opts: SearchOptions, shape: ModelShape) -> 
         )
         t_compute = c.compute_repeats * c.t_layer_s  # the critical stage's layers
         return dataclasses.replace(c, t_compute_s=t_compute, step_floor_s=float(floor_s.min()))
-    t_mm, f = compute_and_bubble(_batch(c, slice(None), c.degrees[:, None, :]), opts)
+    if c.bubble is None:
+        t_mm, f = compute_and_bubble(_batch(c, slice(None), c.degrees[:, None, :]), opts)
+    else:  # the paper's candidates carry their bubble (`layouts.PaperLayouts`)
+        t_mm, f = critical_matmul_s(c.compute_repeats, c.t_layer_s, opts), c.bubble
     floor = float(step_floor_s(t_mm, f, c.zero_bubble).min())
     return dataclasses.replace(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)
 

@@ -116,11 +116,18 @@ def step_arrays(
 def compute_and_bubble(rows: LayoutBatch, opts: SearchOptions) -> tuple[Array, Array]:
     """(t_compute, f) of rows: matmul time on the critical path (×4/3 with recomputation) and
     the bubble fraction at the rows' N_PP (spec §7). They depend on the layout, not the network."""
-    t_mm = rows.compute_repeats * rows.t_layer_s
-    if opts.activation_recompute:
-        t_mm = t_mm * RECOMPUTE_COMPUTE_FACTOR
+    t_mm = critical_matmul_s(rows.compute_repeats, rows.t_layer_s, opts)
     pp_total = np.prod(rows.pp, axis=1)
     return t_mm, bubble_fraction(pp_total, rows.microbatches, rows.interleave, rows.zero_bubble)
+
+
+def critical_matmul_s(compute_repeats: Array, t_layer_s: Array, opts: SearchOptions) -> Array:
+    """t_compute: the critical path's matmul time per step, repeats · t_layer, ×4/3 with
+    activation recomputation (the forward run again, spec §7)."""
+    t_mm = compute_repeats * t_layer_s
+    if opts.activation_recompute:
+        t_mm = t_mm * RECOMPUTE_COMPUTE_FACTOR
+    return t_mm
 
 
 def step_from_comm(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -83,6 +84,30 @@ def resolve_resume(value: object, series: Sequence[SweepSeries]) -> bool:
     return value
 
 
+CHOICE_LINE_GAP_S = 1.0
+"""While a listed sweep composes its choices, a choice's line only when the last line is
+this old: the nightly's eight choices take about 0.1 s each."""
+
+
+class _Spaced:
+    """`say`, passing every line until `start(gap_s)`, then only lines at least `gap_s`
+    after the last one passed (or after `start`)."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self.say = say
+        self.gap_s = 0.0
+        self.last = -float("inf")
+
+    def start(self, gap_s: float) -> None:
+        self.gap_s, self.last = gap_s, time.monotonic()
+
+    def __call__(self, text: str) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.gap_s:
+            self.last = now
+            self.say(text)
+
+
 def _quiet(text: str) -> None:
     """Says nothing (a plan made without progress)."""
 
@@ -128,10 +153,12 @@ def plan_run(
     forecast = forecast_from_config(cfg.get("forecast"))
     given = known_overrides(overrides)
     sweep = sweep_from_config(cfg)
-    stream = SeriesStream(cfg, sweep, whole_grid=whole_grid, overrides=given, say=say)
+    spaced = _Spaced(say)
+    stream = SeriesStream(cfg, sweep, whole_grid=whole_grid, overrides=given, say=spaced)
     series: Sequence[SweepSeries] = stream
     if len(stream) <= CHECKED_SERIES:
         say(f"expanding the sweep: {len(stream):,} series")
+        spaced.start(CHOICE_LINE_GAP_S)  # a listed sweep composes its choices back to back
         series = list(stream)
     else:
         say(f"{len(stream):,} series, each made and checked as it runs")

@@ -160,3 +160,17 @@ def test_expand_sweep_still_lists_every_series(tmp_path: Path) -> None:
     args = [f"output.root={tmp_path}", *SWEEP]
     series = expand_sweep(compose_config(args), overrides=args)
     assert len({s.series_id for s in series}) == 12
+
+
+def test_listed_sweep_spaces_its_choice_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once a listed sweep starts composing, a choice's line is said only when the last line is
+    `CHOICE_LINE_GAP_S` old; before `start` (a streamed sweep) every line is said."""
+    clock = iter([0.0, 0.1, 0.5, 0.95, 1.2, 1.3, 2.5])
+    monkeypatch.setattr(app_plan.time, "monotonic", lambda: next(clock))
+    said: list[str] = []
+    spaced = app_plan._Spaced(said.append)
+    spaced("streamed")  # t = 0.0
+    spaced.start(1.0)  # t = 0.1
+    for text in ["a", "b", "c", "d", "e"]:  # t = 0.5, 0.95, 1.2, 1.3, 2.5
+        spaced(text)
+    assert said == ["streamed", "c", "e"]

@@ -96,6 +96,18 @@ def updated_params(params: ParamsPerGpu, zero_stage: Stage, dp: Array, expert_dp
     return out
 
 
+def gradient_bytes_per_param(fp32: NDArray[np.bool_] | bool | None) -> Array | float:
+    """Bytes a gradient takes per parameter, held and reduced: `FP32_GRADIENT_BYTES_PER_PARAM`
+    where `fp32` (Megatron-LM's and NeMo's default for BF16, docs/model.md R.5), else
+    `GRADIENT_BYTES_PER_PARAM`; None (no such switch): 16-bit."""
+    if fp32 is None or fp32 is False:
+        return GRADIENT_BYTES_PER_PARAM
+    if fp32 is True:
+        return FP32_GRADIENT_BYTES_PER_PARAM
+    out: Array = np.where(fp32, FP32_GRADIENT_BYTES_PER_PARAM, GRADIENT_BYTES_PER_PARAM)
+    return out
+
+
 def activation_bytes_per_layer(
     tokens: Array,
     hidden: Width,

@@ -43,11 +43,10 @@ from pipeline.model.compute.flop import (
 from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, with_rerun_s
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.gpu_memory import (
-    FP32_GRADIENT_BYTES_PER_PARAM,
-    GRADIENT_BYTES_PER_PARAM,
     LayerShape,
     ParamsPerGpu,
     fp8_weight_copy_bytes,
+    gradient_bytes_per_param,
     logits_bytes,
     stage_in_flight_microbatches,
     state_bytes,
@@ -349,11 +348,7 @@ def run_memory_bytes(
     ]
     per_layer = _by_mode(lay.recompute, per_mode)
 
-    gradient_bytes = (
-        GRADIENT_BYTES_PER_PARAM
-        if lay.grad_reduce_fp32 is None
-        else np.where(lay.grad_reduce_fp32, FP32_GRADIENT_BYTES_PER_PARAM, GRADIENT_BYTES_PER_PARAM)
-    )
+    gradient_bytes = gradient_bytes_per_param(lay.grad_reduce_fp32)
 
     def stage_bytes(layers: Array, index: Array, embedding: bool) -> Array:
         params = run_params_per_gpu(shape, lay, layers)

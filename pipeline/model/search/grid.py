@@ -21,11 +21,10 @@ from pipeline.model.compute.efficiency import fp8_gemms
 from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_launch_times, layer_times_s
 from pipeline.model.compute.memory_ops import OpTimes
 from pipeline.model.memory.gpu_memory import (
-    FP32_GRADIENT_BYTES_PER_PARAM,
-    GRADIENT_BYTES_PER_PARAM,
     LayerShape,
     ParamsPerGpu,
     fp8_weight_copy_bytes,
+    gradient_bytes_per_param,
     in_flight_microbatches,
     state_bytes,
     stored_activation_bytes_per_layer,
@@ -251,9 +250,7 @@ def grid_memory_by_mode_bytes(
     microbatches, interleave, zero_bubble = schedule
     tp = tp_model * tp_ff
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
-    gradient_bytes = (
-        FP32_GRADIENT_BYTES_PER_PARAM if physics.grad_reduce_fp32 else GRADIENT_BYTES_PER_PARAM
-    )
+    gradient_bytes = gradient_bytes_per_param(physics.grad_reduce_fp32)
     model_state = state_bytes(params, physics.zero_stage, dp * ep, dp, gradient_bytes)
     fp8 = fp8_gemms(hw, physics)
     if fp8:  # the grid's models have no vocabulary: every parameter is a layer's

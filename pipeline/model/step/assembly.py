@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.compute.memory_ops import WORD_BYTES
-from pipeline.model.memory.gpu_memory import ParamsPerGpu
+from pipeline.model.memory.gpu_memory import FP32_GRADIENT_BYTES_PER_PARAM, ParamsPerGpu
 from pipeline.model.network.groups import (
     GradientGroups,
     Levels,
@@ -59,10 +59,6 @@ def dp_bucket_params(dense_dp: Array) -> Array:
     return out
 
 
-GRAD_FP32_BYTES = 4.0
-"""Bytes of a gradient reduced in FP32 (`Schedule.grad_reduce_fp32`): twice the 16-bit w."""
-
-
 def distributed_optimizer_exposed_s(
     t_reduce_s: Array,
     t_bucket_s: Array,
@@ -88,7 +84,7 @@ def distributed_optimizer_exposed_s(
       unsharded: max(t − t_bwd, t_b)
     t' and t'_b (`t_gather_s`, `t_gather_bucket_s`): the all-reduce of the 16-bit parameters
     whose half the all-gather is, when the gradients are reduced at another width
-    (`GRAD_FP32_BYTES`); None: t and t_b.
+    (`FP32_GRADIENT_BYTES_PER_PARAM`); None: t and t_b.
     """
     gather_all = t_reduce_s if t_gather_s is None else t_gather_s
     gather_bucket = t_bucket_s if t_gather_bucket_s is None else t_gather_bucket_s
@@ -107,12 +103,12 @@ def gradient_reduction_s(
     fp32: Flags,
 ) -> Array:
     """The all-reduce of one step's gradients at the width they are reduced at: w bytes per
-    parameter, or `GRAD_FP32_BYTES` where `fp32` (Megatron-LM reduces BF16 gradients in FP32,
+    parameter, or `FP32_GRADIENT_BYTES_PER_PARAM` where `fp32` (Megatron-LM reduces BF16 gradients in FP32,
     `--accumulate-allreduce-grads-in-fp32`, unless `--grad-reduce-in-bf16`; NeMo Framework user
     guide, "Communication Overlap": `grad_sync_dtype` FP32 by default; Llama Team 2024 §3.3.2):
-    `network.groups.gradient_allreduce_s` of GRAD_FP32_BYTES / w times the parameters. Half of
+    `network.groups.gradient_allreduce_s` of FP32_GRADIENT_BYTES_PER_PARAM / w times the parameters. Half of
     it is the reduce-scatter of a sharded optimizer."""
-    widen = np.where(fp32, GRAD_FP32_BYTES / WORD_BYTES, 1.0)
+    widen = np.where(fp32, FP32_GRADIENT_BYTES_PER_PARAM / WORD_BYTES, 1.0)
     wide_expert = None if expert is None else widen * expert
     out: Array = gradient_allreduce_s(levels, gradient, widen * params.replicated, wide_expert)
     return out
@@ -209,7 +205,7 @@ class Schedule:
     tp_overlap_in_domain: Flags
     """TP overlap only where the whole tensor-parallel group lies on the fastest level."""
     grad_reduce_fp32: Flags | None = None
-    """Gradients reduced in FP32 (`GRAD_FP32_BYTES` per parameter: the reduce-scatter, or the
+    """Gradients reduced in FP32 (`FP32_GRADIENT_BYTES_PER_PARAM` per parameter: the reduce-scatter, or the
     all-reduce when unsharded), the parameter all-gather 16-bit (`gradient_reduction_s`);
     None: every reduction at w, the paper's."""
 

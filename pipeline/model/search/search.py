@@ -450,6 +450,24 @@ def _best_realistic(
     return BestAt(True, (layout, cost), recompute=mode.value, grid_cost=used)
 
 
+def usable_layouts_fit(
+    hw: HardwareSpec, shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics
+) -> tuple[bool, bool]:
+    """Whether some layout the physics can use at n_gpu fits in one GPU's memory, and whether
+    some such layout exists but none fits (`MemoryBlocked`): the enumeration of `_best_at`
+    without timing, with N_TP inside the NVLink domain when `physics.tp_in_domain`
+    (`domain_tp_unit`). What decides an infeasible point's reason: no cluster within the
+    duration where a usable layout fits, exceeds GPU memory where usable layouts exist and
+    none fits (docs/model.md, "Realistic physics")."""
+    if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
+        return False, False
+    unit = domain_tp_unit(hw, physics, n_gpu)
+    c = enumerate_candidates(hw, shape, n_gpu, opts, physics, unit)
+    if c is None:
+        return False, False
+    return not isinstance(c, MemoryBlocked), isinstance(c, MemoryBlocked)
+
+
 def optimal_layout(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -527,6 +545,14 @@ class _Walk:
             return None  # none usable fits: whether an unusable one does decides the reason
         return at
 
+    def counts_usable(self, n_gpu: int) -> bool:
+        """Whether a size's search enumerated only layouts the physics can use, so that its
+        `BestAt.had_candidates` and `memory_blocked` decide the reason of an infeasible point:
+        pruning enumerates only N_TP inside the NVLink domain (`domain_tp_unit`); the
+        exhaustive search enumerates every N_TP and marks the rest unusable (`realistic_steps`),
+        so its flags speak of layouts the physics refuses."""
+        return self.prune or not domain_tp_unit(self.hw, self.physics, n_gpu)
+
     def trains(self, at: BestAt | None) -> TypeGuard[BestAt]:
         """Whether the size's best layout trains within the duration."""
         return (
@@ -579,8 +605,11 @@ def smallest_cluster(
 
     `prune=False` searches every cluster exhaustively, for tests. Under realistic physics the
     model trains on its own tokens and the point carries what it counts and what the search
-    chose (`search.counts`); a size none of whose layouts fits in one GPU's memory at any
-    cluster is infeasible with `exceeds_gpu_memory`.
+    chose (`search.counts`). An infeasible point's reason reads every cluster S·2^i, those
+    below the compute floor too, and only the layouts the physics can use
+    (`usable_layouts_fit`): `no_cluster_within_duration` where one fits in memory somewhere,
+    else `exceeds_gpu_memory` where some exist and none fits, else `no_valid_layout` (spec §11,
+    §10.9).
     """
     shape, counts = grid_shape_counts(physics, shape)
     if shape.batch_tokens > MAX_BATCH_TOKENS:
@@ -592,16 +621,15 @@ def smallest_cluster(
     fixed_s, flop_s = step_floor_terms_s(hw, physics, opts, shape) if prune else (0.0, 0.0)
     walk = _Walk(hw, shape, duration_s, opts, prune, physics, floor, fixed_s, flop_s)
     any_layout = blocked = False
-    too_slow: list[int] = []  # clusters no layout of which can train in time
+    unsure: list[int] = []  # clusters whose usable layouts the walk did not enumerate
     for i in range(opts.max_cluster_doublings + 1):
         n_gpu = shape.sparsity * 2**i
         at = walk.at(n_gpu)
-        if at is None:
-            if n_gpu >= floor:
-                too_slow.append(n_gpu)  # searched below only if the reason depends on it
-            continue
-        any_layout = any_layout or at.had_candidates
-        blocked = blocked or at.memory_blocked
+        if at is None or not walk.counts_usable(n_gpu):
+            unsure.append(n_gpu)  # enumerated below only if the reason depends on it
+        else:
+            any_layout = any_layout or at.had_candidates
+            blocked = blocked or at.memory_blocked
         if walk.trains(at):
             if physics.cluster_sizes is ClusterSizes.NODES and i > 0:
                 at = walk.node_refined(n_gpu // 2, n_gpu, at)
@@ -616,10 +644,9 @@ def smallest_cluster(
                 counts=counts,
                 grid_cost=at.grid_cost,
             )
-    for n_gpu in too_slow if not any_layout else ():  # the reason: did any have candidates?
-        at = _best_at(hw, shape, n_gpu, opts, duration_s, prune, physics)
-        any_layout = any_layout or at.had_candidates
-        blocked = blocked or at.memory_blocked
+    for n_gpu in unsure if not any_layout else ():  # the reason: did any usable one fit?
+        fits, over = usable_layouts_fit(hw, shape, n_gpu, opts, physics)
+        any_layout, blocked = fits, blocked or over
         if any_layout:
             break
     if any_layout:

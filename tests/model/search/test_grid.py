@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 import pytest
@@ -56,6 +57,19 @@ def test_grid_point_exceeding_gpu_memory_has_its_reason() -> None:
     hw = dataclasses.replace(preset("h100_sxm"), hbm_bytes=64.0)
     point = smallest_cluster(hw, dense(), DURATION_S, SearchOptions(), physics=MEMORY)
     assert not point.feasible
+    assert point.infeasible_reason is InfeasibleReason.EXCEEDS_GPU_MEMORY
+
+
+@pytest.mark.parametrize("prune", [True, False])
+def test_grid_point_whose_usable_layouts_never_fit_exceeds_gpu_memory(prune: bool) -> None:
+    """With N_TP kept inside the node, a model whose only fitting layouts need N_TP > 8 is
+    infeasible with exceeds_gpu_memory in the pruned and in the exhaustive walk alike."""
+    hw = dataclasses.replace(preset("h100_sxm"), hbm_bytes=2e6)
+    physics = dataclasses.replace(MEMORY, tp_in_domain=True)
+    wide = optimal_layout(hw, dense(1024), 2**17, SearchOptions(), physics=MEMORY)
+    assert wide is not None
+    assert math.prod(wide[0].tp_model) * math.prod(wide[0].tp_ff) > 8  # fits across nodes only
+    point = smallest_cluster(hw, dense(1024), 3e4, SearchOptions(), prune, physics)
     assert point.infeasible_reason is InfeasibleReason.EXCEEDS_GPU_MEMORY
 
 

@@ -131,3 +131,12 @@ def test_modern_scaling_table_pipelines_run_interleaved() -> None:
         assert microbatches % layout.pp == 0, measured.label
         pipelined += 1
     assert pipelined == 7
+
+
+def test_modern_glm_130b_fits_its_gpus() -> None:
+    """GLM-130B's layout fits the A100 40GB it trained on once its optimizer state is sharded
+    over the data-parallel ranks, as it must have been (docs/validation.md)."""
+    (glm,) = (m for m in modern_runs() if m.source == "GLM-130B")
+    hw, physics = scenario_of((*glm.hardware, *glm.physics))
+    assert glm.run.layout.zero_stage == 1
+    assert evaluate_run(hw, physics, glm.run).fits_memory

@@ -3,13 +3,22 @@ and that the generated block of docs/validation.md is what the model gives today
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from pipeline.model.records.run import RunLayout, RunSpec
 from pipeline.model.records.transformer import TransformerShape
 from tests.validation import calibration
-from tests.validation.calibration import Grid, fit_pair_per_hardware, fit_per_hardware
+from tests.validation.calibration import (
+    KORTHIKANTI,
+    NARAYANAN,
+    Grid,
+    fit_pair_per_hardware,
+    fit_per_hardware,
+    within_tolerances,
+)
 from tests.validation.modern_runs import Measured
 
 _RUN = RunSpec("tiny", TransformerShape(2, 64, 256, 4, 4, 0, 128), 8, RunLayout(1, 1, 8, 1))
@@ -46,6 +55,22 @@ def test_calibration_fit_pair_per_hardware_gives_each_gpu_its_network() -> None:
     errors[2, 0, 1] = 0.0  # H100's run exact at matmul point 2, network point 0
     fit = fit_pair_per_hardware(Grid(obs, errors), ["old", "new"])
     assert fit == {"a100": (0, 1), "h100": (2, 0)}
+
+
+def test_calibration_within_tolerances_holds_each_tolerance() -> None:
+    """A grid point is allowed only where Narayanan's teraFLOP/s and Korthikanti's large runs
+    both keep their tolerances; Korthikanti's 22B is not held to them."""
+    named = [
+        dataclasses.replace(
+            _measured(source, "a100_sxm_80gb"), run=dataclasses.replace(_RUN, name=n)
+        )
+        for source, n in ((NARAYANAN, "GPT"), (KORTHIKANTI, "175B"), (KORTHIKANTI, "22B"))
+    ]
+    errors = np.zeros((3, 1, 3))
+    errors[:, 0, 2] = 0.5  # the 22B 50% off everywhere: not held to the tolerances
+    errors[1, 0, 0] = -0.2  # Narayanan's run 20% fast: its teraFLOP/s 25% high
+    errors[2, 0, 1] = 0.05  # the 175B 5% slow: past the 4% mean
+    assert within_tolerances(Grid(tuple(named), errors)) == [(0, 0)]
 
 
 @pytest.mark.slow

@@ -19,13 +19,19 @@ from pipeline.model.records.run import RunCost, RunSpec
 from pipeline.model.records.switches import Recompute
 from pipeline.model.runs.training_run import evaluate_run, layer_breakdown
 from pipeline.schema import CONF_DIR, compose_config, load_scenario
-from tests.validation.calibration import A100_80GB, korthikanti_runs, scenario_of
+from tests.validation.calibration import (
+    A100_80GB,
+    KORTHIKANTI_LARGE_PARAMS_B,
+    KORTHIKANTI_MAX_TOLERANCE,
+    KORTHIKANTI_MEAN_TOLERANCE,
+    NARAYANAN_MAX_TOLERANCE,
+    NARAYANAN_MEAN_TOLERANCE,
+    korthikanti_runs,
+    params_b,
+    scenario_of,
+)
 
 DATA = Path(__file__).parent / "data"
-NARAYANAN_MEAN_TOLERANCE = 0.05
-"""Mean absolute relative error allowed over the ten runs."""
-NARAYANAN_MAX_TOLERANCE = 0.10
-"""Largest absolute relative error allowed on any run."""
 IVANOV_TOLERANCE_POINTS = 5.0
 """Percentage points allowed on each runtime share."""
 
@@ -152,16 +158,6 @@ def test_llama3_8k_runs_fit_without_recompute() -> None:
             assert cost.fits_memory, (row["run"], cost.memory_per_gpu_bytes)
 
 
-KORTHIKANTI_MEAN_TOLERANCE = 0.04
-"""Mean absolute relative error of the step time allowed over the large runs (175B to 1T); the
-model gives 3.6% (docs/validation.md)."""
-KORTHIKANTI_MAX_TOLERANCE = 0.085
-"""Largest absolute relative error of the step time allowed on any large run."""
-KORTHIKANTI_LARGE_PARAMS_B = 100.0
-"""The runs held to the tolerances: 175B and up (deep pipelines); the single-node 22B is shown
-in docs/validation.md, not tested."""
-
-
 def korthikanti_errors() -> dict[tuple[str, str], float]:
     """Relative error of predicted vs published iteration time, by (model, recompute), A100
     80GB under realistic physics with each row's layout (Korthikanti et al. 2022 Table 5)."""
@@ -178,10 +174,7 @@ def korthikanti_errors() -> dict[tuple[str, str], float]:
 
 def _large(errors: dict[tuple[str, str], float]) -> list[float]:
     return [
-        abs(e)
-        for (model, _), e in errors.items()
-        if float(model.rstrip("BT")) * (1000.0 if model.endswith("T") else 1.0)
-        >= KORTHIKANTI_LARGE_PARAMS_B
+        abs(e) for (model, _), e in errors.items() if params_b(model) >= KORTHIKANTI_LARGE_PARAMS_B
     ]
 
 

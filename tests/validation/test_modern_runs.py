@@ -114,3 +114,29 @@ def test_modern_nemo_fp8_step_time_within_tolerance() -> None:
     errors = _step_errors("NeMo 24.07")
     assert len(errors) == 8
     assert sum(abs(e) for e in errors) / len(errors) <= NEMO_FP8_MEAN_TOLERANCE, errors
+
+
+def test_modern_scaling_table_pipelines_run_interleaved() -> None:
+    """The Megatron-LM README's pipelined runs overlap their pipeline sends, which Megatron-LM
+    allows only under the interleaved schedule: one layer per virtual stage, with a number of
+    microbatches per rank that is a multiple of the pipeline size (docs/validation.md)."""
+    pipelined = 0
+    for measured in modern_runs():
+        layout = measured.run.layout
+        if measured.source != "Megatron-Core scaling" or layout.pp == 1:
+            continue
+        microbatches = measured.run.global_batch_seqs // (layout.dp * layout.microbatch_seqs)
+        assert layout.overlap_p2p, measured.label
+        assert layout.interleave == measured.run.shape.layers // layout.pp, measured.label
+        assert microbatches % layout.pp == 0, measured.label
+        pipelined += 1
+    assert pipelined == 7
+
+
+def test_modern_glm_130b_fits_its_gpus() -> None:
+    """GLM-130B's layout fits the A100 40GB it trained on once its optimizer state is sharded
+    over the data-parallel ranks, as it must have been (docs/validation.md)."""
+    (glm,) = (m for m in modern_runs() if m.source == "GLM-130B")
+    hw, physics = scenario_of((*glm.hardware, *glm.physics))
+    assert glm.run.layout.zero_stage == 1
+    assert evaluate_run(hw, physics, glm.run).fits_memory

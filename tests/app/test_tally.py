@@ -1,0 +1,88 @@
+"""A run's summary from its bounded tally: the same lines as from every series, in flat memory."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+import random
+from pathlib import Path
+
+import pytest
+
+import pipeline.app.plan as app_plan
+from pipeline.app.execute import RunReport, execute_plan
+from pipeline.app.plan import plan_run
+from pipeline.app.summary import summary_lines
+from pipeline.app.tally import MAX_SERIES_SHOWN, RunTally, SeriesSummary, summary_order
+from pipeline.schema import compose_config
+
+SMOKE = ["sweep=smoke", "scaling.grid.max_d_model=16384", "execution.n_jobs=1"]
+"""Twelve series of three sizes each, evaluated in-process."""
+
+
+def run(root: Path, *args: str) -> RunReport:
+    """The run of `args` into `root`, not resumed."""
+    given = [f"output.root={root}", "output.resume=false", *args]
+    return execute_plan(plan_run(compose_config(given), overrides=given), progress=False)
+
+
+def hbm_sweep(n: int) -> list[str]:
+    """A sweep of `n` series: H100 SXM's HBM bandwidth from 2 to 4 TB/s, three sizes each."""
+    axis = f"+sweep.axes.hardware.hbm_bandwidth_gb_per_s={{start:2000,stop:4000,num:{n}}}"
+    return ["scaling.grid.max_d_model=16384", "execution.n_jobs=1", axis]
+
+
+def test_tally_keeps_the_series_a_sorted_list_shows(tmp_path: Path) -> None:
+    """Fed in any order, the tally keeps the first series of the sorted whole (ties in the
+    order added), counts them all and sums quirk Q1 over them."""
+    evaluated = run(tmp_path, *SMOKE).outcomes
+    many = [
+        dataclasses.replace(
+            s, series_id=f"{k}{s.series_id}"[:16], q1_rows=k, q1_max_hidden_s=float(i * k)
+        )
+        for k in range(4)
+        for i, s in enumerate(evaluated)
+    ]
+    many += many[:5]  # ties: the same key twice
+    random.Random(7).shuffle(many)
+    tally = RunTally.of(many)
+    shown = sorted(many, key=summary_order)[:MAX_SERIES_SHOWN]
+    assert [id(s) for s in tally.shown_grid] == [id(s) for s in shown]
+    assert (tally.series, tally.n_grid, tally.n_runs) == (len(many), len(many), 0)
+    decided = [s for s in many if s.q1_rows]
+    assert tally.q1_rows == sum(s.q1_rows for s in decided)
+    assert tally.q1_series == len(decided)
+    assert tally.q1_max_hidden_s == max(s.q1_max_hidden_s for s in decided)
+
+
+def test_streamed_run_prints_the_summary_of_a_listed_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A streamed sweep keeps no series summary, yet prints the listed run's lines."""
+    listed = run(tmp_path, *hbm_sweep(16))
+    monkeypatch.setattr(app_plan, "CHECKED_SERIES", 0)
+    streamed = run(tmp_path, *hbm_sweep(16))
+    assert (len(listed.outcomes), streamed.outcomes, streamed.tally.series) == (16, [], 16)
+    listed_lines = summary_lines(listed.summaries, "ROOT", 0.0, listed.points)
+    assert summary_lines(streamed.tally, "ROOT", 0.0, streamed.points) == listed_lines
+    assert len(listed_lines) > MAX_SERIES_SHOWN + 2  # a header, the rows shown, a count
+
+
+def test_streamed_report_does_not_grow_with_the_series(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report a streamed sweep returns is no larger for 4N series than for N."""
+    monkeypatch.setattr(app_plan, "CHECKED_SERIES", 0)
+    sizes = {}
+    for n in (16, 64):
+        report = run(tmp_path / str(n), *hbm_sweep(n))
+        assert report.tally.series == n
+        sizes[n] = len(pickle.dumps(dataclasses.replace(report, seconds=0.0)))
+    assert sizes[64] < 1.05 * sizes[16], sizes
+
+
+def test_listed_report_keeps_every_series(tmp_path: Path) -> None:
+    """A listed sweep still returns each series' summary, in the order evaluated."""
+    report = run(tmp_path, *hbm_sweep(16))
+    assert len(report.outcomes) == report.tally.series == 16
+    assert all(isinstance(s, SeriesSummary) for s in report.outcomes)

@@ -166,6 +166,7 @@ def execute_plan(
         for line in set_aside_bad_parts(plan.root, partitions, run_ids):  # named, never deleted
             print(f"dmlimits: {line}", file=sys.stderr)
         index = SeriesIndex.build(plan.root, partitions, DONE_TABLES)
+        index.written_ids = not streamed  # a stream's series are unique: never written twice
         if plan.resume:
             done = done_series_ids(index)
     years = plan.forecast.moving_frontier_years

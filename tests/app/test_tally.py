@@ -6,14 +6,18 @@ import dataclasses
 import pickle
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import pipeline.app.execute as app_execute
 import pipeline.app.plan as app_plan
 from pipeline.app.execute import RunReport, execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.app.summary import summary_lines
 from pipeline.app.tally import MAX_SERIES_SHOWN, RunTally, SeriesSummary, summary_order
+from pipeline.io.parts import SeriesIndex
+from pipeline.io.read import read_or_empty
 from pipeline.schema import compose_config
 
 SMOKE = ["sweep=smoke", "scaling.grid.max_d_model=16384", "execution.n_jobs=1"]
@@ -86,3 +90,32 @@ def test_listed_report_keeps_every_series(tmp_path: Path) -> None:
     report = run(tmp_path, *hbm_sweep(16))
     assert len(report.outcomes) == report.tally.series == 16
     assert all(isinstance(s, SeriesSummary) for s in report.outcomes)
+
+
+def test_streamed_run_index_keeps_no_ids_of_its_own_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parts index of a streamed run records the parts it writes without their series
+    ids (a listed run's keeps them); run again without resuming, it still replaces each
+    series' rows, leaving no series twice in the dataset."""
+    indexes: list[SeriesIndex] = []
+    build = SeriesIndex.build
+
+    def kept(*args: Any, **kwargs: Any) -> SeriesIndex:
+        indexes.append(build(*args, **kwargs))
+        return indexes[-1]
+
+    monkeypatch.setattr(app_execute.SeriesIndex, "build", kept)
+    sweep = [*hbm_sweep(16), "output.series_per_part=4"]
+
+    def held() -> set[str]:
+        return set().union(*(ids for parts in indexes[-1].parts.values() for ids in parts.values()))
+
+    run(tmp_path / "listed", *sweep)
+    assert len(held()) == 16
+    monkeypatch.setattr(app_plan, "CHECKED_SERIES", 0)
+    for _ in range(2):
+        run(tmp_path / "streamed", *sweep)
+        assert held() == set()
+    thresholds = read_or_empty(tmp_path / "streamed", "thresholds")
+    assert thresholds.height == thresholds["series_id"].n_unique() == 16

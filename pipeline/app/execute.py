@@ -3,17 +3,19 @@
 Memory stays flat however large the sweep: finished series wait in a bounded buffer
 (`pipeline.app.batch.PartBuffer`) and are written many to a part, and the report keeps their
 limits, not their points (unless the caller keeps the tables, as the Python API does); a
-streamed sweep's report keeps only what its summary prints (`pipeline.app.tally.RunTally`). With
-resume on (`RunPlan.resume`: sweeps by default) the series already complete under the root are
-skipped, and their thresholds are read back so the summary still shows them. A series evaluated
-again that already has rows under the root (resume off, or a series left incomplete) is removed
-from the parts that hold it as its batch is written (`pipeline.app.write.write_batch`), so no
-series ever has rows in two parts of a table.
+streamed sweep's report keeps only what its summary prints (`pipeline.app.tally.RunTally`).
+With resume on (`RunPlan.resume`: sweeps by default) the series already complete under the
+root are skipped, and their thresholds are read back so the summary still shows them (a
+streamed sweep reads them `SKIPPED_READ_TOGETHER` at a time as it skips them, and keeps only
+its tally). A series evaluated again that already has rows under the root (resume off, or a
+series left incomplete) is removed from the parts that hold it as its batch is written
+(`pipeline.app.write.write_batch`), so no series ever has rows in two parts of a table.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -112,6 +114,10 @@ def _stage_progress(
             yield bar.advance
 
     return opened
+
+
+SKIPPED_READ_TOGETHER = 4096
+"""A streamed resume reads the thresholds of the series it skips this many at a time."""
 
 
 class _RunIds(Collection[str]):
@@ -216,9 +222,30 @@ def execute_plan(
     taken = ahead.taken if ahead is not None else 0
     summaries: list[SeriesSummary] = []
     tally = RunTally()
+    later = RunTally()
+    """The skipped series of a streamed run that keeps no summaries, counted as they come."""
+    n_skipped = 0
+    """Skipped series counted in `later` (no longer in `skipped`)."""
     points = 0
     in_flight: dict[str, str] = {}
     """The sweep point of each series handed to the runner and not yet back."""
+    writing = threading.Lock()
+    """Held while the index changes (batches written) or is read (`count_skipped`): the
+    runner may ask for scenarios (`handed`) from one of its threads."""
+
+    def count_skipped(at_least: int) -> None:
+        """Count the skipped series in `later` (their thresholds read back) once `at_least`
+        wait, so a streamed resume does not keep every series it skips."""
+        nonlocal n_skipped
+        if keep or index is None or not skipped or len(skipped) < at_least:
+            return
+        with writing:
+            chunk = list(skipped)
+            del skipped[: len(chunk)]
+            for summary in resumed_series(index, chunk)[0]:
+                later.add(summary)
+        n_skipped += len(chunk)
+
     with (
         stop_on_signals(),
         RunProgress(len(todo), enabled=progress, skipped=len(skipped)) as bar,
@@ -231,6 +258,7 @@ def execute_plan(
                 if streamed and item.series_id in done:
                     skipped.append(item)
                     bar.skip()
+                    count_skipped(SKIPPED_READ_TOGETHER)
                     continue
                 in_flight[item.series_id] = item.sweep_point
                 yield item.scenario
@@ -247,7 +275,8 @@ def execute_plan(
                     overrides=plan.overrides,
                     moving=moving.get(outcome.series_id),
                 )
-                buffer.add(rows)
+                with writing:
+                    buffer.add(rows)
                 summary = SeriesSummary.of(outcome, sweep_point)
                 tally.add(summary)
                 if keep:
@@ -255,8 +284,11 @@ def execute_plan(
                 points += len(outcome.points)
                 bar.advance(len(outcome.points))
         finally:  # the end of the run, Ctrl-C or SIGTERM: finished series are written
-            buffer.flush_all()
+            with writing:
+                buffer.flush_all()
     seconds = time.monotonic() - start
+    count_skipped(1)
+    tally.extend(later)
     resumed: list[SeriesSummary] = []
     resumed_tables: list[Tables] = []
     if skipped and index is not None:
@@ -283,7 +315,7 @@ def execute_plan(
         seconds,
         provenance.run_id,
         plan.root,
-        len(skipped),
+        n_skipped + len(skipped),
         resumed,
         [per_run, *buffer.kept, *resumed_tables] if keep_tables else [],
         buffer.batches_written,

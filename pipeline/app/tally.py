@@ -135,6 +135,20 @@ class RunTally:
         bisect.insort(self.grid, (key, rank, s), key=lambda e: (e[0], e[1]))
         del self.grid[MAX_SERIES_SHOWN:]
 
+    def extend(self, later: RunTally) -> None:
+        """Count the series of `later`, all added after this tally's (a run's skipped ones)."""
+        self.series += later.series
+        self.resumed += later.resumed
+        self.runs = [*self.runs, *later.runs][:MAX_SERIES_SHOWN]
+        self.n_runs += later.n_runs
+        n_grid = self.n_grid + later.n_grid
+        for key, _, s in later.grid:  # in their order, ranked after every series of this one
+            self._keep_grid(key, s)
+        self.n_grid = n_grid
+        self.q1_rows += later.q1_rows
+        self.q1_series += later.q1_series
+        self.q1_max_hidden_s = max(self.q1_max_hidden_s, later.q1_max_hidden_s)
+
     @property
     def shown_grid(self) -> list[SeriesSummary]:
         """The grid series the summary shows, in its order."""

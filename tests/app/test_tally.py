@@ -119,3 +119,47 @@ def test_streamed_run_index_keeps_no_ids_of_its_own_parts(
         assert held() == set()
     thresholds = read_or_empty(tmp_path / "streamed", "thresholds")
     assert thresholds.height == thresholds["series_id"].n_unique() == 16
+
+
+def test_tally_extended_equals_the_tally_of_both(tmp_path: Path) -> None:
+    """A tally extended by a later one keeps and counts what one tally of both in order does."""
+    evaluated = run(tmp_path, *SMOKE).outcomes
+    many = [
+        dataclasses.replace(s, series_id=f"{k}{s.series_id}"[:16], q1_rows=k)
+        for k in range(3)
+        for s in evaluated
+    ]
+    random.Random(3).shuffle(many)
+    first, later = RunTally.of(many[:20]), RunTally.of(many[20:])
+    first.extend(later)
+    both = RunTally.of(many)
+    assert [id(s) for s in first.shown_grid] == [id(s) for s in both.shown_grid]
+    counts = ("series", "resumed", "n_runs", "n_grid", "q1_rows", "q1_series", "q1_max_hidden_s")
+    assert [getattr(first, c) for c in counts] == [getattr(both, c) for c in counts]
+
+
+def test_streamed_resume_reads_skipped_series_a_few_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A streamed sweep run again reads the series it skips back in chunks, keeps none of
+    them, and prints what the listed sweep run again prints."""
+    root = tmp_path / "data"
+    first = run(root, *hbm_sweep(16))
+    resumed = [f"output.root={root}", *hbm_sweep(16)]
+    listed = execute_plan(plan_run(compose_config(resumed), overrides=resumed), progress=False)
+    chunks: list[int] = []
+    read = app_execute.resumed_series
+
+    def counted(index: SeriesIndex, skipped: Any, keep_tables: bool = False) -> Any:
+        chunks.append(len(skipped))
+        return read(index, skipped, keep_tables)
+
+    monkeypatch.setattr(app_execute, "resumed_series", counted)
+    monkeypatch.setattr(app_execute, "SKIPPED_READ_TOGETHER", 5)
+    monkeypatch.setattr(app_plan, "CHECKED_SERIES", 0)
+    streamed = execute_plan(plan_run(compose_config(resumed), overrides=resumed), progress=False)
+    assert (streamed.skipped, streamed.points, streamed.resumed) == (16, 0, [])
+    assert chunks == [5, 5, 5, 1]
+    lines = summary_lines(streamed.tally, "ROOT", 0.0, 0, streamed.skipped)
+    assert lines == summary_lines(listed.summaries, "ROOT", 0.0, 0, listed.skipped)
+    assert lines[1:] == summary_lines(first.summaries, "ROOT", 0.0, 0)[1:]

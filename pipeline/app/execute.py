@@ -296,10 +296,8 @@ def execute_plan(
             for partition in {scenario_partition(s.scenario) for s in skipped}:
                 index.refresh(partition)
         resumed, resumed_tables = resumed_series(index, skipped, keep_tables)
-        for summary in resumed:
+        for summary in resumed:  # a run that keeps every summary (a streamed one has none left)
             tally.add(summary)
-        if not keep:
-            resumed = []
     if "trends" not in per_run and any(t["frontier"].num_rows for t in resumed_tables):
         # the skipped series' moving frontier's inputs
         budget = per_run.get("uncertainty")

@@ -16,7 +16,11 @@ Every `--report-s` seconds it prints the points written so far, their rate, the 
 CPU-second of this process and its workers (the rate the machine would give those processes
 alone, per core: on a shared machine wall time also measures the other load) and the peak RSS
 (this process plus its workers, as in bench_sweep.py), so that a run stopped early still gives
-a measured rate; the last line is the whole sweep's time, rates and peak RSS.
+a measured rate; the last line is the whole sweep's time, rates and peak RSS, and how much
+the peak grew per series over the second half of the run (near zero when memory is flat).
+
+A sample of a streamed sweep (more than `pipeline.app.plan.CHECKED_SERIES` series) runs as a
+stream too (`SampledStream`: made as it runs, its series not kept), as the whole sweep would.
 
 `--sweep million_realistic` runs conf/sweep/million_realistic.yaml instead (physics
 realistic, H100 SXM and B200, dense and sparse, four batch laws, network and memory axes:
@@ -29,6 +33,7 @@ extrapolated from them.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import math
 import tempfile
@@ -46,6 +51,7 @@ from pipeline.app.plan import RunPlan, plan_run
 from pipeline.execute.series import SeriesOutcome
 from pipeline.schema import compose_config
 from pipeline.sweep import SweepSeries
+from pipeline.sweep.stream import SeriesStream
 
 WIDTHS = [12288 + 1024 * k for k in range(100)]
 AXES: dict[str, Any] = {
@@ -91,6 +97,27 @@ def planned(sweep: str | None, root: str, workers: int) -> RunPlan:
     return plan_run(compose_config(overrides), overrides=overrides)
 
 
+class SampledStream(SeriesStream):
+    """Every `every`-th series of a streamed sweep, itself a stream: a run of it keeps what a
+    run of the whole sweep keeps."""
+
+    def __init__(self, whole: SeriesStream, every: int) -> None:
+        super().__init__(
+            whole.cfg,
+            whole.sweep,
+            whole_grid=whole.whole_grid,
+            overrides=whole.overrides,
+            say=whole.say,
+        )
+        self.every = every
+
+    def __len__(self) -> int:
+        return len(range(0, self.sweep.n_series, self.every))
+
+    def __iter__(self) -> Iterator[SweepSeries]:
+        return itertools.islice(super().__iter__(), 0, None, self.every)
+
+
 class Monitor:
     """Counts the points evaluated (wrapping the run's series stream) and samples RSS and CPU."""
 
@@ -100,6 +127,10 @@ class Monitor:
         self.first_s = math.nan
         """Seconds from the start of the run to its first series evaluated."""
         self.peak_bytes = 0
+        self.peaks: list[tuple[int, int, int]] = []
+        """(series done, peak RSS bytes so far of this process and its workers, of this
+        process alone) at each sample."""
+        self.own_peak_bytes = 0
         self.start = time.perf_counter()
         self._report_s = report_s
         self._stop = threading.Event()
@@ -118,7 +149,7 @@ class Monitor:
 
     def _sample(self) -> None:
         me = psutil.Process()
-        total = me.memory_info().rss
+        total = own = me.memory_info().rss
         cpu = me.cpu_times()
         self._cpu_s[me.pid] = cpu.user + cpu.system
         for child in me.children(recursive=True):
@@ -129,6 +160,28 @@ class Monitor:
                 continue
             self._cpu_s[child.pid] = cpu.user + cpu.system
         self.peak_bytes = max(self.peak_bytes, total)
+        self.own_peak_bytes = max(self.own_peak_bytes, own)
+        self.peaks.append((self.series, self.peak_bytes, self.own_peak_bytes))
+
+    def growth_line(self) -> str:
+        """The peak RSS at half the series and at the end, and its growth per series between,
+        of this process and its workers, and of this process (where the run's report is)."""
+        half = self.series // 2
+        at_half = [0, 0]
+        for done, *peaks in self.peaks:
+            if done <= half:
+                at_half = peaks
+        ends = (self.peak_bytes, self.own_peak_bytes)
+        grown = [
+            (end - mid) / max(self.series - half, 1) / 2**10
+            for end, mid in zip(ends, at_half, strict=True)
+        ]
+        return (
+            f"peak RSS {at_half[0] / 2**20:.0f} MiB after {half:,} series, "
+            f"{self.peak_bytes / 2**20:.0f} MiB after {self.series:,}: {grown[0]:.2f} KiB per "
+            f"series over the second half; this process alone {at_half[1] / 2**20:.0f} MiB, "
+            f"{self.own_peak_bytes / 2**20:.0f} MiB: {grown[1]:.2f} KiB per series"
+        )
 
     @property
     def cpu_s(self) -> float:
@@ -182,29 +235,37 @@ def main() -> None:
         plan = planned(args.sweep, root, args.workers)
         expand_s = time.perf_counter() - t0
         whole = args.series is None and args.every == 1
+        n_series = len(plan.series)
+        given: Sequence[SweepSeries] | None = None  # the series run, if not the plan's
         todo: Sequence[SweepSeries] = plan.series
         widths = ""
         t0 = time.perf_counter()
         if not whole:  # a sample, picked in one walk of the (streamed) expansion
             sample, planned_points = [], 0
+            streamed = isinstance(plan.series, SeriesStream) and args.series is None
             for i, item in enumerate(itertools.islice(plan.series, args.series)):
                 planned_points += len(item.scenario.d_models)
-                if i % args.every == 0:
+                if i % args.every == 0 and not streamed:
                     sample.append(item)
-            todo = sample
+            if streamed:  # a stream's sample runs as a stream
+                assert isinstance(plan.series, SeriesStream)
+                plan = dataclasses.replace(plan, series=SampledStream(plan.series, args.every))
+            todo = plan.series if streamed else sample
+            given = None if streamed else sample
             widths = f", {planned_points:,} points planned (series x widths)"
         pick_s = time.perf_counter() - t0
         print(
-            f"{len(plan.series):,} series{widths}, planned in {expand_s:.1f} s"
+            f"{n_series:,} series{widths}, planned in {expand_s:.1f} s"
             + ("" if whole else f" (sample picked in {pick_s:.1f} s)")
             + f"; running {len(todo):,} series on {args.workers} workers "
             f"({psutil.cpu_count()} CPUs)",
             flush=True,
         )
         with Monitor(args.report_s) as monitor:
-            report = execute_plan(plan, progress=False, series=None if whole else todo)
+            report = execute_plan(plan, progress=False, series=given)
         print(monitor.line())
-        what = "whole sweep" if len(todo) == len(plan.series) else "a sample of series"
+        print(monitor.growth_line())
+        what = "whole sweep" if len(todo) == n_series else "a sample of series"
         print(
             f"{what}: {report.points:,} points in {report.seconds:.0f} s "
             f"({report.seconds / 60:.1f} min, {report.points / report.seconds:.1f} points/s), "
@@ -213,11 +274,11 @@ def main() -> None:
             f"{monitor.cpu_s:.0f} CPU-s in this process and its workers "
             f"({report.points / monitor.cpu_s:.1f} points per CPU-second)"
         )
-        if len(todo) < len(plan.series):
+        if len(todo) < n_series:
             per_series = report.points / len(todo)
-            total = per_series * len(plan.series)
+            total = per_series * n_series
             print(
-                f"extrapolated to all {len(plan.series):,} series: {per_series:.1f} points per "
+                f"extrapolated to all {n_series:,} series: {per_series:.1f} points per "
                 f"series, {total:,.0f} points, {total / (report.points / monitor.cpu_s):,.0f} "
                 f"CPU-s ({total / (report.points / monitor.cpu_s) / 2 / 60:.1f} min on 2 cores)"
             )

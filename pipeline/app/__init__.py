@@ -5,6 +5,8 @@
 - write: the row builders of every table (`series_rows`, `run_tables`), batches of series
   written one part per table, thresholds last
 - resumed: the rows of series a resumed run skips, read back from their part files
+- tally: what a run keeps of each finished series (every summary, or for a streamed sweep
+  only what its summary prints: `RunTally`)
 - summary: the text table a run prints
 - api: `pipeline.run`, the Python entry point (docs/api.md)
 

@@ -63,7 +63,7 @@ class Result:
         report = self.report
         root = "(not written)" if report.root is None else str(report.root)
         return "\n".join(
-            summary_lines(report.summaries, root, report.seconds, report.points, report.skipped)
+            summary_lines(report.tally, root, report.seconds, report.points, report.skipped)
         )
 
 

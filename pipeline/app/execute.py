@@ -2,17 +2,20 @@
 
 Memory stays flat however large the sweep: finished series wait in a bounded buffer
 (`pipeline.app.batch.PartBuffer`) and are written many to a part, and the report keeps their
-limits, not their points (unless the caller keeps the tables, as the Python API does). With
-resume on (`RunPlan.resume`: sweeps by default) the series already complete under the root are
-skipped, and their thresholds are read back so the summary still shows them. A series evaluated
-again that already has rows under the root (resume off, or a series left incomplete) is removed
-from the parts that hold it as its batch is written (`pipeline.app.write.write_batch`), so no
-series ever has rows in two parts of a table.
+limits, not their points (unless the caller keeps the tables, as the Python API does); a
+streamed sweep's report keeps only what its summary prints (`pipeline.app.tally.RunTally`).
+With resume on (`RunPlan.resume`: sweeps by default) the series already complete under the
+root are skipped, and their thresholds are read back so the summary still shows them (a
+streamed sweep reads them `SKIPPED_READ_TOGETHER` at a time as it skips them, and keeps only
+its tally). A series evaluated again that already has rows under the root (resume off, or a
+series left incomplete) is removed from the parts that hold it as its batch is written
+(`pipeline.app.write.write_batch`), so no series ever has rows in two parts of a table.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -21,23 +24,20 @@ from pathlib import Path
 
 from pipeline.app.batch import PartBuffer
 from pipeline.app.frontier import run_frontiers
-from pipeline.app.plan import NO_SWEEP_POINT, RunPlan
+from pipeline.app.plan import RunPlan
 from pipeline.app.resumed import limits_of, read_parts
+from pipeline.app.tally import RunTally, SeriesSummary
 from pipeline.app.uncertainty import run_uncertainty
 from pipeline.app.write import Tables, run_tables, series_rows, write_run_tables
 from pipeline.execute.ahead import Ahead
 from pipeline.execute.progress import RunProgress, stage
 from pipeline.execute.runner import run_series, stop_on_signals
-from pipeline.execute.series import SeriesOutcome
 from pipeline.forecast.inputs import moving_hardware
 from pipeline.identity import new_run_id
 from pipeline.io.heal import set_aside_bad_parts
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance
 from pipeline.io.tables import REMOVAL_ORDER, SERIES_TABLES
-from pipeline.model.records.results import PointResult, SeriesLimits
-from pipeline.model.series import ClosedForms
-from pipeline.model.step.evaluate import Q1_TOLERANCE
 from pipeline.schema import Scenario
 from pipeline.sweep import SweepSeries
 from pipeline.sweep.resume import DONE_TABLES, done_series_ids, scenario_partition
@@ -45,54 +45,12 @@ from pipeline.sweep.stream import SeriesStream
 
 
 @dataclass(frozen=True, slots=True)
-class SeriesSummary:
-    """A series without its points: what the summary and the report keep."""
-
-    scenario: Scenario
-    series_id: str
-    n_points: int
-    limits: SeriesLimits
-    closed_forms: ClosedForms
-    sweep_point: str = NO_SWEEP_POINT
-    """JSON of the sweep choices and axis values that made the series ("{}" without a sweep)."""
-    resumed: bool = False
-    """True when the run skipped the series and its values come from the dataset."""
-    run_point: PointResult | None = None
-    """A concrete run's one point (what its summary shows), else None (a grid series, or a
-    run read back from the dataset)."""
-    q1_rows: int = 0
-    """Rows whose step quirk Q1 moves by more than `Q1_TOLERANCE` of it (their latency dropped)."""
-    q1_max_hidden_s: float = 0.0
-    """The most latency per step Q1 drops from one of those rows (`q1_latency_hidden_s`)."""
-
-    @classmethod
-    def of(cls, outcome: SeriesOutcome, sweep_point: str = NO_SWEEP_POINT) -> SeriesSummary:
-        """The summary of a finished series (its points can then be dropped)."""
-        decided = [
-            p.q1_latency_hidden_s
-            for p in outcome.points
-            if p.q1_latency_hidden_s and p.cost is not None
-            if p.q1_latency_hidden_s > Q1_TOLERANCE * p.cost.step_time_s
-        ]
-        return cls(
-            outcome.scenario,
-            outcome.series_id,
-            len(outcome.points),
-            outcome.limits,
-            outcome.closed_forms,
-            sweep_point,
-            run_point=outcome.points[0] if outcome.scenario.run and outcome.points else None,
-            q1_rows=len(decided),
-            q1_max_hidden_s=max(decided, default=0.0),
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class RunReport:
     """What a finished run did."""
 
     outcomes: list[SeriesSummary]
-    """The series this run evaluated, in the order they finished."""
+    """The series this run evaluated, in the order they finished; empty for a streamed sweep
+    run without its tables (`tally` counts them)."""
     points: int
     seconds: float
     run_id: str
@@ -100,7 +58,8 @@ class RunReport:
     skipped: int = 0
     """Series of the plan already complete under the root, not evaluated again (resume)."""
     resumed: list[SeriesSummary] = field(default_factory=list)
-    """The skipped series, their thresholds read from the dataset."""
+    """The skipped series, their thresholds read from the dataset; empty for a streamed sweep
+    run without its tables."""
     tables: list[Tables] = field(default_factory=list)
     """Every table's rows when `execute_plan(keep_tables=True)`: the run's per-run tables, then
     the series' tables in batches of several series, the skipped ones read back."""
@@ -108,10 +67,14 @@ class RunReport:
     """Batches written (each one part per table), 0 without a root."""
     ahead: int = 0
     """Of `outcomes`, the series evaluated ahead (`pipeline.execute.ahead`), not by this run."""
+    tally: RunTally = field(default_factory=RunTally)
+    """Every series of the run as its summary prints them (`pipeline.app.tally`): the counts
+    and the few series it names, evaluated then skipped."""
 
     @property
     def summaries(self) -> list[SeriesSummary]:
-        """Every series of the run: evaluated, then skipped."""
+        """Every series of the run: evaluated, then skipped (none for a streamed sweep run
+        without its tables: `tally`)."""
         return [*self.outcomes, *self.resumed]
 
 
@@ -151,6 +114,10 @@ def _stage_progress(
             yield bar.advance
 
     return opened
+
+
+SKIPPED_READ_TOGETHER = 4096
+"""A streamed resume reads the thresholds of the series it skips this many at a time."""
 
 
 class _RunIds(Collection[str]):
@@ -205,11 +172,14 @@ def execute_plan(
         for line in set_aside_bad_parts(plan.root, partitions, run_ids):  # named, never deleted
             print(f"dmlimits: {line}", file=sys.stderr)
         index = SeriesIndex.build(plan.root, partitions, DONE_TABLES)
+        index.written_ids = not streamed  # a stream's series are unique: never written twice
         if plan.resume:
             done = done_series_ids(index)
     years = plan.forecast.moving_frontier_years
     if streamed and years:  # the moving frontier runs on the list of the run's series
         every, streamed = list(every), False
+    keep = keep_tables or not streamed
+    """Whether the report keeps each series' summary (`RunReport.outcomes`), or only the tally."""
     skipped: list[SweepSeries] = []
     todo: Sequence[SweepSeries] = every
     if not streamed and done:
@@ -251,9 +221,31 @@ def execute_plan(
     buffer = PartBuffer(index, plan.series_per_part, plan.flush_s, keep=keep_tables)
     taken = ahead.taken if ahead is not None else 0
     summaries: list[SeriesSummary] = []
+    tally = RunTally()
+    later = RunTally()
+    """The skipped series of a streamed run that keeps no summaries, counted as they come."""
+    n_skipped = 0
+    """Skipped series counted in `later` (no longer in `skipped`)."""
     points = 0
     in_flight: dict[str, str] = {}
     """The sweep point of each series handed to the runner and not yet back."""
+    writing = threading.Lock()
+    """Held while the index changes (batches written) or is read (`count_skipped`): the
+    runner may ask for scenarios (`handed`) from one of its threads."""
+
+    def count_skipped(at_least: int) -> None:
+        """Count the skipped series in `later` (their thresholds read back) once `at_least`
+        wait, so a streamed resume does not keep every series it skips."""
+        nonlocal n_skipped
+        if keep or index is None or not skipped or len(skipped) < at_least:
+            return
+        with writing:
+            chunk = list(skipped)
+            del skipped[: len(chunk)]
+            for summary in resumed_series(index, chunk)[0]:
+                later.add(summary)
+        n_skipped += len(chunk)
+
     with (
         stop_on_signals(),
         RunProgress(len(todo), enabled=progress, skipped=len(skipped)) as bar,
@@ -266,6 +258,7 @@ def execute_plan(
                 if streamed and item.series_id in done:
                     skipped.append(item)
                     bar.skip()
+                    count_skipped(SKIPPED_READ_TOGETHER)
                     continue
                 in_flight[item.series_id] = item.sweep_point
                 yield item.scenario
@@ -282,13 +275,20 @@ def execute_plan(
                     overrides=plan.overrides,
                     moving=moving.get(outcome.series_id),
                 )
-                buffer.add(rows)
-                summaries.append(SeriesSummary.of(outcome, sweep_point))
+                with writing:
+                    buffer.add(rows)
+                summary = SeriesSummary.of(outcome, sweep_point)
+                tally.add(summary)
+                if keep:
+                    summaries.append(summary)
                 points += len(outcome.points)
                 bar.advance(len(outcome.points))
         finally:  # the end of the run, Ctrl-C or SIGTERM: finished series are written
-            buffer.flush_all()
+            with writing:
+                buffer.flush_all()
     seconds = time.monotonic() - start
+    count_skipped(1)
+    tally.extend(later)
     resumed: list[SeriesSummary] = []
     resumed_tables: list[Tables] = []
     if skipped and index is not None:
@@ -296,6 +296,8 @@ def execute_plan(
             for partition in {scenario_partition(s.scenario) for s in skipped}:
                 index.refresh(partition)
         resumed, resumed_tables = resumed_series(index, skipped, keep_tables)
+        for summary in resumed:  # a run that keeps every summary (a streamed one has none left)
+            tally.add(summary)
     if "trends" not in per_run and any(t["frontier"].num_rows for t in resumed_tables):
         # the skipped series' moving frontier's inputs
         budget = per_run.get("uncertainty")
@@ -311,9 +313,10 @@ def execute_plan(
         seconds,
         provenance.run_id,
         plan.root,
-        len(skipped),
+        n_skipped + len(skipped),
         resumed,
         [per_run, *buffer.kept, *resumed_tables] if keep_tables else [],
         buffer.batches_written,
         (ahead.taken - taken) if ahead is not None else 0,
+        tally,
     )

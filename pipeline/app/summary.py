@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.app.execute import SeriesSummary
 from pipeline.app.run_summary import run_lines
+from pipeline.app.tally import MAX_SERIES_SHOWN, RunTally, SeriesSummary
 from pipeline.model.limits import LinearEndBasis, SeriesEnd
 from pipeline.model.records.results import InfeasibleReason, SeriesLimits
 from pipeline.model.search.search import UTILIZATION_FLOOR
 from pipeline.model.step.evaluate import Q1_TOLERANCE
-
-MAX_SERIES_SHOWN = 12
 
 
 def _flop(x: float | None) -> str:
@@ -19,7 +17,7 @@ def _flop(x: float | None) -> str:
 
 
 def summary_lines(
-    outcomes: Sequence[SeriesSummary],
+    outcomes: Sequence[SeriesSummary] | RunTally,
     root: str,
     seconds: float,
     points: int,
@@ -30,39 +28,29 @@ def summary_lines(
     run's lines instead say what a planner reads (`pipeline.app.run_summary`).
 
     `outcomes` are every series of the run, those it skipped (resume) included: their values
-    come from the dataset. `points` counts the points evaluated for this run, `ahead` of its
-    series by the command's workers before it started (`pipeline.execute.ahead`), so
-    `seconds` does not include them.
+    come from the dataset; or their `RunTally` (`RunReport.tally`), which gives the same lines.
+    `points` counts the points evaluated for this run, `ahead` of its series by the command's
+    workers before it started (`pipeline.execute.ahead`), so `seconds` does not include them.
     """
+    tally = outcomes if isinstance(outcomes, RunTally) else RunTally.of(outcomes)
     resumed = f" ({skipped} already in the dataset, not recomputed)" if skipped else ""
     early = f" ({ahead} series evaluated ahead)" if ahead else ""
     lines = [
-        f"dmlimits: {len(outcomes)} series{resumed}, {points} points in {seconds:.1f} s{early} "
+        f"dmlimits: {tally.series} series{resumed}, {points} points in {seconds:.1f} s{early} "
         f"-> {root}",
     ]
-    runs = [o for o in outcomes if o.scenario.run is not None]
-    for o in runs[:MAX_SERIES_SHOWN]:
+    for o in tally.runs:
         lines += run_lines(o.scenario, o.run_point, o.sweep_point)
-    if len(runs) > MAX_SERIES_SHOWN:
-        lines.append(f"... and {len(runs) - MAX_SERIES_SHOWN} more runs: see {root}/points/")
-    outcomes = [o for o in outcomes if o.scenario.run is None]
-    if not outcomes:
+    if tally.n_runs > MAX_SERIES_SHOWN:
+        lines.append(f"... and {tally.n_runs - MAX_SERIES_SHOWN} more runs: see {root}/points/")
+    if not tally.n_grid:
         return lines
     lines += [
         f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>11} {'last feas.':>10} "
         f"{'wall':>10} {'ended by':<9} {'T_crit':>10} {'T_limit':>10}  (FLOP)",
     ]
-    ordered = sorted(
-        outcomes,
-        key=lambda o: (
-            o.scenario.hardware_name,
-            o.scenario.scaling_name,
-            o.scenario.batch_law_name,
-            o.sweep_point,
-            o.series_id,
-        ),
-    )
-    for o in ordered[:MAX_SERIES_SHOWN]:
+    shown = tally.shown_grid
+    for o in shown:
         s, lim, cf = o.scenario, o.limits, o.closed_forms
         lines.append(
             f"{s.hardware_name:<34} {s.scaling_name:<7} {s.batch_law_name:<10} "
@@ -71,25 +59,23 @@ def summary_lines(
             f"{_flop(cf.t_crit_flop):>10} {_flop(cf.t_limit_flop):>10}"
             + (f"  {o.sweep_point}" if o.sweep_point != "{}" else "")
         )
-    if len(ordered) > MAX_SERIES_SHOWN:
+    if tally.n_grid > MAX_SERIES_SHOWN:
         lines.append(
-            f"... and {len(ordered) - MAX_SERIES_SHOWN} more series: see {root}/thresholds/"
+            f"... and {tally.n_grid - MAX_SERIES_SHOWN} more series: see {root}/thresholds/"
         )
-    lines += footer_lines(ordered)
-    return lines + quirk_lines(ordered)
+    lines += footer_lines(shown)
+    return lines + quirk_lines(tally)
 
 
-def quirk_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
-    """A warning when quirk Q1 decides rows: zero-bubble layouts whose step drops more than
-    `Q1_TOLERANCE` of it in latency (docs/model.md §11), with the switch that charges it."""
-    decided = [o for o in outcomes if o.q1_rows]
-    if not decided:
+def quirk_lines(tally: RunTally) -> list[str]:
+    """A warning when quirk Q1 decides rows of the grid series: zero-bubble layouts whose step
+    drops more than `Q1_TOLERANCE` of it in latency (docs/model.md §11), with the switch that
+    charges it."""
+    if not tally.q1_series:
         return []
-    rows = sum(o.q1_rows for o in decided)
-    worst = max(o.q1_max_hidden_s for o in decided)
     return [
-        f"warning: quirk Q1 decides {rows} rows of {len(decided)} series: their zero-bubble "
-        f"layouts drop up to {worst:.3g} s of tensor- and pipeline-parallel latency per step "
+        f"warning: quirk Q1 decides {tally.q1_rows} rows of {tally.q1_series} series: their "
+        f"zero-bubble layouts drop up to {tally.q1_max_hidden_s:.3g} s of tensor- and pipeline-parallel latency per step "
         f"(over {Q1_TOLERANCE:.0%} of the step; points.q1_latency_hidden_s, docs/model.md §11); "
         "parallelism.quirks.zb_hides_latency_correctly=true charges it"
     ]
@@ -130,7 +116,8 @@ def _wall(lim: SeriesLimits) -> str:
 
 def footer_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
     """What the columns mean, and the inputs of the closed forms (one line when every series
-    shown shares them, else a pointer to the thresholds table)."""
+    shown (`outcomes`, the first `MAX_SERIES_SHOWN`) shares them, else a pointer to the
+    thresholds table)."""
     lines = [
         "linear end: first compute with utilization <= 0.8 x u_eff; * = <= 0.8 x the series' "
         "peak utilization (realistic physics, or a series that starts below 0.8 x u_eff); "

@@ -129,7 +129,7 @@ def run_job(cfg: DictConfig, command: Command) -> int:
         print(f"dmlimits: error: {write_failed(err, cfg)}", file=sys.stderr)
         return EXIT_WRITE_FAILED
     lines = summary_lines(
-        report.summaries,
+        report.tally,
         str(report.root),
         report.seconds,
         report.points,
@@ -140,7 +140,11 @@ def run_job(cfg: DictConfig, command: Command) -> int:
         print(line)
     mark_done(
         HydraConfig.get().runtime.output_dir,
-        {"run_id": report.run_id, "series": len(report.outcomes), "skipped": report.skipped},
+        {
+            "run_id": report.run_id,
+            "series": report.tally.series - report.tally.resumed,
+            "skipped": report.skipped,
+        },
     )
     return 0
 

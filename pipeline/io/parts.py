@@ -59,6 +59,11 @@ class SeriesIndex:
     root: Path
     parts: dict[str, dict[Path, frozenset[str]]] = field(default_factory=dict)
     """Table name -> part path -> series ids."""
+    written_ids: bool = True
+    """Whether `record` keeps the series ids of the parts this run writes. A run that never
+    writes a series twice (a streamed sweep: `pipeline.sweep.expand.unique`) never removes a
+    series from its own parts, nor reads its own series back, so it need not: its index then
+    does not grow with the series it writes."""
 
     @classmethod
     def build(
@@ -89,8 +94,9 @@ class SeriesIndex:
                     known[path] = ids
 
     def record(self, table_name: str, path: Path, series_ids: Iterable[str]) -> None:
-        """A part this run has just written."""
-        self.parts.setdefault(table_name, {})[path] = frozenset(series_ids)
+        """A part this run has just written (its series ids only with `written_ids`)."""
+        kept = frozenset(series_ids) if self.written_ids else frozenset()
+        self.parts.setdefault(table_name, {})[path] = kept
 
     def series_ids(self, table_name: str) -> set[str]:
         """Every series id with rows in an indexed part of `table_name`."""

@@ -125,7 +125,7 @@ def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
     except OSError as err:  # a disk that fills, a file system that fails while writing
         print(f"dmlimits: error: {write_failure(err, final)}", file=sys.stderr)
         return EXIT_WRITE_FAILED
-    for line in summary_lines(report.summaries, str(final), report.seconds, report.points):
+    for line in summary_lines(report.tally, str(final), report.seconds, report.points):
         print(line)
     for line in forecast_summary(final):
         print(line)

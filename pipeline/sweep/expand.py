@@ -43,6 +43,7 @@ from pipeline.schema.memo import SectionMemo
 from pipeline.schema.scenario import GROUPS
 from pipeline.schema.section import Section, plain
 from pipeline.sweep.axes import AXIS_ROOTS, MAX_SERIES, Axis, parse_axis
+from pipeline.sweep.seen import SeenIds
 
 SWEEP_KEYS = frozenset({"axes", "choices", "max_series"})
 
@@ -358,8 +359,8 @@ def expand_sweep(
 def unique(series: Iterable[SweepSeries]) -> Iterator[SweepSeries]:
     """The series as they come; ConfigError at the first whose scenario an earlier one has
     (two sweep points that give the same scenario: an axis or choice that changes nothing).
-    Keeps the ids seen (16 characters a series), not the series."""
-    seen: set[str] = set()
+    Keeps the ids seen (about 8 bytes a series, `pipeline.sweep.seen`), not the series."""
+    seen = SeenIds()
     for item in series:
         if item.series_id in seen:
             raise ConfigError(

@@ -76,8 +76,8 @@ def test_streamed_resume_skips_the_series_done(
 ) -> None:
     """A streamed sweep run again skips every series it wrote, and reads them back."""
     monkeypatch.setattr(app_plan, "CHECKED_SERIES", 0)
-    first = execute_plan(planned(tmp_path), progress=False)
-    again = execute_plan(planned(tmp_path), progress=False)
+    first = execute_plan(planned(tmp_path), progress=False, keep_tables=True)
+    again = execute_plan(planned(tmp_path), progress=False, keep_tables=True)
     assert (first.skipped, len(first.outcomes)) == (0, 12)
     assert (again.skipped, len(again.outcomes), again.points) == (12, 0, 0)
     before = {s.series_id: s.limits for s in first.outcomes}

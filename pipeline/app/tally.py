@@ -1,0 +1,155 @@
+"""What a run keeps of its finished series: a summary each, or only what its summary prints.
+
+A finished series is a `SeriesSummary` (its limits, not its points). A listed run keeps them all
+(`RunReport.outcomes`, what `pipeline.run` returns); a streamed one (`pipeline.sweep.stream`)
+keeps a `RunTally` instead: the counts, extremes and the few series the printed summary names
+(`pipeline.app.summary`), the same whatever the number of series, so its memory does not grow
+with the sweep. The summary is printed from the tally either way, so its text is the same.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from pipeline.app.plan import NO_SWEEP_POINT
+from pipeline.execute.series import SeriesOutcome
+from pipeline.model.records.results import PointResult, SeriesLimits
+from pipeline.model.series import ClosedForms
+from pipeline.model.step.evaluate import Q1_TOLERANCE
+from pipeline.schema import Scenario
+
+MAX_SERIES_SHOWN = 12
+"""Series (and concrete runs) the summary shows one line each; the rest are counted."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesSummary:
+    """A series without its points: what the summary and the report keep."""
+
+    scenario: Scenario
+    series_id: str
+    n_points: int
+    limits: SeriesLimits
+    closed_forms: ClosedForms
+    sweep_point: str = NO_SWEEP_POINT
+    """JSON of the sweep choices and axis values that made the series ("{}" without a sweep)."""
+    resumed: bool = False
+    """True when the run skipped the series and its values come from the dataset."""
+    run_point: PointResult | None = None
+    """A concrete run's one point (what its summary shows), else None (a grid series, or a
+    run read back from the dataset)."""
+    q1_rows: int = 0
+    """Rows whose step quirk Q1 moves by more than `Q1_TOLERANCE` of it (their latency dropped)."""
+    q1_max_hidden_s: float = 0.0
+    """The most latency per step Q1 drops from one of those rows (`q1_latency_hidden_s`)."""
+
+    @classmethod
+    def of(cls, outcome: SeriesOutcome, sweep_point: str = NO_SWEEP_POINT) -> SeriesSummary:
+        """The summary of a finished series (its points can then be dropped)."""
+        decided = [
+            p.q1_latency_hidden_s
+            for p in outcome.points
+            if p.q1_latency_hidden_s and p.cost is not None
+            if p.q1_latency_hidden_s > Q1_TOLERANCE * p.cost.step_time_s
+        ]
+        return cls(
+            outcome.scenario,
+            outcome.series_id,
+            len(outcome.points),
+            outcome.limits,
+            outcome.closed_forms,
+            sweep_point,
+            run_point=outcome.points[0] if outcome.scenario.run and outcome.points else None,
+            q1_rows=len(decided),
+            q1_max_hidden_s=max(decided, default=0.0),
+        )
+
+
+SummaryKey = tuple[str, str, str, str, str]
+
+
+def summary_order(o: SeriesSummary) -> SummaryKey:
+    """The order of the summary's grid series: hardware, scaling, batch law, sweep point, id."""
+    s = o.scenario
+    return (s.hardware_name, s.scaling_name, s.batch_law_name, o.sweep_point, o.series_id)
+
+
+@dataclass(slots=True)
+class RunTally:
+    """The series of a run as its summary prints them, in memory bounded by `MAX_SERIES_SHOWN`.
+
+    Series are added in the run's order (evaluated, then skipped). It keeps the first concrete
+    runs in that order, the first grid series in `summary_order` (ties in the order added, as a
+    stable sort gives), the counts, and quirk Q1's totals over the grid series: what
+    `pipeline.app.summary.summary_lines` reads, equal to what it reads of the whole list.
+    """
+
+    series: int = 0
+    """Series added, evaluated and skipped."""
+    resumed: int = 0
+    """Of them, series skipped by the run (their values read from the dataset)."""
+    runs: list[SeriesSummary] = field(default_factory=list)
+    """The first `MAX_SERIES_SHOWN` concrete runs (`run=<preset>`), in the order added."""
+    n_runs: int = 0
+    grid: list[tuple[SummaryKey, int, SeriesSummary]] = field(default_factory=list)
+    """The first `MAX_SERIES_SHOWN` grid series in `summary_order`, each with its key and the
+    rank it was added at (which breaks ties)."""
+    n_grid: int = 0
+    q1_rows: int = 0
+    """Rows of grid series that quirk Q1 decides (`SeriesSummary.q1_rows`), summed."""
+    q1_series: int = 0
+    """Grid series with such rows."""
+    q1_max_hidden_s: float = 0.0
+    """The most latency per step Q1 drops from one row of a grid series."""
+
+    @classmethod
+    def of(cls, summaries: Iterable[SeriesSummary]) -> RunTally:
+        """The tally of series given in the run's order."""
+        tally = cls()
+        for s in summaries:
+            tally.add(s)
+        return tally
+
+    def add(self, s: SeriesSummary) -> None:
+        """Count one more series, keeping it if the summary may show it."""
+        self.series += 1
+        self.resumed += s.resumed
+        if s.scenario.run is not None:
+            if self.n_runs < MAX_SERIES_SHOWN:
+                self.runs.append(s)
+            self.n_runs += 1
+            return
+        self._keep_grid(summary_order(s), s)
+        if s.q1_rows:
+            self.q1_rows += s.q1_rows
+            self.q1_series += 1
+            self.q1_max_hidden_s = max(self.q1_max_hidden_s, s.q1_max_hidden_s)
+
+    def _keep_grid(self, key: SummaryKey, s: SeriesSummary) -> None:
+        rank = self.n_grid
+        self.n_grid += 1
+        if len(self.grid) == MAX_SERIES_SHOWN and key >= self.grid[-1][0]:
+            return  # after every series kept: never shown
+        bisect.insort(self.grid, (key, rank, s), key=lambda e: (e[0], e[1]))
+        del self.grid[MAX_SERIES_SHOWN:]
+
+    def extend(self, later: RunTally) -> None:
+        """Count the series of `later`, all added after this tally's (a run's skipped ones)."""
+        self.series += later.series
+        self.resumed += later.resumed
+        self.runs = [*self.runs, *later.runs][:MAX_SERIES_SHOWN]
+        self.n_runs += later.n_runs
+        n_grid = self.n_grid + later.n_grid
+        for key, _, s in later.grid:  # in their order, ranked after every series of this one
+            self._keep_grid(key, s)
+        self.n_grid = n_grid
+        self.q1_rows += later.q1_rows
+        self.q1_series += later.q1_series
+        self.q1_max_hidden_s = max(self.q1_max_hidden_s, later.q1_max_hidden_s)
+
+    @property
+    def shown_grid(self) -> list[SeriesSummary]:
+        """The grid series the summary shows, in its order."""
+        return [s for _, _, s in self.grid]

@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 from pipeline.model.caches import cached
 from pipeline.model.compute.matmul import TENSOR_CORE_WIDTH
 from pipeline.model.compute.memory_ops import WORD_BYTES
+from pipeline.model.memory.gpu_memory import ParamsPerGpu
 from pipeline.model.network.groups import (
     GradientGroups,
     Levels,
@@ -46,6 +47,7 @@ from pipeline.model.search.grid import (
     grid_params_per_gpu,
     sequence_parallel_degree,
 )
+from pipeline.model.step.assembly import dp_bucket_params, gradient_reduction_s
 from pipeline.model.step.pipeline import StageLayers, pipeline_step_s
 from pipeline.model.step.schedule import interleave_degrees
 
@@ -248,8 +250,8 @@ def layout_step_floors_s(
 
     Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with
       t_full ≥ max(C, T + K_ng) + E  (TP overlap on; C + T + E without it),
-    t_p2p and t_dp exact (t_dp 0 when `overlap_dp` or `physics.dp_overlap`) and the
-    optimizer step 0, where, per layer and microbatch on one GPU with e = S/N_EP local
+    t_p2p and t_dp exact (under `physics.dp_overlap` t_dp its last buckets' reduction,
+    `_last_buckets_s`; else 0 with `overlap_dp`) and the optimizer step 0, where, per layer and microbatch on one GPU with e = S/N_EP local
     experts, C = K_e + e·6·W_l·b̂/N_TP / R (K_e the launches of a layer with e experts,
     `search.grid.grid_layer_launches_s`; W_l, R as in `step_floor_terms_s`; b̂ = 8·⌈b/8⌉ the
     nanobatch b padded to the tensor-core width when e = 1, b when e > 1), K_ng the launches
@@ -261,7 +263,8 @@ def layout_step_floors_s(
     its recomputation mode) as pipeline_step_s of t_full = t_layer + t_tp' + t_ep (its layer
     on the GPU's e·b tokens, `search.grid.grid_layer_work`), with the same p2p sends and
     (without `overlap_dp` or `physics.dp_overlap`) the same gradient all-reduce as here, an
-    exposed reduction ≥ 0 with them, and an optimizer step ≥ 0; the step never decreases in
+    exposed reduction ≥ 0 with `overlap_dp` and ≥ `_last_buckets_s` with `dp_overlap`
+    (which takes its place where both are set), and an optimizer step ≥ 0; the step never decreases in
     any of these (`step.pipeline`'s module docstring). t_layer ≥ C (`step_floor_terms_s`:
     launches plus weight FLOP over the matmul rate, each call's FLOP padded,
     `compute.matmul.matmul_flop`: ≥ 2·d1·d2·b̂ for its b tokens; the e experts' on b tokens
@@ -315,7 +318,9 @@ def layout_step_floors_s(
     t_p2p = pipeline_send_s(
         levels, message, tp, every, pp, interleave, np.full(tp.shape, opts.overlap_pp_ep)
     )
-    if opts.overlap_dp or physics.dp_overlap:  # exposed part ≥ 0 (`step.assembly`)
+    if physics.dp_overlap:  # at least the last buckets (`distributed_optimizer_exposed_s`)
+        t_dp = _last_buckets_s(physics, shape, levels, tp, pp, ep, dp)
+    elif opts.overlap_dp:  # exposed part ≥ 0 (`step.assembly`)
         t_dp = np.zeros_like(tp)
     else:
         params = grid_params_per_gpu(physics, shape, tp, pp, ep)
@@ -332,4 +337,39 @@ def layout_step_floors_s(
         inside = (tp <= level0) & (np.mod(level0, tp) == 0.0)  # aligned: never straddling
         return np.where(inside, step.t_step_s, np.inf)
     out: Array = step.t_step_s
+    return out
+
+
+def _last_buckets_s(
+    physics: Physics, shape: ModelShape, levels: Levels, tp: Array, pp: Array, ep: Array, dp: Array
+) -> Array:
+    """A lower bound on the gradient reduction a realistic candidate exposes under
+    `physics.dp_overlap` (`step.assembly.distributed_optimizer_exposed_s`): its last gradient
+    bucket's reduction t_b (half of it, the reduce-scatter, when sharded) plus, sharded, half
+    its first parameter bucket's all-reduce t'_b (the all-gather), from the same groups,
+    parameters and buckets (`dp_bucket_params`) as the candidate's step (`search.realistic`).
+
+    Proof. The candidate exposes max(t − t_bwd, last) + gather with last = t_b/2 sharded (t_b
+    unsharded) and gather = max(t'/2 − t_fwd, t'_b/2) sharded (0 unsharded): each maximum is
+    at least its second operand, and the sum never decreases in either, exactly in floating
+    point (rounding is monotone). Neither term reads the layer's time."""
+    params = grid_params_per_gpu(physics, shape, tp, pp, ep)
+    dense_dp = dp * ep
+    span = tp * dense_dp  # the data-parallel group's ranks sit at stride N_TP
+    gradient = GradientGroups(dense_dp, span, dp, span)
+    experts = shape.sparsity > 1
+    bucket = dp_bucket_params(dense_dp)
+    bucketed = ParamsPerGpu(
+        np.minimum(params.replicated, bucket), np.minimum(params.expert, bucket)
+    )
+    expert_bucket = bucketed.expert if experts else None
+    t_bucket = gradient_allreduce_s(levels, gradient, bucketed.replicated, expert_bucket)
+    t_grad_bucket = t_bucket
+    if physics.grad_reduce_fp32:
+        wide = np.ones(tp.shape, dtype=bool)
+        t_grad_bucket = gradient_reduction_s(levels, gradient, bucketed, expert_bucket, wide)
+    sharded = np.full(tp.shape, physics.zero_stage >= 1)
+    last = np.where(sharded, 0.5 * t_grad_bucket, t_grad_bucket)
+    gather = np.where(sharded, 0.5 * t_bucket, 0.0)
+    out: Array = last + gather
     return out

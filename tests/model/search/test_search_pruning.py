@@ -10,10 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.model import caches
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, model_shape
 from pipeline.model.records.switches import ClusterSizes, Physics
+from pipeline.model.search import floors
 from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.enumeration import realistic_layout_rows
@@ -314,3 +316,27 @@ def test_layout_step_floors_count_the_last_gradient_buckets() -> None:
         assert np.all(on[finite] >= off[finite])
         checked += bool(np.any(on[finite] > off[finite]))
     assert checked > 0
+
+
+def test_layout_step_floors_share_their_rows_across_networks() -> None:
+    """The layout floors of a cluster size on several networks read one network-free row set
+    (`floors.FloorRows`) and equal those computed from empty caches, bit for bit."""
+    s, shape = _realistic(["scaling=sparse"], 30720)
+    shape = grid_shape(s.physics, shape)
+    nets = [
+        network_physics(dataclasses.replace(s.hardware, net_latency_s=(lat, lat)), s.physics)
+        for lat in (2.5e-7, 1e-6, 4e-6)
+    ]
+    n_gpu = shape.sparsity * 2**12
+    cold = []
+    for hw in nets:
+        caches.clear_caches()
+        cold.append(layout_step_floors_s(hw, s.physics, s.options, shape, n_gpu))
+    caches.clear_caches()
+    for hw, alone in zip(nets, cold, strict=True):
+        warm = layout_step_floors_s(hw, s.physics, s.options, shape, n_gpu)
+        assert warm is not None
+        assert alone is not None
+        assert np.array_equal(warm, alone)
+    info = floors._floor_rows.cache_info()
+    assert (info.misses, info.hits) == (1, 2)

@@ -11,6 +11,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import register
+from pipeline.model.compute.efficiency import fp8_gemms
 from pipeline.model.compute.layer import (
     LayerTimes,
     with_rerun_s,
@@ -35,10 +36,11 @@ from pipeline.model.records.switches import (
 )
 from pipeline.model.search.enumeration import realistic_layout_rows
 from pipeline.model.search.grid import (
-    cheapest_fitting_mode,
+    fitting_mode,
     grid_kv_width,
     grid_layer_times_s,
     grid_params_per_gpu,
+    memory_by_mode_bytes,
 )
 from pipeline.model.search.layouts import paper_layouts, shard_times_s
 from pipeline.model.search.memo import ByteBoundedMemo
@@ -196,8 +198,7 @@ def _enumerate(
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         return None
     if not physics.is_paper:
-        rows = realistic_layout_rows(shape, n_gpu, opts, physics, tp_unit)
-        return _realistic_candidates(hw, shape, n_gpu, rows, opts, physics)
+        return _realistic_candidates(hw, shape, n_gpu, None, opts, physics, tp_unit)
     # the GPU-free part once per (model, cluster size, options), the GPU's memory and times here
     layouts = paper_layouts(shape, n_gpu, opts, physics.whole_sequences, physics.tensor_parallel)
     if layouts is None:
@@ -266,58 +267,138 @@ def _with_step_inputs(c: Candidates, opts: SearchOptions, shape: ModelShape) -> 
     return dataclasses.replace(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)
 
 
-def _realistic_candidates(
-    hw: HardwareSpec,
+REALISTIC_ROWS_CACHE_BYTES = 64 * 2**20
+"""Bytes of GPU-free realistic rows (`_realistic_rows`) a process keeps, least recently used
+out: the cluster sizes of the models a sweep's GPUs share (docs/model.md §9.2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RealisticRows:
+    """A cluster size's realistic layout rows (`realistic_layout_rows`) with what their
+    candidates read of neither the GPU's speed and capacity nor the network (docs/model.md
+    §9.2): their interleave, their memory need per recomputation mode (or the paper's aggregate
+    need), their distinct layer shards and the parameters their optimizer step updates."""
+
+    table: NDArray[np.int64]
+    cp: NDArray[np.int64] | None
+    interleave: Array
+    need: tuple[Array, ...]
+    """Bytes on one GPU under each of `recompute_modes(physics)` (`physics.gpu_memory`), or the
+    paper's aggregate need (`opts.memory_check`), or none."""
+    shards: NDArray[np.int64]
+    """Distinct (N_TPm, N_TPff, nanobatch, local experts), `unique_rows`."""
+    shard_of: NDArray[np.intp]
+    updated: Array | None
+    """Parameters each row's optimizer step updates (`physics.memory_bound_ops`)."""
+
+
+def _rows_nbytes(rows: RealisticRows | None) -> int:
+    """Bytes of the arrays a row set holds beyond its table (cached apart)."""
+    if rows is None:
+        return 0
+    arrays = [rows.interleave, rows.shards, rows.shard_of, *rows.need]
+    if rows.updated is not None:
+        arrays.append(rows.updated)
+    return sum(a.nbytes for a in arrays)
+
+
+def _realistic_row_set(
     shape: ModelShape,
     n_gpu: int,
-    rows: tuple[NDArray[np.int64], NDArray[np.int64] | None] | None,
     opts: SearchOptions,
     physics: Physics,
-) -> Candidates | MemoryBlocked | None:
-    """Candidates under realistic physics from `rows` (`realistic_layout_rows`: the table and
-    each row's context-parallel degree): per-GPU memory with the cheapest recomputation mode
-    that fits, layer times and the optimizer step of their rows (`search.grid`)."""
-    if rows is None:
-        return None
+    tp_unit: int,
+    fp8: bool,
+) -> RealisticRows | None:
+    """`RealisticRows` uncached, on a GPU whose weight GEMMs run in FP8 or not (`fp8`), its
+    arrays read only; None without rows."""
+    rows = realistic_layout_rows(shape, n_gpu, opts, physics, tp_unit)
+    return None if rows is None else _rows_of(rows, shape, opts, physics, fp8)
+
+
+def _rows_of(
+    rows: tuple[NDArray[np.int64], NDArray[np.int64] | None],
+    shape: ModelShape,
+    opts: SearchOptions,
+    physics: Physics,
+    fp8: bool,
+) -> RealisticRows:
+    """`RealisticRows` of `rows` (a layout table and each row's context-parallel degree)."""
     table, cp = rows
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = (col.astype(np.float64) for col in table.T)
     zb = zb_i.astype(bool)
     interleave = interleave_degrees(pp_, zb, opts.interleaving, shape.n_layers, m)
-    modes = recompute_modes(physics)
-    mode_idx = np.full(table.shape[0], -1, dtype=np.int64)
+    need: tuple[Array, ...] = ()
     if physics.gpu_memory:
         factors = (dp_, tpm, tpff, pp_, ep_)
         schedule = (m, interleave, zb)
-        mode_idx = cheapest_fitting_mode(hw, physics, shape, factors, nano, schedule)
+        modes = recompute_modes(physics)
+        need = tuple(memory_by_mode_bytes(fp8, physics, shape, factors, nano, schedule, modes))
+    elif opts.memory_check:
+        need = (memory_required_bytes(shape, dp_, pp_, nano, zb, opts),)
+    local = shape.sparsity // table[:, 4]  # the experts on one GPU
+    shards, shard_of = unique_rows(np.stack([table[:, 1], table[:, 2], table[:, 7], local], axis=1))
+    updated = None
+    if physics.memory_bound_ops:
+        params = grid_params_per_gpu(physics, shape, tpm * tpff, pp_, ep_)
+        # the distributed optimizer: dense state over the N_DP·N_EP ranks holding the same
+        # dense weights, expert state over the N_DP holding the same shard (docs/model.md R.7)
+        updated = updated_params(params, physics.zero_stage, dp_ * ep_, dp_)
+    out = RealisticRows(table, cp, interleave, need, shards, shard_of, updated)
+    for a in (interleave, shards, shard_of, *need, *(() if updated is None else (updated,))):
+        a.setflags(write=False)
+    return out
+
+
+_realistic_rows = ByteBoundedMemo(_realistic_row_set, REALISTIC_ROWS_CACHE_BYTES, _rows_nbytes)
+register(f"{__name__}._realistic_rows", _realistic_rows, f"{REALISTIC_ROWS_CACHE_BYTES} bytes")
+
+
+def _realistic_candidates(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    given: tuple[NDArray[np.int64], NDArray[np.int64] | None] | None,
+    opts: SearchOptions,
+    physics: Physics,
+    tp_unit: int = 0,
+) -> Candidates | MemoryBlocked | None:
+    """Candidates under realistic physics from the rows `given` (a table and each row's
+    context-parallel degree), or when None from those of `realistic_layout_rows`, kept per
+    model, cluster size, options and physics for every GPU (`RealisticRows`): per-GPU memory
+    with the cheapest recomputation mode that fits, layer times and the optimizer step of
+    their rows (`search.grid`)."""
+    fp8 = fp8_gemms(hw, physics)
+    if given is None:
+        rows = _realistic_rows(shape, n_gpu, opts, physics, tp_unit, fp8)
+    else:
+        rows = _rows_of(given, shape, opts, physics, fp8)
+    if rows is None:
+        return None
+    if physics.gpu_memory:
+        mode_idx = fitting_mode(rows.need, recompute_modes(physics), hw.hbm_bytes)
         keep = mode_idx >= 0
         if not keep.any():
             return MemoryBlocked()
     else:  # the paper's aggregate check (§9)
+        modes = recompute_modes(physics)
         first = modes[0] if modes[0] is not Recompute.AUTO else Recompute.NONE
-        mode_idx[:] = RECOMPUTE_ORDER.index(first)
-        keep = np.ones(table.shape[0], dtype=bool)
-        if opts.memory_check:
-            need = memory_required_bytes(shape, dp_, pp_, nano, zb, opts)
-            keep = n_gpu * hw.hbm_bytes >= need
+        mode_idx = np.full(rows.table.shape[0], RECOMPUTE_ORDER.index(first), dtype=np.int64)
+        keep = np.ones(rows.table.shape[0], dtype=bool)
+        if rows.need:
+            keep = n_gpu * hw.hbm_bytes >= rows.need[0]
             if not keep.any():
                 return None
-    table, mode_idx, interleave = table[keep], mode_idx[keep], interleave[keep]
-    cp = None if cp is None else cp[keep]
+    table, mode_idx, interleave = rows.table[keep], mode_idx[keep], rows.interleave[keep]
+    cp = None if rows.cp is None else rows.cp[keep]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
-    local = shape.sparsity // ep_  # the experts on one GPU
-    shards, at = unique_rows(np.stack([tpm, tpff, nano, local], axis=1))  # few distinct shapes
-    times = grid_layer_times_s(hw, physics, shape, shards)
+    used, at = np.unique(rows.shard_of[keep], return_inverse=True)  # few distinct shapes
+    times = grid_layer_times_s(hw, physics, shape, rows.shards[used])
+    at = at.reshape(-1)
     ring = cp is not None and physics.attention  # without attention there is no K/V ring
     extra = None
-    if physics.memory_bound_ops:
-        f64 = np.float64
-        tp = (tpm * tpff).astype(f64)
-        params = grid_params_per_gpu(physics, shape, tp, pp_.astype(f64), ep_.astype(f64))
-        dp, ep = dp_.astype(f64), ep_.astype(f64)
-        # the distributed optimizer: dense state over the N_DP·N_EP ranks holding the same
-        # dense weights, expert state over the N_DP holding the same shard (docs/model.md R.7)
-        updated = updated_params(params, physics.zero_stage, dp * ep, dp)
-        extra = optimizer_step_time_s(hw, physics.efficiency, updated)
+    if rows.updated is not None:
+        extra = optimizer_step_time_s(hw, physics.efficiency, rows.updated[keep])
     repeats = ((shape.n_layers // pp_) * m).astype(np.float64)  # the critical stage's layers
     degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
     return Candidates(

@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.caches import cached
+from pipeline.model.caches import cached, register
 from pipeline.model.compute.matmul import TENSOR_CORE_WIDTH
 from pipeline.model.compute.memory_ops import WORD_BYTES
+from pipeline.model.memory.gpu_memory import ParamsPerGpu
 from pipeline.model.network.groups import (
     GradientGroups,
     Levels,
@@ -46,6 +48,8 @@ from pipeline.model.search.grid import (
     grid_params_per_gpu,
     sequence_parallel_degree,
 )
+from pipeline.model.search.memo import ByteBoundedMemo
+from pipeline.model.step.assembly import dp_bucket_params, gradient_reduction_s
 from pipeline.model.step.pipeline import StageLayers, pipeline_step_s
 from pipeline.model.step.schedule import interleave_degrees
 
@@ -248,8 +252,8 @@ def layout_step_floors_s(
 
     Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with
       t_full ≥ max(C, T + K_ng) + E  (TP overlap on; C + T + E without it),
-    t_p2p and t_dp exact (t_dp 0 when `overlap_dp` or `physics.dp_overlap`) and the
-    optimizer step 0, where, per layer and microbatch on one GPU with e = S/N_EP local
+    t_p2p and t_dp exact (under `physics.dp_overlap` t_dp its last buckets' reduction,
+    `_last_buckets_s`; else 0 with `overlap_dp`) and the optimizer step 0, where, per layer and microbatch on one GPU with e = S/N_EP local
     experts, C = K_e + e·6·W_l·b̂/N_TP / R (K_e the launches of a layer with e experts,
     `search.grid.grid_layer_launches_s`; W_l, R as in `step_floor_terms_s`; b̂ = 8·⌈b/8⌉ the
     nanobatch b padded to the tensor-core width when e = 1, b when e > 1), K_ng the launches
@@ -261,7 +265,8 @@ def layout_step_floors_s(
     its recomputation mode) as pipeline_step_s of t_full = t_layer + t_tp' + t_ep (its layer
     on the GPU's e·b tokens, `search.grid.grid_layer_work`), with the same p2p sends and
     (without `overlap_dp` or `physics.dp_overlap`) the same gradient all-reduce as here, an
-    exposed reduction ≥ 0 with them, and an optimizer step ≥ 0; the step never decreases in
+    exposed reduction ≥ 0 with `overlap_dp` and ≥ `_last_buckets_s` with `dp_overlap`
+    (which takes its place where both are set), and an optimizer step ≥ 0; the step never decreases in
     any of these (`step.pipeline`'s module docstring). t_layer ≥ C (`step_floor_terms_s`:
     launches plus weight FLOP over the matmul rate, each call's FLOP padded,
     `compute.matmul.matmul_flop`: ≥ 2·d1·d2·b̂ for its b tokens; the e experts' on b tokens
@@ -279,6 +284,82 @@ def layout_step_floors_s(
     """
     if physics.is_paper:
         return None
+    r = _floor_rows(shape, n_gpu, opts, physics, tp_unit)
+    if r is None:
+        return None
+    levels = Levels.as_given(hw, physics.nic_striping)
+    compute = grid_layer_launches_s(hw, physics, r.local) + r.work / (
+        matmul_rate_flop_per_s(hw, physics)
+    )
+    t_tp = tensor_parallel_s(levels, r.groups, r.none, physics.attention)
+    if opts.overlap_tp:  # the collectives past the GEMMs, beside the rest of the layer
+        layer = np.maximum(compute, t_tp + grid_non_gemm_launch_s(hw, physics))
+    else:
+        layer = compute + t_tp
+    t_ep = expert_all_to_all_s(levels, r.none, r.ep, r.ep_span, r.dispatch)
+    t_p2p = pipeline_send_s(levels, r.message, r.tp, r.every, r.pp, r.interleave, r.async_p2p)
+    if physics.dp_overlap:  # at least the last buckets (`distributed_optimizer_exposed_s`)
+        t_dp = _last_buckets_s(physics, levels, r)
+    elif opts.overlap_dp:  # exposed part ≥ 0 (`step.assembly`)
+        t_dp = np.zeros_like(r.tp)
+    else:
+        t_dp = gradient_allreduce_s(levels, r.gradient, r.replicated, r.expert)
+    zero = np.zeros_like(r.tp)
+    step = pipeline_step_s(r.stages, layer + t_ep, zero, r.m, r.interleave, r.zb, t_p2p, t_dp, None)
+    if physics.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
+        level0 = adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
+        inside = (r.tp <= level0) & (np.mod(level0, r.tp) == 0.0)  # aligned: never straddling
+        return np.where(inside, step.t_step_s, np.inf)
+    out: Array = step.t_step_s
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class FloorRows:
+    """What `layout_step_floors_s` reads of a cluster size's rows beside the GPU and the
+    network, per row of `enumeration.realistic_layout_rows`: kept per (model, cluster size,
+    options, physics, N_TP unit) for every GPU and network (`_floor_rows`)."""
+
+    tp: Array
+    pp: Array
+    ep: Array
+    m: Array
+    zb: NDArray[np.bool_]
+    interleave: Array
+    local: Array
+    """S/N_EP, the GPU's local experts."""
+    work: Array
+    """e·6·W_l·b̂/N_TP: the weight FLOP of a layer pass on the GPU (`layout_step_floors_s`)."""
+    groups: TensorGroups
+    none: NDArray[np.int64]
+    """No recomputation: the fewest collectives."""
+    ep_span: Array
+    message: Array
+    dispatch: Array
+    every: Array
+    async_p2p: NDArray[np.bool_]
+    stages: StageLayers
+    gradient: GradientGroups
+    replicated: Array
+    """Gradients reduced over the dense group: all a GPU holds, or under `physics.dp_overlap`
+    its last bucket's (`dp_bucket_params`)."""
+    expert: Array | None
+    """The same over the expert-data-parallel group (None for a dense model)."""
+
+
+def _floor_rows_nbytes(rows: FloorRows | None) -> int:
+    """Bytes of a row set's arrays."""
+    if rows is None:
+        return 0
+    arrays = [getattr(rows, f) for f in FloorRows.__slots__]
+    arrays += [rows.groups.tp_model, rows.groups.tp_ff, rows.groups.tokens, rows.stages.full]
+    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+
+
+def _floor_row_set(
+    shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics, tp_unit: int
+) -> FloorRows | None:
+    """`FloorRows` uncached; None without rows."""
     rows = realistic_layout_rows(shape, n_gpu, opts, physics, tp_unit)
     if rows is None:
         return None
@@ -286,50 +367,77 @@ def layout_step_floors_s(
     dp, tpm, tpff, pp, ep, m, zero_bubble, nano = np.array(table.T, dtype=np.float64, order="C")
     zb = zero_bubble > 0.0
     interleave = interleave_degrees(pp, zb, opts.interleaving, shape.n_layers, m)
-    levels = Levels.as_given(hw, physics.nic_striping)
     tp = tpm * tpff
     ring = cps is not None and physics.attention  # the EP span counts c as `search.realistic`
     cp = cps.astype(np.float64) if ring and cps is not None else np.ones_like(tp)
     local = float(shape.sparsity) // ep
     tokens = nano * local
     d = float(shape.d_model)
-    none = np.zeros(tp.shape, dtype=np.int64)  # no recomputation: the fewest collectives
     padded = TENSOR_CORE_WIDTH * np.ceil(nano / TENSOR_CORE_WIDTH)  # tokens a GEMM is charged
     # with more than one local expert the projections run once on local·nano tokens, whose
     # padding can be less than local times nano's: their tokens unpadded
     charged = np.where(local == 1.0, padded, nano)
     per_expert = layer_weight_flop_per_token(physics, shape) * charged / tp
-    compute = grid_layer_launches_s(hw, physics, local) + local * per_expert / (
-        matmul_rate_flop_per_s(hw, physics)
-    )
     groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), d + 2.0 * grid_kv_width(shape))
-    t_tp = tensor_parallel_s(levels, groups, none, physics.attention)
-    if opts.overlap_tp:  # the collectives past the GEMMs, beside the rest of the layer
-        layer = np.maximum(compute, t_tp + grid_non_gemm_launch_s(hw, physics))
-    else:
-        layer = compute + t_tp
     message = WORD_BYTES * tokens * d
-    dispatch = message / sequence_parallel_degree(physics, tpm, tpff)
-    t_ep = expert_all_to_all_s(levels, none, ep, tp * cp * ep, dispatch)
-    every = np.full(tp.shape, float(n_gpu))
-    t_p2p = pipeline_send_s(
-        levels, message, tp, every, pp, interleave, np.full(tp.shape, opts.overlap_pp_ep)
-    )
-    if opts.overlap_dp or physics.dp_overlap:  # exposed part ≥ 0 (`step.assembly`)
-        t_dp = np.zeros_like(tp)
-    else:
-        params = grid_params_per_gpu(physics, shape, tp, pp, ep)
-        span = tp * dp * ep
-        expert = None if shape.sparsity == 1 else params.expert
-        groups_dp = GradientGroups(dp * ep, span, dp, span)
-        t_dp = gradient_allreduce_s(levels, groups_dp, params.replicated, expert)
+    params = grid_params_per_gpu(physics, shape, tp, pp, ep)
+    dense_dp = dp * ep
+    span = tp * dense_dp  # the data-parallel group's ranks sit at stride N_TP
+    replicated, expert = params.replicated, params.expert
+    if physics.dp_overlap:  # the last buckets (`_last_buckets_s`)
+        bucket = dp_bucket_params(dense_dp)
+        replicated, expert = np.minimum(replicated, bucket), np.minimum(expert, bucket)
     layers = shape.n_layers / pp
-    stages = StageLayers(layers, layers, float(shape.n_layers))
-    zero = np.zeros_like(tp)
-    step = pipeline_step_s(stages, layer + t_ep, zero, m, interleave, zb, t_p2p, t_dp, None)
-    if physics.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
-        level0 = adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
-        inside = (tp <= level0) & (np.mod(level0, tp) == 0.0)  # aligned: never straddling
-        return np.where(inside, step.t_step_s, np.inf)
-    out: Array = step.t_step_s
+    return FloorRows(
+        tp=tp,
+        pp=pp,
+        ep=ep,
+        m=m,
+        zb=zb,
+        interleave=interleave,
+        local=local,
+        work=local * per_expert,
+        groups=groups,
+        none=np.zeros(tp.shape, dtype=np.int64),
+        ep_span=tp * cp * ep,
+        message=message,
+        dispatch=message / sequence_parallel_degree(physics, tpm, tpff),
+        every=np.full(tp.shape, float(n_gpu)),
+        async_p2p=np.full(tp.shape, opts.overlap_pp_ep),
+        stages=StageLayers(layers, layers, float(shape.n_layers)),
+        gradient=GradientGroups(dense_dp, span, dp, span),
+        replicated=replicated,
+        expert=None if shape.sparsity == 1 else expert,
+    )
+
+
+FLOOR_ROWS_CACHE_BYTES = 64 * 2**20
+"""Bytes of `FloorRows` a process keeps, least recently used out: the cluster sizes of the
+models a sweep's GPUs and networks share (docs/model.md §9.4)."""
+_floor_rows = ByteBoundedMemo(_floor_row_set, FLOOR_ROWS_CACHE_BYTES, _floor_rows_nbytes)
+register(f"{__name__}._floor_rows", _floor_rows, f"{FLOOR_ROWS_CACHE_BYTES} bytes")
+
+
+def _last_buckets_s(physics: Physics, levels: Levels, r: FloorRows) -> Array:
+    """A lower bound on the gradient reduction a realistic candidate exposes under
+    `physics.dp_overlap` (`step.assembly.distributed_optimizer_exposed_s`): its last gradient
+    bucket's reduction t_b (half of it, the reduce-scatter, when sharded) plus, sharded, half
+    its first parameter bucket's all-reduce t'_b (the all-gather), from the same groups,
+    parameters and buckets (`dp_bucket_params`, `FloorRows`) as the candidate's step
+    (`search.realistic`).
+
+    Proof. The candidate exposes max(t − t_bwd, last) + gather with last = t_b/2 sharded (t_b
+    unsharded) and gather = max(t'/2 − t_fwd, t'_b/2) sharded (0 unsharded): each maximum is
+    at least its second operand, and the sum never decreases in either, exactly in floating
+    point (rounding is monotone). Neither term reads the layer's time."""
+    t_bucket = gradient_allreduce_s(levels, r.gradient, r.replicated, r.expert)
+    t_grad_bucket = t_bucket
+    if physics.grad_reduce_fp32:
+        wide = np.ones(r.tp.shape, dtype=bool)
+        bucketed = ParamsPerGpu(r.replicated, np.zeros_like(r.tp) if r.expert is None else r.expert)
+        t_grad_bucket = gradient_reduction_s(levels, r.gradient, bucketed, r.expert, wide)
+    sharded = np.full(r.tp.shape, physics.zero_stage >= 1)
+    last = np.where(sharded, 0.5 * t_grad_bucket, t_grad_bucket)
+    gather = np.where(sharded, 0.5 * t_bucket, 0.0)
+    out: Array = last + gather
     return out

@@ -12,6 +12,7 @@ which Megatron's 1-D layouts are the N_TPm = 1 case.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -138,16 +139,25 @@ def _shard_times(
     return {}
 
 
+@cached(maxsize=LAUNCH_CACHE_SIZE)
+def _timing_gpu(hw: HardwareSpec) -> HardwareSpec:
+    """The GPU as a layer's times read it: `gpu_only(hw)` with no memory capacity (0 bytes; no
+    layer time reads it), so that GPUs that differ only in HBM capacity share their layer
+    times."""
+    return dataclasses.replace(gpu_only(hw), hbm_bytes=0.0)
+
+
 def grid_layer_times_s(
     hw: HardwareSpec, physics: Physics, shape: ModelShape, shards: NDArray[np.int64]
 ) -> LayerTimes:
     """`compute.layer.layer_times_s` of the grid rows (`grid_layer_work`) of each shard row
     (N_TPm, N_TPff, nanobatch, local experts) of `shards`, on the GPU of `hw`. The times are
     element-wise in the rows (batching changes no value, `compute.layer.weight_matmul_s`), so
-    each shard's are kept per (GPU, physics, model) and only shards not met before are timed:
+    each shard's are kept per (GPU without its memory capacity, `_timing_gpu`, physics, model) and
+    only shards not met before are timed:
     the cluster sizes of a walk, and the series of a sweep over the network, share most
     shards (docs/model.md §9.2)."""
-    gpu = gpu_only(hw)
+    gpu = _timing_gpu(hw)
     store = _shard_times(gpu, physics, shape)
     keys: list[Shard] = [(a, b, c, d) for a, b, c, d in shards.tolist()]
     missing = [k for k in dict.fromkeys(keys) if k not in store]
@@ -246,13 +256,27 @@ def grid_memory_by_mode_bytes(
     With FP8 GEMMs (`fp8_gemms`, docs/model.md R.11) the state includes the layers' FP8 weight
     copies and the activations their 1-byte GEMM inputs, as a run's (`runs.training_run.run_memory_bytes`).
     The model state and the microbatches in flight, which no mode changes, are computed once."""
+    fp8 = fp8_gemms(hw, physics)
+    return memory_by_mode_bytes(fp8, physics, shape, factors, nano, schedule, modes)
+
+
+def memory_by_mode_bytes(
+    fp8: bool,
+    physics: Physics,
+    shape: ModelShape,
+    factors: tuple[Array, Array, Array, Array, Array],
+    nano: Array,
+    schedule: tuple[Array, Array, NDArray[np.bool_]],
+    modes: tuple[Recompute, ...],
+) -> list[Array]:
+    """`grid_memory_by_mode_bytes` on a GPU whose weight GEMMs run in FP8 or not (`fp8`,
+    `compute.efficiency.fp8_gemms`): all it reads of the GPU."""
     dp, tp_model, tp_ff, pp, ep = factors
     microbatches, interleave, zero_bubble = schedule
     tp = tp_model * tp_ff
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
     gradient_bytes = gradient_bytes_per_param(physics.grad_reduce_fp32)
     model_state = state_bytes(params, physics.zero_stage, dp * ep, dp, gradient_bytes)
-    fp8 = fp8_gemms(hw, physics)
     if fp8:  # the grid's models have no vocabulary: every parameter is a layer's
         model_state = model_state + fp8_weight_copy_bytes(params.total)
     tokens = nano * shape.sparsity / ep
@@ -280,19 +304,12 @@ def grid_memory_by_mode_bytes(
     return out
 
 
-def cheapest_fitting_mode(
-    hw: HardwareSpec,
-    physics: Physics,
-    shape: ModelShape,
-    factors: tuple[Array, Array, Array, Array, Array],
-    nano: Array,
-    schedule: tuple[Array, Array, NDArray[np.bool_]],
+def fitting_mode(
+    need: Sequence[Array], modes: tuple[Recompute, ...], hbm_bytes: float
 ) -> NDArray[np.int64]:
-    """Each layout's first recomputation mode (index into `RECOMPUTE_ORDER`) whose bytes
-    (`grid_memory_by_mode_bytes`) fit in the GPU's `hbm_bytes`, −1 where none does."""
-    modes = recompute_modes(physics)
-    need = grid_memory_by_mode_bytes(hw, physics, shape, factors, nano, schedule, modes)
-    out = np.full(nano.shape, -1, dtype=np.int64)
+    """Each row's first mode of `modes` (index into `RECOMPUTE_ORDER`) whose bytes `need`
+    (one array per mode, `grid_memory_by_mode_bytes`) fit in `hbm_bytes`, −1 where none does."""
+    out = np.full(need[0].shape, -1, dtype=np.int64)
     for mode, bytes_ in zip(reversed(modes), reversed(need), strict=True):
-        out = np.where(bytes_ <= hw.hbm_bytes, RECOMPUTE_ORDER.index(mode), out)
+        out = np.where(bytes_ <= hbm_bytes, RECOMPUTE_ORDER.index(mode), out)
     return out

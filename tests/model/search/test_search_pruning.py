@@ -10,10 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.model import caches
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, model_shape
 from pipeline.model.records.switches import ClusterSizes, Physics
+from pipeline.model.search import floors
 from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.enumeration import realistic_layout_rows
@@ -112,6 +114,12 @@ REALISTIC_CASES = [
     (["scaling=sparse", "physics.tp_in_domain=true", "physics.tensor_parallel=both"], (32768,)),
     (["scaling=sparse", "physics.fusion=none"], (30720,)),
     (["scaling=dense", "physics.precision=fp8"], (22528, 49152)),
+    (["scaling=dense", "physics.grad_reduce_fp32=true"], (22528, 106496)),
+    (["scaling=sparse", "physics.zero_stage=0", "physics.grad_reduce_fp32=true"], (30720,)),
+    (
+        ["scaling=dense", "physics.zero_stage=0", "hardware.network.bandwidth_gb_per_s=[900,25]"],
+        (49152,),
+    ),
     (["scaling=sparse", "hardware=b200", "physics.precision=fp8"], (32768,)),
     (["scaling=dense", "batch=constant", "hardware.network.level_sizes=[16]"], (26624,)),
     (["scaling=dense", "hardware.network.level_sizes=[64]"], (26624, 73728, 393216)),
@@ -289,3 +297,46 @@ def test_layout_step_floors_bound_every_candidate_on_random_networks(
     steps = realistic_steps(hw, s.physics, shape, n_gpu, _with_ring(c, hw, shape, opts), opts)
     for key, t_step in zip(keys, steps.t_step_s, strict=True):
         assert floors[key] <= float(t_step) * (1.0 + PRUNE_SLACK)
+
+
+def test_layout_step_floors_count_the_last_gradient_buckets() -> None:
+    """Under Megatron-Core's overlapped distributed optimizer (`dp_overlap`) a layout's floor
+    charges its last gradient buckets: never below the floor of a fully hidden reduction, and
+    above it on some layouts of every cluster the walk may try (`layout_step_floors_s`)."""
+    checked = 0
+    for s, shape, hw, n_gpu, _ in _walked_clusters(["scaling=dense"], (22528, 49152)):
+        assert s.physics.dp_overlap
+        hidden = dataclasses.replace(s.physics, dp_overlap=False)
+        opts = dataclasses.replace(s.options, overlap_dp=True)
+        on = layout_step_floors_s(hw, s.physics, s.options, shape, n_gpu)
+        off = layout_step_floors_s(hw, hidden, opts, shape, n_gpu)
+        assert on is not None
+        assert off is not None
+        finite = np.isfinite(off)
+        assert np.all(on[finite] >= off[finite])
+        checked += bool(np.any(on[finite] > off[finite]))
+    assert checked > 0
+
+
+def test_layout_step_floors_share_their_rows_across_networks() -> None:
+    """The layout floors of a cluster size on several networks read one network-free row set
+    (`floors.FloorRows`) and equal those computed from empty caches, bit for bit."""
+    s, shape = _realistic(["scaling=sparse"], 30720)
+    shape = grid_shape(s.physics, shape)
+    nets = [
+        network_physics(dataclasses.replace(s.hardware, net_latency_s=(lat, lat)), s.physics)
+        for lat in (2.5e-7, 1e-6, 4e-6)
+    ]
+    n_gpu = shape.sparsity * 2**12
+    cold = []
+    for hw in nets:
+        caches.clear_caches()
+        cold.append(layout_step_floors_s(hw, s.physics, s.options, shape, n_gpu))
+    caches.clear_caches()
+    for hw, alone in zip(nets, cold, strict=True):
+        warm = layout_step_floors_s(hw, s.physics, s.options, shape, n_gpu)
+        assert warm is not None
+        assert alone is not None
+        assert np.array_equal(warm, alone)
+    info = floors._floor_rows.cache_info()
+    assert (info.misses, info.hits) == (1, 2)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.app.batch import PartBuffer
-from pipeline.app.frontier import run_frontiers
+from pipeline.app.frontier import frontier_tasks, run_frontiers
 from pipeline.app.plan import RunPlan
 from pipeline.app.resumed import limits_of, read_parts
 from pipeline.app.tally import RunTally, SeriesSummary
@@ -104,13 +104,18 @@ def resumed_series(
 
 
 def _stage_progress(
-    label: str, enabled: bool
+    label: str, enabled: bool, tasks: Callable[[int], tuple[int, int]] | None = None
 ) -> Callable[[int], AbstractContextManager[Callable[[int], None]]]:
-    """Opens a labelled progress for a stage of n series; yields the function counting each."""
+    """Opens a labelled progress for a stage of n series; yields the function counting each.
+    `tasks(n)`, given, is how many tasks of the n series run at once and the series of each
+    (`RunProgress`'s `parallel` and `task_series`)."""
 
     @contextmanager
     def opened(n: int) -> Iterator[Callable[[int], None]]:
-        with RunProgress(n, enabled=enabled and n > 0, label=label) as bar:
+        at_once, each = tasks(n) if tasks is not None else (1, 1)
+        with RunProgress(
+            n, enabled=enabled and n > 0, label=label, parallel=at_once, task_series=each
+        ) as bar:
             yield bar.advance
 
     return opened
@@ -193,7 +198,7 @@ def execute_plan(
         years,
         plan.execution,
         hardware,
-        _stage_progress("moving frontier", progress),
+        _stage_progress("moving frontier", progress, frontier_tasks(plan.execution, years)),
     )
     trends = hardware[1] if hardware is not None else None
     if progress and plan.forecast.observed is not None:

@@ -14,7 +14,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
 from pipeline.catalog import Catalog
-from pipeline.execute.runner import run_series
+from pipeline.execute.runner import run_series, tasks_at_once
 from pipeline.execute.settings import ExecutionSettings
 from pipeline.forecast.frontier import FrontierYear, MovingFrontier, frontier_scenarios
 from pipeline.identity import series_id
@@ -27,6 +27,20 @@ from pipeline.trends.catalog_fits import CatalogTrends
 
 def _ignore(points: int) -> None:
     """No progress to count."""
+
+
+def frontier_tasks(
+    execution: ExecutionSettings, years: Sequence[float]
+) -> Callable[[int], tuple[int, int]]:
+    """How many tasks of a moving frontier of n series run at once, and the series of each:
+    one base's years a task (`run_frontiers`), n / len(years) tasks over the pool's workers
+    (`tasks_at_once`)."""
+
+    def tasks(n: int) -> tuple[int, int]:
+        each = max(1, len(years))
+        return tasks_at_once(execution, -(-n // each)), each
+
+    return tasks
 
 
 def run_frontiers(

@@ -119,6 +119,7 @@ def plan_run(
     write: bool = True,
     observe: bool = True,
     say: Callable[[str], None] | None = None,
+    series: Sequence[SweepSeries] | None = None,
 ) -> RunPlan:
     """Validate everything before any work: configs, sweep axes, execution, the output root.
 
@@ -126,7 +127,9 @@ def plan_run(
     `write=False` the root is not touched and nothing is resumed. With `observe=False` (a check
     of the command line) the sources are checked but not read, so a check fetches and stores
     nothing. `say`, given, is told each step as it starts (progress:
-    `pipeline.execute.progress.stage`).
+    `pipeline.execute.progress.stage`). `series`, given, are this config's series as an
+    earlier plan of it listed them (the command's check, `pipeline.cli.main`): taken as they
+    are instead of expanding the sweep again, when there are as many as the sweep makes.
     """
     say = say or _quiet
     output = OmegaConf.to_container(cfg.get("output"), resolve=True) if "output" in cfg else {}
@@ -155,13 +158,15 @@ def plan_run(
     sweep = sweep_from_config(cfg)
     spaced = _Spaced(say)
     stream = SeriesStream(cfg, sweep, whole_grid=whole_grid, overrides=given, say=spaced)
-    series: Sequence[SweepSeries] = stream
-    if len(stream) <= CHECKED_SERIES:
+    if series is not None and len(series) == len(stream) <= CHECKED_SERIES:
+        say(f"the sweep: {len(series):,} series, as the check expanded them")
+    elif len(stream) <= CHECKED_SERIES:
         say(f"expanding the sweep: {len(stream):,} series")
         spaced.start(CHOICE_LINE_GAP_S)  # a listed sweep composes its choices back to back
         series = list(stream)
     else:
         say(f"{len(stream):,} series, each made and checked as it runs")
+        series = stream
     resume = resolve_resume(output.get("resume"), series)
     root = check_writable(output["root"]) if write else None
     if observe and cfg.get("sources") is not None:

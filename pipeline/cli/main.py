@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import cast
 
 import hydra
+from hydra.conf import HydraConf
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import CompactHydraException
 from hydra.types import RunMode
@@ -42,7 +43,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from hydra_plugins.dmlimits.sweeper import JOB_CHECK
 from pipeline.app.execute import execute_plan
-from pipeline.app.plan import plan_run
+from pipeline.app.plan import RunPlan, plan_run
 from pipeline.app.summary import summary_lines
 from pipeline.cli.check import SweepCheck, check_command_line
 from pipeline.cli.flags import hydra_argv
@@ -50,10 +51,11 @@ from pipeline.cli.gather import mark_done
 from pipeline.cli.startup import Startup, register_plugins
 from pipeline.execute.progress import stage
 from pipeline.io.parquet import OutputError
-from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE
+from pipeline.schema.compose import CONF_URL, CONFIG_NAME, VERSION_BASE, user_search_path
 from pipeline.schema.errors import ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
 from pipeline.schema.plausible import warning_lines
+from pipeline.sweep import SweepSeries
 from pipeline.version import __version__
 
 EXIT_BAD_INPUT = 2
@@ -70,6 +72,26 @@ class Command:
     """The nearest directory of hydra.run.dir that existed before Hydra started."""
     sweep_check: SweepCheck | None = None
     """The check of a multirun's jobs, which dmlimits' sweeper calls as it composes them."""
+    checked: CheckedSeries | None = None
+    """A single run's series as its check listed them, which its job plans with (`series_for`)."""
+
+    def on_job(self, full: DictConfig, plan: RunPlan) -> None:
+        """`check_command_line`'s `on_job`: the start-up's (`Startup.on_job`), and a single
+        run's listed series kept for its job (`series_for`), which then need not expand its
+        sweep again (a nightly's choices are composed once)."""
+        self.startup.on_job(full, plan)
+        single = OmegaConf.select(full, "hydra.mode") != RunMode.MULTIRUN
+        if single and isinstance(plan.series, list):
+            self.checked = CheckedSeries(series_inputs(full, full.hydra), plan.series)
+
+    def series_for(self, cfg: DictConfig) -> list[SweepSeries] | None:
+        """The series the check listed for a job of this config, overrides and config sources
+        (those its sweep is expanded from); None when it listed none for them."""
+        if self.checked is None or not HydraConfig.initialized():
+            return None
+        if series_inputs(cfg, HydraConfig.get()) != self.checked.made_from:
+            return None
+        return self.checked.series
 
     def check_job(
         self, compose: Callable[[], DictConfig], job: list[str], label: str
@@ -82,6 +104,25 @@ class Command:
             return self.sweep_check(compose, job, label)
         except (ConfigError, InputError) as err:
             sys.exit(report_error(err))
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedSeries:
+    """A run's series as the check listed them, and what they were expanded from."""
+
+    made_from: tuple[object, ...]
+    """`series_inputs` of the checked config."""
+    series: list[SweepSeries]
+
+
+def series_inputs(cfg: DictConfig, hydra: DictConfig | HydraConf) -> tuple[object, ...]:
+    """What the expansion of a job's sweep reads besides the package's configs: its config
+    (without a hydra node), and of its Hydra config `hydra` the task's overrides and the
+    user's config sources (`pipeline.sweep.expand`)."""
+    node = cast(dict[str, object], OmegaConf.to_container(cfg, resolve=False))
+    node.pop("hydra", None)
+    overrides = OmegaConf.to_container(hydra.overrides.task, resolve=False)
+    return node, overrides, user_search_path(hydra)
 
 
 class JobFailed(CompactHydraException):
@@ -115,12 +156,13 @@ def run_job(cfg: DictConfig, command: Command) -> int:
         check_known_keys(cfg)
     except ConfigError as err:
         return report_error(err)
+    series = command.series_for(cfg)
     if cfg.output.get("run_date") is not None:
         from pipeline.nightly.run import run_nightly  # deferred: only a nightly job loads it
 
-        return run_nightly(cfg)
+        return run_nightly(cfg, series=series)
     try:
-        plan = plan_run(cfg, say=stage)
+        plan = plan_run(cfg, say=stage, series=series)
         # a fixed layout is checked against each model as it runs
         report = execute_plan(plan, ahead=command.startup.ahead)
     except (ConfigError, InputError, OutputError) as err:
@@ -215,7 +257,7 @@ def check(argv: Sequence[str], command: Command | None = None) -> int:
     else print its one line and return 2."""
     command = command if command is not None else Command()
     try:
-        checked = check_command_line(argv, command.startup.on_job, sweeper_checks_jobs=True)
+        checked = check_command_line(argv, command.on_job, sweeper_checks_jobs=True)
     except (ConfigError, InputError) as err:
         return report_error(err)
     if checked is not None:

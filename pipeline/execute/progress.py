@@ -60,11 +60,17 @@ class RunProgress:
         label: str = "",
         early_interval_s: float = EARLY_INTERVAL_S,
         heartbeat: bool | None = None,
+        parallel: int = 1,
+        task_series: int = 1,
     ) -> None:
         """`total_series` to evaluate now; `skipped` already done (resume); `interactive`
         forces the bar (True) or plain lines (False) instead of asking the stream; `label`
         names a stage other than the run's own series ("moving frontier"); `heartbeat` prints
-        plain lines between series too (`HEARTBEAT_LEAD_S`; default: on the real clock)."""
+        plain lines between series too (`HEARTBEAT_LEAD_S`; default: on the real clock);
+        `parallel` tasks of `task_series` series each run at once (a pool's workers,
+        `seconds_left`)."""
+        self.parallel = max(1, parallel)
+        self.task_series = max(1, task_series)
         self.label = label
         self.early_interval_s = early_interval_s
         self.total = total_series
@@ -163,9 +169,17 @@ class RunProgress:
     def seconds_left(self) -> float | None:
         """Time left at the series rate so far, counted from the first series' end once more
         have finished (so the workers' start-up, before the first, does not stretch every later
-        estimate); None before the first series finishes."""
+        estimate); None before the first series finishes. With `parallel` tasks of
+        `task_series` at once, the rate since the stage began, the tasks still running counted
+        as about as far along as the last one done (the series done rounded up to a whole
+        round of tasks): when the first task of two workers' eight ends, not an eighth of the
+        work is done but about a quarter."""
         if not self.series:
             return None
+        if self.parallel > 1:  # tasks finish side by side: the rate since the stage began
+            round_ = self.parallel * self.task_series  # the series of the tasks at once
+            done = float(min(self.total, -(-self.series // round_) * round_))
+            return max(0.0, self.total - done) * self.elapsed_s / done
         if self._first is not None and self.series > self._first[1]:
             at, done = self._first
             return (self.total - self.series) * (self._clock() - at) / (self.series - done)

@@ -233,6 +233,18 @@ def run_on_dask(
             client.cancel(list(pending))
 
 
+def tasks_at_once(settings: ExecutionSettings, tasks: int) -> int:
+    """How many of `tasks` chunks `run_series` evaluates at once: one in this process
+    (`execution.n_jobs` = 1, or fewer than two chunks) or on dask (its workers unknown here),
+    else the pool's workers (`n_jobs`, or for a negative one joblib's count: the usable CPUs
+    + 1 + n_jobs), at most `tasks`."""
+    if settings.backend is Backend.DASK or settings.n_jobs == 1 or tasks < 2:
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    workers = settings.n_jobs if settings.n_jobs > 0 else (cpus or 1) + 1 + settings.n_jobs
+    return max(1, min(workers, tasks))
+
+
 def run_series(
     scenarios: Iterable[Scenario],
     settings: ExecutionSettings,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from hydra.core.hydra_config import HydraConfig
@@ -33,6 +34,7 @@ from pipeline.nightly.reality import contradiction_summary
 from pipeline.nightly.settings import nightly_from_config
 from pipeline.nightly.tables import read_table
 from pipeline.schema.errors import ConfigError, InputError
+from pipeline.sweep import SweepSeries
 
 EXIT_BAD_INPUT = 2
 """As `pipeline.cli.main.EXIT_BAD_INPUT`."""
@@ -92,8 +94,12 @@ def _refuse_multirun(run_date: object) -> None:
         )
 
 
-def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
-    """Run the config as the nightly partition `output.run_date` under `output.nightly_root`."""
+def run_nightly(
+    cfg: DictConfig, progress: bool = True, series: Sequence[SweepSeries] | None = None
+) -> int:
+    """Run the config as the nightly partition `output.run_date` under `output.nightly_root`;
+    `series`, given, are the config's series as the command's check expanded them
+    (`plan_run`)."""
     final: Path | None = None
     try:
         settings = nightly_from_config(cfg)
@@ -109,7 +115,8 @@ def run_nightly(cfg: DictConfig, progress: bool = True) -> int:
                 print(f"dmlimits: {action}", file=sys.stderr)
             staging = new_staging_dir(root, settings.run_date)
             try:
-                plan = plan_run(_staged(cfg, staging, root), say=stage if progress else None)
+                staged = _staged(cfg, staging, root)
+                plan = plan_run(staged, say=stage if progress else None, series=series)
                 report = execute_plan(plan, progress=progress)
                 (staging / FLUSH_LOCK_NAME).unlink(missing_ok=True)  # the staging root was ours
                 if progress:

@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 
 from hydra import compose, initialize_config_module
+from hydra.conf import HydraConf
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -146,7 +147,12 @@ def app_search_path() -> list[str]:
     """The config sources the user added to the running Hydra app, in Hydra's order ([] if none)."""
     if not HydraConfig.initialized():
         return []
-    sources = HydraConfig.get().runtime.config_sources
+    return user_search_path(HydraConfig.get())
+
+
+def user_search_path(hydra: DictConfig | HydraConf) -> list[str]:
+    """The config sources the user added, of a Hydra config node (`hydra`), in Hydra's order."""
+    sources = hydra.runtime.config_sources
     return [f"{s.schema}://{s.path}" for s in sources if s.provider in USER_PROVIDERS]
 
 

@@ -132,3 +132,19 @@ def test_progress_time_left_counts_from_the_first_series_end() -> None:
             for _ in range(17):
                 bar.advance(30)
         assert bar.seconds_left == 12.0
+
+
+def test_progress_time_left_of_parallel_tasks_counts_those_running() -> None:
+    """Two workers, eight tasks of 17 series, 2.5 s each: when the first task ends, the other
+    is about as far along, so about 7.5 s are left (not 119 series at 17 per 2.5 s, 17.5 s),
+    and the estimate stays near the time actually left as the tasks end in pairs."""
+    clock, stream = FakeClock(), io.StringIO()
+    ends = [100.0 + 2.5 * (pair + 1) + 0.1 * worker for pair in range(4) for worker in range(2)]
+    with RunProgress(136, stream, clock=clock, heartbeat=False, parallel=2, task_series=17) as bar:
+        for end in ends[:-1]:
+            clock.now = end
+            for _ in range(17):
+                bar.advance(30)
+            left = bar.seconds_left
+            assert left is not None
+            assert abs(left - (ends[-1] - end)) <= 0.1 * (ends[-1] - ends[0])

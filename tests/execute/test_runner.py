@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import socket
 import warnings
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import pytest
 from distributed import Client, LocalCluster, get_task_stream
 
 from pipeline.execute import runner
-from pipeline.execute.runner import chunked, run_series
+from pipeline.execute.runner import chunked, run_series, tasks_at_once
 from pipeline.execute.series import SeriesOutcome
 from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.io.rows import Provenance, SeriesKey
@@ -216,3 +217,14 @@ def test_sensitivity_sweep_on_loky_has_no_worker_restart(tmp_path: Path) -> None
     result = dmlimits(tmp_path, *args, timeout=1800)  # 360 series: minutes on a busy machine
     assert result.returncode == 0, result.stderr
     assert "worker stopped" not in result.stderr
+
+
+def test_tasks_at_once_is_the_pools_workers_at_most_the_tasks() -> None:
+    """In-process and dask runs count one task at once; a pool its workers, at most the tasks."""
+    cpus = len(os.sched_getaffinity(0))
+    local = ExecutionSettings(n_jobs=2)
+    assert tasks_at_once(local, 8) == 2
+    assert tasks_at_once(local, 1) == 1
+    assert tasks_at_once(ExecutionSettings(n_jobs=1), 8) == 1
+    assert tasks_at_once(ExecutionSettings(n_jobs=-1), 1000) == cpus
+    assert tasks_at_once(ExecutionSettings(n_jobs=-1), 1) == 1

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from pipeline.model.compute.attention import attention_core_s
 from pipeline.model.compute.efficiency import matmul_calls_s
-from pipeline.model.compute.matmul import matmul_time_s
+from pipeline.model.compute.matmul import OnChipTraffic, matmul_time_s, on_chip_traffic
 from pipeline.model.compute.memory_ops import OpTimes, layer_op_times_s, layer_tensors
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.switches import Physics
@@ -230,22 +230,48 @@ def layer_launch_times(hw: HardwareSpec, physics: Physics, w: LayerWork) -> Laye
     return layer_times_s(unbounded, physics, w)
 
 
-def layer_matmul_time_s(
+LayerCalls = tuple[Array, Array, Array, NDArray[np.bool_]]
+"""(d1, d2, b, wg) of a block's matmul calls, call-major (`layer_matmul_calls`)."""
+
+
+def layer_matmul_calls(d_model_shard: Array, d_ff_shard: Array, nanobatch: Array) -> LayerCalls:
+    """The four distinct matmul calls of one MLP block per row, call-major (spec §7): d_ff ×
+    d_model, d_model × d_ff, then the same two as weight gradients (`layer_matmul_time_s`)."""
+    shards = np.stack(np.broadcast_arrays(d_model_shard, d_ff_shard, nanobatch), axis=1)
+    dm, df, b = shards[:, 0], shards[:, 1], shards[:, 2]
+    d1 = np.concatenate([df, dm, df, dm])
+    d2 = np.concatenate([dm, df, dm, df])
+    wg = np.repeat(np.array([False, False, True, True]), dm.size)
+    return d1, d2, np.tile(b, 4), wg
+
+
+def layer_on_chip_traffic(
     hw: HardwareSpec, d_model_shard: Array, d_ff_shard: Array, nanobatch: Array
+) -> OnChipTraffic:
+    """`on_chip_traffic` of a block's calls (`layer_matmul_calls`): what `layer_matmul_time_s`
+    takes for a GPU of the same `matmul.on_chip_key`."""
+    return on_chip_traffic(hw, *layer_matmul_calls(d_model_shard, d_ff_shard, nanobatch))
+
+
+def layer_matmul_time_s(
+    hw: HardwareSpec,
+    d_model_shard: Array,
+    d_ff_shard: Array,
+    nanobatch: Array,
+    on_chip: OnChipTraffic | None = None,
 ) -> Array:
     """t_layer: the six matmuls of one MLP block on one GPU, forward and backward (spec §7).
 
     W1 (df × dm): forward, activation gradient (transposed), weight gradient; W2 the
     transpose shapes. Summed ((W1f + W1a) + W1w) + ((W2f + W2a) + W2w) (spec §15.1).
     Element-wise: each row's time is the same whatever the other rows, so callers pass
-    distinct shards (the search, `search.layouts`) and gather.
+    distinct shards (the search, `search.layouts`) and gather. `on_chip`, given, is
+    `layer_on_chip_traffic` of these rows on a GPU of the same `matmul.on_chip_key` (the
+    same values as computed here).
     """
-    shards = np.stack(np.broadcast_arrays(d_model_shard, d_ff_shard, nanobatch), axis=1)
-    dm, df, b = shards[:, 0], shards[:, 1], shards[:, 2]
-    d1 = np.concatenate([df, dm, df, dm])
-    d2 = np.concatenate([dm, df, dm, df])
-    wg = np.repeat(np.array([False, False, True, True]), dm.size)
-    t = matmul_time_s(hw, d1, d2, np.tile(b, 4), wg).reshape(4, dm.size)
+    d1, d2, b, wg = layer_matmul_calls(d_model_shard, d_ff_shard, nanobatch)
+    rows = d1.size // 4
+    t = matmul_time_s(hw, d1, d2, b, wg, on_chip).reshape(4, rows)
     ff_by_model, model_by_ff, w1_grad, w2_grad = t
     t_layer: Array = ((ff_by_model + model_by_ff) + w1_grad) + (
         (model_by_ff + ff_by_model) + w2_grad

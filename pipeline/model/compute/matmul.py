@@ -112,25 +112,76 @@ def matmul_flop(d1: Array, d2: Array, b: Array) -> Array:
     return 2.0 * np.ceil(d1 / w) * np.ceil(d2 / w) * np.ceil(b / w) * w**3
 
 
-def matmul_terms_s(
+@dataclass(frozen=True, slots=True)
+class OnChipTraffic:
+    """What matmul calls move below the L2 and compute, which reads of the GPU only its
+    `on_chip_key` (no rate, no L2 or HBM size): the moving frontier's GPUs of every year,
+    which scale the rates and the L2, share it (`search.layouts.shard_times_s`)."""
+
+    l2_x_bytes: Array
+    """Bytes between the L2 and the SMs' shared memories (the L2 boundary's x)."""
+    smem_bytes: Array
+    """Bytes through shared memory: the L2 boundary's x and y, then the register boundary's x,
+    summed in that order."""
+    flop: Array
+    """`matmul_flop` of each call."""
+
+
+def on_chip_key(hw: HardwareSpec) -> tuple[float, int, bool]:
+    """All `on_chip_traffic` reads of the GPU: registers per processing block, SMs, DSMEM."""
+    return (hw.register_bytes_per_block, hw.sms, hw.dsmem)
+
+
+def on_chip_traffic(
     hw: HardwareSpec, d1: Array, d2: Array, b: Array, wg: NDArray[np.bool_]
-) -> MatmulTerms:
-    """HBM, L2, shared-memory and arithmetic times of a matmul call (spec §4, three boundaries)."""
+) -> OnChipTraffic:
+    """The L2 and register boundaries' traffic and the FLOP of matmul calls (spec §4, the two
+    inner boundaries of `matmul_terms_s`)."""
     reg_u = useful_register_bytes(hw)
     sm_u = PROCESSING_BLOCKS_PER_SM * reg_u
-    hbm = boundary_traffic_bytes(d1, d2, b, wg, max(useful_l2_bytes(hw), sm_u), 1, False)
     l2 = boundary_traffic_bytes(d1, d2, b, wg, sm_u, hw.sms, hw.dsmem)
     reg = boundary_traffic_bytes(d1, d2, b, wg, reg_u, PROCESSING_BLOCKS_PER_SM * hw.sms, False)
-    return MatmulTerms(
-        hbm_s=hbm.x_bytes / hw.hbm_bandwidth_bytes_per_s,
-        l2_s=(hbm.x_bytes + l2.x_bytes) / hw.l2_bandwidth_bytes_per_s,
-        smem_s=(l2.x_bytes + l2.y_bytes + reg.x_bytes) / smem_bandwidth_bytes_per_s(hw),
-        flop_s=matmul_flop(d1, d2, b) / effective_flop_per_s(hw),
+    return OnChipTraffic(
+        l2_x_bytes=l2.x_bytes,
+        smem_bytes=l2.x_bytes + l2.y_bytes + reg.x_bytes,
+        flop=matmul_flop(d1, d2, b),
     )
 
 
-def matmul_time_s(hw: HardwareSpec, d1: Array, d2: Array, b: Array, wg: NDArray[np.bool_]) -> Array:
-    """t_mm = max(HBM, L2, shared-memory, FLOP time) + matmul latency (spec §4)."""
-    t = matmul_terms_s(hw, d1, d2, b, wg)
+def matmul_terms_s(
+    hw: HardwareSpec,
+    d1: Array,
+    d2: Array,
+    b: Array,
+    wg: NDArray[np.bool_],
+    on_chip: OnChipTraffic | None = None,
+) -> MatmulTerms:
+    """HBM, L2, shared-memory and arithmetic times of a matmul call (spec §4, three boundaries).
+
+    `on_chip`, given, is `on_chip_traffic` of these calls on a GPU of the same `on_chip_key`
+    (computed here otherwise): the same values, so the same times bit for bit.
+    """
+    chip = on_chip_traffic(hw, d1, d2, b, wg) if on_chip is None else on_chip
+    sm_u = PROCESSING_BLOCKS_PER_SM * useful_register_bytes(hw)
+    hbm = boundary_traffic_bytes(d1, d2, b, wg, max(useful_l2_bytes(hw), sm_u), 1, False)
+    return MatmulTerms(
+        hbm_s=hbm.x_bytes / hw.hbm_bandwidth_bytes_per_s,
+        l2_s=(hbm.x_bytes + chip.l2_x_bytes) / hw.l2_bandwidth_bytes_per_s,
+        smem_s=chip.smem_bytes / smem_bandwidth_bytes_per_s(hw),
+        flop_s=chip.flop / effective_flop_per_s(hw),
+    )
+
+
+def matmul_time_s(
+    hw: HardwareSpec,
+    d1: Array,
+    d2: Array,
+    b: Array,
+    wg: NDArray[np.bool_],
+    on_chip: OnChipTraffic | None = None,
+) -> Array:
+    """t_mm = max(HBM, L2, shared-memory, FLOP time) + matmul latency (spec §4); `on_chip` as
+    `matmul_terms_s` takes it."""
+    t = matmul_terms_s(hw, d1, d2, b, wg, on_chip)
     roofline = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(t.smem_s, t.flop_s))
     return roofline + hw.matmul_latency_s

@@ -109,11 +109,20 @@ class GroupKeys:
     )
     """What each valid pair moves, per (adjusted level sizes, degree slice, model): every
     network of a sweep reads it, only the rates and latencies differ (`group_table`)."""
+    parent: GroupKeys | None = field(default=None, compare=False, repr=False)
+    """The keys of the set these candidates were taken from (`keys_within`), whose pairs,
+    traffic and tables hold these keys' as rows; None for keys made from degrees."""
+    used: NDArray[np.bool_] | None = field(default=None, compare=False, repr=False)
+    """Which of the parent's distinct rows are these keys' `distinct`, in order."""
 
     def valid_pairs(self, adjusted: tuple[int, ...], lo: int, hi: int) -> Pairs:
         """Pairs of distinct keys and split options of degrees lo:hi whose per-degree
-        products divide the key's totals (its first hi - lo columns)."""
+        products divide the key's totals (its first hi - lo columns); of keys taken from a
+        parent, the parent's pairs of the rows they use (the same pairs in the same order)."""
         found = self.pairs.get((adjusted, lo, hi))
+        if found is None and self.parent is not None and self.used is not None:
+            found = _pairs_within(self.parent.valid_pairs(adjusted, lo, hi), self.used)
+            self.pairs[(adjusted, lo, hi)] = found
         if found is None:
             n_degrees = hi - lo
             options, which = split_options(adjusted, lo, hi)
@@ -128,6 +137,23 @@ class GroupKeys:
             found = Pairs(key, option, factors.astype(np.float64), divides.shape, by_split)
             self.pairs[(adjusted, lo, hi)] = found
         return found
+
+
+def _pairs_within(whole: Pairs, used: NDArray[np.bool_]) -> Pairs:
+    """The pairs of `whole` whose key is a `used` row, keys renumbered among those rows: what
+    `GroupKeys.valid_pairs` computes for the keys `distinct[used]` (each key's divisibility
+    is its own row's, and `np.nonzero` keeps key-major order)."""
+    keep = used[whole.key]
+    renumbered = (np.cumsum(used) - 1).astype(np.intp)
+    by_split = whole.by_split[used]
+    by_split.setflags(write=False)
+    return Pairs(
+        renumbered[whole.key[keep]],
+        whole.option[keep],
+        whole.factors[keep],
+        (int(used.sum()), whole.shape[1]),
+        by_split,
+    )
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -170,12 +196,18 @@ def keys_within(keys: CandidateKeys, rows: Index) -> CandidateKeys:
 
 
 def _group_within(keys: GroupKeys, rows: Index) -> GroupKeys:
-    """`keys` restricted to candidates `rows`: the distinct rows they use, in order."""
+    """`keys` restricted to candidates `rows`: the distinct rows they use, in order, with
+    the keys made from degrees they come from as their parent (`GroupKeys.parent`)."""
     key_of = keys.key_of[rows]
     used = np.zeros(keys.distinct.shape[0], dtype=bool)
     used[key_of] = True
     renumbered = (np.cumsum(used) - 1).astype(np.intp)
-    return GroupKeys(keys.distinct[used], renumbered[key_of])
+    root = keys if keys.parent is None else keys.parent
+    of_root: NDArray[np.bool_] = used
+    if keys.used is not None:  # rows of the root: the used rows among the rows `keys` uses
+        of_root = np.zeros(keys.used.shape[0], dtype=bool)
+        of_root[np.flatnonzero(keys.used)[used]] = True
+    return GroupKeys(root.distinct[of_root], renumbered[key_of], parent=root, used=of_root)
 
 
 @cached(maxsize=KEYS_CACHE_SIZE)
@@ -228,8 +260,17 @@ def group_table(
     """Times of every distinct key of degrees lo:hi with every split option that divides it.
 
     What each pair moves (`traffic`) is computed once per keys, levels and model, and only
-    its times on this network (`times`) per call.
+    its times on this network (`times`) per call. Keys taken from a parent (`keys_within`)
+    take the rows they use of the parent's tables: each key's times are its own pairs', so
+    the same values, and the parent's traffic serves every subset of its candidates.
     """
+    if keys.parent is not None and keys.used is not None:
+        whole = group_table(keys.parent, adjusted, lo, hi, shape, traffic, times)
+        rows = keys.used
+        within = (whole.bw_s[rows], whole.lat_s[rows], whole.bw_min_s[rows], whole.lat_min_s[rows])
+        for table in within:
+            table.setflags(write=False)
+        return GroupTable(keys.key_of, whole.option_of, *within)
     pairs = keys.valid_pairs(adjusted, lo, hi)
     moved = keys.traffic.get((adjusted, lo, hi, shape))
     if moved is None:

@@ -14,13 +14,15 @@ GPU projected to each year, docs/trends.md) enumerates each (model, cluster size
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import register
-from pipeline.model.compute.layer import layer_matmul_time_s
+from pipeline.model.compute.layer import layer_matmul_time_s, layer_on_chip_traffic
+from pipeline.model.compute.matmul import OnChipTraffic, on_chip_key
 from pipeline.model.memory.aggregate import memory_required_bytes
 from pipeline.model.network.comm_table import (
     CandidateKeys,
@@ -42,6 +44,9 @@ IntArray = NDArray[np.int64]
 LAYOUTS_CACHE_BYTES = 64 * 2**20
 """Bytes of GPU-free layout sets (`paper_layouts`) a process keeps, least recently used out:
 the cluster sizes of the series a moving frontier repeats on the GPU of each year."""
+ON_CHIP_GPUS = 4
+"""GPU kinds (`matmul.on_chip_key`) whose on-chip traffic a layout set keeps for its shards
+(`shard_times_s`): the moving frontier's years share one; a comparison of GPUs has a few."""
 FITTING_CACHE_BYTES = 64 * 2**20
 """Bytes of fitting rows (`PaperLayouts.within`) a process keeps, least recently used out:
 one per layout set and memory level (a GPU's HBM times the cluster size)."""
@@ -91,6 +96,12 @@ class PaperLayouts:
     keys: CandidateKeys
     """The group keys of every row (`comm_table.candidate_keys`); those of the rows that fit
     a memory level are taken from them (`comm_table.keys_within`)."""
+    on_chip: dict[tuple[float, int, bool], OnChipTraffic] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """The shards' on-chip traffic per GPU kind (`matmul.on_chip_key`), at most `ON_CHIP_GPUS`
+    of them, filled by `shard_times_s`: the GPUs of the same kind (a GPU projected to each
+    year, which scales its rates and its L2) time the shards from it."""
 
     def within(self, memory_bytes: float) -> FittingLayouts | None:
         """The rows whose memory need is at most `memory_bytes` (spec §9: memory ≥ need), None
@@ -141,11 +152,15 @@ def _paper_layouts(
 
 
 def _layouts_nbytes(layouts: PaperLayouts | None) -> int:
-    """Bytes of a layout set's own arrays (its table is `layout_table`'s, counted there)."""
+    """Bytes of a layout set's own arrays (its table is `layout_table`'s, counted there), and
+    of the on-chip traffic of one GPU kind it will keep (`shard_times_s`)."""
     if layouts is None:
         return 0
     fields = PaperLayouts.__slots__
-    return sum(getattr(layouts, f).nbytes for f in fields if f not in ("table", "keys"))
+    skipped = ("table", "keys", "on_chip")
+    own = sum(getattr(layouts, f).nbytes for f in fields if f not in skipped)
+    one_kind = len(OnChipTraffic.__slots__) * 4 * layouts.shards.shape[0] * 8  # 4 calls a shard
+    return int(own + one_kind)
 
 
 paper_layouts = ByteBoundedMemo(_paper_layouts, LAYOUTS_CACHE_BYTES, _layouts_nbytes)
@@ -196,5 +211,14 @@ register(f"{__name__}.fitting_layouts", fitting_layouts, f"{FITTING_CACHE_BYTES}
 
 
 def shard_times_s(hw: HardwareSpec, shape: ModelShape, layouts: PaperLayouts) -> Array:
-    """t_layer of each distinct shard of `layouts` on the GPU of `hw` (`layer_matmul_time_s`)."""
-    return layer_matmul_time_s(hw, *layouts.shard_widths(shape))
+    """t_layer of each distinct shard of `layouts` on the GPU of `hw` (`layer_matmul_time_s`),
+    with the shards' on-chip traffic computed once per GPU kind (`PaperLayouts.on_chip`): the
+    same values, so the same times bit for bit."""
+    widths = layouts.shard_widths(shape)
+    key = on_chip_key(hw)
+    chip = layouts.on_chip.get(key)
+    if chip is None:
+        chip = layer_on_chip_traffic(hw, *widths)
+        if len(layouts.on_chip) < ON_CHIP_GPUS:
+            layouts.on_chip[key] = chip
+    return layer_matmul_time_s(hw, *widths, on_chip=chip)

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
-from pipeline.model.compute.matmul import matmul_flop, matmul_time_s, tile_counts
+from pipeline.model.compute.matmul import (
+    OnChipTraffic,
+    matmul_flop,
+    matmul_time_s,
+    on_chip_key,
+    on_chip_traffic,
+    tile_counts,
+)
 from tests.presets import preset
 
 MATMUL_REL_TOL = 1e-6
@@ -64,3 +73,32 @@ def test_matmul_time_never_below_latency() -> None:
     hw = preset("h100_sxm")
     t = matmul_time_s(hw, np.float64(8), np.float64(8), np.float64(8), np.bool_(False))
     assert float(t) > hw.matmul_latency_s
+
+
+def test_on_chip_traffic_reads_only_its_key() -> None:
+    """A GPU differing from the H100 in every field but `on_chip_key` (rates, L2, HBM, latency)
+    moves the same on-chip bytes and FLOP, and its matmul times from the H100's traffic equal
+    its own bit for bit."""
+    h100 = preset("h100_sxm")
+    other = dataclasses.replace(
+        h100,
+        name="other",
+        flop_per_clock_per_thread=h100.flop_per_clock_per_thread * 3,
+        max_clock_hz=h100.max_clock_hz * 1.7,
+        u_eff=0.55,
+        hbm_bandwidth_bytes_per_s=h100.hbm_bandwidth_bytes_per_s * 2.3,
+        l2_bandwidth_bytes_per_s=h100.l2_bandwidth_bytes_per_s * 1.9,
+        l2_bytes=h100.l2_bytes * 5.5,
+        hbm_bytes=h100.hbm_bytes * 4,
+        matmul_latency_s=2e-6,
+    )
+    assert on_chip_key(other) == on_chip_key(h100)
+    rng = np.random.default_rng(3)
+    d1, d2, b = (2.0 ** rng.integers(3, 16, size=200) for _ in range(3))
+    wg = rng.random(200) < 0.5
+    mine, theirs = on_chip_traffic(other, d1, d2, b, wg), on_chip_traffic(h100, d1, d2, b, wg)
+    for name in OnChipTraffic.__slots__:
+        np.testing.assert_array_equal(getattr(mine, name), getattr(theirs, name), name)
+    np.testing.assert_array_equal(
+        matmul_time_s(other, d1, d2, b, wg, theirs), matmul_time_s(other, d1, d2, b, wg)
+    )

@@ -9,7 +9,14 @@ import pytest
 from numpy.typing import NDArray
 
 from pipeline.model import caches
-from pipeline.model.network.comm_table import unique_rows
+from pipeline.model.network.comm_table import (
+    GroupTable,
+    Pairs,
+    candidate_keys,
+    comm_table,
+    keys_within,
+    unique_rows,
+)
 from pipeline.model.network.levels import adjusted_level_sizes
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
@@ -159,3 +166,41 @@ def test_results_do_not_depend_on_the_caches() -> None:
     warm = optimal_layout(hw, shape, 16384, opts)
     caches.clear_caches()
     assert optimal_layout(hw, shape, 16384, opts) == warm
+
+
+@pytest.mark.parametrize("case", CASES[:4], ids=lambda c: f"{c[0]}-{c[2]}-{c[3]}")
+def test_tables_of_a_subset_equal_its_own_bit_for_bit(case: tuple[str, bool, int, int]) -> None:
+    """The pairs and network tables of candidates taken from a set (`keys_within`, nested
+    too) equal, array by array, those made from the candidates' own keys; the traffic is
+    computed on the set's keys only, once."""
+    name, _, _, n_gpu = case
+    hw = preset(name)
+    shape, c, _, _, _ = _every_row(*case)
+    assert c.keys is not None
+    levels, net = adjusted_level_sizes(hw.level_sizes, n_gpu), hardware_network(hw)
+    rng = np.random.default_rng(11)
+    n = c.degrees.shape[0]
+    half = np.flatnonzero(rng.random(n) < 0.5)
+    quarter = half[rng.random(half.size) < 0.5]
+    outer = keys_within(c.keys, half)
+    for rows, keys in (
+        (half, outer),
+        (quarter, keys_within(outer, np.searchsorted(half, quarter))),
+    ):
+        own = candidate_keys(c.degrees[rows], c.interleave[rows])
+        got, want = (
+            comm_table(shape, n_gpu, keys, levels, net),
+            comm_table(shape, n_gpu, own, levels, net),
+        )
+        for group, (lo, hi) in (("tp", (1, 3)), ("pp_ep", (3, 5)), ("dp", (0, 1))):
+            for field in GroupTable.__slots__:
+                got_a, want_a = (
+                    getattr(getattr(got, group), field),
+                    getattr(getattr(want, group), field),
+                )
+                np.testing.assert_array_equal(got_a, want_a, f"{group}.{field}")
+            mine = getattr(keys, group).valid_pairs(levels, lo, hi)
+            theirs = getattr(own, group).valid_pairs(levels, lo, hi)
+            for field in Pairs.__slots__:
+                np.testing.assert_array_equal(getattr(mine, field), getattr(theirs, field), field)
+            assert not getattr(keys, group).traffic  # the set's keys hold it

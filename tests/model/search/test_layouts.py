@@ -10,6 +10,7 @@ import pytest
 
 from pipeline.model import caches
 from pipeline.model.compute.layer import layer_matmul_time_s
+from pipeline.model.compute.matmul import on_chip_key
 from pipeline.model.memory.aggregate import memory_required_bytes
 from pipeline.model.network.comm_table import (
     CandidateKeys,
@@ -20,9 +21,10 @@ from pipeline.model.network.comm_table import (
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
+from pipeline.model.records.switches import TensorParallel
 from pipeline.model.search.candidates import Candidates, _batch, enumerate_candidates
 from pipeline.model.search.enumeration import layout_table
-from pipeline.model.search.layouts import paper_layouts
+from pipeline.model.search.layouts import paper_layouts, shard_times_s
 from pipeline.model.step.schedule import interleave_degrees
 from pipeline.model.step.step_time import compute_and_bubble, step_floor_s
 from tests.presets import preset
@@ -143,3 +145,26 @@ def test_paper_layouts_are_made_once_for_every_gpu() -> None:
         )
         assert isinstance(enumerate_candidates(hw, shape, 2048, SearchOptions()), Candidates)
     assert paper_layouts.cache_info().misses == made == 1
+
+
+def test_shard_times_equal_each_projected_gpus_own_bit_for_bit() -> None:
+    """The GPU projected to later years (faster clocks and bandwidths, a larger L2 and HBM)
+    times a layout set's shards from the on-chip traffic the first one computed, bit for bit
+    as each GPU's own `layer_matmul_time_s`, and the set keeps that traffic once."""
+    caches.clear_caches()
+    h100 = preset("h100_sxm")
+    shape = model_shape(12288, ScalingLaws())
+    layouts = paper_layouts(shape, 2048, SearchOptions(), False, TensorParallel.TWO_D)
+    assert layouts is not None
+    for growth in (1.0, 1.5, 2.25, 40.0):
+        hw = dataclasses.replace(
+            h100,
+            max_clock_hz=h100.max_clock_hz * growth,
+            l2_bandwidth_bytes_per_s=h100.l2_bandwidth_bytes_per_s * growth,
+            hbm_bandwidth_bytes_per_s=h100.hbm_bandwidth_bytes_per_s * growth**0.5,
+            l2_bytes=h100.l2_bytes * growth,
+            hbm_bytes=h100.hbm_bytes * growth,
+        )
+        alone = layer_matmul_time_s(hw, *layouts.shard_widths(shape))
+        np.testing.assert_array_equal(shard_times_s(hw, shape, layouts), alone)
+    assert list(layouts.on_chip) == [on_chip_key(h100)]

@@ -140,6 +140,7 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         cp_all_gather=sec.boolean("cp_all_gather"),
         batch_at_row_flop=sec.boolean("batch_at_row_flop"),
         nic_striping=sec.boolean("nic_striping"),
+        gemm_waves=sec.boolean("gemm_waves"),
         grad_reduce_fp32=sec.boolean("grad_reduce_fp32"),
         cluster_sizes=ClusterSizes(sec.choice("cluster_sizes", [c.value for c in ClusterSizes])),
         efficiency=efficiency_from_config(eff),

@@ -79,7 +79,14 @@ class Rule:
     """Config overrides turning it on for every run (`physics=realistic` has it off)."""
 
 
-RULES = (Rule("`physics.nic_striping`", ("physics.nic_striping=true",)),)
+RULES = (
+    Rule("`physics.nic_striping`", ("physics.nic_striping=true",)),
+    Rule("`physics.gemm_waves`", ("physics.gemm_waves=true",)),
+    Rule(
+        "`physics.gemm_waves` and `physics.nic_striping`",
+        ("physics.gemm_waves=true", "physics.nic_striping=true"),
+    ),
+)
 """The rules whose leave-one-source-out effect docs/validation.md reports, each refitted."""
 
 

@@ -54,6 +54,29 @@ def fp8_gemms(hw: HardwareSpec, physics: Physics) -> bool:
     return precision_speedup(hw, physics) > 1.0
 
 
+WAVE_TILE = (256.0, 128.0)
+"""Output tile of one thread block of a large cuBLAS GEMM, rows × columns, either way round:
+cuBLAS's most efficient tile, one thread block per SM on an A100, so a wave is one tile per SM
+(NVIDIA, *Matrix Multiplication Background User's Guide*, DU-09799-001, 2023, §2.3 "Typical
+Tile Dimensions In cuBLAS And Performance" and §3.2 "Wave Quantization")."""
+
+
+def wave_quantization(hw: HardwareSpec, rows: Array, cols: Array) -> Array:
+    """Arithmetic a GEMM with a rows × cols output does in whole waves, over its padded output
+    (≥ 1): W · n_SM · T_r · T_c / (⌈rows/8⌉·8 · ⌈cols/8⌉·8), W = ⌈⌈rows/T_r⌉·⌈cols/T_c⌉ / n_SM⌉
+    waves of `WAVE_TILE` tiles on n_SM = `hw.sms`, the tile turned whichever way needs fewer
+    (NVIDIA's guide, §3.1-3.2: a partial tile or a partial last wave takes a full one's time)."""
+    padded = (np.ceil(rows / 8.0) * 8.0) * (np.ceil(cols / 8.0) * 8.0)
+    best: Array | None = None
+    for t_r, t_c in (WAVE_TILE, WAVE_TILE[::-1]):
+        waves = np.ceil(np.ceil(rows / t_r) * np.ceil(cols / t_c) / hw.sms)
+        area: Array = waves * (hw.sms * t_r * t_c)
+        best = area if best is None else np.minimum(best, area)
+    assert best is not None
+    out: Array = best / padded
+    return out
+
+
 def matmul_overhead_s(hw: HardwareSpec, eff: Efficiency) -> float:
     """Fixed time of one matmul kernel call: `efficiency.matmul_overhead_s`, or the hardware's
     `matmul_latency_s` (the paper's 4.5 µs) when the physics leaves it unset."""
@@ -71,20 +94,23 @@ def matmul_calls_s(
     in_layer: bool = True,
 ) -> Array:
     """Time of each matmul call (a d1 x d2 weight on b tokens; `wg`: weight gradient) on one GPU:
-    t = max(HBM, L2, SMEM / relief, FLOP / (efficiency.matmul · speedup)) + overhead.
+    t = max(HBM, L2, SMEM / relief, FLOP · waves / (efficiency.matmul · speedup)) + overhead.
 
     The terms are the paper's roofline (spec §4, `matmul_terms_s`); relief = 2 with tensor
     memory on Blackwell-class hardware (`BLACKWELL_SMEM_RELIEF`), else 1 (docs/model.md R.2);
     speedup = `precision_speedup` for a transformer layer's GEMMs (`in_layer`), 1 for the
     logits layer, which Transformer Engine's FP8 recipe leaves in BF16 (R.11). FP8 GEMMs move
     1-byte operands: their HBM, L2 and shared-memory terms scale by `FP8_BYTES` / 2 (the tile
-    counts kept as for 2-byte words, an upper bound).
+    counts kept as for 2-byte words, an upper bound). waves = `wave_quantization` of the call's
+    output (d1 × b, a weight gradient's d1 × d2) with `physics.gemm_waves`, else 1.
     """
     t = matmul_terms_s(hw, d1, d2, b, wg)
     relief = BLACKWELL_SMEM_RELIEF if physics.tensor_memory and has_tensor_memory(hw) else 1.0
     speedup = precision_speedup(hw, physics) if in_layer else 1.0
     narrow = FP8_BYTES / WORD_BYTES if speedup > 1.0 else 1.0
     flop = t.flop_s / (physics.efficiency.matmul * speedup)
+    if physics.gemm_waves:
+        flop = flop * wave_quantization(hw, d1, np.where(wg, d2, b))
     memory = narrow * np.maximum(np.maximum(t.hbm_s, t.l2_s), t.smem_s / relief)
     roof = np.maximum(memory, flop)
     out: Array = roof + matmul_overhead_s(hw, physics.efficiency)

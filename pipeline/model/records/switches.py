@@ -153,6 +153,10 @@ class Physics:
     """A ring collective whose group crosses nodes stripes its crossing traffic over the NICs of
     its ranks in each node, as NCCL builds a ring per NIC (`network.groups.Levels.at`); off,
     its crossing edge has one GPU's link of the level. Needs the preset's `nics_per_node`."""
+    gemm_waves: bool = False
+    """A weight GEMM's arithmetic is charged in whole waves of output tiles: ⌈tiles / SMs⌉ waves of
+    256 × 128 tiles, one per SM per wave (`compute.efficiency.wave_quantization`, docs/model.md
+    R.2); off, its padded FLOP at the full rate."""
     grad_reduce_fp32: bool = False
     """Grid layouts hold and reduce their gradients in FP32, 4 bytes per parameter (the
     reduce-scatter, or the all-reduce when unsharded; the parameter all-gather stays 16-bit),
@@ -184,6 +188,7 @@ class Physics:
             or self.cp_all_gather
             or self.batch_at_row_flop
             or self.nic_striping
+            or self.gemm_waves
             or self.grad_reduce_fp32
         )
 

@@ -90,3 +90,13 @@ def test_calibration_rule_overrides_reach_every_run() -> None:
     before = calibration.step_errors([one], None, None)
     after = calibration.step_errors([striped], None, None)
     assert after[0] < before[0]  # 32 ranks on 4 nodes: its gradient ring stripes over 8 NICs
+
+
+def test_calibration_published_layouts_follow_the_scripts() -> None:
+    """Narayanan's runs with published layouts take the sc21 script's microbatch, chunks and DDP."""
+    runs = {m.label: m.run.layout for m in calibration.narayanan_runs(published_layouts=True)}
+    presets = {m.label: m.run.layout for m in calibration.narayanan_runs()}
+    assert (runs["GPT 1.7B"].microbatch_seqs, runs["GPT 1.7B"].overlap_dp) == (16, True)
+    assert (runs["GPT 529.6B"].interleave, runs["GPT 529.6B"].overlap_dp) == (3, False)
+    assert runs["GPT 1008.0B"].interleave == 1
+    assert presets["GPT 1.7B"].microbatch_seqs == 1  # the preset's assumption, unchanged

@@ -71,6 +71,28 @@ def test_narayanan_runs_all_have_presets() -> None:
     assert len(narayanan_errors()) == len(_rows("narayanan_2021_table1.csv")) == 10
 
 
+def test_narayanan_presets_match_published_scripts() -> None:
+    """Each Table 1 preset runs the microbatch, interleaved chunks and data-parallel overlap of
+    Megatron-LM's examples/sc21/run_table_1.sh (narayanan_2021_sc21_layouts.csv)."""
+    published = {
+        (int(r["layers"]), int(r["hidden"])): r["model"] for r in _rows("narayanan_2021_table1.csv")
+    }
+    scripts = {r["model"]: r for r in _rows("narayanan_2021_sc21_layouts.csv")}
+    for path in sorted((CONF_DIR / "run").glob("gpt_*.yaml")):
+        run = load_scenario(compose_config([f"run={path.stem}"])).run
+        assert run is not None
+        row = scripts[published[run.shape.layers, run.shape.hidden]]
+        per_chunk = row["layers_per_virtual_stage"]
+        # --num-layers-per-virtual-pipeline-stage k: L / (p k) chunks per rank; unset: one
+        chunks = run.shape.layers // (run.layout.pp * int(per_chunk)) if per_chunk else 1
+        lay = run.layout
+        assert (lay.microbatch_seqs, lay.interleave, lay.overlap_dp) == (
+            int(row["microbatch_seqs"]),
+            chunks,
+            row["ddp_impl"] == "torch",  # PyTorch DDP overlaps the all-reduce; local does not
+        ), path.stem
+
+
 def test_narayanan_tflops_mean_error_within_tolerance() -> None:
     """Predicted teraFLOP/s per GPU (eq. (3) count) match Table 1 within 5% on average."""
     errors = narayanan_errors()

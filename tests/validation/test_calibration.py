@@ -13,6 +13,7 @@ from pipeline.model.records.transformer import TransformerShape
 from tests.validation import calibration
 from tests.validation.calibration import (
     KORTHIKANTI,
+    KORTHIKANTI_MEAN_TOLERANCE,
     NARAYANAN,
     Grid,
     fit_pair_per_hardware,
@@ -69,7 +70,7 @@ def test_calibration_within_tolerances_holds_each_tolerance() -> None:
     errors = np.zeros((3, 1, 3))
     errors[:, 0, 2] = 0.5  # the 22B 50% off everywhere: not held to the tolerances
     errors[1, 0, 0] = -0.2  # Narayanan's run 20% fast: its teraFLOP/s 25% high
-    errors[2, 0, 1] = 0.05  # the 175B 5% slow: past the 4% mean
+    errors[2, 0, 1] = KORTHIKANTI_MEAN_TOLERANCE + 0.01  # the 175B slow past the mean allowed
     assert within_tolerances(Grid(tuple(named), errors)) == [(0, 0)]
 
 

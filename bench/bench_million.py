@@ -27,7 +27,10 @@ realistic, H100 SXM and B200, dense and sparse, four batch laws, network and mem
 115,200 series over the paper grid, each stopping at its wall as `dmlimits` runs it). Its point
 count is the points its series yield (the rows of the `points` table); a sample (`--every K`)
 also prints the points per series it measured and the whole sweep's points and CPU time
-extrapolated from them.
+extrapolated from them. A streamed sample walks the whole expansion in this process to pick
+its series, one in K, as the whole sweep walks it once: the extrapolation counts that walk
+once (its CPU time measured by the pick's walk, one walk of the same expansion) and scales
+the rest of the sample's CPU time, so the sample is not charged K walks per series.
 """
 
 from __future__ import annotations
@@ -138,6 +141,8 @@ class Monitor:
         self._run_series = app_execute.run_series
         self._cpu_s: dict[int, float] = {}
         self._cpu_at_start = 0.0
+        self._own_at_start = 0.0
+        self._pid = psutil.Process().pid
 
     def _counted(self, *args: Any, **kwargs: Any) -> Iterator[SeriesOutcome]:
         for outcome in self._run_series(*args, **kwargs):
@@ -184,6 +189,11 @@ class Monitor:
         )
 
     @property
+    def own_cpu_s(self) -> float:
+        """CPU seconds of this process alone since the start (its expansion, writing, report)."""
+        return self._cpu_s.get(self._pid, 0.0) - self._own_at_start
+
+    @property
     def cpu_s(self) -> float:
         """CPU seconds of this process and its workers since the start (last sample of each)."""
         return sum(self._cpu_s.values()) - self._cpu_at_start
@@ -210,6 +220,7 @@ class Monitor:
         self.start = time.perf_counter()
         self._sample()
         self._cpu_at_start = sum(self._cpu_s.values())
+        self._own_at_start = self._cpu_s[self._pid]
         self._thread.start()
         return self
 
@@ -239,7 +250,8 @@ def main() -> None:
         given: Sequence[SweepSeries] | None = None  # the series run, if not the plan's
         todo: Sequence[SweepSeries] = plan.series
         widths = ""
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        walked = False  # whether the sample's run walks the whole expansion (a stream)
         if not whole:  # a sample, picked in one walk of the (streamed) expansion
             sample, planned_points = [], 0
             streamed = isinstance(plan.series, SeriesStream) and args.series is None
@@ -251,12 +263,13 @@ def main() -> None:
                 assert isinstance(plan.series, SeriesStream)
                 plan = dataclasses.replace(plan, series=SampledStream(plan.series, args.every))
             todo = plan.series if streamed else sample
+            walked = streamed
             given = None if streamed else sample
             widths = f", {planned_points:,} points planned (series x widths)"
-        pick_s = time.perf_counter() - t0
+        pick_s, walk_cpu_s = time.perf_counter() - t0, time.process_time() - cpu0
         print(
             f"{n_series:,} series{widths}, planned in {expand_s:.1f} s"
-            + ("" if whole else f" (sample picked in {pick_s:.1f} s)")
+            + ("" if whole else f" (sample picked in {pick_s:.1f} s, {walk_cpu_s:.1f} CPU-s)")
             + f"; running {len(todo):,} series on {args.workers} workers "
             f"({psutil.cpu_count()} CPUs)",
             flush=True,
@@ -272,15 +285,23 @@ def main() -> None:
             f"planned in {expand_s:.1f} s, first series after {monitor.first_s:.1f} s, "
             f"peak RSS {monitor.peak_bytes / 2**20:.0f} MiB; "
             f"{monitor.cpu_s:.0f} CPU-s in this process and its workers "
-            f"({report.points / monitor.cpu_s:.1f} points per CPU-second)"
+            f"({report.points / monitor.cpu_s:.1f} points per CPU-second), "
+            f"{monitor.own_cpu_s:.1f} CPU-s of them in this process"
         )
         if len(todo) < n_series:
             per_series = report.points / len(todo)
             total = per_series * n_series
+            # the whole sweep walks its expansion once: the sample's run walked all of it
+            # (a stream) or none of it (a list), and the pick walked it once, so the walk
+            # counts once and the rest of the sample's CPU time scales with its series
+            sampled_cpu_s = monitor.cpu_s - (walk_cpu_s if walked else 0.0)
+            whole_walk_s = walk_cpu_s * n_series / min(args.series or n_series, n_series)
+            cpu_s = whole_walk_s + sampled_cpu_s * n_series / len(todo)
             print(
                 f"extrapolated to all {n_series:,} series: {per_series:.1f} points per "
-                f"series, {total:,.0f} points, {total / (report.points / monitor.cpu_s):,.0f} "
-                f"CPU-s ({total / (report.points / monitor.cpu_s) / 2 / 60:.1f} min on 2 cores)"
+                f"series, {total:,.0f} points, {cpu_s:,.0f} CPU-s "
+                f"({total / cpu_s:.1f} points per CPU-second, {cpu_s / 2 / 60:.1f} min on 2 "
+                f"cores; the expansion's walk, {whole_walk_s:.1f} CPU-s, counted once)"
             )
 
 

@@ -2,7 +2,9 @@
 
 Reports figures; it does not pass or fail. Run: `.venv/bin/python bench/bench_million.py`
 (about 20 minutes or more on 2 cores; `--series N` runs only the first N series of the plan,
-`--every K` every K-th series of it, a sample spread over the whole sweep).
+`--every K` every K-th series of it, a sample spread over the whole sweep; with `--block B`
+every K-th block of B consecutive series, whose neighbours share the workers' caches as in the
+whole sweep).
 
 The sweep is generated through the real expansion (`sweep.axes`) around H100 SXM, dense,
 critical batch: HBM bandwidth (20 values, outermost, so that the series sharing a GPU run
@@ -82,29 +84,39 @@ def million_config(root: str, workers: int) -> DictConfig:
     return cfg
 
 
-def sweep_overrides(sweep: str, root: str, workers: int) -> list[str]:
+def sweep_overrides(
+    sweep: str, root: str, workers: int, chunk_size: int | None = None
+) -> list[str]:
     """The overrides of `dmlimits sweep=NAME` into a scratch root (a conf/sweep/ file)."""
+    chunk = [] if chunk_size is None else [f"execution.chunk_size={chunk_size}"]
     return [
         f"sweep={sweep}",
         f"output.root={root}",
         "output.resume=false",
         f"execution.n_jobs={workers}",
+        *chunk,
     ]
 
 
-def planned(sweep: str | None, root: str, workers: int) -> RunPlan:
-    """The run's plan: the paper's million-point sweep, or `dmlimits sweep=NAME`."""
+def planned(sweep: str | None, root: str, workers: int, chunk_size: int | None = None) -> RunPlan:
+    """The run's plan: the paper's million-point sweep, or `dmlimits sweep=NAME` (with
+    `execution.chunk_size`, given)."""
     if sweep is None:
-        return plan_run(million_config(root, workers))
-    overrides = sweep_overrides(sweep, root, workers)
+        plan = plan_run(million_config(root, workers))
+        if chunk_size is None:
+            return plan
+        execution = dataclasses.replace(plan.execution, chunk_size=chunk_size)
+        return dataclasses.replace(plan, execution=execution)
+    overrides = sweep_overrides(sweep, root, workers, chunk_size)
     return plan_run(compose_config(overrides), overrides=overrides)
 
 
 class SampledStream(SeriesStream):
-    """Every `every`-th series of a streamed sweep, itself a stream: a run of it keeps what a
-    run of the whole sweep keeps."""
+    """Every `every`-th block of `block` consecutive series of a streamed sweep (every
+    `every`-th series for a block of one), itself a stream: a run of it keeps what a run of the
+    whole sweep keeps."""
 
-    def __init__(self, whole: SeriesStream, every: int) -> None:
+    def __init__(self, whole: SeriesStream, every: int, block: int = 1) -> None:
         super().__init__(
             whole.cfg,
             whole.sweep,
@@ -113,12 +125,17 @@ class SampledStream(SeriesStream):
             say=whole.say,
         )
         self.every = every
+        self.block = block
+
+    def picked(self, position: int) -> bool:
+        """Whether the series at `position` of the whole sweep is in the sample."""
+        return (position // self.block) % self.every == 0
 
     def __len__(self) -> int:
-        return len(range(0, self.sweep.n_series, self.every))
+        return sum(map(self.picked, range(self.sweep.n_series)))
 
     def __iter__(self) -> Iterator[SweepSeries]:
-        return itertools.islice(super().__iter__(), 0, None, self.every)
+        return (s for i, s in enumerate(super().__iter__()) if self.picked(i))
 
 
 class Monitor:
@@ -239,11 +256,19 @@ def main() -> None:
     parser.add_argument(
         "--sweep", default=None, help="a conf/sweep/ file to run instead (million_realistic)"
     )
+    parser.add_argument(
+        "--block",
+        type=int,
+        default=1,
+        help="with --every K: every K-th block of this many consecutive series (cache reuse "
+        "between neighbours as in the whole sweep)",
+    )
+    parser.add_argument("--chunk-size", type=int, default=None, help="series per worker task")
     parser.add_argument("--report-s", type=float, default=60.0)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-million-") as root:
         t0 = time.perf_counter()
-        plan = planned(args.sweep, root, args.workers)
+        plan = planned(args.sweep, root, args.workers, args.chunk_size)
         expand_s = time.perf_counter() - t0
         whole = args.series is None and args.every == 1
         n_series = len(plan.series)
@@ -257,11 +282,12 @@ def main() -> None:
             streamed = isinstance(plan.series, SeriesStream) and args.series is None
             for i, item in enumerate(itertools.islice(plan.series, args.series)):
                 planned_points += len(item.scenario.d_models)
-                if i % args.every == 0 and not streamed:
+                if (i // args.block) % args.every == 0 and not streamed:
                     sample.append(item)
             if streamed:  # a stream's sample runs as a stream
                 assert isinstance(plan.series, SeriesStream)
-                plan = dataclasses.replace(plan, series=SampledStream(plan.series, args.every))
+                sampled = SampledStream(plan.series, args.every, args.block)
+                plan = dataclasses.replace(plan, series=sampled)
             todo = plan.series if streamed else sample
             walked = streamed
             given = None if streamed else sample

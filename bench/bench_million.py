@@ -15,8 +15,9 @@ for the smallest cluster and its best layout. It is planned and run as `dmlimits
 (`plan_run`, then `execute_plan`) with the configured workers into a scratch dataset root.
 
 Every `--report-s` seconds it prints the points written so far, their rate, the points per
-CPU-second of this process and its workers (the rate the machine would give those processes
-alone, per core: on a shared machine wall time also measures the other load) and the peak RSS
+CPU-second of this process and its workers, less the CPU time of its own sampling (the rate
+the machine would give those processes alone, per core: on a shared machine wall time also
+measures the other load) and the peak RSS
 (this process plus its workers, as in bench_sweep.py), so that a run stopped early still gives
 a measured rate; the last line is the whole sweep's time, rates and peak RSS, and how much
 the peak grew per series over the second half of the run (near zero when memory is flat).
@@ -160,6 +161,8 @@ class Monitor:
         self._cpu_at_start = 0.0
         self._own_at_start = 0.0
         self._pid = psutil.Process().pid
+        self._sampling_cpu_s = 0.0
+        """CPU seconds of the sampling thread itself (in this process, not the run's)."""
 
     def _counted(self, *args: Any, **kwargs: Any) -> Iterator[SeriesOutcome]:
         for outcome in self._run_series(*args, **kwargs):
@@ -208,12 +211,13 @@ class Monitor:
     @property
     def own_cpu_s(self) -> float:
         """CPU seconds of this process alone since the start (its expansion, writing, report)."""
-        return self._cpu_s.get(self._pid, 0.0) - self._own_at_start
+        return self._cpu_s.get(self._pid, 0.0) - self._own_at_start - self._sampling_cpu_s
 
     @property
     def cpu_s(self) -> float:
-        """CPU seconds of this process and its workers since the start (last sample of each)."""
-        return sum(self._cpu_s.values()) - self._cpu_at_start
+        """CPU seconds of this process and its workers since the start (last sample of each),
+        less the sampling's own (about 3 ms a sample, 5 samples a second)."""
+        return sum(self._cpu_s.values()) - self._cpu_at_start - self._sampling_cpu_s
 
     def line(self) -> str:
         seconds = time.perf_counter() - self.start
@@ -228,6 +232,7 @@ class Monitor:
         last = time.perf_counter()
         while not self._stop.wait(0.2):
             self._sample()
+            self._sampling_cpu_s = time.thread_time()
             if time.perf_counter() - last >= self._report_s:
                 last = time.perf_counter()
                 print(self.line(), flush=True)

@@ -326,13 +326,15 @@ def main() -> None:
             # (a stream) or none of it (a list), and the pick walked it once, so the walk
             # counts once and the rest of the sample's CPU time scales with its series
             sampled_cpu_s = monitor.cpu_s - (walk_cpu_s if walked else 0.0)
-            whole_walk_s = walk_cpu_s * n_series / min(args.series or n_series, n_series)
+            walked_series = min(args.series or n_series, n_series)
+            whole_walk_s = walk_cpu_s * n_series / walked_series
+            scaled = "" if walked_series == n_series else f" scaled from {walked_series:,} series"
             cpu_s = whole_walk_s + sampled_cpu_s * n_series / len(todo)
             print(
                 f"extrapolated to all {n_series:,} series: {per_series:.1f} points per "
                 f"series, {total:,.0f} points, {cpu_s:,.0f} CPU-s "
                 f"({total / cpu_s:.1f} points per CPU-second, {cpu_s / 2 / 60:.1f} min on 2 "
-                f"cores; the expansion's walk, {whole_walk_s:.1f} CPU-s, counted once)"
+                f"cores; the expansion's walk, {whole_walk_s:.1f} CPU-s{scaled}, counted once)"
             )
 
 

@@ -141,6 +141,11 @@ class SeriesIds:
         self._plain: dict[tuple[type, object], str] = {}
         self._names: dict[type, tuple[tuple[str, str], ...]] = {}
 
+    @property
+    def kept(self) -> int:
+        """Field texts remembered by identity now (at most `max_entries`)."""
+        return len(self._texts)
+
     def field_json(self, value: object) -> str:
         """`canonical_json` of a field value as `dataclasses.asdict` and `jsonable` make it;
         an immutable one (a frozen dataclass, a tuple) remembered by identity."""

@@ -22,9 +22,19 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-MAX_ENTRIES = 1 << 15
-"""Readings a memo keeps: a sweep's swept hardware nodes (7,200 a GPU on
-conf/sweep/million_realistic.yaml) and their checks, with room to spare."""
+SWEPT_NODES = 1 << 13
+"""Distinct swept nodes whose readings a sweep's expansion keeps (`pipeline.sweep.expand`):
+more than one choice combination's nodes (7,200 hardware nodes a GPU on
+conf/sweep/million_realistic.yaml), so the next combination, which sweeps the same nodes, reads
+none of them again; and not twice that, so that once the sweep moves on to other nodes (the
+next GPU) the old ones go first and the caches stay at their size (about 3.5 KB a node in all:
+the node, its readings and its id text, under 30 MB), not growing until the next bound."""
+UNSWEPT_READINGS = 256
+"""Readings of the sections no axis sets that a memo keeps beside the swept ones: about ten
+a choice combination (scaling, batch law, options, physics, their checks)."""
+MAX_ENTRIES = 2 * SWEPT_NODES + UNSWEPT_READINGS
+"""Readings a memo keeps: two per swept node (its section, and the check of it with the
+physics, `SWEPT_NODES`), and `UNSWEPT_READINGS`."""
 
 
 class SectionMemo:

@@ -39,7 +39,7 @@ from pipeline.identity import SeriesIds, canonical_json, jsonable
 from pipeline.schema import Scenario, compose_config, load_scenario
 from pipeline.schema.compose import app_search_path, group_options
 from pipeline.schema.errors import ConfigError
-from pipeline.schema.memo import SectionMemo
+from pipeline.schema.memo import SWEPT_NODES, UNSWEPT_READINGS, SectionMemo
 from pipeline.schema.scenario import GROUPS
 from pipeline.schema.section import Section, plain
 from pipeline.sweep.axes import AXIS_ROOTS, MAX_SERIES, Axis, parse_axis
@@ -238,16 +238,18 @@ class _Sections:
 
     A section no axis sets is the same object in every point, and equal ones of different
     choice combinations are one object (interned by their text); a section some axes set is
-    made once per combination of those axes' values and kept (at most `MAX_SWEPT`, least
+    made once per combination of those axes' values and kept (at most `max_swept`, least
     recently used first out). So `load_scenario` with one `SectionMemo` reads each distinct
     node once (`pipeline.schema.memo`), and a sweep point costs a few lookups.
     """
 
-    MAX_SWEPT = 1 << 14
-
-    def __init__(self) -> None:
+    def __init__(self, max_swept: int = SWEPT_NODES) -> None:
+        self.max_swept = max_swept
         self._interned: dict[tuple[str, str], Any] = {}
         self._swept: dict[tuple[int, tuple[int, ...]], dict[str, Any]] = {}
+
+    def __len__(self) -> int:
+        return len(self._swept)
 
     def intern(self, root: str, node: Any) -> Any:
         """One object for equal sections (same keys in the same order, same values)."""
@@ -264,10 +266,26 @@ class _Sections:
             for (axis, _), index in zip(axes, indices, strict=True):
                 config = axis.applied(config, axis.values[index])
             made = config[root]
-            if len(self._swept) >= self.MAX_SWEPT:
+            if len(self._swept) >= self.max_swept:
                 del self._swept[next(iter(self._swept))]
         self._swept[key] = made  # most recently used last
         return made
+
+
+class ExpansionCaches:
+    """What an expansion keeps while it walks a sweep: the swept sections (`_Sections`), their
+    readings (`SectionMemo`) and the id texts of the fields they give (`SeriesIds`), each
+    bounded by `swept_nodes` distinct swept nodes (`pipeline.schema.memo.SWEPT_NODES`), least
+    recently used first out, so a sweep of any length keeps a bounded amount."""
+
+    def __init__(self, whole_grid: bool, swept_nodes: int = SWEPT_NODES) -> None:
+        self.sections = _Sections(swept_nodes)
+        self.memo = SectionMemo(2 * swept_nodes + UNSWEPT_READINGS)
+        self.ids = SeriesIds(whole_grid, max_entries=swept_nodes)
+
+    def sizes(self) -> tuple[int, int, int]:
+        """(swept sections, readings, id texts) kept now."""
+        return len(self.sections), len(self.memo), self.ids.kept
 
 
 def _points(
@@ -318,16 +336,19 @@ def iter_sweep(
     say: Say = _silent,
     firsts: bool = False,
     composed: dict[tuple[str, ...], DictConfig] | None = None,
+    caches: ExpansionCaches | None = None,
 ) -> Iterator[SweepSeries]:
     """Every series of the run in expansion order (see the module docstring), lazily: a
     choice combination is composed when its first series is reached (`say` names it), and
     each distinct config node is read once (`pipeline.schema.memo`). With `firsts`, only the
     first series of each choice combination. `composed`, given, keeps each combination's
-    config for the next expansion of the same sweep (`pipeline.sweep.stream`)."""
+    config for the next expansion of the same sweep (`pipeline.sweep.stream`). `caches`, given,
+    are what the walk keeps (`ExpansionCaches`; new ones by default)."""
     sweep = sweep_from_config(cfg)
-    memo = SectionMemo()
-    ids = SeriesIds(whole_grid)
-    shared = _Sections()
+    caches = caches or ExpansionCaches(whole_grid)
+    if caches.ids.whole_grid != whole_grid:
+        raise ValueError("the expansion's caches were made for the other whole_grid")
+    memo, ids, shared = caches.memo, caches.ids, caches.sections
     for made, config in _choice_configs(cfg, sweep, overrides, say, composed):
         for point, sections, reuse in _points(config, sweep.axes, made, shared):
             text = canonical_json(point)

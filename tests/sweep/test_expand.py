@@ -215,3 +215,65 @@ def test_expand_says_each_choice_it_composes() -> None:
     assert said == ["sweep: composing choice 1/4 (batch=critical)"]
     assert sum(1 for _ in series) == 359
     assert said[-1] == "sweep: composing choice 4/4 (batch=zhang2024)"
+
+
+def test_expand_caches_stay_within_their_bound() -> None:
+    """A walk over more swept nodes than its caches' bound keeps at most the bound of each
+    (sections, readings, id texts), and the walk's series are those of an unbounded one."""
+    from pipeline.schema.memo import UNSWEPT_READINGS
+    from pipeline.sweep import iter_sweep
+    from pipeline.sweep.expand import ExpansionCaches
+
+    sweep = {
+        "choices": {"hardware": ["h100_sxm", "b200"], "batch": ["critical", "constant"]},
+        "axes": {"hardware.hbm_gb": [80, 141, 192], "hardware.sms": [100, 132]},
+    }
+    overrides: list[str] = []
+    bound = 8  # above one choice's 6 hardware nodes, below the sweep's 12
+    caches = ExpansionCaches(False, swept_nodes=bound)
+    cfg = with_sweep(sweep, overrides)
+    bounded = [s.series_id for s in iter_sweep(cfg, overrides=overrides, caches=caches)]
+    assert bounded == [s.series_id for s in expand_sweep(cfg, overrides=overrides)]
+    sections, readings, texts = caches.sizes()
+    assert sections <= bound
+    assert readings <= 2 * bound + UNSWEPT_READINGS
+    assert texts <= bound
+
+
+def test_expand_bounded_caches_still_share_nodes_across_choices(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With caches bounded just above one choice's swept nodes, each hardware node is read once
+    per GPU, not once per series: the next choice on the same GPU finds every node kept."""
+    import pipeline.schema.hardware as hardware
+    from pipeline.sweep import iter_sweep
+    from pipeline.sweep.expand import ExpansionCaches
+
+    reads: list[object] = []
+    read = hardware.gpu_from_config
+
+    def counted(node: object, path: str = "hardware") -> Any:
+        reads.append(node)
+        return read(node, path)
+
+    monkeypatch.setattr(hardware, "gpu_from_config", counted)
+    sweep = {
+        "choices": {"hardware": ["h100_sxm", "b200"], "batch": ["critical", "constant"]},
+        "axes": {"hardware.hbm_gb": [80, 141, 192], "hardware.sms": [100, 132]},
+    }
+    series = list(
+        iter_sweep(with_sweep(sweep), overrides=[], caches=ExpansionCaches(False, swept_nodes=8))
+    )
+    assert len(series) == 2 * 2 * 6
+    assert len(reads) == 2 * 6  # each GPU's six nodes, read by its first batch law only
+
+
+def test_expansion_caches_hold_one_gpu_of_the_million_sweep() -> None:
+    """The caches' bound holds one GPU's swept hardware nodes of
+    conf/sweep/million_realistic.yaml (so the next choice on that GPU reads none again) and
+    less than two GPUs' (so a move to the next GPU replaces them: memory stays flat)."""
+    from pipeline.schema.memo import SWEPT_NODES
+
+    sweep = sweep_from_config(compose_config(["sweep=million_realistic"]))
+    per_gpu = math.prod(len(a.values) for a in sweep.axes if a.path[0] == "hardware")
+    assert per_gpu <= SWEPT_NODES < 2 * per_gpu

@@ -49,10 +49,11 @@ from pipeline.model.search.candidates import (
     MAX_BATCH_TOKENS,
     Candidates,
     MemoryBlocked,
+    NoneWanted,
     _batch,
     _with_ring,
     enumerate_candidates,
-    take_candidates,
+    realistic_candidates_within,
 )
 from pipeline.model.search.counts import (
     grid_cost,
@@ -377,18 +378,24 @@ def _best_at(
     """
     if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
         return BestAt(False, None)
-    c = enumerate_candidates(hw, shape, n_gpu, opts, physics, tp_unit)
+    if prune and floors is not None and not physics.is_paper:
+        wanted = _rows_within(shape, floors, within_s, opts)
+        c = realistic_candidates_within(hw, shape, n_gpu, opts, physics, tp_unit, wanted)
+    else:
+        c = enumerate_candidates(hw, shape, n_gpu, opts, physics, tp_unit)
     if c is None:
         return BestAt(False, None)
     if isinstance(c, MemoryBlocked):
         return BestAt(False, None, memory_blocked=True)
+    if isinstance(c, NoneWanted):
+        return BestAt(True, None)  # no candidate's floor lets it train within `within_s`
     if c.cp is not None:  # the ring exchange depends on the network: added per call
         c = _with_ring(c, hw, shape, opts)
     steps = shape.n_tokens / float(shape.batch_tokens)  # as `step_from_parts` counts them
     if prune and (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
         return BestAt(True, None)  # compute alone is too slow here, whatever the network
     if not physics.is_paper:
-        return _best_realistic(hw, shape, n_gpu, c, opts, within_s, physics, floors)
+        return _best_realistic(hw, shape, n_gpu, c, opts, within_s, physics)
     table = candidate_comm_table(hw, shape, n_gpu, c)
     bound = separable_train_time_s(shape, c, table, opts)
     if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
@@ -400,6 +407,18 @@ def _best_at(
     return BestAt(True, (layout, step_cost(hw, shape, layout, choice.step)))
 
 
+def _rows_within(
+    shape: ModelShape, floors: Array, within_s: float, opts: SearchOptions
+) -> NDArray[np.bool_]:
+    """The rows whose step floor (`floors.layout_step_floors_s`) lets them train within
+    `within_s` or tie a best that does: steps·floor·(1 − slack) < `within_s`·(1 + tie
+    tolerance), as `_best_realistic` times them."""
+    steps_per_training = shape.n_tokens / float(shape.batch_tokens)
+    cap = within_s * (1.0 + opts.quirks.tie_tolerance)
+    out: NDArray[np.bool_] = steps_per_training * floors * (1.0 - PRUNE_SLACK) < cap
+    return out
+
+
 def _best_realistic(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -408,26 +427,18 @@ def _best_realistic(
     opts: SearchOptions,
     within_s: float,
     physics: Physics,
-    floors: Array | None = None,
 ) -> BestAt:
     """The best realistic candidate at n_gpu: every candidate timed once, as the run of its
     layout (`search.realistic`), the original's tie rule among the fastest; None when none
     trains faster than `within_s`.
 
-    With `floors` (a lower bound on the step of each row of the table the candidates come
-    from, `floors.layout_step_floors_s`) a candidate whose steps·floor·(1 − slack) is at
-    least `within_s`·(1 + tie tolerance) is not timed: its training time is at least that,
-    so it can neither train within `within_s` nor tie a best that does, and a best at or
-    above `within_s` is rejected. The rest keep their enumeration order and their times (one
-    row each), so the exhaustive search (`prune=False`, no floors) picks the same row."""
+    Pruning, the candidates are only the rows whose step floor lets them train within
+    `within_s` or tie a best that does (`_rows_within`, `realistic_candidates_within`): the
+    rest train at least as long, so they can neither train within `within_s` nor tie a best
+    that does, and a best at or above `within_s` is rejected. The rest keep their enumeration
+    order and their times (one row each), so the exhaustive search (`prune=False`, no floors)
+    picks the same row."""
     steps_per_training = shape.n_tokens / float(shape.batch_tokens)
-    if floors is not None and c.rows is not None:
-        cap = within_s * (1.0 + opts.quirks.tie_tolerance)
-        timed = np.flatnonzero(steps_per_training * floors[c.rows] * (1.0 - PRUNE_SLACK) < cap)
-        if timed.size == 0:
-            return BestAt(True, None)
-        if timed.size < c.degrees.shape[0]:
-            c = take_candidates(c, timed)
     steps = realistic_steps(hw, physics, shape, n_gpu, c, opts)
     if not steps.usable.any():
         return BestAt(True, None)

@@ -13,6 +13,7 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-spec §11, 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -69,7 +70,12 @@ from pipeline.model.search.floors import (
     step_floor_terms_s,
     tensor_parallel_floor_s,
 )
-from pipeline.model.search.realistic import realistic_layout, realistic_step_cost, realistic_steps
+from pipeline.model.search.realistic import (
+    RealisticSteps,
+    realistic_layout,
+    realistic_step_cost,
+    realistic_steps,
+)
 from pipeline.model.step.evaluate import step_cost
 from pipeline.model.step.step_time import (
     StepArrays,
@@ -342,6 +348,22 @@ class BestAt:
     """The chosen layout's recomputation mode under realistic physics."""
     grid_cost: GridCost | None = None
     """The chosen layout's MFU, HFU and memory per GPU under realistic physics."""
+    pending: Callable[[], BestAt] | None = None
+    """A realistic best not made a layout and cost yet (`finished`): the walk finishes only the
+    size it returns, not the sufficient sizes a finer one replaces (`_Walk.node_refined`)."""
+    pending_s: float = math.inf
+    """The pending best's training time (s)."""
+
+    @property
+    def training_time_s(self) -> float:
+        """The best layout's training time (s); inf without one."""
+        if self.found is not None:
+            return self.found[1].training_time_s
+        return self.pending_s
+
+    def finished(self) -> BestAt:
+        """This best with its layout and cost made."""
+        return self if self.pending is None else self.pending()
 
 
 def network_physics(hw: HardwareSpec, physics: Physics) -> HardwareSpec:
@@ -449,8 +471,24 @@ def _best_realistic(
         steps_per_training * steps.t_pp_ep_comm_s,
         opts.quirks.tie_tolerance,
     )
-    if not float(steps.t_train_s[row]) < within_s:
+    t_best = float(steps.t_train_s[row])
+    if not t_best < within_s:
         return BestAt(True, None)
+    found = functools.partial(_realistic_found, hw, shape, n_gpu, c, physics, steps, row)
+    return BestAt(True, None, pending=found, pending_s=t_best)
+
+
+def _realistic_found(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    c: Candidates,
+    physics: Physics,
+    steps: RealisticSteps,
+    row: int,
+) -> BestAt:
+    """The best of `_best_realistic`, candidate `row`, with its layout, cost, recomputation
+    mode and what the grid counts of it (`search.counts.grid_cost`)."""
     layout = realistic_layout(hw, c, row, n_gpu)
     cost = realistic_step_cost(hw, shape, layout, steps, row)
     if c.recompute is None:  # `_realistic_candidates` sets it
@@ -494,7 +532,7 @@ def optimal_layout(
     """
     hw = network_physics(hw, physics)
     shape = grid_shape(physics, shape)
-    return _best_at(hw, shape, n_gpu, opts, prune=prune, physics=physics).found
+    return _best_at(hw, shape, n_gpu, opts, prune=prune, physics=physics).finished().found
 
 
 def domain_tp_unit(hw: HardwareSpec, physics: Physics, n_gpu: int) -> int:
@@ -566,11 +604,7 @@ class _Walk:
 
     def trains(self, at: BestAt | None) -> TypeGuard[BestAt]:
         """Whether the size's best layout trains within the duration."""
-        return (
-            at is not None
-            and at.found is not None
-            and at.found[1].training_time_s < self.duration_s
-        )
+        return at is not None and at.training_time_s < self.duration_s
 
     def node_refined(self, low: int, high: int, at_high: BestAt) -> BestAt:
         """The first sufficient size of the refinement of (low, high] into multiples of the
@@ -644,6 +678,7 @@ def smallest_cluster(
         if walk.trains(at):
             if physics.cluster_sizes is ClusterSizes.NODES and i > 0:
                 at = walk.node_refined(n_gpu // 2, n_gpu, at)
+            at = at.finished()
             assert at.found is not None  # `walk.trains` holds for every size it returns
             return PointResult(
                 shape,

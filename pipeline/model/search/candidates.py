@@ -398,8 +398,9 @@ def realistic_candidates_within(
     wanted: NDArray[np.bool_],
 ) -> Candidates | MemoryBlocked | NoneWanted | None:
     """`enumerate_candidates` under realistic physics restricted to the rows of
-    `realistic_layout_rows` that `wanted` marks (one flag per row, in its order), step inputs
-    included: the same arrays as the whole set's candidates of those rows, every
+    `realistic_layout_rows` that `wanted` marks (one flag per row, in its order), with the
+    ring exchange on `hw`'s network (`_with_ring`) and step inputs: the same arrays as the
+    whole set's candidates of those rows with their ring, every
     per-candidate quantity being computed row by row (`grid_layer_times_s` keeps each shard's
     times whatever the batch), and its compute-only `step_floor_s` the least of theirs. None
     and MemoryBlocked as for the whole set (read on every row); NoneWanted when some row fits
@@ -419,6 +420,8 @@ def realistic_candidates_within(
     if not keep.any():
         return NoneWanted()
     c = _candidates_of_rows(gpu, shape, rows, mode_idx, keep, physics)
+    if c.cp is not None:  # the ring's exchange, then the step inputs of the layer with it
+        return _with_ring(c, hw, shape, opts)
     return _with_step_inputs(c, opts, shape)
 
 

@@ -401,18 +401,18 @@ def _best_at(
     if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
         return BestAt(False, None)
     if prune and floors is not None and not physics.is_paper:
-        wanted = _rows_within(shape, floors, within_s, opts)
+        wanted = _rows_within(shape, floors, within_s, opts)  # ring included
         c = realistic_candidates_within(hw, shape, n_gpu, opts, physics, tp_unit, wanted)
     else:
         c = enumerate_candidates(hw, shape, n_gpu, opts, physics, tp_unit)
+        if isinstance(c, Candidates) and c.cp is not None:  # the ring: added per network
+            c = _with_ring(c, hw, shape, opts)
     if c is None:
         return BestAt(False, None)
     if isinstance(c, MemoryBlocked):
         return BestAt(False, None, memory_blocked=True)
     if isinstance(c, NoneWanted):
         return BestAt(True, None)  # no candidate's floor lets it train within `within_s`
-    if c.cp is not None:  # the ring exchange depends on the network: added per call
-        c = _with_ring(c, hw, shape, opts)
     steps = shape.n_tokens / float(shape.batch_tokens)  # as `step_from_parts` counts them
     if prune and (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
         return BestAt(True, None)  # compute alone is too slow here, whatever the network

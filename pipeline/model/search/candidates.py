@@ -226,14 +226,16 @@ class _LayerParts(TypedDict):
     t_forward_s: Array
 
 
-def _layer_parts(times: LayerTimes, modes: NDArray[np.int64]) -> _LayerParts:
-    """A realistic candidate's layer under its recomputation mode: all of it, its weight
+def _layer_parts(times: LayerTimes, at: NDArray[np.intp], modes: NDArray[np.int64]) -> _LayerParts:
+    """Realistic candidates' layers under their recomputation modes: all of each, its weight
     GEMMs, its backward with the rerun and its forward (as `runs.training_run.run_costs`
-    splits a run's)."""
-    layer = times.with_recompute_s(modes)
+    splits a run's), candidate i on shard `at[i]` of `times`. Each sum of parts is made once
+    per shard and taken per candidate: the same sums, in the same order, as on the
+    candidates' own rows."""
+    forward = times.forward_s[at]
+    layer = with_rerun_s(modes, forward, times.backward_s[at], times.core_forward_s[at])
     zero = np.zeros_like(layer)
-    gemm = with_rerun_s(modes, times.matmul_forward_s, times.matmul_backward_s, zero)
-    forward = times.forward_s
+    gemm = with_rerun_s(modes, times.matmul_forward_s[at], times.matmul_backward_s[at], zero)
     return {
         "t_layer_s": layer,
         "t_gemm_s": gemm,
@@ -457,16 +459,16 @@ def _candidates_of_rows(
     physics: Physics,
 ) -> Candidates:
     """The realistic candidates of the rows `keep` marks, under their modes `mode_idx`."""
-    table, mode_idx, interleave = rows.table[keep], mode_idx[keep], rows.interleave[keep]
-    cp = None if rows.cp is None else rows.cp[keep]
+    idx = np.flatnonzero(keep)
+    table, mode_idx, interleave = rows.table[idx], mode_idx[idx], rows.interleave[idx]
+    cp = None if rows.cp is None else rows.cp[idx]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
-    used, at = np.unique(rows.shard_of[keep], return_inverse=True)  # few distinct shapes
+    used, at = _shards_used(rows.shard_of[idx], rows.shards.shape[0])
     times = grid_layer_times_s(hw, physics, shape, rows.shards[used])
-    at = at.reshape(-1)
     ring = cp is not None and physics.attention  # without attention there is no K/V ring
     extra = None
     if rows.updated is not None:
-        extra = optimizer_step_time_s(hw, physics.efficiency, rows.updated[keep])
+        extra = optimizer_step_time_s(hw, physics.efficiency, rows.updated[idx])
     repeats = ((shape.n_layers // pp_) * m).astype(np.float64)  # the critical stage's layers
     degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
     return Candidates(
@@ -474,7 +476,7 @@ def _candidates_of_rows(
         microbatches=m.astype(np.float64),
         zero_bubble=zb_i.astype(bool),
         interleave=interleave,
-        **_layer_parts(times.take(at), mode_idx),
+        **_layer_parts(times, at, mode_idx),
         compute_repeats=repeats,
         nanobatch=nano,
         keys=None,  # timed as runs (`search.realistic`): no network-time tables
@@ -486,8 +488,19 @@ def _candidates_of_rows(
         cp=cp if ring else None,
         attention_forward_s=times.attention_forward_s[at] if ring else None,
         attention_backward_s=times.attention_backward_s[at] if ring else None,
-        rows=np.flatnonzero(keep),
+        rows=idx,
     )
+
+
+def _shards_used(
+    shard_of: NDArray[np.intp], n_shards: int
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The distinct shards `shard_of` names, ascending, and each entry's position among them:
+    `np.unique(shard_of, return_inverse=True)`, by marking the few shards of a set."""
+    mark = np.zeros(n_shards, dtype=bool)
+    mark[shard_of] = True
+    position = np.cumsum(mark) - 1
+    return np.flatnonzero(mark), position[shard_of]
 
 
 def _with_ring(

@@ -7,6 +7,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipeline.model import caches
 from pipeline.model.records.hardware import HardwareSpec
@@ -160,3 +162,14 @@ def test_realistic_candidates_within_none_wanted() -> None:
         cand.realistic_candidates_within(tiny, shape, 2048, opts, physics, 0, ~nothing),
         cand.MemoryBlocked,
     )
+
+
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=200))
+def test_shards_used_equal_numpy_unique(names: list[int]) -> None:
+    """The shards a candidate set uses and each candidate's position among them are
+    `np.unique`'s, values and positions alike."""
+    shard_of = np.array(names, dtype=np.intp)
+    used, at = cand._shards_used(shard_of, 41)
+    want, inverse = np.unique(shard_of, return_inverse=True)
+    assert np.array_equal(used, want)
+    assert np.array_equal(at, inverse.reshape(-1))

@@ -226,14 +226,16 @@ class _LayerParts(TypedDict):
     t_forward_s: Array
 
 
-def _layer_parts(times: LayerTimes, modes: NDArray[np.int64]) -> _LayerParts:
-    """A realistic candidate's layer under its recomputation mode: all of it, its weight
+def _layer_parts(times: LayerTimes, at: NDArray[np.intp], modes: NDArray[np.int64]) -> _LayerParts:
+    """Realistic candidates' layers under their recomputation modes: all of each, its weight
     GEMMs, its backward with the rerun and its forward (as `runs.training_run.run_costs`
-    splits a run's)."""
-    layer = times.with_recompute_s(modes)
+    splits a run's), candidate i on shard `at[i]` of `times`. Each sum of parts is made once
+    per shard and taken per candidate: the same sums, in the same order, as on the
+    candidates' own rows."""
+    forward = times.forward_s[at]
+    layer = with_rerun_s(modes, forward, times.backward_s[at], times.core_forward_s[at])
     zero = np.zeros_like(layer)
-    gemm = with_rerun_s(modes, times.matmul_forward_s, times.matmul_backward_s, zero)
-    forward = times.forward_s
+    gemm = with_rerun_s(modes, times.matmul_forward_s[at], times.matmul_backward_s[at], zero)
     return {
         "t_layer_s": layer,
         "t_gemm_s": gemm,
@@ -375,30 +377,98 @@ def _realistic_candidates(
         rows = _rows_of(given, shape, opts, physics, fp8)
     if rows is None:
         return None
+    fit = _fitting_rows(hw, n_gpu, rows, physics)
+    if not isinstance(fit, tuple):
+        return fit
+    mode_idx, keep = fit
+    return _candidates_of_rows(hw, shape, rows, mode_idx, keep, physics)
+
+
+@dataclass(frozen=True, slots=True)
+class NoneWanted:
+    """Candidates existed at a cluster size and some fit in memory, but none was wanted
+    (`realistic_candidates_within`)."""
+
+
+def realistic_candidates_within(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    physics: Physics,
+    tp_unit: int,
+    wanted: NDArray[np.bool_],
+) -> Candidates | MemoryBlocked | NoneWanted | None:
+    """`enumerate_candidates` under realistic physics restricted to the rows of
+    `realistic_layout_rows` that `wanted` marks (one flag per row, in its order), with the
+    ring exchange on `hw`'s network (`_with_ring`) and step inputs: the same arrays as the
+    whole set's candidates of those rows with their ring, every
+    per-candidate quantity being computed row by row (`grid_layer_times_s` keeps each shard's
+    times whatever the batch), and its compute-only `step_floor_s` the least of theirs. None
+    and MemoryBlocked as for the whole set (read on every row); NoneWanted when some row fits
+    in memory but none of those is wanted. Not cached: the flags depend on the network
+    (`search._best_at`), the rows and each shard's layer times are (docs/model.md §9.2)."""
+    if shape.batch_tokens > MAX_BATCH_TOKENS:
+        return None
+    gpu = gpu_only(hw)  # as `enumerate_candidates` reads it
+    rows = _realistic_rows(shape, n_gpu, opts, physics, tp_unit, fp8_gemms(gpu, physics))
+    if rows is None:
+        return None
+    fit = _fitting_rows(gpu, n_gpu, rows, physics)
+    if not isinstance(fit, tuple):
+        return fit
+    mode_idx, keep = fit
+    keep = keep & wanted
+    if not keep.any():
+        return NoneWanted()
+    c = _candidates_of_rows(gpu, shape, rows, mode_idx, keep, physics)
+    if c.cp is not None:  # the ring's exchange, then the step inputs of the layer with it
+        return _with_ring(c, hw, shape, opts)
+    return _with_step_inputs(c, opts, shape)
+
+
+def _fitting_rows(
+    hw: HardwareSpec, n_gpu: int, rows: RealisticRows, physics: Physics
+) -> tuple[NDArray[np.int64], NDArray[np.bool_]] | MemoryBlocked | None:
+    """Each row's recomputation mode (index into `RECOMPUTE_ORDER`) and whether it passes the
+    memory check: per GPU, the cheapest mode that fits (MemoryBlocked when no row fits), or
+    the paper's aggregate check (None when no row passes it) under the first mode."""
     if physics.gpu_memory:
         mode_idx = fitting_mode(rows.need, recompute_modes(physics), hw.hbm_bytes)
         keep = mode_idx >= 0
         if not keep.any():
             return MemoryBlocked()
-    else:  # the paper's aggregate check (§9)
-        modes = recompute_modes(physics)
-        first = modes[0] if modes[0] is not Recompute.AUTO else Recompute.NONE
-        mode_idx = np.full(rows.table.shape[0], RECOMPUTE_ORDER.index(first), dtype=np.int64)
-        keep = np.ones(rows.table.shape[0], dtype=bool)
-        if rows.need:
-            keep = n_gpu * hw.hbm_bytes >= rows.need[0]
-            if not keep.any():
-                return None
-    table, mode_idx, interleave = rows.table[keep], mode_idx[keep], rows.interleave[keep]
-    cp = None if rows.cp is None else rows.cp[keep]
+        return mode_idx, keep
+    modes = recompute_modes(physics)  # the paper's aggregate check (§9)
+    first = modes[0] if modes[0] is not Recompute.AUTO else Recompute.NONE
+    mode_idx = np.full(rows.table.shape[0], RECOMPUTE_ORDER.index(first), dtype=np.int64)
+    keep = np.ones(rows.table.shape[0], dtype=bool)
+    if rows.need:
+        keep = n_gpu * hw.hbm_bytes >= rows.need[0]
+        if not keep.any():
+            return None
+    return mode_idx, keep
+
+
+def _candidates_of_rows(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    rows: RealisticRows,
+    mode_idx: NDArray[np.int64],
+    keep: NDArray[np.bool_],
+    physics: Physics,
+) -> Candidates:
+    """The realistic candidates of the rows `keep` marks, under their modes `mode_idx`."""
+    idx = np.flatnonzero(keep)
+    table, mode_idx, interleave = rows.table[idx], mode_idx[idx], rows.interleave[idx]
+    cp = None if rows.cp is None else rows.cp[idx]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
-    used, at = np.unique(rows.shard_of[keep], return_inverse=True)  # few distinct shapes
+    used, at = _shards_used(rows.shard_of[idx], rows.shards.shape[0])
     times = grid_layer_times_s(hw, physics, shape, rows.shards[used])
-    at = at.reshape(-1)
     ring = cp is not None and physics.attention  # without attention there is no K/V ring
     extra = None
     if rows.updated is not None:
-        extra = optimizer_step_time_s(hw, physics.efficiency, rows.updated[keep])
+        extra = optimizer_step_time_s(hw, physics.efficiency, rows.updated[idx])
     repeats = ((shape.n_layers // pp_) * m).astype(np.float64)  # the critical stage's layers
     degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
     return Candidates(
@@ -406,7 +476,7 @@ def _realistic_candidates(
         microbatches=m.astype(np.float64),
         zero_bubble=zb_i.astype(bool),
         interleave=interleave,
-        **_layer_parts(times.take(at), mode_idx),
+        **_layer_parts(times, at, mode_idx),
         compute_repeats=repeats,
         nanobatch=nano,
         keys=None,  # timed as runs (`search.realistic`): no network-time tables
@@ -418,20 +488,19 @@ def _realistic_candidates(
         cp=cp if ring else None,
         attention_forward_s=times.attention_forward_s[at] if ring else None,
         attention_backward_s=times.attention_backward_s[at] if ring else None,
-        rows=np.flatnonzero(keep),
+        rows=idx,
     )
 
 
-def take_candidates(c: Candidates, idx: NDArray[np.intp]) -> Candidates:
-    """Candidates `idx` of `c`, in that order: every per-candidate array taken at `idx`, the
-    rest as in `c` (realistic physics: its candidates are timed one row each, so a subset's
-    times are those rows' times)."""
-    taken = {
-        f: getattr(c, f)[idx]
-        for f in Candidates.__slots__
-        if f != "keys" and isinstance(getattr(c, f), np.ndarray)
-    }
-    return dataclasses.replace(c, **taken)
+def _shards_used(
+    shard_of: NDArray[np.intp], n_shards: int
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The distinct shards `shard_of` names, ascending, and each entry's position among them:
+    `np.unique(shard_of, return_inverse=True)`, by marking the few shards of a set."""
+    mark = np.zeros(n_shards, dtype=bool)
+    mark[shard_of] = True
+    position = np.cumsum(mark) - 1
+    return np.flatnonzero(mark), position[shard_of]
 
 
 def _with_ring(

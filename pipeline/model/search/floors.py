@@ -234,7 +234,64 @@ def _tensor_parallel_terms(
     return tp, per_hidden, per_kv, per_ffn, beta
 
 
+LAYOUT_FLOORS_CACHE_BYTES = 16 * 2**20
+"""Bytes of per-row step floors (`layout_step_floors_s`) a process keeps, least recently used
+out: the cluster sizes of the series that share a network and differ in HBM (docs/model.md
+§9.4)."""
+
+
 def layout_step_floors_s(
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    n_gpu: int,
+    tp_unit: int = 0,
+) -> Array | None:
+    """`_layout_step_floors_s`, kept per GPU without its HBM (`floor_hardware`), network,
+    physics, options, model, cluster size and N_TP unit, read only: the floors read neither
+    the HBM's bandwidth nor its capacity, so the series of a sweep whose axes vary only those
+    share them."""
+    if physics.is_paper:
+        return None
+    return _layout_floors(floor_hardware(hw), physics, opts, shape, n_gpu, tp_unit)
+
+
+def floor_hardware(hw: HardwareSpec) -> HardwareSpec:
+    """The hardware as the layout floors read it: HBM bandwidth and capacity 0 (neither enters
+    a floor: its compute is launches, `grid.grid_layer_launches_s`, on a GPU with unbounded
+    HBM, and FLOP over the matmul rate, `matmul_rate_flop_per_s`; its network times read the
+    levels), so that a floor that read either would divide by 0 and fail loudly."""
+    return dataclasses.replace(hw, hbm_bandwidth_bytes_per_s=0.0, hbm_bytes=0.0)
+
+
+def _layout_floors_set(
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    n_gpu: int,
+    tp_unit: int,
+) -> Array | None:
+    """`_layout_step_floors_s`, read only."""
+    out = _layout_step_floors_s(hw, physics, opts, shape, n_gpu, tp_unit)
+    if out is not None:
+        out.setflags(write=False)
+    return out
+
+
+def _layout_floors_nbytes(floors: Array | None) -> int:
+    """Bytes of a floor array."""
+    return 0 if floors is None else floors.nbytes
+
+
+_layout_floors = ByteBoundedMemo(
+    _layout_floors_set, LAYOUT_FLOORS_CACHE_BYTES, _layout_floors_nbytes
+)
+register(f"{__name__}._layout_floors", _layout_floors, f"{LAYOUT_FLOORS_CACHE_BYTES} bytes")
+
+
+def _layout_step_floors_s(
     hw: HardwareSpec,
     physics: Physics,
     opts: SearchOptions,

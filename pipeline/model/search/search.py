@@ -13,6 +13,7 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10-spec §11, 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,10 +50,11 @@ from pipeline.model.search.candidates import (
     MAX_BATCH_TOKENS,
     Candidates,
     MemoryBlocked,
+    NoneWanted,
     _batch,
     _with_ring,
     enumerate_candidates,
-    take_candidates,
+    realistic_candidates_within,
 )
 from pipeline.model.search.counts import (
     grid_cost,
@@ -68,7 +70,12 @@ from pipeline.model.search.floors import (
     step_floor_terms_s,
     tensor_parallel_floor_s,
 )
-from pipeline.model.search.realistic import realistic_layout, realistic_step_cost, realistic_steps
+from pipeline.model.search.realistic import (
+    RealisticSteps,
+    realistic_layout,
+    realistic_step_cost,
+    realistic_steps,
+)
 from pipeline.model.step.evaluate import step_cost
 from pipeline.model.step.step_time import (
     StepArrays,
@@ -341,6 +348,22 @@ class BestAt:
     """The chosen layout's recomputation mode under realistic physics."""
     grid_cost: GridCost | None = None
     """The chosen layout's MFU, HFU and memory per GPU under realistic physics."""
+    pending: Callable[[], BestAt] | None = None
+    """A realistic best not made a layout and cost yet (`finished`): the walk finishes only the
+    size it returns, not the sufficient sizes a finer one replaces (`_Walk.node_refined`)."""
+    pending_s: float = math.inf
+    """The pending best's training time (s)."""
+
+    @property
+    def training_time_s(self) -> float:
+        """The best layout's training time (s); inf without one."""
+        if self.found is not None:
+            return self.found[1].training_time_s
+        return self.pending_s
+
+    def finished(self) -> BestAt:
+        """This best with its layout and cost made."""
+        return self if self.pending is None else self.pending()
 
 
 def network_physics(hw: HardwareSpec, physics: Physics) -> HardwareSpec:
@@ -377,18 +400,24 @@ def _best_at(
     """
     if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
         return BestAt(False, None)
-    c = enumerate_candidates(hw, shape, n_gpu, opts, physics, tp_unit)
+    if prune and floors is not None and not physics.is_paper:
+        wanted = _rows_within(shape, floors, within_s, opts)  # ring included
+        c = realistic_candidates_within(hw, shape, n_gpu, opts, physics, tp_unit, wanted)
+    else:
+        c = enumerate_candidates(hw, shape, n_gpu, opts, physics, tp_unit)
+        if isinstance(c, Candidates) and c.cp is not None:  # the ring: added per network
+            c = _with_ring(c, hw, shape, opts)
     if c is None:
         return BestAt(False, None)
     if isinstance(c, MemoryBlocked):
         return BestAt(False, None, memory_blocked=True)
-    if c.cp is not None:  # the ring exchange depends on the network: added per call
-        c = _with_ring(c, hw, shape, opts)
+    if isinstance(c, NoneWanted):
+        return BestAt(True, None)  # no candidate's floor lets it train within `within_s`
     steps = shape.n_tokens / float(shape.batch_tokens)  # as `step_from_parts` counts them
     if prune and (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
         return BestAt(True, None)  # compute alone is too slow here, whatever the network
     if not physics.is_paper:
-        return _best_realistic(hw, shape, n_gpu, c, opts, within_s, physics, floors)
+        return _best_realistic(hw, shape, n_gpu, c, opts, within_s, physics)
     table = candidate_comm_table(hw, shape, n_gpu, c)
     bound = separable_train_time_s(shape, c, table, opts)
     if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
@@ -400,6 +429,18 @@ def _best_at(
     return BestAt(True, (layout, step_cost(hw, shape, layout, choice.step)))
 
 
+def _rows_within(
+    shape: ModelShape, floors: Array, within_s: float, opts: SearchOptions
+) -> NDArray[np.bool_]:
+    """The rows whose step floor (`floors.layout_step_floors_s`) lets them train within
+    `within_s` or tie a best that does: steps·floor·(1 − slack) < `within_s`·(1 + tie
+    tolerance), as `_best_realistic` times them."""
+    steps_per_training = shape.n_tokens / float(shape.batch_tokens)
+    cap = within_s * (1.0 + opts.quirks.tie_tolerance)
+    out: NDArray[np.bool_] = steps_per_training * floors * (1.0 - PRUNE_SLACK) < cap
+    return out
+
+
 def _best_realistic(
     hw: HardwareSpec,
     shape: ModelShape,
@@ -408,26 +449,18 @@ def _best_realistic(
     opts: SearchOptions,
     within_s: float,
     physics: Physics,
-    floors: Array | None = None,
 ) -> BestAt:
     """The best realistic candidate at n_gpu: every candidate timed once, as the run of its
     layout (`search.realistic`), the original's tie rule among the fastest; None when none
     trains faster than `within_s`.
 
-    With `floors` (a lower bound on the step of each row of the table the candidates come
-    from, `floors.layout_step_floors_s`) a candidate whose steps·floor·(1 − slack) is at
-    least `within_s`·(1 + tie tolerance) is not timed: its training time is at least that,
-    so it can neither train within `within_s` nor tie a best that does, and a best at or
-    above `within_s` is rejected. The rest keep their enumeration order and their times (one
-    row each), so the exhaustive search (`prune=False`, no floors) picks the same row."""
+    Pruning, the candidates are only the rows whose step floor lets them train within
+    `within_s` or tie a best that does (`_rows_within`, `realistic_candidates_within`): the
+    rest train at least as long, so they can neither train within `within_s` nor tie a best
+    that does, and a best at or above `within_s` is rejected. The rest keep their enumeration
+    order and their times (one row each), so the exhaustive search (`prune=False`, no floors)
+    picks the same row."""
     steps_per_training = shape.n_tokens / float(shape.batch_tokens)
-    if floors is not None and c.rows is not None:
-        cap = within_s * (1.0 + opts.quirks.tie_tolerance)
-        timed = np.flatnonzero(steps_per_training * floors[c.rows] * (1.0 - PRUNE_SLACK) < cap)
-        if timed.size == 0:
-            return BestAt(True, None)
-        if timed.size < c.degrees.shape[0]:
-            c = take_candidates(c, timed)
     steps = realistic_steps(hw, physics, shape, n_gpu, c, opts)
     if not steps.usable.any():
         return BestAt(True, None)
@@ -438,8 +471,24 @@ def _best_realistic(
         steps_per_training * steps.t_pp_ep_comm_s,
         opts.quirks.tie_tolerance,
     )
-    if not float(steps.t_train_s[row]) < within_s:
+    t_best = float(steps.t_train_s[row])
+    if not t_best < within_s:
         return BestAt(True, None)
+    found = functools.partial(_realistic_found, hw, shape, n_gpu, c, physics, steps, row)
+    return BestAt(True, None, pending=found, pending_s=t_best)
+
+
+def _realistic_found(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    c: Candidates,
+    physics: Physics,
+    steps: RealisticSteps,
+    row: int,
+) -> BestAt:
+    """The best of `_best_realistic`, candidate `row`, with its layout, cost, recomputation
+    mode and what the grid counts of it (`search.counts.grid_cost`)."""
     layout = realistic_layout(hw, c, row, n_gpu)
     cost = realistic_step_cost(hw, shape, layout, steps, row)
     if c.recompute is None:  # `_realistic_candidates` sets it
@@ -483,7 +532,7 @@ def optimal_layout(
     """
     hw = network_physics(hw, physics)
     shape = grid_shape(physics, shape)
-    return _best_at(hw, shape, n_gpu, opts, prune=prune, physics=physics).found
+    return _best_at(hw, shape, n_gpu, opts, prune=prune, physics=physics).finished().found
 
 
 def domain_tp_unit(hw: HardwareSpec, physics: Physics, n_gpu: int) -> int:
@@ -555,11 +604,7 @@ class _Walk:
 
     def trains(self, at: BestAt | None) -> TypeGuard[BestAt]:
         """Whether the size's best layout trains within the duration."""
-        return (
-            at is not None
-            and at.found is not None
-            and at.found[1].training_time_s < self.duration_s
-        )
+        return at is not None and at.training_time_s < self.duration_s
 
     def node_refined(self, low: int, high: int, at_high: BestAt) -> BestAt:
         """The first sufficient size of the refinement of (low, high] into multiples of the
@@ -633,6 +678,7 @@ def smallest_cluster(
         if walk.trains(at):
             if physics.cluster_sizes is ClusterSizes.NODES and i > 0:
                 at = walk.node_refined(n_gpu // 2, n_gpu, at)
+            at = at.finished()
             assert at.found is not None  # `walk.trains` holds for every size it returns
             return PointResult(
                 shape,

@@ -7,6 +7,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipeline.model import caches
 from pipeline.model.records.hardware import HardwareSpec
@@ -15,8 +17,10 @@ from pipeline.model.records.switches import Physics
 from pipeline.model.search import candidates as cand
 from pipeline.model.search import grid
 from pipeline.model.search.counts import grid_shape
+from pipeline.model.search.enumeration import realistic_layout_rows
 from pipeline.model.search.search import network_physics
 from pipeline.schema import compose_config, load_scenario
+from tests.model.search.subsets import take_candidates
 from tests.presets import preset
 
 GIB = 2.0**30
@@ -97,3 +101,75 @@ def test_realistic_rows_are_shared_by_gpus() -> None:
     info = cand._realistic_rows.cache_info()
     assert (info.misses, info.hits) == (1, 8)
     assert grid._shard_times.cache_info().misses == 3  # one shard store per HBM bandwidth
+
+
+WITHIN_CASES = [
+    *CASES,
+    ("h100_sxm", ("physics.max_context_parallel=8",), 16384, True, 8192),
+]
+
+
+@pytest.mark.parametrize(("name", "over", "d_model", "sparse", "n_gpu"), WITHIN_CASES)
+@pytest.mark.parametrize("every", [1, 3, 11])
+def test_realistic_candidates_within_equal_the_whole_sets_rows(
+    name: str, over: tuple[str, ...], d_model: int, sparse: bool, n_gpu: int, every: int
+) -> None:
+    """Candidates built from the wanted rows alone equal the whole set's candidates of those
+    rows with their ring exchange on the network, every array bit for bit, and their
+    compute-only floor is at least the whole set's."""
+    physics = _realistic(*over)
+    shape = _shape(physics, d_model, sparse)
+    opts = load_scenario(compose_config(["physics=realistic"])).options
+    for hw in (network_physics(gpu, physics) for gpu in _gpus(name)):
+        caches.clear_caches()
+        whole = cand.enumerate_candidates(hw, shape, n_gpu, opts, physics)
+        rows = realistic_layout_rows(shape, n_gpu, opts, physics, 0)
+        assert rows is not None
+        wanted = np.arange(rows[0].shape[0]) % every == every - 1
+        caches.clear_caches()
+        part = cand.realistic_candidates_within(hw, shape, n_gpu, opts, physics, 0, wanted)
+        if not isinstance(whole, cand.Candidates):
+            assert type(part) is type(whole)
+            continue
+        assert whole.rows is not None
+        idx = np.flatnonzero(wanted[whole.rows])
+        if idx.size == 0:
+            assert isinstance(part, cand.NoneWanted)
+            continue
+        assert isinstance(part, cand.Candidates)
+        ring = cand._with_ring(whole, hw, shape, opts)
+        assert part.step_floor_s >= ring.step_floor_s
+        taken = dataclasses.replace(take_candidates(ring, idx), step_floor_s=0.0)
+        assert _same(dataclasses.replace(part, step_floor_s=0.0), taken)
+
+
+def test_realistic_candidates_within_none_wanted() -> None:
+    """With no row wanted the enumeration says so where candidates fit in memory, and still
+    reports a GPU too small for any of them as memory-blocked."""
+    physics = _realistic()
+    shape = _shape(physics, 12288, False)
+    opts = load_scenario(compose_config(["physics=realistic"])).options
+    hw = network_physics(preset("h100_sxm"), physics)
+    rows = realistic_layout_rows(shape, 2048, opts, physics, 0)
+    assert rows is not None
+    nothing = np.zeros(rows[0].shape[0], dtype=bool)
+    assert isinstance(
+        cand.realistic_candidates_within(hw, shape, 2048, opts, physics, 0, nothing),
+        cand.NoneWanted,
+    )
+    tiny = dataclasses.replace(hw, hbm_bytes=1.0)
+    assert isinstance(
+        cand.realistic_candidates_within(tiny, shape, 2048, opts, physics, 0, ~nothing),
+        cand.MemoryBlocked,
+    )
+
+
+@given(st.lists(st.integers(0, 40), min_size=1, max_size=200))
+def test_shards_used_equal_numpy_unique(names: list[int]) -> None:
+    """The shards a candidate set uses and each candidate's position among them are
+    `np.unique`'s, values and positions alike."""
+    shard_of = np.array(names, dtype=np.intp)
+    used, at = cand._shards_used(shard_of, 41)
+    want, inverse = np.unique(shard_of, return_inverse=True)
+    assert np.array_equal(used, want)
+    assert np.array_equal(at, inverse.reshape(-1))

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 from functools import cache
+from typing import Any
 
 import pytest
 
 from pipeline.model.records.scaling import ModelShape, model_shape
 from pipeline.model.records.switches import ClusterSizes
+from pipeline.model.search import search
 from pipeline.model.search.search import optimal_layout, smallest_cluster
 from pipeline.schema import ConfigError, Scenario, compose_config, load_scenario
 
@@ -92,3 +94,34 @@ def test_cluster_sizes_one_node_fewer_is_insufficient(d_model: int) -> None:
         s.hardware, shape_of(s, d_model), n_gpu - NODE, s.options, physics=s.physics
     )
     assert fewer is None or not fewer[1].training_time_s < s.duration_s
+
+
+@pytest.mark.parametrize("d_model", WIDTHS)
+def test_cluster_sizes_walk_finishes_only_the_size_it_returns(
+    d_model: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The walk makes the layout and cost of one size, the one it returns, however many
+    sufficient sizes the node refinement replaces on its way."""
+    made: list[int] = []
+    trained: list[int] = []
+    found, best = search._realistic_found, search._best_realistic
+
+    def counting_found(*args: Any) -> search.BestAt:
+        made.append(args[2])
+        return found(*args)
+
+    def counting_best(*args: Any) -> search.BestAt:
+        at = best(*args)
+        if at.pending is not None:
+            trained.append(args[2])
+        return at
+
+    monkeypatch.setattr(search, "_realistic_found", counting_found)
+    monkeypatch.setattr(search, "_best_realistic", counting_best)
+    s = realistic(ClusterSizes.NODES)
+    point = smallest_cluster(
+        s.hardware, shape_of(s, d_model), s.duration_s, s.options, physics=s.physics
+    )
+    assert point.layout is not None
+    assert made == [point.layout.n_gpu]
+    assert point.layout.n_gpu in trained

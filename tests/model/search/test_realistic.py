@@ -14,13 +14,14 @@ from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.records.switches import Physics
-from pipeline.model.search.candidates import Candidates, enumerate_candidates, take_candidates
+from pipeline.model.search.candidates import Candidates, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.realistic import RealisticSteps, realistic_steps
 from pipeline.model.search.search import network_physics, optimal_layout, smallest_cluster
 from pipeline.model.step.assembly import StepParts
 from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s, pipeline_step_s
 from pipeline.schema import compose_config, load_scenario
+from tests.model.search.subsets import take_candidates
 from tests.presets import preset
 from tests.strategies import hardware, models, search_options
 

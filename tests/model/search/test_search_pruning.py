@@ -340,3 +340,30 @@ def test_layout_step_floors_share_their_rows_across_networks() -> None:
         assert np.array_equal(warm, alone)
     info = floors._floor_rows.cache_info()
     assert (info.misses, info.hits) == (1, 2)
+
+
+@pytest.mark.parametrize("over", [["scaling=sparse"], ["physics.precision=fp8"]])
+def test_layout_step_floors_are_shared_by_gpus_that_differ_in_hbm(over: list[str]) -> None:
+    """GPUs that differ only in HBM bandwidth and capacity compute a cluster size's layout
+    floors once, and the floors kept equal each GPU's own computed without the cache, bit for
+    bit."""
+    s, shape = _realistic(over, 30720)
+    shape = grid_shape(s.physics, shape)
+    gpus = [
+        network_physics(
+            dataclasses.replace(s.hardware, hbm_bandwidth_bytes_per_s=bw, hbm_bytes=gb * 2**30),
+            s.physics,
+        )
+        for bw in (2e12, 3.35e12, 8e12)
+        for gb in (80.0, 192.0)
+    ]
+    n_gpu = shape.sparsity * 2**12
+    caches.clear_caches()
+    for hw in gpus:
+        kept = layout_step_floors_s(hw, s.physics, s.options, shape, n_gpu)
+        own = floors._layout_step_floors_s(hw, s.physics, s.options, shape, n_gpu)
+        assert kept is not None
+        assert own is not None
+        assert np.array_equal(kept, own)
+    info = floors._layout_floors.cache_info()
+    assert (info.misses, info.hits) == (1, len(gpus) - 1)

@@ -184,9 +184,9 @@ def test_expand_axes_from_the_command_line() -> None:
     }
 
 
-def test_expand_reads_each_swept_hardware_node_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Across choices, the hardware node of each combination of hardware axis values is read
-    once (`pipeline.schema.memo`), not once per series; the series stay distinct."""
+@pytest.fixture
+def hardware_reads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The hardware nodes `pipeline.schema.hardware.gpu_from_config` reads, in order."""
     import pipeline.schema.hardware as hardware
 
     reads: list[object] = []
@@ -197,6 +197,13 @@ def test_expand_reads_each_swept_hardware_node_once(monkeypatch: pytest.MonkeyPa
         return read(node, path)
 
     monkeypatch.setattr(hardware, "gpu_from_config", counted)
+    return reads
+
+
+def test_expand_reads_each_swept_hardware_node_once(hardware_reads: list[object]) -> None:
+    """Across choices, the hardware node of each combination of hardware axis values is read
+    once (`pipeline.schema.memo`), not once per series; the series stay distinct."""
+    reads = hardware_reads
     overrides = ["sweep=sensitivity"]
     series = expand_sweep(compose_config(overrides), overrides=overrides)
     assert len(series) == 360
@@ -241,22 +248,14 @@ def test_expand_caches_stay_within_their_bound() -> None:
 
 
 def test_expand_bounded_caches_still_share_nodes_across_choices(
-    monkeypatch: pytest.MonkeyPatch,
+    hardware_reads: list[object],
 ) -> None:
     """With caches bounded just above one choice's swept nodes, each hardware node is read once
     per GPU, not once per series: the next choice on the same GPU finds every node kept."""
-    import pipeline.schema.hardware as hardware
     from pipeline.sweep import iter_sweep
     from pipeline.sweep.expand import ExpansionCaches
 
-    reads: list[object] = []
-    read = hardware.gpu_from_config
-
-    def counted(node: object, path: str = "hardware") -> Any:
-        reads.append(node)
-        return read(node, path)
-
-    monkeypatch.setattr(hardware, "gpu_from_config", counted)
+    reads = hardware_reads
     sweep = {
         "choices": {"hardware": ["h100_sxm", "b200"], "batch": ["critical", "constant"]},
         "axes": {"hardware.hbm_gb": [80, 141, 192], "hardware.sms": [100, 132]},

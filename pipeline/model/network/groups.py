@@ -78,16 +78,30 @@ class Levels:
 def striped_bandwidth(
     level_bw: Array, node_bw: float, node_gpus: int, ring: Array, span: Array
 ) -> Array:
-    """Bandwidth per GPU of a ring's crossing edge, bidirectional, when NCCL stripes it over the
-    NICs of the ring's ranks in each node: k · BW_L, at most the node's own links' BW_0, never
-    below BW_L, for k = max(1, min(g, n·g/span)) ranks of the g-rank ring in one n-GPU node
-    (ranks at stride span/g). A ring enters and leaves each node once; NCCL builds a ring per
-    NIC ("channels", NCCL_CROSS_NIC) and spreads that crossing over them. The node's NICs carry
-    n · BW_L per direction shared by the n/k rings of its other GPUs (each node's GPUs lie in
-    such rings together), so a ring's share is k · BW_L whatever the NICs number; the preset's
-    BW_L is one GPU's share (`nics_per_node` · NIC rate / n). At level 0 (span ≤ n, k = g ≥ 1)
-    the edge keeps BW_0."""
-    ranks_in_node = np.maximum(1.0, np.minimum(ring, node_gpus * ring / span))
+    """Bandwidth per GPU of a collective ring's crossing edge, bidirectional, when NCCL stripes
+    it over the NICs of the ring's ranks in each node: k · BW_L, at most the node's own links'
+    BW_0, never below BW_L, for k the fewest ranks the ring has in any n-GPU node it crosses.
+
+    NCCL builds a ring per NIC ("channel") and splits a collective's bytes over them through
+    NVLink, so a ring's crossing edge runs on the NICs of its ranks in the node; every GPU of
+    the node lies in such a ring at the same time (each group of a group set runs the same
+    collective), so the node's NICs, n · BW_L per direction whatever their number (the
+    preset's BW_L is one GPU's share, `nics_per_node` · NIC rate / n), are shared in proportion
+    to ranks: a ring holding k ranks of a node gets k · BW_L there, and its slowest node sets
+    its rate. A ring of g ranks at stride r = span/g lies in aligned blocks of `span` ranks;
+    node and block boundaries cut a block into pieces of at least gcd(span, n) ranks, in
+    which a ring holds ⌊gcd(span, n)/r⌋ ranks or, when r exceeds the piece, one:
+    k = max(1, ⌊gcd(span, n)/r⌋). When n divides span and r divides n that is n/r in every
+    node; a span of 12 at stride 4 on 8-GPU nodes holds 2 ranks of each ring in one node
+    and 1 in the next, so k = 1. At level 0 (span dividing n) the edge keeps BW_0.
+    NCCL's rings per NIC: NCCL User Guide, "Environment Variables", NCCL_CROSS_NIC (rings and
+    trees keep to the same NIC, one network rail, on every node); each GPU uses its local NIC
+    as much as possible (NVIDIA, "Doubling all2all Performance with NVIDIA Collective
+    Communication Library 2.12", 2022). Point-to-point sends (pipeline sends, ring
+    attention's K/V exchange, all-to-alls) are one GPU's to one GPU: not striped."""
+    whole = np.rint(span).astype(np.int64)
+    piece = np.gcd(whole, np.int64(node_gpus)).astype(np.float64)
+    ranks_in_node = np.maximum(1.0, np.floor(piece * ring / span))
     striped: Array = np.maximum(level_bw, np.minimum(node_bw, ranks_in_node * level_bw))
     return striped
 
@@ -228,12 +242,21 @@ def ring_attention_exposed_s(
     attention_forward_s: Array,
     attention_backward_s: Array,
     modes: NDArray[np.int64],
+    all_gather: NDArray[np.bool_] | bool,
 ) -> Array:
     """What context parallelism's K/V ring adds to one layer and microbatch on one GPU, in s:
     the exchange (`ring.ring_exchange_s`) at the level of the t·c GPUs its ranks span, past the
     attention core kernels it overlaps with (`ring.ring_exposed_s`; pass zeros for an exchange
-    that overlaps nothing), the forward's again when the core is recomputed (selective, full)."""
-    bw, lat = levels.at(tp * cp, cp)
+    that overlaps nothing), the forward's again when the core is recomputed (selective, full).
+    Ring attention passes K and V by point-to-point sends between neighbouring ranks, one
+    GPU's to one GPU (Megatron-Core's `--cp-comm-type p2p`), which NCCL does not stripe over
+    other GPUs' NICs; where `all_gather` (Transformer Engine's `cp_comm_type="all_gather"`)
+    they are an NCCL all-gather (and reduce-scatter) ring, striped on striped levels
+    (`striped_bandwidth`)."""
+    span = tp * cp
+    bw, lat = levels.at(span)
+    if np.any(all_gather):
+        bw = np.where(all_gather, levels.at(span, cp)[0], bw)
     ring = ring_exchange_s(tokens, kv_width, tp, cp, bw, lat)
     reruns = (modes >= 1).astype(np.float64)
     return ring_exposed_s(ring, attention_forward_s, attention_backward_s, reruns)

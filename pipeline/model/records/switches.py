@@ -139,8 +139,9 @@ class Physics:
     """Grid context parallelism all-gathers K and V before the attention core and reduce-
     scatters their gradients (Transformer Engine's `cp_comm_type="all_gather"`, Llama 3's):
     the exchange is exposed; off, ring attention (`"p2p"`, Megatron-Core's default) overlaps
-    it with the core. The same bytes in as many steps: never faster than the ring here, so
-    the search does not try both (docs/model.md R.7)."""
+    it with the core. The same bytes in as many steps: never faster than the ring here unless
+    `nic_striping` stripes the all-gather (an NCCL ring) where the ring's point-to-point sends
+    cannot be; the search does not try both (docs/model.md R.7)."""
     few_microbatches: bool = False
     """Plain 1F1B may run fewer microbatches than pipeline stages (m < N_PP), paying its bubble
     (N_PP − 1)/(N_PP − 1 + m), as Megatron-LM's non-interleaved schedule allows; interleaved

@@ -412,6 +412,7 @@ def run_costs(
             overlapped * times.attention_forward_s,
             overlapped * times.attention_backward_s,
             modes,
+            lay.cp_all_gather,
         )
         t_layer, t_attn = t_layer + exposed, t_attn + exposed
         t_last = _logits_matmul_s(hw, physics, shape, tokens, lay.tp)

@@ -529,6 +529,7 @@ def _with_ring(
         overlapped * c.attention_forward_s,
         overlapped * c.attention_backward_s,
         c.recompute,
+        c.cp_all_gather,
     )
     return _with_step_inputs(dataclasses.replace(c, t_layer_s=c.t_layer_s + extra), opts, shape)
 

@@ -77,3 +77,54 @@ def test_nic_striping_needs_the_presets_nics() -> None:
     assert Levels.of(preset("h100_sxm"), on).striped
     assert not Levels.of(preset("h100_sxm"), Physics()).striped
     assert not Levels.of(dataclasses.replace(preset("h100_sxm"), nics_per_node=None), on).striped
+
+
+def _fewest_ranks_in_a_crossed_node(ring: int, stride: int, node: int, n_gpu: int) -> int:
+    """Over every group of `ring` ranks at `stride` (Megatron's order: aligned blocks of
+    ring·stride ranks) that spans nodes of `node` GPUs, the fewest ranks it has in a node."""
+    span, fewest = ring * stride, ring
+    for rank in range(n_gpu):
+        block, offset = divmod(rank, span)
+        if offset >= stride:
+            continue
+        nodes = [(block * span + offset + i * stride) // node for i in range(ring)]
+        counts = [nodes.count(x) for x in set(nodes)]
+        if len(counts) > 1:
+            fewest = min(fewest, *counts)
+    return fewest
+
+
+def test_striped_ring_takes_its_fewest_ranks_in_a_node() -> None:
+    """A striped ring crosses at k · BW_L for k the fewest of its ranks in any node it crosses,
+    counted rank by rank on 8-GPU nodes, not the average 8 · g / span: 3 ranks at stride 4 (2
+    in one node, 1 in the next) cross at 100 GB/s, 6 contiguous ranks straddling two nodes at
+    2 · 100, 8 ranks at stride 6 at 100."""
+    striped = Levels(LEVELS.bandwidth, LEVELS.latency, LEVELS.sizes, striped=True)
+    ring, span = np.array([3.0, 6.0, 8.0]), np.array([12.0, 6.0, 48.0])
+    assert striped.at(span, ring)[0].tolist() == [100e9, 200e9, 100e9]
+    cases = [(g, r) for g in range(2, 13) for r in range(1, 13) if 8 % (g * r)]
+    ring, stride = np.array(cases, dtype=float).T
+    bw = striped.at(ring * stride, ring)[0]
+    fewest = [_fewest_ranks_in_a_crossed_node(g, r, 8, 8 * g * r) for g, r in cases]
+    assert (bw / 100e9).tolist() == [float(k) for k in fewest]
+
+
+def test_ring_attention_is_not_striped_but_its_all_gather_is() -> None:
+    """Ring attention's K/V sends go one GPU to one GPU, so a context-parallel ring of 4 ranks
+    at stride 4 (2 a node) pays the same on striped and unstriped levels; Transformer Engine's
+    all-gather variant is an NCCL ring and crosses at 2 · 100 GB/s, half the time."""
+    from pipeline.model.network.groups import ring_attention_exposed_s
+
+    striped = Levels(LEVELS.bandwidth, LEVELS.latency, LEVELS.sizes, striped=True)
+    hop_free = Levels(LEVELS.bandwidth, np.zeros(2), LEVELS.sizes)
+    striped_hop_free = Levels(hop_free.bandwidth, hop_free.latency, hop_free.sizes, striped=True)
+    one, zero = np.ones(1), np.zeros(1)
+
+    def exposed(levels: Levels, all_gather: bool) -> float:
+        t = ring_attention_exposed_s(
+            levels, 4096 * one, 1024.0, 4 * one, 4 * one, zero, zero, NONE, all_gather
+        )
+        return float(t[0])
+
+    assert exposed(striped, False) == exposed(LEVELS, False) > 0.0
+    assert exposed(striped_hop_free, True) == pytest.approx(0.5 * exposed(hop_free, True))

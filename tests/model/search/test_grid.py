@@ -423,6 +423,7 @@ def test_cp_all_gather_exposes_the_whole_exchange() -> None:
         zero,
         zero,
         c.recompute,
+        all_gather=True,
     )
     np.testing.assert_allclose(extra[1], whole, rtol=1e-9, atol=1e-15)
     assert (extra[1] >= extra[0] - 1e-15).all()

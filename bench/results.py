@@ -281,6 +281,7 @@ SWITCHES_OFF = [
     "physics.batch_at_row_flop=false",
     "physics.dp_overlap=false",
     "physics.tp_overlap_in_domain=false",
+    "physics.nic_striping=false",
     "physics.cluster_sizes=powers_of_two",
 ]
 """physics=realistic with every switch off: its efficiencies only."""
@@ -294,6 +295,7 @@ BEFORE_STACK_RULES = [
     "physics.batch_at_row_flop=false",
     "physics.dp_overlap=false",
     "physics.tp_overlap_in_domain=false",
+    "physics.nic_striping=false",
     "physics.cluster_sizes=powers_of_two",
 ]
 """The realistic preset's rules of today's stack, each at its other value: the preset before them."""
@@ -339,7 +341,11 @@ REALISTIC: dict[str, list[str]] = {
         "physics.dp_overlap=false",
         "physics.tp_overlap_in_domain=false",
     ],
-    "realistic with all nine of these (the preset before them)": [
+    "realistic without `nic_striping` (every crossing at one NIC)": [
+        "physics=realistic",
+        "physics.nic_striping=false",
+    ],
+    "realistic with all ten of these (the preset before them)": [
         "physics=realistic",
         *BEFORE_STACK_RULES,
     ],
@@ -530,9 +536,10 @@ def results_md() -> str:
         "NCCL on 8-GPU NVLink nodes): 1-D tensor parallelism inside the NVLink domain, context",
         "parallelism up to c = 16, plain 1F1B with fewer microbatches than stages, the batch law",
         "read at the FLOP the row trains, the distributed optimizer's overlapped gradient",
-        "reduction, and TP communication overlap only inside NVLink ([model.md](model.md), Part",
-        'II). A row "with" or "without" a key sets that rule to its other value; the last of them',
-        "sets all nine, the preset before",
+        "reduction, TP communication overlap only inside NVLink, and a ring crossing nodes",
+        'striped over its ranks\' NICs ([model.md](model.md), Part II). A row "with" or',
+        '"without" a key sets that rule to its other value; the last of them sets all ten, the',
+        "preset before",
         'them. "Alone": the realistic efficiencies with every other switch off but the one named',
         "(8 K/V heads where attention is on). Under realistic",
         "physics the linear-scaling end is the first size past the series' peak utilization at",

@@ -73,14 +73,16 @@ def test_run_alone_equals_its_row_in_a_batch() -> None:
 
 def test_context_parallel_ranks_join_the_gradient_reduction_and_its_level() -> None:
     """With context parallelism the gradient all-reduce runs over d·c ranks spanning t·c·d GPUs:
-    on a node of 8, t = 2, c = 4, d = 2 leaves the node although t·d = 4 would not."""
+    on a node of 8, t = 2, c = 4, d = 2 leaves the node although t·d = 4 would not, holding 4
+    ranks in each node, which `physics.nic_striping` (on in realistic) stripes over 4 NICs."""
     physics = load_scenario(compose_config(["physics=realistic"])).physics
     hw = preset("h100_sxm")
     shape = TransformerShape(4, 4096, 16384, 32, 8, 51200, 8192)
     run = RunSpec("r", shape, 8, RunLayout(2, 1, 2, 1, cp=4))
     cost = evaluate_run(hw, physics, run)
     params = (4 * (4096 * (4096 + 2 * 1024) + 4096**2 + 2 * 4096 * 16384) + 51200 * 4096) / 2
-    bw = hw.net_bandwidth_bytes_per_s[1] * physics.efficiency.network
+    assert physics.nic_striping
+    bw = 4 * hw.net_bandwidth_bytes_per_s[1] * physics.efficiency.network
     ring = 2 * 7 / 8 * 2 * params / (bw / 2) + 2 * 7 * hw.net_latency_s[1]
     assert hw.level_sizes[0] == 8
     assert cost.t_dp_comm_s == pytest.approx(ring, rel=1e-12)

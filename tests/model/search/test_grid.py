@@ -393,16 +393,21 @@ def test_realistic_preset_keeps_tensor_parallelism_one_d_inside_nvlink() -> None
     assert any(lay is not None and max(lay.tp_model) > 1 for lay in layouts)
 
 
-def test_cp_all_gather_exposes_the_whole_exchange() -> None:
+@pytest.mark.parametrize("striped", [False, True])
+def test_cp_all_gather_exposes_the_whole_exchange(striped: bool) -> None:
     """With `cp_all_gather` a context-parallel candidate pays its whole K/V exchange (forward,
-    its rerun and backward's two, `ring_exposed_s` with nothing to overlap), at least what
-    ring attention pays past the core on every candidate, and more on some."""
+    its rerun and backward's two, `ring_exposed_s` with nothing to overlap): unstriped at least
+    what ring attention pays past the core on every candidate, and more on some; with
+    `nic_striping` less only where the group crosses nodes holding several ranks of each
+    (t·c > 8, t <= 4), the all-gather being an NCCL ring striped over their NICs and ring
+    attention's sends point to point (docs/model.md R.10)."""
     from pipeline.model.network.groups import Levels, ring_attention_exposed_s
     from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
     from pipeline.model.search.grid import grid_kv_width
     from pipeline.model.search.search import network_physics
 
-    ring_physics = load_scenario(compose_config(["physics=realistic"])).physics
+    realistic = load_scenario(compose_config(["physics=realistic"])).physics
+    ring_physics = dataclasses.replace(realistic, nic_striping=striped)
     hw = network_physics(preset("h100_sxm"), ring_physics)
     shape = model_shape(16384, ScalingLaws(kv_heads=8))
     extra = []
@@ -415,7 +420,7 @@ def test_cp_all_gather_exposes_the_whole_exchange() -> None:
     tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(float)
     zero = np.zeros(tp.shape)
     whole = ring_attention_exposed_s(
-        Levels.as_given(hw),
+        Levels.as_given(hw, striped),
         c.nanobatch.astype(float),
         grid_kv_width(shape),
         tp,
@@ -426,7 +431,12 @@ def test_cp_all_gather_exposes_the_whole_exchange() -> None:
         all_gather=True,
     )
     np.testing.assert_allclose(extra[1], whole, rtol=1e-9, atol=1e-15)
-    assert (extra[1] >= extra[0] - 1e-15).all()
+    cheaper = extra[1] < extra[0] - 1e-15
+    if striped:
+        assert cheaper.any()
+        assert ((tp * c.cp > 8) & (tp <= 4))[cheaper].all()
+    else:
+        assert not cheaper.any()
     assert (extra[1] > extra[0]).any()
 
 

@@ -209,10 +209,12 @@ def _step_inputs(
     return tokens, groups, schedule, grid_params_per_gpu(physics, shape, tp, pp, ep)
 
 
-REALISTIC_COMM_CACHE_BYTES = 64 * 2**20
+REALISTIC_COMM_CACHE_BYTES = 16 * 2**20
 """Bytes of `realistic_comm` a process keeps, least recently used out: a cluster size's rows'
 collectives on a network, shared by the series whose GPUs differ only in HBM (docs/model.md
-§9.2)."""
+§9.2). A block of 36 million_realistic series (one network) walks about 50 sizes of about
+65 kB; a larger bound only grows a worker towards `execute.runner.WORKER_GROWTH_BYTES`, past
+which it forgets every cache after each task (64 MiB did, 32 times in that sweep's sample)."""
 
 
 def realistic_comm(

@@ -171,26 +171,30 @@ class Physics:
     @property
     def is_paper(self) -> bool:
         """True when every extension is off and every efficiency ideal: the paper's model exactly."""
-        return self.efficiency == Efficiency() and not (
-            self.attention
-            or self.memory_bound_ops
-            or self.gpu_memory
-            or self.whole_sequences
-            or self.tensor_parallel is not TensorParallel.TWO_D
-            or self.tp_in_domain
-            or self.tensor_memory
-            or self.recompute is not Recompute.NONE
-            or self.zero_stage != 0
-            or self.max_context_parallel != 1
-            or self.precision is not Precision.BF16
-            or self.dp_overlap
-            or self.tp_overlap_in_domain
-            or self.few_microbatches
-            or self.cp_all_gather
-            or self.batch_at_row_flop
-            or self.nic_striping
-            or self.gemm_waves
-            or self.grad_reduce_fp32
+        # the flags first: a realistic physics answers without comparing its efficiencies
+        return (
+            not (
+                self.attention
+                or self.memory_bound_ops
+                or self.gpu_memory
+                or self.whole_sequences
+                or self.tensor_parallel is not TensorParallel.TWO_D
+                or self.tp_in_domain
+                or self.tensor_memory
+                or self.recompute is not Recompute.NONE
+                or self.zero_stage != 0
+                or self.max_context_parallel != 1
+                or self.precision is not Precision.BF16
+                or self.dp_overlap
+                or self.tp_overlap_in_domain
+                or self.few_microbatches
+                or self.cp_all_gather
+                or self.batch_at_row_flop
+                or self.nic_striping
+                or self.gemm_waves
+                or self.grad_reduce_fp32
+            )
+            and self.efficiency == Efficiency()
         )
 
 

@@ -246,27 +246,36 @@ def _layer_parts(times: LayerTimes, at: NDArray[np.intp], modes: NDArray[np.int6
 
 def _with_step_inputs(c: Candidates, opts: SearchOptions, shape: ModelShape) -> Candidates:
     """The candidates with their network-free step inputs and compute-only step floor: Part
-    I's (`step.step_time`), or under realistic physics the step of `step.pipeline` with every
-    network time at 0 (`pipeline_floor_s`, a lower bound on any network)."""
+    I's (`step.step_time`), or under realistic physics `_with_pipeline_inputs`."""
     if c.recompute is not None:
-        pp = c.degrees[:, 3].astype(np.float64)
-        layers = shape.n_layers / pp
-        floor_s = pipeline_floor_s(
-            StageLayers(layers, layers, float(shape.n_layers)),
-            c.t_layer_s,
-            c.microbatches,
-            c.interleave,
-            c.zero_bubble,
-            c.t_step_extra_s,
-        )
-        t_compute = c.compute_repeats * c.t_layer_s  # the critical stage's layers
-        return dataclasses.replace(c, t_compute_s=t_compute, step_floor_s=float(floor_s.min()))
+        return _with_pipeline_inputs(c, shape, c.t_layer_s)
     if c.bubble is None:
         t_mm, f = compute_and_bubble(_batch(c, slice(None), c.degrees[:, None, :]), opts)
     else:  # the paper's candidates carry their bubble (`layouts.PaperLayouts`)
         t_mm, f = critical_matmul_s(c.compute_repeats, c.t_layer_s, opts), c.bubble
     floor = float(step_floor_s(t_mm, f, c.zero_bubble).min())
     return dataclasses.replace(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)
+
+
+def _with_pipeline_inputs(c: Candidates, shape: ModelShape, t_layer_s: Array) -> Candidates:
+    """Realistic candidates with the layer time `t_layer_s` (theirs, or with their ring's
+    exchange, `_with_ring`), their critical stage's compute and their compute-only step floor:
+    the step of `step.pipeline` with every network time at 0 (`pipeline_floor_s`, a lower bound
+    on any network)."""
+    pp = c.degrees[:, 3].astype(np.float64)
+    layers = shape.n_layers / pp
+    floor_s = pipeline_floor_s(
+        StageLayers(layers, layers, float(shape.n_layers)),
+        t_layer_s,
+        c.microbatches,
+        c.interleave,
+        c.zero_bubble,
+        c.t_step_extra_s,
+    )
+    t_compute = c.compute_repeats * t_layer_s  # the critical stage's layers
+    return dataclasses.replace(
+        c, t_layer_s=t_layer_s, t_compute_s=t_compute, step_floor_s=float(floor_s.min())
+    )
 
 
 REALISTIC_ROWS_CACHE_BYTES = 64 * 2**20
@@ -531,7 +540,7 @@ def _with_ring(
         c.recompute,
         c.cp_all_gather,
     )
-    return _with_step_inputs(dataclasses.replace(c, t_layer_s=c.t_layer_s + extra), opts, shape)
+    return _with_pipeline_inputs(c, shape, c.t_layer_s + extra)
 
 
 def _batch(

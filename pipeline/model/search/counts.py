@@ -19,6 +19,7 @@ import dataclasses
 
 import numpy as np
 
+from pipeline.model.caches import cached
 from pipeline.model.compute.efficiency import precision_speedup
 from pipeline.model.compute.flop import (
     active_weight_params,
@@ -40,6 +41,11 @@ from pipeline.model.search.grid import (
     grid_memory_by_mode_bytes,
 )
 
+GRID_COUNTS_CACHE_SIZE = 4096
+"""(physics, model) whose grid shape, counts and FLOP per step a process keeps
+(`series_shape`, `grid_shape_counts`, `grid_flop_per_step`): the grid sizes of a sweep's
+models, which every GPU and network of the sweep shares."""
+
 
 def grid_transformer(shape: ModelShape) -> TransformerShape:
     """The grid's model as a transformer: L layers of width d, d_ff, S experts of top-1
@@ -59,12 +65,14 @@ def grid_transformer(shape: ModelShape) -> TransformerShape:
     )
 
 
+@cached(maxsize=GRID_COUNTS_CACHE_SIZE)
 def series_shape(d_model: int, laws: ScalingLaws, quirks: Quirks, physics: Physics) -> ModelShape:
     """The grid size at `d_model` (`records.scaling.model_shape`), its batch read by the batch
     law at the FLOP the realistic row trains with `physics.batch_at_row_flop`: B_seq of
     `batch_seqs` at C_r = `grid_counts(...).training_flop` and N_r = its parameters, where
     the paper reads C = 6·N·D/S and N. C_r does not depend on the batch (the FLOP per step are
-    in proportion to it, the steps in inverse proportion), so one reading is exact."""
+    in proportion to it, the steps in inverse proportion), so one reading is exact. Kept per
+    (width, laws, quirks, physics)."""
     shape = model_shape(d_model, laws, quirks)
     if not physics.batch_at_row_flop or physics.is_paper:
         return shape
@@ -78,12 +86,20 @@ def grid_counts(physics: Physics, shape: ModelShape) -> ModelCounts:
     """Parameters, training tokens and model FLOP of the grid model a realistic step times:
     N = `model_params` of `grid_transformer`, D = tokens_per_param · N, C = model FLOP per
     step (no recomputation) · D / B_tok."""
-    model = grid_transformer(shape)
-    params = model_params(physics, model)
+    params = model_params(physics, grid_transformer(shape))
     tokens = shape.tokens_per_param * params
-    none = np.zeros(1, dtype=np.int64)  # the model count has no recomputation
-    per_step, _ = flop_per_step(physics, model, shape.batch_seqs, none)
+    per_step, _ = grid_flop_per_step(physics, shape)  # the model count: no recomputation
     return ModelCounts(params, tokens, per_step * (tokens / shape.batch_tokens))
+
+
+@cached(maxsize=GRID_COUNTS_CACHE_SIZE)
+def grid_flop_per_step(physics: Physics, shape: ModelShape) -> tuple[float, tuple[float, ...]]:
+    """`compute.flop.flop_per_step` of the grid's model (`grid_transformer`) at its batch: the
+    model FLOP of a step and the hardware FLOP under each mode of `RECOMPUTE_ORDER`, kept per
+    (physics, model): every candidate and row of a model reads them."""
+    modes = np.arange(len(RECOMPUTE_ORDER), dtype=np.int64)
+    model_flop, hw_flop = flop_per_step(physics, grid_transformer(shape), shape.batch_seqs, modes)
+    return model_flop, tuple(float(f) for f in hw_flop)
 
 
 def grid_shape(physics: Physics, shape: ModelShape) -> ModelShape:
@@ -94,10 +110,11 @@ def grid_shape(physics: Physics, shape: ModelShape) -> ModelShape:
     return grid_shape_counts(physics, shape)[0]
 
 
+@cached(maxsize=GRID_COUNTS_CACHE_SIZE)
 def grid_shape_counts(physics: Physics, shape: ModelShape) -> tuple[ModelShape, ModelCounts | None]:
     """`grid_shape` and, under realistic physics, its `grid_counts` (None under the paper's),
     counted once: the counts read none of the fields `grid_shape` sets (D, N), so the shape's
-    counts are the given shape's."""
+    counts are the given shape's. Kept per (physics, model)."""
     if physics.is_paper:
         return shape, None
     counts = grid_counts(physics, shape)
@@ -144,7 +161,8 @@ def grid_cost(
     if c.recompute is None:
         raise ValueError("candidates without recomputation modes: not a realistic search")
     mode = c.recompute[row : row + 1]
-    model_flop, hw_flop = flop_per_step(physics, grid_transformer(shape), shape.batch_seqs, mode)
+    model_flop, hw_by_mode = grid_flop_per_step(physics, shape)
+    hw_flop = hw_by_mode[int(mode[0])]
     per_gpu_s = n_gpu * t_step_s
     dp, tp_model, tp_ff, pp, ep = (c.degrees[row : row + 1, k].astype(np.float64) for k in range(5))
     schedule = (
@@ -165,9 +183,9 @@ def grid_cost(
     peak = peak_flop_per_s(hw)
     return GridCost(
         mfu=model_flop / (peak * per_gpu_s),
-        hfu=float(hw_flop[0]) / (peak * per_gpu_s),
+        hfu=hw_flop / (peak * per_gpu_s),
         model_flop_per_s_per_gpu=model_flop / per_gpu_s,
-        hardware_flop_per_s_per_gpu=float(hw_flop[0]) / per_gpu_s,
+        hardware_flop_per_s_per_gpu=hw_flop / per_gpu_s,
         memory_per_gpu_bytes=float(bytes_[0]),
         fits_memory=bool(bytes_[0] <= hw.hbm_bytes),
     )

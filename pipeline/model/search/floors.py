@@ -57,6 +57,8 @@ Array = NDArray[np.float64]
 
 TENSOR_PARALLEL_TERMS_CACHE_SIZE = 256
 """(network, cover) whose tensor-parallel floor terms a process keeps: a few per series."""
+FLOOR_HARDWARE_CACHE_SIZE = 256
+"""Hardware (GPU and network) whose `floor_hardware` a process keeps: one per series."""
 
 
 def batch_share_floor(physics: Physics, opts: SearchOptions, shape: ModelShape) -> float:
@@ -257,11 +259,13 @@ def layout_step_floors_s(
     return _layout_floors(floor_hardware(hw), physics, opts, shape, n_gpu, tp_unit)
 
 
+@cached(maxsize=FLOOR_HARDWARE_CACHE_SIZE)
 def floor_hardware(hw: HardwareSpec) -> HardwareSpec:
     """The hardware as the layout floors read it: HBM bandwidth and capacity 0 (neither enters
     a floor: its compute is launches, `grid.grid_layer_launches_s`, on a GPU with unbounded
     HBM, and FLOP over the matmul rate, `matmul_rate_flop_per_s`; its network times read the
-    levels), so that a floor that read either would divide by 0 and fail loudly."""
+    levels), so that a floor that read either would divide by 0 and fail loudly. Kept per
+    hardware: the walk asks at every cluster size it bounds."""
     return dataclasses.replace(hw, hbm_bandwidth_bytes_per_s=0.0, hbm_bytes=0.0)
 
 

@@ -29,23 +29,37 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model.caches import register
+from pipeline.model.memory.gpu_memory import ParamsPerGpu
 from pipeline.model.network.groups import Levels
 from pipeline.model.network.levels import adjusted_level_sizes, level_factors
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import Layout, StepCost
 from pipeline.model.records.scaling import ModelShape
-from pipeline.model.records.switches import Physics
+from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
 from pipeline.model.search.candidates import Candidates
+from pipeline.model.search.enumeration import realistic_layout_rows
+from pipeline.model.search.floors import floor_hardware
 from pipeline.model.search.grid import (
     GRID_TOP_K,
     grid_kv_width,
     grid_params_per_gpu,
     sequence_parallel_degree,
 )
-from pipeline.model.step.assembly import LayerParts, Schedule, StepGroups, StepParts, step_parts
+from pipeline.model.search.memo import ByteBoundedMemo
+from pipeline.model.step.assembly import (
+    LayerParts,
+    Schedule,
+    StepComm,
+    StepGroups,
+    StepParts,
+    step_comm,
+    step_from_comm,
+)
 from pipeline.model.step.evaluate import matmul_bound
 from pipeline.model.step.pipeline import StageLayers, step_bottleneck
+from pipeline.model.step.schedule import interleave_degrees
 
 Array = NDArray[np.float64]
 
@@ -72,14 +86,6 @@ class RealisticSteps:
     """The step and its parts as the assembly gives them (what a run reports, `step.assembly`)."""
 
 
-def _context_parallel(c: Candidates) -> Array:
-    """Each candidate's c (1 where the physics tries no context parallelism)."""
-    if c.cp is None:
-        return np.ones(c.degrees.shape[0])
-    out: Array = c.cp.astype(np.float64)
-    return out
-
-
 def realistic_steps(
     hw: HardwareSpec,
     physics: Physics,
@@ -87,18 +93,27 @@ def realistic_steps(
     n_gpu: int,
     c: Candidates,
     opts: SearchOptions,
+    comm: StepComm | None = None,
 ) -> RealisticSteps:
     """Every candidate's step on the preset's network (its bandwidths already at the
     physics' achieved fraction, `search.network_physics`): its layer calls, groups and
     schedule in a run's terms, through the one assembly a run goes through
-    (`step.assembly.step_parts`)."""
+    (`step.assembly.step_parts`). `comm`: the candidates' collectives when known
+    (`realistic_comm`), else computed here (`step.assembly.step_comm`)."""
     if c.recompute is None or c.t_gemm_s is None or c.t_backward_s is None or c.t_forward_s is None:
         raise ValueError("candidates without realistic layer parts: not a realistic search")
-    dp, tpm, tpff, pp, ep = (c.degrees[:, k].astype(np.float64) for k in range(5))
-    tp, cp = tpm * tpff, _context_parallel(c)
-    d = float(shape.d_model)
-    local = float(shape.sparsity) // ep  # the GPU's local experts
-    tokens = c.nanobatch.astype(np.float64) * local  # a microbatch's tokens on one GPU
+    tokens, groups, schedule, params = _step_inputs(
+        physics,
+        shape,
+        n_gpu,
+        opts,
+        c.degrees,
+        c.cp,
+        c.nanobatch,
+        c.microbatches,
+        c.interleave,
+        c.zero_bubble,
+    )
     layer = LayerParts(
         t_layer_s=c.t_layer_s,
         t_gemm_s=c.t_gemm_s,
@@ -108,6 +123,58 @@ def realistic_steps(
         recompute=c.recompute,
         t_last_s=np.zeros_like(tokens),  # no vocabulary: no logits
     )
+    if comm is None:
+        comm = step_comm(
+            Levels.as_given(hw, physics.nic_striping),
+            physics.attention,
+            tokens,
+            c.recompute,
+            groups,
+            schedule,
+            params,
+            shape.sparsity > 1,
+        )
+    parts = step_from_comm(comm, layer, schedule, c.t_step_extra_s)
+    tp = groups.tp
+    usable = np.ones(tp.shape, dtype=bool)
+    if c.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
+        level0 = adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
+        usable = (tp <= level0) & (np.mod(level0, tp) == 0.0)  # aligned: never straddling
+    t_step = np.where(usable, parts.t_step_s, np.inf)
+    return RealisticSteps(
+        t_step_s=t_step,
+        t_train_s=(shape.n_tokens / float(shape.batch_tokens)) * t_step,
+        t_compute_s=parts.t_compute_s,
+        t_tp_comm_s=parts.t_tp_comm_s,
+        t_pp_ep_comm_s=parts.t_pp_comm_s + parts.t_ep_comm_s,
+        t_dp_comm_s=parts.t_dp_comm_s,
+        bubble_fraction=parts.bubble_fraction,
+        usable=usable,
+        parts=parts,
+    )
+
+
+def _step_inputs(
+    physics: Physics,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    degrees: NDArray[np.int64],
+    cp_: NDArray[np.int64] | None,
+    nanobatch: NDArray[np.int64],
+    microbatches: Array,
+    interleave: Array,
+    zero_bubble: NDArray[np.bool_],
+) -> tuple[Array, StepGroups, Schedule, ParamsPerGpu]:
+    """Rows' tokens on one GPU per microbatch, groups, schedule and parameters per GPU in a
+    run's terms (`step.assembly`), from their degrees (n, 5), context-parallel degree c (None:
+    1), nanobatch and schedule."""
+    dp, tpm, tpff, pp, ep = (degrees[:, k].astype(np.float64) for k in range(5))
+    tp = tpm * tpff
+    cp = np.ones(degrees.shape[0]) if cp_ is None else cp_.astype(np.float64)
+    d = float(shape.d_model)
+    local = float(shape.sparsity) // ep  # the GPU's local experts
+    tokens = nanobatch.astype(np.float64) * local  # a microbatch's tokens on one GPU
     groups = StepGroups(
         tp_model=tpm,
         tp_ff=tpff,
@@ -128,9 +195,9 @@ def realistic_steps(
         pp=pp,
         stages=StageLayers(layers, layers, float(shape.n_layers)),
         first_layers=layers,
-        microbatches=c.microbatches,
-        interleave=c.interleave,
-        zero_bubble=c.zero_bubble,
+        microbatches=microbatches,
+        interleave=interleave,
+        zero_bubble=zero_bubble,
         overlap_tp=flags & opts.overlap_tp,
         overlap_p2p=flags & opts.overlap_pp_ep,
         overlap_dp=flags & opts.overlap_dp,
@@ -139,33 +206,86 @@ def realistic_steps(
         tp_overlap_in_domain=flags & physics.tp_overlap_in_domain,
         grad_reduce_fp32=flags if physics.grad_reduce_fp32 else None,
     )
-    params = grid_params_per_gpu(physics, shape, tp, pp, ep)
-    parts = step_parts(
-        Levels.as_given(hw, physics.nic_striping),
-        physics.attention,
-        layer,
-        groups,
-        schedule,
-        params,
-        shape.sparsity > 1,
-        c.t_step_extra_s,
+    return tokens, groups, schedule, grid_params_per_gpu(physics, shape, tp, pp, ep)
+
+
+REALISTIC_COMM_CACHE_BYTES = 16 * 2**20
+"""Bytes of `realistic_comm` a process keeps, least recently used out: a cluster size's rows'
+collectives on a network, shared by the series whose GPUs differ only in HBM (docs/model.md
+§9.2). A block of 36 million_realistic series (one network) walks about 50 sizes of about
+65 kB; a larger bound only grows a worker towards `execute.runner.WORKER_GROWTH_BYTES`, past
+which it forgets every cache after each task (64 MiB did, 32 times in that sweep's sample)."""
+
+
+def realistic_comm(
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    n_gpu: int,
+    tp_unit: int,
+) -> StepComm | None:
+    """The collectives (`step.assembly.step_comm`) of every row of `realistic_layout_rows`
+    at n_gpu on `hw`'s network (bandwidths at the physics' achieved fraction), under each mode
+    of `RECOMPUTE_ORDER` (`StepComm.rows` picks a candidate's); None without rows. They read
+    neither the GPU nor the layer times, and every one is computed row by row, so a
+    candidate's are its row's: the same values as computed on the candidates alone
+    (`realistic_steps`). Kept per hardware without its HBM (`floors.floor_hardware`),
+    physics, options, model, cluster size and N_TP unit, read only."""
+    return _realistic_comm(floor_hardware(hw), physics, opts, shape, n_gpu, tp_unit)
+
+
+def _realistic_comm_set(
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    n_gpu: int,
+    tp_unit: int,
+) -> StepComm | None:
+    """`realistic_comm` uncached."""
+    rows = realistic_layout_rows(shape, n_gpu, opts, physics, tp_unit)
+    if rows is None:
+        return None
+    table, cps = rows
+    pp, m = table[:, 3].astype(np.float64), table[:, 5].astype(np.float64)
+    zero_bubble = table[:, 6].astype(bool)
+    interleave = interleave_degrees(pp, zero_bubble, opts.interleaving, shape.n_layers, m)
+    ring = cps is not None and physics.attention  # as the candidates' (`search.candidates`)
+    tokens, groups, schedule, params = _step_inputs(
+        physics,
+        shape,
+        n_gpu,
+        opts,
+        table[:, :5],
+        cps if ring else None,
+        table[:, 7],
+        m,
+        interleave,
+        zero_bubble,
     )
-    usable = np.ones(tp.shape, dtype=bool)
-    if c.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
-        level0 = adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
-        usable = (tp <= level0) & (np.mod(level0, tp) == 0.0)  # aligned: never straddling
-    t_step = np.where(usable, parts.t_step_s, np.inf)
-    return RealisticSteps(
-        t_step_s=t_step,
-        t_train_s=(shape.n_tokens / float(shape.batch_tokens)) * t_step,
-        t_compute_s=parts.t_compute_s,
-        t_tp_comm_s=parts.t_tp_comm_s,
-        t_pp_ep_comm_s=parts.t_pp_comm_s + parts.t_ep_comm_s,
-        t_dp_comm_s=parts.t_dp_comm_s,
-        bubble_fraction=parts.bubble_fraction,
-        usable=usable,
-        parts=parts,
+    modes = np.arange(len(RECOMPUTE_ORDER), dtype=np.int64)[:, None]
+    levels = Levels.as_given(hw, physics.nic_striping)
+    out = step_comm(
+        levels, physics.attention, tokens, modes, groups, schedule, params, shape.sparsity > 1
     )
+    for field in StepComm.__slots__:
+        value = getattr(out, field)
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+    return out
+
+
+def _comm_nbytes(comm: StepComm | None) -> int:
+    """Bytes of a row set's collectives."""
+    if comm is None:
+        return 0
+    arrays = [getattr(comm, f) for f in StepComm.__slots__]
+    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+
+
+_realistic_comm = ByteBoundedMemo(_realistic_comm_set, REALISTIC_COMM_CACHE_BYTES, _comm_nbytes)
+register(f"{__name__}._realistic_comm", _realistic_comm, f"{REALISTIC_COMM_CACHE_BYTES} bytes")
 
 
 def realistic_layout(hw: HardwareSpec, c: Candidates, row: int, n_gpu: int) -> Layout:

@@ -72,10 +72,12 @@ from pipeline.model.search.floors import (
 )
 from pipeline.model.search.realistic import (
     RealisticSteps,
+    realistic_comm,
     realistic_layout,
     realistic_step_cost,
     realistic_steps,
 )
+from pipeline.model.step.assembly import StepComm
 from pipeline.model.step.evaluate import step_cost
 from pipeline.model.step.step_time import (
     StepArrays,
@@ -417,7 +419,11 @@ def _best_at(
     if prune and (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
         return BestAt(True, None)  # compute alone is too slow here, whatever the network
     if not physics.is_paper:
-        return _best_realistic(hw, shape, n_gpu, c, opts, within_s, physics)
+        comm = None
+        if prune and c.rows is not None and c.recompute is not None:  # the rows' collectives
+            rows = realistic_comm(hw, physics, opts, shape, n_gpu, tp_unit)
+            comm = None if rows is None else rows.rows(c.rows, c.recompute)
+        return _best_realistic(hw, shape, n_gpu, c, opts, within_s, physics, comm)
     table = candidate_comm_table(hw, shape, n_gpu, c)
     bound = separable_train_time_s(shape, c, table, opts)
     if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
@@ -449,10 +455,12 @@ def _best_realistic(
     opts: SearchOptions,
     within_s: float,
     physics: Physics,
+    comm: StepComm | None = None,
 ) -> BestAt:
     """The best realistic candidate at n_gpu: every candidate timed once, as the run of its
     layout (`search.realistic`), the original's tie rule among the fastest; None when none
-    trains faster than `within_s`.
+    trains faster than `within_s`. `comm`: the candidates' collectives when known (the pruned
+    search reads its rows' from `realistic_comm`; the exhaustive one computes them).
 
     Pruning, the candidates are only the rows whose step floor lets them train within
     `within_s` or tie a best that does (`_rows_within`, `realistic_candidates_within`): the
@@ -461,7 +469,7 @@ def _best_realistic(
     order and their times (one row each), so the exhaustive search (`prune=False`, no floors)
     picks the same row."""
     steps_per_training = shape.n_tokens / float(shape.batch_tokens)
-    steps = realistic_steps(hw, physics, shape, n_gpu, c, opts)
+    steps = realistic_steps(hw, physics, shape, n_gpu, c, opts, comm)
     if not steps.usable.any():
         return BestAt(True, None)
     row = accepted_row(

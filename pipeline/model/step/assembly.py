@@ -231,36 +231,72 @@ class StepParts:
     t_optimizer_s: Array | None
 
 
-def step_parts(
+@dataclass(frozen=True, slots=True)
+class StepComm:
+    """A step's collectives per row before any is overlapped with compute (s): what the
+    network, the layout and the recomputation mode set, which no layer time changes."""
+
+    t_tp_s: Array
+    """The tensor-parallel collectives of a layer and microbatch (`tensor_parallel_s`)."""
+    tp_in_domain: Flags
+    """The tensor-parallel group lies on the fastest level."""
+    t_ep_s: Array
+    """The expert all-to-alls of a layer and microbatch."""
+    t_p2p_s: Array
+    """The pipeline sends of a microbatch, 0 where they overlap compute."""
+    t_reduce_s: Array
+    """The gradient all-reduce of a step at w bytes per parameter."""
+    t_grad_s: Array
+    """The same at the width the gradients are reduced at (`gradient_reduction_s`)."""
+    t_total_s: Array
+    """The whole reduction, none of it overlapped (`reduction_total_s`)."""
+    t_bucket_s: Array | None
+    """The all-reduce of a default gradient bucket (`dp_bucket_params`), where some row
+    overlaps as the distributed optimizer does (`Schedule.dp_overlap`), else None."""
+    t_grad_bucket_s: Array | None
+    """The same at the gradients' width."""
+
+    def rows(self, at: NDArray[np.intp], modes: NDArray[np.int64] | None = None) -> StepComm:
+        """These collectives of rows `at`; with `modes`, of collectives computed for a column
+        of modes (rows of the mode-dependent arrays, `StepComm.of_modes`) under each row's."""
+
+        def pick(a: Array) -> Array:
+            out: Array = a[at] if modes is None else a[modes, at]
+            return out
+
+        return StepComm(
+            t_tp_s=pick(self.t_tp_s),
+            tp_in_domain=self.tp_in_domain[at],
+            t_ep_s=pick(self.t_ep_s),
+            t_p2p_s=self.t_p2p_s[at],
+            t_reduce_s=self.t_reduce_s[at],
+            t_grad_s=self.t_grad_s[at],
+            t_total_s=self.t_total_s[at],
+            t_bucket_s=None if self.t_bucket_s is None else self.t_bucket_s[at],
+            t_grad_bucket_s=None if self.t_grad_bucket_s is None else self.t_grad_bucket_s[at],
+        )
+
+
+def step_comm(
     levels: Levels,
     attention: bool,
-    layer: LayerParts,
+    tokens: Array,
+    recompute: NDArray[np.int64],
     groups: StepGroups,
     schedule: Schedule,
     params: ParamsPerGpu,
     experts: bool,
-    t_optimizer_s: Array | None,
-) -> StepParts:
-    """Every row's step (module docstring). `params`: the parameters a GPU of the first stage
-    holds, dense (replicated) and expert; `experts` False for a dense model, whose expert
-    gradients do not exist; `attention` False: a layer is its MLP (`tensor_parallel_s`)."""
+) -> StepComm:
+    """Every row's collectives (`step_parts`): `tokens` on one GPU per microbatch, `recompute`
+    each row's mode (or a column of modes, broadcast against the rows: the tensor-parallel and
+    expert times then hold a row per mode)."""
     tp = groups.tp
     tensor = TensorGroups(
-        groups.tp_model, groups.tp_ff, layer.tokens, groups.hidden, groups.ffn, groups.qkv
+        groups.tp_model, groups.tp_ff, tokens, groups.hidden, groups.ffn, groups.qkv
     )
-    in_domain = group_level(levels.sizes, tp) == 0
-    overlap_tp = schedule.overlap_tp & (in_domain | ~schedule.tp_overlap_in_domain)
-    t_tp = exposed_tensor_parallel_s(
-        tensor_parallel_s(levels, tensor, layer.recompute, attention),
-        layer.t_gemm_s,
-        overlap_tp,
-    )
-    message = WORD_BYTES * layer.tokens * groups.hidden  # one microbatch's hidden activations
+    message = WORD_BYTES * tokens * groups.hidden  # one microbatch's hidden activations
     dispatch = groups.top_k * message / groups.sp
-    t_ep = expert_all_to_all_s(
-        levels, layer.recompute, groups.ep, tp * groups.cp * groups.ep, dispatch
-    )
-    t_full = layer.t_layer_s + t_tp + t_ep
+    t_ep = expert_all_to_all_s(levels, recompute, groups.ep, tp * groups.cp * groups.ep, dispatch)
     t_p2p = pipeline_send_s(
         levels,
         message,
@@ -278,12 +314,7 @@ def step_parts(
     t_grad = (
         t_reduce if wide is None else gradient_reduction_s(levels, gradient, params, expert, wide)
     )
-    backward = schedule.first_layers * layer.t_backward_s
-    t_dp = exposed_gradient_s(
-        t_reduce if wide is None else reduction_total_s(t_grad, t_reduce, schedule.sharded),
-        backward,
-        schedule.overlap_dp,
-    )
+    t_bucket = t_grad_bucket = None
     if np.any(schedule.dp_overlap):
         bucket = dp_bucket_params(groups.dense_dp)
         bucketed = ParamsPerGpu(
@@ -296,14 +327,60 @@ def step_parts(
             if wide is None
             else gradient_reduction_s(levels, gradient, bucketed, expert_bucket, wide)
         )
+    return StepComm(
+        t_tp_s=tensor_parallel_s(levels, tensor, recompute, attention),
+        tp_in_domain=group_level(levels.sizes, tp) == 0,
+        t_ep_s=t_ep,
+        t_p2p_s=t_p2p,
+        t_reduce_s=t_reduce,
+        t_grad_s=t_grad,
+        t_total_s=t_reduce
+        if wide is None
+        else reduction_total_s(t_grad, t_reduce, schedule.sharded),
+        t_bucket_s=t_bucket,
+        t_grad_bucket_s=t_grad_bucket,
+    )
+
+
+def step_parts(
+    levels: Levels,
+    attention: bool,
+    layer: LayerParts,
+    groups: StepGroups,
+    schedule: Schedule,
+    params: ParamsPerGpu,
+    experts: bool,
+    t_optimizer_s: Array | None,
+) -> StepParts:
+    """Every row's step (module docstring). `params`: the parameters a GPU of the first stage
+    holds, dense (replicated) and expert; `experts` False for a dense model, whose expert
+    gradients do not exist; `attention` False: a layer is its MLP (`tensor_parallel_s`).
+    `step_from_comm` of the rows' `step_comm`."""
+    comm = step_comm(
+        levels, attention, layer.tokens, layer.recompute, groups, schedule, params, experts
+    )
+    return step_from_comm(comm, layer, schedule, t_optimizer_s)
+
+
+def step_from_comm(
+    comm: StepComm, layer: LayerParts, schedule: Schedule, t_optimizer_s: Array | None
+) -> StepParts:
+    """Every row's step from its collectives (`step_comm`) and its layer: what of each is
+    exposed past compute, and the step of `step.pipeline.pipeline_step_s`."""
+    overlap_tp = schedule.overlap_tp & (comm.tp_in_domain | ~schedule.tp_overlap_in_domain)
+    t_tp = exposed_tensor_parallel_s(comm.t_tp_s, layer.t_gemm_s, overlap_tp)
+    t_full = layer.t_layer_s + t_tp + comm.t_ep_s
+    backward = schedule.first_layers * layer.t_backward_s
+    t_dp = exposed_gradient_s(comm.t_total_s, backward, schedule.overlap_dp)
+    if comm.t_bucket_s is not None and comm.t_grad_bucket_s is not None:
         overlapped = distributed_optimizer_exposed_s(
-            t_grad,
-            t_grad_bucket,
+            comm.t_grad_s,
+            comm.t_grad_bucket_s,
             backward,
             schedule.first_layers * layer.t_forward_s,
             schedule.sharded,
-            t_reduce,
-            t_bucket,
+            comm.t_reduce_s,
+            comm.t_bucket_s,
         )
         t_dp = np.where(schedule.dp_overlap, overlapped, t_dp)
     step = pipeline_step_s(
@@ -313,7 +390,7 @@ def step_parts(
         schedule.microbatches,
         schedule.interleave,
         schedule.zero_bubble,
-        t_p2p,
+        comm.t_p2p_s,
         t_dp,
         t_optimizer_s,
     )
@@ -322,8 +399,8 @@ def step_parts(
         t_step_s=step.t_step_s,
         t_compute_s=per_step * layer.t_layer_s,
         t_tp_comm_s=per_step * t_tp,
-        t_ep_comm_s=per_step * t_ep,
-        t_pp_comm_s=schedule.microbatches * t_p2p,
+        t_ep_comm_s=per_step * comm.t_ep_s,
+        t_pp_comm_s=schedule.microbatches * comm.t_p2p_s,
         t_dp_comm_s=t_dp,
         t_bubble_s=step.t_bubble_s,
         bubble_fraction=step.bubble_fraction,

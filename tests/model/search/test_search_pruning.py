@@ -25,13 +25,14 @@ from pipeline.model.search.floors import (
     step_floor_terms_s,
     tensor_parallel_floor_s,
 )
-from pipeline.model.search.realistic import realistic_steps
+from pipeline.model.search.realistic import realistic_comm, realistic_steps
 from pipeline.model.search.search import (
     PRUNE_SLACK,
     network_physics,
     optimal_layout,
     smallest_cluster,
 )
+from pipeline.model.step.assembly import StepParts
 from pipeline.schema import Scenario, compose_config, load_scenario
 from tests.strategies import hardware, models, search_options
 
@@ -367,3 +368,25 @@ def test_layout_step_floors_are_shared_by_gpus_that_differ_in_hbm(over: list[str
         assert np.array_equal(kept, own)
     info = floors._layout_floors.cache_info()
     assert (info.misses, info.hits) == (1, len(gpus) - 1)
+
+
+@pytest.mark.parametrize(("over", "widths"), REALISTIC_CASES)
+def test_realistic_comm_of_rows_equals_the_candidates_own(
+    over: list[str], widths: tuple[int]
+) -> None:
+    """The pruned walk's collectives of a cluster size's rows, kept per network and taken per
+    candidate under its recomputation mode (`realistic_comm`), give every candidate's step
+    exactly as computed on the candidates alone (docs/model.md §9.2)."""
+    for s, shape, hw, n_gpu, c in _walked_clusters(over, widths):
+        assert c.rows is not None
+        assert c.recompute is not None
+        rows = realistic_comm(hw, s.physics, s.options, shape, n_gpu, 0)
+        assert rows is not None
+        kept = realistic_steps(
+            hw, s.physics, shape, n_gpu, c, s.options, rows.rows(c.rows, c.recompute)
+        )
+        own = realistic_steps(hw, s.physics, shape, n_gpu, c, s.options)
+        for field in StepParts.__slots__:
+            a, b = getattr(kept.parts, field), getattr(own.parts, field)
+            assert (a is None and b is None) or np.array_equal(a, b), field
+        assert np.array_equal(kept.t_train_s, own.t_train_s)

@@ -152,7 +152,8 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("pipeline.model.search.search", "tensor_parallel_floor_s", "cluster walk: bounds"),
     ("pipeline.model.search.search", "layout_step_floors_s", "cluster walk: bounds"),
     ("pipeline.model.search.search", "smallest_cluster", "cluster walk: the rest"),
-    ("pipeline.model.search.realistic", "step_parts", "step assembly"),
+    ("pipeline.model.search.realistic", "step_comm", "step assembly"),
+    ("pipeline.model.search.realistic", "step_from_comm", "step assembly"),
     ("pipeline.app.execute", "series_rows", "writing"),
     ("pipeline.app.batch", "write_batch", "writing"),
 )

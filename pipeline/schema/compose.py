@@ -77,6 +77,17 @@ def compose_config(
         )
 
 
+def compose_group_option(group: str, option: str) -> DictConfig:
+    """The built-in config `conf/<group>/<option>.yaml` composed alone with its own defaults
+    list (Hydra's primary config `<group>/<option>`), its node under `group`: the node the root
+    config holds there when nothing else writes into the group, without composing every other
+    group (`projected.preset_spec`; a test holds each shipped hardware preset to the root's)."""
+    with hydra_session():
+        node = compose(config_name=f"{group}/{option}")[group]
+    assert isinstance(node, DictConfig)
+    return node
+
+
 def compose_with_hydra(overrides: Sequence[str]) -> DictConfig:
     """The root config composed with these overrides, with its `hydra` node, as a run's.
 

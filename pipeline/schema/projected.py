@@ -15,7 +15,7 @@ from pathlib import Path
 from pipeline.catalog.load import Catalog, CatalogError, catalog_text, parse_catalog, preset_names
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.schema import bounds
-from pipeline.schema.compose import compose_config
+from pipeline.schema.compose import compose_group_option
 from pipeline.schema.errors import MISSING, ConfigError, InputError
 from pipeline.schema.gpu import gpu_from_config
 from pipeline.schema.section import Section
@@ -30,9 +30,10 @@ GROWTH_KEYS = frozenset(PROJECTED_METRICS)
 
 @functools.cache
 def preset_spec(name: str) -> HardwareSpec:
-    """The GPU preset `name` (conf/hardware/<name>.yaml), composed and validated as a run would
-    (cached per process)."""
-    return gpu_from_config(compose_config([f"hardware={name}"]).hardware)
+    """The GPU preset `name` (conf/hardware/<name>.yaml), composed alone with its defaults list
+    (`compose.compose_group_option`, the node a run's root config holds) and validated as a run
+    would (cached per process)."""
+    return gpu_from_config(compose_group_option("hardware", name))
 
 
 def catalog_from_text(text: str) -> Catalog:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
+from pathlib import Path
 
 import pytest
 
@@ -180,3 +181,15 @@ def test_hardware_from_config_accepts_plain_mapping() -> None:
         "toy", 32.0, 132, 1.83e9, 0.7, 3.352e12, 6.441e12, 50 * 2**20, 65536.0, True, 8e10,
         4.5e-6, (9e11,), (1.125e-6,), (),
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(p.stem for p in (Path(__file__).parents[2] / "conf" / "hardware").glob("*.yaml")),
+)
+def test_preset_composed_alone_equals_the_root_configs_node(name: str) -> None:
+    """Each shipped hardware preset composed alone (`compose_group_option`, what
+    `projected.preset_spec` reads) is the node the root config holds under `hardware`."""
+    from pipeline.schema.compose import compose_group_option
+
+    assert compose_group_option("hardware", name) == compose_config([f"hardware={name}"]).hardware

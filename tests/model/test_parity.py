@@ -271,7 +271,7 @@ def test_parity_step_and_parts_of_every_candidate_kind(
     hw = network_physics(preset("h100_sxm"), physics)
     c = enumerate_candidates(hw, shape, n_gpu, opts, physics)
     assert isinstance(c, Candidates)
-    c = _with_ring(c, hw, shape, opts)
+    c = _with_ring(c, hw, shape)
     steps = realistic_steps(hw, physics, shape, n_gpu, c, opts)
     rows = np.flatnonzero(select(c) & steps.usable)  # `tp_in_domain` rejects the rest
     assert rows.size > 0

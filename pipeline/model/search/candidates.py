@@ -432,7 +432,7 @@ def realistic_candidates_within(
         return NoneWanted()
     c = _candidates_of_rows(gpu, shape, rows, mode_idx, keep, physics)
     if c.cp is not None:  # the ring's exchange, then the step inputs of the layer with it
-        return _with_ring(c, hw, shape, opts)
+        return _with_ring(c, hw, shape)
     return _with_step_inputs(c, opts, shape)
 
 
@@ -512,9 +512,7 @@ def _shards_used(
     return np.flatnonzero(mark), position[shard_of]
 
 
-def _with_ring(
-    c: Candidates, hw: HardwareSpec, shape: ModelShape, opts: SearchOptions
-) -> Candidates:
+def _with_ring(c: Candidates, hw: HardwareSpec, shape: ModelShape) -> Candidates:
     """The candidates with their context-parallel ring exchange on this network added to
     each layer's time (on the GPU's S/N_EP nanobatches), where it outlasts the attention core it
     overlaps with (`network.groups.ring_attention_exposed_s`, as a run's; with `cp_all_gather`

@@ -408,7 +408,7 @@ def _best_at(
     else:
         c = enumerate_candidates(hw, shape, n_gpu, opts, physics, tp_unit)
         if isinstance(c, Candidates) and c.cp is not None:  # the ring: added per network
-            c = _with_ring(c, hw, shape, opts)
+            c = _with_ring(c, hw, shape)
     if c is None:
         return BestAt(False, None)
     if isinstance(c, MemoryBlocked):

@@ -137,7 +137,7 @@ def test_realistic_candidates_within_equal_the_whole_sets_rows(
             assert isinstance(part, cand.NoneWanted)
             continue
         assert isinstance(part, cand.Candidates)
-        ring = cand._with_ring(whole, hw, shape, opts)
+        ring = cand._with_ring(whole, hw, shape)
         assert part.step_floor_s >= ring.step_floor_s
         taken = dataclasses.replace(take_candidates(ring, idx), step_floor_s=0.0)
         assert _same(dataclasses.replace(part, step_floor_s=0.0), taken)

@@ -363,7 +363,7 @@ def test_grouped_query_attention_shrinks_the_ring_exchange() -> None:
         c = enumerate_candidates(hw, shape, 4096, SearchOptions(), physics)
         assert isinstance(c, Candidates)
         assert c.rows is not None
-        extra = _with_ring(c, hw, shape, SearchOptions()).t_layer_s - c.t_layer_s
+        extra = _with_ring(c, hw, shape).t_layer_s - c.t_layer_s
         ring.append(dict(zip(c.rows.tolist(), extra.tolist(), strict=True)))
     common = sorted(set(ring[0]) & set(ring[1]))
     mha, gqa = (np.array([r[k] for k in common]) for r in ring)
@@ -414,7 +414,7 @@ def test_cp_all_gather_exposes_the_whole_exchange(striped: bool) -> None:
     for physics in (ring_physics, dataclasses.replace(ring_physics, cp_all_gather=True)):
         c = enumerate_candidates(hw, shape, 4096, SearchOptions(), physics)
         assert isinstance(c, Candidates)
-        extra.append(_with_ring(c, hw, shape, SearchOptions()).t_layer_s - c.t_layer_s)
+        extra.append(_with_ring(c, hw, shape).t_layer_s - c.t_layer_s)
     assert c.cp is not None
     assert c.recompute is not None
     tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(float)

@@ -31,9 +31,7 @@ def test_floors_bound_candidates_with_several_local_experts(n_gpu: int) -> None:
     assert np.all(c.degrees[:, 4] < shape.sparsity)
     floors = _floors_by_row(hw, s, shape, n_gpu)
     keys = _candidate_keys(c)
-    steps = realistic_steps(
-        hw, s.physics, shape, n_gpu, _with_ring(c, hw, shape, s.options), s.options
-    )
+    steps = realistic_steps(hw, s.physics, shape, n_gpu, _with_ring(c, hw, shape), s.options)
     for key, t_step in zip(keys, steps.t_step_s, strict=True):
         assert floors[key] <= float(t_step) * (1.0 + PRUNE_SLACK)
     a, b = step_floor_terms_s(hw, s.physics, s.options, shape)

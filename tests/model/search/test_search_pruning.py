@@ -216,7 +216,7 @@ def test_tensor_parallel_floor_bounds_every_realistic_step(
     for every cluster the walk may try (docs/model.md §9.4, `tensor_parallel_floor_s`)."""
     checked = 0
     for s, shape, hw, n_gpu, c in _walked_clusters(over, widths):
-        c = _with_ring(c, hw, shape, s.options)
+        c = _with_ring(c, hw, shape)
         steps = realistic_steps(hw, s.physics, shape, n_gpu, c, s.options)
         floor_s = tensor_parallel_floor_s(hw, s.physics, s.options, shape, n_gpu)
         assert floor_s <= float(steps.t_step_s.min()) * (1.0 + PRUNE_SLACK)
@@ -271,7 +271,7 @@ def test_layout_step_floors_bound_every_realistic_candidate(
     for s, shape, hw, n_gpu, c in _walked_clusters(over, widths):
         floors = _floors_by_row(hw, s, shape, n_gpu)
         keys = _candidate_keys(c)
-        c = _with_ring(c, hw, shape, s.options)
+        c = _with_ring(c, hw, shape)
         steps = realistic_steps(hw, s.physics, shape, n_gpu, c, s.options)
         for key, t_step in zip(keys, steps.t_step_s, strict=True):
             assert floors[key] <= float(t_step) * (1.0 + PRUNE_SLACK)
@@ -295,7 +295,7 @@ def test_layout_step_floors_bound_every_candidate_on_random_networks(
         return
     floors = _floors_by_row(hw, s, shape, n_gpu)
     keys = _candidate_keys(c)
-    steps = realistic_steps(hw, s.physics, shape, n_gpu, _with_ring(c, hw, shape, opts), opts)
+    steps = realistic_steps(hw, s.physics, shape, n_gpu, _with_ring(c, hw, shape), opts)
     for key, t_step in zip(keys, steps.t_step_s, strict=True):
         assert floors[key] <= float(t_step) * (1.0 + PRUNE_SLACK)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from hydra import compose, initialize_config_module
 from hydra.conf import HydraConf
+from hydra.core.config_store import ConfigStore
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -77,15 +78,27 @@ def compose_config(
         )
 
 
-def compose_group_option(group: str, option: str) -> DictConfig:
-    """The built-in config `conf/<group>/<option>.yaml` composed alone with its own defaults
-    list (Hydra's primary config `<group>/<option>`), its node under `group`: the node the root
-    config holds there when nothing else writes into the group, without composing every other
-    group (`projected.preset_spec`; a test holds each shipped hardware preset to the root's)."""
+GROUP_OPTIONS_CONFIG = "dmlimits_group_options"
+"""The primary config `compose_group_options` stores in Hydra's ConfigStore (a defaults list)."""
+
+
+def compose_group_options(group: str, options: Sequence[str]) -> dict[str, DictConfig]:
+    """Each built-in config `conf/<group>/<option>.yaml` composed alone with its own defaults
+    list: the node the root config holds under `group` when nothing else writes into it,
+    without composing every other group (`projected.preset_specs`; a test holds each shipped
+    hardware preset to the root's). One composition for all of them: a primary config, stored
+    in Hydra's ConfigStore, whose defaults list places the i-th option at package `option<i>`
+    (Hydra's `group@package: option`; not the option's name, which may hold a package keyword
+    such as `_global_`), so Hydra's own node is composed once, not once per option."""
+    ConfigStore.instance().store(
+        name=GROUP_OPTIONS_CONFIG,
+        node={"defaults": [{f"{group}@option{i}": option} for i, option in enumerate(options)]},
+    )
     with hydra_session():
-        node = compose(config_name=f"{group}/{option}")[group]
-    assert isinstance(node, DictConfig)
-    return node
+        composed = compose(config_name=GROUP_OPTIONS_CONFIG)
+    nodes = {option: composed[f"option{i}"] for i, option in enumerate(options)}
+    assert all(isinstance(node, DictConfig) for node in nodes.values())
+    return nodes
 
 
 def compose_with_hydra(overrides: Sequence[str]) -> DictConfig:

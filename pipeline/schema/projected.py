@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pipeline.catalog.load import Catalog, CatalogError, catalog_text, parse_catalog, preset_names
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.schema import bounds
-from pipeline.schema.compose import compose_group_option
+from pipeline.schema.compose import compose_group_options
 from pipeline.schema.errors import MISSING, ConfigError, InputError
 from pipeline.schema.gpu import gpu_from_config
 from pipeline.schema.section import Section
@@ -28,17 +28,29 @@ PROJECTED_KEYS = frozenset({"name", "base", "year", "catalog", "growth_per_year"
 GROWTH_KEYS = frozenset(PROJECTED_METRICS)
 
 
-@functools.cache
+_PRESETS: dict[str, HardwareSpec] = {}
+"""The GPU presets composed so far in this process, by name (`preset_specs`)."""
+
+
+def preset_specs(names: Sequence[str]) -> dict[str, HardwareSpec]:
+    """The GPU presets `names` (conf/hardware/<name>.yaml), each composed alone with its
+    defaults list (`compose.compose_group_options`, the node a run's root config holds; those
+    not composed yet in one composition) and validated as a run would (cached per process)."""
+    missing = [name for name in dict.fromkeys(names) if name not in _PRESETS]
+    if missing:
+        nodes = compose_group_options("hardware", missing)
+        _PRESETS.update({name: gpu_from_config(nodes[name]) for name in missing})
+    return {name: _PRESETS[name] for name in names}
+
+
 def preset_spec(name: str) -> HardwareSpec:
-    """The GPU preset `name` (conf/hardware/<name>.yaml), composed alone with its defaults list
-    (`compose.compose_group_option`, the node a run's root config holds) and validated as a run
-    would (cached per process)."""
-    return gpu_from_config(compose_group_option("hardware", name))
+    """The GPU preset `name` (`preset_specs`)."""
+    return preset_specs([name])[name]
 
 
 def catalog_from_text(text: str) -> Catalog:
     """A catalog CSV text with the presets it names loaded from conf/hardware/."""
-    return parse_catalog(text, {name: preset_spec(name) for name in preset_names(text)})
+    return parse_catalog(text, preset_specs(preset_names(text)))
 
 
 @functools.cache

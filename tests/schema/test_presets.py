@@ -188,8 +188,22 @@ def test_hardware_from_config_accepts_plain_mapping() -> None:
     sorted(p.stem for p in (Path(__file__).parents[2] / "conf" / "hardware").glob("*.yaml")),
 )
 def test_preset_composed_alone_equals_the_root_configs_node(name: str) -> None:
-    """Each shipped hardware preset composed alone (`compose_group_option`, what
-    `projected.preset_spec` reads) is the node the root config holds under `hardware`."""
-    from pipeline.schema.compose import compose_group_option
+    """Each shipped hardware preset composed alone (`compose_group_options`, what
+    `projected.preset_specs` reads) is the node the root config holds under `hardware`."""
+    from pipeline.schema.compose import compose_group_options
 
-    assert compose_group_option("hardware", name) == compose_config([f"hardware={name}"]).hardware
+    assert compose_group_options("hardware", [name])[name] == (
+        compose_config([f"hardware={name}"]).hardware
+    )
+
+
+def test_presets_composed_together_equal_each_composed_alone() -> None:
+    """Composing several presets in one composition (the catalog's) gives each the node it has
+    composed alone: no preset's defaults list leaks into another's package."""
+    from pipeline.schema.compose import compose_group_options
+
+    names = sorted(p.stem for p in (Path(__file__).parents[2] / "conf" / "hardware").glob("*.yaml"))
+    together = compose_group_options("hardware", names)
+    assert list(together) == names
+    for name in names:
+        assert together[name] == compose_group_options("hardware", [name])[name], name

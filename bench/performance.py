@@ -226,20 +226,18 @@ consecutive as the whole sweep runs them (a 1-in-100 spread sample never puts tw
 series together, so it undercounts the cache reuse of the whole sweep)."""
 
 
-def million_section(repeat: int, baseline: Path | None) -> list[str]:
-    del repeat, baseline  # one sampled run: minutes
+def million_run(*sample: str, report_s: float = 1e9) -> list[str]:
+    """`bench_million.py --sweep million_realistic` with these sample options (none: the whole
+    sweep), its output as a text block."""
     out = subprocess.run(
         [
             sys.executable,
             str(ROOT / "bench" / "bench_million.py"),
             "--sweep",
             "million_realistic",
-            "--every",
-            str(MILLION_EVERY),
-            "--block",
-            str(MILLION_BLOCK),
+            *sample,
             "--report-s",
-            "1e9",
+            f"{report_s:g}",
         ],
         check=True,
         capture_output=True,
@@ -248,6 +246,20 @@ def million_section(repeat: int, baseline: Path | None) -> list[str]:
     ).stdout.strip()
     print(out, flush=True)
     return ["```text", *out.splitlines(), "```"]
+
+
+def million_section(repeat: int, baseline: Path | None) -> list[str]:
+    del repeat, baseline  # one sampled run: minutes
+    return million_run("--every", str(MILLION_EVERY), "--block", str(MILLION_BLOCK))
+
+
+MILLION_WHOLE_REPORT_S = 120.0
+"""The whole million-point run prints a line every two minutes: its rate and memory as it goes."""
+
+
+def million_whole_section(repeat: int, baseline: Path | None) -> list[str]:
+    del repeat, baseline  # one whole run: about twenty minutes
+    return million_run(report_s=MILLION_WHOLE_REPORT_S)
 
 
 STARTUP_ROUNDS = 8
@@ -309,6 +321,19 @@ SECTIONS: dict[str, Section] = {
             "first series evaluated are reported.",
         ),
         million_section,
+        1,
+    ),
+    "million_whole": Section(
+        "A million realistic scenario points, the whole sweep",
+        (
+            "The same sweep run whole, every one of its series on 2 workers, as `dmlimits",
+            "sweep=million_realistic` runs it (`bench/bench_million.py --sweep million_realistic`,",
+            "planned and run through `plan_run` and `execute_plan` into a scratch root): one run,",
+            "about twenty minutes. A line every two minutes gives the rate and the peak RSS so far",
+            "(this process and its workers); the last, the whole sweep's time and how the peak grew",
+            "over its second half (flat memory: near zero).",
+        ),
+        million_whole_section,
         1,
     ),
     "dask": Section(

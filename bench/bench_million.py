@@ -1,10 +1,10 @@
 """Benchmark: a 1,000,000-point sweep run whole through the pipeline; time and peak memory.
 
 Reports figures; it does not pass or fail. Run: `.venv/bin/python bench/bench_million.py`
-(about 20 minutes or more on 2 cores; `--series N` runs only the first N series of the plan,
-`--every K` every K-th series of it, a sample spread over the whole sweep; with `--block B`
-every K-th block of B consecutive series, whose neighbours share the workers' caches as in the
-whole sweep).
+(`--sweep million_realistic` run whole takes about half an hour on 2 cores; `--series N` runs
+only the first N series of the plan, `--every K` every K-th series of it, a sample spread over
+the whole sweep; with `--block B` every K-th block of B consecutive series, whose neighbours
+share the workers' caches as in the whole sweep).
 
 The sweep is generated through the real expansion (`sweep.axes`) around H100 SXM, dense,
 critical batch: HBM bandwidth (20 values, outermost, so that the series sharing a GPU run

@@ -258,7 +258,7 @@ MILLION_WHOLE_REPORT_S = 120.0
 
 
 def million_whole_section(repeat: int, baseline: Path | None) -> list[str]:
-    del repeat, baseline  # one whole run: about twenty minutes
+    del repeat, baseline  # one whole run: about half an hour on 2 cores
     return million_run(report_s=MILLION_WHOLE_REPORT_S)
 
 
@@ -329,7 +329,7 @@ SECTIONS: dict[str, Section] = {
             "The same sweep run whole, every one of its series on 2 workers, as `dmlimits",
             "sweep=million_realistic` runs it (`bench/bench_million.py --sweep million_realistic`,",
             "planned and run through `plan_run` and `execute_plan` into a scratch root): one run,",
-            "about twenty minutes. A line every two minutes gives the rate and the peak RSS so far",
+            "about half an hour. A line every two minutes gives the rate and the peak RSS so far",
             "(this process and its workers); the last, the whole sweep's time and how the peak grew",
             "over its second half (flat memory: near zero).",
         ),

@@ -12,7 +12,7 @@ Each entry is an attribute access or a name, which is all vulture needs to count
 # ruff: noqa: B018  (the bare expressions are the point: each one is a use)
 
 import pipeline
-from hydra_plugins.dmlimits import parsed_once, sweeper
+from hydra_plugins.dmlimits import sweeper
 from pipeline.app import api, execute
 from pipeline.catalog import load, metrics
 from pipeline.execute import settings
@@ -28,9 +28,6 @@ from pipeline.trends import fit
 # Called by Python, not by code.
 pipeline.__getattr__  # PEP 562: `pipeline.run` imports the API on first access
 sweeper.DmlimitsSweeper.setup  # Hydra's Sweeper interface: Hydra calls it
-parsed_once.ParsedOnceSource.load_config  # Hydra's ConfigSource interface
-parsed_once.ParsedOnceSource.available  # Hydra's ConfigSource interface
-parsed_once.ParsedOncePaths.manipulate_search_path  # Hydra's SearchPathPlugin interface
 
 # Public API for users (docs/api.md, docs/schema.md), not used inside the package.
 api.Result.summary  # docs/api.md: the text table `dmlimits` prints

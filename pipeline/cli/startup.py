@@ -20,7 +20,6 @@ from hydra.core.plugins import Plugins
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 
-from hydra_plugins.dmlimits.parsed_once import ParsedOncePaths, ParsedOnceSource
 from hydra_plugins.dmlimits.sweeper import DmlimitsSweeper
 from pipeline.app.plan import RunPlan
 from pipeline.execute.ahead import MAX_SERIES as AHEAD_MAX_SERIES
@@ -33,14 +32,12 @@ in this process."""
 
 
 def register_plugins() -> None:
-    """Register dmlimits' Hydra plugins (`hydra_plugins.dmlimits`) with Hydra's public
-    `Plugins.register`: the sweeper of a multirun (conf/hydra/sweeper/dmlimits.yaml), and the
-    package configs read once per process. Hydra finds installed plugins by listing the
-    `hydra_plugins` folders, which an editable install does not expose; registering twice is
-    harmless. Neither changes what a command composes or writes."""
-    plugins = Plugins.instance()
-    for plugin in (DmlimitsSweeper, ParsedOnceSource, ParsedOncePaths):
-        plugins.register(plugin)
+    """Register dmlimits' Hydra plugin (`hydra_plugins.dmlimits`) with Hydra's public
+    `Plugins.register`: the sweeper of a multirun (conf/hydra/sweeper/dmlimits.yaml). Hydra
+    finds installed plugins by listing the `hydra_plugins` folders, which an editable install
+    does not expose; registering twice is harmless. It changes nothing a command composes or
+    writes."""
+    Plugins.instance().register(DmlimitsSweeper)
 
 
 def usable_cpus() -> int:

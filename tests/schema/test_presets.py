@@ -22,6 +22,10 @@ from pipeline.schema import compose_config, hardware_from_config
 
 CHECK_REL = 1e-6
 """The spec's derived-value table (spec §3.2) gives 7 significant digits."""
+HARDWARE_PRESETS = sorted(
+    p.stem for p in (Path(__file__).parents[2] / "conf" / "hardware").glob("*.yaml")
+)
+"""Every config of conf/hardware/, by name."""
 
 DERIVED_RATES = {
     # preset: (F_peak FLOP/s, F_eff FLOP/s, BW_smem B/s, L2_u B), spec §3.2 check table
@@ -183,10 +187,7 @@ def test_hardware_from_config_accepts_plain_mapping() -> None:
     )  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "name",
-    sorted(p.stem for p in (Path(__file__).parents[2] / "conf" / "hardware").glob("*.yaml")),
-)
+@pytest.mark.parametrize("name", HARDWARE_PRESETS)
 def test_preset_composed_alone_equals_the_root_configs_node(name: str) -> None:
     """Each shipped hardware preset composed alone (`compose_group_options`, what
     `projected.preset_specs` reads) is the node the root config holds under `hardware`."""
@@ -202,8 +203,7 @@ def test_presets_composed_together_equal_each_composed_alone() -> None:
     composed alone: no preset's defaults list leaks into another's package."""
     from pipeline.schema.compose import compose_group_options
 
-    names = sorted(p.stem for p in (Path(__file__).parents[2] / "conf" / "hardware").glob("*.yaml"))
-    together = compose_group_options("hardware", names)
-    assert list(together) == names
-    for name in names:
+    together = compose_group_options("hardware", HARDWARE_PRESETS)
+    assert list(together) == HARDWARE_PRESETS
+    for name in HARDWARE_PRESETS:
         assert together[name] == compose_group_options("hardware", [name])[name], name

@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import NamedTuple, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import register
 from pipeline.model.compute.efficiency import fp8_gemms
-from pipeline.model.compute.layer import (
-    LayerTimes,
-    with_rerun_s,
-)
+from pipeline.model.compute.layer import with_rerun_s
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.aggregate import memory_required_bytes
 from pipeline.model.memory.gpu_memory import updated_params
@@ -41,9 +38,10 @@ from pipeline.model.search.grid import (
     grid_layer_times_s,
     grid_params_per_gpu,
     memory_by_mode_bytes,
+    timing_gpu,
 )
 from pipeline.model.search.layouts import paper_layouts, shard_times_s
-from pipeline.model.search.memo import ByteBoundedMemo
+from pipeline.model.search.memo import ByteBoundedMemo, arrays_nbytes, read_only
 from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s
 from pipeline.model.step.schedule import interleave_degrees
 from pipeline.model.step.step_time import (
@@ -158,10 +156,7 @@ def limit_candidate_cache(max_bytes: int) -> None:
 
 def _candidates_nbytes(c: Candidates | MemoryBlocked | None) -> int:
     """Bytes of a candidate set's own arrays (its keys are shared and cached apart)."""
-    if not isinstance(c, Candidates):
-        return 0
-    arrays = [getattr(c, f) for f in Candidates.__slots__]
-    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+    return arrays_nbytes(c)
 
 
 def _candidate_set(
@@ -175,11 +170,7 @@ def _candidate_set(
     """`enumerate_candidates` uncached, its arrays read only."""
     c = _enumerate(hw, shape, n_gpu, opts, physics, tp_unit)
     if isinstance(c, Candidates):
-        c = _with_step_inputs(c, opts, shape)
-        for field in Candidates.__slots__:
-            value = getattr(c, field)
-            if isinstance(value, np.ndarray):
-                value.setflags(write=False)
+        c = read_only(_with_step_inputs(c, opts, shape))
     return c
 
 
@@ -226,24 +217,6 @@ class _LayerParts(TypedDict):
     t_forward_s: Array
 
 
-def _layer_parts(times: LayerTimes, at: NDArray[np.intp], modes: NDArray[np.int64]) -> _LayerParts:
-    """Realistic candidates' layers under their recomputation modes: all of each, its weight
-    GEMMs, its backward with the rerun and its forward (as `runs.training_run.run_costs`
-    splits a run's), candidate i on shard `at[i]` of `times`. Each sum of parts is made once
-    per shard and taken per candidate: the same sums, in the same order, as on the
-    candidates' own rows."""
-    forward = times.forward_s[at]
-    layer = with_rerun_s(modes, forward, times.backward_s[at], times.core_forward_s[at])
-    zero = np.zeros_like(layer)
-    gemm = with_rerun_s(modes, times.matmul_forward_s[at], times.matmul_backward_s[at], zero)
-    return {
-        "t_layer_s": layer,
-        "t_gemm_s": gemm,
-        "t_backward_s": layer - forward,
-        "t_forward_s": forward,
-    }
-
-
 def _with_step_inputs(c: Candidates, opts: SearchOptions, shape: ModelShape) -> Candidates:
     """The candidates with their network-free step inputs and compute-only step floor: Part
     I's (`step.step_time`), or under realistic physics `_with_pipeline_inputs`."""
@@ -281,6 +254,20 @@ def _with_pipeline_inputs(c: Candidates, shape: ModelShape, t_layer_s: Array) ->
 REALISTIC_ROWS_CACHE_BYTES = 64 * 2**20
 """Bytes of GPU-free realistic rows (`_realistic_rows`) a process keeps, least recently used
 out: the cluster sizes of the models a sweep's GPUs share (docs/model.md §9.2)."""
+
+
+class RowsKey(NamedTuple):
+    """What a realistic row set is kept by (`_realistic_rows`): the model, the cluster size,
+    the options, the physics, the N_TP unit and whether the GPU's weight GEMMs run in FP8; and
+    with a GPU's part, what is kept of the row set on each GPU (`_row_shard_parts`,
+    `_kept_fitting_rows`)."""
+
+    shape: ModelShape
+    n_gpu: int
+    opts: SearchOptions
+    physics: Physics
+    tp_unit: int
+    fp8: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,6 +350,73 @@ def _rows_of(
 
 _realistic_rows = ByteBoundedMemo(_realistic_row_set, REALISTIC_ROWS_CACHE_BYTES, _rows_nbytes)
 register(f"{__name__}._realistic_rows", _realistic_rows, f"{REALISTIC_ROWS_CACHE_BYTES} bytes")
+SHARD_PARTS_CACHE_BYTES = 64 * 2**20
+"""Bytes of per-shard layer parts (`ShardParts`) a process keeps, least recently used out: a row
+set's on each GPU a sweep's series share (docs/model.md §9.2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShardParts:
+    """What a realistic candidate reads of its layer, per shard of a row set (`RealisticRows`)
+    on one GPU (`grid.timing_gpu`), under every recomputation mode: the layer, its weight GEMMs
+    and its backward with the rerun (mode, shard), its forward and attention core (shard), and
+    each row's optimizer step. Every part is element-wise in the shard, so candidate i takes
+    entry (mode i, shard i): the same sums, in the same order, as on the candidates' own
+    rows (the parts a run's layer splits into, `runs.training_run.run_costs`)."""
+
+    layer: Array
+    gemm: Array
+    backward: Array
+    forward: Array
+    attention_forward: Array
+    attention_backward: Array
+    optimizer_s: Array | None
+    """Each row's optimizer step (`optimizer_step_time_s`), None without memory-bound ops."""
+
+    def take(self, shard: NDArray[np.intp], modes: NDArray[np.int64]) -> _LayerParts:
+        """The layer parts of candidates on shards `shard` under modes `modes`."""
+        return {
+            "t_layer_s": self.layer[modes, shard],
+            "t_gemm_s": self.gemm[modes, shard],
+            "t_backward_s": self.backward[modes, shard],
+            "t_forward_s": self.forward[shard],
+        }
+
+
+def _shard_parts(
+    hw: HardwareSpec, physics: Physics, shape: ModelShape, rows: RealisticRows
+) -> ShardParts:
+    """`ShardParts` of `rows` on the GPU of `hw`, its arrays read only."""
+    times = grid_layer_times_s(hw, physics, shape, rows.shards)
+    modes = np.arange(len(RECOMPUTE_ORDER), dtype=np.int64)[:, None]
+    forward = times.forward_s
+    layer = with_rerun_s(modes, forward, times.backward_s, times.core_forward_s)
+    zero = np.zeros_like(forward)
+    gemm = with_rerun_s(modes, times.matmul_forward_s, times.matmul_backward_s, zero)
+    optimizer_s = None
+    if rows.updated is not None:
+        optimizer_s = optimizer_step_time_s(hw, physics.efficiency, rows.updated)
+    return read_only(
+        ShardParts(
+            layer,
+            gemm,
+            layer - forward,
+            forward,
+            times.attention_forward_s,
+            times.attention_backward_s,
+            optimizer_s,
+        )
+    )
+
+
+def _kept_shard_parts(gpu: HardwareSpec, key: RowsKey) -> ShardParts | None:
+    """`_shard_parts` of the rows `_realistic_rows` keeps for `key`; None without rows."""
+    rows = _realistic_rows(*key)
+    return None if rows is None else _shard_parts(gpu, key.physics, key.shape, rows)
+
+
+_row_shard_parts = ByteBoundedMemo(_kept_shard_parts, SHARD_PARTS_CACHE_BYTES, arrays_nbytes)
+register(f"{__name__}._row_shard_parts", _row_shard_parts, f"{SHARD_PARTS_CACHE_BYTES} bytes")
 
 
 def _realistic_candidates(
@@ -379,18 +433,22 @@ def _realistic_candidates(
     model, cluster size, options and physics for every GPU (`RealisticRows`): per-GPU memory
     with the cheapest recomputation mode that fits, layer times and the optimizer step of
     their rows (`search.grid`)."""
-    fp8 = fp8_gemms(hw, physics)
-    if given is None:
-        rows = _realistic_rows(shape, n_gpu, opts, physics, tp_unit, fp8)
-    else:
-        rows = _rows_of(given, shape, opts, physics, fp8)
+    key = RowsKey(shape, n_gpu, opts, physics, tp_unit, fp8_gemms(hw, physics))
+    rows = (
+        _realistic_rows(*key) if given is None else _rows_of(given, shape, opts, physics, key.fp8)
+    )
     if rows is None:
         return None
-    fit = _fitting_rows(hw, n_gpu, rows, physics)
+    fit = _fitting_rows(hw.hbm_bytes, n_gpu, rows, physics)
     if not isinstance(fit, tuple):
         return fit
     mode_idx, keep = fit
-    return _candidates_of_rows(hw, shape, rows, mode_idx, keep, physics)
+    if given is None:
+        parts = _row_shard_parts(timing_gpu(hw), key)
+        assert parts is not None  # the same rows as above
+    else:
+        parts = _shard_parts(hw, physics, shape, rows)
+    return _candidates_of_rows(shape, rows, parts, mode_idx, keep, physics)
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,30 +478,58 @@ def realistic_candidates_within(
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         return None
     gpu = gpu_only(hw)  # as `enumerate_candidates` reads it
-    rows = _realistic_rows(shape, n_gpu, opts, physics, tp_unit, fp8_gemms(gpu, physics))
+    key = RowsKey(shape, n_gpu, opts, physics, tp_unit, fp8_gemms(gpu, physics))
+    rows = _realistic_rows(*key)
     if rows is None:
         return None
-    fit = _fitting_rows(gpu, n_gpu, rows, physics)
+    fit = _kept_fitting_rows(gpu.hbm_bytes, key)
     if not isinstance(fit, tuple):
         return fit
     mode_idx, keep = fit
     keep = keep & wanted
     if not keep.any():
         return NoneWanted()
-    c = _candidates_of_rows(gpu, shape, rows, mode_idx, keep, physics)
+    parts = _row_shard_parts(timing_gpu(gpu), key)
+    assert parts is not None  # the same rows as above
+    c = _candidates_of_rows(shape, rows, parts, mode_idx, keep, physics)
     if c.cp is not None:  # the ring's exchange, then the step inputs of the layer with it
         return _with_ring(c, hw, shape)
     return _with_step_inputs(c, opts, shape)
 
 
-def _fitting_rows(
-    hw: HardwareSpec, n_gpu: int, rows: RealisticRows, physics: Physics
-) -> tuple[NDArray[np.int64], NDArray[np.bool_]] | MemoryBlocked | None:
+Fit = tuple[NDArray[np.int64], NDArray[np.bool_]] | MemoryBlocked | None
+"""What `_fitting_rows` finds: each row's mode and whether it fits, or why none is left."""
+
+FITTING_CACHE_BYTES = 16 * 2**20
+"""Bytes of each row set's modes and memory check per GPU memory capacity (`_fitting_rows`) a
+process keeps, least recently used out: read by every network a sweep's series share."""
+
+
+def _fit_nbytes(fit: Fit) -> int:
+    """Bytes of a fit's arrays."""
+    return 0 if not isinstance(fit, tuple) else fit[0].nbytes + fit[1].nbytes
+
+
+def _fitting_rows_of(hbm_bytes: float, key: RowsKey) -> Fit:
+    """`_fitting_rows` of the rows `_realistic_rows` keeps for `key` on a GPU of `hbm_bytes`
+    (all the check reads of it), its arrays read only; None without rows."""
+    rows = _realistic_rows(*key)
+    if rows is None:
+        return None
+    fit = _fitting_rows(hbm_bytes, key.n_gpu, rows, key.physics)
+    if isinstance(fit, tuple):
+        for a in fit:
+            a.setflags(write=False)
+    return fit
+
+
+def _fitting_rows(hbm_bytes: float, n_gpu: int, rows: RealisticRows, physics: Physics) -> Fit:
     """Each row's recomputation mode (index into `RECOMPUTE_ORDER`) and whether it passes the
-    memory check: per GPU, the cheapest mode that fits (MemoryBlocked when no row fits), or
-    the paper's aggregate check (None when no row passes it) under the first mode."""
+    memory check on a GPU of `hbm_bytes`: per GPU, the cheapest mode that fits (MemoryBlocked
+    when no row fits), or the paper's aggregate check (None when no row passes it) under the
+    first mode."""
     if physics.gpu_memory:
-        mode_idx = fitting_mode(rows.need, recompute_modes(physics), hw.hbm_bytes)
+        mode_idx = fitting_mode(rows.need, recompute_modes(physics), hbm_bytes)
         keep = mode_idx >= 0
         if not keep.any():
             return MemoryBlocked()
@@ -453,31 +539,33 @@ def _fitting_rows(
     mode_idx = np.full(rows.table.shape[0], RECOMPUTE_ORDER.index(first), dtype=np.int64)
     keep = np.ones(rows.table.shape[0], dtype=bool)
     if rows.need:
-        keep = n_gpu * hw.hbm_bytes >= rows.need[0]
+        keep = n_gpu * hbm_bytes >= rows.need[0]
         if not keep.any():
             return None
     return mode_idx, keep
 
 
+_kept_fitting_rows = ByteBoundedMemo(_fitting_rows_of, FITTING_CACHE_BYTES, _fit_nbytes)
+register(f"{__name__}._kept_fitting_rows", _kept_fitting_rows, f"{FITTING_CACHE_BYTES} bytes")
+
+
 def _candidates_of_rows(
-    hw: HardwareSpec,
     shape: ModelShape,
     rows: RealisticRows,
+    parts: ShardParts,
     mode_idx: NDArray[np.int64],
     keep: NDArray[np.bool_],
     physics: Physics,
 ) -> Candidates:
-    """The realistic candidates of the rows `keep` marks, under their modes `mode_idx`."""
+    """The realistic candidates of the rows `keep` marks, under their modes `mode_idx`, their
+    layers read from their shards' `parts` (`ShardParts`)."""
     idx = np.flatnonzero(keep)
     table, mode_idx, interleave = rows.table[idx], mode_idx[idx], rows.interleave[idx]
     cp = None if rows.cp is None else rows.cp[idx]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
-    used, at = _shards_used(rows.shard_of[idx], rows.shards.shape[0])
-    times = grid_layer_times_s(hw, physics, shape, rows.shards[used])
+    shard = rows.shard_of[idx]
     ring = cp is not None and physics.attention  # without attention there is no K/V ring
-    extra = None
-    if rows.updated is not None:
-        extra = optimizer_step_time_s(hw, physics.efficiency, rows.updated[idx])
+    extra = None if parts.optimizer_s is None else parts.optimizer_s[idx]
     repeats = ((shape.n_layers // pp_) * m).astype(np.float64)  # the critical stage's layers
     degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
     return Candidates(
@@ -485,7 +573,7 @@ def _candidates_of_rows(
         microbatches=m.astype(np.float64),
         zero_bubble=zb_i.astype(bool),
         interleave=interleave,
-        **_layer_parts(times, at, mode_idx),
+        **parts.take(shard, mode_idx),
         compute_repeats=repeats,
         nanobatch=nano,
         keys=None,  # timed as runs (`search.realistic`): no network-time tables
@@ -495,21 +583,10 @@ def _candidates_of_rows(
         nic_striping=physics.nic_striping,
         cp_all_gather=physics.cp_all_gather,
         cp=cp if ring else None,
-        attention_forward_s=times.attention_forward_s[at] if ring else None,
-        attention_backward_s=times.attention_backward_s[at] if ring else None,
+        attention_forward_s=parts.attention_forward[shard] if ring else None,
+        attention_backward_s=parts.attention_backward[shard] if ring else None,
         rows=idx,
     )
-
-
-def _shards_used(
-    shard_of: NDArray[np.intp], n_shards: int
-) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """The distinct shards `shard_of` names, ascending, and each entry's position among them:
-    `np.unique(shard_of, return_inverse=True)`, by marking the few shards of a set."""
-    mark = np.zeros(n_shards, dtype=bool)
-    mark[shard_of] = True
-    position = np.cumsum(mark) - 1
-    return np.flatnonzero(mark), position[shard_of]
 
 
 def _with_ring(c: Candidates, hw: HardwareSpec, shape: ModelShape) -> Candidates:

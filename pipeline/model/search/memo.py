@@ -16,8 +16,11 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Generic, ParamSpec, TypeVar
 
+import numpy as np
+
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 ENTRY_OVERHEAD_BYTES = 1024
 """Bytes counted for every entry on top of its value's own (the key and the Python objects), so
@@ -88,3 +91,23 @@ class ByteBoundedMemo(Generic[P, R]):
         with self._lock:
             self._entries.clear()
             self._bytes = self._hits = self._misses = 0
+
+
+def field_arrays(value: object) -> list[np.ndarray]:
+    """The numpy arrays among the fields of a slots dataclass `value` (its `__slots__`); none
+    for any other value."""
+    names: tuple[str, ...] = getattr(type(value), "__slots__", ())
+    return [a for a in (getattr(value, n) for n in names) if isinstance(a, np.ndarray)]
+
+
+def arrays_nbytes(value: object) -> int:
+    """Bytes of the numpy arrays among `value`'s fields (`field_arrays`): a memo's `nbytes`."""
+    return sum(a.nbytes for a in field_arrays(value))
+
+
+def read_only(value: T) -> T:
+    """`value` with the numpy arrays among its fields (`field_arrays`) made read only: a memo's
+    values are shared, so no caller may change them."""
+    for a in field_arrays(value):
+        a.setflags(write=False)
+    return value

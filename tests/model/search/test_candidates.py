@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.model import caches
+from pipeline.model.compute.layer import with_rerun_s
+from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.records.switches import Physics
@@ -91,16 +94,17 @@ def test_realistic_candidates_equal_built_whole_after_other_gpus(
 
 def test_realistic_rows_are_shared_by_gpus() -> None:
     """GPUs that differ in HBM bandwidth and capacity build their candidates from one GPU-free
-    row set per cluster size, and GPUs that differ only in capacity time each layer shard once."""
+    row set per cluster size, and GPUs that differ only in capacity time the row set's layers
+    once, sharing its layer parts."""
     physics = _realistic()
     shape = _shape(physics, 12288, False)
     opts = load_scenario(compose_config(["physics=realistic"])).options
     caches.clear_caches()
     for hw in _gpus("h100_sxm"):
         cand.enumerate_candidates(network_physics(hw, physics), shape, 2048, opts, physics)
-    info = cand._realistic_rows.cache_info()
-    assert (info.misses, info.hits) == (1, 8)
-    assert grid._shard_times.cache_info().misses == 3  # one shard store per HBM bandwidth
+    assert cand._realistic_rows.cache_info().misses == 1
+    parts = cand._row_shard_parts.cache_info()
+    assert (parts.misses, parts.hits) == (3, 6)  # one per HBM bandwidth
 
 
 WITHIN_CASES = [
@@ -164,12 +168,42 @@ def test_realistic_candidates_within_none_wanted() -> None:
     )
 
 
-@given(st.lists(st.integers(0, 40), min_size=1, max_size=200))
-def test_shards_used_equal_numpy_unique(names: list[int]) -> None:
-    """The shards a candidate set uses and each candidate's position among them are
-    `np.unique`'s, values and positions alike."""
-    shard_of = np.array(names, dtype=np.intp)
-    used, at = cand._shards_used(shard_of, 41)
-    want, inverse = np.unique(shard_of, return_inverse=True)
-    assert np.array_equal(used, want)
-    assert np.array_equal(at, inverse.reshape(-1))
+@functools.cache
+def _sparse_rows() -> tuple[Physics, ModelShape, HardwareSpec, cand.RealisticRows]:
+    """A sparse model's realistic rows on 4,096 H100s, with the physics, model and GPU."""
+    physics = _realistic()
+    shape = _shape(physics, 16384, True)
+    opts = load_scenario(compose_config(["physics=realistic"])).options
+    hw = grid.timing_gpu(network_physics(preset("h100_sxm"), physics))
+    rows = cand._realistic_rows(shape, 4096, opts, physics, 0, False)
+    assert rows is not None
+    return physics, shape, hw, rows
+
+
+@settings(deadline=None)  # the first example composes the physics and enumerates the rows
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 2)), min_size=1, max_size=60))
+def test_shard_parts_equal_parts_of_the_rows_own_times(picks: list[tuple[int, int]]) -> None:
+    """A candidate's layer parts read from its shard's `ShardParts` are, bit for bit, those
+    computed on its own row's layer times (`grid_layer_times_s` of the candidates' shards in
+    their order) under its own recomputation mode, optimizer step included."""
+    physics, shape, hw, rows = _sparse_rows()
+    assert rows.updated is not None
+    n = rows.table.shape[0]
+    idx = np.array([i % n for i, _ in picks], dtype=np.intp)
+    modes = np.array([m for _, m in picks], dtype=np.int64)
+    shard = rows.shard_of[idx]
+    parts = cand._shard_parts(hw, physics, shape, rows).take(shard, modes)
+    caches.clear_caches()
+    own = grid.grid_layer_times_s(hw, physics, shape, rows.shards[shard])
+    forward = own.forward_s
+    layer = with_rerun_s(modes, forward, own.backward_s, own.core_forward_s)
+    gemm = with_rerun_s(modes, own.matmul_forward_s, own.matmul_backward_s, np.zeros_like(forward))
+    want = {"t_layer_s": layer, "t_gemm_s": gemm, "t_backward_s": layer - forward}
+    want["t_forward_s"] = forward
+    for name, value in want.items():
+        assert np.array_equal(parts[name], value), name  # type: ignore[literal-required]
+    optimizer = cand._shard_parts(hw, physics, shape, rows).optimizer_s
+    assert optimizer is not None
+    assert np.array_equal(
+        optimizer[idx], optimizer_step_time_s(hw, physics.efficiency, rows.updated[idx])
+    )

@@ -48,7 +48,7 @@ from pipeline.model.search.grid import (
     grid_params_per_gpu,
     sequence_parallel_degree,
 )
-from pipeline.model.search.memo import ByteBoundedMemo
+from pipeline.model.search.memo import ByteBoundedMemo, arrays_nbytes
 from pipeline.model.step.assembly import dp_bucket_params, gradient_reduction_s
 from pipeline.model.step.pipeline import StageLayers, pipeline_step_s
 from pipeline.model.step.schedule import interleave_degrees
@@ -412,9 +412,8 @@ def _floor_rows_nbytes(rows: FloorRows | None) -> int:
     """Bytes of a row set's arrays."""
     if rows is None:
         return 0
-    arrays = [getattr(rows, f) for f in FloorRows.__slots__]
-    arrays += [rows.groups.tp_model, rows.groups.tp_ff, rows.groups.tokens, rows.stages.full]
-    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+    arrays = [rows.groups.tp_model, rows.groups.tp_ff, rows.groups.tokens, rows.stages.full]
+    return arrays_nbytes(rows) + sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
 
 
 def _floor_row_set(

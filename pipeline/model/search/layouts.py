@@ -35,7 +35,7 @@ from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import TensorParallel
 from pipeline.model.search.enumeration import layout_table
-from pipeline.model.search.memo import ByteBoundedMemo
+from pipeline.model.search.memo import ByteBoundedMemo, arrays_nbytes, read_only
 from pipeline.model.step.schedule import bubble_fraction, interleave_degrees
 
 Array = NDArray[np.float64]
@@ -191,22 +191,13 @@ def _fitting_rows(layouts: PaperLayouts, fitting: int) -> FittingLayouts:
         shard_of=layouts.shard_of[rows],
         keys=keys,
     )
-    for field in FittingLayouts.__slots__:
-        value = getattr(out, field)
-        if isinstance(value, np.ndarray):
-            value.setflags(write=False)
-    return out
+    return read_only(out)
 
 
-def _fitting_nbytes(fitting: FittingLayouts) -> int:
-    """Bytes of fitting rows' own arrays (their keys are cached apart, `comm_table._keys_of`)."""
-    fields = FittingLayouts.__slots__
-    return sum(a.nbytes for a in (getattr(fitting, f) for f in fields) if isinstance(a, np.ndarray))
-
-
-fitting_layouts = ByteBoundedMemo(_fitting_rows, FITTING_CACHE_BYTES, _fitting_nbytes)
+fitting_layouts = ByteBoundedMemo(_fitting_rows, FITTING_CACHE_BYTES, arrays_nbytes)
 """The rows of a layout set within a memory level (`_fitting_rows`), per (layout set, count of
-the distinct needs they cover), read only."""
+the distinct needs they cover), read only; their own arrays counted (their keys are cached
+apart, `comm_table._keys_of`)."""
 register(f"{__name__}.fitting_layouts", fitting_layouts, f"{FITTING_CACHE_BYTES} bytes")
 
 

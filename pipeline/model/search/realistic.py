@@ -47,7 +47,7 @@ from pipeline.model.search.grid import (
     grid_params_per_gpu,
     sequence_parallel_degree,
 )
-from pipeline.model.search.memo import ByteBoundedMemo
+from pipeline.model.search.memo import ByteBoundedMemo, arrays_nbytes, read_only
 from pipeline.model.step.assembly import (
     LayerParts,
     Schedule,
@@ -266,25 +266,14 @@ def _realistic_comm_set(
     )
     modes = np.arange(len(RECOMPUTE_ORDER), dtype=np.int64)[:, None]
     levels = Levels.as_given(hw, physics.nic_striping)
-    out = step_comm(
-        levels, physics.attention, tokens, modes, groups, schedule, params, shape.sparsity > 1
+    return read_only(
+        step_comm(
+            levels, physics.attention, tokens, modes, groups, schedule, params, shape.sparsity > 1
+        )
     )
-    for field in StepComm.__slots__:
-        value = getattr(out, field)
-        if isinstance(value, np.ndarray):
-            value.setflags(write=False)
-    return out
 
 
-def _comm_nbytes(comm: StepComm | None) -> int:
-    """Bytes of a row set's collectives."""
-    if comm is None:
-        return 0
-    arrays = [getattr(comm, f) for f in StepComm.__slots__]
-    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
-
-
-_realistic_comm = ByteBoundedMemo(_realistic_comm_set, REALISTIC_COMM_CACHE_BYTES, _comm_nbytes)
+_realistic_comm = ByteBoundedMemo(_realistic_comm_set, REALISTIC_COMM_CACHE_BYTES, arrays_nbytes)
 register(f"{__name__}._realistic_comm", _realistic_comm, f"{REALISTIC_COMM_CACHE_BYTES} bytes")
 
 

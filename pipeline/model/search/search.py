@@ -583,11 +583,13 @@ class _Walk:
             return None
         hw, physics, opts, shape, prune = self.hw, self.physics, self.opts, self.shape, self.prune
         steps = shape.n_tokens / float(shape.batch_tokens)
+        floor_s = self.fixed_s + self.flop_s / n_gpu
+        if steps * floor_s * (1.0 - PRUNE_SLACK) >= self.duration_s:
+            return None  # compute alone is too slow (the arithmetic bound first: the cheapest)
         unit = domain_tp_unit(hw, physics, n_gpu) if prune else 0
         if unit and not may_have_layouts(shape, n_gpu, opts, physics, unit):
             return None  # no usable layout (`layout_step_floors_s` would find no row)
-        floor_s = self.fixed_s + self.flop_s / n_gpu
-        if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s:
+        if prune:
             floor_s = max(floor_s, tensor_parallel_floor_s(hw, physics, opts, shape, n_gpu))
         floors = None
         if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s:

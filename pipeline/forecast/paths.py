@@ -16,6 +16,7 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -88,10 +89,21 @@ class Trajectory:
 
     def year_interval(self, flop: float | None) -> YearInterval | None:
         """The median year and interval the lines reach `flop`; None without a threshold."""
-        if flop is None or not math.isfinite(flop) or flop <= 0.0:
-            return None
-        years = self.reference_year + (math.log(flop) - self._log_bases()) / self.sample_log_growth
-        return _interval(years)
+        return self.year_intervals([flop])[0]
+
+    def year_intervals(self, flops: Sequence[float | None]) -> list[YearInterval | None]:
+        """`year_interval` of each of `flops`, the lines' years of all of them in one array and
+        their quantiles taken row by row in one call (the same values as one call a row)."""
+        out: list[YearInterval | None] = [None] * len(flops)
+        given = [i for i, f in enumerate(flops) if _is_threshold(f)]
+        if not given:
+            return out
+        logs = np.array([math.log(cast(float, flops[i])) for i in given])
+        bases, growth = self._log_bases(), self.sample_log_growth
+        years = self.reference_year + (logs[:, None] - bases[None, :]) / growth[None, :]
+        for i, (median, low, high) in zip(given, _quantiles(years).T, strict=True):
+            out[i] = YearInterval(float(median), float(low), float(high))
+        return out
 
     def moving_interval(
         self, years: Sequence[float], thresholds_flop: Sequence[float | None]
@@ -115,9 +127,21 @@ class Trajectory:
         return None if math.isinf(median) else YearInterval(float(median), float(low), float(high))
 
 
-def _interval(years: np.ndarray) -> YearInterval:
+def _is_threshold(flop: float | None) -> bool:
+    """Whether `flop` is a threshold the lines can reach: a positive finite number."""
+    return flop is not None and math.isfinite(flop) and flop > 0.0
+
+
+def _quantiles(years: np.ndarray) -> np.ndarray:
+    """(median, low, high) of the years along the last axis: the median and the `CONFIDENCE`
+    interval (numpy's default linear quantiles), each of shape `years.shape[:-1]`."""
     tail = (1.0 - CONFIDENCE) / 2.0
-    low, median, high = np.quantile(years, [tail, 0.5, 1.0 - tail])
+    low, median, high = np.quantile(years, [tail, 0.5, 1.0 - tail], axis=-1)
+    return np.stack([median, low, high])
+
+
+def _interval(years: np.ndarray) -> YearInterval:
+    median, low, high = _quantiles(years)
     return YearInterval(float(median), float(low), float(high))
 
 

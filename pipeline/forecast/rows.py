@@ -102,8 +102,9 @@ def forecast_dicts(
     rows: list[dict[str, Any]] = []
     for path in trajectories(settings):
         years: dict[str, float | None] = {}
-        for column, flop in thresholds.items():
-            years |= _years(column, path.year_interval(flop))
+        intervals = path.year_intervals(list(thresholds.values()))
+        for column, interval in zip(thresholds, intervals, strict=True):
+            years |= _years(column, interval)
         years |= _moving_years(moving, path)
         passed_before = fractional_year(as_of) if as_of is not None else path.base_year
         run_date = settings.run_date

@@ -16,7 +16,7 @@ from pipeline.forecast.observed import (
     fit_frontier,
     frontier_flags,
 )
-from pipeline.forecast.paths import fitted, hand_set
+from pipeline.forecast.paths import YearInterval, fitted, hand_set
 from pipeline.forecast.settings import forecast_from_config
 from pipeline.schema import compose_config
 from pipeline.sources import observe, sources_from_config
@@ -106,6 +106,31 @@ def test_fitted_trajectory_interval_contains_the_median_on_noisy_data() -> None:
     assert years is not None
     assert years.low < years.median < years.high
     assert trajectory.base_flop == pytest.approx(fit.flop_at(2026.0))
+
+
+def test_year_intervals_equal_each_thresholds_own_quantiles() -> None:
+    """The intervals of several thresholds taken at once are, bit for bit, each threshold's
+    lines' years' median and 90% quantiles (numpy's linear quantiles of one row), and None
+    where a threshold is missing, infinite or not positive."""
+    rng = np.random.default_rng(2)
+    runs = [
+        _run(f"m{y}{m}", y, 1e20 * GROWTH ** (y - 2010) * math.exp(rng.normal(0, 1)), month=m)
+        for y in range(2016, 2026)
+        for m in (1, 4, 7, 10)
+    ]
+    fit, _ = fit_frontier(runs, FrontierSettings())
+    path = fitted(fit, 2026.0)
+    flops = [1e30, None, math.inf, 0.0, 3e26, -1.0, 2e27]
+    got = path.year_intervals(flops)
+    bases = path.sample_log_flop - (0.0 if path.sample_log_gap is None else path.sample_log_gap)
+    for flop, interval in zip(flops, got, strict=True):
+        if flop is None or not math.isfinite(flop) or flop <= 0.0:
+            assert interval is None
+            continue
+        years = path.reference_year + (math.log(flop) - bases) / path.sample_log_growth
+        low, median, high = np.quantile(years, [0.05, 0.5, 0.95])
+        assert interval == YearInterval(float(median), float(low), float(high))
+        assert path.year_interval(flop) == interval
 
 
 def test_hand_set_trajectory_has_no_interval() -> None:

@@ -45,6 +45,9 @@ Array = NDArray[np.float64]
 LAUNCH_CACHE_SIZE = 256
 """(GPU, physics) whose layer launch times a process keeps (`grid_layer_launch_s`,
 `grid_non_gemm_launch_s`)."""
+SHARD_TIMES_CACHE_SIZE = 256
+"""(GPU, physics, model) whose layer times per shard a process keeps (`grid_layer_times_s`): the
+models of a few series, each with the few hundred shards its walk meets."""
 GRID_HEAD_DIM = 128
 """d_head of the grid's models (a = d_model / 128), as in GPT-3 and Llama models above 6B."""
 GRID_TOP_K = 1
@@ -127,6 +130,15 @@ Shard = tuple[int, int, int, int]
 """(N_TPm, N_TPff, nanobatch, local experts): what a grid row's layer times depend on."""
 
 
+@cached(maxsize=SHARD_TIMES_CACHE_SIZE)
+def _shard_times(
+    gpu: HardwareSpec, physics: Physics, shape: ModelShape
+) -> dict[Shard, list[float]]:
+    """The layer times met so far of each shard of a model on a GPU (`grid_layer_times_s`), as
+    `LayerTimes` fields in order: filled by `grid_layer_times_s`, never changed once set."""
+    return {}
+
+
 @cached(maxsize=LAUNCH_CACHE_SIZE)
 def timing_gpu(hw: HardwareSpec) -> HardwareSpec:
     """The GPU as a layer's times read it: `gpu_only(hw)` with no memory capacity (0 bytes; no
@@ -139,25 +151,30 @@ def grid_layer_times_s(
     hw: HardwareSpec, physics: Physics, shape: ModelShape, shards: NDArray[np.int64]
 ) -> LayerTimes:
     """`compute.layer.layer_times_s` of the grid rows (`grid_layer_work`) of each shard row
-    (N_TPm, N_TPff, nanobatch, local experts) of `shards`, on the GPU of `hw` without its memory
-    capacity (`timing_gpu`), every field an array of one time per shard. The times are
-    element-wise in the rows (batching changes no value, `compute.layer.weight_matmul_s`), so a
-    shard's times are the same in any batch: a row set's are timed together and kept with its
-    candidates' parts (`candidates.ShardParts`, docs/model.md §9.2)."""
-    rows = shards.astype(np.float64)
-    times = layer_times_s(timing_gpu(hw), physics, grid_layer_work(physics, shape, *rows.T))
-    n = shards.shape[0]
-
-    def full(a: Array | float) -> Array:
-        return np.broadcast_to(np.asarray(a, dtype=np.float64), (n,)).copy()
-
-    return LayerTimes(
-        full(times.matmul_forward_s),
-        full(times.matmul_backward_s),
-        full(times.attention_forward_s),
-        full(times.attention_backward_s),
-        OpTimes(*(full(getattr(times.ops, f)) for f in OpTimes.__slots__)),
-    )
+    (N_TPm, N_TPff, nanobatch, local experts) of `shards`, on the GPU of `hw`. The times are
+    element-wise in the rows (batching changes no value, `compute.layer.weight_matmul_s`), so
+    each shard's are kept per (GPU without its memory capacity, `_timing_gpu`, physics, model) and
+    only shards not met before are timed:
+    the cluster sizes of a walk, and the series of a sweep over the network, share most
+    shards (docs/model.md §9.2)."""
+    gpu = timing_gpu(hw)
+    store = _shard_times(gpu, physics, shape)
+    keys: list[Shard] = [(a, b, c, d) for a, b, c, d in shards.tolist()]
+    missing = [k for k in dict.fromkeys(keys) if k not in store]
+    if missing:
+        new = np.array(missing, dtype=np.float64)
+        times = layer_times_s(gpu, physics, grid_layer_work(physics, shape, *new.T))
+        columns = [
+            times.matmul_forward_s,
+            times.matmul_backward_s,
+            times.attention_forward_s,
+            times.attention_backward_s,
+            *(getattr(times.ops, f) for f in OpTimes.__slots__),
+        ]
+        rows = np.stack(np.broadcast_arrays(*columns), axis=1).tolist()
+        store.update(zip(missing, rows, strict=True))
+    table = np.array([store[k] for k in keys], dtype=np.float64).reshape(len(keys), -1)
+    return LayerTimes(table[:, 0], table[:, 1], table[:, 2], table[:, 3], OpTimes(*table[:, 4:].T))
 
 
 def grid_layer_launch_s(hw: HardwareSpec, physics: Physics) -> float:

@@ -94,8 +94,8 @@ def test_realistic_candidates_equal_built_whole_after_other_gpus(
 
 def test_realistic_rows_are_shared_by_gpus() -> None:
     """GPUs that differ in HBM bandwidth and capacity build their candidates from one GPU-free
-    row set per cluster size, and GPUs that differ only in capacity time the row set's layers
-    once, sharing its layer parts."""
+    row set per cluster size, and GPUs that differ only in capacity time each layer shard once
+    and share the layer parts of its rows."""
     physics = _realistic()
     shape = _shape(physics, 12288, False)
     opts = load_scenario(compose_config(["physics=realistic"])).options
@@ -103,6 +103,7 @@ def test_realistic_rows_are_shared_by_gpus() -> None:
     for hw in _gpus("h100_sxm"):
         cand.enumerate_candidates(network_physics(hw, physics), shape, 2048, opts, physics)
     assert cand._realistic_rows.cache_info().misses == 1
+    assert grid._shard_times.cache_info().misses == 3  # one shard store per HBM bandwidth
     parts = cand._row_shard_parts.cache_info()
     assert (parts.misses, parts.hits) == (3, 6)  # one per HBM bandwidth
 

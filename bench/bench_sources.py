@@ -36,7 +36,7 @@ def once() -> tuple[float, float, int, int]:
     observations = observe(SHIPPED, None, warn=False)
     read_s = time.process_time() - start
     fit, _ = fit_frontier(observations.runs, FrontierSettings())
-    fitted(fit, 2026.0).year_interval(2e28)
+    fitted(fit, 2026.0).year_intervals([2e28])
     fit_s = time.process_time() - start - read_s
     rejected = sum(len(r.rejects) for r in observations.reads)
     return read_s, fit_s, len(observations.runs) + len(observations.accelerators), rejected

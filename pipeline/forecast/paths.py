@@ -87,13 +87,10 @@ class Trajectory:
         years = self.reference_year + (log_t - self._log_bases()[j]) / self.sample_log_growth[j]
         return np.asarray(years, dtype=np.float64)
 
-    def year_interval(self, flop: float | None) -> YearInterval | None:
-        """The median year and interval the lines reach `flop`; None without a threshold."""
-        return self.year_intervals([flop])[0]
-
     def year_intervals(self, flops: Sequence[float | None]) -> list[YearInterval | None]:
-        """`year_interval` of each of `flops`, the lines' years of all of them in one array and
-        their quantiles taken row by row in one call (the same values as one call a row)."""
+        """The median year and interval the lines reach each of `flops`; None for a missing,
+        infinite or non-positive threshold. The lines' years of all of them are one array and
+        their quantiles are taken row by row in one call (the same values as one call a row)."""
         out: list[YearInterval | None] = [None] * len(flops)
         given = [i for i, f in enumerate(flops) if _is_threshold(f)]
         if not given:

@@ -83,7 +83,7 @@ def forecast_dicts(
     fitted one first, then the hand-set growth factors ascending.
 
     Each `*_year` is the median fractional year the trajectory's lines reach the matching
-    threshold (`paths.Trajectory.year_interval`), with its interval; null where the threshold is
+    threshold (`paths.Trajectory.year_intervals`), with its interval; null where the threshold is
     null or not finite. The `moving_*` years come from `moving` (`moving.moving_year` per line),
     null without it. A year before the newest observed run (or, with no observation, before a
     hand-set base year) is listed in `already_passed`; a later one before the run date in

@@ -362,8 +362,20 @@ class ShardParts:
     and its backward with the rerun (mode, shard), its forward and attention core (shard), and
     each row's optimizer step. Every part is element-wise in the shard, so candidate i takes
     entry (mode i, shard i): the same sums, in the same order, as on the candidates' own
-    rows (the parts a run's layer splits into, `runs.training_run.run_costs`)."""
+    rows (the parts a run's layer splits into, `runs.training_run.run_costs`).
 
+    A shard's parts are filled the first time a candidate on it is taken (`take`): a row set
+    whose walk wants few of its rows times only their shards, and the next network's wanted
+    rows read those already timed. Filling writes the same values whoever fills them, so the
+    set is shared as a memo's values are; nothing else writes it."""
+
+    hw: HardwareSpec
+    physics: Physics
+    shape: ModelShape
+    shards: NDArray[np.int64]
+    """The row set's distinct shards (`RealisticRows.shards`)."""
+    timed: NDArray[np.bool_]
+    """Whether each shard's parts are filled."""
     layer: Array
     gemm: Array
     backward: Array
@@ -374,7 +386,9 @@ class ShardParts:
     """Each row's optimizer step (`optimizer_step_time_s`), None without memory-bound ops."""
 
     def take(self, shard: NDArray[np.intp], modes: NDArray[np.int64]) -> _LayerParts:
-        """The layer parts of candidates on shards `shard` under modes `modes`."""
+        """The layer parts of candidates on shards `shard` under modes `modes` (each shard's
+        filled first if it is not yet)."""
+        self.fill(shard)
         return {
             "t_layer_s": self.layer[modes, shard],
             "t_gemm_s": self.gemm[modes, shard],
@@ -382,30 +396,53 @@ class ShardParts:
             "t_forward_s": self.forward[shard],
         }
 
+    def fill(self, shard: NDArray[np.intp]) -> None:
+        """Time the shards of `shard` not timed yet (`grid_layer_times_s`) and keep their parts
+        under every mode."""
+        new = shard[~self.timed[shard]]
+        if new.size == 0:
+            return
+        new = np.flatnonzero(np.bincount(new, minlength=self.timed.size))
+        times = grid_layer_times_s(self.hw, self.physics, self.shape, self.shards[new])
+        modes = np.arange(len(RECOMPUTE_ORDER), dtype=np.int64)[:, None]
+        forward = times.forward_s
+        layer = with_rerun_s(modes, forward, times.backward_s, times.core_forward_s)
+        zero = np.zeros_like(forward)
+        self.layer[:, new] = layer
+        self.gemm[:, new] = with_rerun_s(
+            modes, times.matmul_forward_s, times.matmul_backward_s, zero
+        )
+        self.backward[:, new] = layer - forward
+        self.forward[new] = forward
+        self.attention_forward[new] = times.attention_forward_s
+        self.attention_backward[new] = times.attention_backward_s
+        self.timed[new] = True
+
 
 def _shard_parts(
     hw: HardwareSpec, physics: Physics, shape: ModelShape, rows: RealisticRows
 ) -> ShardParts:
-    """`ShardParts` of `rows` on the GPU of `hw`, its arrays read only."""
-    times = grid_layer_times_s(hw, physics, shape, rows.shards)
-    modes = np.arange(len(RECOMPUTE_ORDER), dtype=np.int64)[:, None]
-    forward = times.forward_s
-    layer = with_rerun_s(modes, forward, times.backward_s, times.core_forward_s)
-    zero = np.zeros_like(forward)
-    gemm = with_rerun_s(modes, times.matmul_forward_s, times.matmul_backward_s, zero)
+    """`ShardParts` of `rows` on the GPU of `hw`, no shard timed yet; each row's optimizer
+    step computed."""
+    n = rows.shards.shape[0]
+    by_mode = (len(RECOMPUTE_ORDER), n)
     optimizer_s = None
     if rows.updated is not None:
         optimizer_s = optimizer_step_time_s(hw, physics.efficiency, rows.updated)
-    return read_only(
-        ShardParts(
-            layer,
-            gemm,
-            layer - forward,
-            forward,
-            times.attention_forward_s,
-            times.attention_backward_s,
-            optimizer_s,
-        )
+        optimizer_s.setflags(write=False)
+    return ShardParts(
+        hw,
+        physics,
+        shape,
+        rows.shards,
+        timed=np.zeros(n, dtype=bool),
+        layer=np.full(by_mode, np.nan),
+        gemm=np.full(by_mode, np.nan),
+        backward=np.full(by_mode, np.nan),
+        forward=np.full(n, np.nan),
+        attention_forward=np.full(n, np.nan),
+        attention_backward=np.full(n, np.nan),
+        optimizer_s=optimizer_s,
     )
 
 
@@ -564,6 +601,7 @@ def _candidates_of_rows(
     cp = None if rows.cp is None else rows.cp[idx]
     dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
     shard = rows.shard_of[idx]
+    layer = parts.take(shard, mode_idx)  # fills the shards first: the attention's below too
     ring = cp is not None and physics.attention  # without attention there is no K/V ring
     extra = None if parts.optimizer_s is None else parts.optimizer_s[idx]
     repeats = ((shape.n_layers // pp_) * m).astype(np.float64)  # the critical stage's layers
@@ -573,7 +611,7 @@ def _candidates_of_rows(
         microbatches=m.astype(np.float64),
         zero_bubble=zb_i.astype(bool),
         interleave=interleave,
-        **parts.take(shard, mode_idx),
+        **layer,
         compute_repeats=repeats,
         nanobatch=nano,
         keys=None,  # timed as runs (`search.realistic`): no network-time tables

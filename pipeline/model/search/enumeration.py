@@ -444,10 +444,21 @@ def may_have_layouts(
     it), N_PP dividing L and d dividing B (a divisor of gcd(r, B)); the product of four
     divisors divides the product of their multiples. The schedules, nanobatches and Q8 only
     remove rows."""
+    return room_admits(layout_room(shape, opts, physics, tp_unit), shape, n_gpu)
+
+
+def layout_room(shape: ModelShape, opts: SearchOptions, physics: Physics, tp_unit: int = 0) -> int:
+    """U·c_max·L·B of `may_have_layouts`: a multiple of q = N/N_EP at every size with a
+    realistic row. The same at every cluster size, so a walk computes it once per N_TP unit."""
     whole = physics.whole_sequences or opts.quirks.whole_sequences
     most_cp = 1
     if tries_context_parallel(physics):
         most_cp = max((1, *context_parallel_degrees(shape, physics.max_context_parallel)))
     split = shape.batch_seqs if whole else shape.batch_tokens
-    room = math.gcd(shape.d_model * shape.d_ff, tp_unit) * most_cp * shape.n_layers * split
+    return math.gcd(shape.d_model * shape.d_ff, tp_unit) * most_cp * shape.n_layers * split
+
+
+def room_admits(room: int, shape: ModelShape, n_gpu: int) -> bool:
+    """Whether q = N/N_EP divides `room` (`layout_room`): False only where `may_have_layouts`
+    is."""
     return room % (n_gpu // math.gcd(n_gpu, shape.sparsity)) == 0

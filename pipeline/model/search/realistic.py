@@ -102,17 +102,8 @@ def realistic_steps(
     (`realistic_comm`), else computed here (`step.assembly.step_comm`)."""
     if c.recompute is None or c.t_gemm_s is None or c.t_backward_s is None or c.t_forward_s is None:
         raise ValueError("candidates without realistic layer parts: not a realistic search")
-    tokens, groups, schedule, params = _step_inputs(
-        physics,
-        shape,
-        n_gpu,
-        opts,
-        c.degrees,
-        c.cp,
-        c.nanobatch,
-        c.microbatches,
-        c.interleave,
-        c.zero_bubble,
+    tokens, schedule = _tokens_and_schedule(
+        physics, shape, opts, c.degrees, c.nanobatch, c.microbatches, c.interleave, c.zero_bubble
     )
     layer = LayerParts(
         t_layer_s=c.t_layer_s,
@@ -124,6 +115,7 @@ def realistic_steps(
         t_last_s=np.zeros_like(tokens),  # no vocabulary: no logits
     )
     if comm is None:
+        groups, params = _groups_and_params(physics, shape, n_gpu, c.degrees, c.cp)
         comm = step_comm(
             Levels.as_given(hw, physics.nic_striping),
             physics.attention,
@@ -135,7 +127,7 @@ def realistic_steps(
             shape.sparsity > 1,
         )
     parts = step_from_comm(comm, layer, schedule, c.t_step_extra_s)
-    tp = groups.tp
+    tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(np.float64)  # `StepGroups.tp`
     usable = np.ones(tp.shape, dtype=bool)
     if c.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
         level0 = adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
@@ -154,43 +146,24 @@ def realistic_steps(
     )
 
 
-def _step_inputs(
+def _tokens_and_schedule(
     physics: Physics,
     shape: ModelShape,
-    n_gpu: int,
     opts: SearchOptions,
     degrees: NDArray[np.int64],
-    cp_: NDArray[np.int64] | None,
     nanobatch: NDArray[np.int64],
     microbatches: Array,
     interleave: Array,
     zero_bubble: NDArray[np.bool_],
-) -> tuple[Array, StepGroups, Schedule, ParamsPerGpu]:
-    """Rows' tokens on one GPU per microbatch, groups, schedule and parameters per GPU in a
-    run's terms (`step.assembly`), from their degrees (n, 5), context-parallel degree c (None:
-    1), nanobatch and schedule."""
-    dp, tpm, tpff, pp, ep = (degrees[:, k].astype(np.float64) for k in range(5))
-    tp = tpm * tpff
-    cp = np.ones(degrees.shape[0]) if cp_ is None else cp_.astype(np.float64)
-    d = float(shape.d_model)
-    local = float(shape.sparsity) // ep  # the GPU's local experts
+) -> tuple[Array, Schedule]:
+    """Rows' tokens on one GPU per microbatch and schedule in a run's terms (`step.assembly`),
+    from their degrees (n, 5), nanobatch and schedule: what a step reads beside its
+    collectives (`_groups_and_params`)."""
+    pp = degrees[:, 3].astype(np.float64)
+    local = float(shape.sparsity) // degrees[:, 4].astype(np.float64)  # the GPU's local experts
     tokens = nanobatch.astype(np.float64) * local  # a microbatch's tokens on one GPU
-    groups = StepGroups(
-        tp_model=tpm,
-        tp_ff=tpff,
-        sp=sequence_parallel_degree(physics, tpm, tpff),
-        cp=cp,
-        ep=ep,
-        dense_dp=dp * ep,
-        expert_dp=dp,
-        n_gpu=np.full(tp.shape, float(n_gpu)),
-        hidden=d,
-        ffn=float(shape.d_ff),
-        qkv=d + 2.0 * grid_kv_width(shape),  # h + 2·kv, kv by the grid's K/V heads (`search.grid`)
-        top_k=GRID_TOP_K,
-    )
     layers = shape.n_layers / pp
-    flags = np.ones(tp.shape, dtype=bool)
+    flags = np.ones(pp.shape, dtype=bool)
     schedule = Schedule(
         pp=pp,
         stages=StageLayers(layers, layers, float(shape.n_layers)),
@@ -206,7 +179,38 @@ def _step_inputs(
         tp_overlap_in_domain=flags & physics.tp_overlap_in_domain,
         grad_reduce_fp32=flags if physics.grad_reduce_fp32 else None,
     )
-    return tokens, groups, schedule, grid_params_per_gpu(physics, shape, tp, pp, ep)
+    return tokens, schedule
+
+
+def _groups_and_params(
+    physics: Physics,
+    shape: ModelShape,
+    n_gpu: int,
+    degrees: NDArray[np.int64],
+    cp_: NDArray[np.int64] | None,
+) -> tuple[StepGroups, ParamsPerGpu]:
+    """Rows' groups and parameters per GPU in a run's terms (`step.assembly`), from their
+    degrees (n, 5) and context-parallel degree c (None: 1): what their collectives read
+    (`step.assembly.step_comm`)."""
+    dp, tpm, tpff, pp, ep = (degrees[:, k].astype(np.float64) for k in range(5))
+    tp = tpm * tpff
+    cp = np.ones(degrees.shape[0]) if cp_ is None else cp_.astype(np.float64)
+    d = float(shape.d_model)
+    groups = StepGroups(
+        tp_model=tpm,
+        tp_ff=tpff,
+        sp=sequence_parallel_degree(physics, tpm, tpff),
+        cp=cp,
+        ep=ep,
+        dense_dp=dp * ep,
+        expert_dp=dp,
+        n_gpu=np.full(tp.shape, float(n_gpu)),
+        hidden=d,
+        ffn=float(shape.d_ff),
+        qkv=d + 2.0 * grid_kv_width(shape),  # h + 2·kv, kv by the grid's K/V heads (`search.grid`)
+        top_k=GRID_TOP_K,
+    )
+    return groups, grid_params_per_gpu(physics, shape, tp, pp, ep)
 
 
 REALISTIC_COMM_CACHE_BYTES = 16 * 2**20
@@ -252,18 +256,11 @@ def _realistic_comm_set(
     zero_bubble = table[:, 6].astype(bool)
     interleave = interleave_degrees(pp, zero_bubble, opts.interleaving, shape.n_layers, m)
     ring = cps is not None and physics.attention  # as the candidates' (`search.candidates`)
-    tokens, groups, schedule, params = _step_inputs(
-        physics,
-        shape,
-        n_gpu,
-        opts,
-        table[:, :5],
-        cps if ring else None,
-        table[:, 7],
-        m,
-        interleave,
-        zero_bubble,
+    degrees = table[:, :5]
+    tokens, schedule = _tokens_and_schedule(
+        physics, shape, opts, degrees, table[:, 7], m, interleave, zero_bubble
     )
+    groups, params = _groups_and_params(physics, shape, n_gpu, degrees, cps if ring else None)
     modes = np.arange(len(RECOMPUTE_ORDER), dtype=np.int64)[:, None]
     levels = Levels.as_given(hw, physics.nic_striping)
     return read_only(

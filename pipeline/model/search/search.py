@@ -64,7 +64,7 @@ from pipeline.model.search.counts import (
     series_shape,
     weight_training_flop,
 )
-from pipeline.model.search.enumeration import may_have_layouts
+from pipeline.model.search.enumeration import layout_room, room_admits
 from pipeline.model.search.floors import (
     layout_step_floors_s,
     step_floor_terms_s,
@@ -572,6 +572,16 @@ class _Walk:
     """Fewer GPUs than this cannot do the training's weight FLOP in the duration at full rate."""
     fixed_s: float
     flop_s: float
+    rooms: dict[int, int] = dataclasses.field(default_factory=dict)
+    """`enumeration.layout_room` of each N_TP unit met, the same at every size."""
+
+    def may_have_layouts(self, n_gpu: int, unit: int) -> bool:
+        """`enumeration.may_have_layouts` at n_gpu under the N_TP unit `unit`, its room
+        computed once per unit."""
+        room = self.rooms.get(unit)
+        if room is None:
+            room = self.rooms[unit] = layout_room(self.shape, self.opts, self.physics, unit)
+        return room_admits(room, self.shape, n_gpu)
 
     def at(self, n_gpu: int) -> BestAt | None:
         """The best layout at n_gpu, or None when the bounds prove that none of its layouts
@@ -587,7 +597,7 @@ class _Walk:
         if steps * floor_s * (1.0 - PRUNE_SLACK) >= self.duration_s:
             return None  # compute alone is too slow (the arithmetic bound first: the cheapest)
         unit = domain_tp_unit(hw, physics, n_gpu) if prune else 0
-        if unit and not may_have_layouts(shape, n_gpu, opts, physics, unit):
+        if unit and not self.may_have_layouts(n_gpu, unit):
             return None  # no usable layout (`layout_step_floors_s` would find no row)
         if prune:
             floor_s = max(floor_s, tensor_parallel_floor_s(hw, physics, opts, shape, n_gpu))

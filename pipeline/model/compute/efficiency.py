@@ -4,10 +4,18 @@ framework's achieved matmul rate, its per-call overhead, and Blackwell's tensor 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.compute.matmul import WORD_BYTES, matmul_terms_s
+from pipeline.model.compute.matmul import (
+    WORD_BYTES,
+    OnChipTraffic,
+    hbm_traffic_bytes,
+    on_chip_traffic,
+    traffic_terms_s,
+)
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.model.records.switches import Efficiency, Physics, Precision
 
@@ -83,6 +91,29 @@ def matmul_overhead_s(hw: HardwareSpec, eff: Efficiency) -> float:
     return hw.matmul_latency_s if eff.matmul_overhead_s is None else eff.matmul_overhead_s
 
 
+@dataclass(frozen=True, slots=True)
+class CallTraffic:
+    """What `matmul_calls_s` reads of its calls beside the GPU's rates (`call_traffic`): their
+    HBM bytes (`matmul.hbm_traffic_bytes`), their on-chip traffic and FLOP
+    (`matmul.on_chip_traffic`) and their waves (`wave_quantization`; None without
+    `physics.gemm_waves`). They read of the GPU only its sizes (L2, registers, SMs), so GPUs
+    that differ in bandwidths or clock share them (`search.grid.grid_layer_times_s`)."""
+
+    hbm_x_bytes: Array
+    on_chip: OnChipTraffic
+    waves: Array | None
+
+
+def call_traffic(
+    hw: HardwareSpec, physics: Physics, d1: Array, d2: Array, b: Array, wg: NDArray[np.bool_]
+) -> CallTraffic:
+    """`CallTraffic` of matmul calls (a d1 x d2 weight on b tokens; `wg`: weight gradient)."""
+    waves = wave_quantization(hw, d1, np.where(wg, d2, b)) if physics.gemm_waves else None
+    return CallTraffic(
+        hbm_traffic_bytes(hw, d1, d2, b, wg), on_chip_traffic(hw, d1, d2, b, wg), waves
+    )
+
+
 def matmul_calls_s(
     hw: HardwareSpec,
     physics: Physics,
@@ -104,13 +135,22 @@ def matmul_calls_s(
     counts kept as for 2-byte words, an upper bound). waves = `wave_quantization` of the call's
     output (d1 × b, a weight gradient's d1 × d2) with `physics.gemm_waves`, else 1.
     """
-    t = matmul_terms_s(hw, d1, d2, b, wg)
+    traffic = call_traffic(hw, physics, d1, d2, b, wg)
+    return traffic_calls_s(hw, physics, traffic, in_layer=in_layer)
+
+
+def traffic_calls_s(
+    hw: HardwareSpec, physics: Physics, traffic: CallTraffic, *, in_layer: bool = True
+) -> Array:
+    """`matmul_calls_s` of calls whose traffic is known (`call_traffic`, on a GPU of the
+    same sizes): the same arithmetic on the same values, so the same times bit for bit."""
+    t = traffic_terms_s(hw, traffic.hbm_x_bytes, traffic.on_chip)
     relief = BLACKWELL_SMEM_RELIEF if physics.tensor_memory and has_tensor_memory(hw) else 1.0
     speedup = precision_speedup(hw, physics) if in_layer else 1.0
     narrow = FP8_BYTES / WORD_BYTES if speedup > 1.0 else 1.0
     flop = t.flop_s / (physics.efficiency.matmul * speedup)
-    if physics.gemm_waves:
-        flop = flop * wave_quantization(hw, d1, np.where(wg, d2, b))
+    if traffic.waves is not None:
+        flop = flop * traffic.waves
     memory = narrow * np.maximum(np.maximum(t.hbm_s, t.l2_s), t.smem_s / relief)
     roof = np.maximum(memory, flop)
     out: Array = roof + matmul_overhead_s(hw, physics.efficiency)

@@ -16,9 +16,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.compute.attention import attention_core_s
-from pipeline.model.compute.efficiency import matmul_calls_s
+from pipeline.model.compute.efficiency import CallTraffic, call_traffic, traffic_calls_s
 from pipeline.model.compute.matmul import OnChipTraffic, matmul_time_s, on_chip_traffic
-from pipeline.model.compute.memory_ops import OpTimes, layer_op_times_s, layer_tensors
+from pipeline.model.compute.memory_ops import (
+    OpBytes,
+    OpTimes,
+    layer_op_bytes,
+    layer_tensors,
+    op_times_s,
+)
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.switches import Physics
 
@@ -158,12 +164,24 @@ def _mlp_shapes(w: LayerWork) -> list[tuple[Array, Array]]:
     return [((w.mlp_matrices - 1) * w.ffn / w.tp_ff, h_m), (h_m, w.ffn / w.tp_ff)]
 
 
-def weight_matmul_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> tuple[Array, Array]:
-    """(forward, backward) time of a layer's weight matmuls on one GPU: each matrix runs its
-    forward, activation-gradient and weight-gradient calls (`matmul_calls_s`); the projections
-    (with `physics.attention`) on the microbatch's tokens, each local MLP on its own tokens.
-    One `matmul_calls_s` call for all (element-wise arithmetic: batching changes no value)."""
-    n = np.broadcast_shapes(*(np.shape(a) for a in (w.hidden, w.tp_ff, w.tokens)))
+@dataclass(frozen=True, slots=True)
+class LayerTraffic:
+    """What a layer's times read of its rows beside the GPU's rates (`layer_traffic`): its
+    weight matmul calls' traffic, (matrices, forward / activation gradient / weight gradient,
+    rows...) (`efficiency.call_traffic`), and its memory-bound kernels' bytes (None without
+    `physics.memory_bound_ops`). Both read of the GPU only its sizes (L2, registers, SMs), so
+    GPUs that differ in bandwidths or clock share them (`search.grid.grid_layer_times_s`)."""
+
+    calls: CallTraffic
+    ops: OpBytes | None
+
+
+def layer_traffic(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTraffic:
+    """`LayerTraffic` of each row of `w`: each weight matrix's forward, activation-gradient and
+    weight-gradient calls, the projections (with `physics.attention`) on the microbatch's
+    tokens and each local MLP on its own tokens (element-wise arithmetic: batching changes no
+    value), and the kernels of `memory_ops.layer_op_bytes`."""
+    n = _rows(w)
     mlp = _mlp_shapes(w)
     proj = _projection_shapes(w) if physics.attention else []
     mats = [(d1, d2, w.tokens) for d1, d2 in proj] + [(d1, d2, w.expert_tokens) for d1, d2 in mlp]
@@ -176,23 +194,94 @@ def weight_matmul_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> tuple[A
         d1s[i, 0], d1s[i, 1], d1s[i, 2] = d1, d2, d1
         d2s[i, 0], d2s[i, 1], d2s[i, 2] = d2, d1, d2
         bs[i] = b
-    t = matmul_calls_s(hw, physics, d1s.ravel(), d2s.ravel(), bs.ravel(), wgs.ravel()).reshape(
-        len(mats), 3, *n
+    ops = None
+    if physics.memory_bound_ops:
+        split = (w.sp, w.tp_ff, w.tp)
+        x = layer_tensors(w.tokens, w.hidden, w.ffn, w.kv_width, w.heads, w.seq_len, split, w.top_k)
+        ops = layer_op_bytes(x, physics.fusion, physics.attention, n)
+    return LayerTraffic(call_traffic(hw, physics, d1s, d2s, bs, wgs), ops)
+
+
+def traffic_rows(traffic: LayerTraffic) -> Array:
+    """Each row's traffic as one row of floats (rows, values), for a store kept per row
+    (`search.grid`): `traffic_of_rows` with this traffic as the template gives it back."""
+    return np.concatenate([a.reshape(-1, a.shape[-1]).T for a in _traffic_arrays(traffic)], axis=1)
+
+
+def traffic_of_rows(template: LayerTraffic, rows: Array) -> LayerTraffic:
+    """The `LayerTraffic` of rows of `traffic_rows`' form (rows, values), laid out as
+    `template` (a traffic of the same physics on a GPU of the same sizes)."""
+    n = rows.shape[0]
+    parts: list[Array] = []
+    start = 0
+    for a in _traffic_arrays(template):
+        width = a.size // a.shape[-1]
+        parts.append(
+            np.ascontiguousarray(rows[:, start : start + width].T).reshape(*a.shape[:-1], n)
+        )
+        start += width
+    waves = None if template.calls.waves is None else parts[4]
+    ops = None
+    if template.ops is not None:
+        ops = OpBytes(template.ops.kinds, parts[-2], parts[-1])
+    return LayerTraffic(
+        CallTraffic(parts[0], OnChipTraffic(parts[1], parts[2], parts[3]), waves), ops
     )
-    fwd: Array = np.zeros(n)
-    bwd: Array = np.zeros(n)
-    for i in range(len(mats)):
-        times = 1.0 if i < len(proj) else w.local_experts
+
+
+def _traffic_arrays(traffic: LayerTraffic) -> list[Array]:
+    """A traffic's arrays, rows last: the calls' HBM bytes, L2 bytes, shared-memory bytes,
+    FLOP, waves (when set), then the kernels' forward and backward bytes (when set)."""
+    calls = traffic.calls
+    out = [
+        calls.hbm_x_bytes,
+        calls.on_chip.l2_x_bytes,
+        calls.on_chip.smem_bytes,
+        calls.on_chip.flop,
+    ]
+    if calls.waves is not None:
+        out.append(calls.waves)
+    if traffic.ops is not None:
+        out += [traffic.ops.forward_bytes, traffic.ops.backward_bytes]
+    return out
+
+
+def _rows(w: LayerWork) -> tuple[int, ...]:
+    """The shape of a `LayerWork`'s rows."""
+    return np.broadcast_shapes(*(np.shape(a) for a in (w.hidden, w.tp_ff, w.tokens)))
+
+
+def weight_matmul_s(
+    hw: HardwareSpec, physics: Physics, w: LayerWork, calls: CallTraffic | None = None
+) -> tuple[Array, Array]:
+    """(forward, backward) time of a layer's weight matmuls on one GPU: each matrix runs its
+    forward, activation-gradient and weight-gradient calls (`matmul_calls_s`, from their
+    traffic `calls`, `layer_traffic`'s, computed when not given); the projections (with
+    `physics.attention`) once, each of the row's local MLPs once."""
+    if calls is None:
+        calls = layer_traffic(hw, physics, w).calls
+    t = traffic_calls_s(hw, physics, calls)
+    n_proj = 2 if physics.attention else 0  # QKV and output (`_projection_shapes`)
+    fwd: Array = np.zeros(t.shape[2:])
+    bwd: Array = np.zeros(t.shape[2:])
+    for i in range(t.shape[0]):
+        times = 1.0 if i < n_proj else w.local_experts
         fwd = fwd + times * t[i, 0]
         bwd = bwd + times * (t[i, 1] + t[i, 2])
     return fwd, bwd
 
 
-def layer_times_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTimes:
+def layer_times_s(
+    hw: HardwareSpec, physics: Physics, w: LayerWork, traffic: LayerTraffic | None = None
+) -> LayerTimes:
     """A realistic layer's times on one GPU, per row: weight matmuls (`weight_matmul_s`), the
     attention core with `physics.attention` (`attention_core_s`), memory-bound kernels with
-    `physics.memory_bound_ops` (`layer_op_times_s`); a part that is off takes 0."""
-    mm_f, mm_b = weight_matmul_s(hw, physics, w)
+    `physics.memory_bound_ops` (`memory_ops.op_times_s`); a part that is off takes 0.
+    `traffic`: the rows' `layer_traffic` on a GPU of the same sizes, computed when not given
+    (the same values: the same times bit for bit)."""
+    if traffic is None:
+        traffic = layer_traffic(hw, physics, w)
+    mm_f, mm_b = weight_matmul_s(hw, physics, w, traffic.calls)
     zero = np.zeros_like(mm_f)
     a_f = a_b = zero
     if physics.attention:
@@ -201,10 +290,8 @@ def layer_times_s(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTime
         )
         a_f, a_b = np.broadcast_to(a_f, zero.shape), np.broadcast_to(a_b, zero.shape)
     ops = OpTimes(zero, zero, zero, zero, zero, zero)
-    if physics.memory_bound_ops:
-        split = (w.sp, w.tp_ff, w.tp)
-        x = layer_tensors(w.tokens, w.hidden, w.ffn, w.kv_width, w.heads, w.seq_len, split, w.top_k)
-        ops = layer_op_times_s(hw, physics, x, attention=physics.attention, shape=zero.shape)
+    if traffic.ops is not None:
+        ops = op_times_s(hw, physics, traffic.ops)
     return LayerTimes(mm_f, mm_b, a_f, a_b, ops)
 
 

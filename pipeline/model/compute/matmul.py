@@ -162,11 +162,24 @@ def matmul_terms_s(
     (computed here otherwise): the same values, so the same times bit for bit.
     """
     chip = on_chip_traffic(hw, d1, d2, b, wg) if on_chip is None else on_chip
+    return traffic_terms_s(hw, hbm_traffic_bytes(hw, d1, d2, b, wg), chip)
+
+
+def hbm_traffic_bytes(
+    hw: HardwareSpec, d1: Array, d2: Array, b: Array, wg: NDArray[np.bool_]
+) -> Array:
+    """Bytes matmul calls move across the HBM boundary (spec §4, the outer boundary of
+    `matmul_terms_s`): they read of the GPU its L2 and register sizes, no rate."""
     sm_u = PROCESSING_BLOCKS_PER_SM * useful_register_bytes(hw)
-    hbm = boundary_traffic_bytes(d1, d2, b, wg, max(useful_l2_bytes(hw), sm_u), 1, False)
+    return boundary_traffic_bytes(d1, d2, b, wg, max(useful_l2_bytes(hw), sm_u), 1, False).x_bytes
+
+
+def traffic_terms_s(hw: HardwareSpec, hbm_x_bytes: Array, chip: OnChipTraffic) -> MatmulTerms:
+    """`matmul_terms_s` of calls whose HBM bytes (`hbm_traffic_bytes`) and on-chip traffic
+    (`on_chip_traffic`) are known: each over the GPU's rate (spec §4)."""
     return MatmulTerms(
-        hbm_s=hbm.x_bytes / hw.hbm_bandwidth_bytes_per_s,
-        l2_s=(hbm.x_bytes + chip.l2_x_bytes) / hw.l2_bandwidth_bytes_per_s,
+        hbm_s=hbm_x_bytes / hw.hbm_bandwidth_bytes_per_s,
+        l2_s=(hbm_x_bytes + chip.l2_x_bytes) / hw.l2_bandwidth_bytes_per_s,
         smem_s=chip.smem_bytes / smem_bandwidth_bytes_per_s(hw),
         flop_s=chip.flop / effective_flop_per_s(hw),
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -177,32 +178,63 @@ def layer_memory_ops(x: LayerTensors, fusion: Fusion) -> list[MemoryOp]:
     return fused_ops(x)
 
 
-def op_bandwidth_bytes_per_s(
-    hw: HardwareSpec, eff: Efficiency, op_class: OpClass, fusion: Fusion, bytes_: Array
-) -> Array:
-    """Achieved bandwidth of a kernel: L2 when its bytes fit in useful L2, else HBM, times
-    the achieved fraction of its class (eager kernels: per class; fused: one fraction)."""
-    peak = np.where(
-        bytes_ <= useful_l2_bytes(hw), hw.l2_bandwidth_bytes_per_s, hw.hbm_bandwidth_bytes_per_s
-    )
+def op_bandwidth_fraction(eff: Efficiency, op_class: OpClass, fusion: Fusion) -> float:
+    """The fraction of its peak bandwidth a kernel achieves: eager kernels per class, fused
+    ones (and the optimizer step) one fraction."""
     if fusion is not Fusion.NONE or op_class is OpClass.OPTIMIZER:
-        fraction = eff.fused_bandwidth
-    elif op_class is OpClass.NORM:
-        fraction = eff.eager_norm_bandwidth
-    else:
-        fraction = eff.eager_elementwise_bandwidth
-    out: Array = peak * fraction
-    return out
+        return eff.fused_bandwidth
+    if op_class is OpClass.NORM:
+        return eff.eager_norm_bandwidth
+    return eff.eager_elementwise_bandwidth
 
 
 def op_time_s(
-    hw: HardwareSpec, eff: Efficiency, op: MemoryOp, fusion: Fusion, backward: bool
+    hw: HardwareSpec,
+    eff: Efficiency,
+    fraction: Array | float,
+    kernels: Array | float,
+    bytes_: Array,
 ) -> Array:
-    """t = bytes / achieved bandwidth + kernels · kernel overhead, one pass of one operator."""
-    bytes_ = op.backward_bytes if backward else op.forward_bytes
-    bw = op_bandwidth_bytes_per_s(hw, eff, op.op_class, fusion, bytes_)
-    out: Array = bytes_ / bw + op.kernels * eff.kernel_overhead_s
+    """t = bytes / achieved bandwidth + kernels · kernel overhead, one pass of an operator: its
+    bandwidth the L2's when its bytes fit in useful L2, else the HBM's, times the achieved
+    `fraction` of its class (`op_bandwidth_fraction`)."""
+    peak = np.where(
+        bytes_ <= useful_l2_bytes(hw), hw.l2_bandwidth_bytes_per_s, hw.hbm_bandwidth_bytes_per_s
+    )
+    out: Array = bytes_ / (peak * fraction) + kernels * eff.kernel_overhead_s
     return out
+
+
+class OpKind(NamedTuple):
+    """What a memory-bound kernel's time reads of it beside its bytes (`MemoryOp`)."""
+
+    op_class: OpClass
+    kernels: int
+    attention_core: bool
+
+
+@dataclass(frozen=True, slots=True)
+class OpBytes:
+    """A layer's memory-bound kernels per row, in the inventory's order (`layer_op_bytes`):
+    their kinds and bytes, forward and backward, (kernels, rows...). What `op_times_s` reads
+    beside the GPU's L2 size and rates."""
+
+    kinds: tuple[OpKind, ...]
+    forward_bytes: Array
+    backward_bytes: Array
+
+
+def layer_op_bytes(
+    x: LayerTensors, fusion: Fusion, attention: bool, shape: tuple[int, ...]
+) -> OpBytes:
+    """The kernels of `layer_memory_ops` under `fusion` with rows of `shape`; without
+    `attention` the attention core's kernels (softmax, attention dropout) left out."""
+    ops = [op for op in layer_memory_ops(x, fusion) if attention or not op.attention_core]
+    return OpBytes(
+        tuple(OpKind(op.op_class, op.kernels, op.attention_core) for op in ops),
+        np.stack([np.broadcast_to(op.forward_bytes, shape) for op in ops]),
+        np.stack([np.broadcast_to(op.backward_bytes, shape) for op in ops]),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,29 +256,26 @@ class OpTimes:
         return out
 
 
-def layer_op_times_s(
-    hw: HardwareSpec,
-    physics: Physics,
-    x: LayerTensors,
-    attention: bool,
-    shape: tuple[int, ...],
-) -> OpTimes:
-    """Each class's time of one layer's memory-bound kernels under the physics' fusion, summed
-    in the inventory's order (docs/model.md R.3); without `attention` the attention core's
-    kernels (softmax, attention dropout) are left out. Rows of `shape`."""
-    zero: Array = np.zeros(shape)
+def op_times_s(hw: HardwareSpec, physics: Physics, ops: OpBytes) -> OpTimes:
+    """Each class's time of a layer's memory-bound kernels `ops` (`layer_op_bytes`) under the
+    physics' fusion, every kernel's `op_time_s` summed in the inventory's order (docs/model.md
+    R.3)."""
+    eff, fusion = physics.efficiency, physics.fusion
+    column = (len(ops.kinds), *(1,) * (ops.forward_bytes.ndim - 1))
+    fraction = np.array([op_bandwidth_fraction(eff, k.op_class, fusion) for k in ops.kinds])
+    kernels = np.array([float(k.kernels) for k in ops.kinds])
+    fraction, kernels = fraction.reshape(column), kernels.reshape(column)
+    forward = op_time_s(hw, eff, fraction, kernels, ops.forward_bytes)
+    backward = op_time_s(hw, eff, fraction, kernels, ops.backward_bytes)
+    zero: Array = np.zeros(ops.forward_bytes.shape[1:])
     fwd = {OpClass.NORM: zero, OpClass.ELEMENTWISE: zero}
     bwd = dict(fwd)
     core = dict(fwd)
-    eff, fusion = physics.efficiency, physics.fusion
-    for op in layer_memory_ops(x, fusion):
-        if op.attention_core and not attention:
-            continue
-        f = op_time_s(hw, eff, op, fusion, backward=False)
-        fwd[op.op_class] = fwd[op.op_class] + f
-        bwd[op.op_class] = bwd[op.op_class] + op_time_s(hw, eff, op, fusion, backward=True)
-        if op.attention_core:
-            core[op.op_class] = core[op.op_class] + f
+    for kind, f, b in zip(ops.kinds, forward, backward, strict=True):
+        fwd[kind.op_class] = fwd[kind.op_class] + f
+        bwd[kind.op_class] = bwd[kind.op_class] + b
+        if kind.attention_core:
+            core[kind.op_class] = core[kind.op_class] + f
     norm, ew = OpClass.NORM, OpClass.ELEMENTWISE
     return OpTimes(fwd[norm], bwd[norm], fwd[ew], bwd[ew], core[norm], core[ew])
 

@@ -13,13 +13,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import cached
 from pipeline.model.compute.efficiency import fp8_gemms
-from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_launch_times, layer_times_s
+from pipeline.model.compute.layer import (
+    LayerTimes,
+    LayerTraffic,
+    LayerWork,
+    layer_launch_times,
+    layer_times_s,
+    layer_traffic,
+    traffic_of_rows,
+    traffic_rows,
+)
 from pipeline.model.compute.memory_ops import OpTimes
 from pipeline.model.memory.gpu_memory import (
     LayerShape,
@@ -46,6 +56,10 @@ LAUNCH_CACHE_SIZE = 256
 """(GPU, physics) whose layer launch times a process keeps (`grid_layer_launch_s`,
 `grid_non_gemm_launch_s`)."""
 SHARD_TIMES_CACHE_SIZE = 256
+SHARD_TRAFFIC_CACHE_SIZE = 64
+"""(GPU without HBM bandwidth, physics, model) whose layer traffic per shard a process keeps
+(`_grid_layer_traffic`): the models of the series a sweep's HBM axis shares, under 1 kB a
+shard."""
 """(GPU, physics, model) whose layer times per shard a process keeps (`grid_layer_times_s`): the
 models of a few series, each with the few hundred shards its walk meets."""
 GRID_HEAD_DIM = 128
@@ -154,7 +168,8 @@ def grid_layer_times_s(
     (N_TPm, N_TPff, nanobatch, local experts) of `shards`, on the GPU of `hw`. The times are
     element-wise in the rows (batching changes no value, `compute.layer.weight_matmul_s`), so
     each shard's are kept per (GPU without its memory capacity, `_timing_gpu`, physics, model) and
-    only shards not met before are timed:
+    only shards not met before are timed, from their traffic (`_grid_layer_traffic`, shared by
+    GPUs that differ in HBM bandwidth):
     the cluster sizes of a walk, and the series of a sweep over the network, share most
     shards (docs/model.md §9.2)."""
     gpu = timing_gpu(hw)
@@ -162,8 +177,9 @@ def grid_layer_times_s(
     keys: list[Shard] = [(a, b, c, d) for a, b, c, d in shards.tolist()]
     missing = [k for k in dict.fromkeys(keys) if k not in store]
     if missing:
-        new = np.array(missing, dtype=np.float64)
-        times = layer_times_s(gpu, physics, grid_layer_work(physics, shape, *new.T))
+        work = grid_layer_work(physics, shape, *np.array(missing, dtype=np.float64).T)
+        traffic = _grid_layer_traffic(hw, physics, shape, missing, work)
+        times = layer_times_s(gpu, physics, work, traffic)
         columns = [
             times.matmul_forward_s,
             times.matmul_backward_s,
@@ -175,6 +191,55 @@ def grid_layer_times_s(
         store.update(zip(missing, rows, strict=True))
     table = np.array([store[k] for k in keys], dtype=np.float64).reshape(len(keys), -1)
     return LayerTimes(table[:, 0], table[:, 1], table[:, 2], table[:, 3], OpTimes(*table[:, 4:].T))
+
+
+def _grid_layer_traffic(
+    hw: HardwareSpec, physics: Physics, shape: ModelShape, shards: list[Shard], work: LayerWork
+) -> LayerTraffic:
+    """`compute.layer.layer_traffic` of `shards` (distinct), whose grid rows are `work`: each
+    shard's kept per (GPU without its HBM bandwidth and capacity, `traffic_gpu`, physics,
+    model) and only shards not met before computed. A layer's traffic reads of the GPU only
+    its sizes, so the series of a sweep over HBM bandwidth share it, and each times it at its
+    own rates (docs/model.md §9.2)."""
+    gpu = traffic_gpu(hw)
+    store = _shard_traffic(gpu, physics, shape)
+    absent = [i for i, k in enumerate(shards) if k not in store.rows]
+    if absent:
+        if len(absent) < len(shards):  # the grid rows of the shards not met before
+            new = np.array([shards[i] for i in absent], dtype=np.float64)
+            work = grid_layer_work(physics, shape, *new.T)
+        fresh = layer_traffic(gpu, physics, work)
+        if store.template is None:
+            store.template = fresh
+        store.rows.update(zip([shards[i] for i in absent], traffic_rows(fresh), strict=True))
+        if len(absent) == len(shards):
+            return fresh
+    assert store.template is not None  # set with the first rows
+    return traffic_of_rows(store.template, np.stack([store.rows[k] for k in shards]))
+
+
+@dataclass(slots=True)
+class _TrafficStore:
+    """The layer traffic met so far of each shard of a model on a GPU (`_grid_layer_traffic`):
+    each shard's row of `compute.layer.traffic_rows`, never changed once set, and the first
+    traffic computed, the layout of every row (`traffic_of_rows`)."""
+
+    rows: dict[Shard, Array]
+    template: LayerTraffic | None = None
+
+
+@cached(maxsize=SHARD_TRAFFIC_CACHE_SIZE)
+def _shard_traffic(gpu: HardwareSpec, physics: Physics, shape: ModelShape) -> _TrafficStore:
+    """The traffic store of a model's shards on a GPU (`_grid_layer_traffic`), empty at first."""
+    return _TrafficStore({})
+
+
+@cached(maxsize=LAUNCH_CACHE_SIZE)
+def traffic_gpu(hw: HardwareSpec) -> HardwareSpec:
+    """The GPU as a layer's traffic reads it: `timing_gpu(hw)` without HBM bandwidth (0 B/s;
+    no traffic reads a rate, `compute.layer.LayerTraffic`), so that GPUs that differ only in
+    HBM bandwidth and capacity share their layers' traffic."""
+    return dataclasses.replace(timing_gpu(hw), hbm_bandwidth_bytes_per_s=0.0)
 
 
 def grid_layer_launch_s(hw: HardwareSpec, physics: Physics) -> float:

@@ -17,6 +17,7 @@ from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import InfeasibleReason
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.records.switches import Physics, Recompute, TensorParallel
+from pipeline.model.search import grid
 from pipeline.model.search.enumeration import (
     context_parallel_degrees,
     context_parallel_table,
@@ -458,3 +459,43 @@ def test_grid_layer_times_kept_per_shard_equal_the_layer_times_of_every_shard() 
     np.testing.assert_array_equal(got.attention_backward_s, want.attention_backward_s)
     for field in got.ops.__slots__:
         np.testing.assert_array_equal(getattr(got.ops, field), getattr(want.ops, field))
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        (),
+        ("physics.fusion=none",),
+        ("physics.memory_bound_ops=false", "physics.gemm_waves=false"),
+        ("physics.precision=fp8",),
+        ("physics.attention=false",),
+    ],
+)
+def test_grid_layer_times_from_shared_traffic_equal_each_gpus_own(
+    overrides: tuple[str, ...],
+) -> None:
+    """GPUs that differ in HBM bandwidth share each shard's layer traffic (computed once, on the
+    first GPU that met it) and time it at their own bandwidth: bit for bit the times of
+    `layer_times_s` on each GPU alone, shards met before and new ones mixed."""
+    physics = load_scenario(compose_config(["physics=realistic", *overrides])).physics
+    shape = dense()
+    shards = np.array(
+        [[1, 8, 2048, 1], [1, 4, 512, 1], [2, 4, 64, 1], [1, 8, 4096, 1], [1, 1, 8192, 1]]
+    )
+    base = preset("h100_sxm")
+    gpus = [dataclasses.replace(base, hbm_bandwidth_bytes_per_s=b) for b in (2e12, 3.35e12, 13e12)]
+    caches.clear_caches()
+    got = [
+        grid_layer_times_s(gpus[0], physics, shape, shards[:3]),
+        grid_layer_times_s(gpus[1], physics, shape, shards[::-1]),
+        grid_layer_times_s(gpus[2], physics, shape, shards[1:]),
+    ]
+    assert grid._shard_traffic.cache_info().misses == 1  # one traffic store for the three
+    for hw, part, times in zip(gpus, (shards[:3], shards[::-1], shards[1:]), got, strict=True):
+        f = part.astype(np.float64)
+        want = layer_times_s(hw, physics, grid_layer_work(physics, shape, *f.T))
+        for field in ("matmul_forward_s", "matmul_backward_s", "attention_forward_s"):
+            np.testing.assert_array_equal(getattr(times, field), getattr(want, field))
+        np.testing.assert_array_equal(times.attention_backward_s, want.attention_backward_s)
+        for field in times.ops.__slots__:
+            np.testing.assert_array_equal(getattr(times.ops, field), getattr(want.ops, field))

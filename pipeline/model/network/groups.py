@@ -253,10 +253,25 @@ def ring_attention_exposed_s(
     other GPUs' NICs; where `all_gather` (Transformer Engine's `cp_comm_type="all_gather"`)
     they are an NCCL all-gather (and reduce-scatter) ring, striped on striped levels
     (`striped_bandwidth`)."""
+    ring = ring_attention_exchange_s(levels, tokens, kv_width, tp, cp, all_gather)
+    reruns = (modes >= 1).astype(np.float64)
+    return ring_exposed_s(ring, attention_forward_s, attention_backward_s, reruns)
+
+
+def ring_attention_exchange_s(
+    levels: Levels,
+    tokens: Array,
+    kv_width: Array | float,
+    tp: Array,
+    cp: Array,
+    all_gather: NDArray[np.bool_] | bool,
+) -> Array:
+    """Context parallelism's forward K/V exchange of one layer and microbatch on one GPU, in s
+    (`ring.ring_exchange_s`), at the level of the t·c GPUs its ranks span: point-to-point
+    sends, or with `all_gather` an NCCL ring striped on striped levels
+    (`ring_attention_exposed_s`, which adds what of it outlasts the attention core)."""
     span = tp * cp
     bw, lat = levels.at(span)
     if np.any(all_gather):
         bw = np.where(all_gather, levels.at(span, cp)[0], bw)
-    ring = ring_exchange_s(tokens, kv_width, tp, cp, bw, lat)
-    reruns = (modes >= 1).astype(np.float64)
-    return ring_exposed_s(ring, attention_forward_s, attention_backward_s, reruns)
+    return ring_exchange_s(tokens, kv_width, tp, cp, bw, lat)

@@ -4,6 +4,7 @@ steps 1-8.2), cached per GPU, model, cluster size, options and physics."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple, TypedDict
 
@@ -20,7 +21,8 @@ from pipeline.model.network.comm_table import (
     CandidateKeys,
     unique_rows,
 )
-from pipeline.model.network.groups import Levels, ring_attention_exposed_s
+from pipeline.model.network.groups import Levels, ring_attention_exchange_s
+from pipeline.model.network.ring import ring_exposed_s
 from pipeline.model.records.hardware import HardwareSpec, gpu_only
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
@@ -118,6 +120,9 @@ class Candidates:
     """Each candidate's row in the table it was enumerated from (realistic physics:
     `enumeration.realistic_layout_rows`, whose rows `search.floors.layout_step_floors_s`
     bounds)."""
+    memory_bytes: Array | None = None
+    """Each candidate's bytes on one GPU under its recomputation mode, as the memory check read
+    them (realistic physics with `physics.gpu_memory`: `RealisticRows.need`); None otherwise."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -502,6 +507,7 @@ def realistic_candidates_within(
     physics: Physics,
     tp_unit: int,
     wanted: NDArray[np.bool_],
+    ring_s: Callable[[], Array | None] | None = None,
 ) -> Candidates | MemoryBlocked | NoneWanted | None:
     """`enumerate_candidates` under realistic physics restricted to the rows of
     `realistic_layout_rows` that `wanted` marks (one flag per row, in its order), with the
@@ -511,7 +517,10 @@ def realistic_candidates_within(
     times whatever the batch), and its compute-only `step_floor_s` the least of theirs. None
     and MemoryBlocked as for the whole set (read on every row); NoneWanted when some row fits
     in memory but none of those is wanted. Not cached: the flags depend on the network
-    (`search._best_at`), the rows and each shard's layer times are (docs/model.md §9.2)."""
+    (`search._best_at`), the rows and each shard's layer times are (docs/model.md §9.2).
+    `ring_s`: gives each row's forward K/V exchange on this network when known
+    (`search.realistic.realistic_ring_s`, asked only when there are candidates with a ring),
+    else it is computed on the candidates (`_with_ring`)."""
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         return None
     gpu = gpu_only(hw)  # as `enumerate_candidates` reads it
@@ -530,7 +539,8 @@ def realistic_candidates_within(
     assert parts is not None  # the same rows as above
     c = _candidates_of_rows(shape, rows, parts, mode_idx, keep, physics)
     if c.cp is not None:  # the ring's exchange, then the step inputs of the layer with it
-        return _with_ring(c, hw, shape)
+        rows_s = None if ring_s is None else ring_s()
+        return _with_ring(c, hw, shape, None if rows_s is None else rows_s[c.rows])
     return _with_step_inputs(c, opts, shape)
 
 
@@ -604,6 +614,10 @@ def _candidates_of_rows(
     layer = parts.take(shard, mode_idx)  # fills the shards first: the attention's below too
     ring = cp is not None and physics.attention  # without attention there is no K/V ring
     extra = None if parts.optimizer_s is None else parts.optimizer_s[idx]
+    memory = None
+    if physics.gpu_memory:  # each row's need under its mode (`_fitting_rows`)
+        at_mode = _need_position(physics)[mode_idx]
+        memory = np.choose(at_mode, [need[idx] for need in rows.need])
     repeats = ((shape.n_layers // pp_) * m).astype(np.float64)  # the critical stage's layers
     degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
     return Candidates(
@@ -624,36 +638,66 @@ def _candidates_of_rows(
         attention_forward_s=parts.attention_forward[shard] if ring else None,
         attention_backward_s=parts.attention_backward[shard] if ring else None,
         rows=idx,
+        memory_bytes=memory,
     )
 
 
-def _with_ring(c: Candidates, hw: HardwareSpec, shape: ModelShape) -> Candidates:
+def _need_position(physics: Physics) -> NDArray[np.intp]:
+    """For each mode of `RECOMPUTE_ORDER`, its position among `recompute_modes(physics)`, the
+    order of `RealisticRows.need` (−1 where the physics has no such mode)."""
+    out = np.full(len(RECOMPUTE_ORDER), -1, dtype=np.intp)
+    for k, mode in enumerate(recompute_modes(physics)):
+        out[RECOMPUTE_ORDER.index(mode)] = k
+    return out
+
+
+def _with_ring(
+    c: Candidates, hw: HardwareSpec, shape: ModelShape, exchange_s: Array | None = None
+) -> Candidates:
     """The candidates with their context-parallel ring exchange on this network added to
     each layer's time (on the GPU's S/N_EP nanobatches), where it outlasts the attention core it
-    overlaps with (`network.groups.ring_attention_exposed_s`, as a run's; with `cp_all_gather`
-    all of it): K and V of the model's K/V heads (`search.grid.grid_kv_width`); the group sits
-    on the first level holding its t·c GPUs."""
+    overlaps with (`network.ring.ring_exposed_s`, as a run's,
+    `network.groups.ring_attention_exposed_s`; with `cp_all_gather` all of it): K and V of the
+    model's K/V heads (`search.grid.grid_kv_width`); the group sits on the first level holding
+    its t·c GPUs (`network.groups.ring_attention_exchange_s`; `exchange_s`: each candidate's,
+    when known)."""
     if c.cp is None or c.attention_forward_s is None or c.attention_backward_s is None:
         return c
     if c.recompute is None:
         return c
-    cp = c.cp.astype(np.float64)
-    tp = (c.degrees[:, 1] * c.degrees[:, 2]).astype(np.float64)
+    if exchange_s is None:
+        exchange_s = candidate_ring_s(c, hw, shape)
     overlapped = 0.0 if c.cp_all_gather else 1.0  # an all-gather overlaps nothing, as a run's
-    local = float(shape.sparsity) // c.degrees[:, 4].astype(np.float64)
-    tokens = c.nanobatch.astype(np.float64) * local  # the GPU's tokens of a microbatch
-    extra = ring_attention_exposed_s(
-        Levels.as_given(hw, c.nic_striping),
-        tokens,
-        grid_kv_width(shape),
-        tp,
-        cp,
-        overlapped * c.attention_forward_s,
-        overlapped * c.attention_backward_s,
-        c.recompute,
-        c.cp_all_gather,
+    reruns = (c.recompute >= 1).astype(np.float64)
+    extra = ring_exposed_s(
+        exchange_s, overlapped * c.attention_forward_s, overlapped * c.attention_backward_s, reruns
     )
     return _with_pipeline_inputs(c, shape, c.t_layer_s + extra)
+
+
+def candidate_ring_s(c: Candidates, hw: HardwareSpec, shape: ModelShape) -> Array:
+    """Each candidate's forward K/V exchange on `hw`'s network (`rows_ring_s`)."""
+    return rows_ring_s(hw, shape, c.degrees, c.cp, c.nanobatch, c.nic_striping, c.cp_all_gather)
+
+
+def rows_ring_s(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    degrees: NDArray[np.int64],
+    cp_: NDArray[np.int64] | None,
+    nanobatch: NDArray[np.int64],
+    striped: bool,
+    all_gather: bool,
+) -> Array:
+    """Each row's forward K/V exchange on `hw`'s network (`ring_attention_exchange_s`), from
+    its degrees (n, 5), context-parallel degree c (None: 1) and nanobatch: the GPU's S/N_EP
+    nanobatches of tokens (0 where c = 1), striped as `physics.nic_striping` (`striped`)."""
+    cp = np.ones(degrees.shape[0]) if cp_ is None else cp_.astype(np.float64)
+    tp = (degrees[:, 1] * degrees[:, 2]).astype(np.float64)
+    local = float(shape.sparsity) // degrees[:, 4].astype(np.float64)
+    tokens = nanobatch.astype(np.float64) * local  # the GPU's tokens of a microbatch
+    levels = Levels.as_given(hw, striped)
+    return ring_attention_exchange_s(levels, tokens, grid_kv_width(shape), tp, cp, all_gather)
 
 
 def _batch(

@@ -31,7 +31,7 @@ from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s, 
 from pipeline.model.records.options import Quirks
 from pipeline.model.records.results import GridCost, ModelCounts
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, batch_seqs, model_shape
-from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
+from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics, Recompute
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.search.candidates import Candidates
 from pipeline.model.search.grid import (
@@ -157,13 +157,33 @@ def grid_cost(
 ) -> GridCost:
     """MFU, HFU and bytes per GPU of candidate `row` at the step time the search gave it:
     FLOP per step (`flop_per_step`, its recomputation mode for HFU) over peak · N_GPU · t_step,
-    and R.4's bytes under that mode (`grid_memory_by_mode_bytes`, as the search checked them)."""
+    and R.4's bytes under that mode (`grid_memory_by_mode_bytes`, as the search checked them:
+    the candidate's `memory_bytes` when the search kept them)."""
     if c.recompute is None:
         raise ValueError("candidates without recomputation modes: not a realistic search")
-    mode = c.recompute[row : row + 1]
+    mode = int(c.recompute[row])
     model_flop, hw_by_mode = grid_flop_per_step(physics, shape)
-    hw_flop = hw_by_mode[int(mode[0])]
+    hw_flop = hw_by_mode[mode]
     per_gpu_s = n_gpu * t_step_s
+    if c.memory_bytes is not None:
+        bytes_ = float(c.memory_bytes[row])
+    else:
+        bytes_ = _memory_bytes(hw, physics, shape, c, row, RECOMPUTE_ORDER[mode])
+    peak = peak_flop_per_s(hw)
+    return GridCost(
+        mfu=model_flop / (peak * per_gpu_s),
+        hfu=hw_flop / (peak * per_gpu_s),
+        model_flop_per_s_per_gpu=model_flop / per_gpu_s,
+        hardware_flop_per_s_per_gpu=hw_flop / per_gpu_s,
+        memory_per_gpu_bytes=bytes_,
+        fits_memory=bytes_ <= hw.hbm_bytes,
+    )
+
+
+def _memory_bytes(
+    hw: HardwareSpec, physics: Physics, shape: ModelShape, c: Candidates, row: int, mode: Recompute
+) -> float:
+    """R.4's bytes on one GPU of candidate `row` under `mode` (`grid_memory_by_mode_bytes`)."""
     dp, tp_model, tp_ff, pp, ep = (c.degrees[row : row + 1, k].astype(np.float64) for k in range(5))
     schedule = (
         c.microbatches[row : row + 1],
@@ -171,24 +191,9 @@ def grid_cost(
         c.zero_bubble[row : row + 1],
     )
     nano = c.nanobatch[row : row + 1].astype(np.float64)
-    (bytes_,) = grid_memory_by_mode_bytes(
-        hw,
-        physics,
-        shape,
-        (dp, tp_model, tp_ff, pp, ep),
-        nano,
-        schedule,
-        (RECOMPUTE_ORDER[int(mode[0])],),
-    )
-    peak = peak_flop_per_s(hw)
-    return GridCost(
-        mfu=model_flop / (peak * per_gpu_s),
-        hfu=hw_flop / (peak * per_gpu_s),
-        model_flop_per_s_per_gpu=model_flop / per_gpu_s,
-        hardware_flop_per_s_per_gpu=hw_flop / per_gpu_s,
-        memory_per_gpu_bytes=float(bytes_[0]),
-        fits_memory=bool(bytes_[0] <= hw.hbm_bytes),
-    )
+    factors = (dp, tp_model, tp_ff, pp, ep)
+    (bytes_,) = grid_memory_by_mode_bytes(hw, physics, shape, factors, nano, schedule, (mode,))
+    return float(bytes_[0])
 
 
 def matmul_rate_flop_per_s(hw: HardwareSpec, physics: Physics) -> float:

@@ -38,7 +38,7 @@ from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import Layout, StepCost
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
-from pipeline.model.search.candidates import Candidates
+from pipeline.model.search.candidates import Candidates, rows_ring_s
 from pipeline.model.search.enumeration import realistic_layout_rows
 from pipeline.model.search.floors import floor_hardware
 from pipeline.model.search.grid import (
@@ -272,6 +272,58 @@ def _realistic_comm_set(
 
 _realistic_comm = ByteBoundedMemo(_realistic_comm_set, REALISTIC_COMM_CACHE_BYTES, arrays_nbytes)
 register(f"{__name__}._realistic_comm", _realistic_comm, f"{REALISTIC_COMM_CACHE_BYTES} bytes")
+
+
+RING_CACHE_BYTES = 8 * 2**20
+"""Bytes of `realistic_ring_s` a process keeps, least recently used out: a cluster size's
+rows' K/V exchange on a network, shared by the series whose GPUs differ only in HBM (8 bytes a
+row, beside `REALISTIC_COMM_CACHE_BYTES`' collectives of the same rows)."""
+
+
+def realistic_ring_s(
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    n_gpu: int,
+    tp_unit: int,
+) -> Array | None:
+    """Each row of `realistic_layout_rows`' forward K/V exchange at n_gpu on `hw`'s network
+    (`candidates.rows_ring_s`, bandwidths at the physics' achieved fraction); None without a
+    ring (no context-parallel degree, or no attention) or without rows. Row by row, so a
+    candidate's is its row's: the same values as computed on the candidates alone
+    (`candidates._with_ring`). Kept per hardware without its HBM (`floors.floor_hardware`),
+    physics, options, model, cluster size and N_TP unit, read only."""
+    return _realistic_ring(floor_hardware(hw), physics, opts, shape, n_gpu, tp_unit)
+
+
+def _realistic_ring_set(
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    n_gpu: int,
+    tp_unit: int,
+) -> Array | None:
+    """`realistic_ring_s` uncached, read only."""
+    rows = realistic_layout_rows(shape, n_gpu, opts, physics, tp_unit)
+    if rows is None or rows[1] is None or not physics.attention:
+        return None
+    table, cps = rows
+    out = rows_ring_s(
+        hw, shape, table[:, :5], cps, table[:, 7], physics.nic_striping, physics.cp_all_gather
+    )
+    out.setflags(write=False)
+    return out
+
+
+def _ring_nbytes(ring: Array | None) -> int:
+    """Bytes of a ring array."""
+    return 0 if ring is None else ring.nbytes
+
+
+_realistic_ring = ByteBoundedMemo(_realistic_ring_set, RING_CACHE_BYTES, _ring_nbytes)
+register(f"{__name__}._realistic_ring", _realistic_ring, f"{RING_CACHE_BYTES} bytes")
 
 
 def realistic_layout(hw: HardwareSpec, c: Candidates, row: int, n_gpu: int) -> Layout:

@@ -74,6 +74,7 @@ from pipeline.model.search.realistic import (
     RealisticSteps,
     realistic_comm,
     realistic_layout,
+    realistic_ring_s,
     realistic_step_cost,
     realistic_steps,
 )
@@ -404,7 +405,8 @@ def _best_at(
         return BestAt(False, None)
     if prune and floors is not None and not physics.is_paper:
         wanted = _rows_within(shape, floors, within_s, opts)  # ring included
-        c = realistic_candidates_within(hw, shape, n_gpu, opts, physics, tp_unit, wanted)
+        ring = functools.partial(realistic_ring_s, hw, physics, opts, shape, n_gpu, tp_unit)
+        c = realistic_candidates_within(hw, shape, n_gpu, opts, physics, tp_unit, wanted, ring)
     else:
         c = enumerate_candidates(hw, shape, n_gpu, opts, physics, tp_unit)
         if isinstance(c, Candidates) and c.cp is not None:  # the ring: added per network

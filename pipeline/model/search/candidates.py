@@ -120,9 +120,11 @@ class Candidates:
     """Each candidate's row in the table it was enumerated from (realistic physics:
     `enumeration.realistic_layout_rows`, whose rows `search.floors.layout_step_floors_s`
     bounds)."""
-    memory_bytes: Array | None = None
-    """Each candidate's bytes on one GPU under its recomputation mode, as the memory check read
-    them (realistic physics with `physics.gpu_memory`: `RealisticRows.need`); None otherwise."""
+    row_need: tuple[Array, ...] = ()
+    """The bytes on one GPU of every row of the table `rows` index, under each mode of
+    `recompute_modes(physics)`, as the memory check read them (realistic physics with
+    `physics.gpu_memory`: the row set's `RealisticRows.need`, shared and read only; empty
+    otherwise): a candidate's are at its row under its mode (`counts.grid_cost`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -609,19 +611,14 @@ def _candidates_of_rows(
     idx = np.flatnonzero(keep)
     table, mode_idx, interleave = rows.table[idx], mode_idx[idx], rows.interleave[idx]
     cp = None if rows.cp is None else rows.cp[idx]
-    dp_, tpm, tpff, pp_, ep_, m, zb_i, nano = table.T
+    pp_, m, zb_i, nano = table[:, 3], table[:, 5], table[:, 6], table[:, 7]
     shard = rows.shard_of[idx]
     layer = parts.take(shard, mode_idx)  # fills the shards first: the attention's below too
     ring = cp is not None and physics.attention  # without attention there is no K/V ring
     extra = None if parts.optimizer_s is None else parts.optimizer_s[idx]
-    memory = None
-    if physics.gpu_memory:  # each row's need under its mode (`_fitting_rows`)
-        at_mode = _need_position(physics)[mode_idx]
-        memory = np.choose(at_mode, [need[idx] for need in rows.need])
     repeats = ((shape.n_layers // pp_) * m).astype(np.float64)  # the critical stage's layers
-    degrees = np.stack([dp_, tpm, tpff, pp_, ep_], axis=1)
     return Candidates(
-        degrees=degrees,
+        degrees=table[:, :5],
         microbatches=m.astype(np.float64),
         zero_bubble=zb_i.astype(bool),
         interleave=interleave,
@@ -638,17 +635,8 @@ def _candidates_of_rows(
         attention_forward_s=parts.attention_forward[shard] if ring else None,
         attention_backward_s=parts.attention_backward[shard] if ring else None,
         rows=idx,
-        memory_bytes=memory,
+        row_need=rows.need if physics.gpu_memory else (),
     )
-
-
-def _need_position(physics: Physics) -> NDArray[np.intp]:
-    """For each mode of `RECOMPUTE_ORDER`, its position among `recompute_modes(physics)`, the
-    order of `RealisticRows.need` (−1 where the physics has no such mode)."""
-    out = np.full(len(RECOMPUTE_ORDER), -1, dtype=np.intp)
-    for k, mode in enumerate(recompute_modes(physics)):
-        out[RECOMPUTE_ORDER.index(mode)] = k
-    return out
 
 
 def _with_ring(

@@ -31,7 +31,7 @@ from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s, 
 from pipeline.model.records.options import Quirks
 from pipeline.model.records.results import GridCost, ModelCounts
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, batch_seqs, model_shape
-from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics, Recompute
+from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics, Recompute, recompute_modes
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.search.candidates import Candidates
 from pipeline.model.search.grid import (
@@ -158,15 +158,16 @@ def grid_cost(
     """MFU, HFU and bytes per GPU of candidate `row` at the step time the search gave it:
     FLOP per step (`flop_per_step`, its recomputation mode for HFU) over peak · N_GPU · t_step,
     and R.4's bytes under that mode (`grid_memory_by_mode_bytes`, as the search checked them:
-    the candidate's `memory_bytes` when the search kept them)."""
+    the candidate's row's `Candidates.row_need` when the search kept them)."""
     if c.recompute is None:
         raise ValueError("candidates without recomputation modes: not a realistic search")
     mode = int(c.recompute[row])
     model_flop, hw_by_mode = grid_flop_per_step(physics, shape)
     hw_flop = hw_by_mode[mode]
     per_gpu_s = n_gpu * t_step_s
-    if c.memory_bytes is not None:
-        bytes_ = float(c.memory_bytes[row])
+    if c.row_need and c.rows is not None:  # the row's, as the memory check read them
+        position = recompute_modes(physics).index(RECOMPUTE_ORDER[mode])
+        bytes_ = float(c.row_need[position][c.rows[row]])
     else:
         bytes_ = _memory_bytes(hw, physics, shape, c, row, RECOMPUTE_ORDER[mode])
     peak = peak_flop_per_s(hw)

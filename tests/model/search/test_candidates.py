@@ -50,14 +50,22 @@ def _same(a: cand.Candidates | cand.MemoryBlocked | None, b: object) -> bool:
         return type(a) is type(b)
     for field in cand.Candidates.__slots__:
         x, y = getattr(a, field), getattr(b, field)
-        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-            if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray)):
+        if isinstance(x, tuple) and isinstance(y, tuple):  # the row set's needs, one per mode
+            if len(x) != len(y) or not all(map(_same_array, x, y)):
                 return False
-            if x.dtype != y.dtype or not np.array_equal(x, y, equal_nan=True):
+        elif isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            if not _same_array(x, y):
                 return False
         elif x != y:
             return False
     return True
+
+
+def _same_array(x: object, y: object) -> bool:
+    """Whether two values are arrays of one dtype, equal bit for bit (NaN equal to NaN)."""
+    if not (isinstance(x, np.ndarray) and isinstance(y, np.ndarray)):
+        return False
+    return x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True)
 
 
 def _shape(physics: Physics, d_model: int, sparse: bool) -> ModelShape:

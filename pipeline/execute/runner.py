@@ -33,8 +33,7 @@ from pipeline.execute.ahead import Ahead
 from pipeline.execute.parent import watch_parent
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.execute.settings import Backend, ExecutionSettings
-from pipeline.model.caches import clear_caches
-from pipeline.model.search.candidates import limit_candidate_cache
+from pipeline.model.caches import clear_caches, scale_byte_budgets
 from pipeline.schema import Scenario
 from pipeline.schema.errors import ConfigError
 
@@ -50,9 +49,14 @@ DASK_WORKERS_REFRESH_S = 1.0
 """How often a dask run counts the cluster's worker threads again."""
 
 
-WORKER_CANDIDATE_CACHE_BYTES = 64 * 2**20
-"""The candidate sets a loky worker keeps (a process of its own keeps 256 MiB,
-`pipeline.model.search.candidates.CANDIDATE_CACHE_BYTES`): see `WORKER_GROWTH_BYTES`."""
+WORKER_MEMO_SHARE = 0.25
+"""The share of each byte-bounded memo's budget a loky worker keeps (`caches.scale_byte_budgets`:
+its candidate sets 64 of 256 MiB, its realistic row sets 16 of 64 MiB, about 174 MiB of the
+696 together), so that its caches stay within `WORKER_GROWTH_BYTES` and it evicts the least
+recently used entries instead of forgetting them all. With the whole budgets, the workers of
+`sweep=million_realistic`'s sample (bench/bench_million.py --every 100 --block 36) forgot
+their caches 51 times in 144 tasks; with a quarter, never (peak RSS 770 MiB down to 608, CPU
+within the host's noise, a few percent less)."""
 WORKER_GROWTH_BYTES = 200 * 2**20
 """How much a loky worker may grow past its size after its first task before it forgets the
 model's caches. Where psutil is installed, loky replaces a worker grown by 300 MB (286 MiB) and
@@ -67,9 +71,9 @@ _worker: dict[str, int] = {}
 
 def start_loky_worker(run_pid: int) -> None:
     """Initializer of each local (loky) worker: `watch_parent`, and the worker's memory budget
-    (`WORKER_CANDIDATE_CACHE_BYTES`, `WORKER_GROWTH_BYTES`)."""
+    (`WORKER_MEMO_SHARE`, `WORKER_GROWTH_BYTES`)."""
     watch_parent(run_pid)
-    limit_candidate_cache(WORKER_CANDIDATE_CACHE_BYTES)
+    scale_byte_budgets(WORKER_MEMO_SHARE)
     _worker["reference_rss"] = 0
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,6 +78,22 @@ def cache_counts() -> dict[str, tuple[int, int, int]]:
         info = _REGISTRY[name].cache.cache_info()
         out[name] = (info.hits, info.misses, info.currsize)
     return out
+
+
+@runtime_checkable
+class ByteBudgeted(Protocol):
+    """A cache bounded by the bytes of its values (`search.memo.ByteBoundedMemo`)."""
+
+    def scale_budget(self, share: float) -> None: ...
+
+
+def scale_byte_budgets(share: float) -> None:
+    """Empty every cache bounded by bytes and keep at most `share` of its default budget from
+    now on (`share` = 1: the defaults): a worker process's smaller memory (the entry-bounded
+    caches keep their bounds)."""
+    for entry in _REGISTRY.values():
+        if isinstance(entry.cache, ByteBudgeted):
+            entry.cache.scale_budget(share)
 
 
 def clear_caches() -> None:

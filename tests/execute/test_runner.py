@@ -21,10 +21,11 @@ from pipeline.execute.runner import chunked, run_series, tasks_at_once
 from pipeline.execute.series import SeriesOutcome
 from pipeline.execute.settings import Backend, ExecutionSettings
 from pipeline.io.rows import Provenance, SeriesKey
+from pipeline.model.caches import scale_byte_budgets
 from pipeline.model.search import candidates
 from pipeline.model.search.candidates import (
     CANDIDATE_CACHE_BYTES,
-    limit_candidate_cache,
+    REALISTIC_ROWS_CACHE_BYTES,
 )
 from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.schema import Scenario, compose_config
@@ -44,6 +45,11 @@ PROVENANCE = Provenance(run_id="test", created_at=datetime(2025, 1, 1, tzinfo=UT
 def _candidates_memo() -> ByteBoundedMemo:
     """The model's candidate-set cache, with its byte budget."""
     return candidates._candidates
+
+
+def _rows_memo() -> ByteBoundedMemo:
+    """The model's realistic row-set cache, with its byte budget."""
+    return candidates._realistic_rows
 
 
 @pytest.fixture(scope="module")
@@ -190,15 +196,17 @@ def loky_worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     monkeypatch.setattr(runner, "_worker", {})
     runner.start_loky_worker(0)
     yield sizes
-    limit_candidate_cache(CANDIDATE_CACHE_BYTES)
+    scale_byte_budgets(1.0)
 
 
 def test_loky_worker_forgets_caches_before_loky_takes_them_for_a_leak(
     loky_worker: list[int], scenarios: list[Scenario]
 ) -> None:
-    """A worker keeps 64 MiB of candidates, and forgets its caches once grown by the budget."""
+    """A worker keeps a quarter of each byte-bounded memo's budget (64 MiB of candidates), and
+    forgets its caches once grown by the budget."""
     runner.evaluate_chunk(scenarios[:1], False)  # the first task: its size is the reference
-    assert _candidates_memo().max_bytes == runner.WORKER_CANDIDATE_CACHE_BYTES
+    assert _candidates_memo().max_bytes == 64 * 2**20 == CANDIDATE_CACHE_BYTES // 4
+    assert _rows_memo().max_bytes == REALISTIC_ROWS_CACHE_BYTES // 4
     assert _candidates_memo().cache_info().currsize > 0
     loky_worker[0] += runner.WORKER_GROWTH_BYTES  # grown by the budget exactly: kept
     runner.evaluate_chunk(scenarios[:1], False)

@@ -154,13 +154,6 @@ def enumerate_candidates(
     return _candidates(gpu_only(hw), shape, n_gpu, opts, physics, tp_unit)
 
 
-def limit_candidate_cache(max_bytes: int) -> None:
-    """Forget the candidate sets kept so far and keep at most `max_bytes` of them from now on
-    (a worker process's smaller budget, `pipeline.execute.runner.WORKER_CANDIDATE_CACHE_BYTES`)."""
-    _candidates.cache_clear()
-    _candidates.max_bytes = max_bytes
-
-
 def _candidates_nbytes(c: Candidates | MemoryBlocked | None) -> int:
     """Bytes of a candidate set's own arrays (its keys are shared and cached apart)."""
     return arrays_nbytes(c)

@@ -50,6 +50,7 @@ class ByteBoundedMemo(Generic[P, R]):
         self._fn = fn
         self._nbytes = nbytes
         self.max_bytes = max_bytes
+        self.default_max_bytes = max_bytes
         self._entries: OrderedDict[Hashable, tuple[R, int]] = OrderedDict()
         self._bytes = 0
         self._hits = 0
@@ -85,6 +86,12 @@ class ByteBoundedMemo(Generic[P, R]):
             return MemoInfo(
                 self._hits, self._misses, len(self._entries), self._bytes, self.max_bytes
             )
+
+    def scale_budget(self, share: float) -> None:
+        """Forget every entry and keep at most `share` of the default budget from now on (at
+        least one byte): a worker process's smaller budget (`caches.scale_byte_budgets`)."""
+        self.cache_clear()
+        self.max_bytes = max(1, int(self.default_max_bytes * share))
 
     def cache_clear(self) -> None:
         """Forget every entry and reset the counts, as `functools.lru_cache` does."""

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from pipeline.execute.series import evaluate_series
 from pipeline.model import caches
-from pipeline.model.compute.layer import layer_matmul_time_s, layer_times_s
+from pipeline.model.compute.layer import LayerTimes, layer_matmul_time_s, layer_times_s
+from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import InfeasibleReason
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
@@ -452,7 +453,15 @@ def test_grid_layer_times_kept_per_shard_equal_the_layer_times_of_every_shard() 
     caches.clear_caches()
     grid_layer_times_s(hw, physics, shape, shards[:3])
     got = grid_layer_times_s(hw, physics, shape, shards[::-1])
-    f = shards[::-1].astype(np.float64)
+    _assert_layer_times_of_shards(got, hw, physics, shape, shards[::-1])
+
+
+def _assert_layer_times_of_shards(
+    got: LayerTimes, hw: HardwareSpec, physics: Physics, shape: ModelShape, shards: np.ndarray
+) -> None:
+    """`got` is `layer_times_s` of the grid rows of `shards` on `hw`, field by field, bit for
+    bit."""
+    f = shards.astype(np.float64)
     want = layer_times_s(hw, physics, grid_layer_work(physics, shape, *f.T))
     for field in ("matmul_forward_s", "matmul_backward_s", "attention_forward_s"):
         np.testing.assert_array_equal(getattr(got, field), getattr(want, field))
@@ -492,10 +501,4 @@ def test_grid_layer_times_from_shared_traffic_equal_each_gpus_own(
     ]
     assert grid._shard_traffic.cache_info().misses == 1  # one traffic store for the three
     for hw, part, times in zip(gpus, (shards[:3], shards[::-1], shards[1:]), got, strict=True):
-        f = part.astype(np.float64)
-        want = layer_times_s(hw, physics, grid_layer_work(physics, shape, *f.T))
-        for field in ("matmul_forward_s", "matmul_backward_s", "attention_forward_s"):
-            np.testing.assert_array_equal(getattr(times, field), getattr(want, field))
-        np.testing.assert_array_equal(times.attention_backward_s, want.attention_backward_s)
-        for field in times.ops.__slots__:
-            np.testing.assert_array_equal(getattr(times.ops, field), getattr(want.ops, field))
+        _assert_layer_times_of_shards(times, hw, physics, shape, part)

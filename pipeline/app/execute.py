@@ -269,7 +269,8 @@ def execute_plan(
                 yield item.scenario
 
         try:
-            for outcome in run_series(handed(), plan.execution, plan.whole_grid, ahead):
+            execution = plan.execution.in_blocks(plan.series_block)
+            for outcome in run_series(handed(), execution, plan.whole_grid, ahead):
                 sweep_point = in_flight.pop(outcome.series_id)
                 rows = series_rows(
                     outcome,

@@ -63,6 +63,10 @@ class RunPlan:
     design: tuple[SweepSeries, tuple[SweepSeries, ...]] | None = None
     """The uncertainty design (`forecast.uncertainty`): the series it varies and one series
     per design point (`pipeline.sweep.design`); None without one."""
+    series_block: int = 1
+    """How many consecutive series of `series` differ only in the GPU's memory
+    (`pipeline.sweep.Sweep.memory_block`): their chunks are whole blocks
+    (`ExecutionSettings.in_blocks`)."""
 
     @property
     def scenarios(self) -> list[Scenario]:
@@ -194,6 +198,7 @@ def plan_run(
         per_part,
         flush_s,
         design,
+        sweep.memory_block,
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from pipeline.schema.bounds import MAX_INTEGER
@@ -35,6 +35,14 @@ class ExecutionSettings:
     ahead: bool = True
     """Let the CLI evaluate a small command's series ahead in forked workers
     (`pipeline.execute.ahead`, docs/scale-out.md "Small commands")."""
+
+    def in_blocks(self, block: int) -> ExecutionSettings:
+        """These settings with `chunk_size` rounded up to whole blocks of `block` consecutive
+        series (`pipeline.sweep.Sweep.memory_block`), so that a block's series, which share a
+        worker's caches, go to one task."""
+        if block <= 1 or self.chunk_size % block == 0:
+            return self
+        return replace(self, chunk_size=-(-self.chunk_size // block) * block)
 
 
 def _int(node: dict[str, object], key: str, minimum: int | None, allowed: str) -> int:

@@ -46,6 +46,10 @@ from pipeline.sweep.axes import AXIS_ROOTS, MAX_SERIES, Axis, parse_axis
 from pipeline.sweep.seen import SeenIds
 
 SWEEP_KEYS = frozenset({"axes", "choices", "max_series"})
+GPU_MEMORY_FIELDS = frozenset({("hardware", "hbm_bandwidth_gb_per_s"), ("hardware", "hbm_gb")})
+"""Axes that change only the GPU's memory. Series that differ only in them share the model's
+tables of everything else (each model's layouts and their layer traffic, the network's
+collectives: docs/model.md §9.2), so one worker evaluating them together builds those once."""
 
 Say = Callable[[str], None]
 """Told what the expansion does as it starts each step (a run's progress lines)."""
@@ -81,6 +85,17 @@ class Sweep:
         return math.prod(len(o) for _, o in self.choices) * math.prod(
             len(a.values) for a in self.axes
         )
+
+    @property
+    def memory_block(self) -> int:
+        """How many consecutive series differ only in the GPU's memory: the product of the
+        lengths of the innermost axes over `GPU_MEMORY_FIELDS` (1 when the last is none)."""
+        block = 1
+        for axis in reversed(self.axes):
+            if axis.index is not None or axis.path not in GPU_MEMORY_FIELDS:
+                break
+            block *= len(axis.values)
+        return block
 
 
 def sweep_from_config(cfg: DictConfig | Mapping[str, Any]) -> Sweep:

@@ -174,3 +174,24 @@ def test_listed_sweep_spaces_its_choice_lines(monkeypatch: pytest.MonkeyPatch) -
     for text in ["a", "b", "c", "d", "e"]:  # t = 0.5, 0.95, 1.2, 1.3, 2.5
         spaced(text)
     assert said == ["streamed", "c", "e"]
+
+
+def test_run_hands_the_runner_whole_blocks_of_gpu_memory_series(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The smoke sweep's innermost axis is the HBM bandwidth (blocks of two series that differ
+    only in it): its chunk of one series is rounded up to one block, so each block's series go
+    to one task (`ExecutionSettings.in_blocks`)."""
+    chunks: list[int] = []
+    run_series = app_execute.run_series
+
+    def watched(scenarios: Any, settings: Any, *args: Any) -> Iterator[Any]:
+        chunks.append(settings.chunk_size)
+        yield from run_series(scenarios, settings, *args)
+
+    monkeypatch.setattr(app_execute, "run_series", watched)
+    plan = planned(tmp_path)
+    assert (plan.execution.chunk_size, plan.series_block) == (1, 2)
+    report = execute_plan(plan, progress=False)
+    assert chunks == [2]
+    assert report.points > 0

@@ -236,3 +236,11 @@ def test_tasks_at_once_is_the_pools_workers_at_most_the_tasks() -> None:
     assert tasks_at_once(ExecutionSettings(n_jobs=1), 8) == 1
     assert tasks_at_once(ExecutionSettings(n_jobs=-1), 1000) == cpus
     assert tasks_at_once(ExecutionSettings(n_jobs=-1), 1) == 1
+
+
+@pytest.mark.parametrize(
+    ("chunk", "block", "rounded"), [(8, 36, 36), (40, 36, 72), (8, 2, 8), (1, 2, 2), (5, 1, 5)]
+)
+def test_chunks_round_up_to_whole_blocks(chunk: int, block: int, rounded: int) -> None:
+    """`in_blocks` rounds the series per task up to a multiple of the block, no further."""
+    assert ExecutionSettings(chunk_size=chunk).in_blocks(block).chunk_size == rounded

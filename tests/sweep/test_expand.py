@@ -276,3 +276,24 @@ def test_expansion_caches_hold_one_gpu_of_the_million_sweep() -> None:
     sweep = sweep_from_config(compose_config(["sweep=million_realistic"]))
     per_gpu = math.prod(len(a.values) for a in sweep.axes if a.path[0] == "hardware")
     assert per_gpu <= SWEPT_NODES < 2 * per_gpu
+
+
+def test_memory_block_counts_the_series_that_differ_only_in_gpu_memory() -> None:
+    """`Sweep.memory_block` is the product of the innermost axes over the GPU's memory: the
+    series of a block differ only in those axes, the next block in an outer axis."""
+    cfg = with_sweep(
+        {
+            "axes": {
+                "hardware.network.latency_us[*]": [1, 2],
+                "hardware.hbm_bandwidth_gb_per_s": [2000, 3000],
+                "hardware.hbm_gb": [80, 141],
+            }
+        }
+    )
+    assert sweep_from_config(cfg).memory_block == 4
+    latencies = [p["hardware.network.latency_us[*]"] for p in points(expand_sweep(cfg))]
+    assert latencies == [1] * 4 + [2] * 4
+    inner = with_sweep({"axes": {"hardware.hbm_gb": [80, 141], "hardware.sms": [100, 132]}})
+    assert sweep_from_config(inner).memory_block == 1  # the innermost axis is not memory
+    assert sweep_from_config(compose_config(["sweep=million_realistic"])).memory_block == 36
+    assert sweep_from_config(compose_config()).memory_block == 1

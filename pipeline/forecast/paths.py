@@ -131,7 +131,10 @@ def _is_threshold(flop: float | None) -> bool:
 
 def _quantiles(years: np.ndarray) -> np.ndarray:
     """(median, low, high) of the years along the last axis: the median and the `CONFIDENCE`
-    interval (numpy's default linear quantiles), each of shape `years.shape[:-1]`."""
+    interval (numpy's default linear quantiles), each of shape `years.shape[:-1]`. Of one line
+    (a hand-set trajectory) all three are its year, as the quantiles give them."""
+    if years.shape[-1] == 1:
+        return np.stack([years[..., 0]] * 3)
     tail = (1.0 - CONFIDENCE) / 2.0
     low, median, high = np.quantile(years, [tail, 0.5, 1.0 - tail], axis=-1)
     return np.stack([median, low, high])

@@ -14,7 +14,7 @@ from numpy.typing import NDArray
 
 from pipeline.model.compute.efficiency import matmul_overhead_s
 from pipeline.model.compute.memory_ops import WORD_BYTES
-from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s
+from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s, row_hbm_bytes_per_s
 from pipeline.model.records.switches import Fusion, Physics
 
 Array = NDArray[np.float64]
@@ -44,6 +44,7 @@ def attention_core_s(
     kv_width: Array,
     heads: Array,
     tp: Array,
+    hbm: Array | None = None,
 ) -> tuple[Array, Array]:
     """(forward, backward) time of the attention core for `tokens` queries per GPU (already
     divided by context parallelism) against keys of the whole sequence `seq_len`.
@@ -52,6 +53,7 @@ def attention_core_s(
     Flash: forward qkvo, backward 2 · qkvo (`FLASH_BACKWARD_TRAFFIC`), one launch each way.
     Otherwise: forward qkvo + 2·w·scores (QKᵀ writes them, AV reads them), backward twice the
     forward bytes, two launches forward and four backward. Backward FLOP = 2 · forward.
+    `hbm`: each row's HBM bandwidth (`records.hardware.row_hbm_bytes_per_s`).
     """
     eff = physics.efficiency
     flop_fwd = attention_core_flop(tokens, seq_len, hidden, tp)
@@ -65,7 +67,7 @@ def attention_core_s(
         fwd_bytes = qkvo + 2.0 * WORD_BYTES * scores
         bwd_bytes = 2.0 * fwd_bytes
         launches = (2, 4)
-    hbm = hw.hbm_bandwidth_bytes_per_s
-    fwd: Array = np.maximum(flop_fwd / rate, fwd_bytes / hbm) + launches[0] * overhead
-    bwd: Array = np.maximum(2.0 * flop_fwd / rate, bwd_bytes / hbm) + launches[1] * overhead
+    bandwidth = row_hbm_bytes_per_s(hw, hbm)
+    fwd: Array = np.maximum(flop_fwd / rate, fwd_bytes / bandwidth) + launches[0] * overhead
+    bwd: Array = np.maximum(2.0 * flop_fwd / rate, bwd_bytes / bandwidth) + launches[1] * overhead
     return fwd, bwd

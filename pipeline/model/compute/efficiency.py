@@ -140,11 +140,17 @@ def matmul_calls_s(
 
 
 def traffic_calls_s(
-    hw: HardwareSpec, physics: Physics, traffic: CallTraffic, *, in_layer: bool = True
+    hw: HardwareSpec,
+    physics: Physics,
+    traffic: CallTraffic,
+    *,
+    in_layer: bool = True,
+    hbm: Array | None = None,
 ) -> Array:
     """`matmul_calls_s` of calls whose traffic is known (`call_traffic`, on a GPU of the
-    same sizes): the same arithmetic on the same values, so the same times bit for bit."""
-    t = traffic_terms_s(hw, traffic.hbm_x_bytes, traffic.on_chip)
+    same sizes): the same arithmetic on the same values, so the same times bit for bit. `hbm`:
+    each row's HBM bandwidth (`records.hardware.row_hbm_bytes_per_s`)."""
+    t = traffic_terms_s(hw, traffic.hbm_x_bytes, traffic.on_chip, hbm)
     relief = BLACKWELL_SMEM_RELIEF if physics.tensor_memory and has_tensor_memory(hw) else 1.0
     speedup = precision_speedup(hw, physics) if in_layer else 1.0
     narrow = FP8_BYTES / WORD_BYTES if speedup > 1.0 else 1.0

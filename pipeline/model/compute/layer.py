@@ -252,15 +252,20 @@ def _rows(w: LayerWork) -> tuple[int, ...]:
 
 
 def weight_matmul_s(
-    hw: HardwareSpec, physics: Physics, w: LayerWork, calls: CallTraffic | None = None
+    hw: HardwareSpec,
+    physics: Physics,
+    w: LayerWork,
+    calls: CallTraffic | None = None,
+    hbm: Array | None = None,
 ) -> tuple[Array, Array]:
     """(forward, backward) time of a layer's weight matmuls on one GPU: each matrix runs its
     forward, activation-gradient and weight-gradient calls (`matmul_calls_s`, from their
     traffic `calls`, `layer_traffic`'s, computed when not given); the projections (with
-    `physics.attention`) once, each of the row's local MLPs once."""
+    `physics.attention`) once, each of the row's local MLPs once. `hbm`: each row's HBM
+    bandwidth (`records.hardware.row_hbm_bytes_per_s`)."""
     if calls is None:
         calls = layer_traffic(hw, physics, w).calls
-    t = traffic_calls_s(hw, physics, calls)
+    t = traffic_calls_s(hw, physics, calls, hbm=hbm)
     n_proj = 2 if physics.attention else 0  # QKV and output (`_projection_shapes`)
     fwd: Array = np.zeros(t.shape[2:])
     bwd: Array = np.zeros(t.shape[2:])
@@ -272,26 +277,32 @@ def weight_matmul_s(
 
 
 def layer_times_s(
-    hw: HardwareSpec, physics: Physics, w: LayerWork, traffic: LayerTraffic | None = None
+    hw: HardwareSpec,
+    physics: Physics,
+    w: LayerWork,
+    traffic: LayerTraffic | None = None,
+    hbm: Array | None = None,
 ) -> LayerTimes:
     """A realistic layer's times on one GPU, per row: weight matmuls (`weight_matmul_s`), the
     attention core with `physics.attention` (`attention_core_s`), memory-bound kernels with
     `physics.memory_bound_ops` (`memory_ops.op_times_s`); a part that is off takes 0.
     `traffic`: the rows' `layer_traffic` on a GPU of the same sizes, computed when not given
-    (the same values: the same times bit for bit)."""
+    (the same values: the same times bit for bit). `hbm`: each row's HBM bandwidth, when the
+    rows are timed on GPUs that differ only in it (`records.hardware.row_hbm_bytes_per_s`:
+    each row's times are those on its own GPU, bit for bit); None: `hw`'s."""
     if traffic is None:
         traffic = layer_traffic(hw, physics, w)
-    mm_f, mm_b = weight_matmul_s(hw, physics, w, traffic.calls)
+    mm_f, mm_b = weight_matmul_s(hw, physics, w, traffic.calls, hbm)
     zero = np.zeros_like(mm_f)
     a_f = a_b = zero
     if physics.attention:
         a_f, a_b = attention_core_s(
-            hw, physics, w.tokens, w.seq_len, w.hidden, w.kv_width, w.heads, w.tp
+            hw, physics, w.tokens, w.seq_len, w.hidden, w.kv_width, w.heads, w.tp, hbm
         )
         a_f, a_b = np.broadcast_to(a_f, zero.shape), np.broadcast_to(a_b, zero.shape)
     ops = OpTimes(zero, zero, zero, zero, zero, zero)
     if traffic.ops is not None:
-        ops = op_times_s(hw, physics, traffic.ops)
+        ops = op_times_s(hw, physics, traffic.ops, hbm)
     return LayerTimes(mm_f, mm_b, a_f, a_b, ops)
 
 

@@ -22,6 +22,7 @@ from pipeline.model.records.hardware import (
     PROCESSING_BLOCKS_PER_SM,
     HardwareSpec,
     effective_flop_per_s,
+    row_hbm_bytes_per_s,
     smem_bandwidth_bytes_per_s,
     useful_l2_bytes,
     useful_register_bytes,
@@ -174,11 +175,15 @@ def hbm_traffic_bytes(
     return boundary_traffic_bytes(d1, d2, b, wg, max(useful_l2_bytes(hw), sm_u), 1, False).x_bytes
 
 
-def traffic_terms_s(hw: HardwareSpec, hbm_x_bytes: Array, chip: OnChipTraffic) -> MatmulTerms:
+def traffic_terms_s(
+    hw: HardwareSpec, hbm_x_bytes: Array, chip: OnChipTraffic, hbm: Array | None = None
+) -> MatmulTerms:
     """`matmul_terms_s` of calls whose HBM bytes (`hbm_traffic_bytes`) and on-chip traffic
-    (`on_chip_traffic`) are known: each over the GPU's rate (spec §4)."""
+    (`on_chip_traffic`) are known: each over the GPU's rate (spec §4). `hbm`: the HBM bandwidth
+    of each row (the last axis) when the rows are timed on GPUs that differ only in it
+    (`records.hardware.row_hbm_bytes_per_s`); None: `hw`'s."""
     return MatmulTerms(
-        hbm_s=hbm_x_bytes / hw.hbm_bandwidth_bytes_per_s,
+        hbm_s=hbm_x_bytes / row_hbm_bytes_per_s(hw, hbm),
         l2_s=(hbm_x_bytes + chip.l2_x_bytes) / hw.l2_bandwidth_bytes_per_s,
         smem_s=chip.smem_bytes / smem_bandwidth_bytes_per_s(hw),
         flop_s=chip.flop / effective_flop_per_s(hw),

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.records.hardware import HardwareSpec, useful_l2_bytes
+from pipeline.model.records.hardware import HardwareSpec, row_hbm_bytes_per_s, useful_l2_bytes
 from pipeline.model.records.switches import Efficiency, Fusion, Physics
 
 Array = NDArray[np.float64]
@@ -194,12 +194,14 @@ def op_time_s(
     fraction: Array | float,
     kernels: Array | float,
     bytes_: Array,
+    hbm: Array | None = None,
 ) -> Array:
     """t = bytes / achieved bandwidth + kernels · kernel overhead, one pass of an operator: its
-    bandwidth the L2's when its bytes fit in useful L2, else the HBM's, times the achieved
-    `fraction` of its class (`op_bandwidth_fraction`)."""
+    bandwidth the L2's when its bytes fit in useful L2, else the HBM's (`hbm`: each row's,
+    `records.hardware.row_hbm_bytes_per_s`), times the achieved `fraction` of its class
+    (`op_bandwidth_fraction`)."""
     peak = np.where(
-        bytes_ <= useful_l2_bytes(hw), hw.l2_bandwidth_bytes_per_s, hw.hbm_bandwidth_bytes_per_s
+        bytes_ <= useful_l2_bytes(hw), hw.l2_bandwidth_bytes_per_s, row_hbm_bytes_per_s(hw, hbm)
     )
     out: Array = bytes_ / (peak * fraction) + kernels * eff.kernel_overhead_s
     return out
@@ -256,17 +258,19 @@ class OpTimes:
         return out
 
 
-def op_times_s(hw: HardwareSpec, physics: Physics, ops: OpBytes) -> OpTimes:
+def op_times_s(
+    hw: HardwareSpec, physics: Physics, ops: OpBytes, hbm: Array | None = None
+) -> OpTimes:
     """Each class's time of a layer's memory-bound kernels `ops` (`layer_op_bytes`) under the
     physics' fusion, every kernel's `op_time_s` summed in the inventory's order (docs/model.md
-    R.3)."""
+    R.3); `hbm`: each row's HBM bandwidth (`records.hardware.row_hbm_bytes_per_s`)."""
     eff, fusion = physics.efficiency, physics.fusion
     column = (len(ops.kinds), *(1,) * (ops.forward_bytes.ndim - 1))
     fraction = np.array([op_bandwidth_fraction(eff, k.op_class, fusion) for k in ops.kinds])
     kernels = np.array([float(k.kernels) for k in ops.kinds])
     fraction, kernels = fraction.reshape(column), kernels.reshape(column)
-    forward = op_time_s(hw, eff, fraction, kernels, ops.forward_bytes)
-    backward = op_time_s(hw, eff, fraction, kernels, ops.backward_bytes)
+    forward = op_time_s(hw, eff, fraction, kernels, ops.forward_bytes, hbm)
+    backward = op_time_s(hw, eff, fraction, kernels, ops.backward_bytes, hbm)
     zero: Array = np.zeros(ops.forward_bytes.shape[1:])
     fwd = {OpClass.NORM: zero, OpClass.ELEMENTWISE: zero}
     bwd = dict(fwd)

@@ -10,7 +10,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
+
 from pipeline.model.caches import cached
+
+Array = NDArray[np.float64]
 
 THREADS_PER_SM = 128
 """CUDA threads per streaming multiprocessor (spec §3.1: threads = 128 · sms)."""
@@ -106,3 +111,11 @@ def useful_register_bytes(hw: HardwareSpec) -> float:
 def useful_l2_bytes(hw: HardwareSpec) -> float:
     """L2_u = 0.75 · L2 capacity (spec §3.1)."""
     return USEFUL_FRACTION * hw.l2_bytes
+
+
+def row_hbm_bytes_per_s(hw: HardwareSpec, hbm: Array | None) -> Array | float:
+    """The HBM bandwidth (bytes/s) the rates of a layer's rows read: `hbm`, one per row, when
+    given (rows timed together on GPUs that differ only in it, `search.grid`), else `hw`'s.
+    Every time divides by it element by element, so a row's time is the same bit for bit
+    either way."""
+    return hw.hbm_bandwidth_bytes_per_s if hbm is None else hbm

@@ -177,20 +177,52 @@ def grid_layer_times_s(
     keys: list[Shard] = [(a, b, c, d) for a, b, c, d in shards.tolist()]
     missing = [k for k in dict.fromkeys(keys) if k not in store]
     if missing:
-        work = grid_layer_work(physics, shape, *np.array(missing, dtype=np.float64).T)
-        traffic = _grid_layer_traffic(hw, physics, shape, missing, work)
-        times = layer_times_s(gpu, physics, work, traffic)
-        columns = [
-            times.matmul_forward_s,
-            times.matmul_backward_s,
-            times.attention_forward_s,
-            times.attention_backward_s,
-            *(getattr(times.ops, f) for f in OpTimes.__slots__),
-        ]
-        rows = np.stack(np.broadcast_arrays(*columns), axis=1).tolist()
-        store.update(zip(missing, rows, strict=True))
+        _time_shards(gpu, physics, shape, missing)
     table = np.array([store[k] for k in keys], dtype=np.float64).reshape(len(keys), -1)
     return LayerTimes(table[:, 0], table[:, 1], table[:, 2], table[:, 3], OpTimes(*table[:, 4:].T))
+
+
+def _time_shards(
+    gpu: HardwareSpec, physics: Physics, shape: ModelShape, missing: list[Shard]
+) -> None:
+    """Time the shards `missing` (distinct, none in `gpu`'s store) on `gpu` and on every GPU
+    met so far that differs from it only in HBM bandwidth (`_bandwidth_family`) where its
+    store lacks them, as one batch of rows, each at its own GPU's bandwidth
+    (`compute.layer.layer_times_s`'s `hbm`: each row's times are its GPU's, bit for bit), and
+    keep each in its GPU's store (`_shard_times`). The series of a sweep over HBM bandwidth
+    meet the same shards, so a shard is timed in one batch for all of them instead of once
+    per bandwidth (docs/model.md §9.2)."""
+    family = _bandwidth_family(traffic_gpu(gpu))
+    family[gpu] = None
+    stores = [(g, _shard_times(g, physics, shape)) for g in family]
+    index = {k: i for i, k in enumerate(missing)}
+    pairs = [(g, store, k) for g, store in stores for k in missing if k not in store]
+    work = grid_layer_work(physics, shape, *np.array(missing, dtype=np.float64).T)
+    traffic = _grid_layer_traffic(gpu, physics, shape, missing, work)
+    if len(pairs) > len(missing):  # the rows of every GPU's shards, each shard's traffic
+        rows = np.array([index[k] for _, _, k in pairs])
+        work = grid_layer_work(physics, shape, *np.array(missing, dtype=np.float64)[rows].T)
+        traffic = traffic_of_rows(traffic, traffic_rows(traffic)[rows])
+    hbm = np.array([g.hbm_bandwidth_bytes_per_s for g, _, _ in pairs])
+    times = layer_times_s(gpu, physics, work, traffic, hbm)
+    columns = [
+        times.matmul_forward_s,
+        times.matmul_backward_s,
+        times.attention_forward_s,
+        times.attention_backward_s,
+        *(getattr(times.ops, f) for f in OpTimes.__slots__),
+    ]
+    timed = np.stack(np.broadcast_arrays(*columns), axis=1).tolist()
+    for (_, store, k), row in zip(pairs, timed, strict=True):
+        store[k] = row
+
+
+@cached(maxsize=SHARD_TRAFFIC_CACHE_SIZE)
+def _bandwidth_family(gpu: HardwareSpec) -> dict[HardwareSpec, None]:
+    """The GPUs met so far (`timing_gpu`s, in order) whose traffic GPU (`traffic_gpu`) is
+    `gpu`: those that differ only in HBM bandwidth, whose shards `_time_shards` times
+    together."""
+    return {}
 
 
 def _grid_layer_traffic(

@@ -485,7 +485,9 @@ def test_grid_layer_times_from_shared_traffic_equal_each_gpus_own(
 ) -> None:
     """GPUs that differ in HBM bandwidth share each shard's layer traffic (computed once, on the
     first GPU that met it) and time it at their own bandwidth: bit for bit the times of
-    `layer_times_s` on each GPU alone, shards met before and new ones mixed."""
+    `layer_times_s` on each GPU alone, shards met before and new ones mixed. A GPU's new
+    shards are timed in the same batch for the GPUs of its bandwidth met before (the first GPU
+    holds all five after the second asks for them), each at its own bandwidth."""
     physics = load_scenario(compose_config(["physics=realistic", *overrides])).physics
     shape = dense()
     shards = np.array(
@@ -502,3 +504,7 @@ def test_grid_layer_times_from_shared_traffic_equal_each_gpus_own(
     assert grid._shard_traffic.cache_info().misses == 1  # one traffic store for the three
     for hw, part, times in zip(gpus, (shards[:3], shards[::-1], shards[1:]), got, strict=True):
         _assert_layer_times_of_shards(times, hw, physics, shape, part)
+    first = grid._shard_times(grid.timing_gpu(gpus[0]), physics, shape)
+    assert len(first) == len(shards)  # the second GPU's two new shards, timed for it too
+    again = grid_layer_times_s(gpus[0], physics, shape, shards)
+    _assert_layer_times_of_shards(again, gpus[0], physics, shape, shards)

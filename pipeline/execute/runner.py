@@ -33,6 +33,7 @@ from pipeline.execute.ahead import Ahead
 from pipeline.execute.parent import watch_parent
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.execute.settings import Backend, ExecutionSettings
+from pipeline.identity import SeriesIds
 from pipeline.model.caches import clear_caches, scale_byte_budgets
 from pipeline.schema import Scenario
 from pipeline.schema.errors import ConfigError
@@ -100,8 +101,10 @@ def keep_within_budget() -> None:
 
 
 def evaluate_chunk(chunk: Sequence[Scenario], whole_grid: bool) -> list[SeriesOutcome]:
-    """One joblib task: a few series, evaluated one after another (`keep_within_budget`)."""
-    outcomes = [evaluate_series(s, whole_grid) for s in chunk]
+    """One joblib task: a few series, evaluated one after another (`keep_within_budget`), their
+    ids from one `SeriesIds` (the chunk's scenarios share their laws, options and physics)."""
+    ids = SeriesIds(whole_grid)
+    outcomes = [evaluate_series(s, whole_grid, ids) for s in chunk]
     keep_within_budget()
     return outcomes
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.identity import series_id
+from pipeline.identity import SeriesIds, series_id
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.model.series import ClosedForms, SeriesSpec, series_limits_under, series_points
 from pipeline.model.series import closed_forms as series_closed_forms
@@ -48,14 +48,17 @@ def closed_forms(scenario: Scenario) -> ClosedForms:
     return series_closed_forms(series_spec(scenario))
 
 
-def evaluate_series(scenario: Scenario, whole_grid: bool = False) -> SeriesOutcome:
+def evaluate_series(
+    scenario: Scenario, whole_grid: bool = False, ids: SeriesIds | None = None
+) -> SeriesOutcome:
     """Run one series through the model (`model.series`): its points, limits and closed forms,
-    with its id."""
+    with its id (`ids`, given: the same id, its scenario's shared parts encoded once for the
+    series it is given)."""
     spec = series_spec(scenario)
     points = series_points(spec, whole_grid)
     return SeriesOutcome(
         scenario=scenario,
-        series_id=series_id(scenario, whole_grid),
+        series_id=series_id(scenario, whole_grid) if ids is None else ids(scenario),
         points=points,
         limits=series_limits_under(points, scenario.hardware.u_eff, scenario.physics),
         closed_forms=series_closed_forms(spec),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import pickle
 import socket
 import warnings
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from pipeline.execute import runner
 from pipeline.execute.runner import chunked, run_series, tasks_at_once
 from pipeline.execute.series import SeriesOutcome
 from pipeline.execute.settings import Backend, ExecutionSettings
+from pipeline.identity import series_id
 from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.caches import scale_byte_budgets
 from pipeline.model.search import candidates
@@ -244,3 +246,12 @@ def test_tasks_at_once_is_the_pools_workers_at_most_the_tasks() -> None:
 def test_chunks_round_up_to_whole_blocks(chunk: int, block: int, rounded: int) -> None:
     """`in_blocks` rounds the series per task up to a multiple of the block, no further."""
     assert ExecutionSettings(chunk_size=chunk).in_blocks(block).chunk_size == rounded
+
+
+def test_a_chunk_gives_each_series_its_own_id(scenarios: list[Scenario]) -> None:
+    """The ids a task gives its series (one `SeriesIds` for the chunk, its scenarios sharing
+    their parts) are `series_id`'s, unpickled as a worker receives them."""
+    chunk = pickle.loads(pickle.dumps(scenarios))
+    outcomes = runner.evaluate_chunk(chunk, False)
+    assert [o.series_id for o in outcomes] == [series_id(s, False) for s in scenarios]
+    assert len(set(o.series_id for o in outcomes)) == len(scenarios)

@@ -172,7 +172,7 @@ def tensor_parallel_floor_s(
         return 0.0  # one tensor rank may do: no collective is certain
     cover = _tensor_parallel_cover(q)
     tp, per_hidden, per_kv, per_ffn, beta = _tensor_parallel_terms(
-        hw, physics.attention, physics.nic_striping, cover
+        floor_hardware(hw), physics.attention, physics.nic_striping, cover
     )
     keep = (q % tp == 0) & (tp >= t_min)
     if not keep.any():
@@ -212,7 +212,8 @@ def _tensor_parallel_terms(
     on levels without latency of a model whose hidden width is 1 (QKV 1) and MLP 0, α_kv of
     one whose QKV width is 2 and the rest 0, α_f of one whose MLP is 1 and the rest 0, β the
     pass at no tokens (no bytes: the widths do not enter), on the network striped as
-    `physics.nic_striping` says (`striped`). Kept per (network, striping, cover); read only."""
+    `physics.nic_striping` says (`striped`). Kept per (network, striping, cover), `hw` without
+    its HBM (`floor_hardware`: the series of a sweep over HBM share them); read only."""
     divs = np.array(divisors(cover), dtype=np.int64)
     fits = divs[None, :] <= (cover // divs)[:, None]  # N_TPm·N_TPff ≤ cover, without overflow
     products = np.ones(fits.shape, dtype=np.int64)

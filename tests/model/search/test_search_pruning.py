@@ -370,6 +370,41 @@ def test_layout_step_floors_are_shared_by_gpus_that_differ_in_hbm(over: list[str
     assert (info.misses, info.hits) == (1, len(gpus) - 1)
 
 
+@pytest.mark.parametrize("over", [["scaling=sparse"], ["physics.nic_striping=false"]])
+def test_tensor_parallel_floor_terms_are_shared_by_gpus_that_differ_in_hbm(
+    over: list[str],
+) -> None:
+    """GPUs that differ only in HBM bandwidth and capacity compute the tensor-parallel floor's
+    terms once per cover (they read only the network), and each GPU's floor equals the one
+    computed from terms of its own, bit for bit."""
+    s, shape = _realistic(over, 30720)
+    shape = grid_shape(s.physics, shape)
+    gpus = [
+        network_physics(
+            dataclasses.replace(s.hardware, hbm_bandwidth_bytes_per_s=bw, hbm_bytes=gb * 2**30),
+            s.physics,
+        )
+        for bw in (2e12, 8e12)
+        for gb in (80.0, 192.0)
+    ]
+    n_gpu = next(  # the first cluster whose floor reads the terms (more GPUs than ranks)
+        shape.sparsity * 2**i
+        for i in range(40)
+        if tensor_parallel_floor_s(gpus[0], s.physics, s.options, shape, shape.sparsity * 2**i)
+    )
+    floors_s = []
+    for fresh in (False, True):
+        caches.clear_caches()
+        for hw in gpus:
+            if fresh:
+                caches.clear_caches()
+            floors_s.append(tensor_parallel_floor_s(hw, s.physics, s.options, shape, n_gpu))
+        if not fresh:
+            assert floors._tensor_parallel_terms.cache_info().misses == 1
+    assert floors_s[0] > 0.0
+    assert floors_s[: len(gpus)] == floors_s[len(gpus) :]
+
+
 @pytest.mark.parametrize(("over", "widths"), REALISTIC_CASES)
 def test_realistic_comm_of_rows_equals_the_candidates_own(
     over: list[str], widths: tuple[int]

@@ -343,6 +343,19 @@ def test_layout_step_floors_share_their_rows_across_networks() -> None:
     assert (info.misses, info.hits) == (1, 2)
 
 
+def _hbm_variants(s: Scenario, bandwidths: tuple[float, ...]) -> list[HardwareSpec]:
+    """The scenario's GPU at each HBM bandwidth (bytes/s) with 80 and 192 GiB, its network at
+    the physics' achieved fraction (`network_physics`)."""
+    return [
+        network_physics(
+            dataclasses.replace(s.hardware, hbm_bandwidth_bytes_per_s=bw, hbm_bytes=gb * 2**30),
+            s.physics,
+        )
+        for bw in bandwidths
+        for gb in (80.0, 192.0)
+    ]
+
+
 @pytest.mark.parametrize("over", [["scaling=sparse"], ["physics.precision=fp8"]])
 def test_layout_step_floors_are_shared_by_gpus_that_differ_in_hbm(over: list[str]) -> None:
     """GPUs that differ only in HBM bandwidth and capacity compute a cluster size's layout
@@ -350,14 +363,7 @@ def test_layout_step_floors_are_shared_by_gpus_that_differ_in_hbm(over: list[str
     bit."""
     s, shape = _realistic(over, 30720)
     shape = grid_shape(s.physics, shape)
-    gpus = [
-        network_physics(
-            dataclasses.replace(s.hardware, hbm_bandwidth_bytes_per_s=bw, hbm_bytes=gb * 2**30),
-            s.physics,
-        )
-        for bw in (2e12, 3.35e12, 8e12)
-        for gb in (80.0, 192.0)
-    ]
+    gpus = _hbm_variants(s, (2e12, 3.35e12, 8e12))
     n_gpu = shape.sparsity * 2**12
     caches.clear_caches()
     for hw in gpus:
@@ -379,14 +385,7 @@ def test_tensor_parallel_floor_terms_are_shared_by_gpus_that_differ_in_hbm(
     computed from terms of its own, bit for bit."""
     s, shape = _realistic(over, 30720)
     shape = grid_shape(s.physics, shape)
-    gpus = [
-        network_physics(
-            dataclasses.replace(s.hardware, hbm_bandwidth_bytes_per_s=bw, hbm_bytes=gb * 2**30),
-            s.physics,
-        )
-        for bw in (2e12, 8e12)
-        for gb in (80.0, 192.0)
-    ]
+    gpus = _hbm_variants(s, (2e12, 8e12))
     n_gpu = next(  # the first cluster whose floor reads the terms (more GPUs than ranks)
         shape.sparsity * 2**i
         for i in range(40)

@@ -11,6 +11,7 @@ from pipeline.execute.ahead import Ahead, forking_supported
 from pipeline.execute.runner import run_series
 from pipeline.execute.series import SeriesOutcome, evaluate_series
 from pipeline.execute.settings import ExecutionSettings
+from pipeline.identity import SeriesIds
 from pipeline.schema import Scenario, compose_config
 from pipeline.sweep import expand_scenarios
 
@@ -76,9 +77,11 @@ def test_run_series_takes_what_was_evaluated_ahead(
         assert ahead.submit(scenarios[:2], whole_grid=False)  # the workers are forked here
         evaluated: list[Scenario] = []
 
-        def counting(scenario: Scenario, whole_grid: bool = False) -> SeriesOutcome:
+        def counting(
+            scenario: Scenario, whole_grid: bool = False, ids: SeriesIds | None = None
+        ) -> SeriesOutcome:
             evaluated.append(scenario)
-            return evaluate_series(scenario, whole_grid)
+            return evaluate_series(scenario, whole_grid, ids)
 
         monkeypatch.setattr("pipeline.execute.runner.evaluate_series", counting)
         got = {

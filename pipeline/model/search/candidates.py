@@ -491,10 +491,42 @@ def _realistic_candidates(
 @dataclass(frozen=True, slots=True)
 class NoneWanted:
     """Candidates existed at a cluster size and some fit in memory, but none was wanted
-    (`realistic_candidates_within`)."""
+    (`realistic_kept_rows`)."""
 
 
-def realistic_candidates_within(
+@dataclass(frozen=True, slots=True, eq=False)
+class KeptRows:
+    """The rows of a realistic row set (`RowsKey`) whose candidates a size's search builds on
+    one GPU: those that fit its memory and are wanted (`keep`), each under its recomputation
+    mode (`mode_idx`, read where kept). Equal, and hashed alike, when their key, kept rows and
+    their modes are (`digest`): all the candidates read of the GPU's memory capacity, so that
+    GPUs differing only in it share what is built of them (`search._kept_choices`)."""
+
+    key: RowsKey
+    mode_idx: NDArray[np.int64]
+    keep: NDArray[np.bool_]
+    digest: bytes
+    """Each row's mode where kept, −1 elsewhere, a byte each."""
+    key_hash: int
+    """hash((key, digest)), computed once: the memo asks it twice a lookup."""
+
+    def __hash__(self) -> int:
+        return self.key_hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, KeptRows):
+            return NotImplemented
+        return self.digest == other.digest and self.key == other.key
+
+
+def kept_rows(key: RowsKey, mode_idx: NDArray[np.int64], keep: NDArray[np.bool_]) -> KeptRows:
+    """`KeptRows` of the rows `keep` marks under their modes `mode_idx` (each below 128, as
+    `RECOMPUTE_ORDER`'s indices are)."""
+    digest = np.where(keep, mode_idx, -1).astype(np.int8).tobytes()
+    return KeptRows(key, mode_idx, keep, digest, hash((key, digest)))
+
+
+def realistic_kept_rows(
     hw: HardwareSpec,
     shape: ModelShape,
     n_gpu: int,
@@ -502,26 +534,18 @@ def realistic_candidates_within(
     physics: Physics,
     tp_unit: int,
     wanted: NDArray[np.bool_],
-    ring_s: Callable[[], Array | None] | None = None,
-) -> Candidates | MemoryBlocked | NoneWanted | None:
-    """`enumerate_candidates` under realistic physics restricted to the rows of
-    `realistic_layout_rows` that `wanted` marks (one flag per row, in its order), with the
-    ring exchange on `hw`'s network (`_with_ring`) and step inputs: the same arrays as the
-    whole set's candidates of those rows with their ring, every
-    per-candidate quantity being computed row by row (`grid_layer_times_s` keeps each shard's
-    times whatever the batch), and its compute-only `step_floor_s` the least of theirs. None
-    and MemoryBlocked as for the whole set (read on every row); NoneWanted when some row fits
-    in memory but none of those is wanted. Not cached: the flags depend on the network
-    (`search._best_at`), the rows and each shard's layer times are (docs/model.md §9.2).
-    `ring_s`: gives each row's forward K/V exchange on this network when known
-    (`search.realistic.realistic_ring_s`, asked only when there are candidates with a ring),
-    else it is computed on the candidates (`_with_ring`)."""
+) -> KeptRows | MemoryBlocked | NoneWanted | None:
+    """The rows of `realistic_layout_rows` that fit in `hw`'s memory and that `wanted` marks
+    (one flag per row, in its order), with their recomputation modes: what the pruned walk
+    builds candidates of at a size (`kept_candidates`). None and MemoryBlocked as
+    `enumerate_candidates` finds them for the whole set (read on every row); NoneWanted when
+    some row fits in memory but none of those is wanted. Not cached: the flags depend on the
+    network (`search._best_at`); the rows and each row's fit are (docs/model.md §9.2)."""
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         return None
     gpu = gpu_only(hw)  # as `enumerate_candidates` reads it
     key = RowsKey(shape, n_gpu, opts, physics, tp_unit, fp8_gemms(gpu, physics))
-    rows = _realistic_rows(*key)
-    if rows is None:
+    if _realistic_rows(*key) is None:
         return None
     fit = _kept_fitting_rows(gpu.hbm_bytes, key)
     if not isinstance(fit, tuple):
@@ -530,13 +554,31 @@ def realistic_candidates_within(
     keep = keep & wanted
     if not keep.any():
         return NoneWanted()
-    parts = _row_shard_parts(timing_gpu(gpu), key)
-    assert parts is not None  # the same rows as above
-    c = _candidates_of_rows(shape, rows, parts, mode_idx, keep, physics)
+    return kept_rows(key, mode_idx, keep)
+
+
+def kept_candidates(
+    hw: HardwareSpec, kept: KeptRows, ring_s: Callable[[], Array | None] | None = None
+) -> Candidates:
+    """The candidates of the `kept` rows (`realistic_kept_rows`) on `hw`, with the ring
+    exchange on its network (`_with_ring`) and step inputs: the same arrays as the whole set's
+    candidates of those rows with their ring, every per-candidate quantity being computed row
+    by row (`grid_layer_times_s` keeps each shard's times whatever the batch), and its
+    compute-only `step_floor_s` the least of theirs. `ring_s`: gives each row's forward K/V
+    exchange on this network when known (`search.realistic.realistic_ring_s`, asked only when
+    there are candidates with a ring), else it is computed on the candidates (`_with_ring`).
+    Reads of `hw` its speed and its network, not its memory capacity (`kept` holds what the
+    memory check found)."""
+    key = kept.key
+    rows = _realistic_rows(*key)
+    parts = _row_shard_parts(timing_gpu(gpu_only(hw)), key)
+    assert rows is not None  # the rows `kept` was found on
+    assert parts is not None
+    c = _candidates_of_rows(key.shape, rows, parts, kept.mode_idx, kept.keep, key.physics)
     if c.cp is not None:  # the ring's exchange, then the step inputs of the layer with it
         rows_s = None if ring_s is None else ring_s()
-        return _with_ring(c, hw, shape, None if rows_s is None else rows_s[c.rows])
-    return _with_step_inputs(c, opts, shape)
+        return _with_ring(c, hw, key.shape, None if rows_s is None else rows_s[c.rows])
+    return _with_step_inputs(c, key.opts, key.shape)
 
 
 Fit = tuple[NDArray[np.int64], NDArray[np.bool_]] | MemoryBlocked | None

@@ -22,6 +22,7 @@ from typing import TypeGuard
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model.caches import cached, register
 from pipeline.model.network.collectives import Network
 from pipeline.model.network.comm_table import (
     CandidateKeys,
@@ -49,12 +50,14 @@ from pipeline.model.records.switches import PAPER, RECOMPUTE_ORDER, ClusterSizes
 from pipeline.model.search.candidates import (
     MAX_BATCH_TOKENS,
     Candidates,
+    KeptRows,
     MemoryBlocked,
     NoneWanted,
     _batch,
     _with_ring,
     enumerate_candidates,
-    realistic_candidates_within,
+    kept_candidates,
+    realistic_kept_rows,
 )
 from pipeline.model.search.counts import (
     grid_cost,
@@ -66,10 +69,12 @@ from pipeline.model.search.counts import (
 )
 from pipeline.model.search.enumeration import layout_room, room_admits
 from pipeline.model.search.floors import (
+    FLOOR_HARDWARE_CACHE_SIZE,
     layout_step_floors_s,
     step_floor_terms_s,
     tensor_parallel_floor_s,
 )
+from pipeline.model.search.memo import ByteBoundedMemo, arrays_nbytes, read_only
 from pipeline.model.search.realistic import (
     RealisticSteps,
     realistic_comm,
@@ -405,8 +410,11 @@ def _best_at(
         return BestAt(False, None)
     if prune and floors is not None and not physics.is_paper:
         wanted = _rows_within(shape, floors, within_s, opts)  # ring included
-        ring = functools.partial(realistic_ring_s, hw, physics, opts, shape, n_gpu, tp_unit)
-        c = realistic_candidates_within(hw, shape, n_gpu, opts, physics, tp_unit, wanted, ring)
+        kept = realistic_kept_rows(hw, shape, n_gpu, opts, physics, tp_unit, wanted)
+        if isinstance(kept, KeptRows):  # shared by the GPUs that differ only in capacity
+            best = _kept_choices(without_hbm_capacity(hw), within_s, kept)
+            return _best_of_choice(hw, shape, n_gpu, physics, best)
+        c: Candidates | MemoryBlocked | NoneWanted | None = kept
     else:
         c = enumerate_candidates(hw, shape, n_gpu, opts, physics, tp_unit)
         if isinstance(c, Candidates) and c.cp is not None:  # the ring: added per network
@@ -459,13 +467,40 @@ def _best_realistic(
     physics: Physics,
     comm: StepComm | None = None,
 ) -> BestAt:
+    """The best realistic candidate at n_gpu (`_realistic_choice`), pending its layout and
+    cost (`_best_of_choice`)."""
+    choice = _realistic_choice(hw, shape, n_gpu, c, opts, within_s, physics, comm)
+    return _best_of_choice(hw, shape, n_gpu, physics, choice)
+
+
+@dataclass(frozen=True, slots=True)
+class RealisticChoice:
+    """The best realistic candidate at a cluster size: the candidates, their steps, its row
+    and its training time (s)."""
+
+    c: Candidates
+    steps: RealisticSteps
+    row: int
+    t_train_s: float
+
+
+def _realistic_choice(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    c: Candidates,
+    opts: SearchOptions,
+    within_s: float,
+    physics: Physics,
+    comm: StepComm | None = None,
+) -> RealisticChoice | None:
     """The best realistic candidate at n_gpu: every candidate timed once, as the run of its
     layout (`search.realistic`), the original's tie rule among the fastest; None when none
     trains faster than `within_s`. `comm`: the candidates' collectives when known (the pruned
     search reads its rows' from `realistic_comm`; the exhaustive one computes them).
 
     Pruning, the candidates are only the rows whose step floor lets them train within
-    `within_s` or tie a best that does (`_rows_within`, `realistic_candidates_within`): the
+    `within_s` or tie a best that does (`_rows_within`, `candidates.realistic_kept_rows`): the
     rest train at least as long, so they can neither train within `within_s` nor tie a best
     that does, and a best at or above `within_s` is rejected. The rest keep their enumeration
     order and their times (one row each), so the exhaustive search (`prune=False`, no floors)
@@ -473,7 +508,7 @@ def _best_realistic(
     steps_per_training = shape.n_tokens / float(shape.batch_tokens)
     steps = realistic_steps(hw, physics, shape, n_gpu, c, opts, comm)
     if not steps.usable.any():
-        return BestAt(True, None)
+        return None
     row = accepted_row(
         steps.t_train_s,
         steps_per_training * steps.t_tp_comm_s,
@@ -483,9 +518,74 @@ def _best_realistic(
     )
     t_best = float(steps.t_train_s[row])
     if not t_best < within_s:
+        return None
+    return RealisticChoice(c, steps, row, t_best)
+
+
+def _best_of_choice(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    physics: Physics,
+    choice: RealisticChoice | None,
+) -> BestAt:
+    """A size's best from its realistic `choice` on `hw`, its layout and cost made when the
+    walk returns the size (`_realistic_found`); candidates and nothing within the duration
+    without one."""
+    if choice is None:
         return BestAt(True, None)
-    found = functools.partial(_realistic_found, hw, shape, n_gpu, c, physics, steps, row)
-    return BestAt(True, None, pending=found, pending_s=t_best)
+    found = functools.partial(
+        _realistic_found, hw, shape, n_gpu, choice.c, physics, choice.steps, choice.row
+    )
+    return BestAt(True, None, pending=found, pending_s=choice.t_train_s)
+
+
+KEPT_CHOICES_CACHE_BYTES = 16 * 2**20
+"""Bytes of realistic choices (`_kept_choices`: the candidates and their steps) a process
+keeps, least recently used out: a series' (about 3 MB on the B200 series of
+`sweep=million_realistic`), read by the next series when its GPU differs only in HBM capacity
+and keeps the same rows under the same modes."""
+
+
+def _kept_choice(hw: HardwareSpec, within_s: float, kept: KeptRows) -> RealisticChoice | None:
+    """The pruned realistic search at a size (`_best_at`) from the rows it kept: their
+    candidates (`candidates.kept_candidates`) with their ring and collectives on `hw`'s
+    network (`realistic_ring_s`, `realistic_comm`), none when compute alone is too slow, then
+    `_realistic_choice`; read only. Reads of `hw` neither its memory capacity nor its
+    enumeration (`kept` holds both)."""
+    shape, n_gpu, opts, physics, tp_unit = kept.key[:5]
+    ring = functools.partial(realistic_ring_s, hw, physics, opts, shape, n_gpu, tp_unit)
+    c = kept_candidates(hw, kept, ring)
+    steps = shape.n_tokens / float(shape.batch_tokens)  # as `step_from_parts` counts them
+    if (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
+        return None  # compute alone is too slow here, whatever the network
+    comm = None
+    if c.rows is not None and c.recompute is not None:  # the rows' collectives
+        rows = realistic_comm(hw, physics, opts, shape, n_gpu, tp_unit)
+        comm = None if rows is None else rows.rows(c.rows, c.recompute)
+    choice = _realistic_choice(hw, shape, n_gpu, c, opts, within_s, physics, comm)
+    if choice is not None:
+        read_only(choice.c)
+        read_only(read_only(choice.steps).parts)
+    return choice
+
+
+def _choice_nbytes(choice: RealisticChoice | None) -> int:
+    """Bytes of a choice's arrays: its candidates', its steps' and their parts'."""
+    if choice is None:
+        return 0
+    return sum(arrays_nbytes(v) for v in (choice.c, choice.steps, choice.steps.parts))
+
+
+_kept_choices = ByteBoundedMemo(_kept_choice, KEPT_CHOICES_CACHE_BYTES, _choice_nbytes)
+register(f"{__name__}._kept_choices", _kept_choices, f"{KEPT_CHOICES_CACHE_BYTES} bytes")
+
+
+@cached(maxsize=FLOOR_HARDWARE_CACHE_SIZE)
+def without_hbm_capacity(hw: HardwareSpec) -> HardwareSpec:
+    """The hardware as `_kept_choice` reads it: HBM capacity 0 (the rows it is given passed the
+    memory check), so that the GPUs that differ only in it share the choice."""
+    return dataclasses.replace(hw, hbm_bytes=0.0)
 
 
 def _realistic_found(

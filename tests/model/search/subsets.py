@@ -14,7 +14,7 @@ def take_candidates(c: Candidates, idx: NDArray[np.intp]) -> Candidates:
     """Candidates `idx` of `c`, in that order: every per-candidate array taken at `idx`, the
     rest as in `c` (realistic physics: its candidates are timed one row each, so a subset's
     times are those rows' times; the walk builds only the rows its floors leave,
-    `candidates.realistic_candidates_within`)."""
+    `candidates.kept_candidates`)."""
     taken = {
         f: getattr(c, f)[idx]
         for f in Candidates.__slots__

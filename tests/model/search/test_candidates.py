@@ -10,11 +10,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from pipeline.model import caches
 from pipeline.model.compute.layer import with_rerun_s
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.records.switches import Physics
 from pipeline.model.search import candidates as cand
@@ -122,9 +124,23 @@ WITHIN_CASES = [
 ]
 
 
+def _within(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    physics: Physics,
+    wanted: NDArray[np.bool_],
+) -> cand.Candidates | cand.MemoryBlocked | cand.NoneWanted | None:
+    """The pruned walk's candidates of the `wanted` rows that fit (`realistic_kept_rows`, then
+    `kept_candidates`), the ring computed on them."""
+    kept = cand.realistic_kept_rows(hw, shape, n_gpu, opts, physics, 0, wanted)
+    return cand.kept_candidates(hw, kept) if isinstance(kept, cand.KeptRows) else kept
+
+
 @pytest.mark.parametrize(("name", "over", "d_model", "sparse", "n_gpu"), WITHIN_CASES)
 @pytest.mark.parametrize("every", [1, 3, 11])
-def test_realistic_candidates_within_equal_the_whole_sets_rows(
+def test_kept_candidates_equal_the_whole_sets_rows(
     name: str, over: tuple[str, ...], d_model: int, sparse: bool, n_gpu: int, every: int
 ) -> None:
     """Candidates built from the wanted rows alone equal the whole set's candidates of those
@@ -140,7 +156,7 @@ def test_realistic_candidates_within_equal_the_whole_sets_rows(
         assert rows is not None
         wanted = np.arange(rows[0].shape[0]) % every == every - 1
         caches.clear_caches()
-        part = cand.realistic_candidates_within(hw, shape, n_gpu, opts, physics, 0, wanted)
+        part = _within(hw, shape, n_gpu, opts, physics, wanted)
         if not isinstance(whole, cand.Candidates):
             assert type(part) is type(whole)
             continue
@@ -156,7 +172,7 @@ def test_realistic_candidates_within_equal_the_whole_sets_rows(
         assert _same(dataclasses.replace(part, step_floor_s=0.0), taken)
 
 
-def test_realistic_candidates_within_none_wanted() -> None:
+def test_realistic_kept_rows_none_wanted() -> None:
     """With no row wanted the enumeration says so where candidates fit in memory, and still
     reports a GPU too small for any of them as memory-blocked."""
     physics = _realistic()
@@ -167,12 +183,12 @@ def test_realistic_candidates_within_none_wanted() -> None:
     assert rows is not None
     nothing = np.zeros(rows[0].shape[0], dtype=bool)
     assert isinstance(
-        cand.realistic_candidates_within(hw, shape, 2048, opts, physics, 0, nothing),
+        _within(hw, shape, 2048, opts, physics, nothing),
         cand.NoneWanted,
     )
     tiny = dataclasses.replace(hw, hbm_bytes=1.0)
     assert isinstance(
-        cand.realistic_candidates_within(tiny, shape, 2048, opts, physics, 0, ~nothing),
+        _within(tiny, shape, 2048, opts, physics, ~nothing),
         cand.MemoryBlocked,
     )
 

@@ -104,7 +104,7 @@ def test_cluster_sizes_walk_finishes_only_the_size_it_returns(
     sufficient sizes the node refinement replaces on its way."""
     made: list[int] = []
     trained: list[int] = []
-    found, best = search._realistic_found, search._best_realistic
+    found, best = search._realistic_found, search._best_of_choice
 
     def counting_found(*args: Any) -> search.BestAt:
         made.append(args[2])
@@ -117,7 +117,7 @@ def test_cluster_sizes_walk_finishes_only_the_size_it_returns(
         return at
 
     monkeypatch.setattr(search, "_realistic_found", counting_found)
-    monkeypatch.setattr(search, "_best_realistic", counting_best)
+    monkeypatch.setattr(search, "_best_of_choice", counting_best)
     s = realistic(ClusterSizes.NODES)
     point = smallest_cluster(
         s.hardware, shape_of(s, d_model), s.duration_s, s.options, physics=s.physics

@@ -15,7 +15,7 @@ from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape, model_shape
 from pipeline.model.records.switches import ClusterSizes, Physics
-from pipeline.model.search import floors
+from pipeline.model.search import floors, search
 from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.enumeration import realistic_layout_rows
@@ -374,6 +374,33 @@ def test_layout_step_floors_are_shared_by_gpus_that_differ_in_hbm(over: list[str
         assert np.array_equal(kept, own)
     info = floors._layout_floors.cache_info()
     assert (info.misses, info.hits) == (1, len(gpus) - 1)
+
+
+@pytest.mark.parametrize(
+    ("scaling", "d_model", "shared"),
+    [("dense", 16384, False), ("sparse", 8192, False), ("sparse", 22528, True)],
+)
+def test_kept_choices_are_shared_by_gpus_that_differ_in_hbm_capacity(
+    scaling: str, d_model: int, shared: bool
+) -> None:
+    """GPUs that differ only in HBM capacity share a cluster size's realistic choice where they
+    keep the same rows under the same modes (`search._kept_choices`), and each GPU's point
+    equals its own computed from empty caches, bit for bit. In the first two cases no size keeps
+    the same rows under the same modes on two of these GPUs (some keep the same rows under
+    different modes), so none is shared."""
+    s, shape = _realistic([f"scaling={scaling}"], d_model)
+    gpus = [
+        dataclasses.replace(s.hardware, hbm_bytes=gb * 2**30) for gb in (80.0, 141.0, 192.0, 288.0)
+    ]
+    alone = []
+    for hw in gpus:
+        caches.clear_caches()
+        alone.append(smallest_cluster(hw, shape, s.duration_s, s.options, physics=s.physics))
+    caches.clear_caches()
+    warm = [smallest_cluster(hw, shape, s.duration_s, s.options, physics=s.physics) for hw in gpus]
+    assert warm == alone
+    assert all(p.feasible for p in alone)
+    assert (search._kept_choices.cache_info().hits > 0) == shared
 
 
 @pytest.mark.parametrize("over", [["scaling=sparse"], ["physics.nic_striping=false"]])

@@ -119,7 +119,12 @@ def observe_for_run(
 
 
 def trajectories(settings: ForecastSettings) -> tuple[Trajectory, ...]:
-    """The fitted trajectory (when the run fitted one), then each hand-set growth, ascending."""
+    """The fitted trajectory (when the run fitted one), then each hand-set growth, ascending:
+    the same objects for the same settings object as the last call's, so that the series of a
+    run share the intervals each keeps (`paths.Trajectory.year_intervals`)."""
+    last = _last_trajectories
+    if last and last[0][0] is settings:
+        return last[0][1]
     observed = settings.observed
     found = []
     if observed is not None and observed.fit is not None:
@@ -128,4 +133,10 @@ def trajectories(settings: ForecastSettings) -> tuple[Trajectory, ...]:
         hand_set(settings.base_flop, settings.base_year, g)
         for g in sorted(settings.growth_per_year)
     ]
-    return tuple(found)
+    made = tuple(found)
+    last[:] = [(settings, made)]
+    return made
+
+
+_last_trajectories: list[tuple[ForecastSettings, tuple[Trajectory, ...]]] = []
+"""The last settings `trajectories` was given, by identity, and its trajectories."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
@@ -23,6 +23,10 @@ import numpy as np
 from pipeline.forecast.moving import moving_years
 from pipeline.forecast.observed import FrontierFit
 from pipeline.trends.fit import CONFIDENCE
+
+KEPT_INTERVALS = 4096
+"""Thresholds whose interval a trajectory keeps (`Trajectory.year_intervals`), all forgotten when
+more come: about 200 bytes each."""
 
 FITTED = "fitted"
 """The `trajectory` of forecasts rows on the fitted frontier."""
@@ -65,6 +69,11 @@ class Trajectory:
     """The newest observation the fit rests on; None for a hand-set scenario."""
     sample_log_gap: np.ndarray | None = None
     """D_i, each line's scatter below it (ln of a factor); None: none (a hand-set line)."""
+    _intervals: dict[float, YearInterval] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """The intervals of the thresholds `year_intervals` was asked so far (at most
+    `KEPT_INTERVALS`): a sweep's series share most of theirs (the grid's FLOP)."""
 
     def _log_bases(self) -> np.ndarray:
         """a_i − D_i: each line's ln C at `reference_year`, its scatter applied."""
@@ -89,17 +98,26 @@ class Trajectory:
 
     def year_intervals(self, flops: Sequence[float | None]) -> list[YearInterval | None]:
         """The median year and interval the lines reach each of `flops`; None for a missing,
-        infinite or non-positive threshold. The lines' years of all of them are one array and
-        their quantiles are taken row by row in one call (the same values as one call a row)."""
+        infinite or non-positive threshold. The lines' years of the thresholds not asked before
+        are one array and their quantiles are taken row by row in one call (the same values as
+        one call a row); the rest are read from those asked before."""
         out: list[YearInterval | None] = [None] * len(flops)
-        given = [i for i, f in enumerate(flops) if _is_threshold(f)]
-        if not given:
-            return out
-        logs = np.array([math.log(cast(float, flops[i])) for i in given])
-        bases, growth = self._log_bases(), self.sample_log_growth
-        years = self.reference_year + (logs[:, None] - bases[None, :]) / growth[None, :]
-        for i, (median, low, high) in zip(given, _quantiles(years).T, strict=True):
-            out[i] = YearInterval(float(median), float(low), float(high))
+        kept = self._intervals
+        asked = list(dict.fromkeys(cast(float, f) for f in flops if _is_threshold(f)))
+        known = {f: kept[f] for f in asked if f in kept}
+        new = [f for f in asked if f not in known]
+        if new:
+            logs = np.array([math.log(f) for f in new])
+            bases, growth = self._log_bases(), self.sample_log_growth
+            years = self.reference_year + (logs[:, None] - bases[None, :]) / growth[None, :]
+            for flop, (median, low, high) in zip(new, _quantiles(years).T, strict=True):
+                known[flop] = YearInterval(float(median), float(low), float(high))
+            if len(kept) + len(new) > KEPT_INTERVALS:
+                kept.clear()
+            kept.update((f, known[f]) for f in new)
+        for i, f in enumerate(flops):
+            if _is_threshold(f):
+                out[i] = known[cast(float, f)]
         return out
 
     def moving_interval(

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pipeline.catalog.load import fractional_year
+from pipeline.forecast import paths
 from pipeline.forecast.observed import (
     FrontierLine,
     FrontierRule,
@@ -112,6 +113,33 @@ def test_year_intervals_equal_each_thresholds_own_quantiles() -> None:
     """The intervals of several thresholds taken at once are, bit for bit, each threshold's
     lines' years' median and 90% quantiles (numpy's linear quantiles of one row), and None
     where a threshold is missing, infinite or not positive."""
+    path = _noisy_fit()
+    flops = [1e30, None, math.inf, 0.0, 3e26, -1.0, 2e27]
+    got = path.year_intervals(flops)
+    for flop, interval in zip(flops, got, strict=True):
+        if flop is None or not math.isfinite(flop) or flop <= 0.0:
+            assert interval is None
+            continue
+        assert interval == _own_interval(path, flop)
+
+
+def test_year_intervals_kept_equal_each_thresholds_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trajectory asked again gives each threshold, asked before or not, repeated or not, the
+    interval of its own lines' years, bit for bit, and keeps at most `KEPT_INTERVALS` of them."""
+    monkeypatch.setattr(paths, "KEPT_INTERVALS", 3)
+    path = _noisy_fit()
+    path.year_intervals([1e30, 3e26])
+    flops = [3e26, 5e28, None, 5e28, 1e30, 7e29]
+    got = path.year_intervals(flops)
+    assert got[2] is None
+    for flop, interval in zip(flops, got, strict=True):
+        if flop is not None:
+            assert interval == _own_interval(path, flop)
+    assert len(path._intervals) <= 3
+
+
+def _noisy_fit() -> paths.Trajectory:
+    """The fitted trajectory of runs scattered about a 4x-a-year line."""
     rng = np.random.default_rng(2)
     runs = [
         _run(f"m{y}{m}", y, 1e20 * GROWTH ** (y - 2010) * math.exp(rng.normal(0, 1)), month=m)
@@ -119,17 +147,15 @@ def test_year_intervals_equal_each_thresholds_own_quantiles() -> None:
         for m in (1, 4, 7, 10)
     ]
     fit, _ = fit_frontier(runs, FrontierSettings())
-    path = fitted(fit, 2026.0)
-    flops = [1e30, None, math.inf, 0.0, 3e26, -1.0, 2e27]
-    got = path.year_intervals(flops)
+    return fitted(fit, 2026.0)
+
+
+def _own_interval(path: paths.Trajectory, flop: float) -> YearInterval:
+    """The median and 90% quantiles (numpy's linear) of the lines' years of `flop` alone."""
     bases = path.sample_log_flop - (0.0 if path.sample_log_gap is None else path.sample_log_gap)
-    for flop, interval in zip(flops, got, strict=True):
-        if flop is None or not math.isfinite(flop) or flop <= 0.0:
-            assert interval is None
-            continue
-        years = path.reference_year + (math.log(flop) - bases) / path.sample_log_growth
-        low, median, high = np.quantile(years, [0.05, 0.5, 0.95])
-        assert interval == YearInterval(float(median), float(low), float(high))
+    years = path.reference_year + (math.log(flop) - bases) / path.sample_log_growth
+    low, median, high = np.quantile(years, [0.05, 0.5, 0.95])
+    return YearInterval(float(median), float(low), float(high))
 
 
 def test_hand_set_trajectory_has_no_interval() -> None:

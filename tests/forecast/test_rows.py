@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.forecast import ForecastSettings, forecast_dicts, forecast_rows, year_reaching_flop
 from pipeline.forecast.frontier import FrontierYear, MovingFrontier
-from pipeline.forecast.inputs import observe_for_run, observe_frontier
+from pipeline.forecast.inputs import observe_for_run, observe_frontier, trajectories
 from pipeline.forecast.observed import FrontierSettings
 from pipeline.io.columns import FORECASTS_SCHEMA
 from pipeline.io.rows import Provenance, SeriesKey
@@ -47,6 +47,16 @@ def test_forecast_rows_years_follow_thresholds() -> None:
     assert row["t_crit_year"] == pytest.approx(2028.78, abs=0.005)  # 3.76e28 / 5e25 = 752 = 4^4.78
     assert row["wall_year"] is None
     assert row["t_limit_year"] is None
+
+
+def test_trajectories_are_kept_for_the_same_settings_object() -> None:
+    """The series of a run share their trajectories (and the intervals each keeps): the same
+    settings object gives the same objects, other settings, even equal ones, their own."""
+    first = trajectories(SETTINGS)
+    assert trajectories(SETTINGS) is first
+    other = trajectories(replace(SETTINGS))
+    assert other is not first
+    assert [t.name for t in other] == [t.name for t in first]
 
 
 def test_forecast_rows_written_as_part(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ run's `Provenance` on every row. The writer makes one Arrow table of each over m
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from pipeline.units import MONTHS_PER_YEAR
 from pipeline.version import __version__
 
 if TYPE_CHECKING:
+    from pipeline.model.records.switches import Physics
     from pipeline.schema import Scenario
 
 
@@ -313,6 +315,13 @@ def number_text(x: float) -> str:
     return f"{'-' if sign else ''}{mantissa}e{power}"
 
 
+@functools.lru_cache(maxsize=64)
+def physics_json(physics: Physics) -> str:
+    """The `series.physics_json` text: the physics' switches and constants as canonical JSON,
+    kept per physics (a sweep's series share a few)."""
+    return canonical_json(dataclasses.asdict(physics))
+
+
 def _number_levels(values: Sequence[float]) -> str:
     """Per-level numbers as text, level 0 first: (9e11, 1e11) -> "9e11x1e11"."""
     return "x".join(number_text(v) for v in values)
@@ -400,7 +409,7 @@ def series_dict(
         "power_pue": float(scenario.power.pue),
         "max_power_w": scenario.power.max_power_w,
         "physics": scenario.physics.name,
-        "physics_json": canonical_json(dataclasses.asdict(scenario.physics)),
+        "physics_json": physics_json(scenario.physics),
         "run_json": None
         if scenario.run is None
         else canonical_json(dataclasses.asdict(scenario.run)),

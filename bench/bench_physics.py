@@ -145,7 +145,8 @@ def cost_table(hardware: str, repeats: int) -> None:
 
 PHASES: tuple[tuple[str, str, str], ...] = (
     ("pipeline.model.search.search", "enumerate_candidates", "candidate building"),
-    ("pipeline.model.search.search", "realistic_candidates_within", "candidate building"),
+    ("pipeline.model.search.search", "realistic_kept_rows", "candidate building"),
+    ("pipeline.model.search.search", "kept_candidates", "candidate building"),
     ("pipeline.model.search.search", "_with_ring", "candidate building"),
     ("pipeline.model.search.floors", "realistic_layout_rows", "layout enumeration"),
     ("pipeline.model.search.candidates", "realistic_layout_rows", "layout enumeration"),

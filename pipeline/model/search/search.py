@@ -542,7 +542,7 @@ def _best_of_choice(
 
 KEPT_CHOICES_CACHE_BYTES = 16 * 2**20
 """Bytes of realistic choices (`_kept_choices`: the candidates and their steps) a process
-keeps, least recently used out: a series' (about 3 MB on the B200 series of
+keeps, least recently used out: a series' (about 1 MB on the B200 series of
 `sweep=million_realistic`), read by the next series when its GPU differs only in HBM capacity
 and keeps the same rows under the same modes."""
 

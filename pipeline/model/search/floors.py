@@ -309,7 +309,7 @@ def _layout_step_floors_s(
     superset of the candidates; with `tp_unit`, of its rows whose N_TP divides it); None when
     there is none, and under the paper's physics. The
     walk sets a cluster aside when the smallest exceeds the duration, and times only the
-    candidates whose own bound does not (`search._best_realistic`). `hw`'s bandwidths are at the
+    candidates whose own bound does not (`search._realistic_choice`). `hw`'s bandwidths are at the
     physics' achieved fraction (`search.network_physics`), as `search.realistic` reads them.
 
     Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with

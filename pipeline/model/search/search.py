@@ -433,7 +433,8 @@ def _best_at(
         if prune and c.rows is not None and c.recompute is not None:  # the rows' collectives
             rows = realistic_comm(hw, physics, opts, shape, n_gpu, tp_unit)
             comm = None if rows is None else rows.rows(c.rows, c.recompute)
-        return _best_realistic(hw, shape, n_gpu, c, opts, within_s, physics, comm)
+        picked = _realistic_choice(hw, shape, n_gpu, c, opts, within_s, physics, comm)
+        return _best_of_choice(hw, shape, n_gpu, physics, picked)
     table = candidate_comm_table(hw, shape, n_gpu, c)
     bound = separable_train_time_s(shape, c, table, opts)
     if prune and bound.min() * (1.0 - PRUNE_SLACK) >= within_s:
@@ -450,27 +451,11 @@ def _rows_within(
 ) -> NDArray[np.bool_]:
     """The rows whose step floor (`floors.layout_step_floors_s`) lets them train within
     `within_s` or tie a best that does: steps·floor·(1 − slack) < `within_s`·(1 + tie
-    tolerance), as `_best_realistic` times them."""
+    tolerance), as `_realistic_choice` times them."""
     steps_per_training = shape.n_tokens / float(shape.batch_tokens)
     cap = within_s * (1.0 + opts.quirks.tie_tolerance)
     out: NDArray[np.bool_] = steps_per_training * floors * (1.0 - PRUNE_SLACK) < cap
     return out
-
-
-def _best_realistic(
-    hw: HardwareSpec,
-    shape: ModelShape,
-    n_gpu: int,
-    c: Candidates,
-    opts: SearchOptions,
-    within_s: float,
-    physics: Physics,
-    comm: StepComm | None = None,
-) -> BestAt:
-    """The best realistic candidate at n_gpu (`_realistic_choice`), pending its layout and
-    cost (`_best_of_choice`)."""
-    choice = _realistic_choice(hw, shape, n_gpu, c, opts, within_s, physics, comm)
-    return _best_of_choice(hw, shape, n_gpu, physics, choice)
 
 
 @dataclass(frozen=True, slots=True)
@@ -597,7 +582,7 @@ def _realistic_found(
     steps: RealisticSteps,
     row: int,
 ) -> BestAt:
-    """The best of `_best_realistic`, candidate `row`, with its layout, cost, recomputation
+    """The best of `_realistic_choice`, candidate `row`, with its layout, cost, recomputation
     mode and what the grid counts of it (`search.counts.grid_cost`)."""
     layout = realistic_layout(hw, c, row, n_gpu)
     cost = realistic_step_cost(hw, shape, layout, steps, row)

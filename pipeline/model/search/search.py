@@ -425,14 +425,10 @@ def _best_at(
         return BestAt(False, None, memory_blocked=True)
     if isinstance(c, NoneWanted):
         return BestAt(True, None)  # no candidate's floor lets it train within `within_s`
-    steps = shape.n_tokens / float(shape.batch_tokens)  # as `step_from_parts` counts them
-    if prune and (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
+    if prune and _compute_too_slow(shape, c, within_s):
         return BestAt(True, None)  # compute alone is too slow here, whatever the network
     if not physics.is_paper:
-        comm = None
-        if prune and c.rows is not None and c.recompute is not None:  # the rows' collectives
-            rows = realistic_comm(hw, physics, opts, shape, n_gpu, tp_unit)
-            comm = None if rows is None else rows.rows(c.rows, c.recompute)
+        comm = _rows_comm(hw, physics, opts, shape, n_gpu, tp_unit, c) if prune else None
         picked = _realistic_choice(hw, shape, n_gpu, c, opts, within_s, physics, comm)
         return _best_of_choice(hw, shape, n_gpu, physics, picked)
     table = candidate_comm_table(hw, shape, n_gpu, c)
@@ -444,6 +440,30 @@ def _best_at(
         return BestAt(True, None)
     layout = _layout(c, choice, n_gpu)
     return BestAt(True, (layout, step_cost(hw, shape, layout, choice.step)))
+
+
+def _compute_too_slow(shape: ModelShape, c: Candidates, within_s: float) -> bool:
+    """Whether the candidates' compute-only step floor alone keeps every one from training
+    within `within_s` (steps counted as `step_from_parts` counts them)."""
+    steps = shape.n_tokens / float(shape.batch_tokens)
+    return (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s
+
+
+def _rows_comm(
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    n_gpu: int,
+    tp_unit: int,
+    c: Candidates,
+) -> StepComm | None:
+    """The candidates' collectives taken from their rows' (`realistic_comm`, kept per network)
+    under each candidate's recomputation mode; None when the candidates carry no rows."""
+    if c.rows is None or c.recompute is None:
+        return None
+    rows = realistic_comm(hw, physics, opts, shape, n_gpu, tp_unit)
+    return None if rows is None else rows.rows(c.rows, c.recompute)
 
 
 def _rows_within(
@@ -541,13 +561,9 @@ def _kept_choice(hw: HardwareSpec, within_s: float, kept: KeptRows) -> Realistic
     shape, n_gpu, opts, physics, tp_unit = kept.key[:5]
     ring = functools.partial(realistic_ring_s, hw, physics, opts, shape, n_gpu, tp_unit)
     c = kept_candidates(hw, kept, ring)
-    steps = shape.n_tokens / float(shape.batch_tokens)  # as `step_from_parts` counts them
-    if (steps * c.step_floor_s) * (1.0 - PRUNE_SLACK) >= within_s:
+    if _compute_too_slow(shape, c, within_s):
         return None  # compute alone is too slow here, whatever the network
-    comm = None
-    if c.rows is not None and c.recompute is not None:  # the rows' collectives
-        rows = realistic_comm(hw, physics, opts, shape, n_gpu, tp_unit)
-        comm = None if rows is None else rows.rows(c.rows, c.recompute)
+    comm = _rows_comm(hw, physics, opts, shape, n_gpu, tp_unit, c)
     choice = _realistic_choice(hw, shape, n_gpu, c, opts, within_s, physics, comm)
     if choice is not None:
         read_only(choice.c)

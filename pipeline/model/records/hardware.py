@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import cached
+from pipeline.model.records.kept_hash import KeepsHash, keeps_hash
 
 Array = NDArray[np.float64]
 
@@ -27,8 +28,9 @@ USEFUL_FRACTION = 0.75
 """Share of registers and of L2 a kernel can use for tiles (spec §3.1)."""
 
 
+@keeps_hash
 @dataclass(frozen=True, slots=True)
-class HardwareSpec:
+class HardwareSpec(KeepsHash):
     """One GPU type and its network hierarchy, every field in SI units (spec §3.1).
 
     Network lists are indexed by level, 0 innermost. ``level_sizes`` holds the group

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pipeline.model.records.kept_hash import KeepsHash, keeps_hash
 
+
+@keeps_hash
 @dataclass(frozen=True, slots=True)
-class Quirks:
+class Quirks(KeepsHash):
     """Behaviours of the original implementation (spec §14); defaults reproduce them."""
 
     zb_hides_latency_correctly: bool = False
@@ -27,8 +30,9 @@ class Quirks:
     """Q8 off: layouts whose batch split leaves a remainder are rejected instead of floored."""
 
 
+@keeps_hash
 @dataclass(frozen=True, slots=True)
-class SearchOptions:
+class SearchOptions(KeepsHash):
     """How the layout search and the step-time model behave (spec §7, §9, §10)."""
 
     one_f_one_b: bool = True

@@ -10,6 +10,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from pipeline.model.records.kept_hash import KeepsHash, keeps_hash
 from pipeline.model.records.options import Quirks
 
 ROUNDING_MANTISSAS = (1, 3, 5, 7, 9)
@@ -90,8 +91,9 @@ class ScalingLaws:
     batch: BatchLaw = BatchLaw()
 
 
+@keeps_hash
 @dataclass(frozen=True, slots=True)
-class ModelShape:
+class ModelShape(KeepsHash):
     """One model of a series: shape, experts, batch (integers exact) and derived totals."""
 
     d_model: int

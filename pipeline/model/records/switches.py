@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from pipeline.model.records.kept_hash import KeepsHash, keeps_hash
+
 
 class Fusion(StrEnum):
     """How memory-bound operators are launched (docs/model.md, "Memory-bound operators")."""
@@ -68,8 +70,9 @@ class Recompute(StrEnum):
     """In a search: the mode that fits in memory and is fastest, per layout."""
 
 
+@keeps_hash
 @dataclass(frozen=True, slots=True)
-class Efficiency:
+class Efficiency(KeepsHash):
     """Achieved fractions of hardware peaks and per-kernel overheads, each with its source in conf/."""
 
     matmul: float = 1.0
@@ -93,8 +96,9 @@ class Efficiency:
     """Fraction of a link's unidirectional bandwidth a collective achieves (NCCL bus bandwidth)."""
 
 
+@keeps_hash
 @dataclass(frozen=True, slots=True)
-class Physics:
+class Physics(KeepsHash):
     """The extensions switched on; the defaults are the paper's model (docs/model.md)."""
 
     name: str = "paper"

@@ -147,6 +147,7 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("pipeline.model.search.search", "enumerate_candidates", "candidate building"),
     ("pipeline.model.search.search", "realistic_kept_rows", "candidate building"),
     ("pipeline.model.search.search", "kept_candidates", "candidate building"),
+    ("pipeline.model.search.search", "kept_frame", "candidate building"),
     ("pipeline.model.search.search", "_with_ring", "candidate building"),
     ("pipeline.model.search.floors", "realistic_layout_rows", "layout enumeration"),
     ("pipeline.model.search.candidates", "realistic_layout_rows", "layout enumeration"),

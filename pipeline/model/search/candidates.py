@@ -4,7 +4,6 @@ steps 1-8.2), cached per GPU, model, cluster size, options and physics."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple, TypedDict
 
@@ -485,7 +484,9 @@ def _realistic_candidates(
         assert parts is not None  # the same rows as above
     else:
         parts = _shard_parts(hw, physics, shape, rows)
-    return _candidates_of_rows(shape, rows, parts, mode_idx, keep, physics)
+    return _candidates_of_frame(
+        row_frame(shape, rows, mode_idx, keep, physics), rows, parts, physics
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -558,26 +559,30 @@ def realistic_kept_rows(
 
 
 def kept_candidates(
-    hw: HardwareSpec, kept: KeptRows, ring_s: Callable[[], Array | None] | None = None
+    hw: HardwareSpec,
+    kept: KeptRows,
+    frame: RowFrame | None = None,
+    exchange_s: Array | None = None,
 ) -> Candidates:
     """The candidates of the `kept` rows (`realistic_kept_rows`) on `hw`, with the ring
     exchange on its network (`_with_ring`) and step inputs: the same arrays as the whole set's
     candidates of those rows with their ring, every per-candidate quantity being computed row
     by row (`grid_layer_times_s` keeps each shard's times whatever the batch), and its
-    compute-only `step_floor_s` the least of theirs. `ring_s`: gives each row's forward K/V
-    exchange on this network when known (`search.realistic.realistic_ring_s`, asked only when
-    there are candidates with a ring), else it is computed on the candidates (`_with_ring`).
-    Reads of `hw` its speed and its network, not its memory capacity (`kept` holds what the
-    memory check found)."""
+    compute-only `step_floor_s` the least of theirs. `frame`: the rows' `kept_row_frame` when
+    known; `exchange_s`: each candidate's forward K/V exchange on this network when known
+    (`search.realistic.realistic_ring_s` at its rows), else computed on the candidates
+    (`_with_ring`). Reads of `hw` its speed and its network, not its memory capacity (`kept`
+    holds what the memory check found)."""
     key = kept.key
     rows = _realistic_rows(*key)
     parts = _row_shard_parts(timing_gpu(gpu_only(hw)), key)
     assert rows is not None  # the rows `kept` was found on
     assert parts is not None
-    c = _candidates_of_rows(key.shape, rows, parts, kept.mode_idx, kept.keep, key.physics)
+    if frame is None:
+        frame = row_frame(key.shape, rows, kept.mode_idx, kept.keep, key.physics)
+    c = _candidates_of_frame(frame, rows, parts, key.physics)
     if c.cp is not None:  # the ring's exchange, then the step inputs of the layer with it
-        rows_s = None if ring_s is None else ring_s()
-        return _with_ring(c, hw, key.shape, None if rows_s is None else rows_s[c.rows])
+        return _with_ring(c, hw, key.shape, exchange_s)
     return _with_step_inputs(c, key.opts, key.shape)
 
 
@@ -633,43 +638,85 @@ _kept_fitting_rows = ByteBoundedMemo(_fitting_rows_of, FITTING_CACHE_BYTES, _fit
 register(f"{__name__}._kept_fitting_rows", _kept_fitting_rows, f"{FITTING_CACHE_BYTES} bytes")
 
 
-def _candidates_of_rows(
+@dataclass(frozen=True, slots=True)
+class RowFrame:
+    """What the realistic candidates of a row set's kept rows read of neither the GPU nor the
+    network (`row_frame`): each candidate's row, layer shard, degrees, schedule and mode."""
+
+    rows: NDArray[np.intp]
+    """Each candidate's row in its row set (`Candidates.rows`)."""
+    shard: NDArray[np.intp]
+    """Each candidate's layer shard (`RealisticRows.shard_of`)."""
+    degrees: NDArray[np.int64]
+    microbatches: Array
+    zero_bubble: NDArray[np.bool_]
+    interleave: Array
+    compute_repeats: Array
+    nanobatch: NDArray[np.int64]
+    recompute: NDArray[np.int64]
+    cp: NDArray[np.int64] | None
+    """Each candidate's context-parallel degree where it has a K/V ring (attention), else None."""
+
+
+def row_frame(
     shape: ModelShape,
     rows: RealisticRows,
-    parts: ShardParts,
     mode_idx: NDArray[np.int64],
     keep: NDArray[np.bool_],
     physics: Physics,
-) -> Candidates:
-    """The realistic candidates of the rows `keep` marks, under their modes `mode_idx`, their
-    layers read from their shards' `parts` (`ShardParts`)."""
+) -> RowFrame:
+    """The `RowFrame` of the rows `keep` marks, under their modes `mode_idx`."""
     idx = np.flatnonzero(keep)
-    table, mode_idx, interleave = rows.table[idx], mode_idx[idx], rows.interleave[idx]
-    cp = None if rows.cp is None else rows.cp[idx]
-    pp_, m, zb_i, nano = table[:, 3], table[:, 5], table[:, 6], table[:, 7]
-    shard = rows.shard_of[idx]
-    layer = parts.take(shard, mode_idx)  # fills the shards first: the attention's below too
-    ring = cp is not None and physics.attention  # without attention there is no K/V ring
-    extra = None if parts.optimizer_s is None else parts.optimizer_s[idx]
-    repeats = ((shape.n_layers // pp_) * m).astype(np.float64)  # the critical stage's layers
-    return Candidates(
+    table = rows.table[idx]
+    pp_, m = table[:, 3], table[:, 5]
+    ring = rows.cp is not None and physics.attention  # without attention there is no K/V ring
+    return RowFrame(
+        rows=idx,
+        shard=rows.shard_of[idx],
         degrees=table[:, :5],
         microbatches=m.astype(np.float64),
-        zero_bubble=zb_i.astype(bool),
-        interleave=interleave,
+        zero_bubble=table[:, 6].astype(bool),
+        interleave=rows.interleave[idx],
+        compute_repeats=((shape.n_layers // pp_) * m).astype(np.float64),  # the critical stage's
+        nanobatch=table[:, 7],
+        recompute=mode_idx[idx],
+        cp=rows.cp[idx] if ring and rows.cp is not None else None,
+    )
+
+
+def kept_row_frame(kept: KeptRows) -> RowFrame:
+    """The `RowFrame` of the `kept` rows (`realistic_kept_rows`)."""
+    rows = _realistic_rows(*kept.key)
+    assert rows is not None  # the rows `kept` was found on
+    return row_frame(kept.key.shape, rows, kept.mode_idx, kept.keep, kept.key.physics)
+
+
+def _candidates_of_frame(
+    frame: RowFrame, rows: RealisticRows, parts: ShardParts, physics: Physics
+) -> Candidates:
+    """The realistic candidates of `frame`'s rows of `rows`, their layers read from their
+    shards' `parts` (`ShardParts`)."""
+    shard = frame.shard
+    layer = parts.take(shard, frame.recompute)  # fills the shards first: the attention's too
+    ring = frame.cp is not None
+    return Candidates(
+        degrees=frame.degrees,
+        microbatches=frame.microbatches,
+        zero_bubble=frame.zero_bubble,
+        interleave=frame.interleave,
         **layer,
-        compute_repeats=repeats,
-        nanobatch=nano,
+        compute_repeats=frame.compute_repeats,
+        nanobatch=frame.nanobatch,
         keys=None,  # timed as runs (`search.realistic`): no network-time tables
-        t_step_extra_s=extra,
-        recompute=mode_idx,
+        t_step_extra_s=None if parts.optimizer_s is None else parts.optimizer_s[frame.rows],
+        recompute=frame.recompute,
         tp_in_domain=physics.tp_in_domain,
         nic_striping=physics.nic_striping,
         cp_all_gather=physics.cp_all_gather,
-        cp=cp if ring else None,
+        cp=frame.cp,
         attention_forward_s=parts.attention_forward[shard] if ring else None,
         attention_backward_s=parts.attention_backward[shard] if ring else None,
-        rows=idx,
+        rows=frame.rows,
         row_need=rows.need if physics.gpu_memory else (),
     )
 

@@ -38,7 +38,7 @@ from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import Layout, StepCost
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
-from pipeline.model.search.candidates import Candidates, rows_ring_s
+from pipeline.model.search.candidates import Candidates, RowFrame, rows_ring_s
 from pipeline.model.search.enumeration import realistic_layout_rows
 from pipeline.model.search.floors import floor_hardware
 from pipeline.model.search.grid import (
@@ -94,17 +94,28 @@ def realistic_steps(
     c: Candidates,
     opts: SearchOptions,
     comm: StepComm | None = None,
+    tokens_schedule: tuple[Array, Schedule] | None = None,
 ) -> RealisticSteps:
     """Every candidate's step on the preset's network (its bandwidths already at the
     physics' achieved fraction, `search.network_physics`): its layer calls, groups and
     schedule in a run's terms, through the one assembly a run goes through
     (`step.assembly.step_parts`). `comm`: the candidates' collectives when known
-    (`realistic_comm`), else computed here (`step.assembly.step_comm`)."""
+    (`realistic_comm`), else computed here (`step.assembly.step_comm`); `tokens_schedule`:
+    their tokens and schedule when known (`frame_tokens_and_schedule`), else computed here."""
     if c.recompute is None or c.t_gemm_s is None or c.t_backward_s is None or c.t_forward_s is None:
         raise ValueError("candidates without realistic layer parts: not a realistic search")
-    tokens, schedule = _tokens_and_schedule(
-        physics, shape, opts, c.degrees, c.nanobatch, c.microbatches, c.interleave, c.zero_bubble
-    )
+    if tokens_schedule is None:
+        tokens_schedule = _tokens_and_schedule(
+            physics,
+            shape,
+            opts,
+            c.degrees,
+            c.nanobatch,
+            c.microbatches,
+            c.interleave,
+            c.zero_bubble,
+        )
+    tokens, schedule = tokens_schedule
     layer = LayerParts(
         t_layer_s=c.t_layer_s,
         t_gemm_s=c.t_gemm_s,
@@ -143,6 +154,16 @@ def realistic_steps(
         bubble_fraction=parts.bubble_fraction,
         usable=usable,
         parts=parts,
+    )
+
+
+def frame_tokens_and_schedule(
+    physics: Physics, shape: ModelShape, opts: SearchOptions, frame: RowFrame
+) -> tuple[Array, Schedule]:
+    """The tokens and schedule (`_tokens_and_schedule`) of the candidates of a `RowFrame`."""
+    f = frame
+    return _tokens_and_schedule(
+        physics, shape, opts, f.degrees, f.nanobatch, f.microbatches, f.interleave, f.zero_bubble
     )
 
 

@@ -74,16 +74,16 @@ from pipeline.model.search.floors import (
     step_floor_terms_s,
     tensor_parallel_floor_s,
 )
+from pipeline.model.search.kept import kept_frame, kept_step_inputs
 from pipeline.model.search.memo import ByteBoundedMemo, arrays_nbytes, read_only
 from pipeline.model.search.realistic import (
     RealisticSteps,
     realistic_comm,
     realistic_layout,
-    realistic_ring_s,
     realistic_step_cost,
     realistic_steps,
 )
-from pipeline.model.step.assembly import StepComm
+from pipeline.model.step.assembly import Schedule, StepComm
 from pipeline.model.step.evaluate import step_cost
 from pipeline.model.step.step_time import (
     StepArrays,
@@ -498,6 +498,7 @@ def _realistic_choice(
     within_s: float,
     physics: Physics,
     comm: StepComm | None = None,
+    tokens_schedule: tuple[Array, Schedule] | None = None,
 ) -> RealisticChoice | None:
     """The best realistic candidate at n_gpu: every candidate timed once, as the run of its
     layout (`search.realistic`), the original's tie rule among the fastest; None when none
@@ -511,7 +512,7 @@ def _realistic_choice(
     order and their times (one row each), so the exhaustive search (`prune=False`, no floors)
     picks the same row."""
     steps_per_training = shape.n_tokens / float(shape.batch_tokens)
-    steps = realistic_steps(hw, physics, shape, n_gpu, c, opts, comm)
+    steps = realistic_steps(hw, physics, shape, n_gpu, c, opts, comm, tokens_schedule)
     if not steps.usable.any():
         return None
     row = accepted_row(
@@ -554,17 +555,19 @@ and keeps the same rows under the same modes."""
 
 def _kept_choice(hw: HardwareSpec, within_s: float, kept: KeptRows) -> RealisticChoice | None:
     """The pruned realistic search at a size (`_best_at`) from the rows it kept: their
-    candidates (`candidates.kept_candidates`) with their ring and collectives on `hw`'s
-    network (`realistic_ring_s`, `realistic_comm`), none when compute alone is too slow, then
-    `_realistic_choice`; read only. Reads of `hw` neither its memory capacity nor its
-    enumeration (`kept` holds both)."""
-    shape, n_gpu, opts, physics, tp_unit = kept.key[:5]
-    ring = functools.partial(realistic_ring_s, hw, physics, opts, shape, n_gpu, tp_unit)
-    c = kept_candidates(hw, kept, ring)
+    candidates (`candidates.kept_candidates`) with their ring, collectives, tokens and schedule
+    on `hw`'s network (`kept.kept_frame`, `kept.kept_step_inputs`, shared by the GPUs that
+    differ only in HBM), none when compute alone is too slow, then `_realistic_choice`; read only. Reads of `hw` neither
+    its memory capacity nor its enumeration (`kept` holds both)."""
+    shape, n_gpu, opts, physics = kept.key[:4]
+    frame = kept_frame(hw, kept)
+    c = kept_candidates(hw, kept, frame.rows, frame.exchange_s)
     if _compute_too_slow(shape, c, within_s):
         return None  # compute alone is too slow here, whatever the network
-    comm = _rows_comm(hw, physics, opts, shape, n_gpu, tp_unit, c)
-    choice = _realistic_choice(hw, shape, n_gpu, c, opts, within_s, physics, comm)
+    inputs = kept_step_inputs(hw, kept)
+    choice = _realistic_choice(
+        hw, shape, n_gpu, c, opts, within_s, physics, inputs.comm, inputs.tokens_schedule
+    )
     if choice is not None:
         read_only(choice.c)
         read_only(read_only(choice.steps).parts)

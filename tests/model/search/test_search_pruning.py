@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from pipeline.model import caches
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.results import PointResult
 from pipeline.model.records.scaling import ModelShape, model_shape
 from pipeline.model.records.switches import ClusterSizes, Physics
-from pipeline.model.search import floors, search
+from pipeline.model.search import floors, kept, search
 from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.enumeration import realistic_layout_rows
@@ -376,6 +377,21 @@ def test_layout_step_floors_are_shared_by_gpus_that_differ_in_hbm(over: list[str
     assert (info.misses, info.hits) == (1, len(gpus) - 1)
 
 
+def _points_alone_then_warm(
+    s: Scenario, shape: ModelShape, gpus: list[HardwareSpec]
+) -> list[PointResult]:
+    """Each GPU's point from empty caches; then, the caches emptied once, every GPU's point in
+    turn, each checked equal to its own from empty caches (bit for bit)."""
+    alone = []
+    for hw in gpus:
+        caches.clear_caches()
+        alone.append(smallest_cluster(hw, shape, s.duration_s, s.options, physics=s.physics))
+    caches.clear_caches()
+    warm = [smallest_cluster(hw, shape, s.duration_s, s.options, physics=s.physics) for hw in gpus]
+    assert warm == alone
+    return alone
+
+
 @pytest.mark.parametrize(
     ("scaling", "d_model", "shared"),
     [("dense", 16384, False), ("sparse", 8192, False), ("sparse", 22528, True)],
@@ -392,15 +408,33 @@ def test_kept_choices_are_shared_by_gpus_that_differ_in_hbm_capacity(
     gpus = [
         dataclasses.replace(s.hardware, hbm_bytes=gb * 2**30) for gb in (80.0, 141.0, 192.0, 288.0)
     ]
-    alone = []
-    for hw in gpus:
-        caches.clear_caches()
-        alone.append(smallest_cluster(hw, shape, s.duration_s, s.options, physics=s.physics))
-    caches.clear_caches()
-    warm = [smallest_cluster(hw, shape, s.duration_s, s.options, physics=s.physics) for hw in gpus]
-    assert warm == alone
+    alone = _points_alone_then_warm(s, shape, gpus)
     assert all(p.feasible for p in alone)
     assert (search._kept_choices.cache_info().hits > 0) == shared
+
+
+@pytest.mark.parametrize("scaling", ["dense", "sparse"])
+def test_kept_frames_are_shared_by_gpus_that_differ_only_in_hbm(scaling: str) -> None:
+    """GPUs on one network that differ in HBM bandwidth and capacity share what the candidates
+    of a cluster size's kept rows read of the network (`kept._kept_frames`), GPUs on two
+    networks do not, and each GPU's point equals its own computed from empty caches, bit for
+    bit (a frame shared across networks would give the second network the first one's
+    collectives)."""
+    s, shape = _realistic([f"scaling={scaling}"], 16384)
+    slow = dataclasses.replace(
+        s.hardware,
+        net_bandwidth_bytes_per_s=tuple(b / 4 for b in s.hardware.net_bandwidth_bytes_per_s),
+    )
+    gpus = [
+        dataclasses.replace(net, hbm_bandwidth_bytes_per_s=bw, hbm_bytes=gb * 2**30)
+        for net in (s.hardware, slow)
+        for bw, gb in ((2e12, 80.0), (3.35e12, 80.0), (8e12, 192.0))
+    ]
+    alone = _points_alone_then_warm(s, shape, gpus)
+    assert all(p.feasible for p in alone)
+    assert alone[0].layout != alone[3].layout or alone[0].cost != alone[3].cost
+    assert kept._kept_frames.cache_info().hits > 0
+    assert kept._kept_step_inputs.cache_info().hits > 0
 
 
 @pytest.mark.parametrize("over", [["scaling=sparse"], ["physics.nic_striping=false"]])

@@ -10,6 +10,7 @@ as fit in a byte budget, evicting the least recently used first.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
@@ -103,8 +104,22 @@ class ByteBoundedMemo(Generic[P, R]):
 def field_arrays(value: object) -> list[np.ndarray]:
     """The numpy arrays among the fields of a slots dataclass `value` (its `__slots__`); none
     for any other value."""
-    names: tuple[str, ...] = getattr(type(value), "__slots__", ())
-    return [a for a in (getattr(value, n) for n in names) if isinstance(a, np.ndarray)]
+    cls = type(value)
+    getter = _SLOT_GETTERS.get(cls)
+    if getter is None:
+        getter = _SLOT_GETTERS[cls] = _slot_getter(getattr(cls, "__slots__", ()))
+    return [a for a in getter(value) if isinstance(a, np.ndarray)]
+
+
+def _slot_getter(names: tuple[str, ...]) -> Callable[[object], tuple[object, ...]]:
+    """The values of the attributes `names` of an object as a tuple, read in one call."""
+    if len(names) < 2:
+        return lambda value: tuple(getattr(value, n) for n in names)
+    return operator.attrgetter(*names)
+
+
+_SLOT_GETTERS: dict[type, Callable[[object], tuple[object, ...]]] = {}
+"""`_slot_getter` of each class `field_arrays` has read (a few dataclasses)."""
 
 
 def arrays_nbytes(value: object) -> int:

@@ -374,8 +374,11 @@ class BestAt:
         return self if self.pending is None else self.pending()
 
 
+@cached(maxsize=FLOOR_HARDWARE_CACHE_SIZE)
 def network_physics(hw: HardwareSpec, physics: Physics) -> HardwareSpec:
-    """The hardware with link bandwidths at the physics' achieved fraction (paper: unchanged)."""
+    """The hardware with link bandwidths at the physics' achieved fraction (paper: unchanged).
+    Kept per hardware and physics: the same object for every point of a series, so that the
+    memos keyed by it find their keys by identity."""
     if physics.is_paper:
         return hw
     eff = physics.efficiency.network

@@ -4,8 +4,9 @@ steps 1-8.2), cached per GPU, model, cluster size, options and physics."""
 from __future__ import annotations
 
 import dataclasses
+import operator
 from dataclasses import dataclass
-from typing import NamedTuple, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 import numpy as np
 from numpy.typing import NDArray
@@ -209,6 +210,18 @@ def _enumerate(
     )
 
 
+_CANDIDATE_FIELDS = tuple(f.name for f in dataclasses.fields(Candidates))
+_candidate_values = operator.attrgetter(*_CANDIDATE_FIELDS)
+
+
+def _replaced(c: Candidates, **changes: Any) -> Candidates:
+    """`dataclasses.replace(c, **changes)`, its fields read in one call: the walk makes a set
+    with its step inputs at every size it builds (`_with_step_inputs`)."""
+    fields = dict(zip(_CANDIDATE_FIELDS, _candidate_values(c), strict=True))
+    fields.update(changes)
+    return Candidates(**fields)
+
+
 class _LayerParts(TypedDict):
     t_layer_s: Array
     t_gemm_s: Array
@@ -226,7 +239,7 @@ def _with_step_inputs(c: Candidates, opts: SearchOptions, shape: ModelShape) -> 
     else:  # the paper's candidates carry their bubble (`layouts.PaperLayouts`)
         t_mm, f = critical_matmul_s(c.compute_repeats, c.t_layer_s, opts), c.bubble
     floor = float(step_floor_s(t_mm, f, c.zero_bubble).min())
-    return dataclasses.replace(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)
+    return _replaced(c, t_compute_s=t_mm, bubble=f, step_floor_s=floor)
 
 
 def _with_pipeline_inputs(c: Candidates, shape: ModelShape, t_layer_s: Array) -> Candidates:
@@ -245,7 +258,7 @@ def _with_pipeline_inputs(c: Candidates, shape: ModelShape, t_layer_s: Array) ->
         c.t_step_extra_s,
     )
     t_compute = c.compute_repeats * t_layer_s  # the critical stage's layers
-    return dataclasses.replace(
+    return _replaced(
         c, t_layer_s=t_layer_s, t_compute_s=t_compute, step_floor_s=float(floor_s.min())
     )
 

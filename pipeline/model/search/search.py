@@ -17,7 +17,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeGuard
+from typing import TypeGuard, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -372,6 +372,17 @@ class BestAt:
     def finished(self) -> BestAt:
         """This best with its layout and cost made."""
         return self if self.pending is None else self.pending()
+
+
+R = TypeVar("R", Physics, SearchOptions)
+
+
+@cached(maxsize=FLOOR_HARDWARE_CACHE_SIZE)
+def first_equal(record: R) -> R:
+    """The first record met that equals `record` (itself, the first time): each series of a
+    sweep loads its own physics and options, and the memos keyed by them find their keys by
+    identity when every series passes the same object."""
+    return record
 
 
 @cached(maxsize=FLOOR_HARDWARE_CACHE_SIZE)
@@ -785,6 +796,7 @@ def smallest_cluster(
     else `exceeds_gpu_memory` where some exist and none fits, else `no_valid_layout` (spec §11,
     §10.9).
     """
+    physics, opts = first_equal(physics), first_equal(opts)
     shape, counts = grid_shape_counts(physics, shape)
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         reason = InfeasibleReason.BATCH_TOO_LARGE

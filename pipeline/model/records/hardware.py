@@ -14,7 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import cached
-from pipeline.model.records.kept_hash import KeepsHash, keeps_hash
+from pipeline.model.records.kept_hash import KeepsHash, first_equal, keeps_hash
 
 Array = NDArray[np.float64]
 
@@ -79,14 +79,16 @@ def gpu_only(hw: HardwareSpec) -> HardwareSpec:
     layouts, matmul times) is cached per `gpu_only(hw)`. A network field read by mistake would
     be an empty tuple here and fail loudly rather than return another network's values.
     """
-    return dataclasses.replace(
-        hw,
-        name="",
-        net_bandwidth_bytes_per_s=(),
-        net_latency_s=(),
-        level_sizes=(),
-        nics_per_node=None,
-        tdp_w=None,
+    return first_equal(
+        dataclasses.replace(
+            hw,
+            name="",
+            net_bandwidth_bytes_per_s=(),
+            net_latency_s=(),
+            level_sizes=(),
+            nics_per_node=None,
+            tdp_w=None,
+        )
     )
 
 

@@ -1,4 +1,4 @@
-"""Frozen records that compute their hash once.
+"""Frozen records that compute their hash once, and the first of equal records.
 
 The search memoizes on the hardware, the physics, the options and the model (docs/model.md
 §9.2): a realistic point asks its memos a few dozen times per cluster size, and a frozen
@@ -16,7 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+from pipeline.model.caches import cached
+
 T = TypeVar("T", bound="KeepsHash")
+
+FIRST_EQUAL_CACHE_SIZE = 256
+"""Records `first_equal` keeps: the few GPUs, networks, physics and options of a sweep's
+blocks."""
 
 
 class KeepsHash:
@@ -40,3 +46,13 @@ def keeps_hash(cls: type[T]) -> type[T]:
 
     cls.__hash__ = kept  # type: ignore[assignment,method-assign]
     return cls
+
+
+@cached(maxsize=FIRST_EQUAL_CACHE_SIZE)
+def first_equal(record: T) -> T:
+    """The first record met that equals `record` (itself, the first time). Each series of a
+    sweep loads its own physics and options, and GPUs that differ only in what a memo does not
+    read (`records.hardware.gpu_only`, `search.floors.floor_hardware`) are made apart: passed
+    through here, the memos keyed by them find their keys by identity instead of comparing
+    them field by field."""
+    return record

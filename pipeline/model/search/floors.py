@@ -27,6 +27,7 @@ from pipeline.model.network.groups import (
 )
 from pipeline.model.network.levels import adjusted_level_sizes, divisors
 from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.kept_hash import first_equal
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics
@@ -267,7 +268,7 @@ def floor_hardware(hw: HardwareSpec) -> HardwareSpec:
     HBM, and FLOP over the matmul rate, `matmul_rate_flop_per_s`; its network times read the
     levels), so that a floor that read either would divide by 0 and fail loudly. Kept per
     hardware: the walk asks at every cluster size it bounds."""
-    return dataclasses.replace(hw, hbm_bandwidth_bytes_per_s=0.0, hbm_bytes=0.0)
+    return first_equal(dataclasses.replace(hw, hbm_bandwidth_bytes_per_s=0.0, hbm_bytes=0.0))
 
 
 def _layout_floors_set(

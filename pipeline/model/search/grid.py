@@ -41,6 +41,7 @@ from pipeline.model.memory.gpu_memory import (
     stored_activation_bytes_per_layer,
 )
 from pipeline.model.records.hardware import HardwareSpec, gpu_only
+from pipeline.model.records.kept_hash import first_equal
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import (
     RECOMPUTE_ORDER,
@@ -158,7 +159,7 @@ def timing_gpu(hw: HardwareSpec) -> HardwareSpec:
     """The GPU as a layer's times read it: `gpu_only(hw)` with no memory capacity (0 bytes; no
     layer time reads it), so that GPUs that differ only in HBM capacity share their layer
     times."""
-    return dataclasses.replace(gpu_only(hw), hbm_bytes=0.0)
+    return first_equal(dataclasses.replace(gpu_only(hw), hbm_bytes=0.0))
 
 
 def grid_layer_times_s(

@@ -17,7 +17,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeGuard, TypeVar
+from typing import TypeGuard
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,6 +37,7 @@ from pipeline.model.network.levels import (
 )
 from pipeline.model.network.times import CommTimes
 from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.kept_hash import first_equal
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import (
     GridCost,
@@ -374,17 +375,6 @@ class BestAt:
         return self if self.pending is None else self.pending()
 
 
-R = TypeVar("R", Physics, SearchOptions)
-
-
-@cached(maxsize=FLOOR_HARDWARE_CACHE_SIZE)
-def first_equal(record: R) -> R:
-    """The first record met that equals `record` (itself, the first time): each series of a
-    sweep loads its own physics and options, and the memos keyed by them find their keys by
-    identity when every series passes the same object."""
-    return record
-
-
 @cached(maxsize=FLOOR_HARDWARE_CACHE_SIZE)
 def network_physics(hw: HardwareSpec, physics: Physics) -> HardwareSpec:
     """The hardware with link bandwidths at the physics' achieved fraction (paper: unchanged).
@@ -603,7 +593,7 @@ register(f"{__name__}._kept_choices", _kept_choices, f"{KEPT_CHOICES_CACHE_BYTES
 def without_hbm_capacity(hw: HardwareSpec) -> HardwareSpec:
     """The hardware as `_kept_choice` reads it: HBM capacity 0 (the rows it is given passed the
     memory check), so that the GPUs that differ only in it share the choice."""
-    return dataclasses.replace(hw, hbm_bytes=0.0)
+    return first_equal(dataclasses.replace(hw, hbm_bytes=0.0))
 
 
 def _realistic_found(

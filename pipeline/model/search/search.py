@@ -724,6 +724,18 @@ class _Walk:
             return None  # none usable fits: whether an unusable one does decides the reason
         return at
 
+    def _node_room(self, n_gpu: int) -> int:
+        """The room (`enumeration.layout_room`) every size past one node up to n_gpu is checked
+        against by `at`, 0 where `at` checks none: past the node the fastest level is whole, so
+        the N_TP unit (`domain_tp_unit`) is the same at each of them."""
+        unit = domain_tp_unit(self.hw, self.physics, n_gpu) if self.prune else 0
+        if not unit:
+            return 0
+        room = self.rooms.get(unit)
+        if room is None:
+            room = self.rooms[unit] = layout_room(self.shape, self.opts, self.physics, unit)
+        return room
+
     def counts_usable(self, n_gpu: int) -> bool:
         """Whether a size's search enumerated only layouts the physics can use, so that its
         `BestAt.had_candidates` and `memory_blocked` decide the reason of an infeasible point:
@@ -753,11 +765,15 @@ class _Walk:
         if high <= unit or high % unit:
             return at_high
         best = at_high
+        room = self._node_room(high)
         while high - low > unit:
             nodes = -(-(high - low) // unit)
             stride = unit * (1 << max(0, (nodes - 1).bit_length() - NODE_REFINE_BITS))
             first = low - low % stride + stride  # the first stride multiple above low
             for n_gpu in range(first, high, stride):
+                if room and room % (n_gpu // math.gcd(n_gpu, self.shape.sparsity)):
+                    low = n_gpu  # `at` finds no usable layout here (`room_admits`)
+                    continue
                 at = self.at(n_gpu)
                 if self.trains(at):
                     high, best = n_gpu, at

@@ -10,10 +10,12 @@ import pickle
 
 import pytest
 
-from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.hardware import HardwareSpec, gpu_only
 from pipeline.model.records.options import Quirks, SearchOptions
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.records.switches import Efficiency, Physics
+from pipeline.model.search.floors import floor_hardware
+from pipeline.model.search.grid import timing_gpu
 from tests.presets import preset
 
 KeptRecord = HardwareSpec | Physics | Efficiency | ModelShape | Quirks | SearchOptions
@@ -63,3 +65,19 @@ def test_copies_and_pickles_compute_their_own_hash(record: KeptRecord) -> None:
         changed = dataclasses.replace(record, **{first.name: getattr(record, first.name) * 2})
         assert changed != record
         assert hash(changed) == _fields_hash(changed)
+
+
+def test_gpus_that_differ_only_in_what_a_derivation_drops_derive_one_record() -> None:
+    """`gpu_only`, `timing_gpu` and `floor_hardware` return the first equal record met
+    (`first_equal`): GPUs apart only in their network, or in their HBM, derive the very same
+    object, so that the memos keyed by it find it by identity; a GPU that differs in what the
+    derivation keeps derives another."""
+    h100 = preset("h100_sxm")
+    other_net = dataclasses.replace(h100, net_latency_s=tuple(2 * t for t in h100.net_latency_s))
+    more_hbm = dataclasses.replace(h100, hbm_bytes=2 * h100.hbm_bytes)
+    faster_hbm = dataclasses.replace(more_hbm, hbm_bandwidth_bytes_per_s=1e13)
+    assert gpu_only(other_net) is gpu_only(h100)
+    assert timing_gpu(more_hbm) is timing_gpu(h100)
+    assert floor_hardware(faster_hbm) is floor_hardware(h100)
+    assert gpu_only(more_hbm) == dataclasses.replace(gpu_only(h100), hbm_bytes=2 * h100.hbm_bytes)
+    assert timing_gpu(faster_hbm) is not timing_gpu(h100)

@@ -244,23 +244,44 @@ def _with_step_inputs(c: Candidates, opts: SearchOptions, shape: ModelShape) -> 
 
 def _with_pipeline_inputs(c: Candidates, shape: ModelShape, t_layer_s: Array) -> Candidates:
     """Realistic candidates with the layer time `t_layer_s` (theirs, or with their ring's
-    exchange, `_with_ring`), their critical stage's compute and their compute-only step floor:
-    the step of `step.pipeline` with every network time at 0 (`pipeline_floor_s`, a lower bound
-    on any network)."""
-    pp = c.degrees[:, 3].astype(np.float64)
-    layers = shape.n_layers / pp
-    floor_s = pipeline_floor_s(
-        StageLayers(layers, layers, float(shape.n_layers)),
+    exchange, `_with_ring`) and their `_pipeline_inputs`."""
+    t_compute, floor_s = _pipeline_inputs(
+        shape,
+        c.degrees,
         t_layer_s,
         c.microbatches,
         c.interleave,
         c.zero_bubble,
         c.t_step_extra_s,
+        c.compute_repeats,
     )
-    t_compute = c.compute_repeats * t_layer_s  # the critical stage's layers
-    return _replaced(
-        c, t_layer_s=t_layer_s, t_compute_s=t_compute, step_floor_s=float(floor_s.min())
+    return _replaced(c, t_layer_s=t_layer_s, t_compute_s=t_compute, step_floor_s=floor_s)
+
+
+def _pipeline_inputs(
+    shape: ModelShape,
+    degrees: NDArray[np.int64],
+    t_layer_s: Array,
+    microbatches: Array,
+    interleave: Array,
+    zero_bubble: NDArray[np.bool_],
+    t_step_extra_s: Array | None,
+    compute_repeats: Array,
+) -> tuple[Array, float]:
+    """Realistic candidates' critical stage's compute (`compute_repeats` layers of
+    `t_layer_s`) and their compute-only step floor: the step of `step.pipeline` with every
+    network time at 0 (`pipeline_floor_s`, a lower bound on any network)."""
+    pp = degrees[:, 3].astype(np.float64)
+    layers = shape.n_layers / pp
+    floor_s = pipeline_floor_s(
+        StageLayers(layers, layers, float(shape.n_layers)),
+        t_layer_s,
+        microbatches,
+        interleave,
+        zero_bubble,
+        t_step_extra_s,
     )
+    return compute_repeats * t_layer_s, float(floor_s.min())
 
 
 REALISTIC_ROWS_CACHE_BYTES = 64 * 2**20
@@ -587,16 +608,44 @@ def kept_candidates(
     (`_with_ring`). Reads of `hw` its speed and its network, not its memory capacity (`kept`
     holds what the memory check found)."""
     key = kept.key
+    shape, physics = key.shape, key.physics
     rows = _realistic_rows(*key)
     parts = _row_shard_parts(timing_gpu(gpu_only(hw)), key)
     assert rows is not None  # the rows `kept` was found on
     assert parts is not None
     if frame is None:
-        frame = row_frame(key.shape, rows, kept.mode_idx, kept.keep, key.physics)
-    c = _candidates_of_frame(frame, rows, parts, key.physics)
-    if c.cp is not None:  # the ring's exchange, then the step inputs of the layer with it
-        return _with_ring(c, hw, key.shape, exchange_s)
-    return _with_step_inputs(c, key.opts, key.shape)
+        frame = row_frame(shape, rows, kept.mode_idx, kept.keep, physics)
+    layer = parts.take(frame.shard, frame.recompute)  # fills the shards first
+    if frame.cp is not None:  # the ring's exchange added to each layer (`_with_ring`)
+        if exchange_s is None:
+            exchange_s = rows_ring_s(
+                hw,
+                shape,
+                frame.degrees,
+                frame.cp,
+                frame.nanobatch,
+                physics.nic_striping,
+                physics.cp_all_gather,
+            )
+        layer["t_layer_s"] = layer["t_layer_s"] + _ring_extra_s(
+            exchange_s,
+            parts.attention_forward[frame.shard],
+            parts.attention_backward[frame.shard],
+            frame.recompute,
+            physics.cp_all_gather,
+        )
+    t_step_extra_s = None if parts.optimizer_s is None else parts.optimizer_s[frame.rows]
+    t_compute_s, floor_s = _pipeline_inputs(
+        shape,
+        frame.degrees,
+        layer["t_layer_s"],
+        frame.microbatches,
+        frame.interleave,
+        frame.zero_bubble,
+        t_step_extra_s,
+        frame.compute_repeats,
+    )
+    return _candidates_of_frame(frame, rows, parts, physics, layer, t_compute_s, floor_s)
 
 
 Fit = tuple[NDArray[np.int64], NDArray[np.bool_]] | MemoryBlocked | None
@@ -705,12 +754,21 @@ def kept_row_frame(kept: KeptRows) -> RowFrame:
 
 
 def _candidates_of_frame(
-    frame: RowFrame, rows: RealisticRows, parts: ShardParts, physics: Physics
+    frame: RowFrame,
+    rows: RealisticRows,
+    parts: ShardParts,
+    physics: Physics,
+    layer: _LayerParts | None = None,
+    t_compute_s: Array | None = None,
+    step_floor_s: float = 0.0,
 ) -> Candidates:
     """The realistic candidates of `frame`'s rows of `rows`, their layers read from their
-    shards' `parts` (`ShardParts`)."""
+    shards' `parts` (`ShardParts`); `layer`: their layer parts when taken (`ShardParts.take`,
+    its layer time with the ring's exchange where `kept_candidates` added it), with their step
+    inputs `t_compute_s` and `step_floor_s` (`_pipeline_inputs`)."""
     shard = frame.shard
-    layer = parts.take(shard, frame.recompute)  # fills the shards first: the attention's too
+    if layer is None:
+        layer = parts.take(shard, frame.recompute)  # fills the shards first: the attention's too
     ring = frame.cp is not None
     return Candidates(
         degrees=frame.degrees,
@@ -726,6 +784,8 @@ def _candidates_of_frame(
         tp_in_domain=physics.tp_in_domain,
         nic_striping=physics.nic_striping,
         cp_all_gather=physics.cp_all_gather,
+        t_compute_s=t_compute_s,
+        step_floor_s=step_floor_s,
         cp=frame.cp,
         attention_forward_s=parts.attention_forward[shard] if ring else None,
         attention_backward_s=parts.attention_backward[shard] if ring else None,
@@ -738,24 +798,38 @@ def _with_ring(
     c: Candidates, hw: HardwareSpec, shape: ModelShape, exchange_s: Array | None = None
 ) -> Candidates:
     """The candidates with their context-parallel ring exchange on this network added to
-    each layer's time (on the GPU's S/N_EP nanobatches), where it outlasts the attention core it
-    overlaps with (`network.ring.ring_exposed_s`, as a run's,
-    `network.groups.ring_attention_exposed_s`; with `cp_all_gather` all of it): K and V of the
-    model's K/V heads (`search.grid.grid_kv_width`); the group sits on the first level holding
-    its t·c GPUs (`network.groups.ring_attention_exchange_s`; `exchange_s`: each candidate's,
-    when known)."""
+    each layer's time (`_ring_extra_s`), then their step inputs (`_with_pipeline_inputs`); the
+    group sits on the first level holding its t·c GPUs
+    (`network.groups.ring_attention_exchange_s`; `exchange_s`: each candidate's, when known)."""
     if c.cp is None or c.attention_forward_s is None or c.attention_backward_s is None:
         return c
     if c.recompute is None:
         return c
     if exchange_s is None:
         exchange_s = candidate_ring_s(c, hw, shape)
-    overlapped = 0.0 if c.cp_all_gather else 1.0  # an all-gather overlaps nothing, as a run's
-    reruns = (c.recompute >= 1).astype(np.float64)
-    extra = ring_exposed_s(
-        exchange_s, overlapped * c.attention_forward_s, overlapped * c.attention_backward_s, reruns
+    extra = _ring_extra_s(
+        exchange_s, c.attention_forward_s, c.attention_backward_s, c.recompute, c.cp_all_gather
     )
     return _with_pipeline_inputs(c, shape, c.t_layer_s + extra)
+
+
+def _ring_extra_s(
+    exchange_s: Array,
+    attention_forward_s: Array,
+    attention_backward_s: Array,
+    recompute: NDArray[np.int64],
+    all_gather: bool,
+) -> Array:
+    """What each candidate's K/V exchange `exchange_s` adds to its layer (on the GPU's S/N_EP
+    nanobatches) where it outlasts the attention core it overlaps with
+    (`network.ring.ring_exposed_s`, as a run's, `network.groups.ring_attention_exposed_s`;
+    with `all_gather`, `physics.cp_all_gather`, all of it): K and V of the model's K/V heads
+    (`search.grid.grid_kv_width`), once more per recomputed forward."""
+    overlapped = 0.0 if all_gather else 1.0  # an all-gather overlaps nothing, as a run's
+    reruns = (recompute >= 1).astype(np.float64)
+    return ring_exposed_s(
+        exchange_s, overlapped * attention_forward_s, overlapped * attention_backward_s, reruns
+    )
 
 
 def candidate_ring_s(c: Candidates, hw: HardwareSpec, shape: ModelShape) -> Array:

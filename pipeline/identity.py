@@ -16,6 +16,7 @@ a dozen small files, read once per process).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import hashlib
@@ -181,13 +182,6 @@ class SeriesIds:
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_HEX_CHARS]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Field:
-    """One field value, so that `dataclasses.asdict` converts it as it converts a field."""
-
-    value: object
-
-
 def _is_instance(value: object) -> bool:
     """True for a dataclass instance (not a dataclass type)."""
     return dataclasses.is_dataclass(value) and not isinstance(value, type)
@@ -195,7 +189,25 @@ def _is_instance(value: object) -> bool:
 
 def _field_text(value: object) -> str:
     """The canonical JSON of one field value inside `series_id`'s whole-scenario JSON."""
-    return canonical_json(jsonable(dataclasses.asdict(_Field(value))["value"]))
+    return canonical_json(_json_value(value))
+
+
+def _json_value(value: Any) -> Any:
+    """`jsonable` of a field value as `dataclasses.asdict` converts it, in one pass (asdict
+    deep-copies every leaf, about 0.3 ms for a sweep's hardware spec): a dataclass instance as
+    the dict of its fields, a list or tuple (a named one too) as a list, a dict with its values
+    converted, a non-finite float as its repr; anything else as asdict leaves it (a copy)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if value is None or isinstance(value, str | int):  # bool is an int
+        return value
+    if _is_instance(value):
+        return {f.name: _json_value(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, list | tuple):
+        return [_json_value(v) for v in value]
+    if isinstance(value, dict):
+        return {copy.deepcopy(k): _json_value(v) for k, v in value.items()}
+    return copy.deepcopy(value)
 
 
 def point_config_hash(series_id: str, d_model: int) -> str:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import math
 from pathlib import Path
+from typing import NamedTuple
 
 import grimp
 import pytest
@@ -118,3 +121,65 @@ def test_series_ids_equal_series_id_on_whole_sweeps() -> None:
         for item in iter_sweep(compose_config(overrides), overrides=overrides):
             assert ids(item.scenario) == series_id(item.scenario, whole_grid)
             assert ids(item.scenario) == ids(item.scenario)  # the second from its memory
+
+
+@dataclasses.dataclass(frozen=True)
+class _Inner:
+    rate: float
+    sizes: tuple[int, ...]
+
+
+class _Pair(NamedTuple):
+    low: float
+    high: float
+
+
+class _Kind(enum.StrEnum):
+    DENSE = "dense"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Outer:
+    inner: _Inner
+    pairs: tuple[_Pair, ...]
+    table: dict[str, float]
+    kind: _Kind
+    flag: bool
+    missing: None
+    names: list[str]
+
+
+_FINITE_OR_NOT = st.floats(allow_nan=True) | st.integers(-(2**70), 2**70) | st.booleans()
+
+
+@given(
+    rate=st.floats(allow_nan=True),
+    sizes=st.lists(st.integers(0, 2**40), max_size=3),
+    pairs=st.lists(st.tuples(_FINITE_OR_NOT, _FINITE_OR_NOT), max_size=2),
+    table=st.dictionaries(st.text(max_size=3), _FINITE_OR_NOT, max_size=3),
+    names=st.lists(st.text(max_size=4), max_size=3),
+)
+def test_field_text_is_that_of_asdict_and_jsonable(
+    rate: float,
+    sizes: list[int],
+    pairs: list[tuple[float, float]],
+    table: dict[str, float],
+    names: list[str],
+) -> None:
+    """A field's text (`SeriesIds`, made in one pass) is the canonical JSON of the field as
+    `dataclasses.asdict` and `jsonable` make it, which `series_id` hashes: nested records, named
+    and plain tuples, dicts, enums, booleans, None, infinities and NaN (their repr)."""
+    value = _Outer(
+        _Inner(rate, tuple(sizes)),
+        tuple(_Pair(*p) for p in pairs),
+        table,
+        _Kind.DENSE,
+        True,
+        None,
+        names,
+    )
+    expected = identity.canonical_json(identity.jsonable(dataclasses.asdict(value)))
+    assert identity._field_text(value) == expected
+    assert identity._field_text(value.inner) == identity.canonical_json(
+        identity.jsonable(dataclasses.asdict(value.inner))
+    )

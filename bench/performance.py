@@ -257,9 +257,32 @@ MILLION_WHOLE_REPORT_S = 120.0
 """The whole million-point run prints a line every two minutes: its rate and memory as it goes."""
 
 
+MILLION_WHOLE_EARLIER = (
+    ("2026-12-04 15:28", "1820d71", "34.0", "4,015", "808"),
+    ("2026-12-04 22:18", "6b38cf8", "26.2", "3,111", "750"),
+    ("2026-12-05 02:47", "d61e715", "25.0", "2,963", "778"),
+    ("2026-12-05 07:55", "459cb2d", "20.8", "2,474", "780"),
+)
+"""Earlier whole runs of this section on this machine (date UTC, commit, minutes, CPU seconds,
+peak RSS MiB), as this page printed them then: the before of the run below. The first is the
+first whole run; before it, 273 realistic points per second of the sensitivity sweep put a
+million points at about an hour."""
+
+
 def million_whole_section(repeat: int, baseline: Path | None) -> list[str]:
     del repeat, baseline  # one whole run: about half an hour on 2 cores
-    return million_run(report_s=MILLION_WHOLE_REPORT_S)
+    earlier = [
+        "Earlier whole runs of this section on this machine, one each (the page as it was",
+        "written then):",
+        "",
+        "| measured (UTC) | commit | minutes | CPU s | peak RSS MiB |",
+        "|---|---|---|---|---|",
+        *(f"| {d} | {c} | {m} | {cpu} | {rss} |" for d, c, m, cpu, rss in MILLION_WHOLE_EARLIER),
+        "",
+        "This commit's run:",
+        "",
+    ]
+    return [*earlier, *million_run(report_s=MILLION_WHOLE_REPORT_S)]
 
 
 STARTUP_ROUNDS = 8

@@ -604,8 +604,8 @@ def kept_candidates(
     by row (`grid_layer_times_s` keeps each shard's times whatever the batch), and its
     compute-only `step_floor_s` the least of theirs. `frame`: the rows' `kept_row_frame` when
     known; `exchange_s`: each candidate's forward K/V exchange on this network when known
-    (`search.realistic.realistic_ring_s` at its rows), else computed on the candidates
-    (`_with_ring`). Reads of `hw` its speed and its network, not its memory capacity (`kept`
+    (`search.realistic.realistic_ring_s` at its rows), else computed on its rows
+    (`rows_ring_s`). Reads of `hw` its speed and its network, not its memory capacity (`kept`
     holds what the memory check found)."""
     key = kept.key
     shape, physics = key.shape, key.physics
@@ -615,37 +615,17 @@ def kept_candidates(
     assert parts is not None
     if frame is None:
         frame = row_frame(shape, rows, kept.mode_idx, kept.keep, physics)
-    layer = parts.take(frame.shard, frame.recompute)  # fills the shards first
-    if frame.cp is not None:  # the ring's exchange added to each layer (`_with_ring`)
-        if exchange_s is None:
-            exchange_s = rows_ring_s(
-                hw,
-                shape,
-                frame.degrees,
-                frame.cp,
-                frame.nanobatch,
-                physics.nic_striping,
-                physics.cp_all_gather,
-            )
-        layer["t_layer_s"] = layer["t_layer_s"] + _ring_extra_s(
-            exchange_s,
-            parts.attention_forward[frame.shard],
-            parts.attention_backward[frame.shard],
-            frame.recompute,
+    if frame.cp is not None and exchange_s is None:
+        exchange_s = rows_ring_s(
+            hw,
+            shape,
+            frame.degrees,
+            frame.cp,
+            frame.nanobatch,
+            physics.nic_striping,
             physics.cp_all_gather,
         )
-    t_step_extra_s = None if parts.optimizer_s is None else parts.optimizer_s[frame.rows]
-    t_compute_s, floor_s = _pipeline_inputs(
-        shape,
-        frame.degrees,
-        layer["t_layer_s"],
-        frame.microbatches,
-        frame.interleave,
-        frame.zero_bubble,
-        t_step_extra_s,
-        frame.compute_repeats,
-    )
-    return _candidates_of_frame(frame, rows, parts, physics, layer, t_compute_s, floor_s)
+    return _candidates_of_frame(frame, rows, parts, physics, shape, exchange_s)
 
 
 Fit = tuple[NDArray[np.int64], NDArray[np.bool_]] | MemoryBlocked | None
@@ -758,18 +738,41 @@ def _candidates_of_frame(
     rows: RealisticRows,
     parts: ShardParts,
     physics: Physics,
-    layer: _LayerParts | None = None,
-    t_compute_s: Array | None = None,
-    step_floor_s: float = 0.0,
+    shape: ModelShape | None = None,
+    exchange_s: Array | None = None,
 ) -> Candidates:
     """The realistic candidates of `frame`'s rows of `rows`, their layers read from their
-    shards' `parts` (`ShardParts`); `layer`: their layer parts when taken (`ShardParts.take`,
-    its layer time with the ring's exchange where `kept_candidates` added it), with their step
-    inputs `t_compute_s` and `step_floor_s` (`_pipeline_inputs`)."""
+    shards' `parts` (`ShardParts`). With the model `shape`, with their step inputs too, in one
+    pass (as `_with_ring` then `_with_pipeline_inputs` give them): each layer with its ring's
+    forward exchange `exchange_s` (`_ring_extra_s`; needed where the frame has a ring), then
+    the critical stage's compute and the compute-only floor (`_pipeline_inputs`)."""
     shard = frame.shard
-    if layer is None:
-        layer = parts.take(shard, frame.recompute)  # fills the shards first: the attention's too
+    layer = parts.take(shard, frame.recompute)  # fills the shards first: the attention's too
     ring = frame.cp is not None
+    attention_forward_s = parts.attention_forward[shard] if ring else None
+    attention_backward_s = parts.attention_backward[shard] if ring else None
+    t_step_extra_s = None if parts.optimizer_s is None else parts.optimizer_s[frame.rows]
+    t_compute_s, step_floor_s = None, 0.0
+    if shape is not None:
+        if attention_forward_s is not None and attention_backward_s is not None:
+            assert exchange_s is not None  # a ring's step inputs need its exchange
+            layer["t_layer_s"] = layer["t_layer_s"] + _ring_extra_s(
+                exchange_s,
+                attention_forward_s,
+                attention_backward_s,
+                frame.recompute,
+                physics.cp_all_gather,
+            )
+        t_compute_s, step_floor_s = _pipeline_inputs(
+            shape,
+            frame.degrees,
+            layer["t_layer_s"],
+            frame.microbatches,
+            frame.interleave,
+            frame.zero_bubble,
+            t_step_extra_s,
+            frame.compute_repeats,
+        )
     return Candidates(
         degrees=frame.degrees,
         microbatches=frame.microbatches,
@@ -779,7 +782,7 @@ def _candidates_of_frame(
         compute_repeats=frame.compute_repeats,
         nanobatch=frame.nanobatch,
         keys=None,  # timed as runs (`search.realistic`): no network-time tables
-        t_step_extra_s=None if parts.optimizer_s is None else parts.optimizer_s[frame.rows],
+        t_step_extra_s=t_step_extra_s,
         recompute=frame.recompute,
         tp_in_domain=physics.tp_in_domain,
         nic_striping=physics.nic_striping,
@@ -787,8 +790,8 @@ def _candidates_of_frame(
         t_compute_s=t_compute_s,
         step_floor_s=step_floor_s,
         cp=frame.cp,
-        attention_forward_s=parts.attention_forward[shard] if ring else None,
-        attention_backward_s=parts.attention_backward[shard] if ring else None,
+        attention_forward_s=attention_forward_s,
+        attention_backward_s=attention_backward_s,
         rows=frame.rows,
         row_need=rows.need if physics.gpu_memory else (),
     )

@@ -685,13 +685,16 @@ class _Walk:
     rooms: dict[int, int] = dataclasses.field(default_factory=dict)
     """`enumeration.layout_room` of each N_TP unit met, the same at every size."""
 
-    def may_have_layouts(self, n_gpu: int, unit: int) -> bool:
-        """`enumeration.may_have_layouts` at n_gpu under the N_TP unit `unit`, its room
-        computed once per unit."""
+    def room(self, unit: int) -> int:
+        """`enumeration.layout_room` under the N_TP unit `unit`, computed once per unit."""
         room = self.rooms.get(unit)
         if room is None:
             room = self.rooms[unit] = layout_room(self.shape, self.opts, self.physics, unit)
-        return room_admits(room, self.shape, n_gpu)
+        return room
+
+    def may_have_layouts(self, n_gpu: int, unit: int) -> bool:
+        """`enumeration.may_have_layouts` at n_gpu under the N_TP unit `unit` (`room`)."""
+        return room_admits(self.room(unit), self.shape, n_gpu)
 
     def at(self, n_gpu: int) -> BestAt | None:
         """The best layout at n_gpu, or None when the bounds prove that none of its layouts
@@ -725,16 +728,11 @@ class _Walk:
         return at
 
     def _node_room(self, n_gpu: int) -> int:
-        """The room (`enumeration.layout_room`) every size past one node up to n_gpu is checked
-        against by `at`, 0 where `at` checks none: past the node the fastest level is whole, so
-        the N_TP unit (`domain_tp_unit`) is the same at each of them."""
+        """The `room` every size past one node up to n_gpu is checked against by `at`, 0 where
+        `at` checks none: past the node the fastest level is whole, so the N_TP unit
+        (`domain_tp_unit`) is the same at each of them."""
         unit = domain_tp_unit(self.hw, self.physics, n_gpu) if self.prune else 0
-        if not unit:
-            return 0
-        room = self.rooms.get(unit)
-        if room is None:
-            room = self.rooms[unit] = layout_room(self.shape, self.opts, self.physics, unit)
-        return room
+        return self.room(unit) if unit else 0
 
     def counts_usable(self, n_gpu: int) -> bool:
         """Whether a size's search enumerated only layouts the physics can use, so that its
@@ -771,8 +769,8 @@ class _Walk:
             stride = unit * (1 << max(0, (nodes - 1).bit_length() - NODE_REFINE_BITS))
             first = low - low % stride + stride  # the first stride multiple above low
             for n_gpu in range(first, high, stride):
-                if room and room % (n_gpu // math.gcd(n_gpu, self.shape.sparsity)):
-                    low = n_gpu  # `at` finds no usable layout here (`room_admits`)
+                if room and not room_admits(room, self.shape, n_gpu):
+                    low = n_gpu  # `at` finds no usable layout here
                     continue
                 at = self.at(n_gpu)
                 if self.trains(at):

@@ -576,13 +576,7 @@ def realistic_kept_rows(
     `enumerate_candidates` finds them for the whole set (read on every row); NoneWanted when
     some row fits in memory but none of those is wanted. Not cached: the flags depend on the
     network (`search._best_at`); the rows and each row's fit are (docs/model.md §9.2)."""
-    if shape.batch_tokens > MAX_BATCH_TOKENS:
-        return None
-    gpu = gpu_only(hw)  # as `enumerate_candidates` reads it
-    key = RowsKey(shape, n_gpu, opts, physics, tp_unit, fp8_gemms(gpu, physics))
-    if _realistic_rows(*key) is None:
-        return None
-    fit = _kept_fitting_rows(gpu.hbm_bytes, key)
+    key, fit = _rows_fit(hw, shape, n_gpu, opts, physics, tp_unit)
     if not isinstance(fit, tuple):
         return fit
     mode_idx, keep = fit
@@ -590,6 +584,38 @@ def realistic_kept_rows(
     if not keep.any():
         return NoneWanted()
     return kept_rows(key, mode_idx, keep)
+
+
+def _rows_fit(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    physics: Physics,
+    tp_unit: int,
+) -> tuple[RowsKey, Fit]:
+    """The key of the realistic rows at n_gpu on `hw`'s GPU and their memory check there
+    (`_kept_fitting_rows`; None without rows, or when the batch exceeds `MAX_BATCH_TOKENS`)."""
+    gpu = gpu_only(hw)  # as `enumerate_candidates` reads it
+    key = RowsKey(shape, n_gpu, opts, physics, tp_unit, fp8_gemms(gpu, physics))
+    if shape.batch_tokens > MAX_BATCH_TOKENS or _realistic_rows(*key) is None:
+        return key, None
+    return key, _kept_fitting_rows(gpu.hbm_bytes, key)
+
+
+def realistic_rows_fit(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    n_gpu: int,
+    opts: SearchOptions,
+    physics: Physics,
+    tp_unit: int = 0,
+) -> tuple[bool, bool]:
+    """Whether `enumerate_candidates` under realistic physics finds candidates at n_gpu, and
+    whether it finds MemoryBlocked, from its rows' memory check alone (`_rows_fit`: the
+    candidates are the rows that fit, `_realistic_candidates`) without building them."""
+    fit = _rows_fit(hw, shape, n_gpu, opts, physics, tp_unit)[1]
+    return isinstance(fit, tuple), isinstance(fit, MemoryBlocked)
 
 
 def kept_candidates(

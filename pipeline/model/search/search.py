@@ -59,6 +59,7 @@ from pipeline.model.search.candidates import (
     enumerate_candidates,
     kept_candidates,
     realistic_kept_rows,
+    realistic_rows_fit,
 )
 from pipeline.model.search.counts import (
     grid_cost,
@@ -629,6 +630,8 @@ def usable_layouts_fit(
     if not hierarchy_is_consistent(hw.level_sizes, n_gpu):
         return False, False
     unit = domain_tp_unit(hw, physics, n_gpu)
+    if not physics.is_paper:  # the rows' memory check, without their candidates
+        return realistic_rows_fit(hw, shape, n_gpu, opts, physics, unit)
     c = enumerate_candidates(hw, shape, n_gpu, opts, physics, unit)
     if c is None:
         return False, False
@@ -835,7 +838,7 @@ def smallest_cluster(
                 counts=counts,
                 grid_cost=at.grid_cost,
             )
-    for n_gpu in unsure if not any_layout else ():  # the reason: did any usable one fit?
+    for n_gpu in reversed(unsure) if not any_layout else ():  # the reason: did any usable fit?
         fits, over = usable_layouts_fit(hw, shape, n_gpu, opts, physics)
         any_layout, blocked = fits, blocked or over
         if any_layout:

@@ -16,6 +16,7 @@ from pipeline.model.caches import cached, register
 from pipeline.model.compute.matmul import TENSOR_CORE_WIDTH
 from pipeline.model.compute.memory_ops import WORD_BYTES
 from pipeline.model.memory.gpu_memory import ParamsPerGpu
+from pipeline.model.network.comm_table import unique_rows
 from pipeline.model.network.groups import (
     GradientGroups,
     Levels,
@@ -43,6 +44,7 @@ from pipeline.model.search.enumeration import (
 )
 from pipeline.model.search.grid import (
     grid_kv_width,
+    grid_layer_floor_s,
     grid_layer_launch_s,
     grid_layer_launches_s,
     grid_non_gemm_launch_s,
@@ -319,7 +321,8 @@ def _layout_step_floors_s(
     `_last_buckets_s`; else 0 with `overlap_dp`) and the optimizer step 0, where, per layer and microbatch on one GPU with e = S/N_EP local
     experts, C = K_e + e·6·W_l·b̂/N_TP / R (K_e the launches of a layer with e experts,
     `search.grid.grid_layer_launches_s`; W_l, R as in `step_floor_terms_s`; b̂ = 8·⌈b/8⌉ the
-    nanobatch b padded to the tensor-core width when e = 1, b when e > 1), K_ng the launches
+    nanobatch b padded to the tensor-core width when e = 1, b when e > 1) or, where more, the
+    row's layer at unbounded HBM bandwidth (`search.grid.grid_layer_floor_s`), K_ng the launches
     of a layer's kernels other than its weight GEMMs (`search.grid.grid_non_gemm_launch_s`),
     T the tensor-parallel collectives and E the expert all-to-alls of the row without
     recomputation (`network.groups`, the arguments `search.realistic` passes).
@@ -334,7 +337,8 @@ def _layout_step_floors_s(
     launches plus weight FLOP over the matmul rate, each call's FLOP padded,
     `compute.matmul.matmul_flop`: ≥ 2·d1·d2·b̂ for its b tokens; the e experts' on b tokens
     each, the projections on e·b, padded to at least b̂ when e = 1 and at least e·b always;
-    recomputation and the ring only add). With TP overlap t_tp' = max(t_tp − t_gemm, 0) (or
+    recomputation and the ring only add), and t_layer ≥ the layer at unbounded HBM bandwidth
+    (`grid_layer_floor_s`: the same shard's layer, every HBM term at its least). With TP overlap t_tp' = max(t_tp − t_gemm, 0) (or
     t_tp, where `tp_overlap_in_domain` exposes it), and t_layer − t_gemm ≥ K_ng (the layer's
     forward and backward hold its GEMMs' and its other kernels', each at least its launches,
     which run once a layer whatever e, and a rerun reruns at least the GEMMs it counts:
@@ -354,6 +358,7 @@ def _layout_step_floors_s(
     compute = grid_layer_launches_s(hw, physics, r.local) + r.work / (
         matmul_rate_flop_per_s(hw, physics)
     )
+    compute = np.maximum(compute, grid_layer_floor_s(hw, physics, shape, r.shards)[r.shard_of])
     t_tp = tensor_parallel_s(levels, r.groups, r.none, physics.attention)
     if opts.overlap_tp:  # the collectives past the GEMMs, beside the rest of the layer
         layer = np.maximum(compute, t_tp + grid_non_gemm_launch_s(hw, physics))
@@ -408,6 +413,11 @@ class FloorRows:
     its last bucket's (`dp_bucket_params`)."""
     expert: Array | None
     """The same over the expert-data-parallel group (None for a dense model)."""
+    shards: NDArray[np.int64]
+    """Distinct (N_TPm, N_TPff, nanobatch, local experts) of the rows: what their layers'
+    times depend on (`search.grid.Shard`)."""
+    shard_of: NDArray[np.intp]
+    """Each row's index in `shards`."""
 
 
 def _floor_rows_nbytes(rows: FloorRows | None) -> int:
@@ -450,6 +460,10 @@ def _floor_row_set(
         bucket = dp_bucket_params(dense_dp)
         replicated, expert = np.minimum(replicated, bucket), np.minimum(expert, bucket)
     layers = shape.n_layers / pp
+    local_experts = shape.sparsity // table[:, 4]
+    shards, shard_of = unique_rows(
+        np.stack([table[:, 1], table[:, 2], table[:, 7], local_experts], 1)
+    )
     return FloorRows(
         tp=tp,
         pp=pp,
@@ -470,6 +484,8 @@ def _floor_row_set(
         gradient=GradientGroups(dense_dp, span, dp, span),
         replicated=replicated,
         expert=None if shape.sparsity == 1 else expert,
+        shards=shards,
+        shard_of=shard_of,
     )
 
 

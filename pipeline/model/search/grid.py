@@ -218,6 +218,41 @@ def _time_shards(
         store[k] = row
 
 
+def grid_layer_floor_s(
+    hw: HardwareSpec, physics: Physics, shape: ModelShape, shards: NDArray[np.int64]
+) -> Array:
+    """Each shard row's layer (`grid_layer_times_s`), forward and backward without a rerun,
+    on the GPU of `hw` at unbounded HBM bandwidth: at most the layer's `t_layer_s` on that GPU
+    at any HBM bandwidth, under any recomputation mode (docs/model.md §9.4). Reads of the GPU
+    its sizes and on-chip rates, not its HBM, so the GPUs that differ only in HBM share it:
+    each shard's kept per (`traffic_gpu`, physics, model).
+
+    Proof. Every part of `compute.layer.layer_times_s` is a maximum of bytes or FLOP over a
+    rate, each ≥ 0, plus fixed launches; HBM bytes over an unbounded bandwidth are 0, the
+    least such a term takes, and sums and maxima never decrease in a term (rounding is
+    monotone). A rerun (`with_rerun_s`) only adds."""
+    gpu = traffic_gpu(hw)
+    store = _shard_layer_floors(gpu, physics, shape)
+    keys: list[Shard] = [(a, b, c, d) for a, b, c, d in shards.tolist()]
+    missing = [k for k in dict.fromkeys(keys) if k not in store]
+    if missing:
+        work = grid_layer_work(physics, shape, *np.array(missing, dtype=np.float64).T)
+        traffic = _grid_layer_traffic(gpu, physics, shape, missing, work)
+        unbounded = np.full(len(missing), np.inf)
+        times = layer_times_s(gpu, physics, work, traffic, unbounded)
+        store.update(zip(missing, (times.forward_s + times.backward_s).tolist(), strict=True))
+    return np.array([store[k] for k in keys], dtype=np.float64)
+
+
+@cached(maxsize=SHARD_TRAFFIC_CACHE_SIZE)
+def _shard_layer_floors(
+    gpu: HardwareSpec, physics: Physics, shape: ModelShape
+) -> dict[Shard, float]:
+    """The layer floors met so far of each shard of a model on a GPU without its HBM
+    (`grid_layer_floor_s`), never changed once set."""
+    return {}
+
+
 @cached(maxsize=SHARD_TRAFFIC_CACHE_SIZE)
 def _bandwidth_family(gpu: HardwareSpec) -> dict[HardwareSpec, None]:
     """The GPUs met so far (`timing_gpu`s, in order) whose traffic GPU (`traffic_gpu`) is

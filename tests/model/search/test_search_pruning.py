@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 
 from pipeline.model import caches
 from pipeline.model.records.hardware import HardwareSpec
@@ -18,7 +19,7 @@ from pipeline.model.records.scaling import ModelShape, model_shape
 from pipeline.model.records.switches import ClusterSizes, Physics
 from pipeline.model.search import floors, kept, search
 from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
-from pipeline.model.search.counts import grid_shape
+from pipeline.model.search.counts import grid_shape, matmul_rate_flop_per_s
 from pipeline.model.search.enumeration import realistic_layout_rows
 from pipeline.model.search.floors import (
     batch_share_floor,
@@ -26,6 +27,7 @@ from pipeline.model.search.floors import (
     step_floor_terms_s,
     tensor_parallel_floor_s,
 )
+from pipeline.model.search.grid import grid_layer_floor_s, grid_layer_launches_s
 from pipeline.model.search.realistic import realistic_comm, realistic_steps
 from pipeline.model.search.search import (
     PRUNE_SLACK,
@@ -278,6 +280,54 @@ def test_layout_step_floors_bound_every_realistic_candidate(
             assert floors[key] <= float(t_step) * (1.0 + PRUNE_SLACK)
         checked += len(keys)
     assert checked > 0
+
+
+def _shards(shape: ModelShape, c: Candidates) -> NDArray[np.int64]:
+    """Each candidate's shard (N_TPm, N_TPff, nanobatch, local experts), `grid.Shard`."""
+    d = c.degrees
+    return np.stack([d[:, 1], d[:, 2], c.nanobatch, shape.sparsity // d[:, 4]], axis=1)
+
+
+@pytest.mark.parametrize(("over", "widths"), REALISTIC_CASES)
+def test_layer_floor_bounds_every_candidate_layer_at_any_hbm_bandwidth(
+    over: list[str], widths: tuple[int]
+) -> None:
+    """Each candidate's layer, under its recomputation mode, on its GPU at the preset's HBM
+    bandwidth and at 30 times it, is at least its shard's layer at unbounded HBM bandwidth
+    (`grid_layer_floor_s`, what the layout floors read: docs/model.md §9.4); and at
+    nanobatches of a few dozen tokens that layer is several times the floors' FLOP term."""
+    checked = 0
+    for s, shape, hw, n_gpu, c in _walked_clusters(over, widths):
+        floor = grid_layer_floor_s(hw, s.physics, shape, _shards(shape, c))
+        assert np.all(floor <= c.t_layer_s * (1.0 + PRUNE_SLACK))
+        fast = dataclasses.replace(hw, hbm_bandwidth_bytes_per_s=30 * hw.hbm_bandwidth_bytes_per_s)
+        on_fast = enumerate_candidates(fast, shape, n_gpu, s.options, s.physics)
+        assert isinstance(on_fast, Candidates)
+        assert np.array_equal(on_fast.degrees, c.degrees)
+        assert np.all(floor <= on_fast.t_layer_s * (1.0 + PRUNE_SLACK))
+        checked += c.t_layer_s.size
+    assert checked > 0
+
+
+def test_layer_floor_counts_the_waves_of_small_nanobatches() -> None:
+    """Near the sparse series' latency wall (nanobatches of tens of tokens) a layer at
+    unbounded HBM bandwidth takes over three times the layout floors' FLOP term
+    (launches plus weight FLOP at the matmul rate), whose GEMMs it charges in whole waves of
+    tiles (docs/model.md R.2, §9.4): the floors then set aside clusters the FLOP term let
+    through."""
+    s, shape = _realistic(["scaling=sparse"], 30720)
+    shape = grid_shape(s.physics, shape)
+    hw = floors.floor_hardware(network_physics(s.hardware, s.physics))
+    rows = floors._floor_rows(shape, shape.sparsity * 2**20, s.options, s.physics, 0)
+    assert rows is not None
+    flop_term = grid_layer_launches_s(hw, s.physics, rows.local) + rows.work / (
+        matmul_rate_flop_per_s(hw, s.physics)
+    )
+    layer = grid_layer_floor_s(hw, s.physics, shape, rows.shards)[rows.shard_of]
+    small = rows.groups.tokens / rows.local <= 64.0  # nanobatches of at most 64 tokens
+    assert small.any()
+    assert np.all(layer[small] > 3.0 * flop_term[small])
+    assert np.all(layer >= flop_term)
 
 
 @settings(max_examples=20, deadline=None)

@@ -262,6 +262,7 @@ MILLION_WHOLE_EARLIER = (
     ("2026-12-04 22:18", "6b38cf8", "26.2", "3,111", "750"),
     ("2026-12-05 02:47", "d61e715", "25.0", "2,963", "778"),
     ("2026-12-05 07:55", "459cb2d", "20.8", "2,474", "780"),
+    ("2026-12-05 11:03", "08bce48", "19.8", "2,349", "777"),
 )
 """Earlier whole runs of this section on this machine (date UTC, commit, minutes, CPU seconds,
 peak RSS MiB), as this page printed them then: the before of the run below. The first is the

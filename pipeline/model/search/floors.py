@@ -338,8 +338,8 @@ def _layout_step_floors_s(
     `compute.matmul.matmul_flop`: ≥ 2·d1·d2·b̂ for its b tokens; the e experts' on b tokens
     each, the projections on e·b, padded to at least b̂ when e = 1 and at least e·b always;
     recomputation and the ring only add), and t_layer ≥ the layer at unbounded HBM bandwidth
-    (`grid_layer_floor_s`: the same shard's layer, every HBM term at its least). With TP overlap t_tp' = max(t_tp − t_gemm, 0) (or
-    t_tp, where `tp_overlap_in_domain` exposes it), and t_layer − t_gemm ≥ K_ng (the layer's
+    (`grid_layer_floor_s`: the same shard's layer, every HBM term at its least). With TP
+    overlap t_tp' = max(t_tp − t_gemm, 0) (or t_tp, where `tp_overlap_in_domain` exposes it), and t_layer − t_gemm ≥ K_ng (the layer's
     forward and backward hold its GEMMs' and its other kernels', each at least its launches,
     which run once a layer whatever e, and a rerun reruns at least the GEMMs it counts:
     `candidates._layer_parts`, `grid_non_gemm_launch_s`), so t_layer + t_tp' ≥ max(C,

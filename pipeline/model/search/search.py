@@ -623,8 +623,9 @@ def usable_layouts_fit(
 ) -> tuple[bool, bool]:
     """Whether some layout the physics can use at n_gpu fits in one GPU's memory, and whether
     some such layout exists but none fits (`MemoryBlocked`): the enumeration of `_best_at`
-    without timing, with N_TP inside the NVLink domain when `physics.tp_in_domain`
-    (`domain_tp_unit`). What decides an infeasible point's reason: no cluster within the
+    without timing (under realistic physics its rows' memory check alone,
+    `candidates.realistic_rows_fit`, the same answer without building the candidates), with
+    N_TP inside the NVLink domain when `physics.tp_in_domain` (`domain_tp_unit`). What decides an infeasible point's reason: no cluster within the
     duration where a usable layout fits, exceeds GPU memory where usable layouts exist and
     none fits (docs/model.md, "Realistic physics")."""
     if not hierarchy_is_consistent(hw.level_sizes, n_gpu):

@@ -7,10 +7,11 @@ efficiencies, every other switch off), and prints the linear-scaling end, the la
 pass or fail. Run: `.venv/bin/python bench/bench_physics.py` (a few minutes on one core);
 `--cost 3` instead prints realistic against paper series time on the same sizes (3 pairs run
 in turn, the median of their ratios, in CPU time of this process: one core's work, steadier
-than wall time when other jobs share the machine), the clusters searched and the time per
-cluster. `--profile K` instead prints where a realistic point's CPU time goes, per phase, on
-every K-th series of `dmlimits sweep=sensitivity physics=realistic` run in this process
-(`phase_profile`, `phase_table`).
+than wall time when other jobs share the machine), the clusters whose candidates each
+timed and the realistic clusters bounded by their layout tables. `--profile K` instead
+prints where a realistic point's CPU time goes, per phase, on every K-th series of
+`dmlimits sweep=sensitivity physics=realistic` run in this process (`phase_profile`,
+`phase_table`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pipeline.app.execute import execute_plan
 from pipeline.app.plan import plan_run
 from pipeline.execute.series import evaluate_series
 from pipeline.model import caches
-from pipeline.model.search import candidates
+from pipeline.model.search import candidates, floors, search
 from pipeline.schema import Scenario, compose_config, load_scenario
 
 SWITCHES_OFF = {
@@ -82,63 +83,73 @@ VARIANTS: dict[str, list[str]] = {
 }
 
 
-def series_time_s(scenario: Scenario) -> tuple[float, list[int], int]:
-    """CPU time of one series from empty caches (as a fresh process), its model widths, and
-    the cluster sizes whose candidates it enumerated (each a full candidate enumeration)."""
+@dataclass(frozen=True, slots=True)
+class SeriesCost:
+    """One series from empty caches: its CPU time, its model widths, the cluster sizes whose
+    candidates it built and timed (`clusters_timed`) and those whose layout table it bounded
+    row by row (`clusters_bounded`)."""
+
+    cpu_s: float
+    widths: list[int]
+    timed: int
+    bounded: int
+
+
+def series_cost(scenario: Scenario) -> SeriesCost:
+    """`SeriesCost` of one series evaluated from empty caches (as a fresh process)."""
     caches.clear_caches()
     t0 = time.process_time()
     out = evaluate_series(scenario)
     elapsed = time.process_time() - t0
-    return elapsed, [p.shape.d_model for p in out.points], clusters_searched()
+    widths = [p.shape.d_model for p in out.points]
+    return SeriesCost(elapsed, widths, clusters_timed(), floors._floor_rows.cache_info().misses)
 
 
-def clusters_searched() -> int:
-    """Cluster sizes whose candidates were built since the caches were cleared: every
-    candidate cache miss (the paper's and the realistic unpruned builds), and under realistic
-    physics every pruned build, which the candidate cache does not keep and which reads its
-    rows' memory fit once (`candidates._kept_fitting_rows`)."""
-    fits = candidates._kept_fitting_rows.cache_info()
-    return fits.hits + fits.misses + candidates._candidates.cache_info().misses
+def clusters_timed() -> int:
+    """Cluster sizes whose candidates were built and timed since the caches were cleared:
+    every candidate cache miss (the paper's and the realistic unpruned builds), and under
+    realistic physics every pruned build, which the candidate cache does not keep: each a
+    choice among its kept rows (`search._kept_choices`)."""
+    kept = search._kept_choices.cache_info()
+    return kept.hits + kept.misses + candidates._candidates.cache_info().misses
 
 
 def cost_table(hardware: str, repeats: int) -> None:
     """Realistic against paper per series: realistic's sizes, and the paper on those same sizes.
 
     The two run in turn, realistic then paper, `repeats` times, and the ratio is the median of
-    the pairs' ratios, so that a machine whose speed drifts (other jobs) moves both alike."""
+    the pairs' ratios, so that a machine whose speed drifts (other jobs) moves both alike. The
+    clusters timed are those whose candidates a series built and timed; a realistic series
+    also sets aside clusters by their layout floors, each from its own layout table (the
+    clusters bounded, `floors.layout_step_floors_s`; docs/model.md §9.4)."""
     print(
         "| scaling | sizes | realistic (s) | paper, same sizes (s) | ratio (min–max) "
-        "| clusters searched, realistic / paper | ms per cluster, realistic / paper "
+        "| clusters timed, realistic / paper | realistic clusters bounded by their table "
         "| paper, whole series (s) |"
     )
     print("|---|---|---|---|---|---|---|---|")
     for scaling in ("dense", "sparse"):
         base = [f"hardware={hardware}", f"scaling={scaling}"]
         real = load_scenario(compose_config([*base, "physics=realistic"]))
-        _, widths, _ = series_time_s(real)
+        widths = series_cost(real).widths
         same = [
             *base,
             "scaling.grid.kind=list",
             f"scaling.grid.d_models=[{','.join(map(str, widths))}]",
         ]
         paper = load_scenario(compose_config(same))
-        real_s, paper_s, ratios = [], [], []
-        real_n = paper_n = 0
-        for _ in range(repeats):
-            r, _, real_n = series_time_s(real)
-            p, _, paper_n = series_time_s(paper)
-            real_s.append(r)
-            paper_s.append(p)
-            ratios.append(r / p)
+        pairs = [(series_cost(real), series_cost(paper)) for _ in range(repeats)]
+        ratios = [r.cpu_s / p.cpu_s for r, p in pairs]
         whole_s = statistics.median(
-            series_time_s(load_scenario(compose_config(base)))[0] for _ in range(repeats)
+            series_cost(load_scenario(compose_config(base))).cpu_s for _ in range(repeats)
         )
-        r_med, p_med = statistics.median(real_s), statistics.median(paper_s)
+        r_last, p_last = pairs[-1]
+        r_med = statistics.median(r.cpu_s for r, _ in pairs)
+        p_med = statistics.median(p.cpu_s for _, p in pairs)
         print(
-            f"| {scaling} | {len(widths)} | {r_med:.2f} | {p_med:.2f} "
+            f"| {scaling} | {len(widths)} | {r_med:.3f} | {p_med:.3f} "
             f"| {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) "
-            f"| {real_n} / {paper_n} | {1e3 * r_med / real_n:.1f} / {1e3 * p_med / paper_n:.1f} "
-            f"| {whole_s:.2f} |",
+            f"| {r_last.timed} / {p_last.timed} | {r_last.bounded} | {whole_s:.2f} |",
             flush=True,
         )
 

@@ -92,21 +92,25 @@ class ScheduleKey(NamedTuple):
 
 
 @cached(maxsize=65536)
-def _microbatch_choices(base: int, pp: int, rule: MicrobatchRule) -> tuple[tuple[bool, int], ...]:
-    """(zero_bubble, m) pairs: 1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB).
-    With `rule.few` (`Physics.few_microbatches`), after the 1F1B ones, plain 1F1B with m < N_PP:
-    the largest `max_1f1b_microbatch_candidates` divisors below N_PP (the fewest bubbles)."""
+def _microbatch_choices(
+    base: int, pp: int, rule: MicrobatchRule
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The schedules tried, as columns: each one's m and whether it is zero-bubble (1 or 0).
+    1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB). With `rule.few`
+    (`Physics.few_microbatches`), after the 1F1B ones, plain 1F1B with m < N_PP: the largest
+    `max_1f1b_microbatch_candidates` divisors below N_PP (the fewest bubbles)."""
     divs = divisors(base) if base > 0 else ()
-    out: list[tuple[bool, int]] = []
+    ms: list[int] = []
     cap = rule.max_1f1b
     if rule.one_f_one_b:
-        out += [(False, m) for m in [d for d in divs if d >= pp][:cap]]
+        ms += [d for d in divs if d >= pp][:cap]
         if rule.few and pp > 1:
             below = [d for d in divs if d < pp]
-            out += [(False, m) for m in below[max(len(below) - cap, 0) :]]
+            ms += below[max(len(below) - cap, 0) :]
+    plain = len(ms)
     if rule.zero_bubble:
-        out += [(True, m) for m in [d for d in divs if d >= 2 * pp][: rule.max_zb]]
-    return tuple(out)
+        ms += [d for d in divs if d >= 2 * pp][: rule.max_zb]
+    return tuple(ms), (0,) * plain + (1,) * (len(ms) - plain)
 
 
 @cached(maxsize=65536)
@@ -252,7 +256,10 @@ def _schedule_rows(key: ScheduleKey, cp: int, r: int) -> ScheduleRows | None:
     s, b_tok, whole = key.sparsity, key.batch_tokens, key.whole
     unit = math.gcd(r, key.batch_seqs if whole else b_tok)
     sizes: list[int] = []  # each block's row count
-    flat: list[tuple[int, int, int, int]] = []  # (N_DP·cp, N_PP, m, zero-bubble) of each row
+    dps: list[int] = []  # each row's N_DP·cp, N_PP, m and zero-bubble flag
+    pps: list[int] = []
+    ms: list[int] = []
+    zbs: list[int] = []
     for pp in reversed(divisors(math.gcd(r, key.n_layers))):  # N_DP ascending
         dp = r // pp
         if unit % dp:
@@ -260,14 +267,17 @@ def _schedule_rows(key: ScheduleKey, cp: int, r: int) -> ScheduleRows | None:
         if key.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
             continue
         base = key.batch_seqs // dp if whole else b_tok // (s * dp)
-        choices = _microbatch_choices(base, pp, key.rule)
-        if choices:
-            sizes.append(len(choices))
-            flat += [(dp * cp, pp, m, int(zb)) for zb, m in choices]
+        m, zb = _microbatch_choices(base, pp, key.rule)
+        if m:
+            sizes.append(len(m))
+            dps += [dp * cp] * len(m)
+            pps += [pp] * len(m)
+            ms += m
+            zbs += zb
     if not sizes:
         return None
-    rows = np.empty((len(flat), 5), dtype=np.int64)
-    rows[:, :4] = flat
+    rows = np.empty((len(ms), 5), dtype=np.int64)
+    rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = dps, pps, ms, zbs
     rows[:, 4] = b_tok // (rows[:, 0] * rows[:, 2] * s)
     return ScheduleRows(rows, np.array(sizes, dtype=np.int64))
 
@@ -315,7 +325,7 @@ def _context_parallel_table(
         if (choices := tp_ff_choices(tp, d_model, d_ff, window, tensor_parallel))
     ]
     pieces: list[IntArray] = []
-    ff_parts: list[IntArray] = []
+    ff_parts: list[IntArray | int] = []  # each piece's N_TPff: one value, or one per row
     piece_tp: list[int] = []
     piece_c: list[int] = []
     lengths: list[int] = []
@@ -328,13 +338,12 @@ def _context_parallel_table(
                 continue
             if len(ff_choices) == 1:
                 piece = rows.rows
-                ff = np.full(piece.shape[0], ff_choices[0], dtype=np.int64)
+                ff_parts.append(ff_choices[0])
             else:
                 order, which = rows.interleaved(len(ff_choices))
                 piece = rows.rows[order]
-                ff = np.asarray(ff_choices, dtype=np.int64)[which]
+                ff_parts.append(np.asarray(ff_choices, dtype=np.int64)[which])
             pieces.append(piece)
-            ff_parts.append(ff)
             piece_tp.append(tp)
             piece_c.append(c)
             lengths.append(piece.shape[0])
@@ -343,7 +352,7 @@ def _context_parallel_table(
     schedules = np.concatenate(pieces)
     sizes = np.asarray(lengths, dtype=np.int64)
     cp = np.repeat(np.asarray(piece_c, dtype=np.int64), sizes)
-    ff = np.concatenate(ff_parts)
+    ff = _piece_values(ff_parts, sizes)
     table = np.empty((schedules.shape[0], 8), dtype=np.int64)
     table[:, 0] = schedules[:, 0] * cp
     table[:, 1] = np.repeat(np.asarray(piece_tp, dtype=np.int64), sizes) // ff
@@ -359,6 +368,19 @@ def _context_parallel_table(
     table.setflags(write=False)
     cp.setflags(write=False)
     return table, cp
+
+
+def _piece_values(parts: list[IntArray | int], sizes: IntArray) -> IntArray:
+    """One column of a table made of pieces of `sizes` rows: each piece's values, given as
+    one value for its every row or as one per row."""
+    if all(isinstance(v, int) for v in parts):
+        return np.repeat(np.asarray(parts, dtype=np.int64), sizes)
+    return np.concatenate(
+        [
+            np.full(n, v, dtype=np.int64) if isinstance(v, int) else v
+            for v, n in zip(parts, sizes.tolist(), strict=True)
+        ]
+    )
 
 
 def _per_degree_table(

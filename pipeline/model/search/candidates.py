@@ -17,10 +17,7 @@ from pipeline.model.compute.layer import with_rerun_s
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
 from pipeline.model.memory.aggregate import memory_required_bytes
 from pipeline.model.memory.gpu_memory import updated_params
-from pipeline.model.network.comm_table import (
-    CandidateKeys,
-    unique_rows,
-)
+from pipeline.model.network.comm_table import CandidateKeys
 from pipeline.model.network.groups import Levels, ring_attention_exchange_s
 from pipeline.model.network.ring import ring_exposed_s
 from pipeline.model.records.hardware import HardwareSpec, gpu_only
@@ -40,6 +37,7 @@ from pipeline.model.search.grid import (
     grid_layer_times_s,
     grid_params_per_gpu,
     memory_by_mode_bytes,
+    table_shards,
     timing_gpu,
 )
 from pipeline.model.search.layouts import paper_layouts, shard_times_s
@@ -317,7 +315,7 @@ class RealisticRows:
     """Bytes on one GPU under each of `recompute_modes(physics)` (`physics.gpu_memory`), or the
     paper's aggregate need (`opts.memory_check`), or none."""
     shards: NDArray[np.int64]
-    """Distinct (N_TPm, N_TPff, nanobatch, local experts), `unique_rows`."""
+    """Distinct (N_TPm, N_TPff, nanobatch, local experts), `grid.table_shards`."""
     shard_of: NDArray[np.intp]
     updated: Array | None
     """Parameters each row's optimizer step updates (`physics.memory_bound_ops`)."""
@@ -367,8 +365,7 @@ def _rows_of(
         need = tuple(memory_by_mode_bytes(fp8, physics, shape, factors, nano, schedule, modes))
     elif opts.memory_check:
         need = (memory_required_bytes(shape, dp_, pp_, nano, zb, opts),)
-    local = shape.sparsity // table[:, 4]  # the experts on one GPU
-    shards, shard_of = unique_rows(np.stack([table[:, 1], table[:, 2], table[:, 7], local], axis=1))
+    shards, shard_of = table_shards(table, shape.sparsity)
     updated = None
     if physics.memory_bound_ops:
         params = grid_params_per_gpu(physics, shape, tpm * tpff, pp_, ep_)
@@ -576,7 +573,7 @@ def realistic_kept_rows(
     `enumerate_candidates` finds them for the whole set (read on every row); NoneWanted when
     some row fits in memory but none of those is wanted. Not cached: the flags depend on the
     network (`search._best_at`); the rows and each row's fit are (docs/model.md §9.2)."""
-    key, fit = _rows_fit(hw, shape, n_gpu, opts, physics, tp_unit)
+    key, fit = rows_fit(hw, shape, n_gpu, opts, physics, tp_unit)
     if not isinstance(fit, tuple):
         return fit
     mode_idx, keep = fit
@@ -586,36 +583,23 @@ def realistic_kept_rows(
     return kept_rows(key, mode_idx, keep)
 
 
-def _rows_fit(
-    hw: HardwareSpec,
-    shape: ModelShape,
-    n_gpu: int,
-    opts: SearchOptions,
-    physics: Physics,
-    tp_unit: int,
-) -> tuple[RowsKey, Fit]:
-    """The key of the realistic rows at n_gpu on `hw`'s GPU and their memory check there
-    (`_kept_fitting_rows`; None without rows, or when the batch exceeds `MAX_BATCH_TOKENS`)."""
-    gpu = gpu_only(hw)  # as `enumerate_candidates` reads it
-    key = RowsKey(shape, n_gpu, opts, physics, tp_unit, fp8_gemms(gpu, physics))
-    if shape.batch_tokens > MAX_BATCH_TOKENS or _realistic_rows(*key) is None:
-        return key, None
-    return key, _kept_fitting_rows(gpu.hbm_bytes, key)
-
-
-def realistic_rows_fit(
+def rows_fit(
     hw: HardwareSpec,
     shape: ModelShape,
     n_gpu: int,
     opts: SearchOptions,
     physics: Physics,
     tp_unit: int = 0,
-) -> tuple[bool, bool]:
-    """Whether `enumerate_candidates` under realistic physics finds candidates at n_gpu, and
-    whether it finds MemoryBlocked, from its rows' memory check alone (`_rows_fit`: the
-    candidates are the rows that fit, `_realistic_candidates`) without building them."""
-    fit = _rows_fit(hw, shape, n_gpu, opts, physics, tp_unit)[1]
-    return isinstance(fit, tuple), isinstance(fit, MemoryBlocked)
+) -> tuple[RowsKey, Fit]:
+    """The key of the realistic rows at n_gpu on `hw`'s GPU and their memory check there
+    (`_kept_fitting_rows`; None without rows, or when the batch exceeds `MAX_BATCH_TOKENS`).
+    What `enumerate_candidates` finds under realistic physics without building them: None and
+    MemoryBlocked alike, and candidates where some row fits (`_realistic_candidates`)."""
+    gpu = gpu_only(hw)  # as `enumerate_candidates` reads it
+    key = RowsKey(shape, n_gpu, opts, physics, tp_unit, fp8_gemms(gpu, physics))
+    if shape.batch_tokens > MAX_BATCH_TOKENS or _realistic_rows(*key) is None:
+        return key, None
+    return key, _kept_fitting_rows(gpu.hbm_bytes, key)
 
 
 def kept_candidates(

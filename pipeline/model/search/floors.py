@@ -16,7 +16,6 @@ from pipeline.model.caches import cached, register
 from pipeline.model.compute.matmul import TENSOR_CORE_WIDTH
 from pipeline.model.compute.memory_ops import WORD_BYTES
 from pipeline.model.memory.gpu_memory import ParamsPerGpu
-from pipeline.model.network.comm_table import unique_rows
 from pipeline.model.network.groups import (
     GradientGroups,
     Levels,
@@ -50,6 +49,7 @@ from pipeline.model.search.grid import (
     grid_non_gemm_launch_s,
     grid_params_per_gpu,
     sequence_parallel_degree,
+    table_shards,
 )
 from pipeline.model.search.memo import ByteBoundedMemo, arrays_nbytes
 from pipeline.model.step.assembly import dp_bucket_params, gradient_reduction_s
@@ -415,7 +415,7 @@ class FloorRows:
     """The same over the expert-data-parallel group (None for a dense model)."""
     shards: NDArray[np.int64]
     """Distinct (N_TPm, N_TPff, nanobatch, local experts) of the rows: what their layers'
-    times depend on (`search.grid.Shard`)."""
+    times depend on (`search.grid.table_shards`)."""
     shard_of: NDArray[np.intp]
     """Each row's index in `shards`."""
 
@@ -460,10 +460,7 @@ def _floor_row_set(
         bucket = dp_bucket_params(dense_dp)
         replicated, expert = np.minimum(replicated, bucket), np.minimum(expert, bucket)
     layers = shape.n_layers / pp
-    local_experts = shape.sparsity // table[:, 4]
-    shards, shard_of = unique_rows(
-        np.stack([table[:, 1], table[:, 2], table[:, 7], local_experts], 1)
-    )
+    shards, shard_of = table_shards(table, shape.sparsity)
     return FloorRows(
         tp=tp,
         pp=pp,

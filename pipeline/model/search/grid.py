@@ -40,6 +40,7 @@ from pipeline.model.memory.gpu_memory import (
     state_bytes,
     stored_activation_bytes_per_layer,
 )
+from pipeline.model.network.comm_table import unique_rows
 from pipeline.model.records.hardware import HardwareSpec, gpu_only
 from pipeline.model.records.kept_hash import first_equal
 from pipeline.model.records.scaling import ModelShape
@@ -143,6 +144,16 @@ def grid_layer_work(
 
 Shard = tuple[int, int, int, int]
 """(N_TPm, N_TPff, nanobatch, local experts): what a grid row's layer times depend on."""
+
+
+def table_shards(
+    table: NDArray[np.int64], sparsity: int
+) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
+    """The distinct shards (`Shard`: N_TPm, N_TPff, nanobatch, S/N_EP local experts) of a
+    layout table's rows (`enumeration.realistic_layout_rows`' columns), in `unique_rows`'
+    order, and each row's index among them."""
+    local = sparsity // table[:, 4]  # the experts on one GPU
+    return unique_rows(np.stack([table[:, 1], table[:, 2], table[:, 7], local], axis=1))
 
 
 @cached(maxsize=SHARD_TIMES_CACHE_SIZE)

@@ -59,7 +59,7 @@ from pipeline.model.search.candidates import (
     enumerate_candidates,
     kept_candidates,
     realistic_kept_rows,
-    realistic_rows_fit,
+    rows_fit,
 )
 from pipeline.model.search.counts import (
     grid_cost,
@@ -624,7 +624,7 @@ def usable_layouts_fit(
     """Whether some layout the physics can use at n_gpu fits in one GPU's memory, and whether
     some such layout exists but none fits (`MemoryBlocked`): the enumeration of `_best_at`
     without timing (under realistic physics its rows' memory check alone,
-    `candidates.realistic_rows_fit`, the same answer without building the candidates), with
+    `candidates.rows_fit`, the same answer without building the candidates), with
     N_TP inside the NVLink domain when `physics.tp_in_domain` (`domain_tp_unit`). What decides an infeasible point's reason: no cluster within the
     duration where a usable layout fits, exceeds GPU memory where usable layouts exist and
     none fits (docs/model.md, "Realistic physics")."""
@@ -632,7 +632,8 @@ def usable_layouts_fit(
         return False, False
     unit = domain_tp_unit(hw, physics, n_gpu)
     if not physics.is_paper:  # the rows' memory check, without their candidates
-        return realistic_rows_fit(hw, shape, n_gpu, opts, physics, unit)
+        fit = rows_fit(hw, shape, n_gpu, opts, physics, unit)[1]
+        return isinstance(fit, tuple), isinstance(fit, MemoryBlocked)
     c = enumerate_candidates(hw, shape, n_gpu, opts, physics, unit)
     if c is None:
         return False, False

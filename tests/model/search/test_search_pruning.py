@@ -294,8 +294,7 @@ def test_layer_floor_bounds_every_candidate_layer_at_any_hbm_bandwidth(
 ) -> None:
     """Each candidate's layer, under its recomputation mode, on its GPU at the preset's HBM
     bandwidth and at 30 times it, is at least its shard's layer at unbounded HBM bandwidth
-    (`grid_layer_floor_s`, what the layout floors read: docs/model.md §9.4); and at
-    nanobatches of a few dozen tokens that layer is several times the floors' FLOP term."""
+    (`grid_layer_floor_s`, what the layout floors read: docs/model.md §9.4)."""
     checked = 0
     for s, shape, hw, n_gpu, c in _walked_clusters(over, widths):
         floor = grid_layer_floor_s(hw, s.physics, shape, _shards(shape, c))

@@ -137,6 +137,7 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         dp_overlap=sec.boolean("dp_overlap"),
         tp_overlap_in_domain=sec.boolean("tp_overlap_in_domain"),
         few_microbatches=sec.boolean("few_microbatches"),
+        small_microbatches=sec.boolean("small_microbatches"),
         cp_all_gather=sec.boolean("cp_all_gather"),
         batch_at_row_flop=sec.boolean("batch_at_row_flop"),
         nic_striping=sec.boolean("nic_striping"),

@@ -10,6 +10,7 @@ from pipeline.forecast.reality import (
     CONTRADICTION_GPU_RATIO,
     RealityReason,
     catalog_hardware,
+    check_run,
     epoch_catalog_entries,
     epoch_presets,
     implied_utilization,
@@ -23,7 +24,7 @@ from pipeline.forecast.settings import forecast_from_config
 from pipeline.io.rows import Provenance, table_from_rows
 from pipeline.io.tables import table_spec
 from pipeline.model.records.hardware import peak_flop_per_s
-from pipeline.schema import ConfigError, compose_config
+from pipeline.schema import ConfigError, compose_config, load_scenario
 from pipeline.schema.projected import preset_spec
 from pipeline.sources.epoch import ObservedRun
 from tests.observed_runs import H100, HOUR_S, trained_run
@@ -65,6 +66,25 @@ def test_reality_impossible_run_is_contradiction(physics: str) -> None:
     assert check.point is not None
     ratio = check.gpu_ratio
     assert not check.point.feasible or (ratio is not None and ratio > CONTRADICTION_GPU_RATIO)
+
+
+def test_reality_gpt_neox_20b_needs_small_micro_batches() -> None:
+    """GPT-NeoX-20B as Epoch AI's notable-models data records it (docs/sources.md): 9.32e22
+    FLOP on 96 A100 SXM4 40 GB in 2,160 h (Black et al. 2022, arXiv:2204.06745: 12 servers
+    of 8). Under realistic physics the model trains that compute on at most twice those GPUs
+    (128 GPUs with micro-batches of 2 sequences); with the paper's fewest four microbatch
+    counts alone (`small_microbatches` off) no layout on 128 trains in time and it needs 224,
+    a contradiction (docs/model.md R.7)."""
+    run = trained_run("GPT-NeoX-20B", 9.31627008e22, 2160.0, 292, ("NVIDIA A100 SXM4 40 GB",), 96)
+    presets = epoch_presets()
+    (check,) = reality_checks([run], physics=["realistic"])
+    assert check.model_n_gpu is not None
+    assert not check.contradiction
+    assert check.model_n_gpu <= 2 * 96
+    given = ["physics=realistic", "physics.small_microbatches=false"]
+    off = check_run(run, load_scenario(compose_config(given)), presets)
+    assert off.model_n_gpu is not None
+    assert off.contradiction
 
 
 def test_reality_unknown_hardware_is_row_with_reason() -> None:

@@ -63,9 +63,12 @@ def run_model(shape: ModelShape) -> TransformerShape:
 
 
 def one_d_rows(c: Candidates) -> np.ndarray:
-    """Candidates a Megatron run can express: 1-D tensor parallelism, 1F1B, no experts."""
+    """Candidates a Megatron run can express: 1-D tensor parallelism, 1F1B, no experts, no
+    context parallelism (whose K/V ring the candidates here leave out; the rows of every kind,
+    context-parallel ones with their ring, are `candidate_runs`')."""
     _, tpm, _, _, ep = c.degrees.T
-    return np.flatnonzero((tpm == 1) & (ep == 1) & ~c.zero_bubble)
+    cp = np.ones(c.degrees.shape[0]) if c.cp is None else np.asarray(c.cp)
+    return np.flatnonzero((tpm == 1) & (ep == 1) & ~c.zero_bubble & (cp == 1))
 
 
 def matched_run(c: Candidates, row: int, shape: ModelShape, physics: Physics) -> RunCosts:
@@ -249,6 +252,30 @@ def candidate_runs(
     )
 
 
+def expressible(
+    c: Candidates, rows: NDArray[np.intp], shape: ModelShape, physics: Physics, o: SearchOptions
+) -> NDArray[np.bool_]:
+    """Which candidates `rows` a run expresses (`candidate_runs`) with the grid's microbatch
+    count m. A run counts ⌊B_seqs/(d·b)⌋ microbatches of b sequences (`run_costs`), b from
+    the GPU's tokens; a nanobatch the grid rounds down to whole tokens per expert (S not
+    dividing a micro-batch's tokens, spec §10 step 7) makes b a little short of the grid's
+    B_seqs/(d·m) sequences, and a run then counts one microbatch more where B_seqs/(d·m) is
+    large (micro-batches of 1 sequence, `Physics.small_microbatches`): those rows are no
+    run's layout. Every row left out is checked to be such a rounded one."""
+    lay = candidate_runs(c, rows, shape, physics, o)
+    same = (
+        np.floor_divide(float(shape.batch_seqs), lay.dp * lay.microbatch_seqs)
+        == (c.microbatches[rows])
+    )
+    dp, ep = c.degrees[rows, 0], c.degrees[rows, 4]
+    exact = c.nanobatch[rows] * (shape.sparsity // ep) * dp * c.microbatches[rows] * ep == (
+        shape.batch_tokens
+    )
+    assert not (exact & ~same).any()  # an exact nanobatch is always a run's layout
+    out: NDArray[np.bool_] = same
+    return out
+
+
 @pytest.mark.parametrize("fp32", [False, True], ids=["bf16_grads", "fp32_grads"])
 @pytest.mark.parametrize("opts", OVERLAPS, ids=["exposed", "overlapped"])
 @pytest.mark.parametrize("kind", list(KINDS))
@@ -256,7 +283,8 @@ def test_parity_step_and_parts_of_every_candidate_kind(
     kind: str, opts: SearchOptions, fp32: bool
 ) -> None:
     """Every candidate of each kind (1-D and 2-D tensor parallelism, context parallelism,
-    experts one or several a GPU, interleaved and zero-bubble schedules) has the step time and every part of it
+    experts one or several a GPU, interleaved and zero-bubble schedules) that a run expresses
+    with its microbatch count (`expressible`) has the step time and every part of it
     (compute, TP, EP, PP and DP communication, bubble, optimizer) of the run of its layout,
     exactly, with the overlaps off and on, with 16-bit and FP32 gradients."""
     sparse, d_model, max_cp, n_gpu, select = KINDS[kind]
@@ -274,6 +302,7 @@ def test_parity_step_and_parts_of_every_candidate_kind(
     c = _with_ring(c, hw, shape)
     steps = realistic_steps(hw, physics, shape, n_gpu, c, opts)
     rows = np.flatnonzero(select(c) & steps.usable)  # `tp_in_domain` rejects the rest
+    rows = rows[expressible(c, rows, shape, physics, opts)]
     assert rows.size > 0
     grid = steps.parts
     lay = candidate_runs(c, rows, shape, physics, opts)
@@ -322,14 +351,17 @@ def test_parity_step_time_through_the_entry_points() -> None:
 
 
 def run_layout_of(c: Candidates, row: int, shape: ModelShape, physics: Physics) -> RunLayout:
-    """Candidate `row`'s layout as a run's (exposed sends and gradients)."""
+    """Candidate `row`'s layout as a run's (exposed sends and gradients): N_DP = d·c data-
+    and context-parallel ranks, micro-batches of nanobatch·c/s sequences."""
     assert c.recompute is not None
     dp, _, tp, pp, _ = (int(v) for v in c.degrees[row])
+    cp = 1 if c.cp is None else int(c.cp[row])
     return RunLayout(
         tp=tp,
         pp=pp,
-        dp=dp,
-        microbatch_seqs=int(c.nanobatch[row]) // shape.seq_len,
+        dp=dp // cp,
+        cp=cp,
+        microbatch_seqs=int(c.nanobatch[row]) * cp // shape.seq_len,
         interleave=int(c.interleave[row]),
         sequence_parallel=tp > 1,
         recompute=RECOMPUTE_ORDER[int(c.recompute[row])],

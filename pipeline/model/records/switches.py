@@ -150,6 +150,12 @@ class Physics(KeepsHash):
     """Plain 1F1B may run fewer microbatches than pipeline stages (m < N_PP), paying its bubble
     (N_PP − 1)/(N_PP − 1 + m), as Megatron-LM's non-interleaved schedule allows; interleaved
     1F1B still needs m ≥ N_PP and zero-bubble m ≥ 2·N_PP. Off: every schedule needs them."""
+    small_microbatches: bool = False
+    """With whole sequences, the search also tries the microbatch counts of micro-batches of
+    1 and 2 sequences per data-parallel rank (`search.enumeration.MICROBATCH_SEQS`), as
+    Megatron-Core and NeMo runs set `micro_batch_size`, beside the paper's fewest four m ≥ N_PP
+    (spec §10 step 7), whose micro-batches may all be too large to fit a GPU's memory or
+    train in time; off, the paper's four alone."""
     batch_at_row_flop: bool = False
     """The batch law reads, at each grid size, the FLOP the realistic row trains (the
     transformer it times, `search.counts.grid_counts`) where the paper reads its C = 6·N·D/S
@@ -192,6 +198,7 @@ class Physics(KeepsHash):
                 or self.dp_overlap
                 or self.tp_overlap_in_domain
                 or self.few_microbatches
+                or self.small_microbatches
                 or self.cp_all_gather
                 or self.batch_at_row_flop
                 or self.nic_striping

@@ -39,29 +39,39 @@ table on average on the realistic sensitivity sweep), which the next series of a
 the network revisits (docs/model.md §9.2)."""
 SCHEDULE_CACHE_SIZE = 4096
 """(model, r, options) whose schedule rows a process keeps: a few hundred per series."""
+MICROBATCH_SEQS = (1, 2)
+"""Sequences per micro-batch of a data-parallel rank whose microbatch counts a search with
+`Physics.small_microbatches` tries beside the paper's fewest four (`_microbatch_choices`):
+Megatron-LM's, Megatron-Core's and NeMo's `micro_batch_size` of the measured runs of
+docs/validation.md, 1 or 2 sequences on every 2021-2025 run that states it
+(tests/validation/data/modern_2021_2025.csv), 1 on Korthikanti et al.'s, and up to 16 on
+Narayanan et al.'s smallest models of 2021, whose fewest four already hold them."""
 
 IntArray = NDArray[np.int64]
 
 
 class MicrobatchRule(NamedTuple):
     """What the schedules tried depend on (`_microbatch_choices`): the search options' schedule
-    switches and caps, and `Physics.few_microbatches`; a tuple of integers, cheap to hash."""
+    switches and caps, `Physics.few_microbatches` and, with whole sequences,
+    `Physics.small_microbatches`; a tuple of integers, cheap to hash."""
 
     one_f_one_b: bool
     zero_bubble: bool
     max_1f1b: int
     max_zb: int
     few: bool
+    small: bool = False
 
     @classmethod
-    def of(cls, opts: SearchOptions, few: bool) -> MicrobatchRule:
-        """The rule of `opts` (and `few`)."""
+    def of(cls, opts: SearchOptions, few: bool, small: bool = False) -> MicrobatchRule:
+        """The rule of `opts` (and `few`, `small`)."""
         return cls(
             opts.one_f_one_b,
             opts.zero_bubble,
             opts.max_1f1b_microbatch_candidates,
             opts.max_zb_microbatch_candidates,
             few,
+            small,
         )
 
 
@@ -78,8 +88,12 @@ class ScheduleKey(NamedTuple):
     rule: MicrobatchRule
 
     @classmethod
-    def of(cls, shape: ModelShape, opts: SearchOptions, whole: bool, few: bool) -> ScheduleKey:
-        """The key of `shape` and `opts` (with `whole` sequences and `few` microbatches)."""
+    def of(
+        cls, shape: ModelShape, opts: SearchOptions, whole: bool, few: bool, small: bool = False
+    ) -> ScheduleKey:
+        """The key of `shape` and `opts` (with `whole` sequences, `few` microbatches and, with
+        whole sequences, `small` micro-batches: without them a microbatch count splits tokens,
+        not sequences)."""
         return cls(
             shape.sparsity,
             shape.batch_seqs,
@@ -87,7 +101,7 @@ class ScheduleKey(NamedTuple):
             shape.n_layers,
             whole,
             opts.quirks.reject_non_divisible,
-            MicrobatchRule.of(opts, few),
+            MicrobatchRule.of(opts, few, small and whole),
         )
 
 
@@ -96,14 +110,22 @@ def _microbatch_choices(
     base: int, pp: int, rule: MicrobatchRule
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The schedules tried, as columns: each one's m and whether it is zero-bubble (1 or 0).
-    1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB). With `rule.few`
-    (`Physics.few_microbatches`), after the 1F1B ones, plain 1F1B with m < N_PP: the largest
-    `max_1f1b_microbatch_candidates` divisors below N_PP (the fewest bubbles)."""
+    1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB): the fewest
+    `max_1f1b_microbatch_candidates` (spec §10 step 7). With `rule.small`
+    (`Physics.small_microbatches`; `base` then counts a data-parallel rank's sequences), after
+    those, ascending, the other m ≥ N_PP of micro-batches of μ sequences, m = base/μ for each μ
+    of `MICROBATCH_SEQS` dividing base. With `rule.few` (`Physics.few_microbatches`), after the
+    1F1B ones, plain 1F1B with m < N_PP: the largest `max_1f1b_microbatch_candidates` divisors
+    below N_PP (the fewest bubbles)."""
     divs = divisors(base) if base > 0 else ()
     ms: list[int] = []
     cap = rule.max_1f1b
     if rule.one_f_one_b:
-        ms += [d for d in divs if d >= pp][:cap]
+        fewest = [d for d in divs if d >= pp][:cap]
+        ms += fewest
+        if rule.small:  # base // μ ascending: μ descending
+            small = (base // mu for mu in sorted(MICROBATCH_SEQS, reverse=True) if base % mu == 0)
+            ms += [m for m in small if m >= pp and m not in fewest]
         if rule.few and pp > 1:
             below = [d for d in divs if d < pp]
             ms += below[max(len(below) - cap, 0) :]
@@ -152,14 +174,16 @@ def layout_table(
     tensor_parallel: TensorParallel = TensorParallel.TWO_D,
     few: bool = False,
     tp_unit: int = 0,
+    small: bool = False,
 ) -> IntArray | None:
     """(n, 8) integer rows (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble, nanobatch) of
     every layout the divisibility rules allow at n_gpu, in enumeration order (spec §10 steps
-    1-7; with `few`, plain 1F1B with m < N_PP too, `Physics.few_microbatches`; with `tp_unit`
-    only the rows whose N_TP divides it, `layout_rows`); GPU-independent, so the GPUs of a
-    comparison share it. Read-only; None if empty."""
+    1-7; with `few`, plain 1F1B with m < N_PP too, `Physics.few_microbatches`; with `small`
+    and whole sequences, the m of small micro-batches too, `Physics.small_microbatches`; with
+    `tp_unit` only the rows whose N_TP divides it, `layout_rows`); GPU-independent, so the
+    GPUs of a comparison share it. Read-only; None if empty."""
     whole = opts.quirks.whole_sequences or whole_sequences
-    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1, few, tp_unit)
+    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1, few, tp_unit, small)
     if table is None:
         return None
     table.setflags(write=False)
@@ -175,10 +199,12 @@ def layout_rows(
     cp: int,
     few: bool = False,
     tp_unit: int = 0,
+    small: bool = False,
 ) -> IntArray | None:
     """`layout_table`'s rows with each sequence split over `cp` context-parallel ranks (1 =
     none): N_DP = d·cp token-splitting ranks of which d divide the batch (docs/model.md R.7);
-    with `few`, plain 1F1B with m < N_PP too (`_microbatch_choices`). One gather of
+    with `few`, plain 1F1B with m < N_PP too, with `small` (and `whole`) the m of small
+    micro-batches too (`_microbatch_choices`). One gather of
     `_schedule_rows` per N_TP (module docstring); a new, writable array.
 
     `tp_unit` > 0 keeps only the rows whose N_TP divides it (the N_TP are the divisors of
@@ -190,7 +216,7 @@ def layout_rows(
     pieces: list[IntArray] = []
     tp_m: list[IntArray] = []
     tp_ff: list[IntArray] = []
-    key = ScheduleKey.of(shape, opts, whole, few)
+    key = ScheduleKey.of(shape, opts, whole, few, small)
     d_model, d_ff, window = shape.d_model, shape.d_ff, opts.tp_ff_window
     for tp in divisors(math.gcd(q, d_model * d_ff, tp_unit)):
         ff_choices = tp_ff_choices(tp, d_model, d_ff, window, tensor_parallel)
@@ -300,11 +326,12 @@ def _context_parallel_table(
     max_cp: int,
     few: bool = False,
     tp_unit: int = 0,
+    small: bool = False,
 ) -> tuple[IntArray, IntArray] | None:
     """Whole-sequence layouts with context parallelism: `layout_table`'s rows (c = 1), then
     those of each c in `context_parallel_degrees` with a nonzero nanobatch (N_DP = d·c,
-    nanobatch over d·c), and each row's c; with `tp_unit`, only N_TP dividing it
-    (`layout_rows`). Read-only; None if empty.
+    nanobatch over d·c), and each row's c; with `tp_unit`, only N_TP dividing it; with `few`
+    and `small`, the schedules `layout_rows` adds with them. Read-only; None if empty.
 
     The rows are `layout_rows`' for each c, made in one pass: with whole sequences the
     schedules of N_DP·N_PP = r (N_PP, d, m, zero-bubble) do not depend on c, so every (N_TP,
@@ -314,10 +341,10 @@ def _context_parallel_table(
     (`reject_non_divisible`, which rejects d by d·c) each c keeps its own `layout_rows`."""
     cs = (1, *context_parallel_degrees(shape, max_cp))
     if opts.quirks.reject_non_divisible:
-        return _per_degree_table(shape, n_gpu, opts, tensor_parallel, cs, few, tp_unit)
+        return _per_degree_table(shape, n_gpu, opts, tensor_parallel, cs, few, tp_unit, small)
     ep = math.gcd(n_gpu, shape.sparsity)
     q = n_gpu // ep
-    key = ScheduleKey.of(shape, opts, True, few)
+    key = ScheduleKey.of(shape, opts, True, few, small)
     d_model, d_ff, window = shape.d_model, shape.d_ff, opts.tp_ff_window
     tps = [
         (tp, choices)
@@ -391,12 +418,13 @@ def _per_degree_table(
     cs: tuple[int, ...],
     few: bool,
     tp_unit: int,
+    small: bool = False,
 ) -> tuple[IntArray, IntArray] | None:
     """`_context_parallel_table` as `layout_rows` of each c in `cs` in turn."""
     parts: list[IntArray] = []
     cps: list[IntArray] = []
     for c in cs:
-        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, few, tp_unit)
+        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, few, tp_unit, small)
         if block is None:
             continue
         if c > 1:
@@ -420,7 +448,7 @@ context_parallel_table = ByteBoundedMemo(
     _context_parallel_table, CP_TABLE_CACHE_BYTES, _table_nbytes
 )
 """`_context_parallel_table`, kept per (model, cluster size, options, tensor-parallel kind,
-largest c, few microbatches, N_TP unit) within `CP_TABLE_CACHE_BYTES`."""
+largest c, few microbatches, N_TP unit, small micro-batches) within `CP_TABLE_CACHE_BYTES`."""
 register(
     f"{__name__}.context_parallel_table", context_parallel_table, f"{CP_TABLE_CACHE_BYTES} bytes"
 )
@@ -438,17 +466,19 @@ def realistic_layout_rows(
     """The rows a realistic search enumerates at n_gpu before its memory check, and each row's
     context-parallel degree c: `context_parallel_table` when the physics tries c > 1 with whole
     sequences, else `layout_table` (c None: no context parallelism); plain 1F1B with m < N_PP
-    among them with `physics.few_microbatches`; with `tp_unit` > 0 only the rows whose N_TP
-    divides it (`layout_rows`). None if there is none."""
+    among them with `physics.few_microbatches`, the m of small micro-batches with
+    `physics.small_microbatches`; with `tp_unit` > 0 only the rows whose N_TP divides it
+    (`layout_rows`). None if there is none."""
     if not may_have_layouts(shape, n_gpu, opts, physics, tp_unit):
         return None
-    few = physics.few_microbatches
+    few, small = physics.few_microbatches, physics.small_microbatches
     if tries_context_parallel(physics):
+        cp = physics.max_context_parallel
         return context_parallel_table(
-            shape, n_gpu, opts, physics.tensor_parallel, physics.max_context_parallel, few, tp_unit
+            shape, n_gpu, opts, physics.tensor_parallel, cp, few, tp_unit, small
         )
     whole, tensor = physics.whole_sequences, physics.tensor_parallel
-    table = layout_table(shape, n_gpu, opts, whole, tensor, few, tp_unit)
+    table = layout_table(shape, n_gpu, opts, whole, tensor, few, tp_unit, small)
     return None if table is None else (table, None)
 
 

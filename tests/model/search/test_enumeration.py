@@ -14,8 +14,12 @@ from pipeline.model.records.switches import TensorParallel
 from pipeline.model.search.candidates import Candidates, enumerate_candidates
 from pipeline.model.search.enumeration import (
     CP_TABLE_CACHE_BYTES,
+    MICROBATCH_SEQS,
+    MicrobatchRule,
+    ScheduleKey,
     ScheduleRows,
     _context_parallel_table,
+    _microbatch_choices,
     context_parallel_degrees,
     context_parallel_table,
     layout_rows,
@@ -42,6 +46,33 @@ def test_schedule_rows_with_one_tp_ff_choice_keep_their_order() -> None:
     order, which = ScheduleRows(rows, np.array([1, 3, 2], dtype=np.int64)).interleaved(1)
     assert order.tolist() == list(range(6))
     assert which.tolist() == [0] * 6
+
+
+def test_small_microbatches_add_the_counts_of_micro_batches_of_one_and_two() -> None:
+    """224 sequences per data-parallel rank over 4 stages: the paper's fewest four m ≥ 4 (4, 7,
+    8, 14: micro-batches of 56 to 16 sequences), then, with `small_microbatches`, the m of
+    micro-batches of 2 and 1 sequences (112, 224), ascending; an m already among the four is
+    not repeated (base 8: 4 and 8 of the four, none added), and only m ≥ N_PP is added (base
+    224 over 128 stages: 224, not 112)."""
+    paper = MicrobatchRule.of(SearchOptions(), few=False)
+    small = MicrobatchRule.of(SearchOptions(), few=False, small=True)
+    assert MICROBATCH_SEQS == (1, 2)
+    assert _microbatch_choices(224, 4, paper)[0][:4] == (4, 7, 8, 14)
+    ms, zb = _microbatch_choices(224, 4, small)
+    assert ms[:6] == (4, 7, 8, 14, 112, 224)
+    assert zb[:6] == (0,) * 6  # 1F1B; the zero-bubble one after, as without
+    assert ms[6:] == _microbatch_choices(224, 4, paper)[0][4:]
+    assert _microbatch_choices(8, 4, small) == _microbatch_choices(8, 4, paper)
+    assert _microbatch_choices(224, 128, small)[0] == (224,)
+
+
+def test_small_microbatches_need_whole_sequences() -> None:
+    """A token-granular table's microbatch base counts tokens, not sequences: the key keeps the
+    rule off there (`ScheduleKey.of`)."""
+    shape = model_shape(12288, load_scenario(compose_config(["physics=realistic"])).laws)
+    opts = SearchOptions()
+    assert ScheduleKey.of(shape, opts, whole=True, few=False, small=True).rule.small
+    assert not ScheduleKey.of(shape, opts, whole=False, few=False, small=True).rule.small
 
 
 def test_few_microbatches_adds_plain_one_f_one_b_below_the_stages() -> None:

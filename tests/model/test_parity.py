@@ -23,7 +23,13 @@ from pipeline.model.records.switches import (
 )
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.runs.run_point import run_counts
-from pipeline.model.runs.training_run import RunCosts, RunLayouts, evaluate_run, run_costs
+from pipeline.model.runs.training_run import (
+    RunCosts,
+    RunLayouts,
+    evaluate_run,
+    run_costs,
+    run_microbatches,
+)
 from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
 from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape, grid_transformer
 from pipeline.model.search.fixed import fixed_point
@@ -256,21 +262,16 @@ def expressible(
     c: Candidates, rows: NDArray[np.intp], shape: ModelShape, physics: Physics, o: SearchOptions
 ) -> NDArray[np.bool_]:
     """Which candidates `rows` a run expresses (`candidate_runs`) with the grid's microbatch
-    count m. A run counts ⌊B_seqs/(d·b)⌋ microbatches of b sequences (`run_costs`), b from
-    the GPU's tokens; a nanobatch the grid rounds down to whole tokens per expert (S not
+    count m. A run counts ⌊B_seqs/(d·b)⌋ microbatches of b sequences (`run_microbatches`), b
+    from the GPU's tokens; a nanobatch the grid rounds down to whole tokens per expert (S not
     dividing a micro-batch's tokens, spec §10 step 7) makes b a little short of the grid's
     B_seqs/(d·m) sequences, and a run then counts one microbatch more where B_seqs/(d·m) is
     large (micro-batches of 1 sequence, `Physics.small_microbatches`): those rows are no
     run's layout. Every row left out is checked to be such a rounded one."""
     lay = candidate_runs(c, rows, shape, physics, o)
-    same = (
-        np.floor_divide(float(shape.batch_seqs), lay.dp * lay.microbatch_seqs)
-        == (c.microbatches[rows])
-    )
-    dp, ep = c.degrees[rows, 0], c.degrees[rows, 4]
-    exact = c.nanobatch[rows] * (shape.sparsity // ep) * dp * c.microbatches[rows] * ep == (
-        shape.batch_tokens
-    )
+    same = run_microbatches(shape.batch_seqs, lay) == c.microbatches[rows]
+    tokens = c.nanobatch[rows] * shape.sparsity * c.degrees[rows, 0] * c.microbatches[rows]
+    exact = tokens == shape.batch_tokens  # N_DP·m·S·nanobatch = B_tok
     assert not (exact & ~same).any()  # an exact nanobatch is always a run's layout
     out: NDArray[np.bool_] = same
     return out

@@ -378,11 +378,18 @@ def run_memory_bytes(
     return out
 
 
+def run_microbatches(batch_seqs: int, lay: RunLayouts) -> Array:
+    """Each row's microbatches per step: ⌊B_seqs/(d·b)⌋ for d data-parallel ranks of
+    micro-batches of b sequences."""
+    out: Array = np.floor_divide(float(batch_seqs), lay.dp * lay.microbatch_seqs)
+    return out
+
+
 def run_costs(
     hw: HardwareSpec, physics: Physics, shape: TransformerShape, batch_seqs: int, lay: RunLayouts
 ) -> RunCosts:
     """Step time, throughput and per-GPU memory of each row (module docstring)."""
-    m = np.floor_divide(float(batch_seqs), lay.dp * lay.microbatch_seqs)
+    m = run_microbatches(batch_seqs, lay)
     work = run_layer_work(shape, lay)
     tokens = work.tokens
     stages = Stages.of(shape.layers, lay.pp)

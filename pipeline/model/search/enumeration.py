@@ -40,10 +40,10 @@ the network revisits (docs/model.md §9.2)."""
 SCHEDULE_CACHE_SIZE = 4096
 """(model, r, options) whose schedule rows a process keeps: a few hundred per series."""
 MICROBATCH_SEQS = (1, 2)
-"""Sequences per micro-batch of a data-parallel rank whose microbatch counts a search with
-`Physics.small_microbatches` tries beside the paper's fewest four (`_microbatch_choices`):
-Megatron-LM's, Megatron-Core's and NeMo's `micro_batch_size` of the measured runs of
-docs/validation.md, 1 or 2 sequences on every 2021-2025 run that states it
+"""Sequences per micro-batch of a data-parallel rank, ascending, whose microbatch counts a
+search with `Physics.small_microbatches` tries beside the paper's fewest four
+(`_microbatch_choices`): Megatron-LM's, Megatron-Core's and NeMo's `micro_batch_size` of the
+measured runs of docs/validation.md, 1 or 2 sequences on every 2021-2025 run that states it
 (tests/validation/data/modern_2021_2025.csv), 1 on Korthikanti et al.'s, and up to 16 on
 Narayanan et al.'s smallest models of 2021, whose fewest four already hold them."""
 
@@ -124,8 +124,8 @@ def _microbatch_choices(
         fewest = [d for d in divs if d >= pp][:cap]
         ms += fewest
         if rule.small:  # base // μ ascending: μ descending
-            small = (base // mu for mu in sorted(MICROBATCH_SEQS, reverse=True) if base % mu == 0)
-            ms += [m for m in small if m >= pp and m not in fewest]
+            counts = (base // mu for mu in reversed(MICROBATCH_SEQS) if base % mu == 0)
+            ms += [m for m in counts if m >= pp and m not in fewest]
         if rule.few and pp > 1:
             below = [d for d in divs if d < pp]
             ms += below[max(len(below) - cap, 0) :]

@@ -288,6 +288,35 @@ def _layout_floors_set(
     return out
 
 
+def keep_layout_step_floors(
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    sizes: tuple[int, ...],
+    tp_unit: int = 0,
+) -> None:
+    """Compute the `layout_step_floors_s` of the cluster sizes `sizes` not yet kept in one
+    pass over all their rows (`_sizes_step_floors_s`) and keep them: the walk asks for the
+    sizes of a refinement pass one by one, and each size's floors alone cost mostly the
+    fixed cost of their array operations (docs/model.md §9.4). Equal, bit for bit, to each
+    size's own."""
+    if physics.is_paper:
+        return
+    hw = floor_hardware(hw)
+    wanted = tuple(
+        n for n in sizes if not _layout_floors.holds(hw, physics, opts, shape, n, tp_unit)
+    )
+    if len(wanted) < 2:
+        return  # one size: as cheap on its own, when the walk asks
+    for n_gpu, out in zip(
+        wanted, _sizes_step_floors_s(hw, physics, opts, shape, wanted, tp_unit), strict=True
+    ):
+        if out is not None:
+            out.setflags(write=False)
+        _layout_floors.keep((hw, physics, opts, shape, n_gpu, tp_unit), out)
+
+
 def _layout_floors_nbytes(floors: Array | None) -> int:
     """Bytes of a floor array."""
     return 0 if floors is None else floors.nbytes
@@ -351,9 +380,23 @@ def _layout_step_floors_s(
     """
     if physics.is_paper:
         return None
-    r = _floor_rows(shape, n_gpu, opts, physics, tp_unit)
+    return _sizes_step_floors_s(hw, physics, opts, shape, (n_gpu,), tp_unit)[0]
+
+
+def _sizes_step_floors_s(
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    sizes: tuple[int, ...],
+    tp_unit: int,
+) -> list[Array | None]:
+    """`_layout_step_floors_s` of each cluster size of `sizes`, computed over the rows of all
+    of them at once (`FloorRows` of the sizes): every term is elementwise in the rows, so each
+    size's floors are its own, bit for bit; each a new array."""
+    r = _floor_rows(shape, sizes, opts, physics, tp_unit)
     if r is None:
-        return None
+        return [None] * len(sizes)
     levels = Levels.as_given(hw, physics.nic_striping)
     compute = grid_layer_launches_s(hw, physics, r.local) + r.work / (
         matmul_rate_flop_per_s(hw, physics)
@@ -374,19 +417,28 @@ def _layout_step_floors_s(
         t_dp = gradient_allreduce_s(levels, r.gradient, r.replicated, r.expert)
     zero = np.zeros_like(r.tp)
     step = pipeline_step_s(r.stages, layer + t_ep, zero, r.m, r.interleave, r.zb, t_p2p, t_dp, None)
-    if physics.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
-        level0 = adjusted_level_sizes(hw.level_sizes, n_gpu)[0]
-        inside = (r.tp <= level0) & (np.mod(level0, r.tp) == 0.0)  # aligned: never straddling
-        return np.where(inside, step.t_step_s, np.inf)
     out: Array = step.t_step_s
-    return out
+    if physics.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
+        level0 = np.repeat(
+            [float(adjusted_level_sizes(hw.level_sizes, n)[0]) for n in sizes], r.counts
+        )
+        inside = (r.tp <= level0) & (np.mod(level0, r.tp) == 0.0)  # aligned: never straddling
+        out = np.where(inside, out, np.inf)
+    if len(sizes) == 1:
+        return [out]
+    ends = np.cumsum(r.counts).tolist()
+    return [out[end - n : end].copy() if n else None for n, end in zip(r.counts, ends, strict=True)]
 
 
 @dataclass(frozen=True, slots=True)
 class FloorRows:
-    """What `layout_step_floors_s` reads of a cluster size's rows beside the GPU and the
-    network, per row of `enumeration.realistic_layout_rows`: kept per (model, cluster size,
-    options, physics, N_TP unit) for every GPU and network (`_floor_rows`)."""
+    """What `layout_step_floors_s` reads of the rows of one or more cluster sizes beside the
+    GPU and the network, per row of `enumeration.realistic_layout_rows` (each size's rows in
+    turn, `counts` of them): kept per (model, cluster sizes, options, physics, N_TP unit) for
+    every GPU and network (`_floor_rows`)."""
+
+    counts: tuple[int, ...]
+    """Each size's rows, in the order of the sizes (0: none)."""
 
     tp: Array
     pp: Array
@@ -429,13 +481,26 @@ def _floor_rows_nbytes(rows: FloorRows | None) -> int:
 
 
 def _floor_row_set(
-    shape: ModelShape, n_gpu: int, opts: SearchOptions, physics: Physics, tp_unit: int
+    shape: ModelShape,
+    sizes: tuple[int, ...],
+    opts: SearchOptions,
+    physics: Physics,
+    tp_unit: int,
 ) -> FloorRows | None:
-    """`FloorRows` uncached; None without rows."""
-    rows = realistic_layout_rows(shape, n_gpu, opts, physics, tp_unit)
-    if rows is None:
+    """`FloorRows` of the cluster sizes `sizes` uncached; None without rows."""
+    tables: list[NDArray[np.int64]] = []
+    rings: list[NDArray[np.int64] | None] = []
+    counts: list[int] = []
+    for n in sizes:
+        rows = realistic_layout_rows(shape, n, opts, physics, tp_unit)
+        counts.append(0 if rows is None else rows[0].shape[0])
+        if rows is not None:
+            tables.append(rows[0])
+            rings.append(rows[1])
+    if not tables:
         return None
-    table, cps = rows
+    table = tables[0] if len(tables) == 1 else np.concatenate(tables)
+    cps = _context_parallel_column(tables, rings)
     dp, tpm, tpff, pp, ep, m, zero_bubble, nano = np.array(table.T, dtype=np.float64, order="C")
     zb = zero_bubble > 0.0
     interleave = interleave_degrees(pp, zb, opts.interleaving, shape.n_layers, m)
@@ -462,6 +527,7 @@ def _floor_row_set(
     layers = shape.n_layers / pp
     shards, shard_of = table_shards(table, shape.sparsity)
     return FloorRows(
+        counts=tuple(counts),
         tp=tp,
         pp=pp,
         ep=ep,
@@ -475,7 +541,7 @@ def _floor_row_set(
         ep_span=tp * cp * ep,
         message=message,
         dispatch=message / sequence_parallel_degree(physics, tpm, tpff),
-        every=np.full(tp.shape, float(n_gpu)),
+        every=np.repeat(np.asarray(sizes, dtype=np.float64), counts),
         async_p2p=np.full(tp.shape, opts.overlap_pp_ep),
         stages=StageLayers(layers, layers, float(shape.n_layers)),
         gradient=GradientGroups(dense_dp, span, dp, span),
@@ -483,6 +549,23 @@ def _floor_row_set(
         expert=None if shape.sparsity == 1 else expert,
         shards=shards,
         shard_of=shard_of,
+    )
+
+
+def _context_parallel_column(
+    tables: list[NDArray[np.int64]], rings: list[NDArray[np.int64] | None]
+) -> NDArray[np.int64] | None:
+    """The context-parallel degree of each row of the concatenated `tables` (1 where a
+    table has none), None when no table has one (`enumeration.realistic_layout_rows`)."""
+    if all(c is None for c in rings):
+        return None
+    if len(rings) == 1:
+        return rings[0]
+    return np.concatenate(
+        [
+            np.ones(t.shape[0], dtype=np.int64) if c is None else c
+            for t, c in zip(tables, rings, strict=True)
+        ]
     )
 
 

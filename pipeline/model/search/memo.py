@@ -70,17 +70,30 @@ class ByteBoundedMemo(Generic[P, R]):
                 return entry[0]
             self._misses += 1
         value = self._fn(*args, **kwargs)
+        self.keep(args, value)
+        return value
+
+    def holds(self, *args: P.args, **kwargs: P.kwargs) -> bool:
+        """Whether a call with these arguments would return a kept value (no count changes)."""
+        if kwargs:
+            raise TypeError("ByteBoundedMemo memoizes positional arguments only")
+        with self._lock:
+            return args in self._entries
+
+    def keep(self, args: tuple[object, ...], value: R) -> None:
+        """Keep `value` as the call's on the positional `args`, as a miss keeps what `fn`
+        returns: the caller computed it by other means (several at once, say), and it must
+        equal `fn(*args)`. Kept values are not replaced."""
         size = self._nbytes(value) + ENTRY_OVERHEAD_BYTES
         if size > self.max_bytes:
-            return value
+            return
         with self._lock:
-            if key not in self._entries:  # another thread may have kept it meanwhile
-                self._entries[key] = (value, size)
+            if args not in self._entries:  # another thread may have kept it meanwhile
+                self._entries[args] = (value, size)
                 self._bytes += size
             while self._bytes > self.max_bytes:
                 _, (_, evicted) = self._entries.popitem(last=False)
                 self._bytes -= evicted
-        return value
 
     def cache_info(self) -> MemoInfo:
         with self._lock:

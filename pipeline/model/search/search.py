@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TypeGuard
 
@@ -72,6 +72,7 @@ from pipeline.model.search.counts import (
 from pipeline.model.search.enumeration import layout_room, room_admits
 from pipeline.model.search.floors import (
     FLOOR_HARDWARE_CACHE_SIZE,
+    keep_layout_step_floors,
     layout_step_floors_s,
     step_floor_terms_s,
     tensor_parallel_floor_s,
@@ -689,6 +690,8 @@ class _Walk:
     flop_s: float
     rooms: dict[int, int] = dataclasses.field(default_factory=dict)
     """`enumeration.layout_room` of each N_TP unit met, the same at every size."""
+    befores: dict[int, tuple[int, float] | None] = dataclasses.field(default_factory=dict)
+    """`_before_tables` of each size met."""
 
     def room(self, unit: int) -> int:
         """`enumeration.layout_room` under the N_TP unit `unit`, computed once per unit."""
@@ -707,30 +710,80 @@ class _Walk:
         usable layout (`domain_tp_unit`) passes enumeration: searched after the walk only if
         the reason of an infeasible point depends on it (a layout nobody can use changes the
         reason, never the layout found)."""
-        if n_gpu < self.floor_gpus:
+        before = self._before_tables(n_gpu)
+        if before is None:
             return None
+        unit, floor_s = before
         hw, physics, opts, shape, prune = self.hw, self.physics, self.opts, self.shape, self.prune
-        steps = shape.n_tokens / float(shape.batch_tokens)
-        floor_s = self.fixed_s + self.flop_s / n_gpu
-        if steps * floor_s * (1.0 - PRUNE_SLACK) >= self.duration_s:
-            return None  # compute alone is too slow (the arithmetic bound first: the cheapest)
-        unit = domain_tp_unit(hw, physics, n_gpu) if prune else 0
-        if unit and not self.may_have_layouts(n_gpu, unit):
-            return None  # no usable layout (`layout_step_floors_s` would find no row)
-        if prune:
-            floor_s = max(floor_s, tensor_parallel_floor_s(hw, physics, opts, shape, n_gpu))
         floors = None
-        if prune and steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s:
+        if prune and self._may_train(floor_s):
             floors = layout_step_floors_s(hw, physics, opts, shape, n_gpu, unit)
             if unit and floors is None:
                 return None  # no usable layout: the reason's search enumerates them all
             floor_s = floor_s if floors is None else max(floor_s, float(floors.min()))
-        if steps * floor_s * (1.0 - PRUNE_SLACK) >= self.duration_s:
+        if not self._may_train(floor_s):
             return None
         at = _best_at(hw, shape, n_gpu, opts, self.duration_s, prune, physics, floors, unit)
         if unit and not at.had_candidates:
             return None  # none usable fits: whether an unusable one does decides the reason
         return at
+
+    def _may_train(self, floor_s: float) -> bool:
+        """Whether a step floor of `floor_s` (s) lets the training finish within the duration."""
+        steps = self.shape.n_tokens / float(self.shape.batch_tokens)
+        return steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s
+
+    def _before_tables(self, n_gpu: int) -> tuple[int, float] | None:
+        """The N_TP unit (`domain_tp_unit`, 0 without pruning) and the step floor (s) `at`
+        holds at n_gpu before it reads the size's layout tables, or None where it sets n_gpu
+        aside before them: below `floor_gpus`, compute alone too slow (the arithmetic bound
+        first: the cheapest), or no usable layout (`layout_step_floors_s` would find no
+        row). Computed once per size (`befores`)."""
+        if n_gpu in self.befores:
+            return self.befores[n_gpu]
+        out: tuple[int, float] | None = None
+        floor_s = self.fixed_s + self.flop_s / n_gpu
+        if n_gpu >= self.floor_gpus and self._may_train(floor_s):
+            unit = domain_tp_unit(self.hw, self.physics, n_gpu) if self.prune else 0
+            if not unit or self.may_have_layouts(n_gpu, unit):
+                if self.prune:
+                    tp_floor_s = tensor_parallel_floor_s(
+                        self.hw, self.physics, self.opts, self.shape, n_gpu
+                    )
+                    floor_s = max(floor_s, tp_floor_s)
+                out = (unit, floor_s)
+        self.befores[n_gpu] = out
+        return out
+
+    def table_unit(self, n_gpu: int) -> int | None:
+        """The N_TP unit under which `at` reads the layout floors of n_gpu (`layout_step_floors_s`),
+        None where it sets n_gpu aside before them or does not prune."""
+        before = self._before_tables(n_gpu) if self.prune else None
+        return before[0] if before is not None and self._may_train(before[1]) else None
+
+    def keep_floors(self, sizes: Iterable[int]) -> None:
+        """The layout floors of those of `sizes` that `at` reads (`table_unit`), computed in
+        one pass per N_TP unit (`floors.keep_layout_step_floors`): each size's own floors, at
+        less cost than one size at a time, whether or not `at` then reaches the size."""
+        by_unit: dict[int, list[int]] = {}
+        for n_gpu in sizes:
+            unit = self.table_unit(n_gpu)
+            if unit is not None:
+                by_unit.setdefault(unit, []).append(n_gpu)
+        for unit, wanted in by_unit.items():
+            keep_layout_step_floors(
+                self.hw, self.physics, self.opts, self.shape, tuple(wanted), unit
+            )
+
+    def keep_doubling_floors(self, i: int, count: int) -> int:
+        """`keep_floors` of the doublings S·2^i … S·2^(i + count − 1) and, when `count` is 1
+        and i > 0, of the first refinement pass below S·2^i (`refined_first`): the sizes the
+        walk reads next if S·2^i trains in time, as most first sizes with a table do. Returns
+        the last doubling covered."""
+        last = min(i + count, self.opts.max_cluster_doublings + 1) - 1
+        below = self.refined_first(self.shape.sparsity * 2**i) if count == 1 and i > 0 else ()
+        self.keep_floors([*(self.shape.sparsity * 2**j for j in range(i, last + 1)), *below])
+        return last
 
     def _node_room(self, n_gpu: int) -> int:
         """The `room` every size past one node up to n_gpu is checked against by `at`, 0 where
@@ -751,6 +804,22 @@ class _Walk:
         """Whether the size's best layout trains within the duration."""
         return at is not None and at.training_time_s < self.duration_s
 
+    def _pass_sizes(self, low: int, high: int) -> range:
+        """The sizes a pass of `node_refined` names in (low, high), ascending."""
+        unit = math.prod(self.hw.level_sizes)
+        nodes = -(-(high - low) // unit)
+        stride = unit * (1 << max(0, (nodes - 1).bit_length() - NODE_REFINE_BITS))
+        first = low - low % stride + stride  # the first stride multiple above low
+        return range(first, high, stride)
+
+    def refined_first(self, high: int) -> range:
+        """The sizes the first pass of `node_refined` names below `high` if it is sufficient
+        (none without node refinement, or at one node or less)."""
+        unit = math.prod(self.hw.level_sizes)
+        if self.physics.cluster_sizes is not ClusterSizes.NODES or high <= unit or high % unit:
+            return range(0)
+        return self._pass_sizes(high // 2, high)
+
     def node_refined(self, low: int, high: int, at_high: BestAt) -> BestAt:
         """The first sufficient size of the refinement of (low, high] into multiples of the
         node u, `high` sufficient and `low` not; u is the product of the non-top level sizes
@@ -770,10 +839,9 @@ class _Walk:
         best = at_high
         room = self._node_room(high)
         while high - low > unit:
-            nodes = -(-(high - low) // unit)
-            stride = unit * (1 << max(0, (nodes - 1).bit_length() - NODE_REFINE_BITS))
-            first = low - low % stride + stride  # the first stride multiple above low
-            for n_gpu in range(first, high, stride):
+            passed = self._pass_sizes(low, high)
+            self.keep_floors(passed)
+            for n_gpu in passed:
                 if room and not room_admits(room, self.shape, n_gpu):
                     low = n_gpu  # `at` finds no usable layout here
                     continue
@@ -817,8 +885,11 @@ def smallest_cluster(
     walk = _Walk(hw, shape, duration_s, opts, prune, physics, floor, fixed_s, flop_s)
     any_layout = blocked = False
     unsure: list[int] = []  # clusters whose usable layouts the walk did not enumerate
+    batch, kept_to = 1, -1  # doublings whose floors are computed together; the last of them
     for i in range(opts.max_cluster_doublings + 1):
         n_gpu = shape.sparsity * 2**i
+        if i > kept_to and walk.table_unit(n_gpu) is not None:  # 1, 2, 4, … sizes at once
+            kept_to, batch = walk.keep_doubling_floors(i, batch), 2 * batch
         at = walk.at(n_gpu)
         if at is None or not walk.counts_usable(n_gpu):
             unsure.append(n_gpu)  # enumerated below only if the reason depends on it

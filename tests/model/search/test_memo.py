@@ -70,3 +70,22 @@ def test_only_positional_arguments_are_memoized() -> None:
         m(x=1)  # type: ignore[call-arg]
     with pytest.raises(ValueError, match="max_bytes"):
         ByteBoundedMemo(abs, 0, lambda _: 0)
+
+
+def test_a_value_kept_by_its_caller_is_returned_without_computing_it() -> None:
+    """`keep` stores a value as a miss would, counting neither; `holds` says whether a call
+    would return a kept value; a kept value is never replaced, and one over the budget is not
+    kept."""
+    m, computed = memo(20 * KB)
+    assert not m.holds(3)
+    m.keep((3,), 3)
+    assert m.holds(3)
+    assert m.cache_info().nbytes == 3 * KB + ENTRY_OVERHEAD_BYTES
+    assert m(3) == 3
+    assert computed == []
+    m.keep((3,), 4)  # another value for the same call: the first stays
+    assert m(3) == 3
+    m.keep((30,), 30)  # 30 kB: over the budget
+    assert not m.holds(30)
+    info = m.cache_info()
+    assert (info.hits, info.misses, info.currsize) == (2, 0, 1)

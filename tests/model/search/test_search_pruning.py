@@ -317,7 +317,7 @@ def test_layer_floor_counts_the_waves_of_small_nanobatches() -> None:
     s, shape = _realistic(["scaling=sparse"], 30720)
     shape = grid_shape(s.physics, shape)
     hw = floors.floor_hardware(network_physics(s.hardware, s.physics))
-    rows = floors._floor_rows(shape, shape.sparsity * 2**20, s.options, s.physics, 0)
+    rows = floors._floor_rows(shape, (shape.sparsity * 2**20,), s.options, s.physics, 0)
     assert rows is not None
     flop_term = grid_layer_launches_s(hw, s.physics, rows.local) + rows.work / (
         matmul_rate_flop_per_s(hw, s.physics)

@@ -288,6 +288,18 @@ def _layout_floors_set(
     return out
 
 
+def layout_step_floors_kept(
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    n_gpu: int,
+    tp_unit: int = 0,
+) -> bool:
+    """Whether `layout_step_floors_s` of n_gpu is kept (returned without computing it)."""
+    return _layout_floors.holds(floor_hardware(hw), physics, opts, shape, n_gpu, tp_unit)
+
+
 def keep_layout_step_floors(
     hw: HardwareSpec,
     physics: Physics,

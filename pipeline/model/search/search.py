@@ -73,6 +73,7 @@ from pipeline.model.search.enumeration import layout_room, room_admits
 from pipeline.model.search.floors import (
     FLOOR_HARDWARE_CACHE_SIZE,
     keep_layout_step_floors,
+    layout_step_floors_kept,
     layout_step_floors_s,
     step_floor_terms_s,
     tensor_parallel_floor_s,
@@ -692,6 +693,11 @@ class _Walk:
     """`enumeration.layout_room` of each N_TP unit met, the same at every size."""
     befores: dict[int, tuple[int, float] | None] = dataclasses.field(default_factory=dict)
     """`_before_tables` of each size met."""
+    steps: float = dataclasses.field(init=False)
+    """Steps of the training: its tokens over the batch's."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "steps", self.shape.n_tokens / float(self.shape.batch_tokens))
 
     def room(self, unit: int) -> int:
         """`enumeration.layout_room` under the N_TP unit `unit`, computed once per unit."""
@@ -730,8 +736,7 @@ class _Walk:
 
     def _may_train(self, floor_s: float) -> bool:
         """Whether a step floor of `floor_s` (s) lets the training finish within the duration."""
-        steps = self.shape.n_tokens / float(self.shape.batch_tokens)
-        return steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s
+        return self.steps * floor_s * (1.0 - PRUNE_SLACK) < self.duration_s
 
     def _before_tables(self, n_gpu: int) -> tuple[int, float] | None:
         """The N_TP unit (`domain_tp_unit`, 0 without pruning) and the step floor (s) `at`
@@ -764,12 +769,19 @@ class _Walk:
     def keep_floors(self, sizes: Iterable[int]) -> None:
         """The layout floors of those of `sizes` that `at` reads (`table_unit`), computed in
         one pass per N_TP unit (`floors.keep_layout_step_floors`): each size's own floors, at
-        less cost than one size at a time, whether or not `at` then reaches the size."""
+        less cost than one size at a time, whether or not `at` then reaches the size. Nothing
+        when the first such size's floors are kept already (a series before this one on the
+        same model and network computed them, and most likely the others with them)."""
         by_unit: dict[int, list[int]] = {}
         for n_gpu in sizes:
             unit = self.table_unit(n_gpu)
-            if unit is not None:
-                by_unit.setdefault(unit, []).append(n_gpu)
+            if unit is None:
+                continue
+            if not by_unit and layout_step_floors_kept(
+                self.hw, self.physics, self.opts, self.shape, n_gpu, unit
+            ):
+                return
+            by_unit.setdefault(unit, []).append(n_gpu)
         for unit, wanted in by_unit.items():
             keep_layout_step_floors(
                 self.hw, self.physics, self.opts, self.shape, tuple(wanted), unit
@@ -812,13 +824,15 @@ class _Walk:
         first = low - low % stride + stride  # the first stride multiple above low
         return range(first, high, stride)
 
-    def refined_first(self, high: int) -> range:
+    def refined_first(self, high: int) -> list[int]:
         """The sizes the first pass of `node_refined` names below `high` if it is sufficient
-        (none without node refinement, or at one node or less)."""
+        and would search (none without node refinement, or at one node or less)."""
         unit = math.prod(self.hw.level_sizes)
         if self.physics.cluster_sizes is not ClusterSizes.NODES or high <= unit or high % unit:
-            return range(0)
-        return self._pass_sizes(high // 2, high)
+            return []
+        room = self._node_room(high)
+        passed = self._pass_sizes(high // 2, high)
+        return [n for n in passed if not room or room_admits(room, self.shape, n)]
 
     def node_refined(self, low: int, high: int, at_high: BestAt) -> BestAt:
         """The first sufficient size of the refinement of (low, high] into multiples of the
@@ -840,7 +854,7 @@ class _Walk:
         room = self._node_room(high)
         while high - low > unit:
             passed = self._pass_sizes(low, high)
-            self.keep_floors(passed)
+            self.keep_floors(n for n in passed if not room or room_admits(room, self.shape, n))
             for n_gpu in passed:
                 if room and not room_admits(room, self.shape, n_gpu):
                     low = n_gpu  # `at` finds no usable layout here

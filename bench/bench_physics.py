@@ -171,6 +171,7 @@ PHASES: tuple[tuple[str, str, str], ...] = (
     ("pipeline.model.search.search", "step_floor_terms_s", "cluster walk: bounds"),
     ("pipeline.model.search.search", "tensor_parallel_floor_s", "cluster walk: bounds"),
     ("pipeline.model.search.search", "layout_step_floors_s", "cluster walk: bounds"),
+    ("pipeline.model.search.search", "keep_layout_step_floors", "cluster walk: bounds"),
     ("pipeline.model.search.search", "smallest_cluster", "cluster walk: the rest"),
     ("pipeline.model.search.realistic", "step_comm", "step assembly"),
     ("pipeline.model.search.realistic", "step_from_comm", "step assembly"),

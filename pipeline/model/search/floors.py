@@ -512,7 +512,9 @@ def _floor_row_set(
     if not tables:
         return None
     table = tables[0] if len(tables) == 1 else np.concatenate(tables)
-    cps = _context_parallel_column(tables, rings)
+    with_cp = [c for c in rings if c is not None]
+    assert len(with_cp) in (0, len(rings))  # the physics tries context parallelism or not
+    cps = np.concatenate(with_cp) if len(with_cp) > 1 else (with_cp[0] if with_cp else None)
     dp, tpm, tpff, pp, ep, m, zero_bubble, nano = np.array(table.T, dtype=np.float64, order="C")
     zb = zero_bubble > 0.0
     interleave = interleave_degrees(pp, zb, opts.interleaving, shape.n_layers, m)
@@ -561,23 +563,6 @@ def _floor_row_set(
         expert=None if shape.sparsity == 1 else expert,
         shards=shards,
         shard_of=shard_of,
-    )
-
-
-def _context_parallel_column(
-    tables: list[NDArray[np.int64]], rings: list[NDArray[np.int64] | None]
-) -> NDArray[np.int64] | None:
-    """The context-parallel degree of each row of the concatenated `tables` (1 where a
-    table has none), None when no table has one (`enumeration.realistic_layout_rows`)."""
-    if all(c is None for c in rings):
-        return None
-    if len(rings) == 1:
-        return rings[0]
-    return np.concatenate(
-        [
-            np.ones(t.shape[0], dtype=np.int64) if c is None else c
-            for t, c in zip(tables, rings, strict=True)
-        ]
     )
 
 

@@ -830,9 +830,12 @@ class _Walk:
         unit = math.prod(self.hw.level_sizes)
         if self.physics.cluster_sizes is not ClusterSizes.NODES or high <= unit or high % unit:
             return []
-        room = self._node_room(high)
-        passed = self._pass_sizes(high // 2, high)
-        return [n for n in passed if not room or room_admits(room, self.shape, n)]
+        return self._admitted(self._pass_sizes(high // 2, high), self._node_room(high))
+
+    def _admitted(self, sizes: Iterable[int], room: int) -> list[int]:
+        """Those of `sizes` that `node_refined` hands to `at`: all where `room` is 0, else
+        those the layout room admits (`_node_room`)."""
+        return [n for n in sizes if not room or room_admits(room, self.shape, n)]
 
     def node_refined(self, low: int, high: int, at_high: BestAt) -> BestAt:
         """The first sufficient size of the refinement of (low, high] into multiples of the
@@ -854,7 +857,7 @@ class _Walk:
         room = self._node_room(high)
         while high - low > unit:
             passed = self._pass_sizes(low, high)
-            self.keep_floors(n for n in passed if not room or room_admits(room, self.shape, n))
+            self.keep_floors(self._admitted(passed, room))
             for n_gpu in passed:
                 if room and not room_admits(room, self.shape, n_gpu):
                     low = n_gpu  # `at` finds no usable layout here

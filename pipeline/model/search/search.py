@@ -790,10 +790,13 @@ class _Walk:
     def keep_doubling_floors(self, i: int, count: int) -> int:
         """`keep_floors` of the doublings S·2^i … S·2^(i + count − 1) and, when `count` is 1
         and i > 0, of the first refinement pass below S·2^i (`refined_first`): the sizes the
-        walk reads next if S·2^i trains in time, as most first sizes with a table do. Returns
-        the last doubling covered."""
-        last = min(i + count, self.opts.max_cluster_doublings + 1) - 1
+        walk reads next if S·2^i trains in time, as most first sizes with a table do. Where
+        that pass names no size with a table, of S·2^(i + 1) too: the size the walk reads
+        next if S·2^i does not train. Returns the last doubling covered."""
         below = self.refined_first(self.shape.sparsity * 2**i) if count == 1 and i > 0 else ()
+        if count == 1 and all(self.table_unit(n) is None for n in below):
+            count = 2
+        last = min(i + count, self.opts.max_cluster_doublings + 1) - 1
         self.keep_floors([*(self.shape.sparsity * 2**j for j in range(i, last + 1)), *below])
         return last
 

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.model import caches
 from pipeline.model.records.scaling import model_shape
-from pipeline.model.search import floors
+from pipeline.model.search import floors, search
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.enumeration import realistic_layout_rows
 from pipeline.model.search.floors import keep_layout_step_floors, layout_step_floors_s
@@ -86,3 +86,24 @@ def test_the_walk_computes_the_floors_of_its_sizes_in_fewer_passes() -> None:
     sizes = floors._layout_floors.cache_info().currsize
     passes = floors._floor_rows.cache_info().misses
     assert passes < sizes / 2
+
+
+def test_a_first_doubling_without_a_refinement_below_shares_its_pass_with_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At d_model 22528 of the H100 realistic sparse series no node multiple below the first
+    doubling whose floors the walk reads has a layout table, so that doubling does not train
+    without the next one being read: the first pass holds both (docs/model.md §9.4)."""
+    s = load_scenario(compose_config(["physics=realistic", "scaling=sparse"]))
+    passes: list[tuple[int, ...]] = []
+
+    def recorded(*args: object) -> None:
+        passes.append(args[4])  # type: ignore[arg-type]
+        keep_layout_step_floors(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(search, "keep_layout_step_floors", recorded)
+    caches.clear_caches()
+    sweep_series(s.hardware, s.laws, (22528,), s.duration_s, s.options, physics=s.physics)
+    first = passes[0]
+    assert len(first) == 2
+    assert first[1] == 2 * first[0]

@@ -328,8 +328,9 @@ def grid_layer_launch_s(hw: HardwareSpec, physics: Physics) -> float:
     its model, shards nor tokens (the layer's matrices, the attention core's passes and the
     fusion's kernels are set by the physics), only on its local experts, and never fall with
     more (`grid_layer_launches_s`): the unit row's is a lower bound on every candidate's
-    `t_layer_s` (docs/model.md §9.4). Kept per GPU (`gpu_only`) and physics."""
-    return _layer_launch_s(gpu_only(hw), physics)[0]
+    `t_layer_s` (docs/model.md §9.4). Kept per GPU without its HBM (`traffic_gpu`: no launch
+    reads its bandwidth or capacity) and physics."""
+    return _layer_launch_s(traffic_gpu(hw), physics)[0]
 
 
 def grid_layer_launches_s(hw: HardwareSpec, physics: Physics, local: Array) -> Array:
@@ -338,7 +339,7 @@ def grid_layer_launches_s(hw: HardwareSpec, physics: Physics, local: Array) -> A
     experts' weight GEMMs repeat per expert (`compute.layer.weight_matmul_s`; the attention,
     its projections and the memory-bound kernels run once on the GPU's tokens), so the launches
     grow linearly in `local` and this is each row's, to rounding (the walk's slack covers it)."""
-    one, two = _layer_launch_s(gpu_only(hw), physics)[0], _layer_launch_s(gpu_only(hw), physics)[2]
+    one, _, two = _layer_launch_s(traffic_gpu(hw), physics)
     out: Array = one + (local - 1.0) * (two - one)
     return out
 
@@ -350,22 +351,19 @@ def grid_non_gemm_launch_s(hw: HardwareSpec, physics: Physics) -> float:
     a unit row, every row's as for `grid_layer_launch_s`: a lower bound on every candidate's
     `t_layer_s − t_gemm_s`, the layer's forward and backward less its GEMMs (a rerun reruns
     at least the GEMMs `t_gemm_s` counts for it). Kept per GPU and physics."""
-    return _layer_launch_s(gpu_only(hw), physics)[1]
+    return _layer_launch_s(traffic_gpu(hw), physics)[1]
 
 
 @cached(maxsize=LAUNCH_CACHE_SIZE)
 def _layer_launch_s(hw: HardwareSpec, physics: Physics) -> tuple[float, float, float]:
     """(`grid_layer_launch_s`, `grid_non_gemm_launch_s`, the first with two local experts)
-    uncached."""
-    one = np.ones(1)
-    unit = LayerWork(one, one, one, one, one, one, one, one, one, one, one)
+    uncached: the unit row with one local expert and with two, in one call (every term is
+    elementwise in the rows)."""
+    one = np.ones(2)
+    unit = LayerWork(one, one, one, one, one, one, one, one, one, one, np.array([1.0, 2.0]))
     t = layer_launch_times(hw, physics, unit)
-    two = layer_launch_times(hw, physics, dataclasses.replace(unit, local_experts=2.0 * one))
-    return (
-        float((t.forward_s + t.backward_s)[0]),
-        float(t.non_gemm_s[0]),
-        float((two.forward_s + two.backward_s)[0]),
-    )
+    total = t.forward_s + t.backward_s
+    return float(total[0]), float(t.non_gemm_s[0]), float(total[1])
 
 
 def grid_params_per_gpu(

@@ -350,7 +350,8 @@ def grid_non_gemm_launch_s(hw: HardwareSpec, physics: Physics) -> float:
     candidate of any model: `LayerTimes.non_gemm_s` of `compute.layer.layer_launch_times` of
     a unit row, every row's as for `grid_layer_launch_s`: a lower bound on every candidate's
     `t_layer_s − t_gemm_s`, the layer's forward and backward less its GEMMs (a rerun reruns
-    at least the GEMMs `t_gemm_s` counts for it). Kept per GPU and physics."""
+    at least the GEMMs `t_gemm_s` counts for it). Kept per GPU without its HBM and physics, as
+    `grid_layer_launch_s`."""
     return _layer_launch_s(traffic_gpu(hw), physics)[1]
 
 

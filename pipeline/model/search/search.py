@@ -693,11 +693,11 @@ class _Walk:
     """`enumeration.layout_room` of each N_TP unit met, the same at every size."""
     befores: dict[int, tuple[int, float] | None] = dataclasses.field(default_factory=dict)
     """`_before_tables` of each size met."""
-    steps: float = dataclasses.field(init=False)
-    """Steps of the training: its tokens over the batch's."""
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "steps", self.shape.n_tokens / float(self.shape.batch_tokens))
+    @property
+    def steps(self) -> float:
+        """Steps of the training: its tokens over the batch's."""
+        return self.shape.n_tokens / float(self.shape.batch_tokens)
 
     def room(self, unit: int) -> int:
         """`enumeration.layout_room` under the N_TP unit `unit`, computed once per unit."""

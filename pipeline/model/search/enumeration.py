@@ -50,10 +50,29 @@ Narayanan et al.'s smallest models of 2021, whose fewest four already hold them.
 IntArray = NDArray[np.int64]
 
 
+class ExtraSchedules(NamedTuple):
+    """The schedules a realistic search tries beside the paper's (`_microbatch_choices`): plain
+    1F1B with m < N_PP (`few`, `Physics.few_microbatches`) and, with whole sequences, the m of
+    small micro-batches (`small`, `Physics.small_microbatches`). Neither for the paper's
+    search (`PAPER_SCHEDULES`)."""
+
+    few: bool = False
+    small: bool = False
+
+    @classmethod
+    def of(cls, physics: Physics) -> ExtraSchedules:
+        """The extra schedules `physics` tries."""
+        return cls(physics.few_microbatches, physics.small_microbatches)
+
+
+PAPER_SCHEDULES = ExtraSchedules()
+"""The paper's search: its schedules only (spec §10 step 7)."""
+
+
 class MicrobatchRule(NamedTuple):
     """What the schedules tried depend on (`_microbatch_choices`): the search options' schedule
-    switches and caps, `Physics.few_microbatches` and, with whole sequences,
-    `Physics.small_microbatches`; a tuple of integers, cheap to hash."""
+    switches and caps and the `ExtraSchedules` (`small` only with whole sequences); a tuple of
+    integers, cheap to hash."""
 
     one_f_one_b: bool
     zero_bubble: bool
@@ -63,15 +82,15 @@ class MicrobatchRule(NamedTuple):
     small: bool = False
 
     @classmethod
-    def of(cls, opts: SearchOptions, few: bool, small: bool = False) -> MicrobatchRule:
-        """The rule of `opts` (and `few`, `small`)."""
+    def of(cls, opts: SearchOptions, extra: ExtraSchedules) -> MicrobatchRule:
+        """The rule of `opts` with the schedules of `extra`."""
         return cls(
             opts.one_f_one_b,
             opts.zero_bubble,
             opts.max_1f1b_microbatch_candidates,
             opts.max_zb_microbatch_candidates,
-            few,
-            small,
+            extra.few,
+            extra.small,
         )
 
 
@@ -89,11 +108,11 @@ class ScheduleKey(NamedTuple):
 
     @classmethod
     def of(
-        cls, shape: ModelShape, opts: SearchOptions, whole: bool, few: bool, small: bool = False
+        cls, shape: ModelShape, opts: SearchOptions, whole: bool, extra: ExtraSchedules
     ) -> ScheduleKey:
-        """The key of `shape` and `opts` (with `whole` sequences, `few` microbatches and, with
-        whole sequences, `small` micro-batches: without them a microbatch count splits tokens,
-        not sequences)."""
+        """The key of `shape` and `opts` with `whole` sequences or not and the schedules of
+        `extra` (its small micro-batches only with whole sequences: without them a microbatch
+        count splits tokens, not sequences)."""
         return cls(
             shape.sparsity,
             shape.batch_seqs,
@@ -101,7 +120,7 @@ class ScheduleKey(NamedTuple):
             shape.n_layers,
             whole,
             opts.quirks.reject_non_divisible,
-            MicrobatchRule.of(opts, few, small and whole),
+            MicrobatchRule.of(opts, extra._replace(small=extra.small and whole)),
         )
 
 
@@ -172,18 +191,16 @@ def layout_table(
     opts: SearchOptions,
     whole_sequences: bool = False,
     tensor_parallel: TensorParallel = TensorParallel.TWO_D,
-    few: bool = False,
     tp_unit: int = 0,
-    small: bool = False,
+    extra: ExtraSchedules = PAPER_SCHEDULES,
 ) -> IntArray | None:
     """(n, 8) integer rows (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble, nanobatch) of
     every layout the divisibility rules allow at n_gpu, in enumeration order (spec §10 steps
-    1-7; with `few`, plain 1F1B with m < N_PP too, `Physics.few_microbatches`; with `small`
-    and whole sequences, the m of small micro-batches too, `Physics.small_microbatches`; with
-    `tp_unit` only the rows whose N_TP divides it, `layout_rows`); GPU-independent, so the
-    GPUs of a comparison share it. Read-only; None if empty."""
+    1-7; with `tp_unit` only the rows whose N_TP divides it, `layout_rows`; with the schedules
+    of `extra` too); GPU-independent, so the GPUs of a comparison share it. Read-only; None if
+    empty."""
     whole = opts.quirks.whole_sequences or whole_sequences
-    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1, few, tp_unit, small)
+    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1, tp_unit, extra)
     if table is None:
         return None
     table.setflags(write=False)
@@ -197,14 +214,12 @@ def layout_rows(
     whole: bool,
     tensor_parallel: TensorParallel,
     cp: int,
-    few: bool = False,
     tp_unit: int = 0,
-    small: bool = False,
+    extra: ExtraSchedules = PAPER_SCHEDULES,
 ) -> IntArray | None:
     """`layout_table`'s rows with each sequence split over `cp` context-parallel ranks (1 =
     none): N_DP = d·cp token-splitting ranks of which d divide the batch (docs/model.md R.7);
-    with `few`, plain 1F1B with m < N_PP too, with `small` (and `whole`) the m of small
-    micro-batches too (`_microbatch_choices`). One gather of
+    with the schedules of `extra` too (`_microbatch_choices`). One gather of
     `_schedule_rows` per N_TP (module docstring); a new, writable array.
 
     `tp_unit` > 0 keeps only the rows whose N_TP divides it (the N_TP are the divisors of
@@ -216,7 +231,7 @@ def layout_rows(
     pieces: list[IntArray] = []
     tp_m: list[IntArray] = []
     tp_ff: list[IntArray] = []
-    key = ScheduleKey.of(shape, opts, whole, few, small)
+    key = ScheduleKey.of(shape, opts, whole, extra)
     d_model, d_ff, window = shape.d_model, shape.d_ff, opts.tp_ff_window
     for tp in divisors(math.gcd(q, d_model * d_ff, tp_unit)):
         ff_choices = tp_ff_choices(tp, d_model, d_ff, window, tensor_parallel)
@@ -324,14 +339,13 @@ def _context_parallel_table(
     opts: SearchOptions,
     tensor_parallel: TensorParallel,
     max_cp: int,
-    few: bool = False,
     tp_unit: int = 0,
-    small: bool = False,
+    extra: ExtraSchedules = PAPER_SCHEDULES,
 ) -> tuple[IntArray, IntArray] | None:
     """Whole-sequence layouts with context parallelism: `layout_table`'s rows (c = 1), then
     those of each c in `context_parallel_degrees` with a nonzero nanobatch (N_DP = d·c,
-    nanobatch over d·c), and each row's c; with `tp_unit`, only N_TP dividing it; with `few`
-    and `small`, the schedules `layout_rows` adds with them. Read-only; None if empty.
+    nanobatch over d·c), and each row's c; with `tp_unit`, only N_TP dividing it; with the
+    schedules of `extra` too. Read-only; None if empty.
 
     The rows are `layout_rows`' for each c, made in one pass: with whole sequences the
     schedules of N_DP·N_PP = r (N_PP, d, m, zero-bubble) do not depend on c, so every (N_TP,
@@ -341,10 +355,10 @@ def _context_parallel_table(
     (`reject_non_divisible`, which rejects d by d·c) each c keeps its own `layout_rows`."""
     cs = (1, *context_parallel_degrees(shape, max_cp))
     if opts.quirks.reject_non_divisible:
-        return _per_degree_table(shape, n_gpu, opts, tensor_parallel, cs, few, tp_unit, small)
+        return _per_degree_table(shape, n_gpu, opts, tensor_parallel, cs, tp_unit, extra)
     ep = math.gcd(n_gpu, shape.sparsity)
     q = n_gpu // ep
-    key = ScheduleKey.of(shape, opts, True, few, small)
+    key = ScheduleKey.of(shape, opts, True, extra)
     d_model, d_ff, window = shape.d_model, shape.d_ff, opts.tp_ff_window
     tps = [
         (tp, choices)
@@ -416,15 +430,14 @@ def _per_degree_table(
     opts: SearchOptions,
     tensor_parallel: TensorParallel,
     cs: tuple[int, ...],
-    few: bool,
     tp_unit: int,
-    small: bool = False,
+    extra: ExtraSchedules,
 ) -> tuple[IntArray, IntArray] | None:
     """`_context_parallel_table` as `layout_rows` of each c in `cs` in turn."""
     parts: list[IntArray] = []
     cps: list[IntArray] = []
     for c in cs:
-        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, few, tp_unit, small)
+        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, tp_unit, extra)
         if block is None:
             continue
         if c > 1:
@@ -448,7 +461,7 @@ context_parallel_table = ByteBoundedMemo(
     _context_parallel_table, CP_TABLE_CACHE_BYTES, _table_nbytes
 )
 """`_context_parallel_table`, kept per (model, cluster size, options, tensor-parallel kind,
-largest c, few microbatches, N_TP unit, small micro-batches) within `CP_TABLE_CACHE_BYTES`."""
+largest c, N_TP unit, extra schedules) within `CP_TABLE_CACHE_BYTES`."""
 register(
     f"{__name__}.context_parallel_table", context_parallel_table, f"{CP_TABLE_CACHE_BYTES} bytes"
 )
@@ -471,14 +484,14 @@ def realistic_layout_rows(
     (`layout_rows`). None if there is none."""
     if not may_have_layouts(shape, n_gpu, opts, physics, tp_unit):
         return None
-    few, small = physics.few_microbatches, physics.small_microbatches
+    extra = ExtraSchedules.of(physics)
     if tries_context_parallel(physics):
         cp = physics.max_context_parallel
         return context_parallel_table(
-            shape, n_gpu, opts, physics.tensor_parallel, cp, few, tp_unit, small
+            shape, n_gpu, opts, physics.tensor_parallel, cp, tp_unit, extra
         )
     whole, tensor = physics.whole_sequences, physics.tensor_parallel
-    table = layout_table(shape, n_gpu, opts, whole, tensor, few, tp_unit, small)
+    table = layout_table(shape, n_gpu, opts, whole, tensor, tp_unit, extra)
     return None if table is None else (table, None)
 
 

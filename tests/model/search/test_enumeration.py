@@ -15,6 +15,8 @@ from pipeline.model.search.candidates import Candidates, enumerate_candidates
 from pipeline.model.search.enumeration import (
     CP_TABLE_CACHE_BYTES,
     MICROBATCH_SEQS,
+    PAPER_SCHEDULES,
+    ExtraSchedules,
     MicrobatchRule,
     ScheduleKey,
     ScheduleRows,
@@ -30,6 +32,9 @@ from pipeline.model.search.realistic import realistic_steps
 from pipeline.model.search.search import network_physics
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
+
+FEW = ExtraSchedules(few=True)
+"""Plain 1F1B with fewer microbatches than stages beside the paper's schedules."""
 
 
 def test_schedule_rows_interleave_each_block_once_per_tp_ff_choice() -> None:
@@ -54,8 +59,8 @@ def test_small_microbatches_add_the_counts_of_micro_batches_of_one_and_two() -> 
     micro-batches of 2 and 1 sequences (112, 224), ascending; an m already among the four is
     not repeated (base 8: 4 and 8 of the four, none added), and only m ≥ N_PP is added (base
     224 over 128 stages: 224, not 112)."""
-    paper = MicrobatchRule.of(SearchOptions(), few=False)
-    small = MicrobatchRule.of(SearchOptions(), few=False, small=True)
+    paper = MicrobatchRule.of(SearchOptions(), PAPER_SCHEDULES)
+    small = MicrobatchRule.of(SearchOptions(), ExtraSchedules(small=True))
     assert MICROBATCH_SEQS == (1, 2)
     assert _microbatch_choices(224, 4, paper)[0][:4] == (4, 7, 8, 14)
     ms, zb = _microbatch_choices(224, 4, small)
@@ -71,8 +76,9 @@ def test_small_microbatches_need_whole_sequences() -> None:
     rule off there (`ScheduleKey.of`)."""
     shape = model_shape(12288, load_scenario(compose_config(["physics=realistic"])).laws)
     opts = SearchOptions()
-    assert ScheduleKey.of(shape, opts, whole=True, few=False, small=True).rule.small
-    assert not ScheduleKey.of(shape, opts, whole=False, few=False, small=True).rule.small
+    small = ExtraSchedules(small=True)
+    assert ScheduleKey.of(shape, opts, whole=True, extra=small).rule.small
+    assert not ScheduleKey.of(shape, opts, whole=False, extra=small).rule.small
 
 
 def test_few_microbatches_adds_plain_one_f_one_b_below_the_stages() -> None:
@@ -124,9 +130,9 @@ def test_context_parallel_tables_of_a_walk_stay_kept_within_their_bytes() -> Non
     context_parallel_table.cache_clear()
     sizes = [8 * k for k in range(1, 201)]
     for n_gpu in sizes:
-        context_parallel_table(shape, n_gpu, SearchOptions(), TensorParallel.ONE_D, 16, True, 8)
+        context_parallel_table(shape, n_gpu, SearchOptions(), TensorParallel.ONE_D, 16, 8, FEW)
     before = context_parallel_table.cache_info()
-    context_parallel_table(shape, sizes[0], SearchOptions(), TensorParallel.ONE_D, 16, True, 8)
+    context_parallel_table(shape, sizes[0], SearchOptions(), TensorParallel.ONE_D, 16, 8, FEW)
     after = context_parallel_table.cache_info()
     assert after.hits == before.hits + 1
     assert after.misses == before.misses
@@ -134,13 +140,13 @@ def test_context_parallel_tables_of_a_walk_stay_kept_within_their_bytes() -> Non
 
 
 def _per_degree_reference(
-    shape: ModelShape, n_gpu: int, tensor: TensorParallel, few: bool, unit: int
+    shape: ModelShape, n_gpu: int, tensor: TensorParallel, extra: ExtraSchedules, unit: int
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
     """The context-parallel table as `layout_rows` of each c in turn, c > 1 rows with a
     nonzero nanobatch (the simple construction the one-pass table must equal)."""
     parts, cps = [], []
     for c in (1, *context_parallel_degrees(shape, 16)):
-        block = layout_rows(shape, n_gpu, SearchOptions(), True, tensor, c, few, unit)
+        block = layout_rows(shape, n_gpu, SearchOptions(), True, tensor, c, unit, extra)
         if block is None:
             continue
         block = block if c == 1 else block[block[:, 7] > 0]
@@ -159,9 +165,11 @@ def test_context_parallel_table_equals_layout_rows_of_each_degree() -> None:
     for scaling, width in (("dense", 12288), ("dense", 49152), ("sparse", 16384)):
         shape = model_shape(width, load_scenario(compose_config([f"scaling={scaling}"])).laws)
         for tensor in TensorParallel:
-            for few, unit, n_gpu in itertools.product((False, True), (0, 8, 64), sizes):
-                got = _context_parallel_table(shape, n_gpu, SearchOptions(), tensor, 16, few, unit)
-                want = _per_degree_reference(shape, n_gpu, tensor, few, unit)
+            for extra, unit, n_gpu in itertools.product((PAPER_SCHEDULES, FEW), (0, 8, 64), sizes):
+                got = _context_parallel_table(
+                    shape, n_gpu, SearchOptions(), tensor, 16, unit, extra
+                )
+                want = _per_degree_reference(shape, n_gpu, tensor, extra, unit)
                 assert (got is None) == (want is None)
                 if got is not None and want is not None:
                     assert np.array_equal(got[0], want[0])
@@ -186,13 +194,13 @@ def test_may_have_layouts_is_false_only_where_the_realistic_table_is_empty() -> 
             rejected += 1
             if physics is realistic:
                 table = _context_parallel_table(
-                    shape, n_gpu, SearchOptions(), physics.tensor_parallel, 16, True, unit
+                    shape, n_gpu, SearchOptions(), physics.tensor_parallel, 16, unit, FEW
                 )
                 assert table is None
             else:
                 whole = physics.whole_sequences
                 tensor = physics.tensor_parallel
                 assert (
-                    layout_rows(shape, n_gpu, SearchOptions(), whole, tensor, 1, True, unit) is None
+                    layout_rows(shape, n_gpu, SearchOptions(), whole, tensor, 1, unit, FEW) is None
                 )
     assert rejected > 0

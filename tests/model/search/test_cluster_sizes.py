@@ -4,6 +4,7 @@ S·2^i answer refined to whole nodes, and the paper's sizes kept by the other va
 from __future__ import annotations
 
 import dataclasses
+import math
 from functools import cache
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from pipeline.model.records.scaling import ModelShape, model_shape
 from pipeline.model.records.switches import ClusterSizes
 from pipeline.model.search import search
+from pipeline.model.search.counts import series_shape
 from pipeline.model.search.search import optimal_layout, smallest_cluster
 from pipeline.schema import ConfigError, Scenario, compose_config, load_scenario
 
@@ -125,3 +127,24 @@ def test_cluster_sizes_walk_finishes_only_the_size_it_returns(
     assert point.layout is not None
     assert made == [point.layout.n_gpu]
     assert point.layout.n_gpu in trained
+
+
+def test_cluster_sizes_follow_the_batch_factors() -> None:
+    """docs/model.md R.10: at d_model 24576 (4.6e26 FLOP) the critical law's batch of 7,168
+    sequences (2^10 · 7) needs 229,376 GPUs (7 · 2^15); the same model at 6,144 sequences
+    (2^11 · 3), whose factors reach a smaller node multiple, needs 196,608 (3 · 2^16) at no
+    lower utilization: the grid's answer sits where the batch's factors allow a layout."""
+    s = realistic(ClusterSizes.NODES)
+    law = series_shape(24576, s.laws, s.options.quirks, s.physics)
+    assert law.batch_seqs == 7168
+    found = {}
+    for batch in (7168, 6144):
+        shape = dataclasses.replace(law, batch_seqs=batch)
+        point = smallest_cluster(s.hardware, shape, s.duration_s, s.options, physics=s.physics)
+        assert point.layout is not None
+        assert point.cost is not None
+        assert batch % math.prod(point.layout.dp) == 0  # d divides the batch (whole sequences)
+        found[batch] = (point.layout.n_gpu, point.cost.utilization)
+    assert found[7168][0] == 229376
+    assert found[6144][0] == 196608
+    assert found[6144][1] >= found[7168][1] - 1e-9

@@ -288,18 +288,6 @@ def _layout_floors_set(
     return out
 
 
-def layout_step_floors_kept(
-    hw: HardwareSpec,
-    physics: Physics,
-    opts: SearchOptions,
-    shape: ModelShape,
-    n_gpu: int,
-    tp_unit: int = 0,
-) -> bool:
-    """Whether `layout_step_floors_s` of n_gpu is kept (returned without computing it)."""
-    return _layout_floors.holds(floor_hardware(hw), physics, opts, shape, n_gpu, tp_unit)
-
-
 def keep_layout_step_floors(
     hw: HardwareSpec,
     physics: Physics,
@@ -312,10 +300,13 @@ def keep_layout_step_floors(
     pass over all their rows (`_sizes_step_floors_s`) and keep them: the walk asks for the
     sizes of a refinement pass one by one, and each size's floors alone cost mostly the
     fixed cost of their array operations (docs/model.md §9.4). Equal, bit for bit, to each
-    size's own."""
-    if physics.is_paper:
+    size's own. Nothing when the first size's floors are kept already: a series before this
+    one on the same model and network computed them, and most likely the others with them."""
+    if physics.is_paper or not sizes:
         return
     hw = floor_hardware(hw)
+    if _layout_floors.holds(hw, physics, opts, shape, sizes[0], tp_unit):
+        return
     wanted = tuple(
         n for n in sizes if not _layout_floors.holds(hw, physics, opts, shape, n, tp_unit)
     )
@@ -514,7 +505,7 @@ def _floor_row_set(
     table = tables[0] if len(tables) == 1 else np.concatenate(tables)
     with_cp = [c for c in rings if c is not None]
     assert len(with_cp) in (0, len(rings))  # the physics tries context parallelism or not
-    cps = np.concatenate(with_cp) if len(with_cp) > 1 else (with_cp[0] if with_cp else None)
+    cps = np.concatenate(with_cp) if with_cp else None
     dp, tpm, tpff, pp, ep, m, zero_bubble, nano = np.array(table.T, dtype=np.float64, order="C")
     zb = zero_bubble > 0.0
     interleave = interleave_degrees(pp, zb, opts.interleaving, shape.n_layers, m)

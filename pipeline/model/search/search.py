@@ -73,7 +73,6 @@ from pipeline.model.search.enumeration import layout_room, room_admits
 from pipeline.model.search.floors import (
     FLOOR_HARDWARE_CACHE_SIZE,
     keep_layout_step_floors,
-    layout_step_floors_kept,
     layout_step_floors_s,
     step_floor_terms_s,
     tensor_parallel_floor_s,
@@ -768,20 +767,14 @@ class _Walk:
 
     def keep_floors(self, sizes: Iterable[int]) -> None:
         """The layout floors of those of `sizes` that `at` reads (`table_unit`), computed in
-        one pass per N_TP unit (`floors.keep_layout_step_floors`): each size's own floors, at
-        less cost than one size at a time, whether or not `at` then reaches the size. Nothing
-        when the first such size's floors are kept already (a series before this one on the
-        same model and network computed them, and most likely the others with them)."""
+        one pass per N_TP unit (`floors.keep_layout_step_floors`, which skips sizes whose
+        floors are kept): each size's own floors, at less cost than one size at a time,
+        whether or not `at` then reaches the size."""
         by_unit: dict[int, list[int]] = {}
         for n_gpu in sizes:
             unit = self.table_unit(n_gpu)
-            if unit is None:
-                continue
-            if not by_unit and layout_step_floors_kept(
-                self.hw, self.physics, self.opts, self.shape, n_gpu, unit
-            ):
-                return
-            by_unit.setdefault(unit, []).append(n_gpu)
+            if unit is not None:
+                by_unit.setdefault(unit, []).append(n_gpu)
         for unit, wanted in by_unit.items():
             keep_layout_step_floors(
                 self.hw, self.physics, self.opts, self.shape, tuple(wanted), unit

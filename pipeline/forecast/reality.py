@@ -5,7 +5,10 @@ For each observed run that states its compute C, one accelerator, its count n an
 physics (paper and realistic): the smallest cluster that trains a model of compute C within T
 on that accelerator (`pipeline.model.search.search.smallest_cluster`, spec §11), the model of
 compute C being the scaling laws' narrowest width that trains at least C under the physics
-(`width_at_flop`). Beside it, the run's implied utilization C / (n · F_peak · T).
+(`width_at_flop`). Beside it, the run's implied utilization C / (n · F_peak · T). Epoch does not
+record a run's number format: where realistic physics at its BF16 default contradicts a run on
+an accelerator with an FP8 peak, the run is answered at FP8 too and the more generous answer
+kept (`generous_precision`), so a contradiction stands for either format.
 
 A run the model calls infeasible, or for which it needs more than `CONTRADICTION_GPU_RATIO`
 times the accelerators the run used, is a contradiction: it happened, so the model (or the
@@ -33,6 +36,7 @@ from pipeline.identity import config_hash
 from pipeline.io.rows import Provenance
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.model.records.results import PointResult
+from pipeline.model.records.switches import Precision
 from pipeline.model.search.counts import grid_counts, series_shape
 from pipeline.model.search.search import smallest_cluster
 from pipeline.schema import Scenario
@@ -111,6 +115,9 @@ class RealityCheck:
     hardware."""
     catalog_entry: str | None = None
     """The catalog entry a "catalog" run's hardware is built from (e.g. tpu_v4)."""
+    precision: str | None = None
+    """The number format the model answered in (`physics.precision`: bf16, or fp8 from
+    `generous_precision`); None without an answer (`reason` set)."""
 
     @property
     def model_n_gpu(self) -> int | None:
@@ -222,14 +229,47 @@ def check_run(run: ObservedRun, scenario: Scenario, presets: Mapping[str, str]) 
         return RealityCheck(run, name, None, None, None, None, None, reason)
     preset = presets.get(names[0])
     if preset is not None:
-        check = check_on(run, scenario, preset, preset_spec(preset))
+        check = generous_precision(run, scenario, preset, preset_spec(preset))
         return replace(check, hardware_source=HardwareSource.PRESET)
     entry = epoch_catalog_entries().get(names[0])
     if entry is None:
         return RealityCheck(run, name, None, None, None, None, None, RealityReason.NO_PRESET)
     template, hw = catalog_hardware(entry)
-    check = check_on(run, scenario, template, hw)
+    check = generous_precision(run, scenario, template, hw)
     return replace(check, hardware_source=HardwareSource.CATALOG, catalog_entry=entry.gpu)
+
+
+def generous_precision(
+    run: ObservedRun, scenario: Scenario, preset: str, hw: HardwareSpec
+) -> RealityCheck:
+    """The run on `hw` (`check_on`) in the scenario's number format, or, where that contradicts
+    the run under realistic BF16 physics on an accelerator with an FP8 peak, at FP8
+    (`physics.precision`, docs/model.md R.11) where the model answers it there more generously:
+    feasible where BF16 is not, else on fewer accelerators.
+
+    Epoch's data do not say in which format a run trained, and frontier runs on Hopper have
+    trained in either (Llama 3 405B in BF16, Llama Team 2024 Table 4; DeepSeek-V3 in FP8,
+    DeepSeek-AI 2024, arXiv:2412.19437 §3.3). The generous reading, as for the accelerator
+    aliases (`EPOCH_ALIASES`): a contradiction stands only when neither format trains the run
+    on at most twice its accelerators. The paper's physics has one format, its 16-bit peak."""
+    check = check_on(run, scenario, preset, hw)
+    physics = scenario.physics
+    if (
+        not check.contradiction
+        or physics.is_paper
+        or physics.precision is not Precision.BF16
+        or not hw.fp8_flop_per_s
+    ):
+        return check
+    fp8 = replace(scenario, physics=replace(physics, precision=Precision.FP8))
+    other = check_on(run, fp8, preset, hw)
+    return other if _answer_rank(other) < _answer_rank(check) else check
+
+
+def _answer_rank(check: RealityCheck) -> tuple[bool, float]:
+    """Order of answers to one run, most generous first: feasible, then the fewest GPUs."""
+    n = check.model_n_gpu
+    return (n is None, math.inf if n is None else float(n))
 
 
 def check_on(run: ObservedRun, scenario: Scenario, preset: str, hw: HardwareSpec) -> RealityCheck:
@@ -248,7 +288,8 @@ def check_on(run: ObservedRun, scenario: Scenario, preset: str, hw: HardwareSpec
         )
     shape = series_shape(d_model, scenario.laws, scenario.options.quirks, scenario.physics)
     point = smallest_cluster(hw, shape, duration, scenario.options, physics=scenario.physics)
-    return RealityCheck(run, name, preset, peak, implied, d_model, point, None)
+    precision = scenario.physics.precision.value
+    return RealityCheck(run, name, preset, peak, implied, d_model, point, None, precision=precision)
 
 
 def reality_checks(
@@ -297,6 +338,7 @@ def reality_dicts(
                 "peak_flop_per_s": c.peak_flop_per_s,
                 "implied_utilization": _finite(c.implied_utilization),
                 "d_model": c.d_model,
+                "precision": c.precision,
                 "feasible": point.feasible if point is not None else None,
                 "infeasible_reason": (
                     str(point.infeasible_reason)

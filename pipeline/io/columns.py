@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -29,7 +29,8 @@ frontier, `frontier.wall_flop` and `end_reason`, where `forecasts.moving_wall_ye
 years of `forecasts` passed by the run date, and that date;
 `points.q1_latency_hidden_s`, the latency per step quirk Q1 drops from a row's layout;
 `series.fp8_flop_per_s`, the GPU's FP8 peak; `series.kv_heads` and `series.nics_per_node`;
-`points.cp` and `cp_levels`, the context-parallel degree, which `points.dp` no longer holds)."""
+`points.cp` and `cp_levels`, the context-parallel degree, which `points.dp` no longer holds;
+6: `reality.precision`, the number format of the model's answer to an observed run)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -563,6 +564,7 @@ REALITY_FIELDS = [
     _optional("peak_flop_per_s", pa.float64()),
     _optional("implied_utilization", pa.float64()),
     _optional("d_model", pa.int64()),
+    _optional("precision", pa.string()),
     _optional("feasible", pa.bool_()),
     _optional("infeasible_reason", pa.string()),
     _optional("model_n_gpu", pa.int64()),
@@ -574,8 +576,8 @@ REALITY_FIELDS = [
 ]
 """One observed run that states its compute, accelerator, count and hours, under one physics
 (`pipeline.forecast.reality`): what the run states, its implied utilization, and the model's
-answer (the width of its compute, the smallest cluster within its hours, that cluster's
-utilization); a contradiction when the model calls it infeasible or needs more than twice its
+answer (the width of its compute, the number format it answered in, the smallest cluster
+within its hours, that cluster's utilization); a contradiction when the model calls it infeasible or needs more than twice its
 accelerators; a reason instead of an answer when the model cannot express its hardware."""
 
 FRONTIER_SCHEMA = pa.schema(SERIES_FIELDS + FRONTIER_FIELDS + PROVENANCE_FIELDS)
@@ -605,6 +607,7 @@ ADDED_IN: dict[str, int] = {
     "nics_per_node": 5,
     "cp": 5,
     "cp_levels": 5,
+    "precision": 6,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

@@ -33,6 +33,9 @@ class Contradiction:
     preset: str | None
     implied_utilization: float | None
     d_model: int | None
+    precision: str | None
+    """The number format the model answered in (`reality.precision`); None in parts written
+    before it was recorded."""
     feasible: bool | None
     model_n_gpu: int | None
     gpu_ratio: float | None
@@ -58,12 +61,15 @@ class Contradiction:
             if self.implied_utilization is None
             else f", implied utilization {self.implied_utilization:.3g}"
         )
+        width = f"d_model {self.d_model}" + (
+            f" in {self.precision}" if self.precision not in (None, "bf16") else ""
+        )
         if not self.feasible:
-            answer = f"infeasible within its hours on {self.preset} at d_model {self.d_model}"
+            answer = f"infeasible within its hours on {self.preset} at {width}"
         else:
             answer = (
-                f"needs {self.model_n_gpu:,} {self.preset} ({_ratio(self.gpu_ratio)}) at d_model "
-                f"{self.d_model}, utilization {self.model_utilization or 0.0:.2f}"
+                f"needs {self.model_n_gpu:,} {self.preset} ({_ratio(self.gpu_ratio)}) at {width}, "
+                f"utilization {self.model_utilization or 0.0:.2f}"
             )
         return f"{self.physics}: {stated}{implied}; the model {answer}"
 
@@ -102,6 +108,7 @@ def _contradiction(row: dict[str, Any]) -> Contradiction:
         ),
         implied_utilization=row["implied_utilization"],
         d_model=row["d_model"],
+        precision=row.get("precision"),
         feasible=row["feasible"],
         model_n_gpu=row["model_n_gpu"],
         gpu_ratio=row["gpu_ratio"],

@@ -23,6 +23,7 @@ CONTRADICTION_COLUMNS = (
     ("preset", "preset"),
     ("catalog_entry", "built from catalog"),
     ("d_model", "d_model"),
+    ("precision", "format"),
     ("model_n_gpu", "model's GPUs"),
     ("gpu_ratio", "ratio"),
     ("model_utilization", "model's utilization"),

@@ -10,6 +10,7 @@ from pipeline.forecast.reality import (
     CONTRADICTION_GPU_RATIO,
     RealityReason,
     catalog_hardware,
+    check_on,
     check_run,
     epoch_catalog_entries,
     epoch_presets,
@@ -54,6 +55,7 @@ def test_reality_tiny_run_is_feasible(physics: str) -> None:
     assert check.model_n_gpu <= 8
     assert not check.contradiction
     assert check.reason is None
+    assert check.precision == "bf16"  # no contradiction: the physics' own format
 
 
 @pytest.mark.parametrize("physics", ["paper", "realistic"])
@@ -85,6 +87,41 @@ def test_reality_gpt_neox_20b_needs_small_micro_batches() -> None:
     off = check_run(run, load_scenario(compose_config(given)), presets)
     assert off.model_n_gpu is not None
     assert off.contradiction
+
+
+def test_reality_grok3_is_answered_at_fp8_where_bf16_contradicts_it() -> None:
+    """Grok-3 as Epoch AI's data record it (docs/sources.md §11): 4.64e26 FLOP on 100,000 H100
+    SXM5 in 2,400 h, an implied utilization of 0.54 of the 16-bit peak, in a number format the
+    data do not give. Under realistic BF16 physics the model needs more than twice its GPUs (a
+    contradiction); at FP8 (docs/model.md R.11) it trains it on fewer than the run used, so the
+    generous reading answers in FP8 and the run is no contradiction."""
+    run = trained_run("Grok-3", 4.64e26, 2400.0, 7, (H100,), 100_000)
+    presets = epoch_presets()
+    scenario = physics_scenario("realistic")
+    bf16 = check_on(run, scenario, presets[H100], preset_spec(presets[H100]))
+    assert bf16.precision == "bf16"
+    assert bf16.contradiction
+    (check,) = reality_checks([run], physics=["realistic"])
+    assert check.precision == "fp8"
+    assert not check.contradiction
+    assert check.model_n_gpu is not None
+    assert bf16.model_n_gpu is None or check.model_n_gpu < bf16.model_n_gpu
+    assert check.model_n_gpu <= 100_000
+
+
+@pytest.mark.parametrize(
+    ("physics", "hardware"),
+    [("paper", H100), ("paper", "Google TPU v4"), ("realistic", "Google TPU v4")],
+)
+def test_reality_fp8_is_not_tried_where_it_cannot_answer(physics: str, hardware: str) -> None:
+    """The paper's physics has one format, and an accelerator without an FP8 peak (TPU v4,
+    built from the catalog) runs none: an impossible run stays a BF16 contradiction."""
+    if hardware != H100:
+        _, hw = catalog_hardware(epoch_catalog_entries()[hardware])
+        assert not hw.fp8_flop_per_s
+    (check,) = reality_checks([_run(1e26, hardware=(hardware,), hours=1.0)], physics=[physics])
+    assert check.contradiction
+    assert check.precision == "bf16"
 
 
 def test_reality_unknown_hardware_is_row_with_reason() -> None:
@@ -184,6 +221,7 @@ def test_reality_rows_fit_the_registered_schema() -> None:
     assert table.column("contradiction").to_pylist() == [False, False, False]
     assert table.column("hardware_source").to_pylist() == ["preset", None, "catalog"]
     assert table.column("catalog_entry").to_pylist() == [None, None, "tpu_v3"]
+    assert table.column("precision").to_pylist() == ["bf16", None, "bf16"]
 
 
 def test_reality_setting_off_by_default_on_in_nightly() -> None:

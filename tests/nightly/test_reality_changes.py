@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import replace
 from pathlib import Path
 
 from pipeline.forecast.reality import reality_checks, reality_dicts
@@ -11,7 +12,7 @@ from pipeline.io.rows import Provenance, table_from_rows
 from pipeline.io.tables import table_spec
 from pipeline.nightly.changes import compare_dates, render_markdown, report_json
 from pipeline.nightly.partition import date_dir
-from pipeline.nightly.reality import contradiction_summary
+from pipeline.nightly.reality import Contradiction, contradiction_summary
 from pipeline.sources.epoch import ObservedRun
 from tests.observed_runs import trained_run
 
@@ -57,3 +58,30 @@ def test_contradiction_summary_counts_per_physics_and_new(tmp_path: Path) -> Non
     )
     line = contradiction_summary(compare_dates(tmp_path, D2).contradictions)
     assert "2 under paper (1 new)" in line
+
+
+def test_contradiction_detail_names_a_format_other_than_bf16() -> None:
+    """An answer the reality check gave at FP8 says so; a BF16 one (or one from a part written
+    before the format was recorded) names none."""
+    fp8 = Contradiction(
+        physics="realistic",
+        model="run",
+        publication_date="2025-02-17",
+        training_flop=1e27,
+        training_hardware="NVIDIA H100 SXM5 80GB",
+        hardware_quantity=1000,
+        training_time_s=3600.0,
+        preset="h100_sxm",
+        implied_utilization=280.0,
+        d_model=40960,
+        precision="fp8",
+        feasible=True,
+        model_n_gpu=1_048_576,
+        gpu_ratio=1048.576,
+        model_utilization=0.3,
+    )
+    assert "at d_model 40960 in fp8, utilization 0.30" in fp8.detail
+    for other in ("bf16", None):
+        line = replace(fp8, precision=other).detail
+        assert "at d_model 40960, utilization" in line
+        assert "fp8" not in line

@@ -17,6 +17,9 @@ from pipeline.nightly.tables import read_table
 LISTED = 25
 """Contradictions listed in the Markdown report per physics, worst first; the rest counted
 (the JSON holds them all)."""
+_OWN_DATA = "whose own numbers imply a utilization above 1"
+"""How the printed line and the report's count name the contradictions that are the data's
+(`Contradiction.data_contradiction`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +45,13 @@ class Contradiction:
     model_utilization: float | None
     new: bool = False
     """Not a contradiction under this physics on the previous date (or no previous date)."""
+
+    @property
+    def data_contradiction(self) -> bool:
+        """The run's own numbers cannot all be right: they imply a utilization above 1 (more
+        compute than its accelerators deliver at their peak in its hours), so it contradicts
+        the model and its own data alike (docs/sources.md, "The reality check")."""
+        return self.implied_utilization is not None and self.implied_utilization > 1.0
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -82,11 +92,13 @@ def _ratio(ratio: float | None) -> str:
 
 
 def contradiction_summary(found: tuple[Contradiction, ...]) -> str:
-    """The run's one printed line: contradictions per physics, how many new."""
+    """The run's one printed line: contradictions per physics, how many new, and how many of
+    them contradict their own data (`data_contradiction`)."""
     physics = sorted({c.physics for c in found})
     counts = ", ".join(
         f"{sum(c.physics == p for c in found)} under {p} "
-        f"({sum(c.physics == p and c.new for c in found)} new)"
+        f"({sum(c.physics == p and c.new for c in found)} new, "
+        f"{sum(c.physics == p and c.data_contradiction for c in found)} {_OWN_DATA})"
         for p in physics
     )
     return f"reality check: observed runs the model contradicts: {counts} (see the change report)"
@@ -145,7 +157,11 @@ def contradiction_lines(found: tuple[Contradiction, ...]) -> list[str]:
     if not found:
         return []
     physics = sorted({c.physics for c in found})
-    counts = ", ".join(f"{sum(c.physics == p for c in found)} under {p}" for p in physics)
+    counts = ", ".join(
+        f"{sum(c.physics == p for c in found)} under {p} "
+        f"({sum(c.physics == p and c.data_contradiction for c in found)} {_OWN_DATA})"
+        for p in physics
+    )
     lines = [
         "## Contradictions: runs that happened, which the model cannot train as they did",
         "",
@@ -174,6 +190,7 @@ def contradiction_json(c: Contradiction) -> dict[str, Any]:
         "preset": c.preset,
         "implied_utilization": c.implied_utilization,
         "d_model": c.d_model,
+        "precision": c.precision,
         "feasible": c.feasible,
         "model_n_gpu": c.model_n_gpu,
         "gpu_ratio": c.gpu_ratio,

@@ -48,15 +48,19 @@ def _cell(column: str, value: object) -> str:
 
 
 def reality_counts(reality: pl.DataFrame) -> list[str]:
-    """Per physics: runs checked, runs the model answered, contradictions."""
+    """Per physics: runs checked, runs the model answered, contradictions, and how many of
+    those state more compute than their accelerators deliver at peak (a contradiction of the
+    run's own data, docs/sources.md "The reality check")."""
     lines = []
     for (physics,), rows in reality.group_by("physics", maintain_order=True):
         answered = rows.filter(pl.col("reason").is_null()).height
-        found = rows.filter(pl.col("contradiction")).height
+        found = rows.filter(pl.col("contradiction"))
+        own = found.filter(pl.col("implied_utilization") > 1.0).height
         lines.append(
             f"{physics}: {rows.height} runs state compute, accelerator, count and hours; the "
             f"model answers {answered} (the others run on hardware with no preset or catalog entry); "
-            f"contradictions: {found}"
+            f"contradictions: {found.height}, {own} of them runs whose own numbers imply a "
+            "utilization above 1"
         )
     return sorted(lines)
 

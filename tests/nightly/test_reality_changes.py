@@ -10,9 +10,11 @@ from pipeline.forecast.reality import reality_checks, reality_dicts
 from pipeline.io.parquet import write_run_parts
 from pipeline.io.rows import Provenance, table_from_rows
 from pipeline.io.tables import table_spec
+from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.nightly.changes import compare_dates, render_markdown, report_json
 from pipeline.nightly.partition import date_dir
 from pipeline.nightly.reality import Contradiction, contradiction_summary
+from pipeline.schema.projected import preset_spec
 from pipeline.sources.epoch import ObservedRun
 from tests.observed_runs import trained_run
 
@@ -51,13 +53,24 @@ def test_changes_first_date_lists_contradictions(tmp_path: Path) -> None:
 
 
 def test_contradiction_summary_counts_per_physics_and_new(tmp_path: Path) -> None:
-    """The printed line counts contradictions per physics and how many are new."""
+    """The printed line counts contradictions per physics, how many are new, and how many
+    state more compute than their accelerators deliver at peak (implied utilization above 1).
+    The run at 0.95 of the H100's peak on 1,000 GPUs is the model's alone: the paper's
+    powers-of-two clusters need 2,048 (more than twice), though its numbers are possible."""
+    peak = peak_flop_per_s(preset_spec("h100_sxm"))
+    near = trained_run("near peak", 0.95 * 1000 * peak * 24 * 3600.0, 24.0, 4, n_gpu=1000)
     _write_reality(tmp_path, D1, [trained_run("impossible", 1e26, 1.0, 2)])
     _write_reality(
-        tmp_path, D2, [trained_run("impossible", 1e26, 1.0, 2), trained_run("b", 1e27, 1.0, 3)]
+        tmp_path,
+        D2,
+        [trained_run("impossible", 1e26, 1.0, 2), trained_run("b", 1e27, 1.0, 3), near],
     )
-    line = contradiction_summary(compare_dates(tmp_path, D2).contradictions)
-    assert "2 under paper (1 new)" in line
+    report = compare_dates(tmp_path, D2)
+    assert {c.model for c in report.contradictions} == {"impossible", "b", "near peak"}
+    line = contradiction_summary(report.contradictions)
+    assert "3 under paper (2 new, 2 whose own numbers imply a utilization above 1)" in line
+    markdown = render_markdown(report)
+    assert "3 under paper (2 whose own numbers imply a utilization above 1)" in markdown
 
 
 def test_contradiction_detail_names_a_format_other_than_bf16() -> None:

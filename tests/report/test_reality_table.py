@@ -40,7 +40,9 @@ def test_reality_section_shows_contradictions_only() -> None:
     (counts,) = reality_counts(frame)
     assert counts.startswith("paper: 3 runs")
     assert "answers 2" in counts
-    assert counts.endswith("contradictions: 1")
+    assert counts.endswith(
+        "contradictions: 1, 1 of them runs whose own numbers imply a utilization above 1"
+    )
 
 
 def test_reality_section_says_when_none() -> None:

@@ -75,7 +75,7 @@ class Contradiction:
             f" in {self.precision}" if self.precision not in (None, "bf16") else ""
         )
         if not self.feasible:
-            answer = f"infeasible within its hours on {self.preset} at {width}"
+            answer = f"calls it infeasible within its hours on {self.preset} at {width}"
         else:
             answer = (
                 f"needs {self.model_n_gpu:,} {self.preset} ({_ratio(self.gpu_ratio)}) at {width}, "

@@ -98,3 +98,7 @@ def test_contradiction_detail_names_a_format_other_than_bf16() -> None:
         line = replace(fp8, precision=other).detail
         assert "at d_model 40960, utilization" in line
         assert "fp8" not in line
+    infeasible = replace(fp8, feasible=False, model_n_gpu=None, gpu_ratio=None).detail
+    assert infeasible.endswith(
+        "the model calls it infeasible within its hours on h100_sxm at d_model 40960 in fp8"
+    )

@@ -48,6 +48,13 @@ from pipeline.sources.observe import FRONTIER_RUNS, Observations
 
 REALITY_PHYSICS = ("paper", "realistic")
 """The physics (conf/physics/) every observed run is checked under."""
+POSSIBLE_UTILIZATION = 1.0
+"""The most a run's implied utilization can be: above it the run states more compute than its
+accelerators deliver at their peak in its hours, so its own numbers cannot all be right
+(docs/sources.md, "The reality check")."""
+OWN_DATA = "whose own numbers imply a utilization above 1"
+"""How the change report and the report page name the contradictions whose implied utilization
+exceeds `POSSIBLE_UTILIZATION`: contradictions of the run's own data."""
 CONTRADICTION_GPU_RATIO = 2.0
 """A feasible run is a contradiction when the model's smallest cluster holds more than this
 many times the run's accelerators. 2, because the paper's clusters are S·2^i GPUs (spec §11):

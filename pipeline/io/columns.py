@@ -577,8 +577,9 @@ REALITY_FIELDS = [
 """One observed run that states its compute, accelerator, count and hours, under one physics
 (`pipeline.forecast.reality`): what the run states, its implied utilization, and the model's
 answer (the width of its compute, the number format it answered in, the smallest cluster
-within its hours, that cluster's utilization); a contradiction when the model calls it infeasible or needs more than twice its
-accelerators; a reason instead of an answer when the model cannot express its hardware."""
+within its hours, that cluster's utilization); a contradiction when the model calls it
+infeasible or needs more than twice its accelerators; a reason instead of an answer when the
+model cannot express its hardware."""
 
 FRONTIER_SCHEMA = pa.schema(SERIES_FIELDS + FRONTIER_FIELDS + PROVENANCE_FIELDS)
 TRENDS_SCHEMA = pa.schema(TRENDS_FIELDS + PROVENANCE_FIELDS)

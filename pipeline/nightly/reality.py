@@ -12,14 +12,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pipeline.forecast.reality import OWN_DATA, POSSIBLE_UTILIZATION
 from pipeline.nightly.tables import read_table
 
 LISTED = 25
 """Contradictions listed in the Markdown report per physics, worst first; the rest counted
 (the JSON holds them all)."""
-_OWN_DATA = "whose own numbers imply a utilization above 1"
-"""How the printed line and the report's count name the contradictions that are the data's
-(`Contradiction.data_contradiction`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +46,10 @@ class Contradiction:
 
     @property
     def data_contradiction(self) -> bool:
-        """The run's own numbers cannot all be right: they imply a utilization above 1 (more
-        compute than its accelerators deliver at their peak in its hours), so it contradicts
-        the model and its own data alike (docs/sources.md, "The reality check")."""
-        return self.implied_utilization is not None and self.implied_utilization > 1.0
+        """The run's own numbers cannot all be right: they imply a utilization above
+        `reality.POSSIBLE_UTILIZATION`, so it contradicts the model and its own data alike."""
+        implied = self.implied_utilization
+        return implied is not None and implied > POSSIBLE_UTILIZATION
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -91,16 +89,24 @@ def _ratio(ratio: float | None) -> str:
     return f"{ratio:,.0f}x" if ratio >= 100 else f"{ratio:.3g}x"
 
 
+def _physics(found: tuple[Contradiction, ...]) -> list[str]:
+    """The physics of `found`, sorted."""
+    return sorted({c.physics for c in found})
+
+
+def _physics_count(found: tuple[Contradiction, ...], physics: str, new: bool) -> str:
+    """How many of `found` are under `physics`, how many of them are new (with `new`) and how
+    many are the data's own (`Contradiction.data_contradiction`), as one phrase."""
+    mine = [c for c in found if c.physics == physics]
+    fresh = f"{sum(c.new for c in mine)} new, " if new else ""
+    own = sum(c.data_contradiction for c in mine)
+    return f"{len(mine)} under {physics} ({fresh}{own} {OWN_DATA})"
+
+
 def contradiction_summary(found: tuple[Contradiction, ...]) -> str:
     """The run's one printed line: contradictions per physics, how many new, and how many of
     them contradict their own data (`data_contradiction`)."""
-    physics = sorted({c.physics for c in found})
-    counts = ", ".join(
-        f"{sum(c.physics == p for c in found)} under {p} "
-        f"({sum(c.physics == p and c.new for c in found)} new, "
-        f"{sum(c.physics == p and c.data_contradiction for c in found)} {_OWN_DATA})"
-        for p in physics
-    )
+    counts = ", ".join(_physics_count(found, p, new=True) for p in _physics(found))
     return f"reality check: observed runs the model contradicts: {counts} (see the change report)"
 
 
@@ -156,12 +162,8 @@ def contradiction_lines(found: tuple[Contradiction, ...]) -> list[str]:
     """The Markdown section: a count per physics, then each contradiction, worst first."""
     if not found:
         return []
-    physics = sorted({c.physics for c in found})
-    counts = ", ".join(
-        f"{sum(c.physics == p for c in found)} under {p} "
-        f"({sum(c.physics == p and c.data_contradiction for c in found)} {_OWN_DATA})"
-        for p in physics
-    )
+    physics = _physics(found)
+    counts = ", ".join(_physics_count(found, p, new=False) for p in physics)
     lines = [
         "## Contradictions: runs that happened, which the model cannot train as they did",
         "",

@@ -11,6 +11,8 @@ import html
 
 import polars as pl
 
+from pipeline.forecast.reality import OWN_DATA, POSSIBLE_UTILIZATION
+
 CONTRADICTION_COLUMNS = (
     ("physics", "physics"),
     ("model", "run"),
@@ -55,12 +57,11 @@ def reality_counts(reality: pl.DataFrame) -> list[str]:
     for (physics,), rows in reality.group_by("physics", maintain_order=True):
         answered = rows.filter(pl.col("reason").is_null()).height
         found = rows.filter(pl.col("contradiction"))
-        own = found.filter(pl.col("implied_utilization") > 1.0).height
+        own = found.filter(pl.col("implied_utilization") > POSSIBLE_UTILIZATION).height
         lines.append(
             f"{physics}: {rows.height} runs state compute, accelerator, count and hours; the "
             f"model answers {answered} (the others run on hardware with no preset or catalog entry); "
-            f"contradictions: {found.height}, {own} of them runs whose own numbers imply a "
-            "utilization above 1"
+            f"contradictions: {found.height}, {own} of them runs {OWN_DATA}"
         )
     return sorted(lines)
 

@@ -1,6 +1,7 @@
 """The 2021-2025 Megatron-LM / NeMo measurements as concrete runs (docs/validation.md).
 
-Each row of `data/modern_2021_2025.csv` becomes a `Measured`: a `RunSpec` built from the
+Each row of `data/modern_2021_2025.csv` (`modern_runs`, the calibration's) and of
+`data/nemo_2025_fp8.csv` (`held_out_runs`, never in a fit) becomes a `Measured`: a `RunSpec` built from the
 row (model shape, GPUs, t/p/d/c/e, microbatch, global batch, sequence, the overlaps the
 recipe sets: pipeline sends, the distributed optimizer's gradient reduce-scatter and parameter
 all-gather, Transformer Engine's TP overlap), the hardware and physics overrides it runs under, and the step time the
@@ -28,6 +29,9 @@ from pipeline.model.records.transformer import Mlp, TransformerShape
 
 DATA = Path(__file__).parent / "data"
 MODERN_CSV = "modern_2021_2025.csv"
+HELD_OUT_CSV = "nemo_2025_fp8.csv"
+"""NeMo 25.02 and 25.04's FP8 throughputs on B200, GB200 and H100: shown beside the fits in
+docs/validation.md, never in one (`held_out_runs`)."""
 
 SOURCES: Mapping[str, str] = {
     "Nemotron-4 15B": "Nemotron-4 15B Technical Report",
@@ -35,6 +39,8 @@ SOURCES: Mapping[str, str] = {
     "Megatron-Core scaling": "Training Speed and Scalability",
     "Megatron-LM GPT-3 175B": "'GPT-3 Example'",
     "NeMo 24.07": "performance_summary.md",
+    "NeMo 25.02": "container NeMo 25.02",
+    "NeMo 25.04": "container NeMo 25.04",
     "GLM-130B": "GLM-130B",
     "BLOOM 176B": "BigScience 2022",
 }
@@ -114,9 +120,9 @@ class Measured:
     """bf16, fp16 or fp8, as the source trained."""
 
 
-def rows() -> list[dict[str, str]]:
-    """The rows of the modern set, the comment line skipped."""
-    with (DATA / MODERN_CSV).open() as f:
+def rows(name: str = MODERN_CSV) -> list[dict[str, str]]:
+    """The rows of a set of `DATA` (the modern set unless named), the comment line skipped."""
+    with (DATA / name).open() as f:
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
@@ -138,12 +144,16 @@ def _yes(row: Mapping[str, str], key: str, default: bool) -> bool:
 
 
 def hardware_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
-    """H100 rows run on `h100_sxm`, A100 40GB on `a100_sxm`, A100 80GB on `a100_sxm_80gb`
-    (BLOOM's with Jean Zay's 4 Omni-Path links per node, `BLOOM_INTER_NODE_GB_PER_S` and
+    """H100 rows run on `h100_sxm`, B200 on `b200`, GB200 on `gb200_nvl72`, A100 40GB on
+    `a100_sxm`, A100 80GB on `a100_sxm_80gb` (BLOOM's with Jean Zay's 4 Omni-Path links per node, `BLOOM_INTER_NODE_GB_PER_S` and
     `BLOOM_NICS_PER_NODE`)."""
     gpu = row["hardware"]
     if gpu.startswith("H100"):
         return ("hardware=h100_sxm",)
+    if gpu.startswith("GB200"):
+        return ("hardware=gb200_nvl72",)
+    if gpu.startswith("B200"):
+        return ("hardware=b200",)
     if "40GB" in gpu:
         return ("hardware=a100_sxm",)
     if source_of(row) == "BLOOM 176B":
@@ -156,8 +166,9 @@ def hardware_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def stack_of(row: Mapping[str, str]) -> _Stack:
-    """The software generation of a row: 2024 for Transformer Engine stacks (H100 rows)."""
-    return STACK_2024 if row["hardware"].startswith("H100") else STACK_2021_2022
+    """The software generation of a row: 2024 for Transformer Engine stacks (the H100 and
+    Blackwell rows), 2021-2022 for the A100 rows."""
+    return STACK_2021_2022 if row["hardware"].startswith("A100") else STACK_2024
 
 
 def physics_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
@@ -170,7 +181,7 @@ def physics_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
 def shape_of(row: Mapping[str, str]) -> TransformerShape:
     """The row's model. Squared ReLU has GeLU's two matrices, GeGLU SwiGLU's three; blank KV
     heads are the heads (multi-head attention), blank dropout Megatron's default 0.1, blank
-    tying Megatron's default (tied)."""
+    tying Megatron's default (tied), blank experts a dense model (top-1 of one)."""
     heads = int(row["heads"])
     gated = row["mlp"] in ("swiglu", "geglu")
     return TransformerShape(
@@ -182,6 +193,8 @@ def shape_of(row: Mapping[str, str]) -> TransformerShape:
         vocab=int(row["vocab"]),
         seq_len=int(row["seq_len"]),
         mlp=Mlp.SWIGLU if gated else Mlp.GELU,
+        experts=_int(row, "moe_experts", 1),
+        top_k=_int(row, "moe_top_k", 1),
         dropout=row["dropout"] == "" or float(row["dropout"]) > 0.0,
         tied_embeddings=row["tied_embeddings"] != "no",
     )
@@ -247,8 +260,19 @@ def measured_step_s(row: Mapping[str, str], run: RunSpec) -> float:
 @cache
 def modern_runs() -> tuple[Measured, ...]:
     """Every row of the modern set as a run and its step time, in file order."""
+    return _runs(MODERN_CSV)
+
+
+@cache
+def held_out_runs() -> tuple[Measured, ...]:
+    """Every row of the held-out set (`HELD_OUT_CSV`) as a run and its step time, in file order."""
+    return _runs(HELD_OUT_CSV)
+
+
+def _runs(name: str) -> tuple[Measured, ...]:
+    """Every row of the set `name` as a run and its step time, in file order."""
     out = []
-    for row in rows():
+    for row in rows(name):
         run = RunSpec(
             f"{row['row_id']} {row['model']}",
             shape_of(row),

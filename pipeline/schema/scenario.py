@@ -26,7 +26,7 @@ from pipeline.model.records.power import PowerSpec
 from pipeline.model.records.results import Layout
 from pipeline.model.records.run import RunSpec
 from pipeline.model.records.scaling import BatchLaw, BatchLawKind, ScalingLaws, model_shape
-from pipeline.model.records.switches import Physics
+from pipeline.model.records.switches import Physics, Precision
 from pipeline.schema import bounds
 from pipeline.schema.closed_form import closed_form_from_config
 from pipeline.schema.errors import MISSING, ConfigError
@@ -134,6 +134,26 @@ def check_tensor_memory(physics: Physics, hardware: HardwareSpec) -> None:
         )
 
 
+def check_precision(physics: Physics, hardware: HardwareSpec) -> None:
+    """ConfigError when `physics.precision=fp8` is the one extension on, on hardware without an
+    FP8 tensor peak (`HardwareSpec.fp8_flop_per_s`, docs/model.md R.11): its GEMMs would run at
+    the 16-bit peak as under bf16, but the paper's model would leave its own code path for Part
+    II's step and change its rows. Beside other extensions (physics=realistic on A100) it
+    changes nothing and is accepted, as `check_tensor_memory`."""
+    if (
+        physics.precision is Precision.FP8
+        and hardware.fp8_flop_per_s is None
+        and replace(physics, precision=Precision.BF16).is_paper
+    ):
+        raise ConfigError(
+            "physics.precision",
+            Precision.FP8.value,
+            f"{hardware.name} has no FP8 tensor peak (hardware.dense_fp8_tflop_per_s unset: "
+            "Hopper and later have one); FP8 would change nothing but the paper's code path: "
+            "set bf16",
+        )
+
+
 RUN_BATCH = "critical"
 """The batch choice a run's rows are filed under (`batch_law`): the root config's default
 (conf/config.yaml), which a run does not use either: its batch is its `global_batch_seqs`."""
@@ -198,6 +218,7 @@ def load_scenario(
     settings = read(physics_from_config, cfg["physics"]) if _has(cfg, "physics") else PAPER_SETTINGS
     options, physics = read(_search_options, settings, options), settings.physics
     read(check_tensor_memory, physics, hardware)
+    read(check_precision, physics, hardware)
     run = read(run_from_config, cfg["run"]) if _has(cfg, "run") else None
     if run is not None:
         check_run_groups(run, batch_name, fixed_layout)

@@ -164,6 +164,7 @@ BAD_INPUTS = [
      "hardware.growth_per_year.hbm_bytes=1e300"], "hardware.year"),
     ("projected_past_the_peak_bound", ["hardware=projected", "hardware.year=2100"], "hardware.year"),
     ("tensor_memory_on_hardware_without_it", ["physics.tensor_memory=true"], "physics.tensor_memory"),
+    ("fp8_on_hardware_without_it", ["hardware=a100_sxm", "physics.precision=fp8"], "physics.precision"),
 ]  # fmt: skip
 
 SHAPE = ModelShape(

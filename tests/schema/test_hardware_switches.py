@@ -1,5 +1,5 @@
 """A switch or a projection that does not apply to the hardware changes nothing or is refused
-(docs/model.md R.8; pipeline/schema/bounds.py)."""
+(docs/model.md R.8, R.11; pipeline/schema/bounds.py)."""
 
 from __future__ import annotations
 
@@ -12,17 +12,16 @@ from pipeline.schema import ConfigError, bounds, compose_config, load_scenario
 SMALL = "scaling.grid.max_d_model=16384"
 
 
+def _realistic_costs(*overrides: str) -> list[object]:
+    """Each point's cost of the small realistic series with `overrides`."""
+    scenario = load_scenario(compose_config(["physics=realistic", SMALL, *overrides]))
+    return [p.cost for p in evaluate_series(scenario).points]
+
+
 def test_tensor_memory_beside_realistic_physics_changes_nothing_on_h100() -> None:
     """Under physics=realistic on H100 (no tensor memory) the switch on or off gives the same rows."""
-    rows = [
-        evaluate_series(
-            load_scenario(
-                compose_config(["physics=realistic", SMALL, f"physics.tensor_memory={on}"])
-            )
-        ).points
-        for on in ("true", "false")
-    ]
-    assert [p.cost for p in rows[0]] == [p.cost for p in rows[1]]
+    on, off = ("physics.tensor_memory=true",), ("physics.tensor_memory=false",)
+    assert _realistic_costs(*on) == _realistic_costs(*off)
 
 
 def test_tensor_memory_alone_on_h100_is_refused_naming_the_hardware() -> None:
@@ -37,6 +36,28 @@ def test_tensor_memory_alone_on_b200_is_accepted() -> None:
     """On Blackwell-class hardware the switch applies and is accepted."""
     scenario = load_scenario(compose_config(["hardware=b200", "physics.tensor_memory=true"]))
     assert scenario.physics.tensor_memory
+
+
+def test_fp8_beside_realistic_physics_changes_nothing_on_a100() -> None:
+    """Under physics=realistic on A100 (no FP8 tensor peak) precision fp8 or bf16 gives the
+    same rows: its GEMMs run at the 16-bit peak either way."""
+    fp8 = _realistic_costs("hardware=a100_sxm", "physics.precision=fp8")
+    assert fp8 == _realistic_costs("hardware=a100_sxm", "physics.precision=bf16")
+
+
+def test_fp8_alone_on_a100_is_refused_naming_the_hardware() -> None:
+    """physics=paper with precision=fp8 on A100 would leave the paper's code path for no FP8
+    GEMM: one line naming the switch and the hardware."""
+    with pytest.raises(ConfigError, match="a100_sxm has no FP8 tensor peak") as info:
+        load_scenario(compose_config(["hardware=a100_sxm", "physics.precision=fp8"]))
+    assert info.value.key == "physics.precision"
+
+
+def test_fp8_alone_on_h100_is_accepted() -> None:
+    """On hardware with an FP8 tensor peak the switch applies and is accepted."""
+    scenario = load_scenario(compose_config(["physics.precision=fp8"]))
+    assert scenario.hardware.fp8_flop_per_s is not None
+    assert not scenario.physics.is_paper
 
 
 def test_projected_year_past_the_peak_bound_names_the_latest_year_in_bounds() -> None:

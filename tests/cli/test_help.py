@@ -9,17 +9,26 @@ from tests.command import dmlimits
 
 
 def test_help_lists_groups_companions_and_exit_codes(tmp_path: Path) -> None:
-    """The help names every config group with its presets, the companion commands and exit status."""
+    """The help names every config group with its presets, every companion command the package
+    installs, and the exit status."""
     result = dmlimits(tmp_path, "--help")
     assert result.returncode == 0, result.stderr
     text = result.stdout
     for group in ("hardware", "scaling", "batch", "parallelism", "sweep", "experiment"):
         options = sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
         assert f"{group}: {', '.join(options)}" in text
-    for command in ("dmlimits-gather", "dmlimits-report", "dmlimits-bi", "--config-dir"):
+    for command in (*_companion_commands(), "--config-dir"):
         assert command in text
     assert "2 bad input" in text
     assert list(tmp_path.iterdir()) == []
+
+
+def _companion_commands() -> list[str]:
+    """The console scripts the installed distribution declares beside `dmlimits` itself."""
+    from importlib.metadata import distribution
+
+    scripts = distribution("dmlimits").entry_points.select(group="console_scripts")
+    return sorted(ep.name for ep in scripts if ep.name != "dmlimits")
 
 
 def test_help_lists_user_presets(tmp_path: Path) -> None:

@@ -131,11 +131,11 @@ model gives 1.5% (+1.5% mean, docs/validation.md). It was 13% (9.4% given) befor
 NEMO_FP8_MEAN_TOLERANCE = 0.10
 """Mean absolute step-time error allowed on NeMo 24.07's eight FP8 pretraining runs (NVIDIA
 NeMo performance summary, 'Pretraining' table, FP8 on DGX-H100) under physics.precision=fp8
-with the launcher recipes' overlaps and FP32 gradient reduction; the model gives 9.4%, seven
-runs within -5% to +3% and GPT3-20B (t = 2, d = 32 on 8 nodes) +53%: its data-parallel ring
-the model charges one NIC where NCCL stripes it over the 4 of its ranks on each node
-(docs/model.md R.10; docs/validation.md, "Residuals by source"). It was 22% (21.0% given)
-before `physics.gemm_waves` and the constants fitted on every source under it."""
+with the launcher recipes' overlaps and FP32 gradient reduction; the model gives 6.2%, every
+run from -13.5% (GPT3-20B, t = 2, d = 32 on 8 nodes) to -0.2% (docs/validation.md). It was
+22% (21.0% given) before `physics.gemm_waves` and the constants fitted on every source under
+it, and 9.4% (GPT3-20B +53%) before `physics.nic_striping` striped that run's data-parallel ring
+over the 4 of its ranks on each node (docs/model.md R.10)."""
 
 
 def _step_errors(source: str) -> list[float]:

@@ -52,8 +52,8 @@ DASK_WORKERS_REFRESH_S = 1.0
 
 WORKER_MEMO_SHARE = 0.25
 """The share of each byte-bounded memo's budget a loky worker keeps (`caches.scale_byte_budgets`:
-its candidate sets 64 of 256 MiB, its realistic row sets 16 of 64 MiB, about 174 MiB of the
-696 together), so that its caches stay within `WORKER_GROWTH_BYTES` and it evicts the least
+its candidate sets 64 of 256 MiB, its realistic row sets 16 of 64 MiB, 186 MiB of the 744 its
+fourteen byte-bounded memos hold together; 174 of 696 when measured below), so that its caches stay within `WORKER_GROWTH_BYTES` and it evicts the least
 recently used entries instead of forgetting them all. With the whole budgets, the workers of
 `sweep=million_realistic`'s sample (bench/bench_million.py --every 100 --block 36) forgot
 their caches 51 times in 144 tasks; with a quarter, never (peak RSS 770 MiB down to 608, CPU
@@ -64,7 +64,7 @@ model's caches. Where psutil is installed, loky replaces a worker grown by 300 M
 warns "A worker stopped ... memory leak" (its memory-leak protection, which has no public
 setting); the caches are not a leak, so a worker keeps them below that. On sweep=sensitivity a
 worker grew by 457 MiB with 256 MiB of candidate sets, 344 MiB with 128 and 242 MiB with 64 (its
-other caches are bounded by entries), at the same CPU time within 7%."""
+other caches were then bounded by entries), at the same CPU time within 7%."""
 
 _worker: dict[str, int] = {}
 """This process's size after its first task (`reference_rss`), in a loky worker only."""

@@ -4,7 +4,7 @@ The search memoizes what does not depend on the network (candidate layouts, layo
 divisors, splits) and network-time tables, per process (docs/model.md §9.2, "Caches"). Each
 cache registers itself here under its function's dotted name when its module is imported:
 `cached` for an entry-bounded `functools.lru_cache`, `register` for any other (the search's
-byte-bounded candidate memo). `clear_caches` empties every one of them, counts included, so
+byte-bounded memos: candidate and row sets, layout tables, floors, kept rows; docs/model.md §9.6). `clear_caches` empties every one of them, counts included, so
 that what follows runs as in a fresh process.
 """
 

@@ -53,8 +53,9 @@ DASK_WORKERS_REFRESH_S = 1.0
 WORKER_MEMO_SHARE = 0.25
 """The share of each byte-bounded memo's budget a loky worker keeps (`caches.scale_byte_budgets`:
 its candidate sets 64 of 256 MiB, its realistic row sets 16 of 64 MiB, 186 MiB of the 744 its
-fourteen byte-bounded memos hold together; 174 of 696 when measured below), so that its caches stay within `WORKER_GROWTH_BYTES` and it evicts the least
-recently used entries instead of forgetting them all. With the whole budgets, the workers of
+fourteen byte-bounded memos hold together; 174 of 696 when measured below), so that its caches
+stay within `WORKER_GROWTH_BYTES` and it evicts the least recently used entries instead of
+forgetting them all. With the whole budgets, the workers of
 `sweep=million_realistic`'s sample (bench/bench_million.py --every 100 --block 36) forgot
 their caches 51 times in 144 tasks; with a quarter, never (peak RSS 770 MiB down to 608, CPU
 within the host's noise, a few percent less)."""

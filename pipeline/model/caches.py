@@ -4,8 +4,9 @@ The search memoizes what does not depend on the network (candidate layouts, layo
 divisors, splits) and network-time tables, per process (docs/model.md §9.2, "Caches"). Each
 cache registers itself here under its function's dotted name when its module is imported:
 `cached` for an entry-bounded `functools.lru_cache`, `register` for any other (the search's
-byte-bounded memos: candidate and row sets, layout tables, floors, kept rows; docs/model.md §9.6). `clear_caches` empties every one of them, counts included, so
-that what follows runs as in a fresh process.
+byte-bounded memos: candidate and row sets, layout tables, floors, kept rows; docs/model.md
+§9.6). `clear_caches` empties every one of them, counts included, so that what follows runs as
+in a fresh process.
 """
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ def _contradiction(row: dict[str, Any]) -> Contradiction:
         ),
         implied_utilization=row["implied_utilization"],
         d_model=row["d_model"],
-        precision=row.get("precision"),
+        precision=row["precision"],
         feasible=row["feasible"],
         model_n_gpu=row["model_n_gpu"],
         gpu_ratio=row["gpu_ratio"],

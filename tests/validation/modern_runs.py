@@ -1,13 +1,13 @@
 """The 2021-2025 Megatron-LM / NeMo measurements as concrete runs (docs/validation.md).
 
 Each row of `data/modern_2021_2025.csv` (`modern_runs`, the calibration's) and of
-`data/nemo_2025_fp8.csv` (`held_out_runs`, never in a fit) becomes a `Measured`: a `RunSpec` built from the
-row (model shape, GPUs, t/p/d/c/e, microbatch, global batch, sequence, the overlaps the
-recipe sets: pipeline sends, the distributed optimizer's gradient reduce-scatter and parameter
-all-gather, Transformer Engine's TP overlap), the hardware and physics overrides it runs under, and the step time the
-source measured or implies. Cells the source leaves blank take the defaults of its
-software generation (`_Stack`), each stated here; the row's own `assumed_fields` name what
-the transcription already assumed.
+`data/nemo_2025_fp8.csv` (`held_out_runs`, never in a fit) becomes a `Measured`: a `RunSpec`
+built from the row (model shape, GPUs, t/p/d/c/e, microbatch, global batch, sequence, the
+overlaps the recipe sets: pipeline sends, the distributed optimizer's gradient reduce-scatter
+and parameter all-gather, Transformer Engine's TP overlap), the hardware and physics overrides
+it runs under, and the step time the source measured or implies. Cells the source leaves blank
+take the defaults of its software generation (`_Stack`), each stated here; the row's own
+`assumed_fields` name what the transcription already assumed.
 
 Step times: `iteration_s` rows give it; throughput rows (teraFLOP/s or tokens per second
 per GPU) carry the transcription's `derived_iteration_s`; the MFU rows are converted back
@@ -145,8 +145,8 @@ def _yes(row: Mapping[str, str], key: str, default: bool) -> bool:
 
 def hardware_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
     """H100 rows run on `h100_sxm`, B200 on `b200`, GB200 on `gb200_nvl72`, A100 40GB on
-    `a100_sxm`, A100 80GB on `a100_sxm_80gb` (BLOOM's with Jean Zay's 4 Omni-Path links per node, `BLOOM_INTER_NODE_GB_PER_S` and
-    `BLOOM_NICS_PER_NODE`)."""
+    `a100_sxm`, A100 80GB on `a100_sxm_80gb` (BLOOM's with Jean Zay's 4 Omni-Path links per
+    node, `BLOOM_INTER_NODE_GB_PER_S` and `BLOOM_NICS_PER_NODE`)."""
     gpu = row["hardware"]
     if gpu.startswith("H100"):
         return ("hardware=h100_sxm",)

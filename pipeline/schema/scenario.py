@@ -154,6 +154,22 @@ def check_precision(physics: Physics, hardware: HardwareSpec) -> None:
         )
 
 
+def check_nic_striping(physics: Physics, hardware: HardwareSpec) -> None:
+    """ConfigError when `physics.nic_striping` is on for hardware with nodes (a level below
+    the top) that gives no `network.nics_per_node` (docs/model.md R.10): a ring crossing
+    nodes would be charged at one GPU's link, as with the switch off, while the scenario says
+    it stripes; under `physics=realistic` a preset of one's own would silently get slower
+    cross-node rings than the built-in presets of the same GPU."""
+    if physics.nic_striping and hardware.level_sizes and hardware.nics_per_node is None:
+        raise ConfigError(
+            "physics.nic_striping",
+            True,
+            f"{hardware.name} gives no hardware.network.nics_per_node, which the switch "
+            "stripes a ring crossing nodes over: set it (8 on DGX A100, H100 and B200 "
+            "nodes) or set physics.nic_striping=false",
+        )
+
+
 RUN_BATCH = "critical"
 """The batch choice a run's rows are filed under (`batch_law`): the root config's default
 (conf/config.yaml), which a run does not use either: its batch is its `global_batch_seqs`."""
@@ -219,6 +235,7 @@ def load_scenario(
     options, physics = read(_search_options, settings, options), settings.physics
     read(check_tensor_memory, physics, hardware)
     read(check_precision, physics, hardware)
+    read(check_nic_striping, physics, hardware)
     run = read(run_from_config, cfg["run"]) if _has(cfg, "run") else None
     if run is not None:
         check_run_groups(run, batch_name, fixed_layout)

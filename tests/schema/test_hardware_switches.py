@@ -60,6 +60,36 @@ def test_fp8_alone_on_h100_is_accepted() -> None:
     assert not scenario.physics.is_paper
 
 
+def test_nic_striping_without_nics_per_node_is_refused_naming_the_key() -> None:
+    """physics=realistic on nodes whose preset gives no NICs per node would charge every ring
+    crossing nodes at one link while the switch says it stripes: one line naming the switch,
+    the hardware and the missing key (docs/model.md R.10)."""
+    no_nics = "hardware.network.nics_per_node=null"
+    with pytest.raises(ConfigError, match=r"h100_sxm gives no hardware\.network\.nics_per_node"):
+        load_scenario(compose_config(["physics=realistic", no_nics]))
+    off = load_scenario(
+        compose_config(["physics=realistic", no_nics, "physics.nic_striping=false"])
+    )
+    assert off.hardware.nics_per_node is None
+    assert not off.physics.nic_striping
+
+
+def test_nic_striping_without_nodes_is_accepted() -> None:
+    """One global NVLink level has no node for a ring to cross: nothing to stripe, no count
+    needed."""
+    scenario = load_scenario(
+        compose_config(
+            [
+                "physics=realistic",
+                "hardware=h100_global_nvlink",
+                "hardware.network.nics_per_node=null",
+            ]
+        )
+    )
+    assert scenario.hardware.level_sizes == ()
+    assert scenario.physics.nic_striping
+
+
 def test_projected_year_past_the_peak_bound_names_the_latest_year_in_bounds() -> None:
     """hardware.year=2100 projects H100 past the 1e30 FLOP/s bound: refused, naming the
     latest year whose projection is within every bound, and that year is accepted."""

@@ -85,6 +85,7 @@ END_WORDS = {
     str(SeriesEnd.WALL): "wall",
     str(SeriesEnd.UTILIZATION_COLLAPSE): "collapse",
     str(SeriesEnd.END_OF_GRID): "grid end",
+    str(SeriesEnd.CLUSTER_CAP): "cap",
 }
 """How a series ended (`thresholds.end_reason`) in the summary's words."""
 
@@ -124,7 +125,8 @@ def footer_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
         "not reached: no recorded size fell that low",
         f"wall: first grid size that is infeasible (ended by wall, or power: over "
         f"constraints.max_power_mw) or runs below utilization {UTILIZATION_FLOOR:g} (collapse); "
-        "none: every grid size ran (grid end)",
+        "none: every grid size ran (grid end), or the search's cluster cap ended the series (cap:"
+        " parallelism.max_cluster_doublings)",
     ]
     inputs = {
         (cf.duration_s, cf.b0_tokens, cf.tokens_per_param, cf.t_lat_s, cf.alpha)

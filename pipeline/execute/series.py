@@ -60,6 +60,11 @@ def evaluate_series(
         scenario=scenario,
         series_id=series_id(scenario, whole_grid) if ids is None else ids(scenario),
         points=points,
-        limits=series_limits_under(points, scenario.hardware.u_eff, scenario.physics),
+        limits=series_limits_under(
+            points,
+            scenario.hardware.u_eff,
+            scenario.physics,
+            scenario.options.max_cluster_doublings,
+        ),
         closed_forms=series_closed_forms(spec),
     )

@@ -14,7 +14,7 @@ from enum import StrEnum
 from pipeline.model.compute.matmul import WORD_BYTES
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.model.records.options import Quirks
-from pipeline.model.records.results import PointResult, SeriesLimits
+from pipeline.model.records.results import InfeasibleReason, PointResult, SeriesLimits
 from pipeline.model.records.scaling import (
     BatchLaw,
     BatchLawKind,
@@ -52,6 +52,12 @@ class SeriesEnd(StrEnum):
     (spec §11) and that size counts as the wall (`wall_flop`)."""
     END_OF_GRID = "end_of_grid"
     """Every grid size is feasible above the floor: no wall within the grid."""
+    CLUSTER_CAP = "cluster_cap"
+    """A grid size that no cluster the search allows trains within the duration follows one
+    whose smallest cluster lay in the cap's doubling, above half of S · 2^i_max
+    (`parallelism.max_cluster_doublings`): the larger model needs more GPUs than the search
+    may try, so the cap, not the physics, ended the series; no wall (`wall_flop` null),
+    `first_infeasible_flop` that size (`capped_at`)."""
 
 
 class LinearEndBasis(StrEnum):
@@ -64,15 +70,33 @@ class LinearEndBasis(StrEnum):
     physics, and paper physics on a series that starts below 0.8 · u_eff."""
 
 
-def series_end(points: Sequence[PointResult]) -> tuple[SeriesEnd, float | None]:
+def series_end(
+    points: Sequence[PointResult], max_doublings: int | None = None
+) -> tuple[SeriesEnd, float | None]:
     """How the series ended and its wall: C of the first size that is infeasible or feasible
-    below the utilization floor, whichever comes first; None at the end of the grid."""
+    below the utilization floor, whichever comes first; None at the end of the grid, or
+    where the search's cluster cap of `max_doublings` ended it (`capped_at`; None: no cap
+    given)."""
+    before: PointResult | None = None
     for p in points:
         if not p.feasible:
+            if max_doublings is not None and capped_at(before, p, max_doublings):
+                return SeriesEnd.CLUSTER_CAP, None
             return SeriesEnd.WALL, p.counted_flop
         if p.cost is not None and p.cost.utilization < UTILIZATION_FLOOR:
             return SeriesEnd.UTILIZATION_COLLAPSE, p.counted_flop
+        before = p
     return SeriesEnd.END_OF_GRID, None
+
+
+def capped_at(before: PointResult | None, point: PointResult, max_doublings: int) -> bool:
+    """Whether the infeasible `point` is the search's cluster cap rather than a wall: no
+    cluster up to S · 2^`max_doublings` trains it (`no_cluster_within_duration`) and the size
+    `before` it needed more than half that cap (the cap's doubling, docs/model.md §9.5)."""
+    if before is None or before.layout is None:
+        return False
+    cap = point.shape.sparsity * 2.0**max_doublings
+    return point.infeasible_reason is InfeasibleReason.NO_CLUSTER and 2 * before.layout.n_gpu > cap
 
 
 def linear_end_u_eff_flop(points: Sequence[PointResult], u_eff: float) -> float | None:
@@ -102,7 +126,10 @@ def starts_in_linear_regime(points: Sequence[PointResult], u_eff: float) -> bool
 
 
 def series_limits(
-    points: Sequence[PointResult], u_eff: float, paper_rule: bool = True
+    points: Sequence[PointResult],
+    u_eff: float,
+    paper_rule: bool = True,
+    max_doublings: int | None = None,
 ) -> SeriesLimits:
     """Linear-scaling end, last feasible and first infeasible compute, and how the series
     ended (spec §11).
@@ -111,6 +138,8 @@ def series_limits(
     set and the series starts in the regime; otherwise it is measured from the series' own
     peak (`linear_end_after_peak_flop`), and `linear_end_basis` says which. A series that
     starts below 0.8 · u_eff would otherwise report its first grid size as its linear end.
+    With `max_doublings`, the search's cluster cap, a series the cap ended has no wall
+    (`SeriesEnd.CLUSTER_CAP`).
     """
     feasible = [p for p in points if p.feasible and p.cost is not None]
     if not feasible:
@@ -120,7 +149,7 @@ def series_limits(
     else:
         basis, linear_end = LinearEndBasis.PEAK, linear_end_after_peak_flop(points)
     infeasible = [p for p in points if not p.feasible]
-    end, wall = series_end(points)
+    end, wall = series_end(points, max_doublings)
     reason = infeasible[0].infeasible_reason if end is SeriesEnd.WALL else None
     return SeriesLimits(
         linear_end_flop=linear_end,

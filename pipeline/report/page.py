@@ -40,6 +40,7 @@ ENDED_BY = {
     "wall": "an infeasible size",
     "utilization_collapse": "utilization < 0.001",
     "end_of_grid": "the grid's end",
+    "cluster_cap": "the search's cluster cap",
 }
 """`thresholds.end_reason` in the page's words."""
 STYLE = """

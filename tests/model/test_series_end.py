@@ -60,3 +60,23 @@ def test_linear_end_realistic_rule_is_always_the_peak() -> None:
     points = [point(1024, 0.69), point(2048, 0.57), point(4096, 0.5)]
     limits = series_limits(points, U_EFF, paper_rule=False)
     assert (limits.linear_end_flop, limits.linear_end_basis) == (flop(4096), "peak")
+
+
+def test_series_ended_by_the_cluster_cap_has_no_wall() -> None:
+    """An infeasible size after one that needed more than half the largest cluster the search
+    allows (S · 2^max_doublings) is the cap's end, not a wall (docs/model.md §9.5): LAYOUT's 8
+    GPUs are above half a cap of 2^3 = 8 GPUs, so a cap of 3 doublings ends the series at the
+    infeasible size and a cap of 4 (16 GPUs) does not."""
+    points = [point(1024, 0.6), point(2048, None)]
+    capped = series_limits(points, U_EFF, max_doublings=3)
+    assert (capped.end_reason, capped.wall_flop, capped.wall_reason) == ("cluster_cap", None, None)
+    assert capped.first_infeasible_flop == flop(2048)
+    assert capped.last_feasible_flop == flop(1024)
+    wide = series_limits(points, U_EFF, max_doublings=4)
+    assert (wide.end_reason, wide.wall_flop) == ("wall", flop(2048))
+
+
+def test_an_infeasible_first_size_is_a_wall_whatever_the_cap() -> None:
+    """Without a feasible size before it, nothing shows the cap bound: a wall, as before."""
+    limits = series_limits([point(1024, None)], U_EFF, max_doublings=3)
+    assert (limits.end_reason, limits.wall_flop) == ("wall", flop(1024))

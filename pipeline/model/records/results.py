@@ -16,7 +16,8 @@ class InfeasibleReason(StrEnum):
     """Why a model size has no result (stored as these strings in the `points` table)."""
 
     NO_CLUSTER = "no_cluster_within_duration"
-    """No cluster of sparsity · 2^i GPUs, i ≤ 59, trains the model within the duration (spec §11)."""
+    """No cluster of sparsity · 2^i GPUs, i ≤ `max_cluster_doublings` (59 by default), trains the
+    model within the duration (spec §11)."""
     NO_LAYOUT = "no_valid_layout"
     """No layout passes the divisibility rules and the memory check at any cluster size (spec §10.9)."""
     EXCEEDS_DURATION = "training_time_exceeds_duration"

@@ -8,8 +8,9 @@ conf/config.yaml (hardware, scaling, batch, parallelism, physics, run) and the r
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
@@ -154,6 +155,49 @@ def check_precision(physics: Physics, hardware: HardwareSpec) -> None:
         )
 
 
+INERT_SWITCHES: tuple[tuple[str, Callable[[Physics, HardwareSpec], bool], str], ...] = (
+    (
+        "cp_all_gather",
+        lambda p, _: p.max_context_parallel <= 1,
+        "context parallelism, physics.max_context_parallel > 1",
+    ),
+    ("small_microbatches", lambda p, _: not p.whole_sequences, "physics.whole_sequences"),
+    (
+        "batch_at_row_flop",
+        lambda p, _: not (p.attention or p.whole_sequences),
+        "physics.attention or physics.whole_sequences (else a row trains the paper's C)",
+    ),
+    ("nic_striping", lambda _, hw: not hw.level_sizes, "nodes, a network level below the top"),
+)
+"""(switch, whether it can do nothing under a physics on a GPU, what it needs to act) of the
+extensions that act only through another setting (docs/configuration.md)."""
+
+
+def check_inert_switches(physics: Physics, hardware: HardwareSpec) -> None:
+    """ConfigError when the only extensions on are switches that can do nothing here
+    (`INERT_SWITCHES`): they would change no rule the step applies, only take the paper's
+    model off its own code path for Part II's step, and move its answer (the H100 dense wall
+    from 5.08e31 to 4.07e29 FLOP) as `check_tensor_memory` and `check_precision` say of theirs.
+    Beside an extension that acts they change nothing and are accepted."""
+    inert = [
+        (name, needs)
+        for name, idle, needs in INERT_SWITCHES
+        if getattr(physics, name) and idle(physics, hardware)
+    ]
+    if not inert or physics.is_paper:
+        return
+    off: dict[str, Any] = {name: False for name, _ in inert}
+    if not replace(physics, **off).is_paper:
+        return
+    name, needs = inert[0]
+    raise ConfigError(
+        f"physics.{name}",
+        True,
+        f"does nothing on {hardware.name} without {needs}; alone it would change nothing but "
+        "the paper's code path: set it false",
+    )
+
+
 def check_nic_striping(physics: Physics, hardware: HardwareSpec) -> None:
     """ConfigError when `physics.nic_striping` is on for hardware with nodes (a level below
     the top) that gives no `network.nics_per_node` (docs/model.md R.10): a ring crossing
@@ -236,6 +280,7 @@ def load_scenario(
     read(check_tensor_memory, physics, hardware)
     read(check_precision, physics, hardware)
     read(check_nic_striping, physics, hardware)
+    read(check_inert_switches, physics, hardware)
     run = read(run_from_config, cfg["run"]) if _has(cfg, "run") else None
     if run is not None:
         check_run_groups(run, batch_name, fixed_layout)

@@ -165,6 +165,8 @@ BAD_INPUTS = [
     ("projected_past_the_peak_bound", ["hardware=projected", "hardware.year=2100"], "hardware.year"),
     ("tensor_memory_on_hardware_without_it", ["physics.tensor_memory=true"], "physics.tensor_memory"),
     ("fp8_on_hardware_without_it", ["hardware=a100_sxm", "physics.precision=fp8"], "physics.precision"),
+    ("context_parallel_gather_without_context_parallelism", ["physics.cp_all_gather=true"],
+     "physics.cp_all_gather"),
     ("nic_striping_without_nics_per_node", ["physics=realistic", "hardware.network.nics_per_node=null"],
      "physics.nic_striping"),
 ]  # fmt: skip

@@ -90,6 +90,44 @@ def test_nic_striping_without_nodes_is_accepted() -> None:
     assert scenario.physics.nic_striping
 
 
+@pytest.mark.parametrize(
+    ("overrides", "switch"),
+    [
+        (["physics.cp_all_gather=true"], "cp_all_gather"),
+        (["physics.small_microbatches=true"], "small_microbatches"),
+        (["physics.batch_at_row_flop=true"], "batch_at_row_flop"),
+        (["hardware=h100_global_nvlink", "physics.nic_striping=true"], "nic_striping"),
+        (["physics.cp_all_gather=true", "physics.small_microbatches=true"], "cp_all_gather"),
+    ],
+)
+def test_a_switch_that_cannot_act_alone_is_refused(overrides: list[str], switch: str) -> None:
+    """Under physics=paper a switch that acts only through another setting, on alone (or
+    beside others that cannot act either), would change only the code path: refused, naming
+    the switch and what it needs (`schema.scenario.INERT_SWITCHES`)."""
+    with pytest.raises(ConfigError, match="does nothing on") as info:
+        load_scenario(compose_config(overrides))
+    assert info.value.key == f"physics.{switch}"
+
+
+def test_a_switch_beside_what_it_needs_is_accepted() -> None:
+    """The same switches with what they act through are accepted, and the batch law read at
+    the row's FLOP does act there: whole sequences change the FLOP a row trains."""
+    for overrides in (
+        [
+            "physics.cp_all_gather=true",
+            "physics.whole_sequences=true",
+            "physics.max_context_parallel=4",
+        ],
+        ["physics.small_microbatches=true", "physics.whole_sequences=true"],
+        ["physics.nic_striping=true"],
+    ):
+        assert not load_scenario(compose_config(overrides)).physics.is_paper
+    whole = ("physics.whole_sequences=true", SMALL)
+    plain = evaluate_series(load_scenario(compose_config(list(whole))))
+    row = evaluate_series(load_scenario(compose_config([*whole, "physics.batch_at_row_flop=true"])))
+    assert [p.shape for p in row.points] != [p.shape for p in plain.points]
+
+
 def test_projected_year_past_the_peak_bound_names_the_latest_year_in_bounds() -> None:
     """hardware.year=2100 projects H100 past the 1e30 FLOP/s bound: refused, naming the
     latest year whose projection is within every bound, and that year is accepted."""

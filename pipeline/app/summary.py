@@ -86,6 +86,7 @@ END_WORDS = {
     str(SeriesEnd.UTILIZATION_COLLAPSE): "collapse",
     str(SeriesEnd.END_OF_GRID): "grid end",
     str(SeriesEnd.CLUSTER_CAP): "cap",
+    str(SeriesEnd.RUN): "run",
 }
 """How a series ended (`thresholds.end_reason`) in the summary's words."""
 

@@ -65,6 +65,7 @@ def evaluate_series(
             scenario.hardware.u_eff,
             scenario.physics,
             scenario.options.max_cluster_doublings,
+            run=scenario.run is not None,
         ),
         closed_forms=series_closed_forms(spec),
     )

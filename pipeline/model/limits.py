@@ -58,6 +58,10 @@ class SeriesEnd(StrEnum):
     (`parallelism.max_cluster_doublings`): the larger model needs more GPUs than the search
     may try, so the cap, not the physics, ended the series; no wall (`wall_flop` null),
     `first_infeasible_flop` that size (`capped_at`)."""
+    RUN = "run"
+    """A concrete run (`run=`): one point, no grid of sizes to end, so no wall (`wall_flop`
+    null); the run's compute is `last_feasible_flop` if it trains within the duration, else
+    `first_infeasible_flop`."""
 
 
 class LinearEndBasis(StrEnum):
@@ -130,6 +134,7 @@ def series_limits(
     u_eff: float,
     paper_rule: bool = True,
     max_doublings: int | None = None,
+    run: bool = False,
 ) -> SeriesLimits:
     """Linear-scaling end, last feasible and first infeasible compute, and how the series
     ended (spec §11).
@@ -139,7 +144,7 @@ def series_limits(
     peak (`linear_end_after_peak_flop`), and `linear_end_basis` says which. A series that
     starts below 0.8 · u_eff would otherwise report its first grid size as its linear end.
     With `max_doublings`, the search's cluster cap, a series the cap ended has no wall
-    (`SeriesEnd.CLUSTER_CAP`).
+    (`SeriesEnd.CLUSTER_CAP`); nor has a concrete `run` (`SeriesEnd.RUN`).
     """
     feasible = [p for p in points if p.feasible and p.cost is not None]
     if not feasible:
@@ -149,7 +154,7 @@ def series_limits(
     else:
         basis, linear_end = LinearEndBasis.PEAK, linear_end_after_peak_flop(points)
     infeasible = [p for p in points if not p.feasible]
-    end, wall = series_end(points, max_doublings)
+    end, wall = (SeriesEnd.RUN, None) if run else series_end(points, max_doublings)
     reason = infeasible[0].infeasible_reason if end is SeriesEnd.WALL else None
     return SeriesLimits(
         linear_end_flop=linear_end,

@@ -149,13 +149,20 @@ def closed_forms(spec: SeriesSpec) -> ClosedForms:
 
 
 def series_limits_under(
-    points: Sequence[PointResult], u_eff: float, physics: Physics, max_doublings: int
+    points: Sequence[PointResult],
+    u_eff: float,
+    physics: Physics,
+    max_doublings: int,
+    run: bool = False,
 ) -> SeriesLimits:
     """The series' limits (spec §11); under realistic physics the linear-scaling end is the
     first size past the series' peak utilization at 0.8 of it (`linear_end_after_peak_flop`),
     as under paper physics for a series that starts below 0.8 · u_eff (`series_limits`); a
-    series its search's cluster cap of `max_doublings` ended has no wall."""
-    return series_limits(points, u_eff, paper_rule=physics.is_paper, max_doublings=max_doublings)
+    series its search's cluster cap of `max_doublings` ended has no wall, nor has a concrete
+    `run`, one point."""
+    return series_limits(
+        points, u_eff, paper_rule=physics.is_paper, max_doublings=max_doublings, run=run
+    )
 
 
 def closed_form_limits(

@@ -41,6 +41,7 @@ ENDED_BY = {
     "utilization_collapse": "utilization < 0.001",
     "end_of_grid": "the grid's end",
     "cluster_cap": "the search's cluster cap",
+    "run": "a concrete run (no grid)",
 }
 """`thresholds.end_reason` in the page's words."""
 STYLE = """

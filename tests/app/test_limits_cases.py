@@ -45,6 +45,28 @@ def test_default_series_ends_at_a_wall_with_its_reason() -> None:
     assert row["linear_end_basis"] == "u_eff"
 
 
+def test_a_run_has_no_wall_and_no_wall_year() -> None:
+    """A concrete run is one point, not a grid: a run over its duration (GPT 1T on its own 3,072
+    A100s trains for years) is no wall of the frontier, and no forecast says one was passed."""
+    result = run("run=gpt_1t", "hardware=a100_sxm_80gb", "physics=realistic")
+    row = result.thresholds.row(0, named=True)
+    assert (row["end_reason"], row["wall_flop"], row["wall_reason"]) == ("run", None, None)
+    assert row["first_infeasible_flop"] == result.points.row(0, named=True)["training_flop"]
+    assert result.forecasts["wall_year"].null_count() == result.forecasts.height
+    assert "wall_year" not in ",".join(result.forecasts["already_passed"])
+
+
+def test_a_series_its_cluster_cap_ended_has_no_wall() -> None:
+    """With clusters capped at 2^20 GPUs the H100 series stops after a size that needed the
+    cap: no wall, and the summary says the cap ended it (docs/model.md §9.5)."""
+    result = run("parallelism.max_cluster_doublings=20")
+    row = result.thresholds.row(0, named=True)
+    assert (row["end_reason"], row["wall_flop"]) == ("cluster_cap", None)
+    feasible = result.points.filter(result.points["feasible"])
+    assert feasible["n_gpu"].max() > 2**19
+    assert " cap " in result.summary().splitlines()[2]
+
+
 def test_gpu_below_the_regime_gets_a_linear_end_from_its_peak() -> None:
     """B200 under physics=paper never reaches 0.8 · u_eff: its linear end is measured from its
     own peak, not its first grid size, and no forecast year falls before the trajectory's base."""

@@ -202,8 +202,9 @@ def execute_plan(
     )
     trends = hardware[1] if hardware is not None else None
     if progress and plan.forecast.observed is not None:
-        also = ", the reality check" if plan.forecast.reality else ""
-        stage(f"the run's tables: trends, observed runs{also}")
+        written = ["trends"] if moving else []
+        written += ["observed runs"] + (["the reality check"] if plan.forecast.reality else [])
+        stage(f"the run's tables: {', '.join(written)}")
     per_run = run_tables(
         trends if moving else None,
         plan.forecast.observed,

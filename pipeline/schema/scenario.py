@@ -219,10 +219,19 @@ RUN_BATCH = "critical"
 (conf/config.yaml), which a run does not use either: its batch is its `global_batch_seqs`."""
 
 
-def check_run_groups(run: RunSpec, batch_name: str, fixed_layout: Layout | None) -> None:
+RUN_SCALING = "dense"
+"""The scaling choice a run's rows are filed under: the root config's default, whose duration
+(and tokens per parameter, without `run.tokens`) the run reads; the other choice differs only
+in laws the run does not use (its model is its own)."""
+
+
+def check_run_groups(
+    run: RunSpec, batch_name: str, fixed_layout: Layout | None, scaling_name: str = RUN_SCALING
+) -> None:
     """ConfigError naming a group choice a concrete run does not use: a batch law other than
-    the default (the run has its own batch) or parallelism=fixed (the run has its own layout,
-    or searches one with run.layout_search)."""
+    the default (the run has its own batch), scaling laws other than the default (the run has
+    its own model; its rows would be filed under a scaling they do not follow) or
+    parallelism=fixed (the run has its own layout, or searches one with run.layout_search)."""
     if fixed_layout is not None and run.layout_search:
         raise ConfigError(
             "run.layout_search",
@@ -242,6 +251,14 @@ def check_run_groups(run: RunSpec, batch_name: str, fixed_layout: Layout | None)
             batch_name,
             f"is not used by run={run.name}, which has its own batch (run.global_batch_seqs): "
             f"drop batch={batch_name} (a run's rows are filed under batch_law={RUN_BATCH})",
+        )
+    if scaling_name != RUN_SCALING:
+        raise ConfigError(
+            "scaling",
+            scaling_name,
+            f"is not used by run={run.name}, which has its own model (run.layers, run.hidden, "
+            f"run.experts, ...): drop scaling={scaling_name} (a run's rows are filed under "
+            f"scaling={RUN_SCALING}; its duration is scaling.duration_*)",
         )
 
 
@@ -283,7 +300,7 @@ def load_scenario(
     read(check_inert_switches, physics, hardware)
     run = read(run_from_config, cfg["run"]) if _has(cfg, "run") else None
     if run is not None:
-        check_run_groups(run, batch_name, fixed_layout)
+        check_run_groups(run, batch_name, fixed_layout, scaling.name)
     if run is not None:
         check_run_batch(run, physics, scaling.laws.tokens_per_param)
     laws = read(_with_batch, scaling.laws, batch_law)

@@ -24,6 +24,8 @@ RUN_INPUTS = [
     ("batch_choice_beside_a_run", ["run=gpt_1t", "batch=deepseek"], "batch", "has its own batch"),
     ("fixed_layout_beside_a_run", ["run=gpt_1t", "parallelism=fixed"], "parallelism",
      "has its own layout"),
+    ("scaling_choice_beside_a_run", ["run=gpt_1p7b", "scaling=sparse"], "scaling",
+     "has its own model"),
     ("tp_not_dividing_kv_heads", ["run=gpt_7p5b", "run.kv_heads=2"], "run.tp", "kv_heads"),
     ("dp_not_dividing_the_batch", ["run=gpt_1p7b", "run.dp=768"], "run.dp",
      "global_batch_seqs = 512"),

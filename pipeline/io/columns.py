@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -285,15 +285,15 @@ network. Bandwidths may be inf (the "infinite network" what-if)."""
 
 LAWS_FIELDS = [
     _required("sparse", pa.bool_()),
-    _required("ff_ratio", pa.int64()),
-    _required("depth_coefficient", pa.float64()),
-    _required("depth_exponent", pa.float64()),
-    _required("experts_at_reference", pa.float64()),
-    _required("reference_d_model", pa.float64()),
-    _required("tokens_per_param", pa.float64()),
+    _optional("ff_ratio", pa.int64()),
+    _optional("depth_coefficient", pa.float64()),
+    _optional("depth_exponent", pa.float64()),
+    _optional("experts_at_reference", pa.float64()),
+    _optional("reference_d_model", pa.float64()),
+    _optional("tokens_per_param", pa.float64()),
     _required("seq_len", pa.int64()),
     _optional("kv_heads", pa.int64()),
-    _required("batch_kind", pa.string()),
+    _optional("batch_kind", pa.string()),
     _optional("batch_reference_tokens", pa.float64()),
     _optional("batch_reference_flop", pa.float64()),
     _optional("batch_coefficient", pa.float64()),

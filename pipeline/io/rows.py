@@ -24,6 +24,7 @@ from pipeline.identity import canonical_json, point_config_hash
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.results import PointResult, SeriesLimits
+from pipeline.model.records.run import RunSpec
 from pipeline.schema.scaling import BATCH_LAW_KEYS
 from pipeline.units import MONTHS_PER_YEAR
 from pipeline.version import __version__
@@ -327,6 +328,41 @@ def _number_levels(values: Sequence[float]) -> str:
     return "x".join(number_text(v) for v in values)
 
 
+RUN_UNUSED_LAW_COLUMNS = (
+    "ff_ratio",
+    "depth_coefficient",
+    "depth_exponent",
+    "experts_at_reference",
+    "reference_d_model",
+    "batch_kind",
+    "batch_reference_tokens",
+    "batch_reference_flop",
+    "batch_coefficient",
+    "batch_exponent",
+)
+"""`series` columns of the scaling and batch laws a concrete run does not read (its shape and
+batch are its own, `run_json`): null on a run's row."""
+
+
+def _run_model_columns(run: RunSpec) -> dict[str, Any]:
+    """A run's `series` columns of the model it trains, one width: its own sparsity, sequence
+    length, K/V heads and width where a grid series has its laws' and grid's, and no value for
+    the laws it does not read (`RUN_UNUSED_LAW_COLUMNS`; `tokens_per_param` too when the run
+    gives its tokens)."""
+    shape = run.shape
+    unused = (*RUN_UNUSED_LAW_COLUMNS, *(("tokens_per_param",) if run.tokens is not None else ()))
+    return {
+        "sparse": shape.experts > 1,
+        "seq_len": int(shape.seq_len),
+        "kv_heads": int(shape.kv_heads),
+        "n_d_models": 1,
+        "d_model_min": int(shape.hidden),
+        "d_model_max": int(shape.hidden),
+        "d_models": _levels((shape.hidden,)),
+        **dict.fromkeys(unused),
+    }
+
+
 def series_dict(
     scenario: Scenario,
     series: SeriesKey,
@@ -391,6 +427,7 @@ def series_dict(
         "d_model_min": int(d_models[0]),
         "d_model_max": int(d_models[-1]),
         "d_models": _levels(d_models),
+        **(_run_model_columns(scenario.run) if scenario.run is not None else {}),
         **{
             f"option_{f.name}": getattr(scenario.options, f.name)
             for f in dataclasses.fields(scenario.options)

@@ -56,6 +56,24 @@ def test_a_run_has_no_wall_and_no_wall_year() -> None:
     assert "wall_year" not in ",".join(result.forecasts["already_passed"])
 
 
+def test_a_runs_series_row_describes_the_run() -> None:
+    """A run's `series` row holds its own sequence length, K/V heads and width, not those of the
+    scaling group it was composed with, and no value for the laws it does not read (schema
+    version 7): Llama 3 405B trains 8,192-token sequences of width 16,384 on 8 K/V heads and
+    gives its tokens."""
+    row = run("run=llama3_405b_8k_8192", "physics=realistic").series.row(0, named=True)
+    assert (row["seq_len"], row["kv_heads"], row["sparse"]) == (8192, 8, False)
+    assert (row["n_d_models"], row["d_model_min"], row["d_models"]) == (1, 16384, "16384")
+    unused = ("ff_ratio", "depth_coefficient", "batch_kind", "batch_exponent", "tokens_per_param")
+    assert all(row[c] is None for c in unused)
+    grid = run().series.row(0, named=True)
+    assert (grid["seq_len"], grid["batch_kind"], grid["tokens_per_param"]) == (
+        2048,
+        "critical",
+        20.0,
+    )
+
+
 def test_a_series_its_cluster_cap_ended_has_no_wall() -> None:
     """With clusters capped at 2^20 GPUs the H100 series stops after a size that needed the
     cap: no wall, and the summary says the cap ended it (docs/model.md §9.5)."""

@@ -24,6 +24,7 @@ from tests.validation.calibration import (
     KORTHIKANTI_LARGE_PARAMS_B,
     KORTHIKANTI_MAX_TOLERANCE,
     KORTHIKANTI_MEAN_TOLERANCE,
+    MEGATRON_2021,
     NARAYANAN_MAX_TOLERANCE,
     NARAYANAN_MEAN_TOLERANCE,
     korthikanti_runs,
@@ -44,8 +45,11 @@ def _rows(name: str) -> list[dict[str, str]]:
 
 @lru_cache(maxsize=16)
 def narayanan_prediction(preset: str) -> tuple[RunCost, int, int]:
-    """The run preset under physics=realistic on A100 80GB: its cost, layers and hidden."""
-    cfg = compose_config([f"run={preset}", "hardware=a100_sxm_80gb", "physics=realistic"])
+    """The run preset under physics=realistic on A100 80GB with Megatron-LM 2021's kernels: its
+    cost, layers and hidden."""
+    cfg = compose_config(
+        [f"run={preset}", "hardware=a100_sxm_80gb", "physics=realistic", *MEGATRON_2021]
+    )
     scenario = load_scenario(cfg)
     assert scenario.run is not None
     cost = evaluate_run(scenario.hardware, scenario.physics, scenario.run)
@@ -184,7 +188,7 @@ def test_llama3_8k_runs_fit_without_recompute() -> None:
 def korthikanti_errors() -> dict[tuple[str, str], float]:
     """Relative error of predicted vs published iteration time, by (model, recompute), A100
     80GB under realistic physics with each row's layout (Korthikanti et al. 2022 Table 5)."""
-    hw, physics = scenario_of(A100_80GB)
+    hw, physics = scenario_of((*A100_80GB, *MEGATRON_2021))
     errors = {}
     for measured in korthikanti_runs():
         run = measured.run

@@ -19,6 +19,7 @@ from pipeline.io.parquet import check_writable
 from pipeline.schema import Scenario, compose_config
 from pipeline.schema.compose import RUN_PRESET_NEEDED, run_key_without_run
 from pipeline.schema.errors import ConfigError
+from pipeline.schema.run import check_run_overrides
 from pipeline.schema.section import check_integer, check_number
 from pipeline.sweep import SweepSeries, sweep_from_config
 from pipeline.sweep.design import design_series
@@ -159,6 +160,9 @@ def plan_run(
     settings = execution_of(cfg)
     forecast = forecast_from_config(cfg.get("forecast"))
     given = known_overrides(overrides)
+    run = cfg.get("run")
+    if given and run is not None:
+        check_run_overrides(str(run.get("name")), given)
     sweep = sweep_from_config(cfg)
     spaced = _Spaced(say)
     stream = SeriesStream(cfg, sweep, whole_grid=whole_grid, overrides=given, say=spaced)

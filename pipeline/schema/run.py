@@ -204,3 +204,54 @@ def check_run_batch(run: RunSpec, physics: Physics, tokens_per_param: float) -> 
             "run trains on (run.tokens, or scaling.tokens_per_param times its parameters): "
             "not one whole step",
         )
+
+
+RUN_COUNTERPARTS = {
+    "physics.recompute": "run.recompute",
+    "physics.zero_stage": "run.zero_stage",
+    "physics.grad_reduce_fp32": "run.grad_reduce_fp32",
+    "physics.max_context_parallel": "run.cp",
+    "physics.cp_all_gather": "run.cp_all_gather",
+    "physics.dp_overlap": "run.dp_overlap",
+    "physics.tp_overlap_in_domain": "run.tp_comm_overlap",
+    "physics.whole_sequences": "",
+    "physics.tensor_parallel": "",
+    "physics.tp_in_domain": "",
+    "physics.few_microbatches": "",
+    "physics.small_microbatches": "",
+    "physics.batch_at_row_flop": "",
+    "scaling.seq_len": "run.seq_len",
+    "scaling.kv_heads": "run.kv_heads",
+    "scaling.ff_ratio": "run.ffn_hidden",
+    "scaling.sparse": "run.experts",
+    "scaling.grid": "",
+    "scaling.depth": "run.layers",
+    "scaling.experts": "run.experts",
+    "output.whole_grid": "",
+}
+"""Config keys (or key prefixes) a concrete run does not read, with the run key that says the
+same of a run ("": none): grid-search switches of the physics group, the scaling laws other
+than the duration and the tokens per parameter, the grid. A run's layout, schedule and model
+are its own (`runs.training_run.RunLayouts`, `runs.run_search`)."""
+
+
+def override_key(override: str) -> str:
+    """The dotted key of a command-line override (`+key=value`, `++key=value`, `~key`)."""
+    return override.lstrip("+~").split("=", 1)[0]
+
+
+def check_run_overrides(run_name: str, overrides: tuple[str, ...]) -> None:
+    """ConfigError naming the first override of a key `run=run_name` does not read
+    (`RUN_COUNTERPARTS`): set on the command line, it would change nothing while the row and
+    its summary said otherwise (`physics.recompute=none` beside a run that recomputes)."""
+    for override in overrides:
+        key = override_key(override)
+        for ignored, counterpart in RUN_COUNTERPARTS.items():
+            if key == ignored or key.startswith(f"{ignored}."):
+                instead = f" (the run's own key is {counterpart})" if counterpart else ""
+                raise ConfigError(
+                    key,
+                    override.split("=", 1)[1] if "=" in override else None,
+                    f"is not read by run={run_name}, whose model, batch and layout are its "
+                    f"own: drop it{instead}",
+                )

@@ -73,17 +73,22 @@ def test_reality_impossible_run_is_contradiction(physics: str) -> None:
 def test_reality_gpt_neox_20b_needs_small_micro_batches() -> None:
     """GPT-NeoX-20B as Epoch AI's notable-models data records it (docs/sources.md): 9.32e22
     FLOP on 96 A100 SXM4 40 GB in 2,160 h (Black et al. 2022, arXiv:2204.06745: 12 servers
-    of 8). Under realistic physics the model trains that compute on at most twice those GPUs
-    (128 GPUs with micro-batches of 2 sequences); with the paper's fewest four microbatch
-    counts alone (`small_microbatches` off) no layout on 128 trains in time and it needs 224,
-    a contradiction (docs/model.md R.7)."""
+    of 8). Under realistic physics the model trains that compute on at most twice those GPUs.
+    With the attention kernels the run had (`fusion=fused`, the s × s scores in HBM: 2022,
+    before flash attention) it does so on 128 GPUs with micro-batches of 2 sequences; with the
+    paper's fewest four microbatch counts alone (`small_microbatches` off) no layout on 128
+    trains in time and it needs 224, a contradiction (docs/model.md R.7)."""
     run = trained_run("GPT-NeoX-20B", 9.31627008e22, 2160.0, 292, ("NVIDIA A100 SXM4 40 GB",), 96)
     presets = epoch_presets()
     (check,) = reality_checks([run], physics=["realistic"])
     assert check.model_n_gpu is not None
     assert not check.contradiction
     assert check.model_n_gpu <= 2 * 96
-    given = ["physics=realistic", "physics.small_microbatches=false"]
+    its_day = ["physics=realistic", "physics.fusion=fused"]
+    on = check_run(run, load_scenario(compose_config(its_day)), presets)
+    assert on.model_n_gpu is not None
+    assert not on.contradiction
+    given = [*its_day, "physics.small_microbatches=false"]
     off = check_run(run, load_scenario(compose_config(given)), presets)
     assert off.model_n_gpu is not None
     assert off.contradiction

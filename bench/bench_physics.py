@@ -58,7 +58,7 @@ VARIANTS: dict[str, list[str]] = {
     "realistic (all)": ["physics=realistic"],
     "efficiencies only": alone(),
     "attention": alone(attention="true"),
-    "memory_bound_ops (fused)": alone(memory_bound_ops="true"),
+    "memory_bound_ops (fused)": alone(memory_bound_ops="true", fusion="fused"),
     "memory_check=per_gpu (recompute none, ZeRO-0)": alone(memory_check="per_gpu"),
     "memory_check=per_gpu + recompute auto + ZeRO-1": alone(
         memory_check="per_gpu", recompute="auto", zero_stage="1"

@@ -179,13 +179,32 @@ def fine_d_model_grid(smallest: int, largest: int) -> list[int]:
     return sorted(v for v in values if smallest <= v <= largest)
 
 
+def _check_kind_keys(node: object, path: str, kind: BatchLawKind) -> None:
+    """ConfigError naming a key of another batch law's kind: a preset whose `kind` was
+    overridden (`batch=observed batch.kind=critical`) keeps its own law's keys."""
+    if not isinstance(node, dict):
+        return
+    for key in sorted(node):
+        if key in {"name", "kind"} or key in BATCH_LAW_KEYS[kind]:
+            continue
+        kinds = [k.value for k, keys in BATCH_LAW_KEYS.items() if key in keys]
+        if kinds:
+            raise ConfigError(
+                f"{path}.{key}",
+                node[key],
+                f"is a key of the {', '.join(kinds)} law{'s' if len(kinds) > 1 else ''}, "
+                f"not of {path}.kind={kind.value}: "
+                f"choose {path}={kind.value} instead of overriding {path}.kind",
+            )
+
+
 def batch_law_from_config(node: object, path: str = "batch") -> tuple[str, BatchLaw]:
     """The batch law of one batch node, with its name (spec §2.4, `BatchLaw`)."""
     all_keys = {"name", "kind"}.union(*BATCH_LAW_KEYS.values())
-    kind = BatchLawKind(
-        Section(plain(node, path), path, all_keys).choice("kind", list(BatchLawKind))
-    )
-    batch = Section(plain(node, path), path, {"name", "kind"} | BATCH_LAW_KEYS[kind])
+    values_in = plain(node, path)
+    kind = BatchLawKind(Section(values_in, path, all_keys).choice("kind", list(BatchLawKind)))
+    _check_kind_keys(values_in, path, kind)
+    batch = Section(values_in, path, {"name", "kind"} | BATCH_LAW_KEYS[kind])
     name = batch.name("name")
     values: dict[str, float] = {}
     for key in sorted(BATCH_LAW_KEYS[kind]):

@@ -66,6 +66,7 @@ BAD_INPUTS = [
     ("grid_list_without_kind", ["scaling.grid.d_models=[12288]"], "scaling.grid.d_models"),
     ("unknown_grid_kind", ["scaling.grid.kind=range"], "scaling.grid.kind"),
     ("unknown_batch_kind", ["batch.kind=linear"], "batch.kind"),
+    ("batch_kind_over_another_law", ["batch=observed", "batch.kind=critical"], "batch.coefficient"),
     ("key_of_other_batch_law", ["+batch.coefficient=0.292"], "batch.coefficient"),
     ("constant_batch_below_one_sequence", ["batch=constant", "batch.reference_tokens=1024"],
      "batch.reference_tokens"),

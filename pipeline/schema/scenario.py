@@ -219,6 +219,32 @@ RUN_BATCH = "critical"
 (conf/config.yaml), which a run does not use either: its batch is its `global_batch_seqs`."""
 
 
+def check_level_tiling(
+    hardware: HardwareSpec, d_models: tuple[int, ...], laws: ScalingLaws, options: SearchOptions
+) -> None:
+    """ConfigError when the network levels below the top hold a number of GPUs whose odd part
+    divides no cluster S · 2^i of a grid width: past one such group every cluster fails the
+    hierarchy's divisibility rule (spec §5.2), so every size of that width needing more GPUs
+    would be infeasible for the network's shape, not its speed (docs/model.md §9.4). The
+    catalog keeps its node sizes powers of two for this reason, and the GB200 preset models an
+    NVL72 rack as a 64-GPU domain."""
+    held = math.prod(hardware.level_sizes)
+    odd = held >> ((held & -held).bit_length() - 1)
+    if odd == 1:
+        return
+    for d_model in d_models:
+        experts = model_shape(d_model, laws, options.quirks).sparsity
+        if experts % odd:
+            raise ConfigError(
+                "hardware.network.level_sizes",
+                list(hardware.level_sizes),
+                f"the levels below the top hold {held} GPUs, which divide no cluster "
+                f"S · 2^i = {experts} · 2^i of d_model {d_model} past {held} GPUs (spec §5.2): "
+                "every size needing more would be infeasible; use level sizes whose product "
+                "is a power of two (an NVL72 rack as 64, conf/hardware/gb200_nvl72.yaml)",
+            )
+
+
 RUN_SCALING = "dense"
 """The scaling choice a run's rows are filed under: the root config's default, whose duration
 (and tokens per parameter, without `run.tokens`) the run reads; the other choice differs only
@@ -305,6 +331,8 @@ def load_scenario(
         check_run_batch(run, physics, scaling.laws.tokens_per_param)
     laws = read(_with_batch, scaling.laws, batch_law)
     read(_check_grid, scaling.d_models, laws, options)
+    if run is None and fixed_layout is None:
+        read(check_level_tiling, hardware, scaling.d_models, laws, options)
     return Scenario(
         hardware_name=hardware.name,
         hardware=hardware,

@@ -44,6 +44,7 @@ BAD_INPUTS = [
      "hardware.network.latency_us[1]"),
     ("negative_closed_form_latency", ["closed_form.t_lat_us=-9"], "closed_form.t_lat_us"),
     ("zero_level_size", ["hardware.network.level_sizes=[0]"], "hardware.network.level_sizes[0]"),
+    ("level_sizes_tiling_no_cluster", ["hardware.network.level_sizes=[6]"], "hardware.network.level_sizes"),
     ("fractional_level_size", ["hardware.network.level_sizes=[8.5]"],
      "hardware.network.level_sizes[0]"),
     ("bandwidth_list_too_short", ["hardware.network.bandwidth_gb_per_s=[900]"],

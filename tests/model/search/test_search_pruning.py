@@ -127,7 +127,7 @@ REALISTIC_CASES = [
     (["scaling=sparse", "hardware=b200", "physics.precision=fp8"], (32768,)),
     (["scaling=dense", "batch=constant", "hardware.network.level_sizes=[16]"], (26624,)),
     (["scaling=dense", "hardware.network.level_sizes=[64]"], (26624, 73728, 393216)),
-    (["scaling=dense", "hardware=b200", "hardware.network.level_sizes=[72]"], (30720,)),
+    (["scaling=dense", "hardware=b200", "hardware.network.level_sizes=[32]"], (30720,)),
     (
         [
             "scaling=sparse",
@@ -157,6 +157,19 @@ def test_realistic_smallest_cluster_equals_exhaustive(over: list[str], widths: t
             s.hardware, shape, s.duration_s, s.options, prune=False, physics=s.physics
         )
         assert pruned == exhaustive
+
+
+def test_realistic_walk_on_a_domain_that_tiles_no_cluster_equals_exhaustive() -> None:
+    """A 72-GPU NVLink domain tiles no cluster 2^i past 72 (the config refuses it,
+    `schema.scenario.check_level_tiling`); the model's walk, which skips node refinement there,
+    still gives the exhaustive walk's point."""
+    s, shape = _realistic(["scaling=dense", "hardware=b200"], 30720)
+    hw = dataclasses.replace(s.hardware, level_sizes=(72,))
+    pruned = smallest_cluster(hw, shape, s.duration_s, s.options, physics=s.physics)
+    exhaustive = smallest_cluster(
+        hw, shape, s.duration_s, s.options, prune=False, physics=s.physics
+    )
+    assert pruned == exhaustive
 
 
 def _walked_clusters(

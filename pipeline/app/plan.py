@@ -22,7 +22,7 @@ from pipeline.schema.errors import ConfigError
 from pipeline.schema.run import check_run_overrides
 from pipeline.schema.section import check_integer, check_number
 from pipeline.sweep import SweepSeries, sweep_from_config
-from pipeline.sweep.design import design_series
+from pipeline.sweep.design import design_series, inputs_read
 from pipeline.sweep.expand import known_overrides
 from pipeline.sweep.stream import SeriesStream
 
@@ -188,6 +188,8 @@ def plan_run(
             trends = moving_hardware(forecast)[1]  # the moving frontier's: rates centred on them
             uncertainty = with_trends(uncertainty, trends)
             forecast = replace(forecast, uncertainty=uncertainty)
+        uncertainty = inputs_read(cfg, uncertainty)
+        forecast = replace(forecast, uncertainty=uncertainty)
         say(f"uncertainty design: {uncertainty.samples} series of the run's config")
         base, points = design_series(cfg, uncertainty)
         design = (base, tuple(points))

@@ -8,6 +8,7 @@ it evaluates any sweep (joblib locally, Dask on a cluster).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, cast
 
 from omegaconf import DictConfig, OmegaConf
@@ -19,14 +20,43 @@ from pipeline.schema.errors import ConfigError
 from pipeline.sweep.axes import AXIS_ROOTS, parse_axis
 from pipeline.sweep.expand import SweepSeries
 
+MATMUL_CALL_INPUT = "hardware.matmul_latency_us"
+"""The input of a matmul call's fixed cost: the hardware's latency, which a physics that sets
+its own overhead does not read (`compute.efficiency.matmul_overhead_s`; physics=realistic's
+5 us)."""
+MATMUL_OVERHEAD_KEY = "physics.efficiency.matmul_overhead_us"
+"""What such a physics reads in its place, and the design varies instead."""
+
+
+def inputs_read(cfg: DictConfig, settings: UncertaintySettings) -> UncertaintySettings:
+    """`settings` with the matmul call's cost keyed as the run's physics reads it: the
+    hardware's latency (`MATMUL_CALL_INPUT`), or the physics' own overhead
+    (`MATMUL_OVERHEAD_KEY`) where it sets one, so the design varies what moves the years and the
+    budget names it (docs/sources.md §10). Other inputs as given."""
+    if not any(i.key == MATMUL_CALL_INPUT for i in settings.inputs):
+        return settings
+    physics = load_scenario(_sections(cfg)).physics
+    if physics.efficiency.matmul_overhead_s is None:
+        return settings
+    inputs = tuple(
+        replace(i, key=MATMUL_OVERHEAD_KEY) if i.key == MATMUL_CALL_INPUT else i
+        for i in settings.inputs
+    )
+    return replace(settings, inputs=inputs)
+
+
+def _sections(cfg: DictConfig) -> dict[str, Any]:
+    """The config sections a sweep axis may set (`AXIS_ROOTS`), as plain containers."""
+    template = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
+    return {k: template[k] for k in AXIS_ROOTS if k in template}
+
 
 def design_series(
     cfg: DictConfig, settings: UncertaintySettings
 ) -> tuple[SweepSeries, list[SweepSeries]]:
     """The series the design varies (the run's own config), and one series per design point,
     in design order; ConfigError names a bad input key or a point the schema refuses."""
-    template = cast(dict[str, Any], OmegaConf.to_container(cfg, resolve=True))
-    sections = {k: template[k] for k in AXIS_ROOTS if k in template}
+    sections = _sections(cfg)
     base_scenario = load_scenario(sections)
     base = SweepSeries(base_scenario, series_id(base_scenario, False), canonical_json({}))
     axes = []

@@ -11,7 +11,7 @@ from pipeline.forecast.uncertainty import (
     design_values,
 )
 from pipeline.schema import ConfigError, compose_config
-from pipeline.sweep.design import design_series
+from pipeline.sweep.design import design_series, inputs_read
 
 U_EFF = UncertainInput("hardware.u_eff", Distribution.UNIFORM, 0.6, 0.8)
 LATENCY = UncertainInput("hardware.network.latency_us[*]", Distribution.LOGUNIFORM, 0.5, 2.0)
@@ -37,3 +37,23 @@ def test_design_series_unknown_key_names_the_input() -> None:
     with pytest.raises(ConfigError) as err:
         design_series(compose_config(), UncertaintySettings(8, 3, (bad,)))
     assert err.value.key == "forecast.uncertainty.inputs.hardware.u_effective"
+
+
+MATMUL = UncertainInput("hardware.matmul_latency_us", Distribution.LOGUNIFORM, 2.0, 10.0)
+
+
+def test_matmul_call_cost_is_varied_where_the_physics_reads_it() -> None:
+    """The paper's physics times a matmul call at the hardware's latency; physics=realistic at
+    its own overhead (`efficiency.matmul_overhead_us`), which the design then varies in its
+    place, under its key, so its points differ in what the model reads."""
+    paper = inputs_read(compose_config(), UncertaintySettings(8, 3, (MATMUL,)))
+    assert paper.inputs == (MATMUL,)
+    realistic_cfg = compose_config(["physics=realistic"])
+    realistic = inputs_read(realistic_cfg, UncertaintySettings(8, 3, (MATMUL,)))
+    (moved,) = realistic.inputs
+    assert moved.key == "physics.efficiency.matmul_overhead_us"
+    assert (moved.distribution, moved.low, moved.high) == (MATMUL.distribution, 2.0, 10.0)
+    _, series = design_series(realistic_cfg, realistic)
+    overheads = [s.scenario.physics.efficiency.matmul_overhead_s for s in series]
+    assert len(set(overheads)) == 8
+    assert all(2e-6 <= o <= 10e-6 for o in overheads if o is not None)

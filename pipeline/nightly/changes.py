@@ -387,7 +387,7 @@ def report_json(report: ChangeReport) -> dict[str, Any]:
             "previous": m.previous,
             "current": m.current,
             "change": m.change,
-            "ratio": m.ratio,
+            "ratio": m.ratio if m.column.endswith("_flop") else None,
         }
 
     return {
@@ -395,7 +395,7 @@ def report_json(report: ChangeReport) -> dict[str, Any]:
         "previous_date": report.previous_date.isoformat() if report.previous_date else None,
         "run_ids": list(report.run_ids),
         "previous_run_ids": list(report.previous_run_ids),
-        "changed": report.changed,
+        "changed": report.changed if report.previous_date is not None else None,
         "series": {
             "matched": report.matched,
             "added": [k._asdict() for k in report.added],

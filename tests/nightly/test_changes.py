@@ -44,6 +44,9 @@ def test_changes_name_threshold_moved_by_latency(tmp_path: Path) -> None:
     assert {("t_lat_s", "critical"), ("t_limit_flop", "critical")} <= moved
     t_limit = next(m for m in report["thresholds"] if m["column"] == "t_limit_flop")  # type: ignore[attr-defined]
     assert t_limit["ratio"] < 1.0, "more latency lowers the latency wall"
+    t_lat = next(m for m in report["thresholds"] if m["column"] == "t_lat_s")  # type: ignore[attr-defined]
+    assert t_lat["ratio"] is None  # a ratio for FLOP columns only; seconds move by `change`
+    assert t_lat["change"] > 0
     years = {(m["column"], m["growth_per_year"]) for m in report["forecasts"]}  # type: ignore[attr-defined]
     assert {("t_limit_year", 4.0), ("t_limit_year", 5.0)} <= years
     markdown = (root / "reports" / f"changes-{D2.isoformat()}.md").read_text(encoding="utf-8")
@@ -61,6 +64,7 @@ def test_changes_same_config_reports_nothing_moved(tmp_path: Path) -> None:
     assert report["series"] == {"matched": 1, "added": [], "removed": [], "ambiguous": []}
     first = _report(root, D1)
     assert first["previous_date"] is None
+    assert first["changed"] is None  # nothing to compare with, not "nothing changed"
 
 
 LIMITS = SeriesLimits(1e28, 3e31, 5e31, 0.7)

@@ -101,6 +101,37 @@ def forecast_lines(
     return lines
 
 
+def budget_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The uncertainty budget's years as text (`uncertainty` rows, docs/sources.md §10): per
+    limit of the series the design varied, its median and 5th-95th percentile over the design
+    points with every input varied, and the trajectory's share of that variance, so a reader
+    of the forecast table (whose intervals hold the trajectory alone) sees the whole interval
+    of that series. Empty without a budget."""
+    if not rows:
+        return []
+    first = rows[0]
+    cells = []
+    for column, name in SHOWN_YEARS:
+        limit = [r for r in rows if r["limit"] == column]
+        if not limit:
+            continue
+        year = limit[0]
+        if year["year_median"] is None:
+            cells.append(f"{name}: not reached by any design point")
+            continue
+        text = f"{name} {year['year_median']:.1f} ({year['year_low']:.1f}-{year['year_high']:.1f})"
+        share = next((r["variance_share"] for r in limit if r["input"] == "trajectory"), None)
+        if share is not None:
+            text += f", {share:.0%} of its variance from the trajectory"
+        cells.append(text)
+    return [
+        f"uncertainty budget of {_series(first)} ({first['trajectory']} trajectory, "
+        f"{first['n_samples']} design points, every uncertain input varied; the intervals above "
+        "hold the trajectory's uncertainty alone; the `uncertainty` table):",
+        *(f"  {cell}" for cell in cells),
+    ]
+
+
 def _heading(rows: Sequence[Mapping[str, Any]]) -> str:
     """The summary's first line: what the years are, the data's date and the run's."""
     as_of = next((r["data_as_of"] for r in rows if r.get("data_as_of") is not None), None)

@@ -25,7 +25,7 @@ from pipeline.app.plan import plan_run
 from pipeline.app.summary import summary_lines
 from pipeline.execute.progress import stage
 from pipeline.forecast.inputs import STORE_DIR
-from pipeline.forecast.text import forecast_lines
+from pipeline.forecast.text import budget_lines, forecast_lines
 from pipeline.io.lock import FLUSH_LOCK_NAME, RunLock
 from pipeline.io.parquet import OutputError, check_writable
 from pipeline.nightly.changes import compare_dates, write_change_report
@@ -76,12 +76,17 @@ def _staged(cfg: DictConfig, staging: Path, root: Path) -> DictConfig:
 
 
 def forecast_summary(directory: Path) -> list[str]:
-    """The forecast years of a published partition, for the run's summary."""
+    """The forecast years of a published partition, for the run's summary, and those of its
+    uncertainty budget (`budget_lines`) where it has one."""
     forecasts = read_table(directory, "forecasts")
     if forecasts is None:
         return []
     moving = read_table(directory, "frontier", ("series_id",)) is not None
-    return forecast_lines(forecasts.to_dicts(), moving_frontier=moving)
+    budget = read_table(directory, "uncertainty")
+    return [
+        *forecast_lines(forecasts.to_dicts(), moving_frontier=moving),
+        *(budget_lines(budget.to_dicts()) if budget is not None else []),
+    ]
 
 
 def _refuse_multirun(run_date: object) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.forecast.text import forecast_lines, forecast_markdown, year_text
+from pipeline.forecast.text import budget_lines, forecast_lines, forecast_markdown, year_text
 
 FITTED_ROW = {
     "hardware": "h100_sxm", "scaling": "dense", "batch_law": "critical",
@@ -57,3 +57,36 @@ def test_forecast_lines_list_the_fitted_trajectory_first() -> None:
     assert "fitted 4.62x/yr (4.23-5.08)" in lines[2]
     assert "hand-set 4x/yr" in lines[3]
     assert forecast_markdown([FITTED_ROW]).count("\n") == 3
+
+
+def _budget_row(limit: str, input_: str, share: float, year: float | None) -> dict[str, object]:
+    return {
+        "hardware": "h100_sxm",
+        "scaling": "dense",
+        "batch_law": "critical",
+        "trajectory": "fitted",
+        "limit": limit,
+        "input": input_,
+        "variance_share": share,
+        "year_median": year,
+        "year_low": None if year is None else year - 0.7,
+        "year_high": None if year is None else year + 1.2,
+        "n_samples": 32,
+    }
+
+
+def test_budget_lines_give_each_limit_its_whole_interval_and_the_trajectory_share() -> None:
+    """The budget's years follow the forecast table: per limit its median and 5th-95th
+    percentile with every input varied, and the trajectory's share of that variance; a limit
+    no design point reaches says so; no budget, no lines."""
+    rows = [
+        _budget_row("linear_end_year", "hardware.u_eff", 0.3, 2025.5),
+        _budget_row("linear_end_year", "trajectory", 0.6, 2025.5),
+        _budget_row("wall_year", "trajectory", 0.9, None),
+    ]
+    head, linear, wall = budget_lines(rows)
+    assert head.startswith("uncertainty budget of h100_sxm / dense / critical (fitted trajectory")
+    assert "32 design points" in head
+    assert linear == "  linear end 2025.5 (2024.8-2026.7), 60% of its variance from the trajectory"
+    assert wall == "  wall: not reached by any design point"
+    assert budget_lines([]) == []

@@ -171,6 +171,14 @@ def check_switches(
             recompute.value,
             "selective recomputes the attention core: it needs physics.attention=true",
         )
+    cp = physics.max_context_parallel
+    if cp & (cp - 1):
+        raise ConfigError(
+            sec.key("max_context_parallel"),
+            cp,
+            "a power of two: the search tries c = 2, 4, 8, ... up to it (docs/model.md R.7), "
+            f"so {cp} would try no c above {1 << (cp.bit_length() - 1)}",
+        )
     if physics.max_context_parallel > 1 and not whole:
         raise ConfigError(
             sec.key("max_context_parallel"),

@@ -44,6 +44,8 @@ BAD_INPUTS = [
      "hardware.network.latency_us[1]"),
     ("negative_closed_form_latency", ["closed_form.t_lat_us=-9"], "closed_form.t_lat_us"),
     ("zero_level_size", ["hardware.network.level_sizes=[0]"], "hardware.network.level_sizes[0]"),
+    ("context_parallel_bound_not_a_power_of_two", ["physics=realistic", "physics.max_context_parallel=3"],
+     "physics.max_context_parallel"),
     ("level_sizes_tiling_no_cluster", ["hardware.network.level_sizes=[6]"], "hardware.network.level_sizes"),
     ("fractional_level_size", ["hardware.network.level_sizes=[8.5]"],
      "hardware.network.level_sizes[0]"),

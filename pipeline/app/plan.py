@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hydra.errors import HydraException
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.execute.settings import ExecutionSettings, execution_from_config
@@ -117,6 +117,18 @@ def _quiet(text: str) -> None:
     """Says nothing (a plan made without progress)."""
 
 
+def _chosen_runs(cfg: DictConfig) -> list[str]:
+    """The concrete runs every job of the config evaluates: its `run`, or the runs its sweep
+    chooses (`sweep.choices.run`, as `pipeline.run` turns a run experiment into); empty where
+    some job is a scaling-law grid (a choice of null), whose series read the grid's keys."""
+    run = cfg.get("run")
+    if run is not None:
+        return [str(run.get("name"))]
+    chosen = OmegaConf.select(cfg, "sweep.choices.run", default=None)
+    names = [str(c) for c in chosen] if isinstance(chosen, ListConfig) else []
+    return names if names and all(n not in ("None", "null") for n in names) else []
+
+
 def plan_run(
     cfg: DictConfig,
     *,
@@ -160,9 +172,9 @@ def plan_run(
     settings = execution_of(cfg)
     forecast = forecast_from_config(cfg.get("forecast"))
     given = known_overrides(overrides)
-    run = cfg.get("run")
-    if given and run is not None:
-        check_run_overrides(str(run.get("name")), given)
+    runs = _chosen_runs(cfg)
+    if given and runs:
+        check_run_overrides(",".join(runs), given)
     sweep = sweep_from_config(cfg)
     spaced = _Spaced(say)
     stream = SeriesStream(cfg, sweep, whole_grid=whole_grid, overrides=given, say=spaced)

@@ -123,6 +123,8 @@ def budget_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
         share = next((r["variance_share"] for r in limit if r["input"] == "trajectory"), None)
         if share is not None:
             text += f", {share:.0%} of its variance from the trajectory"
+        if year["n_reached"] < year["n_samples"]:
+            text += f" (over the {year['n_reached']} of {year['n_samples']} points that reach it)"
         cells.append(text)
     return [
         f"uncertainty budget of {_series(first)} ({first['trajectory']} trajectory, "

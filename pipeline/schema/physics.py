@@ -176,7 +176,7 @@ def check_switches(
         raise ConfigError(
             sec.key("max_context_parallel"),
             cp,
-            "a power of two: the search tries c = 2, 4, 8, ... up to it (docs/model.md R.7), "
+            "must be a power of two: the search tries c = 2, 4, 8, ... up to it (docs/model.md R.7), "
             f"so {cp} would try no c above {1 << (cp.bit_length() - 1)}",
         )
     if physics.max_context_parallel > 1 and not whole:

@@ -228,6 +228,8 @@ RUN_COUNTERPARTS = {
     "scaling.depth": "run.layers",
     "scaling.experts": "run.experts",
     "output.whole_grid": "",
+    "physics.cluster_sizes": "",
+    "parallelism.max_cluster_doublings": "",
 }
 """Config keys (or key prefixes) a concrete run does not read, with the run key that says the
 same of a run ("": none): grid-search switches of the physics group, the scaling laws other

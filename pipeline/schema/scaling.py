@@ -180,10 +180,17 @@ def fine_d_model_grid(smallest: int, largest: int) -> list[int]:
 
 
 def _check_kind_keys(node: object, path: str, kind: BatchLawKind) -> None:
-    """ConfigError naming a key of another batch law's kind: a preset whose `kind` was
-    overridden (`batch=observed batch.kind=critical`) keeps its own law's keys."""
+    """ConfigError where the node's law is not its preset's: a key of another batch law's
+    kind (`batch=observed batch.kind=critical` keeps the observed law's keys), or a preset named
+    as a law's kind with `kind` set to another (`batch=deepseek batch.kind=zhang2024` would
+    apply one formula to the other's constants and file the rows under the first's name)."""
     if not isinstance(node, dict):
         return
+    name = node.get("name")
+    overridden = name in {k.value for k in BatchLawKind} and name != kind.value
+    advice = (
+        f"choose {path}={kind.value} instead of overriding {path}.kind" if overridden else "drop it"
+    )
     for key in sorted(node):
         if key in {"name", "kind"} or key in BATCH_LAW_KEYS[kind]:
             continue
@@ -193,9 +200,15 @@ def _check_kind_keys(node: object, path: str, kind: BatchLawKind) -> None:
                 f"{path}.{key}",
                 node[key],
                 f"is a key of the {', '.join(kinds)} law{'s' if len(kinds) > 1 else ''}, "
-                f"not of {path}.kind={kind.value}: "
-                f"choose {path}={kind.value} instead of overriding {path}.kind",
+                f"not of {path}.kind={kind.value}: {advice}",
             )
+    if overridden:
+        raise ConfigError(
+            f"{path}.kind",
+            kind.value,
+            f"the {name} preset's law is {name}; its constants are not the {kind.value} law's: "
+            f"choose {path}={kind.value} instead",
+        )
 
 
 def batch_law_from_config(node: object, path: str = "batch") -> tuple[str, BatchLaw]:

@@ -38,6 +38,13 @@ def inputs_read(cfg: DictConfig, settings: UncertaintySettings) -> UncertaintySe
     physics = load_scenario(_sections(cfg)).physics
     if physics.efficiency.matmul_overhead_s is None:
         return settings
+    if any(i.key == MATMUL_OVERHEAD_KEY for i in settings.inputs):
+        raise ConfigError(
+            f"forecast.uncertainty.inputs.{MATMUL_CALL_INPUT}",
+            MATMUL_CALL_INPUT,
+            f"the physics reads {MATMUL_OVERHEAD_KEY} in its place, which is an input too: "
+            "keep one of the two",
+        )
     inputs = tuple(
         replace(i, key=MATMUL_OVERHEAD_KEY) if i.key == MATMUL_CALL_INPUT else i
         for i in settings.inputs

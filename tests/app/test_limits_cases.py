@@ -63,6 +63,8 @@ def test_a_runs_series_row_describes_the_run() -> None:
     gives its tokens."""
     row = run("run=llama3_405b_8k_8192", "physics=realistic").series.row(0, named=True)
     assert (row["seq_len"], row["kv_heads"], row["sparse"]) == (8192, 8, False)
+    gpt = run("run=gpt_1t", "hardware=a100_sxm_80gb").series.row(0, named=True)
+    assert (gpt["kv_heads"], gpt["seq_len"], gpt["d_models"]) == (160, 2048, "25600")
     assert (row["n_d_models"], row["d_model_min"], row["d_models"]) == (1, 16384, "16384")
     unused = ("ff_ratio", "depth_coefficient", "batch_kind", "batch_exponent", "tokens_per_param")
     assert all(row[c] is None for c in unused)

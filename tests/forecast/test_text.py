@@ -72,6 +72,7 @@ def _budget_row(limit: str, input_: str, share: float, year: float | None) -> di
         "year_low": None if year is None else year - 0.7,
         "year_high": None if year is None else year + 1.2,
         "n_samples": 32,
+        "n_reached": 32 if year is not None else 0,
     }
 
 
@@ -90,3 +91,5 @@ def test_budget_lines_give_each_limit_its_whole_interval_and_the_trajectory_shar
     assert linear == "  linear end 2025.5 (2024.8-2026.7), 60% of its variance from the trajectory"
     assert wall == "  wall: not reached by any design point"
     assert budget_lines([]) == []
+    some = [{**row, "n_reached": 20} for row in rows[:2]]
+    assert budget_lines(some)[1].endswith("(over the 20 of 32 points that reach it)")

@@ -57,3 +57,15 @@ def test_matmul_call_cost_is_varied_where_the_physics_reads_it() -> None:
     overheads = [s.scenario.physics.efficiency.matmul_overhead_s for s in series]
     assert len(set(overheads)) == 8
     assert all(2e-6 <= o <= 10e-6 for o in overheads if o is not None)
+
+
+def test_matmul_call_cost_given_twice_is_refused() -> None:
+    """Under physics=realistic the hardware's latency input is varied as the physics' own
+    overhead; both given, the design would set one key twice: refused, naming the input."""
+    overhead = UncertainInput(
+        "physics.efficiency.matmul_overhead_us", Distribution.LOGUNIFORM, 2.0, 10.0
+    )
+    both = UncertaintySettings(8, 3, (MATMUL, overhead))
+    with pytest.raises(ConfigError) as err:
+        inputs_read(compose_config(["physics=realistic"]), both)
+    assert err.value.key == "forecast.uncertainty.inputs.hardware.matmul_latency_us"

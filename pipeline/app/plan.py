@@ -11,7 +11,7 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.execute.settings import ExecutionSettings, execution_from_config
+from pipeline.execute.settings import Backend, ExecutionSettings, execution_from_config
 from pipeline.forecast import ForecastSettings, forecast_from_config
 from pipeline.forecast.inputs import moving_hardware, observe_for_run
 from pipeline.forecast.uncertainty import with_trends
@@ -19,7 +19,7 @@ from pipeline.io.parquet import check_writable
 from pipeline.schema import Scenario, compose_config
 from pipeline.schema.compose import RUN_PRESET_NEEDED, run_key_without_run
 from pipeline.schema.errors import ConfigError
-from pipeline.schema.run import check_run_overrides
+from pipeline.schema.run import check_run_overrides, override_key
 from pipeline.schema.section import check_integer, check_number
 from pipeline.sweep import SweepSeries, sweep_from_config
 from pipeline.sweep.design import design_series, inputs_read
@@ -117,6 +117,22 @@ def _quiet(text: str) -> None:
     """Says nothing (a plan made without progress)."""
 
 
+def _check_dask_workers(settings: ExecutionSettings, overrides: tuple[str, ...]) -> None:
+    """ConfigError when the command line sets `execution.dask_workers` for another backend: it
+    sizes the local dask cluster only (`execution.dask_address` is refused alike by the
+    settings; the key's default in conf/config.yaml cannot tell a setting from the default)."""
+    if settings.backend is Backend.DASK:
+        return
+    for override in overrides:
+        if override_key(override) == "execution.dask_workers":
+            raise ConfigError(
+                "execution.dask_workers",
+                override.split("=", 1)[1] if "=" in override else None,
+                f"is used only with execution.backend=dask (the backend is "
+                f"{settings.backend.value}): drop it, or set the backend",
+            )
+
+
 def _chosen_runs(cfg: DictConfig) -> list[str]:
     """The concrete runs every job of the config evaluates: its `run`, or the runs its sweep
     chooses (`sweep.choices.run`, as `pipeline.run` turns a run experiment into); empty where
@@ -175,6 +191,8 @@ def plan_run(
     runs = _chosen_runs(cfg)
     if given and runs:
         check_run_overrides(",".join(runs), given)
+    if given:
+        _check_dask_workers(settings, given)
     sweep = sweep_from_config(cfg)
     spaced = _Spaced(say)
     stream = SeriesStream(cfg, sweep, whole_grid=whole_grid, overrides=given, say=spaced)

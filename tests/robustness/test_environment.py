@@ -45,6 +45,17 @@ DASK_INPUTS = [
 ]  # fmt: skip
 
 
+def test_preflight_rejects_dask_workers_without_dask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A local dask cluster's size beside another backend sizes nothing: one line, exit 2, as
+    an address without the dask backend."""
+    code, err = check_in_process(["execution.dask_workers=5"], tmp_path, monkeypatch, capsys)
+    assert code == 2
+    assert_one_line_error(err, "execution.dask_workers")
+    assert tree(tmp_path) == []
+
+
 @pytest.mark.parametrize("args", [pytest.param(a, id=i) for i, a in DASK_INPUTS])
 def test_preflight_rejects_bad_dask_address(
     args: list[str],

@@ -116,85 +116,92 @@ def check_largest_model(d_model: int, laws: ScalingLaws, options: SearchOptions)
         )
 
 
-def check_tensor_memory(physics: Physics, hardware: HardwareSpec) -> None:
-    """ConfigError when `physics.tensor_memory` is the one extension on, on hardware without
-    tensor memory (`has_tensor_memory`, docs/model.md R.8): it relieves nothing there, but would
-    take the paper's model off its own code path and change its rows. Beside other extensions
-    (physics=realistic on H100) it changes nothing and is accepted."""
-    if (
-        physics.tensor_memory
-        and not has_tensor_memory(hardware)
-        and replace(physics, tensor_memory=False).is_paper
-    ):
-        raise ConfigError(
-            "physics.tensor_memory",
-            True,
-            f"{hardware.name} has no tensor memory (Blackwell-class hardware only: "
+@dataclass(frozen=True, slots=True)
+class InertSwitch:
+    """An extension that acts only through the hardware or another setting: its `name` in
+    `Physics`, the value that turns it off, whether it can do nothing (`idle`) and why not."""
+
+    name: str
+    off: object
+    idle: Callable[[Physics, HardwareSpec], bool]
+    reason: Callable[[HardwareSpec], str]
+
+
+def _needs(what: str) -> Callable[[HardwareSpec], str]:
+    """The reason of a switch that needs `what` to act."""
+    return lambda hw: (
+        f"does nothing on {hw.name} without {what}; alone it would change nothing but the "
+        "paper's code path: set it false"
+    )
+
+
+INERT_SWITCHES = (
+    InertSwitch(
+        "tensor_memory",
+        False,
+        lambda _, hw: not has_tensor_memory(hw),
+        lambda hw: (
+            f"{hw.name} has no tensor memory (Blackwell-class hardware only: "
             f"hardware.flop_per_clock_per_thread >= {TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD:g}); "
-            "the switch would change nothing but the paper's code path: set it false",
-        )
-
-
-def check_precision(physics: Physics, hardware: HardwareSpec) -> None:
-    """ConfigError when `physics.precision=fp8` is the one extension on, on hardware without an
-    FP8 tensor peak (`HardwareSpec.fp8_flop_per_s`, docs/model.md R.11): its GEMMs would run at
-    the 16-bit peak as under bf16, but the paper's model would leave its own code path for Part
-    II's step and change its rows. Beside other extensions (physics=realistic on A100) it
-    changes nothing and is accepted, as `check_tensor_memory`."""
-    if (
-        physics.precision is Precision.FP8
-        and hardware.fp8_flop_per_s is None
-        and replace(physics, precision=Precision.BF16).is_paper
-    ):
-        raise ConfigError(
-            "physics.precision",
-            Precision.FP8.value,
-            f"{hardware.name} has no FP8 tensor peak (hardware.dense_fp8_tflop_per_s unset: "
-            "Hopper and later have one); FP8 would change nothing but the paper's code path: "
-            "set bf16",
-        )
-
-
-INERT_SWITCHES: tuple[tuple[str, Callable[[Physics, HardwareSpec], bool], str], ...] = (
-    (
+            "the switch would change nothing but the paper's code path: set it false"
+        ),
+    ),
+    InertSwitch(
+        "precision",
+        Precision.BF16,
+        lambda _, hw: hw.fp8_flop_per_s is None,
+        lambda hw: (
+            f"{hw.name} has no FP8 tensor peak (hardware.dense_fp8_tflop_per_s unset: Hopper "
+            "and later have one); FP8 would change nothing but the paper's code path: set bf16"
+        ),
+    ),
+    InertSwitch(
         "cp_all_gather",
+        False,
         lambda p, _: p.max_context_parallel <= 1,
-        "context parallelism, physics.max_context_parallel > 1",
+        _needs("context parallelism, physics.max_context_parallel > 1"),
     ),
-    ("small_microbatches", lambda p, _: not p.whole_sequences, "physics.whole_sequences"),
-    (
+    InertSwitch(
+        "small_microbatches",
+        False,
+        lambda p, _: not p.whole_sequences,
+        _needs("physics.whole_sequences"),
+    ),
+    InertSwitch(
         "batch_at_row_flop",
+        False,
         lambda p, _: not (p.attention or p.whole_sequences),
-        "physics.attention or physics.whole_sequences (else a row trains the paper's C)",
+        _needs("physics.attention or physics.whole_sequences (else a row trains the paper's C)"),
     ),
-    ("nic_striping", lambda _, hw: not hw.level_sizes, "nodes, a network level below the top"),
+    InertSwitch(
+        "nic_striping",
+        False,
+        lambda _, hw: not hw.level_sizes,
+        _needs("nodes, a network level below the top"),
+    ),
 )
-"""(switch, whether it can do nothing under a physics on a GPU, what it needs to act) of the
-extensions that act only through another setting (docs/configuration.md)."""
+"""The extensions that act only through the hardware (tensor memory on Blackwell, docs/model.md
+R.8; FP8 where the GPU has an FP8 peak, R.11) or through another setting (docs/configuration.md)."""
 
 
 def check_inert_switches(physics: Physics, hardware: HardwareSpec) -> None:
-    """ConfigError when the only extensions on are switches that can do nothing here
-    (`INERT_SWITCHES`): they would change no rule the step applies, only take the paper's
-    model off its own code path for Part II's step, and move its answer (the H100 dense wall
-    from 5.08e31 to 4.07e29 FLOP) as `check_tensor_memory` and `check_precision` say of theirs.
-    Beside an extension that acts they change nothing and are accepted."""
+    """ConfigError, naming the first, when the only extensions on are switches that can do
+    nothing here (`INERT_SWITCHES`): they would change no rule the step applies, only take the
+    paper's model off its own code path for Part II's step and move its answer (the H100 dense
+    wall from 5.08e31 to 4.07e29 FLOP). Beside an extension that acts they change nothing and
+    are accepted (`physics=realistic` on H100, without tensor memory)."""
+    if physics.is_paper:
+        return
     inert = [
-        (name, needs)
-        for name, idle, needs in INERT_SWITCHES
-        if getattr(physics, name) and idle(physics, hardware)
+        s for s in INERT_SWITCHES if getattr(physics, s.name) != s.off and s.idle(physics, hardware)
     ]
-    if not inert or physics.is_paper:
+    off: dict[str, Any] = {s.name: s.off for s in inert}
+    if not inert or not replace(physics, **off).is_paper:
         return
-    off: dict[str, Any] = {name: False for name, _ in inert}
-    if not replace(physics, **off).is_paper:
-        return
-    name, needs = inert[0]
+    first = inert[0]
+    value = getattr(physics, first.name)
     raise ConfigError(
-        f"physics.{name}",
-        True,
-        f"does nothing on {hardware.name} without {needs}; alone it would change nothing but "
-        "the paper's code path: set it false",
+        f"physics.{first.name}", getattr(value, "value", value), first.reason(hardware)
     )
 
 
@@ -320,8 +327,6 @@ def load_scenario(
         )
     settings = read(physics_from_config, cfg["physics"]) if _has(cfg, "physics") else PAPER_SETTINGS
     options, physics = read(_search_options, settings, options), settings.physics
-    read(check_tensor_memory, physics, hardware)
-    read(check_precision, physics, hardware)
     read(check_nic_striping, physics, hardware)
     read(check_inert_switches, physics, hardware)
     run = read(run_from_config, cfg["run"]) if _has(cfg, "run") else None

@@ -109,6 +109,14 @@ def test_a_switch_that_cannot_act_alone_is_refused(overrides: list[str], switch:
     assert info.value.key == f"physics.{switch}"
 
 
+def test_switches_that_cannot_act_together_are_refused_naming_the_first() -> None:
+    """Tensor memory on H100 beside context parallelism's all-gather without context
+    parallelism: neither acts, together they would only leave the paper's code path."""
+    with pytest.raises(ConfigError, match="h100_sxm has no tensor memory") as info:
+        load_scenario(compose_config(["physics.tensor_memory=true", "physics.cp_all_gather=true"]))
+    assert info.value.key == "physics.tensor_memory"
+
+
 def test_a_switch_beside_what_it_needs_is_accepted() -> None:
     """The same switches with what they act through are accepted, and the batch law read at
     the row's FLOP does act there: whole sequences change the FLOP a row trains."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hydra.errors import HydraException
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.execute.settings import Backend, ExecutionSettings, execution_from_config
@@ -19,9 +19,9 @@ from pipeline.io.parquet import check_writable
 from pipeline.schema import Scenario, compose_config
 from pipeline.schema.compose import RUN_PRESET_NEEDED, run_key_without_run
 from pipeline.schema.errors import ConfigError
-from pipeline.schema.run import check_run_overrides, override_key
+from pipeline.schema.run import check_run_overrides, override_key, override_value
 from pipeline.schema.section import check_integer, check_number
-from pipeline.sweep import SweepSeries, sweep_from_config
+from pipeline.sweep import Sweep, SweepSeries, sweep_from_config
 from pipeline.sweep.design import design_series, inputs_read
 from pipeline.sweep.expand import known_overrides
 from pipeline.sweep.stream import SeriesStream
@@ -127,22 +127,20 @@ def _check_dask_workers(settings: ExecutionSettings, overrides: tuple[str, ...])
         if override_key(override) == "execution.dask_workers":
             raise ConfigError(
                 "execution.dask_workers",
-                override.split("=", 1)[1] if "=" in override else None,
+                override_value(override),
                 f"is used only with execution.backend=dask (the backend is "
                 f"{settings.backend.value}): drop it, or set the backend",
             )
 
 
-def _chosen_runs(cfg: DictConfig) -> list[str]:
-    """The concrete runs every job of the config evaluates: its `run`, or the runs its sweep
-    chooses (`sweep.choices.run`, as `pipeline.run` turns a run experiment into); empty where
-    some job is a scaling-law grid (a choice of null), whose series read the grid's keys."""
+def _chosen_runs(cfg: DictConfig, sweep: Sweep) -> tuple[str, ...]:
+    """The concrete runs the config's series evaluate: its `run`, or the runs its sweep chooses
+    (`sweep.choices.run`, as `pipeline.run` turns a run experiment into; every choice a
+    conf/run/ file, `sweep_from_config`); empty for a scaling-law grid."""
     run = cfg.get("run")
     if run is not None:
-        return [str(run.get("name"))]
-    chosen = OmegaConf.select(cfg, "sweep.choices.run", default=None)
-    names = [str(c) for c in chosen] if isinstance(chosen, ListConfig) else []
-    return names if names and all(n not in ("None", "null") for n in names) else []
+        return (str(run.get("name")),)
+    return dict(sweep.choices).get("run", ())
 
 
 def plan_run(
@@ -188,12 +186,12 @@ def plan_run(
     settings = execution_of(cfg)
     forecast = forecast_from_config(cfg.get("forecast"))
     given = known_overrides(overrides)
-    runs = _chosen_runs(cfg)
-    if given and runs:
-        check_run_overrides(",".join(runs), given)
-    if given:
-        _check_dask_workers(settings, given)
     sweep = sweep_from_config(cfg)
+    if given:
+        runs = _chosen_runs(cfg, sweep)
+        if runs:
+            check_run_overrides(",".join(runs), given)
+        _check_dask_workers(settings, given)
     spaced = _Spaced(say)
     stream = SeriesStream(cfg, sweep, whole_grid=whole_grid, overrides=given, say=spaced)
     if series is not None and len(series) == len(stream) <= CHECKED_SERIES:
@@ -218,10 +216,10 @@ def plan_run(
             trends = moving_hardware(forecast)[1]  # the moving frontier's: rates centred on them
             uncertainty = with_trends(uncertainty, trends)
             forecast = replace(forecast, uncertainty=uncertainty)
-        uncertainty = inputs_read(cfg, uncertainty)
-        forecast = replace(forecast, uncertainty=uncertainty)
         say(f"uncertainty design: {uncertainty.samples} series of the run's config")
         base, points = design_series(cfg, uncertainty)
+        uncertainty = inputs_read(uncertainty, base.scenario.physics)  # as the design keyed them
+        forecast = replace(forecast, uncertainty=uncertainty)
         design = (base, tuple(points))
     return RunPlan(
         series,

@@ -242,6 +242,11 @@ def override_key(override: str) -> str:
     return override.lstrip("+~").split("=", 1)[0]
 
 
+def override_value(override: str) -> str | None:
+    """The value of a command-line override as written; None for a deletion (`~key`)."""
+    return override.split("=", 1)[1] if "=" in override else None
+
+
 def check_run_overrides(run_name: str, overrides: tuple[str, ...]) -> None:
     """ConfigError naming the first override of a key `run=run_name` does not read
     (`RUN_COUNTERPARTS`): set on the command line, it would change nothing while the row and
@@ -253,7 +258,7 @@ def check_run_overrides(run_name: str, overrides: tuple[str, ...]) -> None:
                 instead = f" (the run's own key is {counterpart})" if counterpart else ""
                 raise ConfigError(
                     key,
-                    override.split("=", 1)[1] if "=" in override else None,
+                    override_value(override),
                     f"is not read by run={run_name}, whose model, batch and layout are its "
                     f"own: drop it{instead}",
                 )

@@ -332,7 +332,6 @@ def load_scenario(
     run = read(run_from_config, cfg["run"]) if _has(cfg, "run") else None
     if run is not None:
         check_run_groups(run, batch_name, fixed_layout, scaling.name)
-    if run is not None:
         check_run_batch(run, physics, scaling.laws.tokens_per_param)
     laws = read(_with_batch, scaling.laws, batch_law)
     read(_check_grid, scaling.d_models, laws, options)

@@ -15,6 +15,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pipeline.forecast.uncertainty import UncertaintySettings, design_values
 from pipeline.identity import canonical_json, series_id
+from pipeline.model.records.switches import Physics
 from pipeline.schema import load_scenario
 from pipeline.schema.errors import ConfigError
 from pipeline.sweep.axes import AXIS_ROOTS, parse_axis
@@ -28,17 +29,15 @@ MATMUL_OVERHEAD_KEY = "physics.efficiency.matmul_overhead_us"
 """What such a physics reads in its place, and the design varies instead."""
 
 
-def inputs_read(cfg: DictConfig, settings: UncertaintySettings) -> UncertaintySettings:
-    """`settings` with the matmul call's cost keyed as the run's physics reads it: the
-    hardware's latency (`MATMUL_CALL_INPUT`), or the physics' own overhead
-    (`MATMUL_OVERHEAD_KEY`) where it sets one, so the design varies what moves the years and the
-    budget names it (docs/sources.md §10). Other inputs as given."""
-    if not any(i.key == MATMUL_CALL_INPUT for i in settings.inputs):
+def inputs_read(settings: UncertaintySettings, physics: Physics) -> UncertaintySettings:
+    """`settings` with the matmul call's cost keyed as `physics` reads it: the hardware's
+    latency (`MATMUL_CALL_INPUT`), or the physics' own overhead (`MATMUL_OVERHEAD_KEY`) where it
+    sets one, so the design varies what moves the years and the budget names it
+    (docs/sources.md §10). Other inputs as given."""
+    keys = {i.key for i in settings.inputs}
+    if MATMUL_CALL_INPUT not in keys or physics.efficiency.matmul_overhead_s is None:
         return settings
-    physics = load_scenario(_sections(cfg)).physics
-    if physics.efficiency.matmul_overhead_s is None:
-        return settings
-    if any(i.key == MATMUL_OVERHEAD_KEY for i in settings.inputs):
+    if MATMUL_OVERHEAD_KEY in keys:
         raise ConfigError(
             f"forecast.uncertainty.inputs.{MATMUL_CALL_INPUT}",
             MATMUL_CALL_INPUT,
@@ -62,9 +61,11 @@ def design_series(
     cfg: DictConfig, settings: UncertaintySettings
 ) -> tuple[SweepSeries, list[SweepSeries]]:
     """The series the design varies (the run's own config), and one series per design point,
-    in design order; ConfigError names a bad input key or a point the schema refuses."""
+    in design order, the inputs keyed as the config's physics reads them (`inputs_read`);
+    ConfigError names a bad input key or a point the schema refuses."""
     sections = _sections(cfg)
     base_scenario = load_scenario(sections)
+    settings = inputs_read(settings, base_scenario.physics)
     base = SweepSeries(base_scenario, series_id(base_scenario, False), canonical_json({}))
     axes = []
     config_inputs = [i for i, inp in enumerate(settings.inputs) if inp.trend_metric is None]

@@ -10,7 +10,8 @@ from pipeline.forecast.uncertainty import (
     UncertaintySettings,
     design_values,
 )
-from pipeline.schema import ConfigError, compose_config
+from pipeline.model.records.switches import Physics
+from pipeline.schema import ConfigError, compose_config, load_scenario
 from pipeline.sweep.design import design_series, inputs_read
 
 U_EFF = UncertainInput("hardware.u_eff", Distribution.UNIFORM, 0.6, 0.8)
@@ -39,6 +40,11 @@ def test_design_series_unknown_key_names_the_input() -> None:
     assert err.value.key == "forecast.uncertainty.inputs.hardware.u_effective"
 
 
+def _physics(*overrides: str) -> Physics:
+    """The physics of the default config with `overrides`."""
+    return load_scenario(compose_config(list(overrides))).physics
+
+
 MATMUL = UncertainInput("hardware.matmul_latency_us", Distribution.LOGUNIFORM, 2.0, 10.0)
 
 
@@ -46,14 +52,14 @@ def test_matmul_call_cost_is_varied_where_the_physics_reads_it() -> None:
     """The paper's physics times a matmul call at the hardware's latency; physics=realistic at
     its own overhead (`efficiency.matmul_overhead_us`), which the design then varies in its
     place, under its key, so its points differ in what the model reads."""
-    paper = inputs_read(compose_config(), UncertaintySettings(8, 3, (MATMUL,)))
+    paper = inputs_read(UncertaintySettings(8, 3, (MATMUL,)), _physics())
     assert paper.inputs == (MATMUL,)
     realistic_cfg = compose_config(["physics=realistic"])
-    realistic = inputs_read(realistic_cfg, UncertaintySettings(8, 3, (MATMUL,)))
+    realistic = inputs_read(UncertaintySettings(8, 3, (MATMUL,)), _physics("physics=realistic"))
     (moved,) = realistic.inputs
     assert moved.key == "physics.efficiency.matmul_overhead_us"
     assert (moved.distribution, moved.low, moved.high) == (MATMUL.distribution, 2.0, 10.0)
-    _, series = design_series(realistic_cfg, realistic)
+    _, series = design_series(realistic_cfg, UncertaintySettings(8, 3, (MATMUL,)))
     overheads = [s.scenario.physics.efficiency.matmul_overhead_s for s in series]
     assert len(set(overheads)) == 8
     assert all(2e-6 <= o <= 10e-6 for o in overheads if o is not None)
@@ -67,5 +73,5 @@ def test_matmul_call_cost_given_twice_is_refused() -> None:
     )
     both = UncertaintySettings(8, 3, (MATMUL, overhead))
     with pytest.raises(ConfigError) as err:
-        inputs_read(compose_config(["physics=realistic"]), both)
+        inputs_read(both, _physics("physics=realistic"))
     assert err.value.key == "forecast.uncertainty.inputs.hardware.matmul_latency_us"

@@ -26,10 +26,11 @@ from pipeline.app.summary import summary_lines
 from pipeline.io.parquet import OutputError
 from pipeline.io.tables import TABLES, TableSpec
 from pipeline.schema.errors import ConfigError
+from pipeline.schema.keys import check_known_keys
 from pipeline.schema.scenario import GROUPS
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, repr=False)
 class Result:
     """A finished run: one frame per table it writes, and what the run did.
 
@@ -53,6 +54,13 @@ class Result:
             raise AttributeError(
                 f"Result has no table {name!r}; tables: {', '.join(self.tables)}"
             ) from None
+
+    def __repr__(self) -> str:
+        """One line: the run id, the rows of each table that has any, and where it was written
+        (a notebook cell that ends in a Result shows this, not every frame)."""
+        rows = ", ".join(f"{name} {len(f):,}" for name, f in self.tables.items() if len(f))
+        where = "not written" if self.report.root is None else f"written to {self.report.root}"
+        return f"<Result {self.report.run_id}: rows {rows or 'none'}; {where}>"
 
     def __dir__(self) -> list[str]:
         """Attributes and table names, for completion in a notebook."""
@@ -118,8 +126,11 @@ def experiment_sweep(given: list[str]) -> list[str]:
     if OmegaConf.select(cfg, "hydra.mode") != RunMode.MULTIRUN:
         return given
     params = OmegaConf.select(cfg, "hydra.sweeper.params") or {}
+    chosen = _groups_set(given)
     extra = []
     for key, value in params.items():
+        if key in chosen:
+            continue  # the user's choice wins, as on the command line
         if key not in GROUPS:
             raise ConfigError(
                 "overrides",
@@ -130,6 +141,19 @@ def experiment_sweep(given: list[str]) -> list[str]:
         values = ",".join(v.strip() for v in str(value).split(","))
         extra.append(f"+sweep.choices.{key}=[{values}]")
     return [*given, *extra]
+
+
+def _groups_set(given: Sequence[str]) -> set[str]:
+    """The config groups the overrides choose themselves: ``group=x`` (with any ``+``/``++``
+    prefix) or ``sweep.choices.group=[...]``. An experiment's multirun leaves those to them, as
+    Hydra's sweeper does for a command-line override of a swept key."""
+    out = set()
+    for text in given:
+        key = text.split("=", 1)[0].lstrip("+~")
+        key = key.removeprefix("sweep.choices.")
+        if key in GROUPS:
+            out.add(key)
+    return out
 
 
 def run(
@@ -149,6 +173,7 @@ def run(
     """
     given = experiment_sweep(checked_overrides(overrides))
     cfg = compose_run_config(given)
+    check_known_keys(cfg)  # a misspelt root key is an error, as on the command line
     if root is not None:
         if not write:
             raise ConfigError("root", str(root), "is where write=True writes; pass write=True")

@@ -174,6 +174,7 @@ def plan_run(
             output.get("root") if isinstance(output, dict) else output,
             "a directory path",
         )
+    output["root"] = str(Path(output["root"]).expanduser())  # a quoted '~/x' is a home path
     whole_grid = output.get("whole_grid", False)
     if not isinstance(whole_grid, bool):
         raise ConfigError("output.whole_grid", whole_grid, "true or false")

@@ -85,7 +85,11 @@ def job_roots(job_dir: Path) -> set[Path]:
     runtime = _yaml(job_dir / HYDRA_DIR / "hydra.yaml").get("hydra", {}).get("runtime", {})
     cwd = Path(str(runtime.get("cwd") or "."))
     root = output.get("nightly_root" if output.get("run_date") is not None else "root")
-    return {(cwd / root).resolve()} if isinstance(root, str) and "${" not in root else set()
+    return (
+        {(cwd / Path(root).expanduser()).resolve()}
+        if isinstance(root, str) and "${" not in root
+        else set()
+    )
 
 
 def check_multirun(root: Path, multirun_dir: Path) -> None:

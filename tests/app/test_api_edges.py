@@ -3,6 +3,8 @@ named in one line (docs/api.md)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import pipeline
@@ -36,3 +38,40 @@ def test_api_refuses_an_override_naming_it(overrides: object, key: str, fragment
     assert info.value.key == key
     assert fragment in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_api_refuses_an_unknown_root_key() -> None:
+    """A misspelt root key (``constraint`` for ``constraints``) is an error, as on the command
+    line, not a run without the budget it meant to set."""
+    with pytest.raises(ConfigError) as info:
+        pipeline.run(["+constraint.max_power_mw=100", SMALL])
+    assert info.value.key == "constraint"
+    assert "unknown key" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "choice", ["+sweep.choices.hardware=[a100_sxm]", "hardware=a100_sxm"], ids=["sweep", "group"]
+)
+def test_api_experiment_keeps_the_users_choice(choice: str) -> None:
+    """An experiment's multirun sweeps only the groups the user leaves to it: the user's own
+    choice of the group wins, as Hydra's sweeper lets a command-line override win."""
+    result = pipeline.run(["+experiment=base_comparison", choice, SMALL])
+    assert result.thresholds["hardware"].to_list() == ["a100_sxm"]
+
+
+def test_api_expands_a_home_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root given as ``~/x`` is written under the home directory, not under a directory
+    named ``~``."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    result = pipeline.run([SMALL], write=True, root="~/dataset")
+    assert result.report.root == tmp_path / "dataset"
+    assert (tmp_path / "dataset").is_dir()
+
+
+def test_api_result_repr_is_one_line() -> None:
+    """A Result shows as one line of table row counts, not every frame."""
+    result = pipeline.run([SMALL])
+    text = repr(result)
+    assert "\n" not in text
+    assert f"points {len(result.points):,}" in text
+    assert "not written" in text

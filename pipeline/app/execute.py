@@ -25,10 +25,11 @@ from pathlib import Path
 from pipeline.app.batch import PartBuffer
 from pipeline.app.frontier import frontier_tasks, run_frontiers
 from pipeline.app.plan import RunPlan
-from pipeline.app.resumed import limits_of, read_parts
+from pipeline.app.resumed import forecast_mismatch, limits_of, read_parts
 from pipeline.app.tally import RunTally, SeriesSummary
 from pipeline.app.uncertainty import run_uncertainty
 from pipeline.app.write import Tables, run_tables, series_rows, write_run_tables
+from pipeline.catalog.load import Catalog
 from pipeline.execute.ahead import Ahead
 from pipeline.execute.progress import RunProgress, stage
 from pipeline.execute.runner import run_series, stop_on_signals
@@ -39,9 +40,11 @@ from pipeline.io.parts import SeriesIndex
 from pipeline.io.rows import Provenance
 from pipeline.io.tables import REMOVAL_ORDER, SERIES_TABLES
 from pipeline.schema import Scenario
+from pipeline.schema.errors import ConfigError
 from pipeline.sweep import SweepSeries
 from pipeline.sweep.resume import DONE_TABLES, done_series_ids, scenario_partition
 from pipeline.sweep.stream import SeriesStream
+from pipeline.trends.catalog_fits import CatalogTrends
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +124,27 @@ def _stage_progress(
     return opened
 
 
+def _check_resumed(
+    index: SeriesIndex,
+    skipped: Sequence[SweepSeries],
+    plan: RunPlan,
+    hardware: tuple[Catalog, CatalogTrends] | None,
+) -> None:
+    """ConfigError when a series the run resumes was written with other forecasts or another
+    moving frontier than this run's settings give (`resumed.forecast_mismatch`): resuming
+    would return those as this run's."""
+    found = forecast_mismatch(
+        index, [(s.series_id, s.scenario) for s in skipped], plan.forecast, hardware
+    )
+    if found is not None:
+        raise ConfigError(
+            "output.root",
+            str(plan.root),
+            f"{found}; resuming would return those as this run's: write to another "
+            "output.root, or set output.resume=false to evaluate the series again",
+        )
+
+
 SKIPPED_READ_TOGETHER = 4096
 """A streamed resume reads the thresholds of the series it skips this many at a time."""
 
@@ -193,6 +217,8 @@ def execute_plan(
     provenance = Provenance(run_id=new_run_id())
     start = time.monotonic()
     hardware = moving_hardware(plan.forecast) if years else None
+    if skipped and index is not None:
+        _check_resumed(index, skipped, plan, hardware)
     moving = run_frontiers(
         [(s.series_id, s.scenario) for s in todo] if years else [],
         years,
@@ -247,6 +273,7 @@ def execute_plan(
             return
         with writing:
             chunk = list(skipped)
+            _check_resumed(index, chunk, plan, hardware)
             del skipped[: len(chunk)]
             for summary in resumed_series(index, chunk)[0]:
                 later.add(summary)

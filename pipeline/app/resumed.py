@@ -16,12 +16,21 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.catalog.load import Catalog
+from pipeline.forecast import ForecastSettings
+from pipeline.forecast.frontier import frontier_scenarios
+from pipeline.forecast.inputs import trajectories
+from pipeline.forecast.rows import forecast_config_hash
+from pipeline.identity import series_id
 from pipeline.io.columns import PARTITION_COLUMNS
 from pipeline.io.parts import SeriesIndex
 from pipeline.io.read import partition_of
 from pipeline.io.tables import table_spec
 from pipeline.model.records.results import SeriesLimits
 from pipeline.model.series import ClosedForms
+from pipeline.schema import Scenario
+from pipeline.sweep.resume import scenario_partition
+from pipeline.trends.catalog_fits import CatalogTrends
 
 
 def read_parts(index: SeriesIndex, table_name: str, series_ids: Sequence[str]) -> pa.Table:
@@ -76,3 +85,72 @@ def limits_of(row: dict[str, Any]) -> tuple[SeriesLimits, ClosedForms, int]:
         row.get("model_b_tokens_per_param"),
     )
     return limits, closed, int(row["n_points"])
+
+
+def forecast_mismatch(
+    index: SeriesIndex,
+    skipped: Sequence[tuple[str, Scenario]],
+    settings: ForecastSettings,
+    hardware: tuple[Catalog, CatalogTrends] | None,
+) -> str | None:
+    """What differs, for the first series of `skipped` (series_id, scenario) whose written
+    forecasts or moving frontier are not the ones `settings` give; None when all agree.
+
+    A series' id does not hash the forecast settings (the same model rows serve any
+    trajectory), so a resume would otherwise return the forecasts of the run that wrote the
+    series. Compared: the trajectories (each `forecasts` row's `config_hash` hashes its growth,
+    base and name), the source copies a fitted one read (`source_hashes`), and the projected
+    series of the moving frontier (`frontier.projected_series_id`: its years, and the catalog
+    and trends that moved the GPU; `hardware`, the run's, when it has years)."""
+    if not skipped:
+        return None
+    ids = [sid for sid, _ in skipped]
+    paths = trajectories(settings)
+    observed = settings.observed
+    sources = (observed.observations.hashes or None) if observed is not None else None
+    written: dict[str, set[tuple[str, str | None]]] = {sid: set() for sid in ids}
+    forecasts = read_parts(index, "forecasts", ids)
+    for sid, hashed, read in zip(
+        forecasts.column("series_id").to_pylist(),
+        forecasts.column("config_hash").to_pylist(),
+        forecasts.column("source_hashes").to_pylist(),
+        strict=True,
+    ):
+        written[sid].add((hashed, read))
+    years = settings.moving_frontier_years
+    for partition in {scenario_partition(s) for _, s in skipped}:
+        index.refresh(partition, ("frontier",))
+    frontier = read_parts(index, "frontier", ids)
+    projected: dict[str, set[str]] = {sid: set() for sid in ids}
+    for sid, pid in zip(
+        frontier.column("series_id").to_pylist(),
+        frontier.column("projected_series_id").to_pylist(),
+        strict=True,
+    ):
+        projected[sid].add(pid)
+    for sid, scenario in skipped:
+        want = {
+            (
+                forecast_config_hash(sid, p.growth_per_year, p.base_flop, p.base_year, p.name),
+                sources,
+            )
+            for p in paths
+        }
+        if written[sid] != want:
+            names = ", ".join(p.name for p in paths) or "none"
+            return (
+                f"series {sid} was written with other forecasts than this run's trajectories "
+                f"({names}) give: another growth, base or trajectory, or other observed data"
+            )
+        expect: set[str] = set()
+        if years and hardware is not None:
+            catalog, trends = hardware
+            expect = {
+                series_id(p, False) for p in frontier_scenarios(scenario, years, catalog, trends)
+            }
+        if projected[sid] != expect:
+            return (
+                f"series {sid} was written with another moving frontier "
+                f"(forecast.moving_frontier_years, or the catalog and trends it projects along)"
+            )
+    return None

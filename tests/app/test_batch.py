@@ -194,9 +194,10 @@ def fixture_series(*extra: str) -> tuple[list[str], list[SweepSeries]]:
 
 
 def test_version1_dataset_resumes_and_reads(tmp_path: Path) -> None:
-    """One-part-per-series parts count as done, and their rows are read back for the run."""
+    """One-part-per-series parts count as done, and their rows are read back for the run
+    (under the fixture's forecasts: its hand-set trajectories, read before any source)."""
     root = shutil.copytree(FIXTURE, tmp_path / "v1")
-    args, series = fixture_series(f"output.root={root}")
+    args, series = fixture_series(f"output.root={root}", "forecast=hand_set", "~sources")
     plan = plan_run(compose_config(args), overrides=args)
     report = execute_plan(plan, progress=False, series=series, keep_tables=True)
     assert (report.skipped, report.outcomes) == (2, [])

@@ -23,7 +23,7 @@ from pipeline.report.step_parts import EXPOSED_PARTS, Overlap, StepParts, overla
 
 STEP_PANELS = 9
 """Series drawn in the step-time breakdown, one panel each."""
-HIDDEN_LABEL = "TP + PP/EP hidden behind compute (not in the step)"
+HIDDEN_LABEL = "communication hidden behind compute (not in the step)"
 PART_COLORS = {key: colormaps["tab10"](i) for i, (key, _) in enumerate(EXPOSED_PARTS)}
 """One colour per part, the same in every panel."""
 

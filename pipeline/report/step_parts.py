@@ -16,9 +16,11 @@ Under the paper's model (rows with `t_latency_s`; docs/model.md §7, `step.step_
 
 The overlapped time that outlasts compute is charged to TP and PP/EP in proportion to their
 overlapped times. Under realistic physics (no `t_latency_s`; docs/model.md R.6) a step's TP,
-PP/EP and DP columns are already its exposed times; the bubble is f·step and what is left
-(the optimizer step, logits) is `other`; a DP all-reduce overlapped with the pipeline
-(`run.overlap_dp`) shows as DP time beyond the step's sum and is counted hidden.
+PP/EP and DP columns are already its exposed times and nothing is hidden: the step is the
+pipeline's time plus the exposed DP reduction and the optimizer step
+(`model.step.pipeline.pipeline_step_s`), the bubble f times the pipeline's time (f is fill and
+drain over the pipeline's time, not over the step), and what is left (the optimizer step, the
+logits) is `other`.
 """
 
 from __future__ import annotations
@@ -108,20 +110,18 @@ def step_parts(rows: pl.DataFrame, overlap: Overlap = Overlap()) -> StepParts:
     }
     paper_hidden = np.minimum(t_mm, overlapped) + dp_hidden
     # realistic physics: the columns are exposed times already
-    real_bubble = f * step
-    rest = step - (t_mm + tp + ppep + dp + real_bubble)
-    real_dp_hidden = np.minimum(np.maximum(-rest, 0.0), dp)
+    optimizer = _column(rows, "t_optimizer_s") if "t_optimizer_s" in rows.columns else zero
     real_parts = {
         "compute": t_mm,
         "tp": tp,
         "pp_ep": ppep,
-        "dp": dp - real_dp_hidden,
+        "dp": dp,
         "latency": zero,
-        "bubble": real_bubble,
+        "bubble": f * np.maximum(step - dp - optimizer, 0.0),
     }
     exposed = {
         key: np.where(paper, paper_parts[key], real_parts[key]) for key, _ in EXPOSED_PARTS[:-1]
     }
     exposed["other"] = np.maximum(step - sum(exposed.values()), 0.0)
-    hidden = np.where(paper, paper_hidden, real_dp_hidden)
+    hidden = np.where(paper, paper_hidden, 0.0)
     return StepParts(exposed, hidden, step)

@@ -111,3 +111,24 @@ def test_parallelism_chart_claims_no_context_degree_of_rows_without_one(
     assert "N_EP = 1" in note
     paper = parallelism_figure(points, thresholds, select_series(thresholds)).get_supxlabel()
     assert "N_CP" in paper
+
+
+def test_realistic_step_parts_hide_nothing_and_bubble_the_pipeline_only() -> None:
+    """Under realistic physics the columns are exposed times: nothing is hidden, and the
+    bubble is f times the pipeline's time (the step less the exposed DP reduction and the
+    optimizer), so the parts never over-fill the step where DP is exposed beside a bubble."""
+    scenario = load_scenario(
+        compose_config(["physics=realistic", "scaling.grid.max_d_model=49152"])
+    )
+    points, _ = outcome_tables(evaluate_series(scenario), Provenance(run_id="t"))
+    rows = pl.DataFrame(pl.from_arrow(points)).filter(pl.col("feasible"))
+    both = rows.filter((pl.col("bubble_fraction") > 0) & (pl.col("t_dp_comm_s") > 0))
+    assert both.height > 0  # rows where f · step would charge DP time to the bubble
+    parts = step_parts(rows, Overlap())
+    assert not parts.hidden.any()
+    step = rows["step_time_s"].to_numpy()
+    pipe = step - rows["t_dp_comm_s"].to_numpy() - rows["t_optimizer_s"].fill_null(0.0).to_numpy()
+    np.testing.assert_allclose(parts.exposed["bubble"], rows["bubble_fraction"].to_numpy() * pipe)
+    named = sum(v for k, v in parts.exposed.items() if k != "other")
+    assert np.all(named <= step * (1 + 1e-12))
+    np.testing.assert_allclose(sum(parts.exposed.values()), step, rtol=1e-12)

@@ -353,13 +353,17 @@ def footer_rows(path: Path) -> int | None:
         return None
 
 
-def read_table(directory: Path, table_name: str, columns: Sequence[str] | None = None) -> TableRead:
-    """One table of a dataset directory: the rows of every accepted part, sorted.
+def read_table(
+    directory: Path | str, table_name: str, columns: Sequence[str] | None = None
+) -> TableRead:
+    """One table of a dataset directory (a root, or one `run_date=` partition of a nightly
+    root): the rows of every accepted part, sorted.
 
     The frame has the table's columns in schema order (or `columns`), sorted by its sort keys;
-    it is None when no part was accepted.
+    it is None when no part was accepted: none skipped, the directory holds no such table (a
+    nightly root itself holds none; a directory that does not exist neither).
     """
-    good, skipped = checked_parts(directory, table_name)
+    good, skipped = checked_parts(Path(directory), table_name)
     if not good:
         return TableRead(None, tuple(skipped))
     spec = table_spec(table_name)

@@ -58,9 +58,16 @@ def reality_counts(reality: pl.DataFrame) -> list[str]:
         answered = rows.filter(pl.col("reason").is_null()).height
         found = rows.filter(pl.col("contradiction"))
         own = found.filter(pl.col("implied_utilization") > POSSIBLE_UTILIZATION).height
+        reasons = (
+            rows.filter(pl.col("reason").is_not_null())
+            .group_by("reason")
+            .len()
+            .sort(["len", "reason"], descending=[True, False])
+        )
+        others = "; ".join(f"{n} {why}" for why, n in reasons.iter_rows())
         lines.append(
             f"{physics}: {rows.height} runs state compute, accelerator, count and hours; the "
-            f"model answers {answered} (the others run on hardware with no preset or catalog entry); "
+            f"model answers {answered}" + (f" (not the others: {others})" if others else "") + "; "
             f"contradictions: {found.height}, {own} of them runs {OWN_DATA}"
         )
     return sorted(lines)

@@ -39,7 +39,7 @@ def test_reality_section_shows_contradictions_only() -> None:
     assert "unmapped run" not in page
     (counts,) = reality_counts(frame)
     assert counts.startswith("paper: 3 runs")
-    assert "answers 2" in counts
+    assert "answers 2 (not the others: 1 no hardware preset" in counts
     assert counts.endswith(
         "contradictions: 1, 1 of them runs whose own numbers imply a utilization above 1"
     )
@@ -58,3 +58,15 @@ def test_reality_section_names_catalog_hardware() -> None:
     page = "\n".join(reality_section(frame))
     assert "tpu run" in page
     assert "tpu_v4" in page
+
+
+def test_reality_counts_name_each_reason_the_model_gives_no_answer() -> None:
+    """The runs the model does not answer are counted by their own reasons: a run on two
+    accelerator kinds is not said to lack a preset."""
+    mixed = trained_run(
+        "mixed run", 1e22, 24.0, 3, ("NVIDIA H100 SXM5 80GB", "NVIDIA A100 SXM4 80 GB")
+    )
+    frame = _reality([mixed, _run("unmapped run", 1e22, 24.0, "NVIDIA GeForce GTX 285", 4)])
+    (counts,) = reality_counts(frame)
+    assert "answers 0 (not the others: 1 no hardware preset" in counts
+    assert "; 1 several accelerator kinds: the model trains on one" in counts

@@ -1,8 +1,8 @@
 """Which series the report draws, and what it calls them: labels by scenario, never by hash.
 
 A series is named by its hardware, scaling and batch law, and, where several series share those,
-by the sweep axes that tell them apart (the `series` table's `sweep_point`, only the keys whose
-values differ). `--series` and `--where` choose the series drawn (`select_series`); a chart with
+by the sweep axes and overrides that tell them apart (the `series` table's `sweep_point` and
+`overrides`, only the keys whose values differ). `--series` and `--where` choose the series drawn (`select_series`); a chart with
 more series than it can tell apart by colour (`MAX_DISTINCT`) colours them by the scenario key
 that best separates how far they get (`Selection.group_key`).
 """
@@ -34,14 +34,30 @@ def _value(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+IGNORED_PREFIXES = ("output.", "execution.", "hydra.", "sources.")
+"""Override keys that do not change a series' model (where it is written, how it runs, where
+its observed data come from): never what tells two series apart in a label."""
+
+
 def sweep_points(series: pl.DataFrame | None) -> dict[str, dict[str, object]]:
-    """series_id -> its sweep point (choices and axis values), {} without a `series` table."""
+    """series_id -> its sweep point (choices and axis values), {} without a `series` table;
+    with the `overrides` column, each series' overrides as well (key -> value, the sweep
+    point's entries among them), so that series of separate runs (a `-m` multirun's jobs,
+    `physics=paper,realistic`) are told apart by what made them."""
     if series is None or "sweep_point" not in series.columns:
         return {}
-    return {
-        row["series_id"]: json.loads(row["sweep_point"] or "{}")
-        for row in series.select("series_id", "sweep_point").iter_rows(named=True)
-    }
+    overrides = "overrides" in series.columns
+    out: dict[str, dict[str, object]] = {}
+    columns = ["series_id", "sweep_point", *(["overrides"] if overrides else [])]
+    for row in series.select(columns).iter_rows(named=True):
+        point: dict[str, object] = dict(json.loads(row["sweep_point"] or "{}"))
+        for entry in json.loads(row["overrides"] or "[]") if overrides else []:
+            key, sep, value = str(entry).partition("=")
+            key = key.lstrip("+~")
+            if sep and not key.startswith(IGNORED_PREFIXES):
+                point.setdefault(key, value)
+        out[row["series_id"]] = point
+    return out
 
 
 def run_names(series: pl.DataFrame | None) -> dict[str, str]:

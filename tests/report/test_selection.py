@@ -98,3 +98,30 @@ def test_selection_names_a_concrete_run_by_its_run() -> None:
     )
     labels = select_series(thresholds, series).labels
     assert labels == {"a" * 16: "gpt_1p7b on a100_sxm_80gb", "b" * 16: "gpt_7p5b on a100_sxm_80gb"}
+
+
+def test_selection_labels_jobs_of_a_multirun_by_their_overrides() -> None:
+    """Series of separate runs with no sweep point (a `-m physics=paper,realistic` multirun's
+    jobs) are told apart by the overrides that made them, not by their ids; overrides that
+    change no model (the output root) are not named."""
+    thresholds = pl.DataFrame(
+        [
+            {"series_id": sid, "hardware": "a100_sxm", "scaling": "dense", "batch_law": "critical"}
+            for sid in ("1d3f1c" + "0" * 10, "2c6f62" + "0" * 10)
+        ]
+    )
+    series = pl.DataFrame(
+        [
+            {
+                "series_id": sid,
+                "sweep_point": "{}",
+                "overrides": json.dumps(["hardware=a100_sxm", f"physics={p}", f"output.root={p}"]),
+            }
+            for sid, p in zip(thresholds["series_id"], ("paper", "realistic"), strict=True)
+        ]
+    )
+    sel = select_series(thresholds, series)
+    assert sorted(sel.labels.values()) == [
+        "a100_sxm / dense / critical | physics=paper",
+        "a100_sxm / dense / critical | physics=realistic",
+    ]

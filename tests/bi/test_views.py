@@ -65,6 +65,21 @@ def test_bi_nightly_views_answer_queries(datasets: tuple[Path, Path], tmp_path: 
     assert runs == [(dt.date(2025, 1, 1), 1), (dt.date(2025, 1, 2), 1)]
 
 
+def test_bi_rows_fetch_with_their_timestamps(datasets: tuple[Path, Path], tmp_path: Path) -> None:
+    """docs/bi.md's Python line fetches whole rows, `created_at` (a timestamp with time zone,
+    which duckdb's client returns through pytz, a dependency of the `bi` extra) included."""
+    _, nightly = datasets
+    db = tmp_path / "dmlimits.duckdb"
+    assert main([str(nightly), "--db", str(db)]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.sql("SELECT * FROM latest_forecasts").fetchall()
+        names = [d[0] for d in con.sql("SELECT * FROM latest_forecasts").description]
+    assert rows
+    created = rows[0][names.index("created_at")]
+    assert isinstance(created, dt.datetime)
+    assert created.utcoffset() == dt.timedelta(0)
+
+
 def test_bi_plain_root_latest_is_whole_table(datasets: tuple[Path, Path], tmp_path: Path) -> None:
     """Without run_date partitions each latest_ view equals its table."""
     plain, _ = datasets

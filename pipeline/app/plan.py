@@ -17,7 +17,7 @@ from pipeline.forecast.inputs import moving_hardware, observe_for_run
 from pipeline.forecast.uncertainty import with_trends
 from pipeline.io.parquet import check_writable
 from pipeline.schema import Scenario, compose_config
-from pipeline.schema.compose import RUN_PRESET_NEEDED, run_key_without_run
+from pipeline.schema.compose import RUN_PRESET_NEEDED, one_line, run_key_without_run
 from pipeline.schema.errors import ConfigError
 from pipeline.schema.run import check_run_overrides, override_key, override_value
 from pipeline.schema.section import check_integer, check_number
@@ -247,8 +247,7 @@ def compose_run_config(
         keyed = run_key_without_run(overrides, compose_config)
         if keyed is not None:
             raise ConfigError("overrides", keyed, RUN_PRESET_NEEDED) from None
-        text = str(err).split("Config search path:")[0].strip() or type(err).__name__
-        raise ConfigError("overrides", list(overrides), text) from None
+        raise ConfigError("overrides", list(overrides), one_line(err)) from None
 
 
 def execution_of(cfg: DictConfig) -> ExecutionSettings:

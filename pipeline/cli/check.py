@@ -57,6 +57,7 @@ from pipeline.schema.compose import (
     check_user_dirs,
     compose_with_hydra,
     hydra_session,
+    one_line,
     run_key_without_run,
     search_path_override,
     session_overrides_parser,
@@ -68,10 +69,6 @@ from pipeline.sweep.axes import MAX_SERIES
 
 LEFT_TO_HYDRA = ("help", "hydra_help", "cfg", "info", "shell_completion", "experimental_rerun")
 """Hydra's flags that ask for something other than a run."""
-DETAIL_PREFIXES = ("object_type=", "reference_type=")
-"""Lines of an OmegaConf message that repeat what its first lines say."""
-SEARCH_PATH_HEADER = "Config search path:"
-"""Where Hydra's message turns into a listing of its search path (dropped)."""
 COMPOSITION_ERRORS = (HydraException, OmegaConfBaseException, yaml.YAMLError, ValueError, OSError)
 SWEEPER = "dmlimits"
 """The ``hydra/sweeper`` choice that checks each job of a multirun itself (`check_sweep_job`)."""
@@ -96,35 +93,6 @@ class Command:
         if any(key in message for key in self.keys):
             return message
         return f"{message} (composing {' '.join(self.overrides)})"
-
-
-def one_line(err: BaseException) -> str:
-    """A Hydra, OmegaConf or YAML error as one line; a YAML error names its file and line."""
-    seen: BaseException | None = err
-    while seen is not None:
-        mark = getattr(seen, "problem_mark", None)
-        if isinstance(seen, yaml.MarkedYAMLError) and mark is not None:
-            context = f" ({seen.context})" if seen.context else ""
-            return f"{mark.name}:{mark.line + 1}:{mark.column + 1}: {seen.problem}{context}"
-        seen = seen.__cause__ or seen.__context__
-    lines = [line.strip() for line in str(err).splitlines() if line.strip() not in ("", "^")]
-    kept: list[str] = []
-    for line in lines:
-        if line.startswith(SEARCH_PATH_HEADER):
-            break
-        if not line.startswith(DETAIL_PREFIXES):
-            kept.append(line)
-    text, listing = "", False
-    for line in kept:  # a list under "...:" (options, keys) becomes "a, b, c"
-        if not text:
-            text = line
-        elif text.endswith(":"):
-            text, listing = f"{text} {line}", " " not in line
-        elif listing and " " not in line:
-            text = f"{text}, {line}"
-        else:
-            text, listing = f"{text.rstrip('.')}; {line}", False
-    return text or type(err).__name__
 
 
 def parse_command(argv: Sequence[str]) -> Command | None:

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 
+import yaml
 from hydra import compose, initialize_config_module
 from hydra.conf import HydraConf
 from hydra.core.config_store import ConfigStore
@@ -222,3 +223,38 @@ def check_user_dirs(search_path: Sequence[str]) -> None:
             f"{path}: has the name of the built-in preset {built_in.with_suffix('')}, which "
             f"Hydra would use instead; rename the file (and its name: key)"
         )
+
+
+DETAIL_PREFIXES = ("object_type=", "reference_type=")
+"""Lines of an OmegaConf message that repeat what its first lines say."""
+SEARCH_PATH_HEADER = "Config search path:"
+"""Where Hydra's message turns into a listing of its search path (dropped)."""
+
+
+def one_line(err: BaseException) -> str:
+    """A Hydra, OmegaConf or YAML error as one line; a YAML error names its file and line."""
+    seen: BaseException | None = err
+    while seen is not None:
+        mark = getattr(seen, "problem_mark", None)
+        if isinstance(seen, yaml.MarkedYAMLError) and mark is not None:
+            context = f" ({seen.context})" if seen.context else ""
+            return f"{mark.name}:{mark.line + 1}:{mark.column + 1}: {seen.problem}{context}"
+        seen = seen.__cause__ or seen.__context__
+    lines = [line.strip() for line in str(err).splitlines() if line.strip() not in ("", "^")]
+    kept: list[str] = []
+    for line in lines:
+        if line.startswith(SEARCH_PATH_HEADER):
+            break
+        if not line.startswith(DETAIL_PREFIXES):
+            kept.append(line)
+    text, listing = "", False
+    for line in kept:  # a list under "...:" (options, keys) becomes "a, b, c"
+        if not text:
+            text = line
+        elif text.endswith(":"):
+            text, listing = f"{text} {line}", " " not in line
+        elif listing and " " not in line:
+            text = f"{text}, {line}"
+        else:
+            text, listing = f"{text.rstrip('.')}; {line}", False
+    return text or type(err).__name__

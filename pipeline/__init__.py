@@ -25,11 +25,12 @@ def run(
     write: bool = False,
     root: str | Path | None = None,
     progress: bool = False,
+    config_dir: str | Path | None = None,
 ) -> Result:
     """One run from Python: `pipeline.app.api.run` (docs/api.md)."""
     from pipeline.app.api import run as run_api
 
-    return run_api(overrides, write=write, root=root, progress=progress)
+    return run_api(overrides, write=write, root=root, progress=progress, config_dir=config_dir)
 
 
 def __getattr__(name: str) -> Any:

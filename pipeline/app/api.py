@@ -25,7 +25,8 @@ from pipeline.app.plan import compose_run_config, plan_run
 from pipeline.app.summary import summary_lines
 from pipeline.io.parquet import OutputError
 from pipeline.io.tables import TABLES, TableSpec
-from pipeline.schema.errors import ConfigError
+from pipeline.schema.compose import check_user_dirs, user_config_sources
+from pipeline.schema.errors import ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
 from pipeline.schema.scenario import GROUPS
 
@@ -162,6 +163,7 @@ def run(
     write: bool = False,
     root: str | Path | None = None,
     progress: bool = False,
+    config_dir: str | Path | None = None,
 ) -> Result:
     """Compose the config with `overrides`, evaluate every series, return the tables.
 
@@ -169,8 +171,26 @@ def run(
     "scaling.grid.max_d_model=16384"]``; a sweep (``sweep=smoke``) runs all its series, but
     ``a,b`` multirun values are not expanded. With `write=True` the dataset is also written
     under `root` (default: the config's ``output.root``), resuming sweeps as `dmlimits` does.
+    `config_dir` is a directory of your own presets (``hardware/my_gpu.yaml``), as the
+    command's ``--config-dir``: its presets are choices of the groups and of sweeps.
     Raises `ConfigError` (a ValueError) with the one-line message `dmlimits` prints.
     """
+    sources: list[str] = []
+    if config_dir is not None:
+        folder = Path(config_dir).expanduser()
+        if not folder.is_dir():
+            raise ConfigError("config_dir", str(config_dir), "must be a directory of presets")
+        sources = [f"file://{folder.resolve()}"]
+        try:
+            check_user_dirs(sources)  # a file shadowing a built-in preset, as the command checks
+        except InputError as err:
+            raise ConfigError("config_dir", str(config_dir), str(err)) from None
+    with user_config_sources(sources):
+        return _run(overrides, write, root, progress)
+
+
+def _run(overrides: Sequence[str], write: bool, root: str | Path | None, progress: bool) -> Result:
+    """`run` within its config sources."""
     given = experiment_sweep(checked_overrides(overrides))
     cfg = compose_run_config(given)
     check_known_keys(cfg)  # a misspelt root key is an error, as on the command line

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from importlib import resources
 from pathlib import Path
 
@@ -70,6 +71,7 @@ def compose_config(
     """
     for override in overrides:
         check_override(override)
+    search_path = search_path or (() if HydraConfig.initialized() else _USER_SOURCES.get())
     extra = [search_path_override(search_path)] if search_path else []
     with hydra_session():
         return compose(
@@ -168,10 +170,26 @@ def hydra_session() -> Iterator[None]:
             GlobalHydra.instance().initialize(outer)
 
 
+_USER_SOURCES: ContextVar[tuple[str, ...]] = ContextVar("user_config_sources", default=())
+"""The config sources a caller outside a Hydra app added (`user_config_sources`)."""
+
+
+@contextmanager
+def user_config_sources(search_path: Sequence[str]) -> Iterator[None]:
+    """Within the block, `app_search_path` outside a running Hydra app is `search_path`: the
+    Python API's `config_dir`, as --config-dir is the command's."""
+    token = _USER_SOURCES.set(tuple(search_path))
+    try:
+        yield
+    finally:
+        _USER_SOURCES.reset(token)
+
+
 def app_search_path() -> list[str]:
-    """The config sources the user added to the running Hydra app, in Hydra's order ([] if none)."""
+    """The config sources the user added to the running Hydra app, in Hydra's order; outside
+    one, those of `user_config_sources` ([] if none)."""
     if not HydraConfig.initialized():
-        return []
+        return list(_USER_SOURCES.get())
     return user_search_path(HydraConfig.get())
 
 

@@ -75,3 +75,24 @@ def test_api_result_repr_is_one_line() -> None:
     assert "\n" not in text
     assert f"points {len(result.points):,}" in text
     assert "not written" in text
+
+
+def test_api_config_dir_adds_the_users_presets(tmp_path: Path) -> None:
+    """`config_dir` is the command's --config-dir: a preset of the user's own is a choice of
+    its group and of a sweep; without it the preset is unknown; a missing directory is named."""
+    presets = tmp_path / "presets" / "hardware"
+    presets.mkdir(parents=True)
+    (presets / "my_gpu.yaml").write_text(
+        "defaults:\n  - h100_sxm\n  - _self_\nname: my_gpu\nhbm_bandwidth_gb_per_s: 5000\n"
+    )
+    swept = ["+sweep.choices.hardware=[my_gpu,a100_sxm]", SMALL]
+    result = pipeline.run(swept, config_dir=tmp_path / "presets")
+    assert sorted(result.thresholds["hardware"].to_list()) == ["a100_sxm", "my_gpu"]
+    with pytest.raises(ConfigError, match="Could not find 'hardware/my_gpu'"):
+        pipeline.run(["hardware=my_gpu", SMALL])
+    with pytest.raises(ConfigError) as info:
+        pipeline.run([SMALL], config_dir=tmp_path / "none")
+    assert info.value.key == "config_dir"
+    (presets / "h100_sxm.yaml").write_text("name: h100_sxm\n")
+    with pytest.raises(ConfigError, match="built-in preset"):
+        pipeline.run([SMALL], config_dir=tmp_path / "presets")

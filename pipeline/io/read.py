@@ -331,18 +331,28 @@ def not_read_total(skipped: Iterable[Skipped]) -> str | None:
     """One line totalling the parts a reader refused and the rows they hold by their footers
     (`Skipped.rows`), for a reader to print once after naming each; None when it refused none.
 
-    E.g. "not read in total: 12 rows in 2 parts" (", 1 part of unknown size" for parts whose
-    footer does not open). Entries that are no part (a foreign file, a missing table) are not
-    counted: they hold no rows of the dataset.
+    E.g. "not read in total: 12 rows in 2 parts"; with parts whose footer does not open, "not
+    read in total: 3 parts, 12 rows in the 2 whose footer opens and 1 of unknown size" (or "1
+    part of unknown size (its footer does not open)"). Entries that are no part (a foreign file,
+    a missing table) are not counted: they hold no rows of the dataset.
     """
     parts = [s for s in skipped if s.damaged and PART_NAME.fullmatch(s.path.name)]
     if not parts:
         return None
     known = [s.rows for s in parts if s.rows is not None]
-    text = f"not read in total: {sum(known)} rows in {len(parts)} part{'s' * (len(parts) != 1)}"
-    if unknown := len(parts) - len(known):
-        text += f", {unknown} part{'s' * (unknown != 1)} of unknown size (the footer does not open)"
-    return text
+    unknown = len(parts) - len(known)
+    n = len(parts)
+    if not unknown:
+        return f"not read in total: {sum(known)} rows in {n} part{'s' * (n != 1)}"
+    if not known:
+        return (
+            f"not read in total: {n} part{'s' * (n != 1)} of unknown size "
+            f"({'their footers do' if n != 1 else 'its footer does'} not open)"
+        )
+    return (
+        f"not read in total: {n} parts, {sum(known)} rows in the {len(known)} whose footer "
+        f"opens and {unknown} of unknown size"
+    )
 
 
 def footer_rows(path: Path) -> int | None:

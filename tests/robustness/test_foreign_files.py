@@ -301,3 +301,22 @@ def test_report_refuses_out_inside_the_dataset(
     assert line.startswith(f"dmlimits-report: error: --out {out} is inside the dataset"), line
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
     assert not (part.parent / "report").exists()
+
+
+def test_not_read_total_says_which_parts_have_no_known_size(tmp_path: Path) -> None:
+    """The total names the rows of the parts whose footers open apart from the parts of
+    unknown size, never as one more part than it counts."""
+    from pipeline.io.read import Skipped, not_read_total
+
+    def part(name: str, rows: int | None) -> Skipped:
+        return Skipped(tmp_path / f"part-{name}.parquet", "damaged", rows=rows, damaged=True)
+
+    assert not_read_total([part("a" * 16, 5), part("b" * 16, 7)]) == (
+        "not read in total: 12 rows in 2 parts"
+    )
+    assert not_read_total([part("c" * 16, None)]) == (
+        "not read in total: 1 part of unknown size (its footer does not open)"
+    )
+    assert not_read_total([part("a" * 16, 5), part("c" * 16, None)]) == (
+        "not read in total: 2 parts, 5 rows in the 1 whose footer opens and 1 of unknown size"
+    )

@@ -37,6 +37,14 @@ FRONTIER_PANELS = 12
 GPU_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*")
 """Markers of the catalog's GPUs in the trends chart, with a colour each."""
 TRAJECTORY_COLORS = ("tab:green", "tab:purple", "tab:brown", "tab:olive")
+TRAJECTORY_DASHES: tuple[str | tuple[int, tuple[int, ...]], ...] = (
+    ":",
+    "-.",
+    (0, (6, 2)),
+    (0, (1, 1, 4, 1)),
+)
+"""Line styles of the compute trajectories where they are drawn in black over coloured series
+(the overlay of many series): one each, so that growths of 4x and 4.6x stay apart."""
 """Compute trajectories, one per growth factor (blue and red draw the limits)."""
 
 
@@ -166,10 +174,10 @@ def _frontier_overlay(
         ax.plot(rows["year"], _walls(rows), "-", color=color, lw=0.8, label=label)
         ax.plot(rows["year"], rows["linear_end_flop"], "--", color=color, lw=0.6, alpha=0.6)
     fc = forecasts.filter(pl.col("series_id") == ids[0]).sort("growth_per_year")
-    for row in fc.iter_rows(named=True):
+    for row, dashes in zip(fc.iter_rows(named=True), TRAJECTORY_DASHES * 3, strict=False):
         g = row["growth_per_year"]
         c = [frontier_flop(y, row["base_flop"], row["base_year"], g) for y in years]
-        ax.plot(years, c, ":", color="black", lw=1.2, label=f"frontier {growth_text(g)}")
+        ax.plot(years, c, color="black", lw=1.2, ls=dashes, label=f"frontier {growth_text(g)}")
     ax.set_yscale("log")
     year_ticks(ax)
     ax.set_xlabel("year (projected hardware)")

@@ -37,7 +37,13 @@ from pipeline.model.records.switches import Physics, Recompute
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.runs.training_run import evaluate_run
 from pipeline.schema import CONF_DIR, compose_config, load_scenario
-from tests.validation.modern_runs import DATA, Measured, held_out_runs, modern_runs
+from tests.validation.modern_runs import (
+    DATA,
+    Measured,
+    held_out_bf16_runs,
+    held_out_runs,
+    modern_runs,
+)
 
 VALIDATION_MD = Path(__file__).resolve().parents[2] / "docs" / "validation.md"
 BEGIN = (
@@ -461,10 +467,10 @@ def llama3_mfu_table(g: Grid) -> list[str]:
     return lines
 
 
-def held_out_table() -> list[str]:
-    """The held-out set (`modern_runs.held_out_runs`, in no fit) at the shipped constants: each
-    source's step-time error on each GPU, over all its runs, then run by run."""
-    held = held_out_runs()
+def held_out_table(held: tuple[Measured, ...]) -> list[str]:
+    """A held-out set (`modern_runs.held_out_runs`, `held_out_bf16_runs`: in no fit) at the
+    shipped constants: each source's step-time error on each GPU, over all its runs, then run
+    by run."""
     errors = step_errors(held, None, None)
     groups = [(m.source, hardware_of(m)) for m in held]
     lines = ["| source | GPU | runs | mean abs | mean |", "|---|---|---|---|---|"]
@@ -474,12 +480,26 @@ def held_out_table() -> list[str]:
     lines.append(
         f"| every run | | {errors.size} | {_mae(errors)} | {_pct(float(np.mean(errors)))} |"
     )
-    lines += ["", "| source | run | GPU | measured s | shipped |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| source | run | GPU | measured s | shipped | memory per GPU, of HBM |",
+        "|---|---|---|---|---|---|",
+    ]
     for (source, gpu), m, e in zip(groups, held, errors, strict=True):
         lines.append(
-            f"| {source} | {m.label} | {gpu} | {m.measured_step_s:.3g} | {_pct(float(e))} |"
+            f"| {source} | {m.label} | {gpu} | {m.measured_step_s:.3g} | {_pct(float(e))} "
+            f"| {_memory(m)} |"
         )
     return lines
+
+
+def _memory(m: Measured) -> str:
+    """A run's memory per GPU as the run model counts it, over its GPU's HBM, marked where the
+    model calls the run (which happened) too large for it."""
+    hw, physics = scenario_of((*m.hardware, *m.physics))
+    cost = evaluate_run(hw, physics, m.run)
+    text = f"{cost.memory_per_gpu_bytes / 1e9:.0f} of {hw.hbm_bytes / 1e9:.0f} GB"
+    return text if cost.fits_memory else f"**{text}: over**"
 
 
 def calibration_block() -> str:
@@ -517,7 +537,13 @@ def calibration_block() -> str:
         "Held out of every fit: NeMo 25.02's and 25.04's FP8 pre-training throughputs on B200, "
         "GB200 and H100 (`tests/validation/data/nemo_2025_fp8.csv`), at the shipped constants:",
         "",
-        *held_out_table(),
+        *held_out_table(held_out_runs()),
+        "",
+        "Held out of every fit: NVIDIA's DGX Cloud Benchmarking Recipes 25.02 and 25.05.04, BF16 "
+        "pre-training step times of Llama 3.1 and Nemotron-4 on H100 and GB200 (NeMo 25.02-25.04 "
+        "containers; `tests/validation/data/dgxc_2025_bf16.csv`), at the shipped constants:",
+        "",
+        *held_out_table(held_out_bf16_runs()),
         "",
         "Candidate rules, each judged out of sample: per source, its mean absolute step-time "
         "error when left out of the refit, as shipped and with the rule on every run, under three "

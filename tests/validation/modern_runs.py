@@ -1,7 +1,8 @@
 """The 2021-2025 Megatron-LM / NeMo measurements as concrete runs (docs/validation.md).
 
 Each row of `data/modern_2021_2025.csv` (`modern_runs`, the calibration's) and of
-`data/nemo_2025_fp8.csv` (`held_out_runs`, never in a fit) becomes a `Measured`: a `RunSpec`
+`data/nemo_2025_fp8.csv` and `data/dgxc_2025_bf16.csv` (`held_out_runs`, `held_out_bf16_runs`,
+never in a fit) becomes a `Measured`: a `RunSpec`
 built from the row (model shape, GPUs, t/p/d/c/e, microbatch, global batch, sequence, the
 overlaps the recipe sets: pipeline sends, the distributed optimizer's gradient reduce-scatter
 and parameter all-gather, Transformer Engine's TP overlap), the hardware and physics overrides
@@ -32,6 +33,10 @@ MODERN_CSV = "modern_2021_2025.csv"
 HELD_OUT_CSV = "nemo_2025_fp8.csv"
 """NeMo 25.02 and 25.04's FP8 throughputs on B200, GB200 and H100: shown beside the fits in
 docs/validation.md, never in one (`held_out_runs`)."""
+HELD_OUT_BF16_CSV = "dgxc_2025_bf16.csv"
+"""NVIDIA's DGX Cloud Benchmarking Recipes 25.02 and 25.05.04: BF16 step times of Llama 3.1 and
+Nemotron-4 on H100 and GB200 (NeMo 25.02-25.04 containers), shown beside the fits in
+docs/validation.md, never in one (`held_out_bf16_runs`)."""
 
 SOURCES: Mapping[str, str] = {
     "Nemotron-4 15B": "Nemotron-4 15B Technical Report",
@@ -41,6 +46,8 @@ SOURCES: Mapping[str, str] = {
     "NeMo 24.07": "performance_summary.md",
     "NeMo 25.02": "container NeMo 25.02",
     "NeMo 25.04": "container NeMo 25.04",
+    "DGX Cloud 25.02": "Benchmarking Recipes 25.02 ",
+    "DGX Cloud 25.05": "Benchmarking Recipes 25.05.04",
     "GLM-130B": "GLM-130B",
     "BLOOM 176B": "BigScience 2022",
 }
@@ -267,6 +274,13 @@ def modern_runs() -> tuple[Measured, ...]:
 def held_out_runs() -> tuple[Measured, ...]:
     """Every row of the held-out set (`HELD_OUT_CSV`) as a run and its step time, in file order."""
     return _runs(HELD_OUT_CSV)
+
+
+@cache
+def held_out_bf16_runs() -> tuple[Measured, ...]:
+    """Every row of the held-out BF16 set (`HELD_OUT_BF16_CSV`) as a run and its step time, in
+    file order."""
+    return _runs(HELD_OUT_BF16_CSV)
 
 
 def _runs(name: str) -> tuple[Measured, ...]:

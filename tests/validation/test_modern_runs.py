@@ -9,8 +9,10 @@ import pytest
 from pipeline.model.runs.training_run import evaluate_run
 from tests.validation.calibration import observations, scenario_of
 from tests.validation.modern_runs import (
+    HELD_OUT_BF16_CSV,
     HELD_OUT_CSV,
     SOURCES,
+    held_out_bf16_runs,
     held_out_runs,
     megatron_core_flop_per_step,
     modern_runs,
@@ -74,11 +76,24 @@ def test_held_out_flop_per_token_matches_the_published_ratio() -> None:
         assert abs(difference) <= HELD_OUT_FLOP_TOLERANCE, (row["row_id"], difference)
 
 
+def test_held_out_bf16_runs_cover_every_row() -> None:
+    """Every row of the held-out BF16 set is one run of its GPU count, from a named publication,
+    on the H100 or GB200 preset, timed by the step the source printed."""
+    runs = held_out_bf16_runs()
+    assert len(runs) == len(rows(HELD_OUT_BF16_CSV)) == 38
+    for row, measured in zip(rows(HELD_OUT_BF16_CSV), runs, strict=True):
+        assert measured.run.layout.n_gpu == int(row["n_gpu"])
+        assert measured.source in SOURCES
+        assert measured.hardware[0] in ("hardware=gb200_nvl72", "hardware=h100_sxm")
+        assert measured.precision == "bf16"
+        assert measured.measured_step_s == float(row["measured_value"])
+
+
 def test_no_fit_reads_the_held_out_runs() -> None:
     """The calibration's observations hold no held-out run and no held-out publication: the
     held-out errors in docs/validation.md are of runs no constant was fitted to."""
     fitted = observations()
-    held = held_out_runs()
+    held = (*held_out_runs(), *held_out_bf16_runs())
     assert not {m.label for m in fitted} & {m.label for m in held}
     assert not {m.source for m in fitted} & {m.source for m in held}
 

@@ -71,4 +71,6 @@ def nightly_from_config(cfg: DictConfig, today: dt.date | None = None) -> Nightl
     root = output.get("nightly_root")
     if not isinstance(root, str) or not root:
         raise ConfigError("output.nightly_root", root, "must be a directory path")
-    return NightlySettings(Path(root).expanduser(), parse_run_date(output.get("run_date"), today=today))
+    return NightlySettings(
+        Path(root).expanduser(), parse_run_date(output.get("run_date"), today=today)
+    )

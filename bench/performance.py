@@ -266,6 +266,7 @@ MILLION_WHOLE_EARLIER = (
     ("2026-12-05 23:36", "5a37c77", "13.1", "1,556", "778"),
     ("2026-12-06 01:40", "ffb335e", "14.4", "1,704", "776"),
     ("2026-12-06 01:59", "f0fc4af", "14.7", "1,747", "786"),
+    ("2026-12-06 04:08", "56b7928", "16.6", "1,970", "777"),
 )
 """Earlier whole runs of this section on this machine (date UTC, commit, minutes, CPU seconds,
 peak RSS MiB), as this page printed them then: the before of the run below. The first is the

@@ -287,8 +287,12 @@ def execute_plan(
         def handed() -> Iterator[Scenario]:
             """The scenarios to evaluate, made as the runner asks for them; a streamed
             resume's series already done are set aside as they come."""
+            checked_first = False
             for item in todo:
                 if streamed and item.series_id in done:
+                    if not checked_first and index is not None:  # refuse before more work
+                        _check_resumed(index, [item], plan, hardware)
+                        checked_first = True
                     skipped.append(item)
                     bar.skip()
                     count_skipped(SKIPPED_READ_TOGETHER)
@@ -326,6 +330,8 @@ def execute_plan(
     resumed: list[SeriesSummary] = []
     resumed_tables: list[Tables] = []
     if skipped and index is not None:
+        if streamed:  # a streamed run that keeps its tables checked only its first skip
+            _check_resumed(index, skipped, plan, hardware)
         if keep_tables:
             for partition in {scenario_partition(s.scenario) for s in skipped}:
                 index.refresh(partition)

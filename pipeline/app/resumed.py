@@ -20,7 +20,7 @@ from pipeline.catalog.load import Catalog
 from pipeline.forecast import ForecastSettings
 from pipeline.forecast.frontier import frontier_scenarios
 from pipeline.forecast.inputs import trajectories
-from pipeline.forecast.rows import forecast_config_hash
+from pipeline.forecast.paths import hand_set_name
 from pipeline.identity import series_id
 from pipeline.io.columns import PARTITION_COLUMNS
 from pipeline.io.parts import SeriesIndex
@@ -87,6 +87,36 @@ def limits_of(row: dict[str, Any]) -> tuple[SeriesLimits, ClosedForms, int]:
     return limits, closed, int(row["n_points"])
 
 
+SAME_LINE_TOLERANCE = 1e-9
+"""Relative difference allowed between two trajectories' growth, and between their ln C at
+one year, for them to count as the same line (`same_line`): a fitted line's base moves with the
+run date along the line, in floating point."""
+
+
+Line = tuple[str | None, float, float, float, str | None]
+"""A trajectory as a `forecasts` row gives it: name, growth per year, base C, base year, and the
+source copies of the run that wrote it."""
+
+
+def same_line(written: Line, wanted: Line) -> bool:
+    """Whether a written trajectory is the wanted one: the same name and source copies, growth
+    and line, wherever along the line its base was taken (a fitted trajectory's base is the
+    line at the run's date, so a resume on another day moves it, not the line). A row without
+    a trajectory name (written before the column) is the hand-set line of its growth."""
+    name, growth, base, year, sources = written
+    w_name, w_growth, w_base, w_year, w_sources = wanted
+    if name is None:  # a part before version 3 names no trajectory: a hand-set line's
+        name = hand_set_name(growth)
+    if name != w_name or sources != w_sources:
+        return False
+    if abs(growth / w_growth - 1.0) > SAME_LINE_TOLERANCE:
+        return False
+    at_wanted_year = math.log(base) + math.log(w_growth) * (w_year - year)
+    return abs(at_wanted_year - math.log(w_base)) <= SAME_LINE_TOLERANCE * max(
+        1.0, abs(math.log(w_base))
+    )
+
+
 def forecast_mismatch(
     index: SeriesIndex,
     skipped: Sequence[tuple[str, Scenario]],
@@ -98,25 +128,28 @@ def forecast_mismatch(
 
     A series' id does not hash the forecast settings (the same model rows serve any
     trajectory), so a resume would otherwise return the forecasts of the run that wrote the
-    series. Compared: the trajectories (each `forecasts` row's `config_hash` hashes its growth,
-    base and name), the source copies a fitted one read (`source_hashes`), and the projected
-    series of the moving frontier (`frontier.projected_series_id`: its years, and the catalog
-    and trends that moved the GPU; `hardware`, the run's, when it has years)."""
+    series. Compared: the trajectories, each as a line (`same_line`: its name, growth and line,
+    and the source copies of the run, `source_hashes`; not where along the line the base was
+    taken, which a fitted line's run date moves), and the projected series of the moving
+    frontier (`frontier.projected_series_id`: its years, and the catalog and trends that moved
+    the GPU; `hardware`, the run's, when it has years). Not compared: the date a row was
+    forecast on (`forecast_date`, and what it reads as passed by then), which each row states."""
     if not skipped:
         return None
     ids = [sid for sid, _ in skipped]
     paths = trajectories(settings)
     observed = settings.observed
     sources = (observed.observations.hashes or None) if observed is not None else None
-    written: dict[str, set[tuple[str, str | None]]] = {sid: set() for sid in ids}
+    wanted: list[Line] = [
+        (p.name, p.growth_per_year, p.base_flop, p.base_year, sources) for p in paths
+    ]
+    written: dict[str, list[Line]] = {sid: [] for sid in ids}
     forecasts = read_parts(index, "forecasts", ids)
-    for sid, hashed, read in zip(
-        forecasts.column("series_id").to_pylist(),
-        forecasts.column("config_hash").to_pylist(),
-        forecasts.column("source_hashes").to_pylist(),
-        strict=True,
+    columns = ("series_id", "trajectory", "growth_per_year", "base_flop", "base_year")
+    for sid, name, growth, base, year, read in zip(
+        *(forecasts.column(c).to_pylist() for c in (*columns, "source_hashes")), strict=True
     ):
-        written[sid].add((hashed, read))
+        written[sid].append((name, growth, base, year, read))
     years = settings.moving_frontier_years
     for partition in {scenario_partition(s) for _, s in skipped}:
         index.refresh(partition, ("frontier",))
@@ -129,14 +162,10 @@ def forecast_mismatch(
     ):
         projected[sid].add(pid)
     for sid, scenario in skipped:
-        want = {
-            (
-                forecast_config_hash(sid, p.growth_per_year, p.base_flop, p.base_year, p.name),
-                sources,
-            )
-            for p in paths
-        }
-        if written[sid] != want:
+        rows = written[sid]
+        if len(rows) != len(wanted) or not all(
+            any(same_line(row, line) for row in rows) for line in wanted
+        ):
             names = ", ".join(p.name for p in paths) or "none"
             return (
                 f"series {sid} was written with other forecasts than this run's trajectories "

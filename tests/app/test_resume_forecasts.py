@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import pipeline
-from pipeline.schema import ConfigError
+from pipeline.app import plan as plan_module
+from pipeline.app.execute import execute_plan
+from pipeline.app.plan import plan_run
+from pipeline.schema import ConfigError, compose_config
 
 SWEEP = [
     "scaling.grid.max_d_model=16384",
@@ -62,3 +66,32 @@ def test_resume_off_evaluates_again_with_the_new_settings(tmp_path: Path) -> Non
     again = pipeline.run([*SWEEP, *changed], write=True, root=tmp_path)
     assert again.report.skipped == 0
     assert set(again.forecasts["trajectory"].to_list()) == {"fitted", "hand_set_2x"}
+
+
+def test_resume_on_another_day_keeps_the_fitted_line(tmp_path: Path) -> None:
+    """A fitted trajectory's base is its line at the run date, so a sweep written on another day
+    has another base on the same line: it resumes (the trajectory compared as a line)."""
+    args = [*SWEEP, f"output.root={tmp_path}", "output.run_date=2026-01-05"]
+    execute_plan(plan_run(compose_config(args), overrides=args), progress=False)
+    again = pipeline.run(SWEEP, write=True, root=tmp_path)
+    assert again.report.skipped == 2
+    fitted = again.forecasts.filter(again.forecasts["trajectory"] == "fitted")
+    assert fitted["base_year"].max() < 2026.1  # the rows written on 2026-01-05, read back
+
+
+def test_streamed_resume_refuses_before_evaluating_more_series(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep too large to list (streamed) checks the first series it skips before it
+    evaluates any more: with other trajectories nothing of the run is written, and from
+    Python a streamed resume is checked as a listed one is."""
+    monkeypatch.setattr(plan_module, "CHECKED_SERIES", 1)  # the sweeps below stream
+    pipeline.run(SWEEP, write=True, root=tmp_path)
+    wider = [SWEEP[0], "+sweep.axes.hardware.hbm_bandwidth_gb_per_s=[2000,3352,4000]"]
+    changed = ["forecast.growth_per_year=[2.0]", "forecast.base_flop=1e26"]
+    with pytest.raises(ConfigError, match="other forecasts"):
+        pipeline.run([*wider, *changed], write=True, root=tmp_path)
+    written = pl.read_parquet(f"{tmp_path}/thresholds/**/*.parquet")
+    assert written.height == 2  # the third series was not evaluated
+    with pytest.raises(ConfigError, match="other forecasts"):
+        pipeline.run([*SWEEP, *changed], write=True, root=tmp_path)

@@ -34,9 +34,20 @@ def _value(value: object) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-IGNORED_PREFIXES = ("output.", "execution.", "hydra.", "sources.")
+def _label_value(point: dict[str, object], key: str) -> str:
+    """A key's value in a label: `UNSET` where the series does not set it."""
+    return _value(point[key]) if key in point else UNSET
+
+
+IGNORED_PREFIXES = ("output.", "execution.", "hydra.", "sources.", "sweep.")
 """Override keys that do not change a series' model (where it is written, how it runs, where
-its observed data come from): never what tells two series apart in a label."""
+its observed data come from) or that the sweep point states already (`sweep.choices`,
+`sweep.axes`: the series' own values are in its sweep point): never what tells two series apart
+in a label."""
+IGNORED_KEYS = frozenset({"sweep", "experiment"})
+"""Overrides that choose a sweep or an experiment: each series' values are in its sweep point."""
+UNSET = "(default)"
+"""How a label shows a key that a series' overrides do not set: the config's default."""
 
 
 def sweep_points(series: pl.DataFrame | None) -> dict[str, dict[str, object]]:
@@ -54,7 +65,7 @@ def sweep_points(series: pl.DataFrame | None) -> dict[str, dict[str, object]]:
         for entry in json.loads(row["overrides"] or "[]") if overrides else []:
             key, sep, value = str(entry).partition("=")
             key = key.lstrip("+~")
-            if sep and not key.startswith(IGNORED_PREFIXES):
+            if sep and key not in IGNORED_KEYS and not key.startswith(IGNORED_PREFIXES):
                 point.setdefault(key, value)
         out[row["series_id"]] = point
     return out
@@ -96,7 +107,7 @@ def scenario_labels(
         keys = sorted({k for sid in ids for k in points.get(sid, {})})
         varying = [k for k in keys if len({json.dumps(points.get(s, {}).get(k)) for s in ids}) > 1]
         for sid in ids:
-            parts = [f"{_short(k)}={_value(points.get(sid, {}).get(k))}" for k in varying]
+            parts = [f"{_short(k)}={_label_value(points.get(sid, {}), k)}" for k in varying]
             labels[sid] = name + (" | " + " ".join(parts) if parts else "")
     counts: dict[str, int] = {}
     for label in labels.values():
@@ -165,7 +176,12 @@ def _group(
     for column in NAME_COLUMNS:
         candidates[column] = {sid: str(rows[sid][column]) for sid in ids}
     for key in sorted({k for sid in ids for k in points.get(sid, {})}):
-        candidates[_short(key)] = {sid: _value(points.get(sid, {}).get(key)) for sid in ids}
+        values = {sid: _label_value(points.get(sid, {}), key) for sid in ids}
+        short = _short(key)
+        if short not in candidates or len(set(values.values())) > len(
+            set(candidates[short].values())
+        ):
+            candidates[short] = values  # two keys of one short name: the one that splits
     splitting = {k: v for k, v in candidates.items() if 1 < len(set(v.values())) <= MAX_DISTINCT}
     if not splitting:
         return "", {}

@@ -125,3 +125,54 @@ def test_selection_labels_jobs_of_a_multirun_by_their_overrides() -> None:
         "a100_sxm / dense / critical | physics=paper",
         "a100_sxm / dense / critical | physics=realistic",
     ]
+
+
+def test_selection_colours_by_the_sweep_axis_beside_overrides() -> None:
+    """A sweep written from the command line carries its choices and axes in its overrides
+    too: they neither take the place of the choice as the colour key nor show in labels, and a
+    key a series leaves unset reads as the default, not None."""
+    thresholds, series = [], []
+    for g, gpu in enumerate(("a100_sxm", "h100_sxm", "b200")):
+        for i in range(4):
+            sid = f"{g:02d}{i:02d}" + "0" * 12
+            thresholds.append(
+                {
+                    "series_id": sid,
+                    "hardware": gpu,
+                    "scaling": "dense",
+                    "batch_law": "critical",
+                    "wall_flop": 10.0 ** (28 + 2 * g) * (1 + 0.01 * i),
+                }
+            )
+            point = {"hardware": gpu, "hardware.network.latency_us[*]": 0.25 * 2**i}
+            spec = [
+                "+sweep.choices.hardware=[a100_sxm,h100_sxm,b200]",
+                "+sweep.axes.hardware.network.latency_us[*]=[0.25,0.5,1,2]",
+            ]
+            series.append(
+                {"series_id": sid, "sweep_point": json.dumps(point), "overrides": json.dumps(spec)}
+            )
+    many = select_series(pl.DataFrame(thresholds), pl.DataFrame(series))
+    assert many.many
+    assert many.group_key == "hardware"
+    assert not any("=[" in label for label in many.labels.values())
+    both = pl.DataFrame(
+        [
+            {"series_id": sid, "hardware": "a100_sxm", "scaling": "dense", "batch_law": "critical"}
+            for sid in ("aa" + "0" * 14, "bb" + "0" * 14)
+        ]
+    )
+    made = pl.DataFrame(
+        [
+            {
+                "series_id": "aa" + "0" * 14,
+                "sweep_point": "{}",
+                "overrides": json.dumps(["physics=realistic"]),
+            },
+            {"series_id": "bb" + "0" * 14, "sweep_point": "{}", "overrides": "[]"},
+        ]
+    )
+    assert sorted(select_series(both, made).labels.values()) == [
+        "a100_sxm / dense / critical | physics=(default)",
+        "a100_sxm / dense / critical | physics=realistic",
+    ]

@@ -127,7 +127,8 @@ def experiment_sweep(given: list[str]) -> list[str]:
     if OmegaConf.select(cfg, "hydra.mode") != RunMode.MULTIRUN:
         return given
     params = OmegaConf.select(cfg, "hydra.sweeper.params") or {}
-    chosen = _groups_set(given)
+    swept = OmegaConf.select(cfg, "sweep.choices") or {}
+    chosen = _groups_set(given) | {str(group) for group in swept}  # a sweep preset's too
     extra = []
     for key, value in params.items():
         if key in chosen:

@@ -380,7 +380,7 @@ def _probe_root(task: DictConfig) -> tuple[DictConfig, str | None]:
         return task, None  # plan_run names the key
     if not isinstance(root, str) or not root:
         return task, None
-    target = Path(os.path.abspath(root))
+    target = Path(os.path.abspath(Path(root).expanduser()))
     existing = target
     while not existing.exists():
         existing = existing.parent

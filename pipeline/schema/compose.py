@@ -71,7 +71,7 @@ def compose_config(
     """
     for override in overrides:
         check_override(override)
-    search_path = search_path or (() if HydraConfig.initialized() else _USER_SOURCES.get())
+    search_path = search_path or _USER_SOURCES.get()
     extra = [search_path_override(search_path)] if search_path else []
     with hydra_session():
         return compose(
@@ -186,11 +186,12 @@ def user_config_sources(search_path: Sequence[str]) -> Iterator[None]:
 
 
 def app_search_path() -> list[str]:
-    """The config sources the user added to the running Hydra app, in Hydra's order; outside
-    one, those of `user_config_sources` ([] if none)."""
+    """The config sources the user added to the running Hydra app, in Hydra's order, then
+    those of `user_config_sources` ([] if none)."""
+    added = list(_USER_SOURCES.get())
     if not HydraConfig.initialized():
-        return list(_USER_SOURCES.get())
-    return user_search_path(HydraConfig.get())
+        return added
+    return [*user_search_path(HydraConfig.get()), *added]
 
 
 def user_search_path(hydra: DictConfig | HydraConf) -> list[str]:

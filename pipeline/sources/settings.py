@@ -117,5 +117,5 @@ def sources_from_config(node: object, path: str = "sources") -> SourcesSettings:
         _source(sc, "frontier_runs"),
         _source(sc, "accelerators"),
         fetch,
-        None if store is None else Path(store),
+        None if store is None else Path(store).expanduser(),
     )

@@ -215,8 +215,10 @@ def _choice_configs(
             raise ConfigError(
                 f"sweep.choices.{parsed.key_or_group}",
                 text,
-                f"the command line also chooses {parsed.key_or_group}; narrow the sweep with "
-                f"sweep.choices.{parsed.key_or_group}=[...] instead",
+                f"the run also chooses {parsed.key_or_group} ({text}: on the command line, or "
+                f"an experiment's multirun job), which the sweep sweeps: choose it in one place "
+                f"(sweep.choices.{parsed.key_or_group}=[...] alone, or, to narrow an "
+                f"experiment's multirun, {parsed.key_or_group}=<option> on the command line)",
             )
     combinations = math.prod(len(o) for _, o in sweep.choices)
     for number, options in enumerate(itertools.product(*(o for _, o in sweep.choices)), 1):

@@ -96,3 +96,10 @@ def test_api_config_dir_adds_the_users_presets(tmp_path: Path) -> None:
     (presets / "h100_sxm.yaml").write_text("name: h100_sxm\n")
     with pytest.raises(ConfigError, match="built-in preset"):
         pipeline.run([SMALL], config_dir=tmp_path / "presets")
+
+
+def test_api_experiment_keeps_a_sweep_presets_choice() -> None:
+    """A sweep preset's own choice of a group (smoke's two batch laws) is the user's choice too:
+    the experiment's multirun of that group (four batch laws) does not replace it."""
+    result = pipeline.run(["+experiment=batch_size_comparison", "sweep=smoke"])
+    assert sorted(set(result.thresholds["batch_law"].to_list())) == ["constant", "critical"]

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -36,7 +37,6 @@ FRONTIER_PANELS = 12
 """Series drawn in the frontier chart in a panel each; more share one panel."""
 GPU_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*")
 """Markers of the catalog's GPUs in the trends chart, with a colour each."""
-TRAJECTORY_COLORS = ("tab:green", "tab:purple", "tab:brown", "tab:olive")
 TRAJECTORY_DASHES: tuple[str | tuple[int, tuple[int, ...]], ...] = (
     ":",
     "-.",
@@ -44,7 +44,9 @@ TRAJECTORY_DASHES: tuple[str | tuple[int, tuple[int, ...]], ...] = (
     (0, (1, 1, 4, 1)),
 )
 """Line styles of the compute trajectories where they are drawn in black over coloured series
-(the overlay of many series): one each, so that growths of 4x and 4.6x stay apart."""
+(the overlay of many series), in turn: the default three (fitted, 4x, 5x) and a fourth each
+their own, so that growths of 4x and 4.6x stay apart; more trajectories repeat them."""
+TRAJECTORY_COLORS = ("tab:green", "tab:purple", "tab:brown", "tab:olive")
 """Compute trajectories, one per growth factor (blue and red draw the limits)."""
 
 
@@ -143,7 +145,7 @@ def frontier_figure(
         ax.plot(years, rows["linear_end_flop"], "s-", color="tab:blue", label="linear-scaling end")
         ax.plot(years, _walls(rows), "^-", color="tab:red", label="wall")
         fc = forecasts.filter(pl.col("series_id") == sid).sort("growth_per_year")
-        for row, color in zip(fc.iter_rows(named=True), TRAJECTORY_COLORS * 3, strict=False):
+        for row, color in zip(fc.iter_rows(named=True), itertools.cycle(TRAJECTORY_COLORS)):
             g = row["growth_per_year"]
             c = [frontier_flop(y, row["base_flop"], row["base_year"], g) for y in years]
             ax.plot(years, c, ":", color=color, label=f"frontier {growth_text(g)}")
@@ -174,7 +176,7 @@ def _frontier_overlay(
         ax.plot(rows["year"], _walls(rows), "-", color=color, lw=0.8, label=label)
         ax.plot(rows["year"], rows["linear_end_flop"], "--", color=color, lw=0.6, alpha=0.6)
     fc = forecasts.filter(pl.col("series_id") == ids[0]).sort("growth_per_year")
-    for row, dashes in zip(fc.iter_rows(named=True), TRAJECTORY_DASHES * 3, strict=False):
+    for row, dashes in zip(fc.iter_rows(named=True), itertools.cycle(TRAJECTORY_DASHES)):
         g = row["growth_per_year"]
         c = [frontier_flop(y, row["base_flop"], row["base_year"], g) for y in years]
         ax.plot(years, c, color="black", lw=1.2, ls=dashes, label=f"frontier {growth_text(g)}")

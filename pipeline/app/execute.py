@@ -291,7 +291,8 @@ def execute_plan(
             for item in todo:
                 if streamed and item.series_id in done:
                     if not checked_first and index is not None:  # refuse before more work
-                        _check_resumed(index, [item], plan, hardware)
+                        with writing:  # the runner may ask from one of its threads
+                            _check_resumed(index, [item], plan, hardware)
                         checked_first = True
                     skipped.append(item)
                     bar.skip()

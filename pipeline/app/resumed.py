@@ -20,7 +20,7 @@ from pipeline.catalog.load import Catalog
 from pipeline.forecast import ForecastSettings
 from pipeline.forecast.frontier import frontier_scenarios
 from pipeline.forecast.inputs import trajectories
-from pipeline.forecast.paths import hand_set_name
+from pipeline.forecast.paths import FITTED, hand_set_name
 from pipeline.identity import series_id
 from pipeline.io.columns import PARTITION_COLUMNS
 from pipeline.io.parts import SeriesIndex
@@ -100,9 +100,11 @@ source copies of the run that wrote it."""
 
 def same_line(written: Line, wanted: Line) -> bool:
     """Whether a written trajectory is the wanted one: the same name and source copies, growth
-    and line, wherever along the line its base was taken (a fitted trajectory's base is the
-    line at the run's date, so a resume on another day moves it, not the line). A row without
-    a trajectory name (written before the column) is the hand-set line of its growth."""
+    and line. A fitted trajectory's base is its line at the run's date, so a resume on another
+    day moves it along the line: it counts wherever along the line it was taken. A hand-set
+    line's base is the user's, so it must be the same C in the same year (a row states its
+    base; another base year also moves what the row reads as passed). A row without a
+    trajectory name (written before the column) is the hand-set line of its growth."""
     name, growth, base, year, sources = written
     w_name, w_growth, w_base, w_year, w_sources = wanted
     if name is None:  # a part before version 3 names no trajectory: a hand-set line's
@@ -110,6 +112,8 @@ def same_line(written: Line, wanted: Line) -> bool:
     if name != w_name or sources != w_sources:
         return False
     if abs(growth / w_growth - 1.0) > SAME_LINE_TOLERANCE:
+        return False
+    if name != FITTED and (year != w_year or abs(base / w_base - 1.0) > SAME_LINE_TOLERANCE):
         return False
     at_wanted_year = math.log(base) + math.log(w_growth) * (w_year - year)
     return abs(at_wanted_year - math.log(w_base)) <= SAME_LINE_TOLERANCE * max(

@@ -95,3 +95,27 @@ def test_streamed_resume_refuses_before_evaluating_more_series(
     assert written.height == 2  # the third series was not evaluated
     with pytest.raises(ConfigError, match="other forecasts"):
         pipeline.run([*SWEEP, *changed], write=True, root=tmp_path)
+
+
+def test_resume_refuses_a_hand_set_line_with_another_base(tmp_path: Path) -> None:
+    """A hand-set base is the user's: the same line from another base year is another
+    forecast (its rows state their base, and read passed years from it), so it is refused."""
+    hand = ["forecast.fitted=null", "forecast.growth_per_year=[4]"]
+    pipeline.run([*SWEEP, *hand], write=True, root=tmp_path)
+    moved = ["forecast.base_year=2030", "forecast.base_flop=2.048e29"]  # 5e25 x 4^6
+    with pytest.raises(ConfigError, match="other forecasts"):
+        pipeline.run([*SWEEP, *hand, *moved], write=True, root=tmp_path)
+
+
+def test_streamed_resume_checks_every_series_it_skips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A streamed resume from Python whose first skipped series matches and a later one does
+    not is refused when it reads them back, not only on its first skip."""
+    monkeypatch.setattr(plan_module, "CHECKED_SERIES", 0)  # every sweep below streams
+    first, second = (f"+sweep.axes.hardware.hbm_bandwidth_gb_per_s=[{b}]" for b in (2000, 3352))
+    pipeline.run([SWEEP[0], first], write=True, root=tmp_path)
+    changed = ["forecast.growth_per_year=[2.0]", "forecast.base_flop=1e26"]
+    pipeline.run([SWEEP[0], second, *changed], write=True, root=tmp_path)
+    with pytest.raises(ConfigError, match="other forecasts"):
+        pipeline.run(SWEEP, write=True, root=tmp_path)

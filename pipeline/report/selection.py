@@ -166,6 +166,11 @@ def _explained(groups: dict[str, str], reach: dict[str, float]) -> float:
     return between / total
 
 
+def _splits(values: dict[str, str]) -> bool:
+    """Whether a candidate colour key splits the series into 2 to `MAX_DISTINCT` groups."""
+    return 1 < len(set(values.values())) <= MAX_DISTINCT
+
+
 def _group(
     ids: Sequence[str], thresholds: pl.DataFrame, points: dict[str, dict[str, object]]
 ) -> tuple[str, dict[str, str]]:
@@ -176,13 +181,15 @@ def _group(
     for column in NAME_COLUMNS:
         candidates[column] = {sid: str(rows[sid][column]) for sid in ids}
     for key in sorted({k for sid in ids for k in points.get(sid, {})}):
-        values = {sid: _label_value(points.get(sid, {}), key) for sid in ids}
         short = _short(key)
-        if short not in candidates or len(set(values.values())) > len(
-            set(candidates[short].values())
-        ):
-            candidates[short] = values  # two keys of one short name: the one that splits
-    splitting = {k: v for k, v in candidates.items() if 1 < len(set(v.values())) <= MAX_DISTINCT}
+        if short in NAME_COLUMNS:  # the name's own column says it for every series
+            continue
+        values = {sid: _label_value(points.get(sid, {}), key) for sid in ids}
+        if short not in candidates or (
+            _splits(values) and not _splits(candidates[short])
+        ):  # two keys of one short name: the one that splits
+            candidates[short] = values
+    splitting = {k: v for k, v in candidates.items() if _splits(v)}
     if not splitting:
         return "", {}
     reach = {sid: _reach(rows[sid]) for sid in ids}

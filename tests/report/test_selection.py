@@ -176,3 +176,34 @@ def test_selection_colours_by_the_sweep_axis_beside_overrides() -> None:
         "a100_sxm / dense / critical | physics=(default)",
         "a100_sxm / dense / critical | physics=realistic",
     ]
+
+
+def test_selection_keeps_the_name_column_as_colour_key_beside_overrides() -> None:
+    """An override of a name column (`hardware=h100_sxm` on some series, none on others of the
+    same GPU) never takes the column's place as the colour key: one GPU is one colour, not
+    split into the series that named it and '(default)'."""
+    thresholds, series = [], []
+    runs = [("h100_sxm", True), ("h100_sxm", False), ("b200", True)]
+    for g, (gpu, named) in enumerate(runs):
+        for i in range(4):
+            sid = f"{g:02d}{i:02d}" + "0" * 12
+            thresholds.append(
+                {
+                    "series_id": sid,
+                    "hardware": gpu,
+                    "scaling": "dense",
+                    "batch_law": "critical",
+                    "wall_flop": 10.0 ** (28 + 2 * g) * (1 + 0.01 * i),
+                }
+            )
+            series.append(
+                {
+                    "series_id": sid,
+                    "sweep_point": json.dumps({"hardware.network.latency_us[*]": 0.25 * 2**i}),
+                    "overrides": json.dumps([f"hardware={gpu}"] if named else []),
+                }
+            )
+    sel = select_series(pl.DataFrame(thresholds), pl.DataFrame(series))
+    assert sel.many
+    assert sel.group_key == "hardware"
+    assert sorted(set(sel.groups.values())) == ["b200", "h100_sxm"]

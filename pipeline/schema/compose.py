@@ -66,12 +66,13 @@ def compose_config(
     E.g. ``compose_config(["hardware=a100_sxm", "scaling=sparse",
     "scaling.grid.max_d_model=24576"])``. Multirun sweeps (``a,b``) are not expanded.
     ``search_path`` adds config sources after the built-in ones (``file:///home/me/presets``),
-    as --config-dir does. Safe to call inside a running Hydra app: the global Hydra state is
-    restored after.
+    as --config-dir does; by default those the user added (`app_search_path`: the running Hydra
+    app's, and the block's of `user_config_sources`). Safe to call inside a running Hydra app:
+    the global Hydra state is restored after.
     """
     for override in overrides:
         check_override(override)
-    search_path = search_path or _USER_SOURCES.get()
+    search_path = search_path or app_search_path()
     extra = [search_path_override(search_path)] if search_path else []
     with hydra_session():
         return compose(
@@ -171,13 +172,13 @@ def hydra_session() -> Iterator[None]:
 
 
 _USER_SOURCES: ContextVar[tuple[str, ...]] = ContextVar("user_config_sources", default=())
-"""The config sources a caller outside a Hydra app added (`user_config_sources`)."""
+"""The config sources a caller added for a block (`user_config_sources`)."""
 
 
 @contextmanager
 def user_config_sources(search_path: Sequence[str]) -> Iterator[None]:
-    """Within the block, `app_search_path` outside a running Hydra app is `search_path`: the
-    Python API's `config_dir`, as --config-dir is the command's."""
+    """Within the block, `app_search_path` (and so `compose_config`) also reads the config
+    sources `search_path`: the Python API's `config_dir`, as --config-dir is the command's."""
     token = _USER_SOURCES.set(tuple(search_path))
     try:
         yield
@@ -191,7 +192,7 @@ def app_search_path() -> list[str]:
     added = list(_USER_SOURCES.get())
     if not HydraConfig.initialized():
         return added
-    return [*user_search_path(HydraConfig.get()), *added]
+    return list(dict.fromkeys([*user_search_path(HydraConfig.get()), *added]))
 
 
 def user_search_path(hydra: DictConfig | HydraConf) -> list[str]:

@@ -1,7 +1,7 @@
 """Benchmark: a 1,000,000-point sweep run whole through the pipeline; time and peak memory.
 
 Reports figures; it does not pass or fail. Run: `.venv/bin/python bench/bench_million.py`
-(`--sweep million_realistic` run whole takes about half an hour on 2 cores; `--series N` runs
+(`--sweep million_realistic` run whole takes a quarter of an hour on 2 cores; `--series N` runs
 only the first N series of the plan, `--every K` every K-th series of it, a sample spread over
 the whole sweep; with `--block B` every K-th block of B consecutive series, whose neighbours
 share the workers' caches as in the whole sweep).

@@ -275,7 +275,7 @@ million points at about an hour."""
 
 
 def million_whole_section(repeat: int, baseline: Path | None) -> list[str]:
-    del repeat, baseline  # one whole run: about half an hour on 2 cores
+    del repeat, baseline  # one whole run: a quarter of an hour on 2 cores
     earlier = [
         "Earlier whole runs of this section on this machine, one each (the page as it was",
         "written then):",
@@ -357,9 +357,11 @@ SECTIONS: dict[str, Section] = {
             "The same sweep run whole, every one of its series on 2 workers, as `dmlimits",
             "sweep=million_realistic` runs it (`bench/bench_million.py --sweep million_realistic`,",
             "planned and run through `plan_run` and `execute_plan` into a scratch root): one run,",
-            "about half an hour. A line every two minutes gives the rate and the peak RSS so far",
+            "a quarter of an hour. A line every two minutes gives the rate and the peak RSS so far",
             "(this process and its workers); the last, the whole sweep's time and how the peak grew",
-            "over its second half (flat memory: near zero).",
+            "over its second half (flat memory: near zero). Its point count is the sweep's own;",
+            "the sample above (one block of 36 series in 100) extrapolates fewer points than the",
+            "whole run gives, so read the whole sweep's size and time here.",
         ),
         million_whole_section,
         1,

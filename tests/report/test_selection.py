@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import polars as pl
 import pytest
@@ -127,12 +128,16 @@ def test_selection_labels_jobs_of_a_multirun_by_their_overrides() -> None:
     ]
 
 
-def test_selection_colours_by_the_sweep_axis_beside_overrides() -> None:
-    """A sweep written from the command line carries its choices and axes in its overrides
-    too: they neither take the place of the choice as the colour key nor show in labels, and a
-    key a series leaves unset reads as the default, not None."""
+def gpu_sweep(
+    gpus: tuple[str, ...],
+    point_of: Callable[[str, int], dict[str, object]],
+    overrides_of: Callable[[int, str], list[str]],
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Thresholds and series rows of 4 latencies on each of `gpus` (the wall grows with the
+    GPU's index): each series' sweep point `point_of(gpu, i)` and overrides `overrides_of(g,
+    gpu)`."""
     thresholds, series = [], []
-    for g, gpu in enumerate(("a100_sxm", "h100_sxm", "b200")):
+    for g, gpu in enumerate(gpus):
         for i in range(4):
             sid = f"{g:02d}{i:02d}" + "0" * 12
             thresholds.append(
@@ -144,15 +149,30 @@ def test_selection_colours_by_the_sweep_axis_beside_overrides() -> None:
                     "wall_flop": 10.0 ** (28 + 2 * g) * (1 + 0.01 * i),
                 }
             )
-            point = {"hardware": gpu, "hardware.network.latency_us[*]": 0.25 * 2**i}
-            spec = [
-                "+sweep.choices.hardware=[a100_sxm,h100_sxm,b200]",
-                "+sweep.axes.hardware.network.latency_us[*]=[0.25,0.5,1,2]",
-            ]
             series.append(
-                {"series_id": sid, "sweep_point": json.dumps(point), "overrides": json.dumps(spec)}
+                {
+                    "series_id": sid,
+                    "sweep_point": json.dumps(point_of(gpu, i)),
+                    "overrides": json.dumps(overrides_of(g, gpu)),
+                }
             )
-    many = select_series(pl.DataFrame(thresholds), pl.DataFrame(series))
+    return pl.DataFrame(thresholds), pl.DataFrame(series)
+
+
+def test_selection_colours_by_the_sweep_axis_beside_overrides() -> None:
+    """A sweep written from the command line carries its choices and axes in its overrides
+    too: they neither take the place of the choice as the colour key nor show in labels, and a
+    key a series leaves unset reads as the default, not None."""
+    spec = [
+        "+sweep.choices.hardware=[a100_sxm,h100_sxm,b200]",
+        "+sweep.axes.hardware.network.latency_us[*]=[0.25,0.5,1,2]",
+    ]
+    thresholds, series = gpu_sweep(
+        ("a100_sxm", "h100_sxm", "b200"),
+        lambda gpu, i: {"hardware": gpu, "hardware.network.latency_us[*]": 0.25 * 2**i},
+        lambda g, gpu: spec,
+    )
+    many = select_series(thresholds, series)
     assert many.many
     assert many.group_key == "hardware"
     assert not any("=[" in label for label in many.labels.values())
@@ -182,28 +202,12 @@ def test_selection_keeps_the_name_column_as_colour_key_beside_overrides() -> Non
     """An override of a name column (`hardware=h100_sxm` on some series, none on others of the
     same GPU) never takes the column's place as the colour key: one GPU is one colour, not
     split into the series that named it and '(default)'."""
-    thresholds, series = [], []
-    runs = [("h100_sxm", True), ("h100_sxm", False), ("b200", True)]
-    for g, (gpu, named) in enumerate(runs):
-        for i in range(4):
-            sid = f"{g:02d}{i:02d}" + "0" * 12
-            thresholds.append(
-                {
-                    "series_id": sid,
-                    "hardware": gpu,
-                    "scaling": "dense",
-                    "batch_law": "critical",
-                    "wall_flop": 10.0 ** (28 + 2 * g) * (1 + 0.01 * i),
-                }
-            )
-            series.append(
-                {
-                    "series_id": sid,
-                    "sweep_point": json.dumps({"hardware.network.latency_us[*]": 0.25 * 2**i}),
-                    "overrides": json.dumps([f"hardware={gpu}"] if named else []),
-                }
-            )
-    sel = select_series(pl.DataFrame(thresholds), pl.DataFrame(series))
+    thresholds, series = gpu_sweep(
+        ("h100_sxm", "h100_sxm", "b200"),
+        lambda gpu, i: {"hardware.network.latency_us[*]": 0.25 * 2**i},
+        lambda g, gpu: [] if g == 1 else [f"hardware={gpu}"],  # the second h100 block: default
+    )
+    sel = select_series(thresholds, series)
     assert sel.many
     assert sel.group_key == "hardware"
     assert sorted(set(sel.groups.values())) == ["b200", "h100_sxm"]

@@ -28,6 +28,7 @@ from pipeline.io.tables import TABLES, TableSpec
 from pipeline.schema.compose import check_user_dirs, user_config_sources
 from pipeline.schema.errors import ConfigError, InputError
 from pipeline.schema.keys import check_known_keys
+from pipeline.schema.run import override_key
 from pipeline.schema.scenario import GROUPS
 
 
@@ -149,13 +150,8 @@ def _groups_set(given: Sequence[str]) -> set[str]:
     """The config groups the overrides choose themselves: ``group=x`` (with any ``+``/``++``
     prefix) or ``sweep.choices.group=[...]``. An experiment's multirun leaves those to them, as
     Hydra's sweeper does for a command-line override of a swept key."""
-    out = set()
-    for text in given:
-        key = text.split("=", 1)[0].lstrip("+~")
-        key = key.removeprefix("sweep.choices.")
-        if key in GROUPS:
-            out.add(key)
-    return out
+    keys = (override_key(text).removeprefix("sweep.choices.") for text in given)
+    return {key for key in keys if key in GROUPS}
 
 
 def run(

@@ -113,8 +113,8 @@ def same_line(written: Line, wanted: Line) -> bool:
         return False
     if abs(growth / w_growth - 1.0) > SAME_LINE_TOLERANCE:
         return False
-    if name != FITTED and (year != w_year or abs(base / w_base - 1.0) > SAME_LINE_TOLERANCE):
-        return False
+    if name != FITTED:  # the user's base: the same C in the same year
+        return year == w_year and abs(base / w_base - 1.0) <= SAME_LINE_TOLERANCE
     at_wanted_year = math.log(base) + math.log(w_growth) * (w_year - year)
     return abs(at_wanted_year - math.log(w_base)) <= SAME_LINE_TOLERANCE * max(
         1.0, abs(math.log(w_base))

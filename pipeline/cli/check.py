@@ -5,9 +5,9 @@ options and overrides in any order), each override by Hydra's override parser, c
 compose API with the user's config directories in its search path and, for a multirun, split
 into jobs as Hydra's basic sweeper splits them (the product of every swept key's values), each
 job composed with the command's hydra overrides as the sweeper composes it. Any failure in
-that is Hydra's (or YAML's, for a user's file) message, put on one line by `schema.compose.one_line`; values
-are then checked by the schema, as each job will check them (`check_job`), with the output root
-proved writable without creating it. The CLI prints the first mistake as
+that is Hydra's (or YAML's, for a user's file) message, put on one line by
+`schema.compose.one_line`; values are then checked by the schema, as each job will check them
+(`check_job`), with the output root proved writable without creating it. The CLI prints the first mistake as
 ``dmlimits: error: <message>`` and exits with status 2 (`pipeline.cli.main`).
 
 Which jobs of a multirun are checked: with dmlimits' sweeper (`hydra_plugins.dmlimits.sweeper`,

@@ -2,9 +2,10 @@
 
 A series is named by its hardware, scaling and batch law, and, where several series share those,
 by the sweep axes and overrides that tell them apart (the `series` table's `sweep_point` and
-`overrides`, only the keys whose values differ). `--series` and `--where` choose the series drawn (`select_series`); a chart with
-more series than it can tell apart by colour (`MAX_DISTINCT`) colours them by the scenario key
-that best separates how far they get (`Selection.group_key`).
+`overrides`, only the keys whose values differ). `--series` and `--where` choose the series
+drawn (`select_series`); a chart with more series than it can tell apart by colour
+(`MAX_DISTINCT`) colours them by the scenario key that best separates how far they get
+(`Selection.group_key`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
+
+from pipeline.schema.run import override_key, override_value
 
 MAX_DISTINCT = 10
 """Series a chart draws each in its own colour, with its own legend entry."""
@@ -63,9 +66,12 @@ def sweep_points(series: pl.DataFrame | None) -> dict[str, dict[str, object]]:
     for row in series.select(columns).iter_rows(named=True):
         point: dict[str, object] = dict(json.loads(row["sweep_point"] or "{}"))
         for entry in json.loads(row["overrides"] or "[]") if overrides else []:
-            key, sep, value = str(entry).partition("=")
-            key = key.lstrip("+~")
-            if sep and key not in IGNORED_KEYS and not key.startswith(IGNORED_PREFIXES):
+            key, value = override_key(str(entry)), override_value(str(entry))
+            if (
+                value is not None
+                and key not in IGNORED_KEYS
+                and not key.startswith(IGNORED_PREFIXES)
+            ):
                 point.setdefault(key, value)
         out[row["series_id"]] = point
     return out

@@ -53,11 +53,12 @@ class SeriesEnd(StrEnum):
     END_OF_GRID = "end_of_grid"
     """Every grid size is feasible above the floor: no wall within the grid."""
     CLUSTER_CAP = "cluster_cap"
-    """A grid size that no cluster the search allows trains within the duration follows one
-    whose smallest cluster lay in the cap's doubling, above half of S · 2^i_max
-    (`parallelism.max_cluster_doublings`): the larger model needs more GPUs than the search
-    may try, so the cap, not the physics, ended the series; no wall (`wall_flop` null),
-    `first_infeasible_flop` that size (`capped_at`)."""
+    """A grid size needs more GPUs than the search may try (`parallelism.max_cluster_doublings`):
+    its compute floor alone exceeds S · 2^i_max (reason `exceeds_cluster_cap`), or no cluster
+    the search allows trains it within the duration and it follows a size whose smallest
+    cluster lay in the cap's doubling, above half of S · 2^i_max. The cap, not the physics,
+    ended the series; no wall (`wall_flop` null), `first_infeasible_flop` that size
+    (`capped_at`)."""
     RUN = "run"
     """A concrete run (`run=`): one point, no grid of sizes to end, so no wall (`wall_flop`
     null); the run's compute is `last_feasible_flop` if it trains within the duration, else
@@ -84,7 +85,7 @@ def series_end(
     before: PointResult | None = None
     for p in points:
         if not p.feasible:
-            if max_doublings is not None and capped_at(before, p, max_doublings):
+            if capped_at(before, p, max_doublings):
                 return SeriesEnd.CLUSTER_CAP, None
             return SeriesEnd.WALL, p.counted_flop
         if p.cost is not None and p.cost.utilization < UTILIZATION_FLOOR:
@@ -93,11 +94,14 @@ def series_end(
     return SeriesEnd.END_OF_GRID, None
 
 
-def capped_at(before: PointResult | None, point: PointResult, max_doublings: int) -> bool:
-    """Whether the infeasible `point` is the search's cluster cap rather than a wall: no
-    cluster up to S · 2^`max_doublings` trains it (`no_cluster_within_duration`) and the size
-    `before` it needed more than half that cap (the cap's doubling, docs/model.md §9.5)."""
-    if before is None or before.layout is None:
+def capped_at(before: PointResult | None, point: PointResult, max_doublings: int | None) -> bool:
+    """Whether the infeasible `point` is the search's cluster cap rather than a wall: its
+    compute floor alone needs more GPUs than the cap (`exceeds_cluster_cap`), or no cluster up
+    to S · 2^`max_doublings` trains it (`no_cluster_within_duration`) and the size `before` it
+    needed more than half that cap (the cap's doubling, docs/model.md §9.5)."""
+    if point.infeasible_reason is InfeasibleReason.EXCEEDS_CLUSTER_CAP:
+        return True
+    if max_doublings is None or before is None or before.layout is None:
         return False
     cap = point.shape.sparsity * 2.0**max_doublings
     return point.infeasible_reason is InfeasibleReason.NO_CLUSTER and 2 * before.layout.n_gpu > cap

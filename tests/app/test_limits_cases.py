@@ -87,6 +87,19 @@ def test_a_series_its_cluster_cap_ended_has_no_wall() -> None:
     assert " cap " in result.summary().splitlines()[2]
 
 
+def test_a_first_size_beyond_the_cluster_cap_is_the_cap_not_a_wall() -> None:
+    """With clusters capped at 2^10 GPUs H100's first size (6.45e24 FLOP) needs at least
+    1,182 GPUs at the peak matmul rate: `exceeds_cluster_cap`, and the cap, not a wall, ends
+    the series (docs/model.md §9.5); with the default cap it trains."""
+    result = run("parallelism.max_cluster_doublings=10")
+    first = result.points.row(0, named=True)
+    assert (first["feasible"], first["infeasible_reason"]) == (False, "exceeds_cluster_cap")
+    row = result.thresholds.row(0, named=True)
+    assert (row["end_reason"], row["wall_flop"]) == ("cluster_cap", None)
+    assert row["first_infeasible_flop"] == first["training_flop"]
+    assert run().points.row(0, named=True)["feasible"]
+
+
 def test_gpu_below_the_regime_gets_a_linear_end_from_its_peak() -> None:
     """B200 under physics=paper never reaches 0.8 · u_eff: its linear end is measured from its
     own peak, not its first grid size, and no forecast year falls before the trajectory's base."""

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pipeline.model.limits import LinearEndBasis, SeriesEnd, series_end, series_limits
+from pipeline.model.records.results import InfeasibleReason
 from pipeline.model.search.search import UTILIZATION_FLOOR
 from tests.model.series_points import flop, point
 
@@ -76,7 +79,18 @@ def test_series_ended_by_the_cluster_cap_has_no_wall() -> None:
     assert (wide.end_reason, wide.wall_flop) == ("wall", flop(2048))
 
 
-def test_an_infeasible_first_size_is_a_wall_whatever_the_cap() -> None:
-    """Without a feasible size before it, nothing shows the cap bound: a wall, as before."""
+def test_an_infeasible_first_size_the_physics_blocks_is_a_wall_whatever_the_cap() -> None:
+    """Without a feasible size before it and with a compute floor within the cap
+    (`no_cluster_within_duration`), nothing shows the cap bound: a wall."""
     limits = series_limits([point(1024, None)], U_EFF, max_doublings=3)
     assert (limits.end_reason, limits.wall_flop) == ("wall", flop(1024))
+
+
+def test_a_size_whose_compute_floor_exceeds_the_cap_ends_the_series_at_the_cap() -> None:
+    """A size that needs more GPUs than the cap at the peak matmul rate (`exceeds_cluster_cap`)
+    ends the series at the cap, first size or not, and whether or not the cap is given."""
+    blocked = replace(point(1024, None), infeasible_reason=InfeasibleReason.EXCEEDS_CLUSTER_CAP)
+    for max_doublings in (3, None):
+        limits = series_limits([blocked], U_EFF, max_doublings=max_doublings)
+        assert (limits.end_reason, limits.wall_flop) == ("cluster_cap", None)
+        assert limits.first_infeasible_flop == flop(1024)

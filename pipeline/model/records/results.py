@@ -18,6 +18,11 @@ class InfeasibleReason(StrEnum):
     NO_CLUSTER = "no_cluster_within_duration"
     """No cluster of sparsity · 2^i GPUs, i ≤ `max_cluster_doublings` (59 by default), trains the
     model within the duration (spec §11)."""
+    EXCEEDS_CLUSTER_CAP = "exceeds_cluster_cap"
+    """Training the model within the duration takes more GPUs than the largest cluster the
+    search may try, S · 2^`max_cluster_doublings`, even at the physics' peak matmul rate (the
+    walk's compute floor, docs/model.md §9.5): a lowered cap, not the physics, makes it
+    infeasible."""
     NO_LAYOUT = "no_valid_layout"
     """No layout passes the divisibility rules and the memory check at any cluster size (spec §10.9)."""
     EXCEEDS_DURATION = "training_time_exceeds_duration"

@@ -882,9 +882,10 @@ def smallest_cluster(
     model trains on its own tokens and the point carries what it counts and what the search
     chose (`search.counts`). An infeasible point's reason reads every cluster S·2^i, those
     below the compute floor too, and only the layouts the physics can use
-    (`usable_layouts_fit`): `no_cluster_within_duration` where one fits in memory somewhere,
-    else `exceeds_gpu_memory` where some exist and none fits, else `no_valid_layout` (spec §11,
-    §10.9).
+    (`usable_layouts_fit`): `no_cluster_within_duration` where one fits in memory somewhere
+    (`exceeds_cluster_cap` where even the compute floor, at the peak matmul rate, needs more
+    GPUs than the cap allows), else `exceeds_gpu_memory` where some exist and none fits, else
+    `no_valid_layout` (spec §11, §10.9).
     """
     physics, opts = first_equal(physics), first_equal(opts)
     shape, counts = grid_shape_counts(physics, shape)
@@ -931,6 +932,8 @@ def smallest_cluster(
             break
     if any_layout:
         reason = InfeasibleReason.NO_CLUSTER
+        if floor > shape.sparsity * 2.0**opts.max_cluster_doublings:
+            reason = InfeasibleReason.EXCEEDS_CLUSTER_CAP  # the cap blocks it before the physics
     elif blocked:
         reason = InfeasibleReason.EXCEEDS_GPU_MEMORY
     else:

@@ -86,9 +86,9 @@ class _Stack:
     """BF16 (and FP8) rows reduce their gradients in FP32 (`RunLayout.grad_reduce_fp32`):
     Megatron-LM's `--accumulate-allreduce-grads-in-fp32`, set for BF16 unless
     `--grad-reduce-in-bf16` (which the scaling table does not state), and NeMo's
-    `grad_sync_dtype`, FP32 unless set (NeMo Framework user guide, "Communication Overlap"; the
-    launcher recipes of NeMo 24.07 and Nemotron-4 leave it unset: ASSUMED for the Nemotron-4
-    production runs, as their overlaps are). FP16 rows reduce at 16 bits."""
+    `grad_sync_dtype`, FP32 unless set (NeMo Framework user guide, "Communication Overlap"),
+    except the sources whose recipes set it to bf16 (`BF16_GRADIENT_SOURCES`). FP16 rows reduce
+    at 16 bits."""
 
 
 STACK_2021_2022 = _Stack("fused", 0, False, False, False, False)
@@ -107,6 +107,29 @@ performance summary runs NVIDIA's NeMo-Framework-Launcher recipes, which set
 launcher's recipes for these models (conf/training/nemotron/nemotron_15b.yaml and
 nemotron_340b.yaml set `ub_tp_comm_overlap: True`, `overlap_grad_sync: True` and
 `overlap_param_sync: true`), whether the production runs used them not being stated."""
+
+
+BF16_GRADIENT_SOURCES: Mapping[str, str] = {
+    "NeMo 24.07": "NVIDIA's FP8 example scripts for these models in NeMo-Framework-Launcher "
+    "(examples/training/gpt/h100/20b_fp8_8node.sh at 329df4af, 64 GPUs at t = 2, p = 1, "
+    "microbatch 2, as the summary's GPT3-20B row; 175b_fp8_16node.sh at edc90457; "
+    "examples/training/llama/h100/llama2_70b_fp8.sh at 329df4af and llama3_70b_fp8.sh at "
+    "4a9b61bc) each pass `+training.model.optim.grad_sync_dtype=bf16`, and NeMo 1.0 sets "
+    "Megatron-Core's `grad_reduce_in_fp32` only for grad_sync_dtype fp32 "
+    "(nemo/collections/nlp/models/language_modeling/megatron_gpt_model.py); "
+    "conf/training/nemotron/nemotron_340b.yaml sets it too (the scripts' global batches, and "
+    "the 175B's interleaving, differ from the summary's rows: evidence of the recipe's "
+    "gradient width, not of the rows' layouts)",
+    "Nemotron-4 340B": "the report is silent; its runs are ASSUMED to run the launcher's recipe "
+    "for the model, as their overlaps are, and conf/training/nemotron/nemotron_340b.yaml "
+    "(NeMo-Framework-Launcher at 6daee02a and 3be81fc1) sets `optim.grad_sync_dtype: bf16`",
+}
+"""Sources whose recipes reduce gradients at 16 bits (NeMo's `grad_sync_dtype: bf16`; a
+16-bit gradient buffer), each with the evidence: their rows run with `grad_reduce_fp32` off.
+With FP32 gradients the run model counted NeMo 24.07's GPT3-20B at 100 GB a GPU and its
+Nemotron-340B at 100 GB, runs that ran on 80 GB H100s; with 16-bit ones, 80 GB and 89 GB.
+Nemotron-4 15B's recipe (conf/training/nemotron/nemotron_15b.yaml) leaves the setting unset:
+FP32."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +235,7 @@ def layout_of(row: Mapping[str, str]) -> RunLayout:
     with tensor parallelism on 2024 stacks (Megatron-Core's `--tp-comm-overlap` requires it;
     NeMo's recipes set it), no recomputation, the stack's ZeRO stage and overlaps (a row's
     `overlap_dp` cell is its stack's gradient overlap: the distributed optimizer's on 2024
-    stacks, `_Stack`)."""
+    stacks, `_Stack`) and gradient width (16 bits for `BF16_GRADIENT_SOURCES`)."""
     stack = stack_of(row)
     tp = int(row["tp"])
     recompute = row["recompute"]
@@ -232,7 +255,9 @@ def layout_of(row: Mapping[str, str]) -> RunLayout:
         overlap_dp=overlap_grads and not stack.distributed_optimizer,
         dp_overlap=overlap_grads and stack.distributed_optimizer,
         tp_comm_overlap=tp > 1 and _yes(row, "tp_comm_overlap", stack.tp_comm_overlap),
-        grad_reduce_fp32=stack.grad_reduce_fp32 and row["precision"] in ("bf16", "fp8"),
+        grad_reduce_fp32=stack.grad_reduce_fp32
+        and row["precision"] in ("bf16", "fp8")
+        and source_of(row) not in BF16_GRADIENT_SOURCES,
     )
 
 

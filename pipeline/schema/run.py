@@ -9,8 +9,8 @@ switch that searches a run's layout), `experts`
 (default true),
 `gpu_budget` (default null: a searched layout uses exactly the given GPUs; a number: at most that many), `microbatch_group` (default 0: pp), `overlap_p2p`, `overlap_dp`, `dp_overlap`
 (Megatron-Core's distributed optimizer overlap), `tp_comm_overlap` (Transformer Engine's,
-inside NVLink only), `cp_all_gather` and `grad_reduce_fp32` (gradients reduced in FP32)
-(default false) and `tokens` (default null: the scaling law's
+inside NVLink only), `cp_all_gather`, `grad_reduce_fp32` (gradients reduced in FP32) and
+`fp8_params` (FP8 weights only, under `physics.precision=fp8`) (default false) and `tokens` (default null: the scaling law's
 tokens per parameter times the run's parameters), declared from the `TransformerShape`,
 `RunLayout` and `RunSpec` fields. They may come from a user's own `--config-dir`; docs/configuration.md
 documents them. Layers need not divide `pp`: `stage_layers` places them (Llama 3's placement).
@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from pipeline.model.records.run import RunLayout, RunSpec, stage_layers
-from pipeline.model.records.switches import Physics, Recompute
+from pipeline.model.records.switches import Physics, Precision, Recompute
 from pipeline.model.records.transformer import Mlp, TransformerShape
 from pipeline.model.runs.run_point import run_counts
 from pipeline.schema import bounds
@@ -47,6 +47,7 @@ OPTIONAL_RUN_SWITCHES = {
     "tp_comm_overlap": False,
     "cp_all_gather": False,
     "grad_reduce_fp32": False,
+    "fp8_params": False,
 }
 """Switches that may be left out, with the default of Megatron-LM's GPT runs (2021-2022)."""
 RUN_RECOMPUTE = (Recompute.NONE.value, Recompute.SELECTIVE.value, Recompute.FULL.value)
@@ -134,6 +135,7 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
         tp_comm_overlap=optional_switch(sec, "tp_comm_overlap"),
         cp_all_gather=optional_switch(sec, "cp_all_gather"),
         grad_reduce_fp32=optional_switch(sec, "grad_reduce_fp32"),
+        fp8_params=optional_switch(sec, "fp8_params"),
     )
     search = sec.boolean("layout_search") if sec.has("layout_search") else False
     run = RunSpec(
@@ -187,6 +189,18 @@ def check_run(sec: Section, run: RunSpec) -> None:
     if lay.interleave > 1 and lay.pp == 1:
         raise ConfigError(
             sec.key("interleave"), lay.interleave, "must be 1 without pipeline parallelism"
+        )
+
+
+def check_run_precision(run: RunSpec, physics: Physics) -> None:
+    """ConfigError on `run.fp8_params` without FP8 GEMMs (`physics.precision=fp8`): a 16-bit
+    run holds no FP8 weights, and the switch would change nothing."""
+    if run.layout.fp8_params and physics.precision is not Precision.FP8:
+        raise ConfigError(
+            "run.fp8_params",
+            True,
+            f"holds the weights in FP8, which needs physics.precision=fp8 (it is "
+            f"{physics.precision.value})",
         )
 
 

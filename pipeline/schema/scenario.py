@@ -36,7 +36,7 @@ from pipeline.schema.memo import SectionMemo, read_now
 from pipeline.schema.parallelism import check_layout_levels, layout_from_config, options_from_config
 from pipeline.schema.physics import PAPER_SETTINGS, PhysicsSettings, physics_from_config
 from pipeline.schema.power import power_from_config
-from pipeline.schema.run import check_run_batch, run_from_config
+from pipeline.schema.run import check_run_batch, check_run_precision, run_from_config
 from pipeline.schema.scaling import ScalingSettings, batch_law_from_config, scaling_from_config
 
 GROUPS = ("hardware", "scaling", "batch", "parallelism", "physics", "run")
@@ -333,6 +333,7 @@ def load_scenario(
     if run is not None:
         check_run_groups(run, batch_name, fixed_layout, scaling.name)
         check_run_batch(run, physics, scaling.laws.tokens_per_param)
+        check_run_precision(run, physics)
     laws = read(_with_batch, scaling.laws, batch_law)
     read(_check_grid, scaling.d_models, laws, options)
     if run is None and fixed_layout is None:

@@ -173,6 +173,8 @@ BAD_INPUTS = [
      "physics.cp_all_gather"),
     ("nic_striping_without_nics_per_node", ["physics=realistic", "hardware.network.nics_per_node=null"],
      "physics.nic_striping"),
+    ("fp8_params_without_fp8", ["run=gpt_1t", "physics=realistic", "run.fp8_params=true"],
+     "run.fp8_params"),
 ]  # fmt: skip
 
 SHAPE = ModelShape(

@@ -132,6 +132,18 @@ Nemotron-4 15B's recipe (conf/training/nemotron/nemotron_15b.yaml) leaves the se
 FP32."""
 
 
+FP8_PARAMS_SOURCES: Mapping[str, str] = {
+    source: "NeMo 2.0's FP8 precision recipe, `bf16_with_fp8_mixed` "
+    "(nemo/collections/llm/recipes/precision/mixed_precision.py in NVIDIA/NeMo), sets "
+    "`fp8_param_gather = True`: Megatron-Core then holds each layer weight in FP8 only "
+    "(its DistributedDataParallelConfig: 'keep the compute param in fp8 (do not use any "
+    "other intermediate dtype)')"
+    for source in ("NeMo 25.02", "NeMo 25.04")
+}
+"""Sources whose FP8 rows hold their weights in FP8 only (`RunLayout.fp8_params`), each with
+the evidence. NeMo 24.07's recipes (NeMo 1.0) leave `fp8_params` at its default, off."""
+
+
 @dataclass(frozen=True, slots=True)
 class Measured:
     """One published measurement as a concrete run and its step time."""
@@ -235,7 +247,8 @@ def layout_of(row: Mapping[str, str]) -> RunLayout:
     with tensor parallelism on 2024 stacks (Megatron-Core's `--tp-comm-overlap` requires it;
     NeMo's recipes set it), no recomputation, the stack's ZeRO stage and overlaps (a row's
     `overlap_dp` cell is its stack's gradient overlap: the distributed optimizer's on 2024
-    stacks, `_Stack`) and gradient width (16 bits for `BF16_GRADIENT_SOURCES`)."""
+    stacks, `_Stack`), gradient width (16 bits for `BF16_GRADIENT_SOURCES`) and FP8-only
+    weights (`FP8_PARAMS_SOURCES`)."""
     stack = stack_of(row)
     tp = int(row["tp"])
     recompute = row["recompute"]
@@ -258,6 +271,7 @@ def layout_of(row: Mapping[str, str]) -> RunLayout:
         grad_reduce_fp32=stack.grad_reduce_fp32
         and row["precision"] in ("bf16", "fp8")
         and source_of(row) not in BF16_GRADIENT_SOURCES,
+        fp8_params=row["precision"] == "fp8" and source_of(row) in FP8_PARAMS_SOURCES,
     )
 
 

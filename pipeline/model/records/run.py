@@ -58,6 +58,14 @@ class RunLayout:
     (`grad_sync_dtype` FP32 unless set to bf16: NeMo Framework user guide, "Communication
     Overlap") and Llama 3's (Llama Team 2024 §3.3.2, "Numerical stability"); false: 16-bit,
     as FP16 runs reduce them."""
+    fp8_params: bool = False
+    """Under FP8 GEMMs (`physics.precision=fp8`), the layers' weights are held in FP8 only:
+    Megatron-Core's `fp8_param_gather`, NeMo 1.0's `fp8_params`, set by NeMo 2.0's FP8
+    precision recipe (`bf16_with_fp8_mixed`). Each weight is then 1 byte and the transpose
+    Transformer Engine keeps for Hopper's FP8 GEMMs 1 byte, in place of the 16-bit weight and
+    its FP8 copies (`memory.gpu_memory.fp8_weight_copy_bytes`); the FP32 master weights stay
+    in the optimizer state. Memory only: the parameter all-gather, which Megatron-Core then
+    runs in FP8, is still charged at 16 bits. False: a 16-bit weight and its FP8 copies."""
 
     @property
     def n_gpu(self) -> int:

@@ -103,6 +103,9 @@ class RunLayouts:
     grad_reduce_fp32: NDArray[np.bool_] | None = None
     """Gradients reduced in FP32 (`step.assembly.Schedule.grad_reduce_fp32`); None: at w (a
     run's `grad_reduce_fp32`, a grid row's with `physics.grad_reduce_fp32`)."""
+    fp8_params: NDArray[np.bool_] | None = None
+    """Weights held in FP8 only under FP8 GEMMs (a run's `fp8_params`); None: a 16-bit weight
+    and its FP8 copies, as every grid row."""
 
     @classmethod
     def of(cls, layouts: Sequence[RunLayout]) -> RunLayouts:
@@ -133,6 +136,7 @@ class RunLayouts:
             dp_overlap=np.array([lay.dp_overlap for lay in layouts], dtype=bool),
             tp_overlap_in_domain=tp_overlap,
             grad_reduce_fp32=np.array([lay.grad_reduce_fp32 for lay in layouts], dtype=bool),
+            fp8_params=np.array([lay.fp8_params for lay in layouts], dtype=bool),
         )
 
     @property
@@ -331,7 +335,9 @@ def run_memory_bytes(
     expert replicas) and in-flight activations of the first stage (with the embedding), of
     the first stage from the front with ⌈L/p⌉ layers, and of the last stage (with the
     logits) (`memory.gpu_memory`). With `fp8` (FP8 GEMMs, docs/model.md R.11) each stage also
-    holds the FP8 copies of its layers' weights and stores its GEMM inputs in FP8."""
+    holds the FP8 copies of its layers' weights, unless the row holds them in FP8 only
+    (`RunLayouts.fp8_params`: the FP8 weight and its transpose in the 16-bit weight's place),
+    and stores its GEMM inputs in FP8."""
     stages = Stages.of(shape.layers, lay.pp)
     tokens = lay.microbatch_seqs * shape.seq_len / lay.cp
     split = (lay.sp, lay.tp)
@@ -360,7 +366,10 @@ def run_memory_bytes(
         if fp8:  # the layers' weights, the embedding's V·h/t (held by an outer stage) aside
             matrices = np.where(lay.pp == 1, shape.embedding_matrices, 1.0) * embedding
             layer_params = params.total - matrices * float(shape.vocab) * h / lay.tp
-            state = state + fp8_weight_copy_bytes(layer_params)
+            copies = fp8_weight_copy_bytes(layer_params)
+            if lay.fp8_params is not None:  # FP8 weight and transpose: the 16-bit one's bytes
+                copies = np.where(lay.fp8_params, 0.0, copies)
+            state = state + copies
         held = stage_in_flight_microbatches(
             lay.pp, microbatches, lay.interleave, index, lay.microbatch_group
         )

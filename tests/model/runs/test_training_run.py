@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.model.network.ring import ring_exchange_s
-from pipeline.model.records.run import RunLayout, RunSpec
+from pipeline.model.records.run import RunCost, RunLayout, RunSpec
 from pipeline.model.records.switches import Recompute
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.runs.training_run import RunLayouts, evaluate_run, run_costs
@@ -190,3 +190,23 @@ def test_run_grad_reduce_fp32_holds_four_byte_gradients() -> None:
     ) / 8
     assert memory(1, True) - memory(1, False) == pytest.approx(2.0 * params, rel=1e-9)
     assert memory(2, True) - memory(2, False) == pytest.approx(2.0 * params / 16, rel=1e-9)
+
+
+def test_run_fp8_params_hold_the_weights_in_fp8_only() -> None:
+    """Under FP8, `fp8_params` drops the FP8 copy and transpose beside each 16-bit layer weight
+    (the FP8 weight and its transpose take the 16-bit one's 2 bytes): 2 bytes per layer
+    parameter on the GPU less, the embedding's unchanged; the step time stays."""
+    physics = load_scenario(compose_config(["physics=realistic", "physics.precision=fp8"])).physics
+    hw = preset("h100_sxm")
+    shape = TransformerShape(4, 4096, 16384, 32, 8, 51200, 4096)
+
+    def cost(fp8_params: bool) -> RunCost:
+        layout = RunLayout(8, 1, 16, 1, zero_stage=1, fp8_params=fp8_params)
+        return evaluate_run(hw, physics, RunSpec("r", shape, 64, layout))
+
+    layer_params = shape.layers * (4096 * (4096 + 2 * 1024) + 4096**2 + 2 * 4096 * 16384) / 8
+    held, copied = cost(True), cost(False)
+    assert copied.memory_per_gpu_bytes - held.memory_per_gpu_bytes == pytest.approx(
+        2.0 * layer_params, rel=1e-9
+    )
+    assert held.step_time_s == copied.step_time_s

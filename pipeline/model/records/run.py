@@ -64,8 +64,9 @@ class RunLayout:
     precision recipe (`bf16_with_fp8_mixed`). Each weight is then 1 byte and the transpose
     Transformer Engine keeps for Hopper's FP8 GEMMs 1 byte, in place of the 16-bit weight and
     its FP8 copies (`memory.gpu_memory.fp8_weight_copy_bytes`); the FP32 master weights stay
-    in the optimizer state. Memory only: the parameter all-gather, which Megatron-Core then
-    runs in FP8, is still charged at 16 bits. False: a 16-bit weight and its FP8 copies."""
+    in the optimizer state; a sharded optimizer all-gathers them in FP8, 1 byte each
+    (`step.assembly.Schedule.gathered`). False: a 16-bit weight and its FP8 copies, gathered at
+    16 bits."""
 
     @property
     def n_gpu(self) -> int:

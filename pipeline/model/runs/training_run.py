@@ -318,6 +318,30 @@ def run_params_per_gpu(
     )
 
 
+def embedding_params_per_gpu(shape: TransformerShape, lay: RunLayouts) -> Array:
+    """The embedding parameters a GPU of an outer stage holds (`run_params_per_gpu`): V·h/t,
+    both matrices on a single stage with separate ones."""
+    out: Array = (
+        np.where(lay.pp == 1, shape.embedding_matrices, 1.0) * float(shape.vocab) * shape.hidden
+    ) / lay.tp
+    return out
+
+
+def fp8_gathered_params(
+    shape: TransformerShape, lay: RunLayouts, params: ParamsPerGpu
+) -> ParamsPerGpu | None:
+    """What the parameter all-gather of a GPU holding `params` moves, in 16-bit words, where a
+    row holds its layer weights in FP8 only (`RunLayouts.fp8_params`: Megatron-Core's
+    `fp8_param_gather` all-gathers them in FP8): its layers' weights, dense and expert, at half
+    a word each, the embedding's at one (`step.assembly.Schedule.gathered`); None where no row
+    does."""
+    if lay.fp8_params is None or not lay.fp8_params.any():
+        return None
+    half = np.where(lay.fp8_params, 0.5, 1.0)
+    embedding = embedding_params_per_gpu(shape, lay)
+    return ParamsPerGpu(embedding + half * (params.replicated - embedding), half * params.expert)
+
+
 def _by_mode(modes: NDArray[np.int64], values: list[Array]) -> Array:
     """values[i] where the row's mode is `RECOMPUTE_ORDER[i]`."""
     out: Array = np.choose(modes, values)
@@ -364,8 +388,7 @@ def run_memory_bytes(
             )
         state = state_bytes(params, lay.zero_stage, lay.zero_dp, lay.expert_dp, gradient_bytes)
         if fp8:  # the layers' weights, the embedding's V·h/t (held by an outer stage) aside
-            matrices = np.where(lay.pp == 1, shape.embedding_matrices, 1.0) * embedding
-            layer_params = params.total - matrices * float(shape.vocab) * h / lay.tp
+            layer_params = params.total - embedding * embedding_params_per_gpu(shape, lay)
             copies = fp8_weight_copy_bytes(layer_params)
             if lay.fp8_params is not None:  # FP8 weight and transpose: the 16-bit one's bytes
                 copies = np.where(lay.fp8_params, 0.0, copies)
@@ -481,6 +504,7 @@ def run_costs(
         if lay.tp_overlap_in_domain is None
         else lay.tp_overlap_in_domain,
         grad_reduce_fp32=lay.grad_reduce_fp32,
+        gathered=fp8_gathered_params(shape, lay, params) if fp8_gemms(hw, physics) else None,
     )
     step = step_parts(
         net, physics.attention, parts, groups, schedule, params, shape.experts > 1, t_opt

@@ -82,9 +82,10 @@ def distributed_optimizer_exposed_s(
     exposed. Unsharded, the all-reduce overlaps the backward alike:
       sharded:   max(t/2 − t_bwd, t_b/2) + max(t'/2 − t_fwd, t'_b/2)
       unsharded: max(t − t_bwd, t_b)
-    t' and t'_b (`t_gather_s`, `t_gather_bucket_s`): the all-reduce of the 16-bit parameters
-    whose half the all-gather is, when the gradients are reduced at another width
-    (`FP32_GRADIENT_BYTES_PER_PARAM`); None: t and t_b.
+    t' and t'_b (`t_gather_s`, `t_gather_bucket_s`): the all-reduce of the parameters at the
+    width they are gathered at (16-bit, or FP8 layer weights: `Schedule.gathered`) whose half
+    the all-gather is, when it differs from the gradients' (`FP32_GRADIENT_BYTES_PER_PARAM`);
+    None: t and t_b.
     """
     gather_all = t_reduce_s if t_gather_s is None else t_gather_s
     gather_bucket = t_bucket_s if t_gather_bucket_s is None else t_gather_bucket_s
@@ -208,6 +209,10 @@ class Schedule:
     """Gradients reduced in FP32 (`FP32_GRADIENT_BYTES_PER_PARAM` per parameter: the reduce-scatter, or the
     all-reduce when unsharded), the parameter all-gather 16-bit (`gradient_reduction_s`);
     None: every reduction at w, the paper's."""
+    gathered: ParamsPerGpu | None = None
+    """What a sharded optimizer's parameter all-gather moves, in w-byte words per GPU: FP8
+    layer weights count half (a run's `fp8_params`: Megatron-Core's `fp8_param_gather`
+    all-gathers them in FP8); None: every parameter at w."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,6 +260,11 @@ class StepComm:
     overlaps as the distributed optimizer does (`Schedule.dp_overlap`), else None."""
     t_grad_bucket_s: Array | None
     """The same at the gradients' width."""
+    t_gather_s: Array
+    """The all-reduce of the parameters at the width they are all-gathered at, whose half the
+    all-gather is (`Schedule.gathered`): `t_reduce_s` where every parameter is w bytes."""
+    t_gather_bucket_s: Array | None
+    """The same of a bucket (`t_bucket_s` where every parameter is w bytes)."""
 
     def rows(self, at: NDArray[np.intp], modes: NDArray[np.int64] | None = None) -> StepComm:
         """These collectives of rows `at`; with `modes`, of collectives computed for a column
@@ -274,6 +284,10 @@ class StepComm:
             t_total_s=self.t_total_s[at],
             t_bucket_s=None if self.t_bucket_s is None else self.t_bucket_s[at],
             t_grad_bucket_s=None if self.t_grad_bucket_s is None else self.t_grad_bucket_s[at],
+            t_gather_s=self.t_gather_s[at],
+            t_gather_bucket_s=None
+            if self.t_gather_bucket_s is None
+            else self.t_gather_bucket_s[at],
         )
 
 
@@ -314,7 +328,9 @@ def step_comm(
     t_grad = (
         t_reduce if wide is None else gradient_reduction_s(levels, gradient, params, expert, wide)
     )
-    t_bucket = t_grad_bucket = None
+    narrow = schedule.gathered
+    t_gather = t_reduce if narrow is None else _gather_s(levels, gradient, narrow, experts)
+    t_bucket = t_grad_bucket = t_gather_bucket = None
     if np.any(schedule.dp_overlap):
         bucket = dp_bucket_params(groups.dense_dp)
         bucketed = ParamsPerGpu(
@@ -327,6 +343,11 @@ def step_comm(
             if wide is None
             else gradient_reduction_s(levels, gradient, bucketed, expert_bucket, wide)
         )
+        t_gather_bucket = (
+            t_bucket
+            if narrow is None
+            else _gather_s(levels, gradient, _bucket_share(bucketed, params, narrow), experts)
+        )
     return StepComm(
         t_tp_s=tensor_parallel_s(levels, tensor, recompute, attention),
         tp_in_domain=group_level(levels.sizes, tp) == 0,
@@ -335,10 +356,36 @@ def step_comm(
         t_reduce_s=t_reduce,
         t_grad_s=t_grad,
         t_total_s=t_reduce
-        if wide is None
-        else reduction_total_s(t_grad, t_reduce, schedule.sharded),
+        if wide is None and narrow is None
+        else reduction_total_s(t_grad, t_gather, schedule.sharded),
         t_bucket_s=t_bucket,
         t_grad_bucket_s=t_grad_bucket,
+        t_gather_s=t_gather,
+        t_gather_bucket_s=t_gather_bucket,
+    )
+
+
+def _gather_s(
+    levels: Levels, gradient: GradientGroups, words: ParamsPerGpu, experts: bool
+) -> Array:
+    """The all-reduce of `words` w-byte words per GPU over the gradient groups, whose half a
+    sharded optimizer's parameter all-gather is (`Schedule.gathered`)."""
+    out: Array = gradient_allreduce_s(
+        levels, gradient, words.replicated, words.expert if experts else None
+    )
+    return out
+
+
+def _bucket_share(
+    bucketed: ParamsPerGpu, params: ParamsPerGpu, words: ParamsPerGpu
+) -> ParamsPerGpu:
+    """The words a bucket of `bucketed` parameters moves, at the GPU's mean words per
+    parameter (`words` of `params`): Megatron-Core's buckets count parameters, not bytes."""
+    expert = np.divide(
+        words.expert, params.expert, out=np.ones_like(params.expert), where=params.expert > 0
+    )
+    return ParamsPerGpu(
+        bucketed.replicated * words.replicated / params.replicated, bucketed.expert * expert
     )
 
 
@@ -379,8 +426,8 @@ def step_from_comm(
             backward,
             schedule.first_layers * layer.t_forward_s,
             schedule.sharded,
-            comm.t_reduce_s,
-            comm.t_bucket_s,
+            comm.t_gather_s,
+            comm.t_gather_bucket_s,
         )
         t_dp = np.where(schedule.dp_overlap, overlapped, t_dp)
     step = pipeline_step_s(

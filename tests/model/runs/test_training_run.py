@@ -195,7 +195,10 @@ def test_run_grad_reduce_fp32_holds_four_byte_gradients() -> None:
 def test_run_fp8_params_hold_the_weights_in_fp8_only() -> None:
     """Under FP8, `fp8_params` drops the FP8 copy and transpose beside each 16-bit layer weight
     (the FP8 weight and its transpose take the 16-bit one's 2 bytes): 2 bytes per layer
-    parameter on the GPU less, the embedding's unchanged; the step time stays."""
+    parameter on the GPU less, the embedding's unchanged. Unoverlapped and sharded, the
+    reduction is a reduce-scatter of the gradients and an all-gather of the parameters, half
+    the all-reduce's bytes each; with FP8 layer weights the all-gather moves fewer, so the
+    reduction shortens, by less than a quarter (the all-gather's half of half)."""
     physics = load_scenario(compose_config(["physics=realistic", "physics.precision=fp8"])).physics
     hw = preset("h100_sxm")
     shape = TransformerShape(4, 4096, 16384, 32, 8, 51200, 4096)
@@ -209,4 +212,4 @@ def test_run_fp8_params_hold_the_weights_in_fp8_only() -> None:
     assert copied.memory_per_gpu_bytes - held.memory_per_gpu_bytes == pytest.approx(
         2.0 * layer_params, rel=1e-9
     )
-    assert held.step_time_s == copied.step_time_s
+    assert 0.75 * copied.t_dp_comm_s < held.t_dp_comm_s < copied.t_dp_comm_s

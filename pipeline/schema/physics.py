@@ -143,6 +143,7 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         nic_striping=sec.boolean("nic_striping"),
         gemm_waves=sec.boolean("gemm_waves"),
         grad_reduce_fp32=sec.boolean("grad_reduce_fp32"),
+        fp8_params=sec.boolean("fp8_params"),
         cluster_sizes=ClusterSizes(sec.choice("cluster_sizes", [c.value for c in ClusterSizes])),
         efficiency=efficiency_from_config(eff),
     )

@@ -224,6 +224,7 @@ RUN_COUNTERPARTS = {
     "physics.recompute": "run.recompute",
     "physics.zero_stage": "run.zero_stage",
     "physics.grad_reduce_fp32": "run.grad_reduce_fp32",
+    "physics.fp8_params": "run.fp8_params",
     "physics.max_context_parallel": "run.cp",
     "physics.cp_all_gather": "run.cp_all_gather",
     "physics.dp_overlap": "run.dp_overlap",

@@ -174,6 +174,12 @@ INERT_SWITCHES = (
         _needs("physics.attention or physics.whole_sequences (else a row trains the paper's C)"),
     ),
     InertSwitch(
+        "fp8_params",
+        False,
+        lambda p, _: p.precision is not Precision.FP8,
+        _needs("FP8 GEMMs, physics.precision=fp8"),
+    ),
+    InertSwitch(
         "nic_striping",
         False,
         lambda _, hw: not hw.level_sizes,

@@ -255,6 +255,7 @@ def candidate_runs(
         dp_overlap=flags & physics.dp_overlap,
         tp_overlap_in_domain=flags & physics.tp_overlap_in_domain,
         grad_reduce_fp32=flags & physics.grad_reduce_fp32,
+        fp8_params=flags & physics.fp8_params,
     )
 
 
@@ -277,23 +278,33 @@ def expressible(
     return out
 
 
-@pytest.mark.parametrize("fp32", [False, True], ids=["bf16_grads", "fp32_grads"])
+NUMBERS: dict[str, dict[str, object]] = {
+    "bf16_grads": {},
+    "fp32_grads": {"grad_reduce_fp32": True},
+    "fp8_weights": {"precision": Precision.FP8, "fp8_params": True},
+}
+"""Number formats the step parity is checked under: 16-bit and FP32 gradients, and FP8 GEMMs
+with the weights held (and all-gathered) in FP8 only."""
+
+
+@pytest.mark.parametrize("numbers", list(NUMBERS))
 @pytest.mark.parametrize("opts", OVERLAPS, ids=["exposed", "overlapped"])
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_parity_step_and_parts_of_every_candidate_kind(
-    kind: str, opts: SearchOptions, fp32: bool
+    kind: str, opts: SearchOptions, numbers: str
 ) -> None:
     """Every candidate of each kind (1-D and 2-D tensor parallelism, context parallelism,
     experts one or several a GPU, interleaved and zero-bubble schedules) that a run expresses
     with its microbatch count (`expressible`) has the step time and every part of it
     (compute, TP, EP, PP and DP communication, bubble, optimizer) of the run of its layout,
-    exactly, with the overlaps off and on, with 16-bit and FP32 gradients."""
+    exactly, with the overlaps off and on, with 16-bit and FP32 gradients and with FP8
+    weights (`NUMBERS`)."""
     sparse, d_model, max_cp, n_gpu, select = KINDS[kind]
     physics = realistic(
         max_context_parallel=max_cp,
         tensor_parallel=TensorParallel.BOTH,
         tp_in_domain=False,
-        grad_reduce_fp32=fp32,
+        **NUMBERS[numbers],
     )
     laws = ScalingLaws(sparse=sparse)
     shape = grid_shape(physics, model_shape(d_model, laws, SearchOptions().quirks))
@@ -368,6 +379,7 @@ def run_layout_of(c: Candidates, row: int, shape: ModelShape, physics: Physics) 
         recompute=RECOMPUTE_ORDER[int(c.recompute[row])],
         zero_stage=physics.zero_stage,
         grad_reduce_fp32=physics.grad_reduce_fp32,
+        fp8_params=physics.fp8_params,
     )
 
 

@@ -175,6 +175,7 @@ BAD_INPUTS = [
      "physics.nic_striping"),
     ("fp8_params_without_fp8", ["run=gpt_1t", "physics=realistic", "run.fp8_params=true"],
      "run.fp8_params"),
+    ("grid_fp8_params_without_fp8", ["physics.fp8_params=true"], "physics.fp8_params"),
 ]  # fmt: skip
 
 SHAPE = ModelShape(

@@ -62,6 +62,14 @@ def fp8_gemms(hw: HardwareSpec, physics: Physics) -> bool:
     return precision_speedup(hw, physics) > 1.0
 
 
+def fp8_weights_only(hw: HardwareSpec, physics: Physics) -> bool:
+    """Whether grid layouts hold their weights in FP8 only (`physics.fp8_params`, Megatron-Core's
+    `fp8_param_gather`): FP8 GEMMs (`fp8_gemms`) with the switch on. Their memory (no FP8
+    copies beside a 16-bit weight) and their parameter all-gather (1 byte a weight) follow it
+    (docs/model.md R.11)."""
+    return physics.fp8_params and fp8_gemms(hw, physics)
+
+
 WAVE_TILE = (256.0, 128.0)
 """Output tile of one thread block of a large cuBLAS GEMM, rows × columns, either way round:
 cuBLAS's most efficient tile, one thread block per SM on an A100, so a wave is one tile per SM

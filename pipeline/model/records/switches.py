@@ -173,6 +173,12 @@ class Physics(KeepsHash):
     reduce-scatter, or the all-reduce when unsharded; the parameter all-gather stays 16-bit),
     as Megatron-LM does for BF16 unless told `--grad-reduce-in-bf16` (docs/model.md R.5);
     off, the paper's w."""
+    fp8_params: bool = False
+    """Under FP8 GEMMs (`precision` fp8), grid layouts hold their weights in FP8 only, as
+    Megatron-Core's `fp8_param_gather` does and NeMo 2.0's FP8 precision recipe sets: the FP8
+    weight and its transpose in the 16-bit weight's place, no FP8 copies beside it, the
+    parameter all-gather at 1 byte (a run's `fp8_params`, docs/model.md R.11); off, a 16-bit
+    weight and its FP8 copies, gathered at 16 bits (Megatron-Core's default)."""
     cluster_sizes: ClusterSizes = ClusterSizes.POWERS_OF_TWO
     """Cluster sizes the walk tries: the paper's S·2^i or any multiple of the NVLink domain. A
     rule of the walk, not of a step: the paper's step model runs with either (`is_paper`)."""
@@ -204,6 +210,7 @@ class Physics(KeepsHash):
                 or self.nic_striping
                 or self.gemm_waves
                 or self.grad_reduce_fp32
+                or self.fp8_params
             )
             and self.efficiency == Efficiency()
         )

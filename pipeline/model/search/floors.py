@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import cached, register
+from pipeline.model.compute.efficiency import fp8_weights_only
 from pipeline.model.compute.matmul import TENSOR_CORE_WIDTH
 from pipeline.model.compute.memory_ops import WORD_BYTES
 from pipeline.model.memory.gpu_memory import ParamsPerGpu
@@ -52,7 +53,11 @@ from pipeline.model.search.grid import (
     table_shards,
 )
 from pipeline.model.search.memo import ByteBoundedMemo, arrays_nbytes
-from pipeline.model.step.assembly import dp_bucket_params, gradient_reduction_s
+from pipeline.model.step.assembly import (
+    dp_bucket_params,
+    gradient_reduction_s,
+    reduction_total_s,
+)
 from pipeline.model.step.pipeline import StageLayers, pipeline_step_s
 from pipeline.model.step.schedule import interleave_degrees
 
@@ -412,12 +417,16 @@ def _sizes_step_floors_s(
         layer = compute + t_tp
     t_ep = expert_all_to_all_s(levels, r.none, r.ep, r.ep_span, r.dispatch)
     t_p2p = pipeline_send_s(levels, r.message, r.tp, r.every, r.pp, r.interleave, r.async_p2p)
+    fp8_gather = fp8_weights_only(hw, physics)
     if physics.dp_overlap:  # at least the last buckets (`distributed_optimizer_exposed_s`)
-        t_dp = _last_buckets_s(physics, levels, r)
+        t_dp = _last_buckets_s(physics, levels, r, fp8_gather)
     elif opts.overlap_dp:  # exposed part ≥ 0 (`step.assembly`)
         t_dp = np.zeros_like(r.tp)
     else:
         t_dp = gradient_allreduce_s(levels, r.gradient, r.replicated, r.expert)
+        if fp8_gather:  # sharded: the reduce-scatter at ≥ 16 bits, the all-gather at 8
+            sharded = np.full(r.tp.shape, physics.zero_stage >= 1)
+            t_dp = reduction_total_s(t_dp, _fp8_gather_s(levels, r), sharded)
     zero = np.zeros_like(r.tp)
     step = pipeline_step_s(r.stages, layer + t_ep, zero, r.m, r.interleave, r.zb, t_p2p, t_dp, None)
     out: Array = step.t_step_s
@@ -564,13 +573,22 @@ _floor_rows = ByteBoundedMemo(_floor_row_set, FLOOR_ROWS_CACHE_BYTES, _floor_row
 register(f"{__name__}._floor_rows", _floor_rows, f"{FLOOR_ROWS_CACHE_BYTES} bytes")
 
 
-def _last_buckets_s(physics: Physics, levels: Levels, r: FloorRows) -> Array:
+def _fp8_gather_s(levels: Levels, r: FloorRows) -> Array:
+    """The all-reduce of the rows' parameters (or buckets, `FloorRows`) at 1 byte a weight,
+    whose half is their all-gather where the weights are held in FP8 only: the candidates'
+    (`search.realistic._gathered`, `step.assembly.Schedule.gathered`), from the same values."""
+    expert = None if r.expert is None else 0.5 * r.expert
+    out: Array = gradient_allreduce_s(levels, r.gradient, 0.5 * r.replicated, expert)
+    return out
+
+
+def _last_buckets_s(physics: Physics, levels: Levels, r: FloorRows, fp8_gather: bool) -> Array:
     """A lower bound on the gradient reduction a realistic candidate exposes under
     `physics.dp_overlap` (`step.assembly.distributed_optimizer_exposed_s`): its last gradient
     bucket's reduction t_b (half of it, the reduce-scatter, when sharded) plus, sharded, half
-    its first parameter bucket's all-reduce t'_b (the all-gather), from the same groups,
-    parameters and buckets (`dp_bucket_params`, `FloorRows`) as the candidate's step
-    (`search.realistic`).
+    its first parameter bucket's all-reduce t'_b (the all-gather; at 1 byte a weight with
+    `fp8_gather`, `_fp8_gather_s`), from the same groups, parameters and buckets
+    (`dp_bucket_params`, `FloorRows`) as the candidate's step (`search.realistic`).
 
     Proof. The candidate exposes max(t − t_bwd, last) + gather with last = t_b/2 sharded (t_b
     unsharded) and gather = max(t'/2 − t_fwd, t'_b/2) sharded (0 unsharded): each maximum is
@@ -584,6 +602,7 @@ def _last_buckets_s(physics: Physics, levels: Levels, r: FloorRows) -> Array:
         t_grad_bucket = gradient_reduction_s(levels, r.gradient, bucketed, r.expert, wide)
     sharded = np.full(r.tp.shape, physics.zero_stage >= 1)
     last = np.where(sharded, 0.5 * t_grad_bucket, t_grad_bucket)
-    gather = np.where(sharded, 0.5 * t_bucket, 0.0)
+    t_gather_bucket = _fp8_gather_s(levels, r) if fp8_gather else t_bucket
+    gather = np.where(sharded, 0.5 * t_gather_bucket, 0.0)
     out: Array = last + gather
     return out

@@ -23,6 +23,7 @@ gradient all-reduce overlapped with the first stage's last backward (a run's `ov
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import register
+from pipeline.model.compute.efficiency import fp8_weights_only
 from pipeline.model.memory.gpu_memory import ParamsPerGpu
 from pipeline.model.network.groups import Levels
 from pipeline.model.network.levels import adjusted_level_sizes, level_factors
@@ -133,7 +135,7 @@ def realistic_steps(
             tokens,
             c.recompute,
             groups,
-            schedule,
+            _gathered(hw, physics, schedule, params),
             params,
             shape.sparsity > 1,
         )
@@ -201,6 +203,18 @@ def _tokens_and_schedule(
         grad_reduce_fp32=flags if physics.grad_reduce_fp32 else None,
     )
     return tokens, schedule
+
+
+def _gathered(
+    hw: HardwareSpec, physics: Physics, schedule: Schedule, params: ParamsPerGpu
+) -> Schedule:
+    """`schedule` with its parameter all-gather at 1 byte a weight where grid layouts hold their
+    weights in FP8 only (`compute.efficiency.fp8_weights_only`; the grid's models have no
+    vocabulary, so every parameter is a layer's: half a 16-bit word each), else as given."""
+    if not fp8_weights_only(hw, physics):
+        return schedule
+    words = ParamsPerGpu(0.5 * params.replicated, 0.5 * params.expert)
+    return dataclasses.replace(schedule, gathered=words)
 
 
 def _groups_and_params(
@@ -284,6 +298,7 @@ def _realistic_comm_set(
     groups, params = _groups_and_params(physics, shape, n_gpu, degrees, cps if ring else None)
     modes = np.arange(len(RECOMPUTE_ORDER), dtype=np.int64)[:, None]
     levels = Levels.as_given(hw, physics.nic_striping)
+    schedule = _gathered(hw, physics, schedule, params)
     return read_only(
         step_comm(
             levels, physics.attention, tokens, modes, groups, schedule, params, shape.sparsity > 1

@@ -118,6 +118,8 @@ REALISTIC_CASES = [
     (["scaling=sparse", "physics.tp_in_domain=true", "physics.tensor_parallel=both"], (32768,)),
     (["scaling=sparse", "physics.fusion=none"], (30720,)),
     (["scaling=dense", "physics.precision=fp8"], (22528, 49152)),
+    (["scaling=dense", "physics.precision=fp8", "physics.fp8_params=false"], (22528,)),
+    (["scaling=sparse", "physics.precision=fp8", "physics.dp_overlap=false"], (30720,)),
     (["scaling=dense", "physics.grad_reduce_fp32=true"], (22528, 106496)),
     (["scaling=sparse", "physics.zero_stage=0", "physics.grad_reduce_fp32=true"], (30720,)),
     (

@@ -66,17 +66,16 @@ constants, each run laid out as its published script ran it, the model gives 4.4
 NARAYANAN_MAX_TOLERANCE = 0.10
 """Largest absolute relative error of the teraFLOP/s allowed on any of Narayanan's runs, a
 regression guard: the model gives 8.6% at worst (GPT 1.7B, fast)."""
-KORTHIKANTI_MEAN_TOLERANCE = 0.17
+KORTHIKANTI_MEAN_TOLERANCE = 0.12
 """Korthikanti et al. 2022 Table 5: mean absolute relative error of the step time allowed over
 the large runs (175B to 1T), a regression guard at the shipped constants, where the model gives
-16.0%, every large run slow. Unexplained: fitted on all ten sources the constants time the
-2024 H100 stacks and Narayanan's A100 runs (as their scripts ran them) within a few percent,
-and these runs, on the same A100s and software family a year later, 13-19% long; they are timed
-with Table 3's layouts (microbatch as read from it, no second source), and nothing published
-says whether they interleaved their pipelines or how they reduced gradients (docs/validation.md)."""
-KORTHIKANTI_MAX_TOLERANCE = 0.20
+11.4%, every large run slow. They are timed with Table 3's layouts (microbatch as read from
+it), no data parallelism, and the 175B and 530B runs interleaved with three chunks per rank as
+§6 states (16.0% before that was read); the 1T run, whose schedule the paper does not state,
+is timed uninterleaved and is the slowest, +15% to +16% (docs/validation.md)."""
+KORTHIKANTI_MAX_TOLERANCE = 0.17
 """Largest absolute relative error of the step time allowed on any large Korthikanti run, a
-regression guard: the model gives 18.8% (530B, full recomputation)."""
+regression guard: the model gives 16.3% (1T, full recomputation)."""
 KORTHIKANTI_LARGE_PARAMS_B = 100.0
 """The runs held to the tolerances: 175B and up (deep pipelines); the single-node 22B is shown
 in docs/validation.md, not tested."""
@@ -137,7 +136,8 @@ def narayanan_runs() -> list[Measured]:
 
 
 def korthikanti_runs() -> list[Measured]:
-    """Korthikanti et al. 2022 Tables 3 and 5: iteration times, full and selective recompute."""
+    """Korthikanti et al. 2022 Tables 3 and 5: iteration times, full and selective recompute;
+    the 175B and 530B runs interleaved with three chunks per rank (§6)."""
     out = []
     for row in _csv("korthikanti_2022_table5.csv"):
         heads = int(row["heads"])
@@ -155,6 +155,7 @@ def korthikanti_runs() -> list[Measured]:
             pp=int(row["pp"]),
             dp=int(row["dp"]),
             microbatch_seqs=int(row["microbatch_seqs"]),
+            interleave=int(row["interleave"]),
             sequence_parallel=row["sequence_parallel"] == "true",
             recompute=Recompute(row["recompute"]),
         )

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from dataclasses import fields
 
+from pipeline.model.compute.efficiency import fp8_gemms
+from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.run import RunLayout, RunSpec, stage_layers
-from pipeline.model.records.switches import Physics, Precision, Recompute
+from pipeline.model.records.switches import Physics, Recompute
 from pipeline.model.records.transformer import Mlp, TransformerShape
 from pipeline.model.runs.run_point import run_counts
 from pipeline.schema import bounds
@@ -192,15 +194,26 @@ def check_run(sec: Section, run: RunSpec) -> None:
         )
 
 
-def check_run_precision(run: RunSpec, physics: Physics) -> None:
-    """ConfigError on `run.fp8_params` without FP8 GEMMs (`physics.precision=fp8`): a 16-bit
-    run holds no FP8 weights, and the switch would change nothing."""
-    if run.layout.fp8_params and physics.precision is not Precision.FP8:
+def check_run_precision(run: RunSpec, physics: Physics, hardware: HardwareSpec) -> None:
+    """ConfigError on `run.fp8_params` without FP8 GEMMs (`physics.precision=fp8` on a GPU with
+    an FP8 peak: a 16-bit run holds no FP8 weights, and the switch would change nothing) or
+    without a sharded optimizer (`run.zero_stage` ≥ 1: Megatron-LM refuses
+    `--fp8-param-gather` without the distributed optimizer or FSDP)."""
+    if not run.layout.fp8_params:
+        return
+    if not fp8_gemms(hardware, physics):
         raise ConfigError(
             "run.fp8_params",
             True,
-            f"holds the weights in FP8, which needs physics.precision=fp8 (it is "
-            f"{physics.precision.value})",
+            f"holds the weights in FP8, which needs FP8 GEMMs: physics.precision=fp8 (it is "
+            f"{physics.precision.value}) on a GPU with an FP8 peak ({hardware.name})",
+        )
+    if run.layout.zero_stage < 1:
+        raise ConfigError(
+            "run.fp8_params",
+            True,
+            "gathers FP8 weights from a sharded optimizer, which needs run.zero_stage >= 1 "
+            "(Megatron-Core's distributed optimizer; it is 0)",
         )
 
 

@@ -339,7 +339,7 @@ def load_scenario(
     if run is not None:
         check_run_groups(run, batch_name, fixed_layout, scaling.name)
         check_run_batch(run, physics, scaling.laws.tokens_per_param)
-        check_run_precision(run, physics)
+        check_run_precision(run, physics, hardware)
     laws = read(_with_batch, scaling.laws, batch_law)
     read(_check_grid, scaling.d_models, laws, options)
     if run is None and fixed_layout is None:

@@ -125,16 +125,23 @@ def test_parity_layer_time_with_tensor_parallelism_and_operators() -> None:
 
 
 @pytest.mark.parametrize(
-    ("precision", "fp32"),
-    [(Precision.BF16, False), (Precision.FP8, False), (Precision.BF16, True)],
-    ids=["bf16", "fp8", "bf16_fp32_grads"],
+    ("precision", "fp32", "fp8_params"),
+    [
+        (Precision.BF16, False, False),
+        (Precision.FP8, False, False),
+        (Precision.FP8, False, True),
+        (Precision.BF16, True, False),
+    ],
+    ids=["bf16", "fp8_copies", "fp8_weights_only", "bf16_fp32_grads"],
 )
-def test_parity_memory_and_optimizer_step(precision: Precision, fp32: bool) -> None:
+def test_parity_memory_and_optimizer_step(
+    precision: Precision, fp32: bool, fp8_params: bool
+) -> None:
     """A candidate's bytes per GPU under its chosen mode and its optimizer step equal the
     matched run's, exactly (ZeRO state, activations, microbatches in flight), under BF16 and
-    under FP8 (its layers' FP8 weight copies and 1-byte GEMM inputs, docs/model.md R.11), with
-    16-bit and FP32 gradients."""
-    physics = realistic(precision=precision, grad_reduce_fp32=fp32)
+    under FP8 (1-byte GEMM inputs, and either the layers' FP8 weight copies beside 16-bit
+    weights or FP8 weights only, docs/model.md R.11), with 16-bit and FP32 gradients."""
+    physics = realistic(precision=precision, grad_reduce_fp32=fp32, fp8_params=fp8_params)
     shape = grid_model()
     c, rows = grid_rows(physics)
     assert c.recompute is not None

@@ -176,6 +176,10 @@ BAD_INPUTS = [
     ("fp8_params_without_fp8", ["run=gpt_1t", "physics=realistic", "run.fp8_params=true"],
      "run.fp8_params"),
     ("grid_fp8_params_without_fp8", ["physics.fp8_params=true"], "physics.fp8_params"),
+    ("fp8_params_without_sharded_optimizer", ["run=gpt_1t", "physics=realistic",
+     "physics.precision=fp8", "run.fp8_params=true", "run.zero_stage=0"], "run.fp8_params"),
+    ("fp8_params_without_fp8_peak", ["run=gpt_1t", "hardware=a100_sxm_80gb", "physics=realistic",
+     "physics.precision=fp8", "run.fp8_params=true", "run.zero_stage=1"], "run.fp8_params"),
 ]  # fmt: skip
 
 SHAPE = ModelShape(

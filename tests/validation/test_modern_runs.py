@@ -10,6 +10,7 @@ from pipeline.model.runs.training_run import evaluate_run
 from tests.validation.calibration import observations, scenario_of
 from tests.validation.modern_runs import (
     BF16_GRADIENT_SOURCES,
+    FP8_PARAMS_SOURCES,
     HELD_OUT_BF16_CSV,
     HELD_OUT_CSV,
     SOURCES,
@@ -126,6 +127,20 @@ def test_modern_runs_reduce_gradients_as_their_recipes_say() -> None:
     (gpt20b,) = (m for m in modern_runs() if "GPT3-20B" in m.label)
     hw, physics = scenario_of((*gpt20b.hardware, *gpt20b.physics))
     assert evaluate_run(hw, physics, gpt20b.run).fits_memory
+
+
+def test_held_out_fp8_runs_hold_their_weights_as_their_recipes_say() -> None:
+    """The FP8 rows of the sources whose recipes hold the weights in FP8 only
+    (`FP8_PARAMS_SOURCES`, NeMo 2.0's FP8 precision recipe) run with `fp8_params`, every other
+    measured row without it; the three the run model counted over their HBM with FP8 copies
+    (Llama 3 405B on B200 and GB200, GPT-3 175B on H100) then fit."""
+    assert set(FP8_PARAMS_SOURCES) <= set(SOURCES)
+    for measured in (*modern_runs(), *held_out_runs(), *held_out_bf16_runs()):
+        expected = measured.source in FP8_PARAMS_SOURCES and measured.precision == "fp8"
+        assert measured.run.layout.fp8_params == expected, measured.label
+    for measured in held_out_runs():
+        hw, physics = scenario_of((*measured.hardware, *measured.physics))
+        assert evaluate_run(hw, physics, measured.run).fits_memory, measured.label
 
 
 def test_modern_source_of_refuses_an_unknown_publication() -> None:

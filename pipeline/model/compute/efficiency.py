@@ -64,10 +64,16 @@ def fp8_gemms(hw: HardwareSpec, physics: Physics) -> bool:
 
 def fp8_weights_only(hw: HardwareSpec, physics: Physics) -> bool:
     """Whether grid layouts hold their weights in FP8 only (`physics.fp8_params`, Megatron-Core's
-    `fp8_param_gather`): FP8 GEMMs (`fp8_gemms`) with the switch on. Their memory (no FP8
-    copies beside a 16-bit weight) and their parameter all-gather (1 byte a weight) follow it
-    (docs/model.md R.11)."""
-    return physics.fp8_params and fp8_gemms(hw, physics)
+    `fp8_param_gather`): FP8 GEMMs (`fp8_gemms`) with the switch on and a sharded optimizer
+    (`physics.zero_stage` ≥ 1: Megatron-LM allows `--fp8-param-gather` only with the
+    distributed optimizer or FSDP). Their memory (no FP8 copies beside a 16-bit weight) and
+    their parameter all-gather (1 byte a weight) follow it (docs/model.md R.11)."""
+    return holds_fp8_weights(fp8_gemms(hw, physics), physics)
+
+
+def holds_fp8_weights(fp8: bool, physics: Physics) -> bool:
+    """`fp8_weights_only` on a GPU whose weight GEMMs run in FP8 or not (`fp8`)."""
+    return fp8 and physics.fp8_params and physics.zero_stage >= 1
 
 
 WAVE_TILE = (256.0, 128.0)

@@ -52,14 +52,16 @@ class RunLayout:
     CP"); false: ring attention, each K/V shard's exchange overlapping the blockwise core."""
     grad_reduce_fp32: bool = False
     """Gradients held and reduced in FP32, 4 bytes per parameter (the gradient buffer; the
-    reduce-scatter, or the all-reduce when unsharded; the parameter all-gather stays 16-bit):
+    reduce-scatter, or the all-reduce when unsharded; the parameter all-gather keeps the weights'
+    width, 16-bit or FP8 with `fp8_params`):
     Megatron-LM's default for BF16
     (`--accumulate-allreduce-grads-in-fp32`, set unless `--grad-reduce-in-bf16`), NeMo's
     (`grad_sync_dtype` FP32 unless set to bf16: NeMo Framework user guide, "Communication
     Overlap") and Llama 3's (Llama Team 2024 §3.3.2, "Numerical stability"); false: 16-bit,
     as FP16 runs reduce them."""
     fp8_params: bool = False
-    """Under FP8 GEMMs (`physics.precision=fp8`), the layers' weights are held in FP8 only:
+    """Under FP8 GEMMs (`physics.precision=fp8`) with a sharded optimizer (`zero_stage` ≥ 1,
+    which Megatron-LM requires of it), the layers' weights are held in FP8 only:
     Megatron-Core's `fp8_param_gather`, NeMo 1.0's `fp8_params`, set by NeMo 2.0's FP8
     precision recipe (`bf16_with_fp8_mixed`). Each weight is then 1 byte and the transpose
     Transformer Engine keeps for Hopper's FP8 GEMMs 1 byte, in place of the 16-bit weight and

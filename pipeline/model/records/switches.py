@@ -170,13 +170,14 @@ class Physics(KeepsHash):
     R.2); off, its padded FLOP at the full rate."""
     grad_reduce_fp32: bool = False
     """Grid layouts hold and reduce their gradients in FP32, 4 bytes per parameter (the
-    reduce-scatter, or the all-reduce when unsharded; the parameter all-gather stays 16-bit),
-    as Megatron-LM does for BF16 unless told `--grad-reduce-in-bf16` (docs/model.md R.5);
-    off, the paper's w."""
+    reduce-scatter, or the all-reduce when unsharded; the parameter all-gather keeps the weights'
+    width, 16-bit, or FP8 with `fp8_params`), as Megatron-LM does for BF16 unless told
+    `--grad-reduce-in-bf16` (docs/model.md R.5); off, the paper's w."""
     fp8_params: bool = False
-    """Under FP8 GEMMs (`precision` fp8), grid layouts hold their weights in FP8 only, as
-    Megatron-Core's `fp8_param_gather` does and NeMo 2.0's FP8 precision recipe sets: the FP8
-    weight and its transpose in the 16-bit weight's place, no FP8 copies beside it, the
+    """Under FP8 GEMMs (`precision` fp8) with a sharded optimizer (`zero_stage` ≥ 1), grid
+    layouts hold their weights in FP8 only, as Megatron-Core's `fp8_param_gather` does and
+    NeMo 2.0's FP8 precision recipe sets: the FP8 weight and its transpose in the 16-bit
+    weight's place, no FP8 copies beside it, the
     parameter all-gather at 1 byte (a run's `fp8_params`, docs/model.md R.11); off, a 16-bit
     weight and its FP8 copies, gathered at 16 bits (Megatron-Core's default)."""
     cluster_sizes: ClusterSizes = ClusterSizes.POWERS_OF_TWO

@@ -107,6 +107,16 @@ class RunLayouts:
     """Weights held in FP8 only under FP8 GEMMs (a run's `fp8_params`); None: a 16-bit weight
     and its FP8 copies, as every grid row."""
 
+    @property
+    def fp8_weights_only(self) -> NDArray[np.bool_] | None:
+        """The rows whose weights are held and gathered in FP8 only: `fp8_params` where the
+        optimizer is sharded (ZeRO ≥ 1: Megatron-LM allows `--fp8-param-gather` only with the
+        distributed optimizer or FSDP; the schema refuses it otherwise); None: none."""
+        if self.fp8_params is None:
+            return None
+        out: NDArray[np.bool_] = self.fp8_params & (self.zero_stage >= 1)
+        return out
+
     @classmethod
     def of(cls, layouts: Sequence[RunLayout]) -> RunLayouts:
         """The rows of `layouts`, in order."""
@@ -335,9 +345,10 @@ def fp8_gathered_params(
     `fp8_param_gather` all-gathers them in FP8): its layers' weights, dense and expert, at half
     a word each, the embedding's at one (`step.assembly.Schedule.gathered`); None where no row
     does."""
-    if lay.fp8_params is None or not lay.fp8_params.any():
+    only = lay.fp8_weights_only
+    if only is None or not only.any():
         return None
-    half = np.where(lay.fp8_params, 0.5, 1.0)
+    half = np.where(only, 0.5, 1.0)
     embedding = embedding_params_per_gpu(shape, lay)
     return ParamsPerGpu(embedding + half * (params.replicated - embedding), half * params.expert)
 
@@ -390,8 +401,9 @@ def run_memory_bytes(
         if fp8:  # the layers' weights, the embedding's V·h/t (held by an outer stage) aside
             layer_params = params.total - embedding * embedding_params_per_gpu(shape, lay)
             copies = fp8_weight_copy_bytes(layer_params)
-            if lay.fp8_params is not None:  # FP8 weight and transpose: the 16-bit one's bytes
-                copies = np.where(lay.fp8_params, 0.0, copies)
+            only = lay.fp8_weights_only
+            if only is not None:  # FP8 weight and transpose: the 16-bit one's bytes
+                copies = np.where(only, 0.0, copies)
             state = state + copies
         held = stage_in_flight_microbatches(
             lay.pp, microbatches, lay.interleave, index, lay.microbatch_group

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import cached
-from pipeline.model.compute.efficiency import fp8_gemms
+from pipeline.model.compute.efficiency import fp8_gemms, holds_fp8_weights
 from pipeline.model.compute.layer import (
     LayerTimes,
     LayerTraffic,
@@ -420,7 +420,7 @@ def memory_by_mode_bytes(
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
     gradient_bytes = gradient_bytes_per_param(physics.grad_reduce_fp32)
     model_state = state_bytes(params, physics.zero_stage, dp * ep, dp, gradient_bytes)
-    if fp8 and not physics.fp8_params:  # no vocabulary: every parameter is a layer's
+    if fp8 and not holds_fp8_weights(fp8, physics):  # no vocabulary: every weight a layer's
         model_state = model_state + fp8_weight_copy_bytes(params.total)
     tokens = nano * shape.sparsity / ep
     split = (sequence_parallel_degree(physics, tp_model, tp_ff), tp)

@@ -118,7 +118,8 @@ def gradient_reduction_s(
 def reduction_total_s(t_grad_s: Array, t_param_s: Array, sharded: Flags) -> Array:
     """A step's whole gradient reduction, none of it overlapped: sharded, the reduce-scatter
     (half of `t_grad_s`, the all-reduce at the gradients' width) and the all-gather of the
-    16-bit parameters (half of `t_param_s`); unsharded, the all-reduce `t_grad_s`."""
+    parameters at their width (half of `t_param_s`: the all-reduce of the 16-bit parameters, or
+    of the FP8 layer weights, `Schedule.gathered`); unsharded, the all-reduce `t_grad_s`."""
     out: Array = np.where(sharded, 0.5 * t_grad_s + 0.5 * t_param_s, t_grad_s)
     return out
 
@@ -207,7 +208,8 @@ class Schedule:
     """TP overlap only where the whole tensor-parallel group lies on the fastest level."""
     grad_reduce_fp32: Flags | None = None
     """Gradients reduced in FP32 (`FP32_GRADIENT_BYTES_PER_PARAM` per parameter: the reduce-scatter, or the
-    all-reduce when unsharded), the parameter all-gather 16-bit (`gradient_reduction_s`);
+    all-reduce when unsharded), the parameter all-gather at the weights' width (`gathered`;
+    `gradient_reduction_s`);
     None: every reduction at w, the paper's."""
     gathered: ParamsPerGpu | None = None
     """What a sharded optimizer's parameter all-gather moves, in w-byte words per GPU: FP8

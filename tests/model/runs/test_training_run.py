@@ -199,17 +199,47 @@ def test_run_fp8_params_hold_the_weights_in_fp8_only() -> None:
     reduction is a reduce-scatter of the gradients and an all-gather of the parameters, half
     the all-reduce's bytes each; with FP8 layer weights the all-gather moves fewer, so the
     reduction shortens, by less than a quarter (the all-gather's half of half)."""
-    physics = load_scenario(compose_config(["physics=realistic", "physics.precision=fp8"])).physics
-    hw = preset("h100_sxm")
     shape = TransformerShape(4, 4096, 16384, 32, 8, 51200, 4096)
-
-    def cost(fp8_params: bool) -> RunCost:
-        layout = RunLayout(8, 1, 16, 1, zero_stage=1, fp8_params=fp8_params)
-        return evaluate_run(hw, physics, RunSpec("r", shape, 64, layout))
-
     layer_params = shape.layers * (4096 * (4096 + 2 * 1024) + 4096**2 + 2 * 4096 * 16384) / 8
-    held, copied = cost(True), cost(False)
+    held, copied = (
+        _fp8_run(shape, RunLayout(8, 1, 16, 1, zero_stage=1, fp8_params=f)) for f in (True, False)
+    )
     assert copied.memory_per_gpu_bytes - held.memory_per_gpu_bytes == pytest.approx(
         2.0 * layer_params, rel=1e-9
     )
     assert 0.75 * copied.t_dp_comm_s < held.t_dp_comm_s < copied.t_dp_comm_s
+
+
+def test_run_fp8_params_gather_the_layers_in_fp8_and_the_embedding_at_16_bits() -> None:
+    """Unoverlapped and sharded, a step's reduction is the reduce-scatter of the gradients and
+    the all-gather of the parameters, half an all-reduce each. With FP8 weights the layers'
+    are gathered at 1 byte and the embedding's at 2: a model of layers alone loses nearly a
+    quarter of its reduction (the gather halves), one that is nearly all embedding almost
+    nothing."""
+
+    def ratio(vocab: int) -> float:
+        shape = TransformerShape(8, 4096, 16384, 32, 8, vocab, 4096)
+        held, copied = (
+            _fp8_run(shape, RunLayout(1, 1, 64, 1, zero_stage=1, fp8_params=f)).t_dp_comm_s
+            for f in (True, False)
+        )
+        return held / copied
+
+    assert ratio(1024) < 0.76
+    assert ratio(4_000_000) > 0.95
+
+
+def test_run_fp8_params_need_a_sharded_optimizer() -> None:
+    """Without a sharded optimizer (ZeRO 0) there is no FP8 parameter gather: `fp8_params`
+    changes nothing (the schema refuses it there, as Megatron-LM does)."""
+    shape = TransformerShape(4, 4096, 16384, 32, 8, 51200, 4096)
+    held, copied = (
+        _fp8_run(shape, RunLayout(8, 1, 16, 1, zero_stage=0, fp8_params=f)) for f in (True, False)
+    )
+    assert held == copied
+
+
+def _fp8_run(shape: TransformerShape, layout: RunLayout) -> RunCost:
+    """`layout`'s run of `shape` on an H100 under realistic physics with FP8 GEMMs."""
+    physics = load_scenario(compose_config(["physics=realistic", "physics.precision=fp8"])).physics
+    return evaluate_run(preset("h100_sxm"), physics, RunSpec("r", shape, 64, layout))

@@ -67,7 +67,7 @@ class RunLayout:
     Transformer Engine keeps for Hopper's FP8 GEMMs 1 byte, in place of the 16-bit weight and
     its FP8 copies (`memory.gpu_memory.fp8_weight_copy_bytes`); the FP32 master weights stay
     in the optimizer state; a sharded optimizer all-gathers them in FP8, 1 byte each
-    (`step.assembly.Schedule.gathered`). False: a 16-bit weight and its FP8 copies, gathered at
+    (`step.assembly.Schedule.gather_width`). False: a 16-bit weight and its FP8 copies, gathered at
     16 bits."""
 
     @property

@@ -316,8 +316,7 @@ def run_params_per_gpu(
     matrices holds both."""
     if layers is None:
         layers = Stages.of(shape.layers, lay.pp).first
-    both = np.where(lay.pp == 1, shape.embedding_matrices, 1)
-    embedding = both * float(shape.vocab) * shape.hidden
+    embedding = embedding_params(shape, lay)
     if shape.experts == 1:
         dense: Array = (layers * layer_weight_params(shape) + embedding) / lay.tp
         return ParamsPerGpu(replicated=dense, expert=np.zeros_like(dense))
@@ -328,29 +327,30 @@ def run_params_per_gpu(
     )
 
 
-def embedding_params_per_gpu(shape: TransformerShape, lay: RunLayouts) -> Array:
-    """The embedding parameters a GPU of an outer stage holds (`run_params_per_gpu`): V·h/t,
-    both matrices on a single stage with separate ones."""
+def embedding_params(shape: TransformerShape, lay: RunLayouts) -> Array:
+    """The embedding parameters an outer stage holds, over all t of its ranks: V·h, both
+    matrices on a single stage with separate ones (`run_params_per_gpu`)."""
     out: Array = (
-        np.where(lay.pp == 1, shape.embedding_matrices, 1.0) * float(shape.vocab) * shape.hidden
-    ) / lay.tp
+        np.where(lay.pp == 1, shape.embedding_matrices, 1) * float(shape.vocab) * shape.hidden
+    )
     return out
 
 
-def fp8_gathered_params(
+def fp8_gather_width(
     shape: TransformerShape, lay: RunLayouts, params: ParamsPerGpu
-) -> ParamsPerGpu | None:
-    """What the parameter all-gather of a GPU holding `params` moves, in 16-bit words, where a
-    row holds its layer weights in FP8 only (`RunLayouts.fp8_params`: Megatron-Core's
-    `fp8_param_gather` all-gathers them in FP8): its layers' weights, dense and expert, at half
-    a word each, the embedding's at one (`step.assembly.Schedule.gathered`); None where no row
-    does."""
+) -> tuple[Array, Array] | None:
+    """The parameter all-gather's bytes per parameter over w, (replicated, expert), of a GPU
+    holding `params` where a row holds its layer weights in FP8 only (`RunLayouts.
+    fp8_weights_only`: Megatron-Core's `fp8_param_gather` all-gathers them in FP8): its layers'
+    weights, dense and expert, at half a word each, the embedding's at one
+    (`step.assembly.Schedule.gather_width`); None where no row does."""
     only = lay.fp8_weights_only
     if only is None or not only.any():
         return None
     half = np.where(only, 0.5, 1.0)
-    embedding = embedding_params_per_gpu(shape, lay)
-    return ParamsPerGpu(embedding + half * (params.replicated - embedding), half * params.expert)
+    embedding = embedding_params(shape, lay) / lay.tp
+    replicated = (embedding + half * (params.replicated - embedding)) / params.replicated
+    return replicated, half
 
 
 def _by_mode(modes: NDArray[np.int64], values: list[Array]) -> Array:
@@ -371,7 +371,7 @@ def run_memory_bytes(
     the first stage from the front with ⌈L/p⌉ layers, and of the last stage (with the
     logits) (`memory.gpu_memory`). With `fp8` (FP8 GEMMs, docs/model.md R.11) each stage also
     holds the FP8 copies of its layers' weights, unless the row holds them in FP8 only
-    (`RunLayouts.fp8_params`: the FP8 weight and its transpose in the 16-bit weight's place),
+    (`RunLayouts.fp8_weights_only`: the FP8 weight and its transpose in the 16-bit weight's place),
     and stores its GEMM inputs in FP8."""
     stages = Stages.of(shape.layers, lay.pp)
     tokens = lay.microbatch_seqs * shape.seq_len / lay.cp
@@ -399,7 +399,7 @@ def run_memory_bytes(
             )
         state = state_bytes(params, lay.zero_stage, lay.zero_dp, lay.expert_dp, gradient_bytes)
         if fp8:  # the layers' weights, the embedding's V·h/t (held by an outer stage) aside
-            layer_params = params.total - embedding * embedding_params_per_gpu(shape, lay)
+            layer_params = params.total - embedding * embedding_params(shape, lay) / lay.tp
             copies = fp8_weight_copy_bytes(layer_params)
             only = lay.fp8_weights_only
             if only is not None:  # FP8 weight and transpose: the 16-bit one's bytes
@@ -516,7 +516,7 @@ def run_costs(
         if lay.tp_overlap_in_domain is None
         else lay.tp_overlap_in_domain,
         grad_reduce_fp32=lay.grad_reduce_fp32,
-        gathered=fp8_gathered_params(shape, lay, params) if fp8_gemms(hw, physics) else None,
+        gather_width=fp8_gather_width(shape, lay, params) if fp8_gemms(hw, physics) else None,
     )
     step = step_parts(
         net, physics.attention, parts, groups, schedule, params, shape.experts > 1, t_opt

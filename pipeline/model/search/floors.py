@@ -576,7 +576,7 @@ register(f"{__name__}._floor_rows", _floor_rows, f"{FLOOR_ROWS_CACHE_BYTES} byte
 def _fp8_gather_s(levels: Levels, r: FloorRows) -> Array:
     """The all-reduce of the rows' parameters (or buckets, `FloorRows`) at 1 byte a weight,
     whose half is their all-gather where the weights are held in FP8 only: the candidates'
-    (`search.realistic._gathered`, `step.assembly.Schedule.gathered`), from the same values."""
+    (`search.realistic._gathered`, `step.assembly.Schedule.gather_width`), from the same values."""
     expert = None if r.expert is None else 0.5 * r.expert
     out: Array = gradient_allreduce_s(levels, r.gradient, 0.5 * r.replicated, expert)
     return out

@@ -135,7 +135,7 @@ def realistic_steps(
             tokens,
             c.recompute,
             groups,
-            _gathered(hw, physics, schedule, params),
+            _gathered(hw, physics, schedule),
             params,
             shape.sparsity > 1,
         )
@@ -205,16 +205,13 @@ def _tokens_and_schedule(
     return tokens, schedule
 
 
-def _gathered(
-    hw: HardwareSpec, physics: Physics, schedule: Schedule, params: ParamsPerGpu
-) -> Schedule:
+def _gathered(hw: HardwareSpec, physics: Physics, schedule: Schedule) -> Schedule:
     """`schedule` with its parameter all-gather at 1 byte a weight where grid layouts hold their
     weights in FP8 only (`compute.efficiency.fp8_weights_only`; the grid's models have no
     vocabulary, so every parameter is a layer's: half a 16-bit word each), else as given."""
     if not fp8_weights_only(hw, physics):
         return schedule
-    words = ParamsPerGpu(0.5 * params.replicated, 0.5 * params.expert)
-    return dataclasses.replace(schedule, gathered=words)
+    return dataclasses.replace(schedule, gather_width=(0.5, 0.5))
 
 
 def _groups_and_params(
@@ -298,7 +295,7 @@ def _realistic_comm_set(
     groups, params = _groups_and_params(physics, shape, n_gpu, degrees, cps if ring else None)
     modes = np.arange(len(RECOMPUTE_ORDER), dtype=np.int64)[:, None]
     levels = Levels.as_given(hw, physics.nic_striping)
-    schedule = _gathered(hw, physics, schedule, params)
+    schedule = _gathered(hw, physics, schedule)
     return read_only(
         step_comm(
             levels, physics.attention, tokens, modes, groups, schedule, params, shape.sparsity > 1

@@ -83,7 +83,7 @@ def distributed_optimizer_exposed_s(
       sharded:   max(t/2 − t_bwd, t_b/2) + max(t'/2 − t_fwd, t'_b/2)
       unsharded: max(t − t_bwd, t_b)
     t' and t'_b (`t_gather_s`, `t_gather_bucket_s`): the all-reduce of the parameters at the
-    width they are gathered at (16-bit, or FP8 layer weights: `Schedule.gathered`) whose half
+    width they are gathered at (16-bit, or FP8 layer weights: `Schedule.gather_width`) whose half
     the all-gather is, when it differs from the gradients' (`FP32_GRADIENT_BYTES_PER_PARAM`);
     None: t and t_b.
     """
@@ -119,7 +119,7 @@ def reduction_total_s(t_grad_s: Array, t_param_s: Array, sharded: Flags) -> Arra
     """A step's whole gradient reduction, none of it overlapped: sharded, the reduce-scatter
     (half of `t_grad_s`, the all-reduce at the gradients' width) and the all-gather of the
     parameters at their width (half of `t_param_s`: the all-reduce of the 16-bit parameters, or
-    of the FP8 layer weights, `Schedule.gathered`); unsharded, the all-reduce `t_grad_s`."""
+    of the FP8 layer weights, `Schedule.gather_width`); unsharded, the all-reduce `t_grad_s`."""
     out: Array = np.where(sharded, 0.5 * t_grad_s + 0.5 * t_param_s, t_grad_s)
     return out
 
@@ -208,13 +208,14 @@ class Schedule:
     """TP overlap only where the whole tensor-parallel group lies on the fastest level."""
     grad_reduce_fp32: Flags | None = None
     """Gradients reduced in FP32 (`FP32_GRADIENT_BYTES_PER_PARAM` per parameter: the reduce-scatter, or the
-    all-reduce when unsharded), the parameter all-gather at the weights' width (`gathered`;
+    all-reduce when unsharded), the parameter all-gather at the weights' width (`gather_width`;
     `gradient_reduction_s`);
     None: every reduction at w, the paper's."""
-    gathered: ParamsPerGpu | None = None
-    """What a sharded optimizer's parameter all-gather moves, in w-byte words per GPU: FP8
-    layer weights count half (a run's `fp8_params`: Megatron-Core's `fp8_param_gather`
-    all-gathers them in FP8); None: every parameter at w."""
+    gather_width: tuple[Array | float, Array | float] | None = None
+    """A sharded optimizer's parameter all-gather, in bytes per parameter over w, of the
+    replicated and of the expert parameters: below 1 where FP8 layer weights are gathered at 1
+    byte (a run's `fp8_params`, a grid row's `physics.fp8_params`: Megatron-Core's
+    `fp8_param_gather`); None: every parameter at w."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,7 +265,7 @@ class StepComm:
     """The same at the gradients' width."""
     t_gather_s: Array
     """The all-reduce of the parameters at the width they are all-gathered at, whose half the
-    all-gather is (`Schedule.gathered`): `t_reduce_s` where every parameter is w bytes."""
+    all-gather is (`Schedule.gather_width`): `t_reduce_s` where every parameter is w bytes."""
     t_gather_bucket_s: Array | None
     """The same of a bucket (`t_bucket_s` where every parameter is w bytes)."""
 
@@ -330,8 +331,8 @@ def step_comm(
     t_grad = (
         t_reduce if wide is None else gradient_reduction_s(levels, gradient, params, expert, wide)
     )
-    narrow = schedule.gathered
-    t_gather = t_reduce if narrow is None else _gather_s(levels, gradient, narrow, experts)
+    narrow = schedule.gather_width
+    t_gather = t_reduce if narrow is None else _gather_s(levels, gradient, params, experts, narrow)
     t_bucket = t_grad_bucket = t_gather_bucket = None
     if np.any(schedule.dp_overlap):
         bucket = dp_bucket_params(groups.dense_dp)
@@ -346,9 +347,7 @@ def step_comm(
             else gradient_reduction_s(levels, gradient, bucketed, expert_bucket, wide)
         )
         t_gather_bucket = (
-            t_bucket
-            if narrow is None
-            else _gather_s(levels, gradient, _bucket_share(bucketed, params, narrow), experts)
+            t_bucket if narrow is None else _gather_s(levels, gradient, bucketed, experts, narrow)
         )
     return StepComm(
         t_tp_s=tensor_parallel_s(levels, tensor, recompute, attention),
@@ -368,27 +367,18 @@ def step_comm(
 
 
 def _gather_s(
-    levels: Levels, gradient: GradientGroups, words: ParamsPerGpu, experts: bool
+    levels: Levels,
+    gradient: GradientGroups,
+    params: ParamsPerGpu,
+    experts: bool,
+    width: tuple[Array | float, Array | float],
 ) -> Array:
-    """The all-reduce of `words` w-byte words per GPU over the gradient groups, whose half a
-    sharded optimizer's parameter all-gather is (`Schedule.gathered`)."""
-    out: Array = gradient_allreduce_s(
-        levels, gradient, words.replicated, words.expert if experts else None
-    )
+    """The all-reduce of `params` (all a GPU holds, or a bucket: Megatron-Core's buckets count
+    parameters, each at the GPU's mean width) at `width` words a parameter, whose half a
+    sharded optimizer's parameter all-gather is (`Schedule.gather_width`)."""
+    expert = width[1] * params.expert if experts else None
+    out: Array = gradient_allreduce_s(levels, gradient, width[0] * params.replicated, expert)
     return out
-
-
-def _bucket_share(
-    bucketed: ParamsPerGpu, params: ParamsPerGpu, words: ParamsPerGpu
-) -> ParamsPerGpu:
-    """The words a bucket of `bucketed` parameters moves, at the GPU's mean words per
-    parameter (`words` of `params`): Megatron-Core's buckets count parameters, not bytes."""
-    expert = np.divide(
-        words.expert, params.expert, out=np.ones_like(params.expert), where=params.expert > 0
-    )
-    return ParamsPerGpu(
-        bucketed.replicated * words.replicated / params.replicated, bucketed.expert * expert
-    )
 
 
 def step_parts(

@@ -123,13 +123,27 @@ BF16_GRADIENT_SOURCES: Mapping[str, str] = {
     "Nemotron-4 340B": "the report is silent; its runs are ASSUMED to run the launcher's recipe "
     "for the model, as their overlaps are, and conf/training/nemotron/nemotron_340b.yaml "
     "(NeMo-Framework-Launcher at 6daee02a and 3be81fc1) sets `optim.grad_sync_dtype: bf16`",
+    **{
+        source: "FP8 rows, run by NeMo 2.0's performance scripts: after installing the FP8 "
+        "precision plugin they set `recipe.trainer.plugins.grad_reduce_in_fp32 = False` "
+        "(NVIDIA/NeMo scripts/performance/llm/pretrain_llama3_70b.py at 07a643a8; "
+        "scripts/performance/utils.py `set_primary_perf_configs`, its FP8 branch, at 0079206a), "
+        "as NVIDIA's DGX Cloud Benchmarking Recipes' llama3.1/pretrain_llama31.py at 741c8860 "
+        "does on the 25.02.01 container; the plugin's value overrides the DDP configuration's "
+        "(nemo/lightning/pytorch/strategies/megatron_strategy.py, "
+        "`update_config_with_dtype_overrides`). ASSUMED for these summaries: the scripts at "
+        "their containers' own commits were not read"
+        for source in ("NeMo 25.02", "NeMo 25.04")
+    },
 }
 """Sources whose recipes reduce gradients at 16 bits (NeMo's `grad_sync_dtype: bf16`; a
 16-bit gradient buffer), each with the evidence: their rows run with `grad_reduce_fp32` off.
 With FP32 gradients the run model counted NeMo 24.07's GPT3-20B at 100 GB a GPU and its
 Nemotron-340B at 100 GB, runs that ran on 80 GB H100s; with 16-bit ones, 80 GB and 89 GB.
 Nemotron-4 15B's recipe (conf/training/nemotron/nemotron_15b.yaml) leaves the setting unset:
-FP32."""
+FP32. NVIDIA's 2025 BF16 recipes (`HELD_OUT_BF16_CSV`) keep FP32: whether their models' NeMo 2.0
+recipes set `grad_reduce_in_fp32 = False` in performance mode changed during 2025 and was not
+read at their containers' commits."""
 
 
 FP8_PARAMS_SOURCES: Mapping[str, str] = {

@@ -117,13 +117,20 @@ def test_modern_runs_carry_the_overlaps_of_their_stack() -> None:
 
 def test_modern_runs_reduce_gradients_as_their_recipes_say() -> None:
     """The sources whose recipes set 16-bit gradients (`BF16_GRADIENT_SOURCES`) run with
-    `grad_reduce_fp32` off, the other Megatron-Core / NeMo rows with it on; NeMo 24.07's
-    GPT3-20B then fits the 80 GB H100 it ran on, as it did not with FP32 gradients."""
+    `grad_reduce_fp32` off, the other Megatron-Core / NeMo rows with it on (the held-out FP8
+    set's off, the held-out BF16 set's on); NeMo 24.07's GPT3-20B then fits the 80 GB H100 it
+    ran on, as it did not with FP32 gradients."""
     assert set(BF16_GRADIENT_SOURCES) <= set(SOURCES)
     for measured in modern_runs():
         sixteen = measured.source in BF16_GRADIENT_SOURCES
         modern = measured.source in MEGATRON_CORE_SOURCES
         assert measured.run.layout.grad_reduce_fp32 == (modern and not sixteen), measured.label
+    for measured in held_out_runs():  # NeMo 2.0's performance scripts: FP8 at 16 bits
+        assert measured.source in BF16_GRADIENT_SOURCES, measured.label
+        assert not measured.run.layout.grad_reduce_fp32, measured.label
+    for measured in held_out_bf16_runs():  # their recipes' setting not read: FP32
+        assert measured.source not in BF16_GRADIENT_SOURCES, measured.label
+        assert measured.run.layout.grad_reduce_fp32, measured.label
     (gpt20b,) = (m for m in modern_runs() if "GPT3-20B" in m.label)
     hw, physics = scenario_of((*gpt20b.hardware, *gpt20b.physics))
     assert evaluate_run(hw, physics, gpt20b.run).fits_memory

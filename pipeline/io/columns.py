@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -30,7 +30,8 @@ years of `forecasts` passed by the run date, and that date;
 `points.q1_latency_hidden_s`, the latency per step quirk Q1 drops from a row's layout;
 `series.fp8_flop_per_s`, the GPU's FP8 peak; `series.kv_heads` and `series.nics_per_node`;
 `points.cp` and `cp_levels`, the context-parallel degree, which `points.dp` no longer holds;
-6: `reality.precision`, the number format of the model's answer to an observed run)."""
+6: `reality.precision`, the number format of the model's answer to an observed run;
+8: `series.fp8_u_eff`, the fraction of its FP8 peak a GPU's FP8 matmuls reach)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -262,6 +263,7 @@ HARDWARE_FIELDS = [
     _required("matmul_latency_s", pa.float64()),
     _optional("tdp_w", pa.float64()),
     _optional("fp8_flop_per_s", pa.float64()),
+    _optional("fp8_u_eff", pa.float64()),
 ]
 """The GPU of a series (spec §3.1): every `HardwareSpec` scalar under its own name, and the
 derived peak rate F_peak."""
@@ -609,6 +611,7 @@ ADDED_IN: dict[str, int] = {
     "cp": 5,
     "cp_levels": 5,
     "precision": 6,
+    "fp8_u_eff": 8,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

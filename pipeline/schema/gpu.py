@@ -31,6 +31,7 @@ HARDWARE_KEYS = frozenset(
         "matmul_latency_us",
         "tdp_w",
         "dense_fp8_tflop_per_s",
+        "fp8_u_eff",
         "network",
     }
 )
@@ -86,6 +87,15 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         if isinstance(data, dict) and "dense_fp8_tflop_per_s" in data
         else None
     )
+    fp8_u_eff = None  # optional: without it, FP8 matmuls reach u_eff of the FP8 peak
+    if isinstance(data, dict) and data.get("fp8_u_eff") is not None:
+        fp8_u_eff = hw.number("fp8_u_eff", "fraction of the FP8 peak", maximum=1.0)
+        if fp8 is None:
+            raise ConfigError(
+                hw.key("fp8_u_eff"),
+                data["fp8_u_eff"],
+                "needs hardware.dense_fp8_tflop_per_s: it is a fraction of the FP8 peak",
+            )
 
     net = hw.section("network", NETWORK_KEYS)
     level_sizes = net.integer_list("level_sizes", nonempty=False)
@@ -125,4 +135,5 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         nics_per_node=nics,
         tdp_w=tdp_w,
         fp8_flop_per_s=fp8,
+        fp8_u_eff=fp8_u_eff,
     )

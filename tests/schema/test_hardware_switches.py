@@ -60,6 +60,17 @@ def test_fp8_alone_on_h100_is_accepted() -> None:
     assert not scenario.physics.is_paper
 
 
+def test_fp8_u_eff_without_an_fp8_peak_is_refused_naming_the_key() -> None:
+    """A fraction of an FP8 peak on a GPU without one would be read by nothing: one line naming
+    the key; on a GPU with an FP8 peak it is read, and null takes u_eff (docs/model.md R.11)."""
+    with pytest.raises(ConfigError, match=r"needs hardware\.dense_fp8_tflop_per_s") as info:
+        load_scenario(compose_config(["hardware=a100_sxm", "+hardware.fp8_u_eff=0.6"]))
+    assert info.value.key == "hardware.fp8_u_eff"
+    assert load_scenario(compose_config([])).hardware.fp8_u_eff == 0.618
+    unset = load_scenario(compose_config(["hardware.fp8_u_eff=null"]))
+    assert unset.hardware.fp8_u_eff is None
+
+
 def test_nic_striping_without_nics_per_node_is_refused_naming_the_key() -> None:
     """physics=realistic on nodes whose preset gives no NICs per node would charge every ring
     crossing nodes at one link while the switch says it stripes: one line naming the switch,

@@ -181,12 +181,14 @@ the launcher recipe's overlaps and 16-bit gradient reduction (`tests/validation/
 `BF16_GRADIENT_SOURCES`); the model gives 0.9% (-0.2% mean, docs/validation.md), 1.5% with
 the FP32 reduction assumed before. It was 13% (9.4% given) before `physics.gemm_waves` and the
 constants fitted on every source under it."""
-NEMO_FP8_MEAN_TOLERANCE = 0.10
+NEMO_FP8_MEAN_TOLERANCE = 0.06
 """Mean absolute step-time error allowed on NeMo 24.07's eight FP8 pretraining runs (NVIDIA
 NeMo performance summary, 'Pretraining' table, FP8 on DGX-H100) under physics.precision=fp8
 with the launcher recipes' overlaps and 16-bit gradient reduction (`BF16_GRADIENT_SOURCES`);
-the model gives 7.3%, every run from -14.5% (GPT3-20B, t = 2, d = 32 on 8 nodes) to -1.3%
-(docs/validation.md), 6.2% with the FP32 reduction assumed before. It was 22% (21.0% given)
+the model gives 3.8%, every run from -5.9% (GPT3-20B, t = 2, d = 32 on 8 nodes) to +9.6%
+(docs/validation.md), with H100's FP8 matmuls at the fraction of their peak a matmul
+benchmark measures (`hardware.fp8_u_eff`, docs/model.md R.11); 7.3% (-14.5% to -1.3%) at the
+datasheet's FP8 peak ratio, 6.2% with the FP32 reduction assumed before that. It was 22% (21.0% given)
 before `physics.gemm_waves` and the constants fitted on every source under it, and 9.4%
 (GPT3-20B +53%) before `physics.nic_striping` striped that run's data-parallel ring over the 4
 of its ranks on each node (docs/model.md R.10)."""
@@ -210,7 +212,7 @@ def test_modern_nemotron_340b_step_time_within_tolerance() -> None:
 
 
 def test_modern_nemo_fp8_step_time_within_tolerance() -> None:
-    """NeMo 24.07's FP8 runs, timed with FP8 GEMMs, are matched within 10% on average."""
+    """NeMo 24.07's FP8 runs, timed with FP8 GEMMs, are matched within 6% on average."""
     errors = _step_errors("NeMo 24.07")
     assert len(errors) == 8
     assert sum(abs(e) for e in errors) / len(errors) <= NEMO_FP8_MEAN_TOLERANCE, errors

@@ -14,7 +14,7 @@ architecture of its time (docs/sources.md, "The reality check"):
   of S · 2^i GPUs must tile, docs/model.md §9), top-level bandwidth, per-hop latency (every
   level): the entry's value where it has one, else the template's;
 - the FP8 peak: the entry's, else none (a template's FP8 is not the part's), and with it the
-  template's FP8 utilization (`fp8_u_eff`), as u_eff is the template's;
+  template's FP8 utilization ratio (`fp8_u_eff_ratio`), as u_eff is the template's;
 - everything else: the template's.
 """
 
@@ -75,5 +75,5 @@ def derived_hardware(entry: Entry, template: HardwareSpec, name: str) -> Hardwar
         ),
         level_sizes=(domain, *template.level_sizes[1:]),
         fp8_flop_per_s=None if fp8 is None else fp8.value,
-        fp8_u_eff=None if fp8 is None else template.fp8_u_eff,
+        fp8_u_eff_ratio=None if fp8 is None else template.fp8_u_eff_ratio,
     )

@@ -31,7 +31,8 @@ years of `forecasts` passed by the run date, and that date;
 `series.fp8_flop_per_s`, the GPU's FP8 peak; `series.kv_heads` and `series.nics_per_node`;
 `points.cp` and `cp_levels`, the context-parallel degree, which `points.dp` no longer holds;
 6: `reality.precision`, the number format of the model's answer to an observed run;
-8: `series.fp8_u_eff`, the fraction of its FP8 peak a GPU's FP8 matmuls reach)."""
+8: `series.fp8_u_eff_ratio`, the fraction of its FP8 peak a GPU's FP8 matmuls sustain over
+the fraction of the 16-bit peak its 16-bit ones do)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -263,7 +264,7 @@ HARDWARE_FIELDS = [
     _required("matmul_latency_s", pa.float64()),
     _optional("tdp_w", pa.float64()),
     _optional("fp8_flop_per_s", pa.float64()),
-    _optional("fp8_u_eff", pa.float64()),
+    _optional("fp8_u_eff_ratio", pa.float64()),
 ]
 """The GPU of a series (spec §3.1): every `HardwareSpec` scalar under its own name, and the
 derived peak rate F_peak."""
@@ -611,7 +612,7 @@ ADDED_IN: dict[str, int] = {
     "cp": 5,
     "cp_levels": 5,
     "precision": 6,
-    "fp8_u_eff": 8,
+    "fp8_u_eff_ratio": 8,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

@@ -398,7 +398,7 @@ def series_dict(
         "matmul_latency_s": float(hw.matmul_latency_s),
         "tdp_w": hw.tdp_w,
         "fp8_flop_per_s": hw.fp8_flop_per_s,
-        "fp8_u_eff": hw.fp8_u_eff,
+        "fp8_u_eff_ratio": hw.fp8_u_eff_ratio,
         "n_net_levels": hw.n_levels,
         "level_sizes": _levels(hw.level_sizes),
         "net_bandwidth_bytes_per_s": _number_levels(hw.net_bandwidth_bytes_per_s),

@@ -124,7 +124,7 @@ def linear_end_u_eff_flop(points: Sequence[PointResult], u_eff: float) -> float 
 def starts_in_linear_regime(points: Sequence[PointResult], u_eff: float) -> bool:
     """True when the first feasible point runs above 0.8 · u_eff, so the paper's rule measures
     a drop from the regime; False when the series never was in it (e.g. B200 under
-    physics=paper, whose best utilization is 0.42 < 0.56) or has no feasible point."""
+    physics=paper, whose best utilization is 0.41 < 0.54) or has no feasible point."""
     first = next((p for p in points if p.feasible and p.cost is not None), None)
     return (
         first is not None

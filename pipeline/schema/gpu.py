@@ -31,7 +31,7 @@ HARDWARE_KEYS = frozenset(
         "matmul_latency_us",
         "tdp_w",
         "dense_fp8_tflop_per_s",
-        "fp8_u_eff",
+        "fp8_u_eff_ratio",
         "network",
     }
 )
@@ -87,15 +87,9 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         if isinstance(data, dict) and "dense_fp8_tflop_per_s" in data
         else None
     )
-    fp8_u_eff = None  # optional: without it, FP8 matmuls reach u_eff of the FP8 peak
-    if isinstance(data, dict) and data.get("fp8_u_eff") is not None:
-        fp8_u_eff = hw.number("fp8_u_eff", "fraction of the FP8 peak", maximum=1.0)
-        if fp8 is None:
-            raise ConfigError(
-                hw.key("fp8_u_eff"),
-                data["fp8_u_eff"],
-                "needs hardware.dense_fp8_tflop_per_s: it is a fraction of the FP8 peak",
-            )
+    fp8_ratio = None  # optional: without it, FP8 matmuls reach u_eff of the FP8 peak
+    if isinstance(data, dict) and data.get("fp8_u_eff_ratio") is not None:
+        fp8_ratio = hw.number("fp8_u_eff_ratio", "ratio of fractions of peak")
 
     net = hw.section("network", NETWORK_KEYS)
     level_sizes = net.integer_list("level_sizes", nonempty=False)
@@ -114,6 +108,8 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
             )
     peak = flop_per_clock_per_thread * THREADS_PER_SM * sms * max_clock_hz
     check_si(hw.key("sms"), sms, peak, bounds.MAX_FLOP_PER_S, "FLOP/s (peak rate)")
+    if fp8_ratio is not None:
+        _check_fp8_ratio(hw.key("fp8_u_eff_ratio"), fp8_ratio, fp8, u_eff)
     warn_implausible(hw.values, path)
 
     return HardwareSpec(
@@ -135,5 +131,19 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         nics_per_node=nics,
         tdp_w=tdp_w,
         fp8_flop_per_s=fp8,
-        fp8_u_eff=fp8_u_eff,
+        fp8_u_eff_ratio=fp8_ratio,
     )
+
+
+def _check_fp8_ratio(key: str, ratio: float, fp8_flop_per_s: float | None, u_eff: float) -> None:
+    """Refuse an `fp8_u_eff_ratio` nothing would read (no FP8 peak) or one that puts FP8
+    matmuls above their peak (u_eff · ratio > 1; docs/model.md R.11). Whether FP8 is faster
+    than 16-bit on the GPU is checked where FP8 is asked for (`schema.scenario.check_fp8_speed`):
+    what-ifs that scale the 16-bit rate alone may pass the FP8 one."""
+    if fp8_flop_per_s is None:
+        reason = "needs hardware.dense_fp8_tflop_per_s: it scales the FP8 peak's utilization"
+    elif u_eff * ratio > 1.0:
+        reason = f"u_eff x ratio = {u_eff * ratio:.3g}: FP8 matmuls above their peak"
+    else:
+        return
+    raise ConfigError(key, ratio, reason)

@@ -18,6 +18,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pipeline.model.compute.efficiency import (
     TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD,
     has_tensor_memory,
+    precision_speedup,
 )
 from pipeline.model.limits import model_b_duration_s
 from pipeline.model.records.closed_form import ClosedFormSettings
@@ -211,6 +212,25 @@ def check_inert_switches(physics: Physics, hardware: HardwareSpec) -> None:
     )
 
 
+def check_fp8_speed(physics: Physics, hardware: HardwareSpec) -> None:
+    """ConfigError when `physics.precision: fp8` asks for FP8 GEMMs on hardware whose FP8
+    matmuls would run no faster than its 16-bit ones (`precision_speedup` ≤ 1: an FP8 peak
+    times `fp8_u_eff_ratio` at or below the 16-bit peak, as when a what-if raises the clock or
+    the SM count and leaves `dense_fp8_tflop_per_s`): the model would then hold BF16 memory and
+    traffic and still time the GEMMs at the slower FP8 rate (docs/model.md R.11)."""
+    if hardware.fp8_flop_per_s is None or physics.precision is not Precision.FP8:
+        return
+    speedup = precision_speedup(hardware, physics)
+    if speedup <= 1.0:
+        raise ConfigError(
+            "physics.precision",
+            physics.precision.value,
+            f"FP8 matmuls on {hardware.name} would run at {speedup:.3g} x its 16-bit rate "
+            "(hardware.dense_fp8_tflop_per_s x fp8_u_eff_ratio over the 16-bit peak), no "
+            "faster: set bf16, or raise the FP8 peak with the 16-bit one",
+        )
+
+
 def check_nic_striping(physics: Physics, hardware: HardwareSpec) -> None:
     """ConfigError when `physics.nic_striping` is on for hardware with nodes (a level below
     the top) that gives no `network.nics_per_node` (docs/model.md R.10): a ring crossing
@@ -335,6 +355,7 @@ def load_scenario(
     options, physics = read(_search_options, settings, options), settings.physics
     read(check_nic_striping, physics, hardware)
     read(check_inert_switches, physics, hardware)
+    read(check_fp8_speed, physics, hardware)
     run = read(run_from_config, cfg["run"]) if _has(cfg, "run") else None
     if run is not None:
         check_run_groups(run, batch_name, fixed_layout, scaling.name)

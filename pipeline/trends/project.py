@@ -12,7 +12,7 @@ trend or an override). The HardwareSpec fields follow (docs/trends.md):
 - network latency, every level: the latency trend (flat on the shipped catalog);
 - NVLink domain size (level 0): the trend, rounded down to a power of two so that clusters of
   S · 2^i GPUs still tile (spec §11), never below 1;
-- u_eff (and the FP8 one, `fp8_u_eff`), registers, distributed shared memory and the
+- u_eff (and the FP8 ratio, `fp8_u_eff_ratio`), registers, distributed shared memory and the
   per-matmul latency stay the base's (no catalog metric holds them).
 """
 

@@ -40,6 +40,19 @@ def test_derived_hardware_takes_each_catalog_value() -> None:
     assert hw.fp8_flop_per_s is None
 
 
+def test_derived_hardware_takes_the_fp8_ratio_only_with_an_fp8_peak() -> None:
+    """On an FP8 template, an entry without an FP8 peak has no FP8 utilization ratio either (a
+    null that means one thing: no FP8); one with an FP8 peak takes the template's ratio, as it
+    takes u_eff (docs/model.md R.11)."""
+    template = preset_spec("h100_sxm")
+    assert template.fp8_u_eff_ratio is not None
+    tpu = derived_hardware(parse_catalog(pods_text(), {}).entry("tpu_v4"), template, "tpu_v4")
+    assert (tpu.fp8_flop_per_s, tpu.fp8_u_eff_ratio) == (None, None)
+    mi300x = derived_hardware(shipped_catalog().entry("mi300x"), template, "mi300x")
+    assert mi300x.fp8_flop_per_s is not None
+    assert mi300x.fp8_u_eff_ratio == template.fp8_u_eff_ratio
+
+
 def test_derived_hardware_refuses_a_domain_that_does_not_tile() -> None:
     """A domain that is not a power of two cannot hold clusters of S · 2^i GPUs: ValueError."""
     entry = shipped_catalog().entry("mi300x")

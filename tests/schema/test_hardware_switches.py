@@ -7,6 +7,7 @@ import pytest
 
 from pipeline.execute.series import evaluate_series
 from pipeline.model.records.hardware import peak_flop_per_s
+from pipeline.model.records.switches import Precision
 from pipeline.schema import ConfigError, bounds, compose_config, load_scenario
 
 SMALL = "scaling.grid.max_d_model=16384"
@@ -60,15 +61,44 @@ def test_fp8_alone_on_h100_is_accepted() -> None:
     assert not scenario.physics.is_paper
 
 
-def test_fp8_u_eff_without_an_fp8_peak_is_refused_naming_the_key() -> None:
-    """A fraction of an FP8 peak on a GPU without one would be read by nothing: one line naming
-    the key; on a GPU with an FP8 peak it is read, and null takes u_eff (docs/model.md R.11)."""
-    with pytest.raises(ConfigError, match=r"needs hardware\.dense_fp8_tflop_per_s") as info:
-        load_scenario(compose_config(["hardware=a100_sxm", "+hardware.fp8_u_eff=0.6"]))
-    assert info.value.key == "hardware.fp8_u_eff"
-    assert load_scenario(compose_config([])).hardware.fp8_u_eff == 0.618
-    unset = load_scenario(compose_config(["hardware.fp8_u_eff=null"]))
-    assert unset.hardware.fp8_u_eff is None
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["hardware=a100_sxm", "+hardware.fp8_u_eff_ratio=0.9"], r"needs hardware\.dense_fp8"),
+        (["hardware.fp8_u_eff_ratio=1.5"], "FP8 matmuls above their peak"),
+        (["hardware.fp8_u_eff_ratio=0"], "fp8_u_eff_ratio"),
+    ],
+)
+def test_fp8_u_eff_ratio_that_cannot_act_is_refused_naming_the_key(
+    overrides: list[str], message: str
+) -> None:
+    """An FP8 utilization ratio without an FP8 peak, one that puts FP8 matmuls above their
+    peak, or one not positive: one line naming the key (docs/model.md R.11)."""
+    with pytest.raises(ConfigError, match=message) as info:
+        load_scenario(compose_config(overrides))
+    assert info.value.key == "hardware.fp8_u_eff_ratio"
+
+
+@pytest.mark.parametrize(
+    "slow", ["hardware.fp8_u_eff_ratio=0.4", "hardware.max_clock_mhz=3700"], ids=["ratio", "clock"]
+)
+def test_fp8_no_faster_than_16_bit_is_refused_only_when_asked_for(slow: str) -> None:
+    """Hardware whose FP8 matmuls would be no faster than its 16-bit ones (a low ratio, or a
+    what-if that raises the 16-bit rate alone) loads under BF16, and FP8 on it is refused in
+    one line naming physics.precision: the model would hold BF16 memory and still time its
+    GEMMs at the slower FP8 rate."""
+    bf16 = load_scenario(compose_config(["physics=realistic", slow]))
+    assert bf16.physics.precision is Precision.BF16
+    with pytest.raises(ConfigError, match="no faster") as info:
+        load_scenario(compose_config(["physics=realistic", slow, "physics.precision=fp8"]))
+    assert info.value.key == "physics.precision"
+
+
+def test_fp8_u_eff_ratio_is_read_and_null_is_one() -> None:
+    """H100's preset sets its measured ratio; null leaves FP8 matmuls at u_eff of their peak."""
+    assert load_scenario(compose_config([])).hardware.fp8_u_eff_ratio == 0.883
+    unset = load_scenario(compose_config(["hardware.fp8_u_eff_ratio=null"]))
+    assert unset.hardware.fp8_u_eff_ratio is None
 
 
 def test_nic_striping_without_nics_per_node_is_refused_naming_the_key() -> None:

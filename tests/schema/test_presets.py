@@ -82,7 +82,11 @@ WHAT_IF_CHANGES: dict[str, dict[str, object]] = {
         "net_bandwidth_bytes_per_s": (9e12, 1e12),
         "net_latency_s": (1.125e-7, 1.125e-7),
     },
-    "h200_sxm": {"hbm_bandwidth_bytes_per_s": 4.8e12, "hbm_bytes": 1.41e11, "fp8_u_eff": 0.64},
+    "h200_sxm": {
+        "hbm_bandwidth_bytes_per_s": 4.8e12,
+        "hbm_bytes": 1.41e11,
+        "fp8_u_eff_ratio": 0.914,
+    },
 }
 
 DATASHEET_REL = 5e-4

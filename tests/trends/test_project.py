@@ -63,6 +63,7 @@ def test_projection_scales_clock_and_keeps_domain_a_power_of_two() -> None:
     growth = {**_growth(), "intra_node_gpus": 1.5, "dense_16bit_flop_per_s": 2.0}
     projected = project_hardware(base, 2022.0, 2025.0, growth, "x")
     assert projected.sms == base.sms
+    assert (projected.u_eff, projected.fp8_u_eff_ratio) == (base.u_eff, base.fp8_u_eff_ratio)
     assert peak_flop_per_s(projected) == pytest.approx(8 * peak_flop_per_s(base), rel=1e-12)
     assert projected.level_sizes == (power_of_two_floor(8 * 1.5**3),) == (16,)
 

@@ -187,7 +187,7 @@ NeMo performance summary, 'Pretraining' table, FP8 on DGX-H100) under physics.pr
 with the launcher recipes' overlaps and 16-bit gradient reduction (`BF16_GRADIENT_SOURCES`);
 the model gives 3.8%, every run from -5.9% (GPT3-20B, t = 2, d = 32 on 8 nodes) to +9.6%
 (docs/validation.md), with H100's FP8 matmuls at the fraction of their peak a matmul
-benchmark measures (`hardware.fp8_u_eff`, docs/model.md R.11); 7.3% (-14.5% to -1.3%) at the
+benchmark measures (`hardware.fp8_u_eff_ratio`, docs/model.md R.11); 7.3% (-14.5% to -1.3%) at the
 datasheet's FP8 peak ratio, 6.2% with the FP32 reduction assumed before that. It was 22% (21.0% given)
 before `physics.gemm_waves` and the constants fitted on every source under it, and 9.4%
 (GPT3-20B +53%) before `physics.nic_striping` striped that run's data-parallel ring over the 4

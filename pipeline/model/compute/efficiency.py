@@ -45,18 +45,18 @@ def precision_speedup(hw: HardwareSpec, physics: Physics) -> float:
     """How much faster a layer's weight GEMM computes than at the 16-bit peak under
     `physics.precision: fp8` on a GPU with an FP8 peak (`HardwareSpec.fp8_flop_per_s`, the
     datasheet's dense rate, twice the 16-bit one on H100, B200 and MI300X): the sustained FP8
-    matmul rate over the 16-bit one, (F_fp8 · u_eff,fp8) / (F_peak · u_eff) with u_eff,fp8 =
-    `HardwareSpec.fp8_u_eff` (u_eff when unset); else 1 (docs/model.md R.11). 1.77 on H100,
-    whose FP8 matmuls reach a smaller fraction of their peak than its 16-bit ones; 1.97-1.98
-    on B200 and GB200.
+    matmul rate over the 16-bit one, (F_fp8 / F_peak) · r with r = `HardwareSpec.fp8_u_eff_ratio`
+    (1 when unset); else 1 (docs/model.md R.11). 1.77 on H100, whose FP8 matmuls reach a
+    smaller fraction of their peak than its 16-bit ones (r = 0.883); 1.97-1.98 on B200 and
+    GB200.
 
     `efficiency.matmul` applies to both widths: Transformer Engine runs them through the same
     cuBLASLt kernels.
     """
     if physics.precision is not Precision.FP8 or hw.fp8_flop_per_s is None:
         return 1.0
-    fp8_u_eff = hw.u_eff if hw.fp8_u_eff is None else hw.fp8_u_eff
-    return (hw.fp8_flop_per_s * fp8_u_eff) / (peak_flop_per_s(hw) * hw.u_eff)
+    ratio = 1.0 if hw.fp8_u_eff_ratio is None else hw.fp8_u_eff_ratio
+    return hw.fp8_flop_per_s * ratio / peak_flop_per_s(hw)
 
 
 def fp8_gemms(hw: HardwareSpec, physics: Physics) -> bool:

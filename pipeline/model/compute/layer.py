@@ -324,6 +324,7 @@ def layer_launch_times(hw: HardwareSpec, physics: Physics, w: LayerWork) -> Laye
         hbm_bandwidth_bytes_per_s=math.inf,
         l2_bandwidth_bytes_per_s=math.inf,
         fp8_flop_per_s=None,  # an FP8 peak over an infinite one is undefined; FLOP take 0 here
+        fp8_u_eff_ratio=None,
     )
     return layer_times_s(unbounded, physics, w)
 

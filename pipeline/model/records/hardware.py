@@ -64,11 +64,11 @@ class HardwareSpec(KeepsHash):
     fp8_flop_per_s: float | None = None
     """Dense FP8 tensor FLOP/s (the datasheet's, in the accelerator catalog), read only under
     `physics.precision: fp8`; None for a GPU without FP8 tensor cores (before Hopper)."""
-    fp8_u_eff: float | None = None
-    """Best utilization of the FP8 peak on large matmuls, as `u_eff` is of the 16-bit one;
-    None: `u_eff` (an FP8 matmul reaches the same fraction of its peak). Read only under
-    `physics.precision: fp8` (`compute.efficiency.precision_speedup`); None without an FP8
-    peak."""
+    fp8_u_eff_ratio: float | None = None
+    """The fraction of its FP8 peak the GPU's FP8 matmuls sustain over the fraction of the
+    16-bit peak its 16-bit ones do (FP8 matmuls then reach u_eff · ratio of the FP8 peak);
+    None: 1 (the same fraction). Read only under `physics.precision: fp8`
+    (`compute.efficiency.precision_speedup`); None without an FP8 peak."""
 
     @property
     def n_levels(self) -> int:

@@ -201,7 +201,8 @@ def matmul_rate_flop_per_s(hw: HardwareSpec, physics: Physics) -> float:
     """The fastest rate a GPU runs the model's weight matmuls at: F_eff in the paper's model
     (spec §11), F_eff·min(1, efficiency.matmul)·speedup under realistic physics, whose weight
     GEMMs take at least their FLOP time over that (`compute.efficiency`, docs/model.md R.7;
-    speedup: `precision_speedup`, the FP8 peak over the 16-bit one under precision fp8)."""
+    speedup: `precision_speedup`, the sustained FP8 matmul rate over the 16-bit one under
+    precision fp8)."""
     rate = effective_flop_per_s(hw)
     if physics.is_paper:
         return rate

@@ -141,7 +141,10 @@ def _check_fp8_ratio(key: str, ratio: float, fp8_flop_per_s: float | None, u_eff
     than 16-bit on the GPU is checked where FP8 is asked for (`schema.scenario.check_fp8_speed`):
     what-ifs that scale the 16-bit rate alone may pass the FP8 one."""
     if fp8_flop_per_s is None:
-        reason = "needs hardware.dense_fp8_tflop_per_s: it scales the FP8 peak's utilization"
+        reason = (
+            "needs hardware.dense_fp8_tflop_per_s: it scales the FP8 peak's utilization "
+            "(without an FP8 peak, drop it too: ~hardware.fp8_u_eff_ratio)"
+        )
     elif u_eff * ratio > 1.0:
         reason = f"u_eff x ratio = {u_eff * ratio:.3g}: FP8 matmuls above their peak"
     else:

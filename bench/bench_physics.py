@@ -44,6 +44,7 @@ SWITCHES_OFF = {
     "physics.tp_in_domain": "false",
     "physics.tensor_memory": "false",
     "physics.max_context_parallel": "1",
+    "physics.hbm_capacity": "datasheet",
 }
 
 

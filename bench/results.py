@@ -80,6 +80,8 @@ def sci(x: float | None, digits: int = 2) -> str:
 def linear_end(s: Series, digits: int = 2) -> str:
     """The end of linear scaling, or why the series has none."""
     if s.thresholds["linear_end_flop"] is None:
+        if s.thresholds["first_infeasible_flop"] is not None:
+            return "– (not reached before the wall)"
         return "– (not reached on the grid)"
     return sci(s.flop("linear_end_flop"), digits)
 
@@ -284,6 +286,7 @@ SWITCHES_OFF = [
     "physics.tp_overlap_in_domain=false",
     "physics.nic_striping=false",
     "physics.cluster_sizes=powers_of_two",
+    "physics.hbm_capacity=datasheet",
 ]
 """physics=realistic with every switch off: its efficiencies only."""
 

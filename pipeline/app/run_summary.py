@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.records.results import InfeasibleReason, PointResult
 from pipeline.model.records.run import RunCost
 from pipeline.schema import Scenario
@@ -69,11 +70,23 @@ def _training_days(point: PointResult) -> float:
     return math.nan if point.cost is None else point.cost.training_time_s / DAY_S
 
 
+def _capacity(capacity_bytes: float, scenario: Scenario) -> str:
+    """The HBM a run's memory is checked against, in words: the datasheet's GB, or the
+    driver's count of them (`physics.hbm_capacity=device`, `memory.capacity`)."""
+    hbm = scenario.hardware.hbm_bytes
+    if capacity_bytes == hbm:
+        return f"{hbm / GB:.0f} GB of HBM"
+    return (
+        f"{capacity_bytes / GB:.1f} GB of HBM (the datasheet's {hbm / GB:.0f} GB as the driver "
+        "reports them)"
+    )
+
+
 def _memory(cost: RunCost, scenario: Scenario) -> str:
     """Memory per GPU against the HBM, and whether the physics checks it."""
-    hbm = scenario.hardware.hbm_bytes
     fits = "fits" if cost.fits_memory else "does not fit"
-    text = f"{cost.memory_per_gpu_bytes / GB:.1f} GB of {hbm / GB:.0f} GB: {fits}"
+    capacity = _capacity(cost.memory_capacity_bytes, scenario)
+    text = f"{cost.memory_per_gpu_bytes / GB:.1f} GB of {capacity}: {fits}"
     if not scenario.physics.gpu_memory:
         text += (
             f" (physics={scenario.physics.name} does not check a run's memory per GPU; "
@@ -87,16 +100,17 @@ def reasons(scenario: Scenario, point: PointResult) -> list[str]:
     layout fits, or the run's needs more HBM than the GPU has, whether or not the physics
     checks it), over the duration budget."""
     found: list[str] = []
-    cost, hbm = point.run_cost, scenario.hardware.hbm_bytes
+    cost = point.run_cost
+    capacity = _capacity(memory_capacity_bytes(scenario.hardware, scenario.physics), scenario)
     if point.infeasible_reason is InfeasibleReason.EXCEEDS_GPU_MEMORY and cost is None:
-        found.append(f"no layout of the run fits the {hbm / GB:.0f} GB of one GPU")
+        found.append(f"no layout of the run fits the {capacity} of one GPU")
     elif cost is not None and not cost.fits_memory:
         unchecked = (
             "" if scenario.physics.gpu_memory else f" ({UNCHECKED.format(scenario.physics.name)})"
         )
         found.append(
             f"needs {cost.memory_per_gpu_bytes / GB:.1f} GB per GPU, more than the "
-            f"{hbm / GB:.0f} GB of HBM{unchecked}"
+            f"{_capacity(cost.memory_capacity_bytes, scenario)}{unchecked}"
         )
     if point.cost is not None and not point.cost.training_time_s < scenario.duration_s:
         found.append(

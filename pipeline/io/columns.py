@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -32,7 +32,9 @@ years of `forecasts` passed by the run date, and that date;
 `points.cp` and `cp_levels`, the context-parallel degree, which `points.dp` no longer holds;
 6: `reality.precision`, the number format of the model's answer to an observed run;
 8: `series.fp8_u_eff_ratio`, the fraction of its FP8 peak a GPU's FP8 matmuls sustain over
-the fraction of the 16-bit peak its 16-bit ones do)."""
+the fraction of the 16-bit peak its 16-bit ones do; 9: `series.hbm_device_ratio`, the driver's
+count of a GPU's memory over its datasheet's, and `series.memory_capacity_bytes`, the capacity
+the memory checks read)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -265,9 +267,12 @@ HARDWARE_FIELDS = [
     _optional("tdp_w", pa.float64()),
     _optional("fp8_flop_per_s", pa.float64()),
     _optional("fp8_u_eff_ratio", pa.float64()),
+    _optional("hbm_device_ratio", pa.float64()),
+    _optional("memory_capacity_bytes", pa.float64()),
 ]
-"""The GPU of a series (spec §3.1): every `HardwareSpec` scalar under its own name, and the
-derived peak rate F_peak."""
+"""The GPU of a series (spec §3.1): every `HardwareSpec` scalar under its own name, the
+derived peak rate F_peak, and the HBM capacity its memory checks read under the series' physics
+(`memory.capacity.memory_capacity_bytes`)."""
 
 NETWORK_FIELDS = [
     _required("n_net_levels", pa.int64()),
@@ -613,6 +618,8 @@ ADDED_IN: dict[str, int] = {
     "cp_levels": 5,
     "precision": 6,
     "fp8_u_eff_ratio": 8,
+    "hbm_device_ratio": 9,
+    "memory_capacity_bytes": 9,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

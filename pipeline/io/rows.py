@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from pipeline.identity import canonical_json, point_config_hash
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
+from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.results import PointResult, SeriesLimits
 from pipeline.model.records.run import RunSpec
@@ -399,6 +400,8 @@ def series_dict(
         "tdp_w": hw.tdp_w,
         "fp8_flop_per_s": hw.fp8_flop_per_s,
         "fp8_u_eff_ratio": hw.fp8_u_eff_ratio,
+        "hbm_device_ratio": hw.hbm_device_ratio,
+        "memory_capacity_bytes": float(memory_capacity_bytes(hw, scenario.physics)),
         "n_net_levels": hw.n_levels,
         "level_sizes": _levels(hw.level_sizes),
         "net_bandwidth_bytes_per_s": _number_levels(hw.net_bandwidth_bytes_per_s),

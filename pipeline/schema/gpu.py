@@ -28,6 +28,7 @@ HARDWARE_KEYS = frozenset(
         "register_kib_per_block",
         "dsmem",
         "hbm_gb",
+        "hbm_device_ratio",
         "matmul_latency_us",
         "tdp_w",
         "dense_fp8_tflop_per_s",
@@ -35,6 +36,10 @@ HARDWARE_KEYS = frozenset(
         "network",
     }
 )
+HBM_DEVICE_RATIO_SPAN = (0.9, 1.1)
+"""Where a driver-reported capacity over the datasheet's decimal gigabytes may lie: a GiB is
+1.074 GB, and the driver withholds a little (H100: 81,559 of 81,920 MiB, 1.069; docs/model.md
+R.12); outside it the value is of something else (a capacity in MiB, a ratio inverted)."""
 NETWORK_KEYS = frozenset({"bandwidth_gb_per_s", "latency_us", "level_sizes", "nics_per_node"})
 
 
@@ -68,6 +73,12 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
     )
     dsmem = hw.boolean("dsmem")
     hbm_bytes = hw.si("hbm_gb", "GB", units.gb_to_bytes, bounds.MAX_MEMORY_BYTES, "bytes")
+    hbm_device = None  # optional: without it, physics.hbm_capacity=device reads hbm_gb
+    if isinstance(data, dict) and data.get("hbm_device_ratio") is not None:
+        low, high = HBM_DEVICE_RATIO_SPAN
+        hbm_device = hw.number(
+            "hbm_device_ratio", "driver-reported over datasheet bytes", minimum=low, maximum=high
+        )
     latency = (units.us_to_s, bounds.MAX_LATENCY_S, "s")
     matmul_latency = hw.si("matmul_latency_us", "us", *latency, exclusive=False)
     tdp_w = (  # optional: without it, points have no power (docs/model.md §10.1)
@@ -124,6 +135,7 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         register_bytes_per_block=register_bytes,
         dsmem=dsmem,
         hbm_bytes=hbm_bytes,
+        hbm_device_ratio=hbm_device,
         matmul_latency_s=matmul_latency,
         net_bandwidth_bytes_per_s=net_bandwidths,
         net_latency_s=net_latencies,

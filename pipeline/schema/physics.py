@@ -28,6 +28,7 @@ from pipeline.model.records.switches import (
     ClusterSizes,
     Efficiency,
     Fusion,
+    HbmCapacity,
     Physics,
     Precision,
     Recompute,
@@ -145,6 +146,7 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         grad_reduce_fp32=sec.boolean("grad_reduce_fp32"),
         fp8_params=sec.boolean("fp8_params"),
         cluster_sizes=ClusterSizes(sec.choice("cluster_sizes", [c.value for c in ClusterSizes])),
+        hbm_capacity=HbmCapacity(sec.choice("hbm_capacity", [c.value for c in HbmCapacity])),
         efficiency=efficiency_from_config(eff),
     )
     check_switches(sec, extensions, memory, recompute, whole)

@@ -7,7 +7,8 @@ trend or an override). The HardwareSpec fields follow (docs/trends.md):
 - dense FLOP/s: the clock carries the factor; SMs and FLOP per clock per thread stay the base's,
   so shared-memory bandwidth (∝ SMs · clock, docs/model.md §4) grows with FLOP/s, and the L2
   bandwidth is scaled by the same factor (as the Blackwell presets scale H100's by SMs · clock);
-- HBM bandwidth and capacity, L2 size: their own trends;
+- HBM bandwidth and capacity, L2 size: their own trends (the driver's count of the capacity,
+  `hbm_device_ratio`, staying the base's ratio to it);
 - network level 0 bandwidth: the intra-node trend; every higher level: the inter-node trend;
 - network latency, every level: the latency trend (flat on the shipped catalog);
 - NVLink domain size (level 0): the trend, rounded down to a power of two so that clusters of

@@ -38,6 +38,8 @@ def test_derived_hardware_takes_each_catalog_value() -> None:
     assert hw.net_bandwidth_bytes_per_s[-1] == template.net_bandwidth_bytes_per_s[-1]
     assert hw.net_latency_s == template.net_latency_s
     assert hw.fp8_flop_per_s is None
+    assert template.hbm_device_ratio is not None
+    assert hw.hbm_device_ratio is None  # another memory than the template's: its datasheet's
 
 
 def test_derived_hardware_takes_the_fp8_ratio_only_with_an_fp8_peak() -> None:

@@ -35,7 +35,7 @@ from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape, gri
 from pipeline.model.search.fixed import fixed_point
 from pipeline.model.search.grid import GRID_HEAD_DIM, grid_memory_by_mode_bytes
 from pipeline.model.search.realistic import realistic_steps
-from pipeline.model.search.search import network_physics, optimal_layout
+from pipeline.model.search.search import optimal_layout, physics_hardware
 from pipeline.model.step.assembly import StepParts
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
@@ -315,7 +315,7 @@ def test_parity_step_and_parts_of_every_candidate_kind(
     )
     laws = ScalingLaws(sparse=sparse)
     shape = grid_shape(physics, model_shape(d_model, laws, SearchOptions().quirks))
-    hw = network_physics(preset("h100_sxm"), physics)
+    hw = physics_hardware(preset("h100_sxm"), physics)
     c = enumerate_candidates(hw, shape, n_gpu, opts, physics)
     assert isinstance(c, Candidates)
     c = _with_ring(c, hw, shape)
@@ -347,7 +347,7 @@ def test_parity_step_time_through_the_entry_points() -> None:
     tp, pp, dp = (math.prod(getattr(layout, k)) for k in ("tp_ff", "pp", "dp"))
     assert math.prod(layout.tp_model) == 1
     shape = grid_shape(physics, grid_model())
-    c = enumerate_candidates(network_physics(hw, physics), shape, N_GPU, opts, physics)
+    c = enumerate_candidates(physics_hardware(hw, physics), shape, N_GPU, opts, physics)
     assert isinstance(c, Candidates)
     row = int(
         np.flatnonzero(

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.execute.series import evaluate_series
 from pipeline.model.records.hardware import peak_flop_per_s
-from pipeline.model.records.switches import Precision
+from pipeline.model.records.switches import HbmCapacity, Precision
 from pipeline.schema import ConfigError, bounds, compose_config, load_scenario
 
 SMALL = "scaling.grid.max_d_model=16384"
@@ -99,6 +99,27 @@ def test_fp8_u_eff_ratio_is_read_and_null_is_one() -> None:
     assert load_scenario(compose_config([])).hardware.fp8_u_eff_ratio == 0.883
     unset = load_scenario(compose_config(["hardware.fp8_u_eff_ratio=null"]))
     assert unset.hardware.fp8_u_eff_ratio is None
+
+
+@pytest.mark.parametrize("ratio", ["0.9", "1.2", "81559"])
+def test_hbm_device_ratio_outside_its_span_is_refused_naming_the_key(ratio: str) -> None:
+    """A driver count of the HBM over the datasheet's decimal bytes lies in (0.9, 1.1] (a GiB is
+    1.074 GB, docs/model.md R.12): outside it (a capacity in MiB, a ratio inverted) is refused."""
+    with pytest.raises(ConfigError, match="driver-reported over datasheet bytes") as info:
+        load_scenario(compose_config([f"hardware.hbm_device_ratio={ratio}"]))
+    assert info.value.key == "hardware.hbm_device_ratio"
+
+
+def test_hbm_capacity_device_is_realistic_and_not_the_papers() -> None:
+    """physics=realistic checks memory against the driver's count, the paper against the
+    datasheet's; the switch alone takes the model off the paper's."""
+    realistic = load_scenario(compose_config(["physics=realistic"])).physics
+    paper = load_scenario(compose_config([])).physics
+    assert realistic.hbm_capacity is HbmCapacity.DEVICE
+    assert paper.hbm_capacity is HbmCapacity.DATASHEET
+    assert paper.is_paper
+    alone = load_scenario(compose_config(["physics.hbm_capacity=device"])).physics
+    assert not alone.is_paper
 
 
 def test_nic_striping_without_nics_per_node_is_refused_naming_the_key() -> None:

@@ -86,6 +86,7 @@ WHAT_IF_CHANGES: dict[str, dict[str, object]] = {
         "hbm_bandwidth_bytes_per_s": 4.8e12,
         "hbm_bytes": 1.41e11,
         "fp8_u_eff_ratio": 0.914,
+        "hbm_device_ratio": 1.06918,
     },
 }
 

@@ -500,11 +500,13 @@ def held_out_table(held: tuple[Measured, ...]) -> list[str]:
 
 
 def _memory(m: Measured) -> str:
-    """A run's memory per GPU as the run model counts it, over its GPU's HBM, marked where the
-    model calls the run (which happened) too large for it."""
+    """A run's memory per GPU as the run model counts it, over its GPU's HBM as realistic
+    physics counts it (`RunCost.memory_capacity_bytes`: the driver's count where the preset
+    gives it, docs/model.md R.12), marked where the model calls the run (which happened) too
+    large for it."""
     hw, physics = scenario_of((*m.hardware, *m.physics))
     cost = evaluate_run(hw, physics, m.run)
-    text = f"{cost.memory_per_gpu_bytes / 1e9:.0f} of {hw.hbm_bytes / 1e9:.0f} GB"
+    text = f"{cost.memory_per_gpu_bytes / 1e9:.0f} of {cost.memory_capacity_bytes / 1e9:.4g} GB"
     return text if cost.fits_memory else f"**{text}: over**"
 
 

@@ -69,6 +69,11 @@ class HardwareSpec(KeepsHash):
     16-bit peak its 16-bit ones do (FP8 matmuls then reach u_eff · ratio of the FP8 peak);
     None: 1 (the same fraction). Read only under `physics.precision: fp8`
     (`compute.efficiency.precision_speedup`); None without an FP8 peak."""
+    hbm_device_ratio: float | None = None
+    """The GPU memory the NVIDIA driver reports (NVML's memory total) over `hbm_bytes`, the
+    datasheet's round gigabytes read as 10⁹ bytes: 1.069 on an "80 GB" H100 (81,559 MiB). Read
+    only under `physics.hbm_capacity: device` (`memory.capacity`); None: not given, the memory
+    checks then read `hbm_bytes`."""
 
     @property
     def n_levels(self) -> int:

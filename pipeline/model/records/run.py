@@ -126,6 +126,9 @@ class RunCost:
     hardware_flop_per_step: float
     narayanan_flop_per_step: float
     memory_per_gpu_bytes: float
+    memory_capacity_bytes: float
+    """The GPU's HBM as the physics counts it (`memory.capacity`): what `memory_per_gpu_bytes`
+    must not exceed."""
     fits_memory: bool
     mfu: float
     hfu: float

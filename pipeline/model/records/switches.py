@@ -58,6 +58,18 @@ class ClusterSizes(StrEnum):
     brackets the answer, then passes of finer strides inside the bracket narrow it to one node."""
 
 
+class HbmCapacity(StrEnum):
+    """Which capacity a GPU's memory check compares its bytes with (docs/model.md R.12)."""
+
+    DATASHEET = "datasheet"
+    """The datasheet's capacity read as decimal gigabytes (`hardware.hbm_gb` · 10⁹ bytes), as
+    the paper reads it (spec §3.2: an H100 holds 8.0e10 B)."""
+    DEVICE = "device"
+    """The capacity the NVIDIA driver reports (NVML's memory total: an "80 GB" H100 holds
+    81,559 MiB, 85.5e9 B), the datasheet's times `hardware.hbm_device_ratio`; the datasheet's
+    where a preset gives no ratio."""
+
+
 class Recompute(StrEnum):
     """Activation recomputation (Korthikanti et al. 2022, arXiv:2205.05198)."""
 
@@ -183,6 +195,9 @@ class Physics(KeepsHash):
     cluster_sizes: ClusterSizes = ClusterSizes.POWERS_OF_TWO
     """Cluster sizes the walk tries: the paper's S·2^i or any multiple of the NVLink domain. A
     rule of the walk, not of a step: the paper's step model runs with either (`is_paper`)."""
+    hbm_capacity: HbmCapacity = HbmCapacity.DATASHEET
+    """The capacity memory checks compare a GPU's bytes with: the datasheet's decimal
+    gigabytes (the paper's) or what the driver reports (`memory.capacity`)."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property
@@ -212,6 +227,7 @@ class Physics(KeepsHash):
                 or self.gemm_waves
                 or self.grad_reduce_fp32
                 or self.fp8_params
+                or self.hbm_capacity is not HbmCapacity.DATASHEET
             )
             and self.efficiency == Efficiency()
         )

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.network.levels import divisors
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.run import RunCost, RunLayout, RunSpec
@@ -110,7 +111,8 @@ def best_run_layout(
     costs = run_costs(hw, physics, run.shape, run.global_batch_seqs, RunLayouts.of(layouts))
     step = costs.step_time_s
     if physics.gpu_memory:
-        step = np.where(costs.memory_per_gpu_bytes <= hw.hbm_bytes, step, np.inf)
+        capacity = memory_capacity_bytes(hw, physics)
+        step = np.where(costs.memory_per_gpu_bytes <= capacity, step, np.inf)
     best = int(np.argmin(step))
     if not np.isfinite(step[best]):
         return None

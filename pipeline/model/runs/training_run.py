@@ -42,6 +42,7 @@ from pipeline.model.compute.flop import (
 )
 from pipeline.model.compute.layer import LayerTimes, LayerWork, layer_times_s, with_rerun_s
 from pipeline.model.compute.memory_ops import optimizer_step_time_s
+from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.memory.gpu_memory import (
     LayerShape,
     ParamsPerGpu,
@@ -208,7 +209,8 @@ class RunCosts:
     hardware_flop_per_step: Array
     narayanan_flop_per_step: float
     memory_per_gpu_bytes: Array
-    hbm_bytes: float
+    memory_capacity_bytes: float
+    """What `memory_per_gpu_bytes` must not exceed to fit (`memory.capacity`)."""
     mfu: Array
     hfu: Array
     n_gpu: Array
@@ -238,7 +240,8 @@ class RunCosts:
             hardware_flop_per_step=float(self.hardware_flop_per_step[i]),
             narayanan_flop_per_step=self.narayanan_flop_per_step,
             memory_per_gpu_bytes=float(self.memory_per_gpu_bytes[i]),
-            fits_memory=bool(self.memory_per_gpu_bytes[i] <= self.hbm_bytes),
+            memory_capacity_bytes=self.memory_capacity_bytes,
+            fits_memory=bool(self.memory_per_gpu_bytes[i] <= self.memory_capacity_bytes),
             mfu=float(self.mfu[i]),
             hfu=float(self.hfu[i]),
             n_gpu=round(float(self.n_gpu[i])),
@@ -557,7 +560,7 @@ def run_costs(
         memory_per_gpu_bytes=run_memory_bytes(
             shape, lay, m, physics.fusion, fp8_gemms(hw, physics)
         ),
-        hbm_bytes=hw.hbm_bytes,
+        memory_capacity_bytes=memory_capacity_bytes(hw, physics),
         mfu=model_flop / (peak * t_step),
         hfu=hw_flop / (peak * t_step),
         n_gpu=lay.n_gpu,

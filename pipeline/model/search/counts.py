@@ -27,6 +27,7 @@ from pipeline.model.compute.flop import (
     flop_per_step,
     model_params,
 )
+from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s, peak_flop_per_s
 from pipeline.model.records.options import Quirks
 from pipeline.model.records.results import GridCost, ModelCounts
@@ -177,7 +178,7 @@ def grid_cost(
         model_flop_per_s_per_gpu=model_flop / per_gpu_s,
         hardware_flop_per_s_per_gpu=hw_flop / per_gpu_s,
         memory_per_gpu_bytes=bytes_,
-        fits_memory=bytes_ <= hw.hbm_bytes,
+        fits_memory=bytes_ <= memory_capacity_bytes(hw, physics),
     )
 
 

@@ -31,7 +31,7 @@ from pipeline.model.search.candidates import (
 )
 from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape
 from pipeline.model.search.realistic import realistic_step_cost, realistic_steps
-from pipeline.model.search.search import network_physics
+from pipeline.model.search.search import physics_hardware
 from pipeline.model.step.evaluate import evaluate_layout
 
 DEGREES = ("dp", "tp_model", "tp_ff", "pp", "ep")
@@ -166,7 +166,7 @@ def _realistic_point(
 ) -> PointResult:
     """The layout as the one candidate of a realistic search, timed as the run of its
     layout (`search.realistic`): its degrees' totals, its ranks in Megatron-Core's order."""
-    hw = network_physics(hw, physics)
+    hw = physics_hardware(hw, physics)
     degrees = [math.prod(getattr(layout, d)) for d in DEGREES]
     row = [*degrees, layout.microbatches, int(layout.zero_bubble), layout.nanobatch_tokens]
     table = np.array([row], dtype=np.int64)

@@ -350,7 +350,7 @@ def _layout_step_floors_s(
     there is none, and under the paper's physics. The
     walk sets a cluster aside when the smallest exceeds the duration, and times only the
     candidates whose own bound does not (`search._realistic_choice`). `hw`'s bandwidths are at the
-    physics' achieved fraction (`search.network_physics`), as `search.realistic` reads them.
+    physics' achieved fraction (`search.physics_hardware`), as `search.realistic` reads them.
 
     Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with
       t_full ≥ max(C, T + K_ng) + E  (TP overlap on; C + T + E without it),

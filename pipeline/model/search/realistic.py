@@ -99,7 +99,7 @@ def realistic_steps(
     tokens_schedule: tuple[Array, Schedule] | None = None,
 ) -> RealisticSteps:
     """Every candidate's step on the preset's network (its bandwidths already at the
-    physics' achieved fraction, `search.network_physics`): its layer calls, groups and
+    physics' achieved fraction, `search.physics_hardware`): its layer calls, groups and
     schedule in a run's terms, through the one assembly a run goes through
     (`step.assembly.step_parts`). `comm`: the candidates' collectives when known
     (`realistic_comm`), else computed here (`step.assembly.step_comm`); `tokens_schedule`:

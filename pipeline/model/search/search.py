@@ -23,6 +23,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.caches import cached, register
+from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.network.collectives import Network
 from pipeline.model.network.comm_table import (
     CandidateKeys,
@@ -378,15 +379,19 @@ class BestAt:
 
 
 @cached(maxsize=FLOOR_HARDWARE_CACHE_SIZE)
-def network_physics(hw: HardwareSpec, physics: Physics) -> HardwareSpec:
-    """The hardware with link bandwidths at the physics' achieved fraction (paper: unchanged).
-    Kept per hardware and physics: the same object for every point of a series, so that the
-    memos keyed by it find their keys by identity."""
+def physics_hardware(hw: HardwareSpec, physics: Physics) -> HardwareSpec:
+    """The hardware as the physics reads it (paper: unchanged): link bandwidths at the physics'
+    achieved fraction, and as `hbm_bytes` the capacity its memory checks compare with
+    (`memory.capacity.memory_capacity_bytes`). Kept per hardware and physics: the same object
+    for every point of a series, so that the memos keyed by it find their keys by identity."""
     if physics.is_paper:
         return hw
     eff = physics.efficiency.network
     return dataclasses.replace(
-        hw, net_bandwidth_bytes_per_s=tuple(b * eff for b in hw.net_bandwidth_bytes_per_s)
+        hw,
+        net_bandwidth_bytes_per_s=tuple(b * eff for b in hw.net_bandwidth_bytes_per_s),
+        hbm_bytes=memory_capacity_bytes(hw, physics),
+        hbm_device_ratio=None,  # read: a second reading keeps the capacity
     )
 
 
@@ -654,7 +659,7 @@ def optimal_layout(
     `prune=False` is the exhaustive search (every split of every candidate), for tests.
     Under realistic physics the model trains on its own tokens (`search.counts.grid_shape`).
     """
-    hw = network_physics(hw, physics)
+    hw = physics_hardware(hw, physics)
     shape = grid_shape(physics, shape)
     return _best_at(hw, shape, n_gpu, opts, prune=prune, physics=physics).finished().found
 
@@ -892,7 +897,7 @@ def smallest_cluster(
     if shape.batch_tokens > MAX_BATCH_TOKENS:
         reason = InfeasibleReason.BATCH_TOO_LARGE
         return PointResult(shape, False, reason, None, None, physics=physics.name, counts=counts)
-    hw = network_physics(hw, physics)
+    hw = physics_hardware(hw, physics)
     work = weight_training_flop(physics, shape)
     floor = work / (duration_s * matmul_rate_flop_per_s(hw, physics))
     fixed_s, flop_s = step_floor_terms_s(hw, physics, opts, shape) if prune else (0.0, 0.0)

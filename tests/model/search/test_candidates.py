@@ -23,7 +23,7 @@ from pipeline.model.search import candidates as cand
 from pipeline.model.search import grid
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.enumeration import realistic_layout_rows
-from pipeline.model.search.search import network_physics
+from pipeline.model.search.search import physics_hardware
 from pipeline.schema import compose_config, load_scenario
 from tests.model.search.subsets import take_candidates
 from tests.presets import preset
@@ -91,7 +91,7 @@ def test_realistic_candidates_equal_built_whole_after_other_gpus(
     physics = _realistic(*over)
     shape = _shape(physics, d_model, sparse)
     opts = load_scenario(compose_config(["physics=realistic"])).options
-    gpus = [network_physics(hw, physics) for hw in _gpus(name)]
+    gpus = [physics_hardware(hw, physics) for hw in _gpus(name)]
     fresh = []
     for hw in gpus:
         caches.clear_caches()
@@ -111,7 +111,7 @@ def test_realistic_rows_are_shared_by_gpus() -> None:
     opts = load_scenario(compose_config(["physics=realistic"])).options
     caches.clear_caches()
     for hw in _gpus("h100_sxm"):
-        cand.enumerate_candidates(network_physics(hw, physics), shape, 2048, opts, physics)
+        cand.enumerate_candidates(physics_hardware(hw, physics), shape, 2048, opts, physics)
     assert cand._realistic_rows.cache_info().misses == 1
     assert grid._shard_times.cache_info().misses == 3  # one shard store per HBM bandwidth
     parts = cand._row_shard_parts.cache_info()
@@ -149,7 +149,7 @@ def test_kept_candidates_equal_the_whole_sets_rows(
     physics = _realistic(*over)
     shape = _shape(physics, d_model, sparse)
     opts = load_scenario(compose_config(["physics=realistic"])).options
-    for hw in (network_physics(gpu, physics) for gpu in _gpus(name)):
+    for hw in (physics_hardware(gpu, physics) for gpu in _gpus(name)):
         caches.clear_caches()
         whole = cand.enumerate_candidates(hw, shape, n_gpu, opts, physics)
         rows = realistic_layout_rows(shape, n_gpu, opts, physics, 0)
@@ -178,7 +178,7 @@ def test_realistic_kept_rows_none_wanted() -> None:
     physics = _realistic()
     shape = _shape(physics, 12288, False)
     opts = load_scenario(compose_config(["physics=realistic"])).options
-    hw = network_physics(preset("h100_sxm"), physics)
+    hw = physics_hardware(preset("h100_sxm"), physics)
     rows = realistic_layout_rows(shape, 2048, opts, physics, 0)
     assert rows is not None
     nothing = np.zeros(rows[0].shape[0], dtype=bool)
@@ -199,7 +199,7 @@ def _sparse_rows() -> tuple[Physics, ModelShape, HardwareSpec, cand.RealisticRow
     physics = _realistic()
     shape = _shape(physics, 16384, True)
     opts = load_scenario(compose_config(["physics=realistic"])).options
-    hw = grid.timing_gpu(network_physics(preset("h100_sxm"), physics))
+    hw = grid.timing_gpu(physics_hardware(preset("h100_sxm"), physics))
     rows = cand._realistic_rows(shape, 4096, opts, physics, 0, False)
     assert rows is not None
     return physics, shape, hw, rows

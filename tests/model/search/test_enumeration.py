@@ -29,7 +29,7 @@ from pipeline.model.search.enumeration import (
     realistic_layout_rows,
 )
 from pipeline.model.search.realistic import realistic_steps
-from pipeline.model.search.search import network_physics
+from pipeline.model.search.search import physics_hardware
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 
@@ -87,7 +87,7 @@ def test_few_microbatches_adds_plain_one_f_one_b_below_the_stages() -> None:
     (N_PP − 1)/(N_PP − 1 + m); without it every 1F1B row has m ≥ N_PP."""
     scenario = load_scenario(compose_config(["physics=realistic"]))
     shape = model_shape(49152, scenario.laws)
-    hw = network_physics(preset("h100_sxm"), scenario.physics)
+    hw = physics_hardware(preset("h100_sxm"), scenario.physics)
     opts = SearchOptions()
     n_gpu = 2**20
     c = enumerate_candidates(hw, shape, n_gpu, opts, scenario.physics)

@@ -13,7 +13,7 @@ from pipeline.model.search import floors, search
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.enumeration import realistic_layout_rows
 from pipeline.model.search.floors import keep_layout_step_floors, layout_step_floors_s
-from pipeline.model.search.search import domain_tp_unit, network_physics, sweep_series
+from pipeline.model.search.search import domain_tp_unit, physics_hardware, sweep_series
 from pipeline.schema import compose_config, load_scenario
 
 CASES = [
@@ -54,7 +54,7 @@ def _check_kept_together(over: list[str], d_model: int, sizes: list[int]) -> Non
     """`keep_layout_step_floors` of `sizes` against each size's floors from empty caches."""
     s = load_scenario(compose_config(["physics=realistic", *over]))
     shape = grid_shape(s.physics, model_shape(d_model, s.laws, s.options.quirks))
-    hw = network_physics(s.hardware, s.physics)
+    hw = physics_hardware(s.hardware, s.physics)
     units = {domain_tp_unit(hw, s.physics, n) for n in sizes}
     assert len(units) == 1  # past one node the unit is the same everywhere
     unit = units.pop()

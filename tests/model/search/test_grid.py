@@ -355,10 +355,10 @@ def test_grouped_query_attention_shrinks_the_ring_exchange() -> None:
     never more with 8 K/V heads than with as many as heads, on every layout both enumerate,
     and less in all: K and V are 1/16 as wide at d = 16,384."""
     from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
-    from pipeline.model.search.search import network_physics
+    from pipeline.model.search.search import physics_hardware
 
     physics = load_scenario(compose_config(["physics=realistic"])).physics
-    hw = network_physics(preset("h100_sxm"), physics)
+    hw = physics_hardware(preset("h100_sxm"), physics)
     ring: list[dict[int, float]] = []
     for kv_heads in (None, 8):
         shape = model_shape(16384, ScalingLaws(kv_heads=kv_heads))
@@ -406,11 +406,11 @@ def test_cp_all_gather_exposes_the_whole_exchange(striped: bool) -> None:
     from pipeline.model.network.groups import Levels, ring_attention_exposed_s
     from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
     from pipeline.model.search.grid import grid_kv_width
-    from pipeline.model.search.search import network_physics
+    from pipeline.model.search.search import physics_hardware
 
     realistic = load_scenario(compose_config(["physics=realistic"])).physics
     ring_physics = dataclasses.replace(realistic, nic_striping=striped)
-    hw = network_physics(preset("h100_sxm"), ring_physics)
+    hw = physics_hardware(preset("h100_sxm"), ring_physics)
     shape = model_shape(16384, ScalingLaws(kv_heads=8))
     extra = []
     for physics in (ring_physics, dataclasses.replace(ring_physics, cp_all_gather=True)):

@@ -11,7 +11,7 @@ from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_c
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.floors import step_floor_terms_s
 from pipeline.model.search.realistic import realistic_steps
-from pipeline.model.search.search import PRUNE_SLACK, network_physics
+from pipeline.model.search.search import PRUNE_SLACK, physics_hardware
 from tests.model.search.test_search_pruning import _candidate_keys, _floors_by_row, _realistic
 
 SPARSE = ["scaling=sparse"]
@@ -25,7 +25,7 @@ def test_floors_bound_candidates_with_several_local_experts(n_gpu: int) -> None:
     every candidate with S/N_EP > 1 local experts."""
     s, shape = _realistic(SPARSE, D_MODEL)
     shape = grid_shape(s.physics, shape)
-    hw = network_physics(s.hardware, s.physics)
+    hw = physics_hardware(s.hardware, s.physics)
     c = enumerate_candidates(hw, shape, n_gpu, s.options, s.physics)
     assert isinstance(c, Candidates)
     assert np.all(c.degrees[:, 4] < shape.sparsity)

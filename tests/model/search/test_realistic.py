@@ -17,7 +17,7 @@ from pipeline.model.records.switches import Physics
 from pipeline.model.search.candidates import Candidates, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.realistic import RealisticSteps, realistic_steps
-from pipeline.model.search.search import network_physics, optimal_layout, smallest_cluster
+from pipeline.model.search.search import optimal_layout, physics_hardware, smallest_cluster
 from pipeline.model.step.assembly import StepParts
 from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s, pipeline_step_s
 from pipeline.schema import compose_config, load_scenario
@@ -49,7 +49,7 @@ def test_realistic_step_floor_never_exceeds_a_candidate(
     the preset's network and on an infinitely fast one."""
     physics = realistic()
     shape = grid_shape(physics, model_shape(d_model, ScalingLaws(sparse=sparse)))
-    hw = network_physics(preset(name), physics)
+    hw = physics_hardware(preset(name), physics)
     fast = dataclasses.replace(
         hw,
         net_bandwidth_bytes_per_s=tuple(np.inf for _ in hw.net_bandwidth_bytes_per_s),
@@ -129,7 +129,7 @@ def test_realistic_a_subset_of_candidates_keeps_their_times(doublings: int) -> N
     bit (the walk times only those its floors leave)."""
     physics = realistic()
     shape = grid_shape(physics, model_shape(24576, ScalingLaws(sparse=True)))
-    hw = network_physics(preset("h100_sxm"), physics)
+    hw = physics_hardware(preset("h100_sxm"), physics)
     n_gpu = shape.sparsity * 2**doublings
     c = enumerate_candidates(hw, shape, n_gpu, SearchOptions(), physics)
     assert isinstance(c, Candidates)

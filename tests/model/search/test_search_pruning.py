@@ -31,8 +31,8 @@ from pipeline.model.search.grid import grid_layer_floor_s, grid_layer_launches_s
 from pipeline.model.search.realistic import realistic_comm, realistic_steps
 from pipeline.model.search.search import (
     PRUNE_SLACK,
-    network_physics,
     optimal_layout,
+    physics_hardware,
     smallest_cluster,
 )
 from pipeline.model.step.assembly import StepParts
@@ -184,7 +184,7 @@ def _walked_clusters(
     for d_model in widths:
         s, shape = _realistic(over, d_model)
         shape = grid_shape(s.physics, shape)
-        hw = network_physics(s.hardware, s.physics)
+        hw = physics_hardware(s.hardware, s.physics)
         for i in range(0, s.options.max_cluster_doublings + 1, 2):
             power = shape.sparsity * 2**i
             # and a node multiple between powers of two (`cluster_sizes: nodes`) past 4 nodes
@@ -331,7 +331,7 @@ def test_layer_floor_counts_the_waves_of_small_nanobatches() -> None:
     through."""
     s, shape = _realistic(["scaling=sparse"], 30720)
     shape = grid_shape(s.physics, shape)
-    hw = floors.floor_hardware(network_physics(s.hardware, s.physics))
+    hw = floors.floor_hardware(physics_hardware(s.hardware, s.physics))
     rows = floors._floor_rows(shape, (shape.sparsity * 2**20,), s.options, s.physics, 0)
     assert rows is not None
     flop_term = grid_layer_launches_s(hw, s.physics, rows.local) + rows.work / (
@@ -353,7 +353,7 @@ def test_layout_step_floors_bound_every_candidate_on_random_networks(
     its candidate's realistic step (`layout_step_floors_s`)."""
     s = dataclasses.replace(_realistic([], shape.d_model)[0], options=opts)
     shape = grid_shape(s.physics, shape)
-    hw = network_physics(hw, s.physics)
+    hw = physics_hardware(hw, s.physics)
     n_gpu = shape.sparsity * 2**doublings
     c = enumerate_candidates(hw, shape, n_gpu, opts, s.physics)
     if not isinstance(c, Candidates):
@@ -390,7 +390,7 @@ def test_layout_step_floors_share_their_rows_across_networks() -> None:
     s, shape = _realistic(["scaling=sparse"], 30720)
     shape = grid_shape(s.physics, shape)
     nets = [
-        network_physics(dataclasses.replace(s.hardware, net_latency_s=(lat, lat)), s.physics)
+        physics_hardware(dataclasses.replace(s.hardware, net_latency_s=(lat, lat)), s.physics)
         for lat in (2.5e-7, 1e-6, 4e-6)
     ]
     n_gpu = shape.sparsity * 2**12
@@ -410,9 +410,9 @@ def test_layout_step_floors_share_their_rows_across_networks() -> None:
 
 def _hbm_variants(s: Scenario, bandwidths: tuple[float, ...]) -> list[HardwareSpec]:
     """The scenario's GPU at each HBM bandwidth (bytes/s) with 80 and 192 GiB, its network at
-    the physics' achieved fraction (`network_physics`)."""
+    the physics' achieved fraction (`physics_hardware`)."""
     return [
-        network_physics(
+        physics_hardware(
             dataclasses.replace(s.hardware, hbm_bandwidth_bytes_per_s=bw, hbm_bytes=gb * 2**30),
             s.physics,
         )

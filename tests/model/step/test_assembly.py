@@ -15,7 +15,7 @@ from pipeline.model.records.switches import Physics
 from pipeline.model.search.candidates import Candidates, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
 from pipeline.model.search.realistic import RealisticSteps, realistic_steps
-from pipeline.model.search.search import network_physics
+from pipeline.model.search.search import physics_hardware
 from pipeline.model.step.assembly import distributed_optimizer_exposed_s, dp_bucket_params
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
@@ -33,7 +33,7 @@ def realistic(**changes: object) -> Physics:
 def grid_steps(physics: Physics, n_gpu: int, d_model: int = 12288) -> RealisticSteps:
     """Every candidate's step of a dense grid model on n_gpu H100s."""
     shape = grid_shape(physics, model_shape(d_model, ScalingLaws(), SearchOptions().quirks))
-    hw = network_physics(preset("h100_sxm"), physics)
+    hw = physics_hardware(preset("h100_sxm"), physics)
     c = enumerate_candidates(hw, shape, n_gpu, SearchOptions(), physics)
     assert isinstance(c, Candidates)
     return realistic_steps(hw, physics, shape, n_gpu, c, SearchOptions())
@@ -93,7 +93,7 @@ def test_tp_overlap_in_domain_exposes_tensor_parallelism_across_nodes() -> None:
     on = grid_steps(realistic(tp_overlap_in_domain=True), 4096)
     off = grid_steps(realistic(tp_overlap_in_domain=False), 4096)
     shape = grid_shape(realistic(), model_shape(12288, ScalingLaws(), SearchOptions().quirks))
-    hw = network_physics(preset("h100_sxm"), realistic())
+    hw = physics_hardware(preset("h100_sxm"), realistic())
     c = enumerate_candidates(hw, shape, 4096, SearchOptions(), realistic())
     assert isinstance(c, Candidates)
     tp = c.degrees[:, 1] * c.degrees[:, 2]

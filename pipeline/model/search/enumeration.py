@@ -17,6 +17,7 @@ Source: Erdil & Schneider-Joseph (2024), arXiv:2411.01137; spec §10.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from typing import NamedTuple
 
 import numpy as np
@@ -137,20 +138,21 @@ def _microbatch_choices(
     1F1B ones, plain 1F1B with m < N_PP: the largest `max_1f1b_microbatch_candidates` divisors
     below N_PP (the fewest bubbles)."""
     divs = divisors(base) if base > 0 else ()
+    at_pp = bisect_left(divs, pp)  # divs[at_pp:] are the m >= N_PP (divs ascending)
     ms: list[int] = []
     cap = rule.max_1f1b
     if rule.one_f_one_b:
-        fewest = [d for d in divs if d >= pp][:cap]
+        fewest = divs[at_pp:][:cap]
         ms += fewest
         if rule.small:  # base // μ ascending: μ descending
             counts = (base // mu for mu in reversed(MICROBATCH_SEQS) if base % mu == 0)
             ms += [m for m in counts if m >= pp and m not in fewest]
         if rule.few and pp > 1:
-            below = [d for d in divs if d < pp]
+            below = divs[:at_pp]
             ms += below[max(len(below) - cap, 0) :]
     plain = len(ms)
     if rule.zero_bubble:
-        ms += [d for d in divs if d >= 2 * pp][: rule.max_zb]
+        ms += divs[bisect_left(divs, 2 * pp) :][: rule.max_zb]
     return tuple(ms), (0,) * plain + (1,) * (len(ms) - plain)
 
 

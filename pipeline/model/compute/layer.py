@@ -299,7 +299,8 @@ def layer_times_s(
         a_f, a_b = attention_core_s(
             hw, physics, w.tokens, w.seq_len, w.hidden, w.kv_width, w.heads, w.tp, hbm
         )
-        a_f, a_b = np.broadcast_to(a_f, zero.shape), np.broadcast_to(a_b, zero.shape)
+        if np.shape(a_f) != zero.shape or np.shape(a_b) != zero.shape:
+            a_f, a_b = np.broadcast_to(a_f, zero.shape), np.broadcast_to(a_b, zero.shape)
     ops = OpTimes(zero, zero, zero, zero, zero, zero)
     if traffic.ops is not None:
         ops = op_times_s(hw, physics, traffic.ops, hbm)

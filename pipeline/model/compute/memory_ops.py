@@ -234,9 +234,19 @@ def layer_op_bytes(
     ops = [op for op in layer_memory_ops(x, fusion) if attention or not op.attention_core]
     return OpBytes(
         tuple(OpKind(op.op_class, op.kernels, op.attention_core) for op in ops),
-        np.stack([np.broadcast_to(op.forward_bytes, shape) for op in ops]),
-        np.stack([np.broadcast_to(op.backward_bytes, shape) for op in ops]),
+        _stacked([op.forward_bytes for op in ops], shape),
+        _stacked([op.backward_bytes for op in ops], shape),
     )
+
+
+def _stacked(values: list[Array], shape: tuple[int, ...]) -> Array:
+    """`values` broadcast to `shape` and stacked, (len(values), *shape): `np.stack` of their
+    `np.broadcast_to`, written row by row into one array (a layer's dozen kernels per call:
+    the views cost more than the copies)."""
+    out: Array = np.empty((len(values), *shape), dtype=np.result_type(*values))
+    for row, value in zip(out, values, strict=True):
+        row[...] = value
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -401,16 +401,19 @@ def _sizes_step_floors_s(
 ) -> list[Array | None]:
     """`_layout_step_floors_s` of each cluster size of `sizes`, computed over the rows of all
     of them at once (`FloorRows` of the sizes): every term is elementwise in the rows, so each
-    size's floors are its own, bit for bit; each a new array."""
+    size's floors are its own, bit for bit; each a new array. The layer term (compute, the
+    tensor-parallel collectives) reads only a row's shard, so it is computed once per distinct
+    shard and gathered: the same values, on a tenth of the rows."""
     r = _floor_rows(shape, sizes, opts, physics, tp_unit)
     if r is None:
         return [None] * len(sizes)
     levels = Levels.as_given(hw, physics.nic_striping)
-    compute = grid_layer_launches_s(hw, physics, r.local) + r.work / (
+    # the layer term per shard (`FloorRows.shards`), each row's gathered
+    compute = grid_layer_launches_s(hw, physics, r.shard_local) + r.shard_work / (
         matmul_rate_flop_per_s(hw, physics)
     )
-    compute = np.maximum(compute, grid_layer_floor_s(hw, physics, shape, r.shards)[r.shard_of])
-    t_tp = tensor_parallel_s(levels, r.groups, r.none, physics.attention)
+    compute = np.maximum(compute, grid_layer_floor_s(hw, physics, shape, r.shards))
+    t_tp = tensor_parallel_s(levels, r.shard_groups, r.shard_none, physics.attention)
     if opts.overlap_tp:  # the collectives past the GEMMs, beside the rest of the layer
         layer = np.maximum(compute, t_tp + grid_non_gemm_launch_s(hw, physics))
     else:
@@ -428,7 +431,8 @@ def _sizes_step_floors_s(
             sharded = np.full(r.tp.shape, physics.zero_stage >= 1)
             t_dp = reduction_total_s(t_dp, _fp8_gather_s(levels, r), sharded)
     zero = np.zeros_like(r.tp)
-    step = pipeline_step_s(r.stages, layer + t_ep, zero, r.m, r.interleave, r.zb, t_p2p, t_dp, None)
+    t_full = layer[r.shard_of] + t_ep
+    step = pipeline_step_s(r.stages, t_full, zero, r.m, r.interleave, r.zb, t_p2p, t_dp, None)
     out: Array = step.t_step_s
     if physics.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
         level0 = np.repeat(
@@ -458,11 +462,15 @@ class FloorRows:
     m: Array
     zb: NDArray[np.bool_]
     interleave: Array
-    local: Array
-    """S/N_EP, the GPU's local experts."""
-    work: Array
-    """e·6·W_l·b̂/N_TP: the weight FLOP of a layer pass on the GPU (`layout_step_floors_s`)."""
-    groups: TensorGroups
+    shard_local: Array
+    """S/N_EP, the GPU's local experts, per shard (row of `shards`)."""
+    shard_work: Array
+    """e·6·W_l·b̂/N_TP: the weight FLOP of a layer pass on the GPU (`layout_step_floors_s`),
+    per shard."""
+    shard_groups: TensorGroups
+    """The tensor-parallel groups of a layer pass, per shard."""
+    shard_none: NDArray[np.int64]
+    """No recomputation, per shard."""
     none: NDArray[np.int64]
     """No recomputation: the fewest collectives."""
     ep_span: Array
@@ -479,7 +487,7 @@ class FloorRows:
     """The same over the expert-data-parallel group (None for a dense model)."""
     shards: NDArray[np.int64]
     """Distinct (N_TPm, N_TPff, nanobatch, local experts) of the rows: what their layers'
-    times depend on (`search.grid.table_shards`)."""
+    times, weight FLOP and tensor-parallel collectives depend on (`search.grid.table_shards`)."""
     shard_of: NDArray[np.intp]
     """Each row's index in `shards`."""
 
@@ -488,7 +496,8 @@ def _floor_rows_nbytes(rows: FloorRows | None) -> int:
     """Bytes of a row set's arrays."""
     if rows is None:
         return 0
-    arrays = [rows.groups.tp_model, rows.groups.tp_ff, rows.groups.tokens, rows.stages.full]
+    groups = rows.shard_groups
+    arrays = [groups.tp_model, groups.tp_ff, groups.tokens, rows.stages.full]
     return arrays_nbytes(rows) + sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
 
 
@@ -521,15 +530,9 @@ def _floor_row_set(
     tp = tpm * tpff
     ring = cps is not None and physics.attention  # the EP span counts c as `search.realistic`
     cp = cps.astype(np.float64) if ring and cps is not None else np.ones_like(tp)
-    local = float(shape.sparsity) // ep
+    local = float(shape.sparsity) / ep  # N_EP = gcd(N, S) divides S: exact
     tokens = nano * local
     d = float(shape.d_model)
-    padded = TENSOR_CORE_WIDTH * np.ceil(nano / TENSOR_CORE_WIDTH)  # tokens a GEMM is charged
-    # with more than one local expert the projections run once on local·nano tokens, whose
-    # padding can be less than local times nano's: their tokens unpadded
-    charged = np.where(local == 1.0, padded, nano)
-    per_expert = layer_weight_flop_per_token(physics, shape) * charged / tp
-    groups = TensorGroups(tpm, tpff, tokens, d, float(shape.d_ff), d + 2.0 * grid_kv_width(shape))
     message = WORD_BYTES * tokens * d
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
     dense_dp = dp * ep
@@ -540,6 +543,15 @@ def _floor_row_set(
         replicated, expert = np.minimum(replicated, bucket), np.minimum(expert, bucket)
     layers = shape.n_layers / pp
     shards, shard_of = table_shards(table, shape.sparsity)
+    s_tpm, s_tpff, s_nano, s_local = np.array(shards.T, dtype=np.float64, order="C")
+    padded = TENSOR_CORE_WIDTH * np.ceil(s_nano / TENSOR_CORE_WIDTH)  # tokens a GEMM is charged
+    # with more than one local expert the projections run once on local·nano tokens, whose
+    # padding can be less than local times nano's: their tokens unpadded
+    charged = np.where(s_local == 1.0, padded, s_nano)
+    per_expert = layer_weight_flop_per_token(physics, shape) * charged / (s_tpm * s_tpff)
+    s_tokens = s_nano * s_local
+    kv = grid_kv_width(shape)
+    groups = TensorGroups(s_tpm, s_tpff, s_tokens, d, float(shape.d_ff), d + 2.0 * kv)
     return FloorRows(
         counts=tuple(counts),
         tp=tp,
@@ -548,9 +560,10 @@ def _floor_row_set(
         m=m,
         zb=zb,
         interleave=interleave,
-        local=local,
-        work=local * per_expert,
-        groups=groups,
+        shard_local=s_local,
+        shard_work=s_local * per_expert,
+        shard_groups=groups,
+        shard_none=np.zeros(s_local.shape, dtype=np.int64),
         none=np.zeros(tp.shape, dtype=np.int64),
         ep_span=tp * cp * ep,
         message=message,

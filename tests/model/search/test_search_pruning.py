@@ -334,11 +334,11 @@ def test_layer_floor_counts_the_waves_of_small_nanobatches() -> None:
     hw = floors.floor_hardware(physics_hardware(s.hardware, s.physics))
     rows = floors._floor_rows(shape, (shape.sparsity * 2**20,), s.options, s.physics, 0)
     assert rows is not None
-    flop_term = grid_layer_launches_s(hw, s.physics, rows.local) + rows.work / (
+    flop_term = grid_layer_launches_s(hw, s.physics, rows.shard_local) + rows.shard_work / (
         matmul_rate_flop_per_s(hw, s.physics)
     )
-    layer = grid_layer_floor_s(hw, s.physics, shape, rows.shards)[rows.shard_of]
-    small = rows.groups.tokens / rows.local <= 64.0  # nanobatches of at most 64 tokens
+    layer = grid_layer_floor_s(hw, s.physics, shape, rows.shards)
+    small = rows.shard_groups.tokens / rows.shard_local <= 64.0  # nanobatches of at most 64 tokens
     assert small.any()
     assert np.all(layer[small] > 3.0 * flop_term[small])
     assert np.all(layer >= flop_term)

@@ -15,9 +15,9 @@ architecture of its time (docs/sources.md, "The reality check"):
   level): the entry's value where it has one, else the template's;
 - the FP8 peak: the entry's, else none (a template's FP8 is not the part's), and with it the
   template's FP8 utilization ratio (`fp8_u_eff_ratio`), as u_eff is the template's;
-- the driver's count of the HBM (`hbm_device_ratio`): the template's where the capacity is the
-  template's, else none (the template's count is of its own memory; `physics.hbm_capacity=device`
-  then reads the entry's datasheet capacity);
+- the driver's count of the HBM (`hbm_device_ratio`): none, the template's being of its own
+  device, whatever the entry's capacity (`physics.hbm_capacity=device` then reads the entry's
+  datasheet capacity);
 - everything else: the template's.
 """
 
@@ -58,7 +58,6 @@ def derived_hardware(entry: Entry, template: HardwareSpec, name: str) -> Hardwar
     fp8 = entry.values.get("dense_fp8_flop_per_s")
     latency = entry.values.get("network_latency_s")
     domain = int(_value(entry, "intra_node_gpus", float(template.level_sizes[0])))
-    hbm = _value(entry, "hbm_bytes", template.hbm_bytes)
     if domain < 1 or domain & (domain - 1):
         raise ValueError(f"{entry.gpu}: a domain of {domain} GPUs is not a power of two")
     return replace(
@@ -69,7 +68,7 @@ def derived_hardware(entry: Entry, template: HardwareSpec, name: str) -> Hardwar
         hbm_bandwidth_bytes_per_s=_value(
             entry, "hbm_bandwidth_bytes_per_s", template.hbm_bandwidth_bytes_per_s
         ),
-        hbm_bytes=hbm,
+        hbm_bytes=_value(entry, "hbm_bytes", template.hbm_bytes),
         l2_bytes=_value(entry, "l2_bytes", template.l2_bytes),
         net_bandwidth_bytes_per_s=tuple(bandwidths),
         net_latency_s=(
@@ -80,5 +79,5 @@ def derived_hardware(entry: Entry, template: HardwareSpec, name: str) -> Hardwar
         level_sizes=(domain, *template.level_sizes[1:]),
         fp8_flop_per_s=None if fp8 is None else fp8.value,
         fp8_u_eff_ratio=None if fp8 is None else template.fp8_u_eff_ratio,
-        hbm_device_ratio=template.hbm_device_ratio if hbm == template.hbm_bytes else None,
+        hbm_device_ratio=None,  # the template's driver count is of its own device
     )

@@ -16,12 +16,15 @@ from pipeline.schema.projected import preset_spec, shipped_catalog
 
 def test_derived_hardware_of_a_preset_entry_is_the_preset() -> None:
     """H100's catalog values (read from its preset) on the H100 preset give the preset back:
-    the same peak, memory and network, every other field untouched."""
+    the same peak, memory and network, every other field untouched but the driver's count of
+    the memory, which a catalog part never takes from its template (docs/model.md R.12)."""
     entry = shipped_catalog().entry("h100_sxm")
     preset = preset_spec("h100_sxm")
     hw = derived_hardware(entry, preset, "h100_sxm")
     assert peak_flop_per_s(hw) == pytest.approx(peak_flop_per_s(preset), rel=1e-15)
-    assert replace(hw, max_clock_hz=preset.max_clock_hz,
+    assert preset.hbm_device_ratio is not None
+    assert hw.hbm_device_ratio is None
+    assert replace(hw, max_clock_hz=preset.max_clock_hz, hbm_device_ratio=preset.hbm_device_ratio,
                    l2_bandwidth_bytes_per_s=preset.l2_bandwidth_bytes_per_s) == preset  # fmt: skip
 
 

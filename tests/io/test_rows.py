@@ -9,6 +9,7 @@ from datetime import datetime
 import pyarrow as pa
 import pytest
 
+import pipeline
 from pipeline.identity import point_config_hash
 from pipeline.io.columns import (
     COST_FIELDS,
@@ -237,3 +238,24 @@ def test_point_rows_of_a_run_fill_every_run_column(make_series, provenance) -> N
     )
     row = point_rows([point], make_series(), provenance).to_pylist()[0]
     assert {f.name for f in RUN_FIELDS if row[f.name] is None} == set()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "ratio", "capacity"),
+    [
+        ([], 1.06901, 80e9),  # the paper reads the datasheet: spec §3.2's 8.0e10 B
+        (["physics=realistic"], 1.06901, 81_559 * 2**20),  # the driver's 81,559 MiB
+        (["physics=realistic", "hardware=v100_sxm"], None, 32e9),  # no driver count given
+    ],
+    ids=["paper", "realistic", "realistic-without-count"],
+)
+def test_series_row_says_which_memory_capacity_it_checked(
+    overrides: list[str], ratio: float | None, capacity: float
+) -> None:
+    """`series.hbm_device_ratio` is the preset's (null where it gives none) and
+    `series.memory_capacity_bytes` the capacity the checks read: the datasheet's under the
+    paper, its driver count under realistic physics (docs/model.md R.12)."""
+    result = pipeline.run([*overrides, "scaling.grid.max_d_model=12288"])
+    (row,) = result.series.select("hbm_device_ratio", "memory_capacity_bytes").to_dicts()
+    assert row["hbm_device_ratio"] == ratio
+    assert row["memory_capacity_bytes"] == pytest.approx(capacity, rel=1e-6)

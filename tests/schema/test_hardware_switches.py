@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.execute.series import evaluate_series
+from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.switches import HbmCapacity, Precision
 from pipeline.schema import ConfigError, bounds, compose_config, load_scenario
@@ -108,6 +109,15 @@ def test_hbm_device_ratio_outside_its_span_is_refused_naming_the_key(ratio: str)
     with pytest.raises(ConfigError, match="driver-reported over datasheet bytes") as info:
         load_scenario(compose_config([f"hardware.hbm_device_ratio={ratio}"]))
     assert info.value.key == "hardware.hbm_device_ratio"
+
+
+def test_hbm_device_ratio_null_reads_the_datasheet_and_the_span_end_is_accepted() -> None:
+    """Null leaves realistic physics on the datasheet's 80e9 B; 1.1, the span's inclusive end,
+    loads."""
+    unset = load_scenario(compose_config(["physics=realistic", "hardware.hbm_device_ratio=null"]))
+    assert memory_capacity_bytes(unset.hardware, unset.physics) == 80e9
+    edge = load_scenario(compose_config(["hardware.hbm_device_ratio=1.1"]))
+    assert edge.hardware.hbm_device_ratio == 1.1
 
 
 def test_hbm_capacity_device_is_realistic_and_not_the_papers() -> None:

@@ -64,6 +64,7 @@ def test_projection_scales_clock_and_keeps_domain_a_power_of_two() -> None:
     projected = project_hardware(base, 2022.0, 2025.0, growth, "x")
     assert projected.sms == base.sms
     assert (projected.u_eff, projected.fp8_u_eff_ratio) == (base.u_eff, base.fp8_u_eff_ratio)
+    assert projected.hbm_device_ratio == base.hbm_device_ratio  # the capacity's own trend moves
     assert peak_flop_per_s(projected) == pytest.approx(8 * peak_flop_per_s(base), rel=1e-12)
     assert projected.level_sizes == (power_of_two_floor(8 * 1.5**3),) == (16,)
 

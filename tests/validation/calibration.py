@@ -506,7 +506,8 @@ def _memory(m: Measured) -> str:
     large for it."""
     hw, physics = scenario_of((*m.hardware, *m.physics))
     cost = evaluate_run(hw, physics, m.run)
-    text = f"{cost.memory_per_gpu_bytes / 1e9:.0f} of {cost.memory_capacity_bytes / 1e9:.4g} GB"
+    need, capacity = cost.memory_per_gpu_bytes / 1e9, cost.memory_capacity_bytes / 1e9
+    text = f"{need:.4g} of {capacity:.4g} GB"
     return text if cost.fits_memory else f"**{text}: over**"
 
 

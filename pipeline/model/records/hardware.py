@@ -50,6 +50,9 @@ class HardwareSpec(KeepsHash):
     register_bytes_per_block: float
     dsmem: bool
     hbm_bytes: float
+    """HBM capacity: the datasheet's round gigabytes as 10⁹ bytes, as the paper reads them; on
+    `search.search.physics_hardware`'s copy, the capacity its physics checks memory against
+    (`memory.capacity.memory_capacity_bytes`, the ratio then cleared)."""
     matmul_latency_s: float
     net_bandwidth_bytes_per_s: tuple[float, ...]
     net_latency_s: tuple[float, ...]

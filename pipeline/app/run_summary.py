@@ -70,10 +70,11 @@ def _training_days(point: PointResult) -> float:
     return math.nan if point.cost is None else point.cost.training_time_s / DAY_S
 
 
-def _capacity(capacity_bytes: float, scenario: Scenario) -> str:
+def _capacity(scenario: Scenario) -> str:
     """The HBM a run's memory is checked against, in words: the datasheet's GB, or the
     driver's count of them (`physics.hbm_capacity=device`, `memory.capacity`)."""
     hbm = scenario.hardware.hbm_bytes
+    capacity_bytes = memory_capacity_bytes(scenario.hardware, scenario.physics)
     if capacity_bytes == hbm:
         return f"{hbm / GB:.0f} GB of HBM"
     return (
@@ -85,8 +86,7 @@ def _capacity(capacity_bytes: float, scenario: Scenario) -> str:
 def _memory(cost: RunCost, scenario: Scenario) -> str:
     """Memory per GPU against the HBM, and whether the physics checks it."""
     fits = "fits" if cost.fits_memory else "does not fit"
-    capacity = _capacity(cost.memory_capacity_bytes, scenario)
-    text = f"{cost.memory_per_gpu_bytes / GB:.1f} GB of {capacity}: {fits}"
+    text = f"{cost.memory_per_gpu_bytes / GB:.1f} GB of {_capacity(scenario)}: {fits}"
     if not scenario.physics.gpu_memory:
         text += (
             f" (physics={scenario.physics.name} does not check a run's memory per GPU; "
@@ -101,16 +101,15 @@ def reasons(scenario: Scenario, point: PointResult) -> list[str]:
     checks it), over the duration budget."""
     found: list[str] = []
     cost = point.run_cost
-    capacity = _capacity(memory_capacity_bytes(scenario.hardware, scenario.physics), scenario)
     if point.infeasible_reason is InfeasibleReason.EXCEEDS_GPU_MEMORY and cost is None:
-        found.append(f"no layout of the run fits the {capacity} of one GPU")
+        found.append(f"no layout of the run fits the {_capacity(scenario)} of one GPU")
     elif cost is not None and not cost.fits_memory:
         unchecked = (
             "" if scenario.physics.gpu_memory else f" ({UNCHECKED.format(scenario.physics.name)})"
         )
         found.append(
             f"needs {cost.memory_per_gpu_bytes / GB:.1f} GB per GPU, more than the "
-            f"{_capacity(cost.memory_capacity_bytes, scenario)}{unchecked}"
+            f"{_capacity(scenario)}{unchecked}"
         )
     if point.cost is not None and not point.cost.training_time_s < scenario.duration_s:
         found.append(

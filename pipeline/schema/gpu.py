@@ -73,12 +73,14 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
     )
     dsmem = hw.boolean("dsmem")
     hbm_bytes = hw.si("hbm_gb", "GB", units.gb_to_bytes, bounds.MAX_MEMORY_BYTES, "bytes")
-    hbm_device = None  # optional: without it, physics.hbm_capacity=device reads hbm_gb
-    if isinstance(data, dict) and data.get("hbm_device_ratio") is not None:
-        low, high = HBM_DEVICE_RATIO_SPAN
-        hbm_device = hw.number(
+    low, high = HBM_DEVICE_RATIO_SPAN  # optional: without it, hbm_capacity=device reads hbm_gb
+    hbm_device = (
+        hw.optional_number(
             "hbm_device_ratio", "driver-reported over datasheet bytes", minimum=low, maximum=high
         )
+        if hw.has("hbm_device_ratio")
+        else None
+    )
     latency = (units.us_to_s, bounds.MAX_LATENCY_S, "s")
     matmul_latency = hw.si("matmul_latency_us", "us", *latency, exclusive=False)
     tdp_w = (  # optional: without it, points have no power (docs/model.md §10.1)
@@ -98,9 +100,11 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         if isinstance(data, dict) and "dense_fp8_tflop_per_s" in data
         else None
     )
-    fp8_ratio = None  # optional: without it, FP8 matmuls reach u_eff of the FP8 peak
-    if isinstance(data, dict) and data.get("fp8_u_eff_ratio") is not None:
-        fp8_ratio = hw.number("fp8_u_eff_ratio", "ratio of fractions of peak")
+    fp8_ratio = (  # optional: without it, FP8 matmuls reach u_eff of the FP8 peak
+        hw.optional_number("fp8_u_eff_ratio", "ratio of fractions of peak")
+        if hw.has("fp8_u_eff_ratio")
+        else None
+    )
 
     net = hw.section("network", NETWORK_KEYS)
     level_sizes = net.integer_list("level_sizes", nonempty=False)

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.network.levels import divisors
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.run import RunCost, RunLayout, RunSpec
@@ -111,8 +110,8 @@ def best_run_layout(
     costs = run_costs(hw, physics, run.shape, run.global_batch_seqs, RunLayouts.of(layouts))
     step = costs.step_time_s
     if physics.gpu_memory:
-        capacity = memory_capacity_bytes(hw, physics)
-        step = np.where(costs.memory_per_gpu_bytes <= capacity, step, np.inf)
+        fits = costs.memory_per_gpu_bytes <= costs.memory_capacity_bytes
+        step = np.where(fits, step, np.inf)
     best = int(np.argmin(step))
     if not np.isfinite(step[best]):
         return None

@@ -53,8 +53,7 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
     Only network bandwidth may be ``.inf``. A valid value far outside the accelerator catalog
     issues a `PlausibilityWarning` (`pipeline.schema.plausible`).
     """
-    data = plain(node, path)
-    hw = Section(data, path, HARDWARE_KEYS)
+    hw = Section(plain(node, path), path, HARDWARE_KEYS)
     name = hw.name("name")
     flop_per_clock_per_thread = hw.number(
         "flop_per_clock_per_thread",
@@ -84,9 +83,7 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
     latency = (units.us_to_s, bounds.MAX_LATENCY_S, "s")
     matmul_latency = hw.si("matmul_latency_us", "us", *latency, exclusive=False)
     tdp_w = (  # optional: without it, points have no power (docs/model.md §10.1)
-        hw.optional_number("tdp_w", "W", maximum=bounds.MAX_POWER_W)
-        if isinstance(data, dict) and "tdp_w" in data
-        else None
+        hw.optional_number("tdp_w", "W", maximum=bounds.MAX_POWER_W) if hw.has("tdp_w") else None
     )
 
     fp8 = (  # optional: without it, the GPU has no FP8 tensor cores (physics.precision)
@@ -97,7 +94,7 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
             bounds.MAX_FLOP_PER_S,
             "FLOP/s",
         )
-        if isinstance(data, dict) and "dense_fp8_tflop_per_s" in data
+        if hw.has("dense_fp8_tflop_per_s")
         else None
     )
     fp8_ratio = (  # optional: without it, FP8 matmuls reach u_eff of the FP8 peak

@@ -69,27 +69,25 @@ def unique_rows(a: NDArray[np.int64]) -> tuple[NDArray[np.int64], Index]:
             weights = np.ones(a.shape[1], dtype=np.int64)
             for col in range(a.shape[1] - 2, -1, -1):
                 weights[col] = weights[col + 1] * int(spans[col + 1])
-            first, inverse = _sorted_distinct(a @ weights)
+            codes = a @ weights
+            order = np.argsort(codes)
+            ordered_codes = codes[order]
+            first, inverse = _distinct(order, ordered_codes[1:] != ordered_codes[:-1])
             return a[first], inverse
     order = np.lexsort(a.T[::-1])
     ordered = a[order]
-    new = np.ones(a.shape[0], dtype=bool)
-    new[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
-    inverse = np.empty(a.shape[0], dtype=np.intp)
-    inverse[order] = np.cumsum(new) - 1
-    return ordered[new], inverse
+    first, inverse = _distinct(order, np.any(ordered[1:] != ordered[:-1], axis=1))
+    return a[first], inverse
 
 
-def _sorted_distinct(codes: NDArray[np.int64]) -> tuple[Index, Index]:
-    """For the distinct values of `codes` in ascending order, the place of one of each in
-    `codes`, and each value's index among them: `np.unique(codes, return_inverse=True)`'s
-    inverse, the same distinct values (read at those places) in the same order."""
-    order = np.argsort(codes)
-    ordered = codes[order]
-    new = np.empty(codes.shape[0], dtype=bool)
-    new[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new[1:])
-    inverse = np.empty(codes.shape[0], dtype=np.intp)
+def _distinct(order: Index, differs: NDArray[np.bool_]) -> tuple[Index, Index]:
+    """For rows sorted by `order` (ascending, equal rows together), `differs[i]` telling whether
+    the (i + 1)-th sorted row differs from the i-th: the place in the input of the first of
+    each distinct row, in sorted order, and each input row's index among the distinct ones
+    (`np.unique`'s inverse)."""
+    new = np.ones(order.shape[0], dtype=bool)
+    new[1:] = differs
+    inverse = np.empty(order.shape[0], dtype=np.intp)
     inverse[order] = np.cumsum(new, dtype=np.intp) - 1
     return order[new], inverse
 

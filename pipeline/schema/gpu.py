@@ -33,6 +33,7 @@ HARDWARE_KEYS = frozenset(
         "tdp_w",
         "dense_fp8_tflop_per_s",
         "fp8_u_eff_ratio",
+        "matmul_efficiency_2025",
         "network",
     }
 )
@@ -103,6 +104,12 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         else None
     )
 
+    matmul_2025 = (  # optional: without it, physics.stack 2025 runs efficiency.matmul here
+        hw.optional_number("matmul_efficiency_2025", "fraction of u_eff x peak", maximum=1.0)
+        if hw.has("matmul_efficiency_2025")
+        else None
+    )
+
     net = hw.section("network", NETWORK_KEYS)
     level_sizes = net.integer_list("level_sizes", nonempty=False)
     net_bandwidths = net.si_list("bandwidth_gb_per_s", "GB/s", *bandwidth, allow_inf=True)
@@ -145,6 +152,7 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         tdp_w=tdp_w,
         fp8_flop_per_s=fp8,
         fp8_u_eff_ratio=fp8_ratio,
+        matmul_efficiency_2025=matmul_2025,
     )
 
 

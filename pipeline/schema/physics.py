@@ -25,6 +25,8 @@ from enum import StrEnum
 from pipeline import units
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.switches import (
+    STACK_2024,
+    STACKS,
     ClusterSizes,
     Efficiency,
     Fusion,
@@ -147,6 +149,7 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         fp8_params=sec.boolean("fp8_params"),
         cluster_sizes=ClusterSizes(sec.choice("cluster_sizes", [c.value for c in ClusterSizes])),
         hbm_capacity=HbmCapacity(sec.choice("hbm_capacity", [c.value for c in HbmCapacity])),
+        stack=software_stack(sec),
         efficiency=efficiency_from_config(eff),
     )
     check_switches(sec, extensions, memory, recompute, whole)
@@ -174,6 +177,13 @@ def check_switches(
             recompute.value,
             "selective recomputes the attention core: it needs physics.attention=true",
         )
+    if physics.is_paper and physics.stack != STACK_2024:
+        raise ConfigError(
+            sec.key("stack"),
+            physics.stack,
+            "the paper's model reads no efficiency, so no software generation changes it: "
+            f"set {STACK_2024}, or switch an extension on (physics=realistic)",
+        )
     cp = physics.max_context_parallel
     if cp & (cp - 1):
         raise ConfigError(
@@ -188,6 +198,15 @@ def check_switches(
             physics.max_context_parallel,
             "context parallelism splits whole sequences: it needs physics.whole_sequences=true",
         )
+
+
+def software_stack(sec: Section) -> int:
+    """The software generation `Physics.stack` names: 2024 or 2025 (docs/model.md R.9)."""
+    allowed = f"must be one of: {', '.join(map(str, STACKS))}"
+    stack = sec.raw("stack", allowed)
+    if isinstance(stack, bool) or stack not in STACKS:
+        raise ConfigError(sec.key("stack"), stack, allowed)
+    return int(stack)
 
 
 def zero_stage(sec: Section) -> int:

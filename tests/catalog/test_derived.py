@@ -17,15 +17,19 @@ from pipeline.schema.projected import preset_spec, shipped_catalog
 def test_derived_hardware_of_a_preset_entry_is_the_preset() -> None:
     """H100's catalog values (read from its preset) on the H100 preset give the preset back:
     the same peak, memory and network, every other field untouched but the driver's count of
-    the memory, which a catalog part never takes from its template (docs/model.md R.12)."""
+    the memory and the 2025 software's matmul efficiency, which a catalog part never takes
+    from its template (docs/model.md R.12, R.9)."""
     entry = shipped_catalog().entry("h100_sxm")
     preset = preset_spec("h100_sxm")
     hw = derived_hardware(entry, preset, "h100_sxm")
     assert peak_flop_per_s(hw) == pytest.approx(peak_flop_per_s(preset), rel=1e-15)
     assert preset.hbm_device_ratio is not None
     assert hw.hbm_device_ratio is None
+    assert preset.matmul_efficiency_2025 is not None
+    assert hw.matmul_efficiency_2025 is None
     assert replace(hw, max_clock_hz=preset.max_clock_hz, hbm_device_ratio=preset.hbm_device_ratio,
-                   l2_bandwidth_bytes_per_s=preset.l2_bandwidth_bytes_per_s) == preset  # fmt: skip
+                   l2_bandwidth_bytes_per_s=preset.l2_bandwidth_bytes_per_s,
+                   matmul_efficiency_2025=preset.matmul_efficiency_2025) == preset  # fmt: skip
 
 
 def test_derived_hardware_takes_each_catalog_value() -> None:

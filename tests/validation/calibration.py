@@ -13,6 +13,12 @@ that source left out of it: the last is what the model can claim for a source it
 
 Rows the physics cannot express yet (FP8: `physics.precision`) are shown, not fitted.
 
+NVIDIA's 2025 software (`physics.stack=2025`) runs a GPU's GEMMs at its own 2025 efficiency
+where its preset gives one (`hardware.matmul_efficiency_2025`, the H100's): fitted the same way,
+one grid point for all of them, on the runs of the 2025 sets on such GPUs (`runs_2025`), each
+publication one source and left out in turn (`table_2025`). Those sets' runs on other GPUs
+(B200, GB200) are in no fit.
+
 `python -m tests.validation.calibration` (`make validation`) rewrites the block of
 docs/validation.md between `BEGIN` and `END`; `test_calibration.py` (slow) checks that the
 block is what this module writes.
@@ -33,7 +39,7 @@ import numpy as np
 from pipeline.model.compute.flop import narayanan_flop_per_step
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
 from pipeline.model.records.run import RunLayout, RunSpec
-from pipeline.model.records.switches import Physics, Recompute
+from pipeline.model.records.switches import STACK_2025, Physics, Recompute
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.runs.training_run import evaluate_run
 from pipeline.schema import CONF_DIR, compose_config, load_scenario
@@ -80,11 +86,13 @@ KORTHIKANTI_LARGE_PARAMS_B = 100.0
 """The runs held to the tolerances: 175B and up (deep pipelines); the single-node 22B is shown
 in docs/validation.md, not tested."""
 A100_80GB = ("hardware=a100_sxm_80gb",)
-MEGATRON_2021 = ("physics.fusion=fused",)
+MEGATRON_2021 = ("physics.fusion=fused", "physics.stack=2024")
 """Megatron-LM 2021-2022's attention kernels (scale, mask and softmax fused, the s × s scores in
-HBM), as Narayanan et al.'s and Korthikanti et al.'s runs ran them; `physics=realistic` runs
-today's (`flash`)."""
-H100_FLASH = ("hardware=h100_sxm",), ("physics.fusion=flash",)
+HBM), as Narayanan et al.'s and Korthikanti et al.'s runs ran them, and their software
+generation's GEMM efficiency (`physics.stack`); `physics=realistic` runs today's (`flash`,
+2025)."""
+H100_FLASH = ("hardware=h100_sxm",), ("physics.fusion=flash", "physics.stack=2024")
+"""Llama 3's H100 runs (2024): flash attention and the 2021-2024 GEMM efficiency."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -555,14 +563,24 @@ def calibration_block() -> str:
         "",
         *llama3_mfu_table(g),
         "",
-        "Held out of every fit: NeMo 25.02's and 25.04's FP8 pre-training throughputs on B200, "
-        "GB200 and H100 (`tests/validation/data/nemo_2025_fp8.csv`), at the shipped constants:",
+        "Under `physics.stack=2025` (NVIDIA's 2025 software) the H100's GEMMs and attention core "
+        "run at its own `hardware.matmul_efficiency_2025`, fitted on the H100 runs of the two "
+        "2025 sets below (`network` at the shipped value), each publication one source; fitted "
+        f"on every source: {MATMUL_GRID[fit_2025(sources(runs_2025()))]}, shipped "
+        f"{_shipped_2025()}:",
+        "",
+        *table_2025(),
+        "",
+        "NeMo 25.02's and 25.04's FP8 pre-training throughputs on B200, GB200 and H100 "
+        "(`tests/validation/data/nemo_2025_fp8.csv`), at the shipped constants: the H100 row is "
+        "a source of the 2025 fit above, the B200 and GB200 rows are held out of every fit:",
         "",
         *held_out_table(held_out_runs()),
         "",
-        "Held out of every fit: NVIDIA's DGX Cloud Benchmarking Recipes 25.02 and 25.05.04, BF16 "
-        "pre-training step times of Llama 3.1 and Nemotron-4 on H100 and GB200 (NeMo 25.02-25.04 "
-        "containers; `tests/validation/data/dgxc_2025_bf16.csv`), at the shipped constants:",
+        "NVIDIA's DGX Cloud Benchmarking Recipes 25.02 and 25.05.04, BF16 pre-training step "
+        "times of Llama 3.1 and Nemotron-4 on H100 and GB200 (NeMo 25.02-25.04 containers; "
+        "`tests/validation/data/dgxc_2025_bf16.csv`), at the shipped constants: the H100 rows "
+        "are sources of the 2025 fit above, the GB200 rows are held out of every fit:",
         "",
         *held_out_table(held_out_bf16_runs()),
         "",
@@ -588,6 +606,76 @@ def calibration_block() -> str:
         )
     lines += ["", END]
     return "\n".join(lines)
+
+
+@cache
+def runs_2025() -> tuple[Measured, ...]:
+    """The runs of NVIDIA's 2025 software on a GPU whose preset has a 2025 matmul efficiency
+    (`hardware.matmul_efficiency_2025`, the H100's): the H100 rows of the 2025 sets
+    (`modern_runs.STACK_2025_SOURCES`), each publication one source."""
+    out = []
+    for m in (*held_out_bf16_runs(), *held_out_runs()):
+        hw, physics = scenario_of((*m.hardware, *m.physics))
+        if physics.stack == STACK_2025 and hw.matmul_efficiency_2025 is not None:
+            out.append(m)
+    return tuple(out)
+
+
+def errors_2025(obs: Sequence[Measured], efficiency: float | None) -> np.ndarray:
+    """Each run's step-time error with its GPU's 2025 matmul efficiency set (None: shipped)."""
+    out = []
+    for m in obs:
+        hw, physics = scenario_of((*m.hardware, *m.physics))
+        if efficiency is not None:
+            hw = dataclasses.replace(hw, matmul_efficiency_2025=efficiency)
+        out.append(evaluate_run(hw, physics, m.run).step_time_s / m.measured_step_s - 1.0)
+    return np.array(out)
+
+
+@cache
+def grid_2025() -> np.ndarray:
+    """`errors_2025` of `runs_2025` at every `MATMUL_GRID` point: errors[i, k]."""
+    return np.array([errors_2025(runs_2025(), e) for e in MATMUL_GRID])
+
+
+def fit_2025(fitted: Sequence[str]) -> int:
+    """The `MATMUL_GRID` index minimizing the mean over `fitted` sources of their mean absolute
+    error (`runs_2025`)."""
+    obs, errors = runs_2025(), grid_2025()
+    maes = [np.abs(errors[:, [m.source == s for m in obs]]).mean(axis=1) for s in fitted]
+    return int(np.argmin(np.mean(maes, axis=0)))
+
+
+def _shipped_2025() -> str:
+    """The 2025 efficiency of the GPUs of `runs_2025`, as their presets ship it."""
+    shipped = {
+        scenario_of((*m.hardware, *m.physics))[0].matmul_efficiency_2025 for m in runs_2025()
+    }
+    return ", ".join(str(e) for e in sorted(e for e in shipped if e is not None))
+
+
+def table_2025() -> list[str]:
+    """Per 2025 source: its error at the shipped 2025 efficiency, with every source in the fit,
+    and left out of it (the efficiency of that fit named)."""
+    obs, errors = runs_2025(), grid_2025()
+    every = sources(obs)
+    shipped, inside = errors_2025(obs, None), errors[fit_2025(every)]
+    lines = [
+        "| source | runs | shipped: mean abs | mean | left out: efficiency of the fit "
+        "| left out: mean abs | mean | in: mean abs | mean |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for source in every:
+        mask = np.array([m.source == source for m in obs])
+        i = fit_2025([s for s in every if s != source])
+        left = errors[i][mask]
+        lines.append(
+            f"| {source} | {int(mask.sum())} | {_mae(shipped[mask])} | "
+            f"{_pct(float(np.mean(shipped[mask])))} | {MATMUL_GRID[i]} | {_mae(left)} | "
+            f"{_pct(float(np.mean(left)))} | {_mae(inside[mask])} | "
+            f"{_pct(float(np.mean(inside[mask])))} |"
+        )
+    return lines
 
 
 def validation_md(current: str) -> str:

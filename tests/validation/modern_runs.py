@@ -1,8 +1,9 @@
 """The 2021-2025 Megatron-LM / NeMo measurements as concrete runs (docs/validation.md).
 
 Each row of `data/modern_2021_2025.csv` (`modern_runs`, the calibration's) and of
-`data/nemo_2025_fp8.csv` and `data/dgxc_2025_bf16.csv` (`held_out_runs`, `held_out_bf16_runs`,
-never in a fit) becomes a `Measured`: a `RunSpec`
+`data/nemo_2025_fp8.csv` and `data/dgxc_2025_bf16.csv` (`held_out_runs`, `held_out_bf16_runs`:
+in no fit of the 2021-2024 constants; their H100 rows fit the H100's 2025 efficiency,
+`calibration.runs_2025`, their Blackwell rows no constant) becomes a `Measured`: a `RunSpec`
 built from the row (model shape, GPUs, t/p/d/c/e, microbatch, global batch, sequence, the
 overlaps the recipe sets: pipeline sends, the distributed optimizer's gradient reduce-scatter
 and parameter all-gather, Transformer Engine's TP overlap), the hardware and physics overrides
@@ -32,11 +33,11 @@ DATA = Path(__file__).parent / "data"
 MODERN_CSV = "modern_2021_2025.csv"
 HELD_OUT_CSV = "nemo_2025_fp8.csv"
 """NeMo 25.02 and 25.04's FP8 throughputs on B200, GB200 and H100: shown beside the fits in
-docs/validation.md, never in one (`held_out_runs`)."""
+docs/validation.md, the H100 row in the 2025 fit only (`held_out_runs`)."""
 HELD_OUT_BF16_CSV = "dgxc_2025_bf16.csv"
 """NVIDIA's DGX Cloud Benchmarking Recipes 25.02 and 25.05.04: BF16 step times of Llama 3.1 and
 Nemotron-4 on H100 and GB200 (NeMo 25.02-25.04 containers), shown beside the fits in
-docs/validation.md, never in one (`held_out_bf16_runs`)."""
+docs/validation.md, the H100 rows in the 2025 fit only (`held_out_bf16_runs`)."""
 
 SOURCES: Mapping[str, str] = {
     "Nemotron-4 15B": "Nemotron-4 15B Technical Report",
@@ -227,11 +228,28 @@ def stack_of(row: Mapping[str, str]) -> _Stack:
     return STACK_2021_2022 if row["hardware"].startswith("A100") else STACK_2024
 
 
+STACK_2025_SOURCES: Mapping[str, str] = {
+    "NeMo 25.02": "the performance summary's NeMo 25.02 container",
+    "NeMo 25.04": "the performance summary's NeMo 25.04 container",
+    "DGX Cloud 25.02": "the recipes' NeMo 25.02.01 container (the README's 'Available Benchmarks')",
+    "DGX Cloud 25.05": "the recipes' NeMo 25.04.00 and 25.04.01 containers",
+}
+"""Sources whose runs ran NVIDIA's 2025 software (`physics.stack=2025`: a GPU's own 2025 matmul
+efficiency, docs/model.md R.9), each with the evidence; every other source ran the 2021-2024
+stacks (`physics.stack=2024`)."""
+
+
+def software_year(row: Mapping[str, str]) -> int:
+    """The row's `physics.stack`: 2025 for `STACK_2025_SOURCES`, else 2024."""
+    return 2025 if source_of(row) in STACK_2025_SOURCES else 2024
+
+
 def physics_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
-    """The stack's attention kernels, and FP8 GEMMs for the FP8 rows (`physics.precision`);
-    FP16 rows run as BF16 (the same 16-bit tensor peak)."""
+    """The stack's attention kernels and software generation (`physics.stack`), and FP8 GEMMs
+    for the FP8 rows (`physics.precision`); FP16 rows run as BF16 (the same 16-bit peak)."""
     fp8 = ("physics.precision=fp8",) if row["precision"] == "fp8" else ()
-    return (f"physics.fusion={stack_of(row).fusion}", *fp8)
+    stack = f"physics.stack={software_year(row)}"
+    return (f"physics.fusion={stack_of(row).fusion}", stack, *fp8)
 
 
 def shape_of(row: Mapping[str, str]) -> TransformerShape:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import pytest
 
 from pipeline.model.runs.training_run import evaluate_run
-from tests.validation.calibration import observations, scenario_of
+from tests.validation.calibration import observations, runs_2025, scenario_of
 from tests.validation.modern_runs import (
     BF16_GRADIENT_SOURCES,
     FP8_PARAMS_SOURCES,
     HELD_OUT_BF16_CSV,
     HELD_OUT_CSV,
     SOURCES,
+    STACK_2025_SOURCES,
     held_out_bf16_runs,
     held_out_runs,
     megatron_core_flop_per_step,
@@ -92,12 +93,31 @@ def test_held_out_bf16_runs_cover_every_row() -> None:
 
 
 def test_no_fit_reads_the_held_out_runs() -> None:
-    """The calibration's observations hold no held-out run and no held-out publication: the
-    held-out errors in docs/validation.md are of runs no constant was fitted to."""
+    """The 2021-2024 fit (`efficiency.matmul`, `network`) reads no run and no publication of
+    the 2025 sets; the 2025 fit (`hardware.matmul_efficiency_2025`) reads only their H100 runs,
+    all of 2025 software: their B200 and GB200 runs are in no fit, so their errors in
+    docs/validation.md are of runs no constant was fitted to."""
     fitted = observations()
     held = (*held_out_runs(), *held_out_bf16_runs())
     assert not {m.label for m in fitted} & {m.label for m in held}
     assert not {m.source for m in fitted} & {m.source for m in held}
+    in_2025 = runs_2025()
+    assert {m.hardware for m in in_2025} == {("hardware=h100_sxm",)}
+    assert {m.source for m in in_2025} <= set(STACK_2025_SOURCES)
+    assert all("physics.stack=2025" in m.physics for m in in_2025)
+    unfitted = [m for m in held if m not in in_2025]
+    assert unfitted
+    assert all(m.hardware != ("hardware=h100_sxm",) for m in unfitted)
+
+
+def test_each_run_has_the_software_generation_of_its_source() -> None:
+    """Every source of 2021-2024 runs `physics.stack=2024`, every 2025 source 2025."""
+    for measured in (*modern_runs(), *held_out_runs(), *held_out_bf16_runs()):
+        year = 2025 if measured.source in STACK_2025_SOURCES else 2024
+        assert f"physics.stack={year}" in measured.physics, measured.label
+    assert STACK_2025_SOURCES.keys() == {
+        m.source for m in (*held_out_runs(), *held_out_bf16_runs())
+    }
 
 
 MEGATRON_CORE_SOURCES = ("Nemotron-4 15B", "Nemotron-4 340B", "Megatron-Core scaling", "NeMo 24.07")

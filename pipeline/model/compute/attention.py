@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from pipeline.model.compute.efficiency import matmul_overhead_s
+from pipeline.model.compute.efficiency import matmul_efficiency, matmul_overhead_s
 from pipeline.model.compute.memory_ops import WORD_BYTES
 from pipeline.model.records.hardware import HardwareSpec, effective_flop_per_s, row_hbm_bytes_per_s
 from pipeline.model.records.switches import Fusion, Physics
@@ -57,7 +57,7 @@ def attention_core_s(
     """
     eff = physics.efficiency
     flop_fwd = attention_core_flop(tokens, seq_len, hidden, tp)
-    rate = effective_flop_per_s(hw) * eff.matmul * eff.attention_matmul
+    rate = effective_flop_per_s(hw) * matmul_efficiency(hw, physics) * eff.attention_matmul
     qkvo = WORD_BYTES * tokens * (2.0 * hidden + 2.0 * kv_width) / tp
     overhead = matmul_overhead_s(hw, eff)
     if physics.fusion is Fusion.FLASH:

@@ -17,7 +17,7 @@ from pipeline.model.compute.matmul import (
     traffic_terms_s,
 )
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
-from pipeline.model.records.switches import Efficiency, Physics, Precision
+from pipeline.model.records.switches import STACK_2025, Efficiency, Physics, Precision
 
 Array = NDArray[np.float64]
 
@@ -41,6 +41,18 @@ def has_tensor_memory(hw: HardwareSpec) -> bool:
     return hw.flop_per_clock_per_thread >= TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD
 
 
+def matmul_efficiency(hw: HardwareSpec, physics: Physics) -> float:
+    """The fraction of the paper's large-matmul rate (u_eff · peak) a layer's weight GEMMs run
+    at under realistic physics: the GPU's `HardwareSpec.matmul_efficiency_2025` under
+    `physics.stack: 2025` where its preset gives one (H100, fitted on NVIDIA's 2025 H100 runs),
+    else `efficiency.matmul` (the 2021-2024 stacks' fit, docs/validation.md; docs/model.md
+    R.9). The software generation sets it, not the run: the same GPU ran NVIDIA's 2025
+    recipes' GEMMs faster than its 2024 sources' (docs/validation.md)."""
+    if physics.stack >= STACK_2025 and hw.matmul_efficiency_2025 is not None:
+        return hw.matmul_efficiency_2025
+    return physics.efficiency.matmul
+
+
 def precision_speedup(hw: HardwareSpec, physics: Physics) -> float:
     """How much faster a layer's weight GEMM computes than at the 16-bit peak under
     `physics.precision: fp8` on a GPU with an FP8 peak (`HardwareSpec.fp8_flop_per_s`, the
@@ -50,7 +62,7 @@ def precision_speedup(hw: HardwareSpec, physics: Physics) -> float:
     smaller fraction of their peak than its 16-bit ones (r = 0.883); 1.97-1.98 on B200 and
     GB200.
 
-    `efficiency.matmul` applies to both widths: Transformer Engine runs them through the same
+    `matmul_efficiency` applies to both widths: Transformer Engine runs them through the same
     cuBLASLt kernels.
     """
     if physics.precision is not Precision.FP8 or hw.fp8_flop_per_s is None:
@@ -144,7 +156,8 @@ def matmul_calls_s(
     in_layer: bool = True,
 ) -> Array:
     """Time of each matmul call (a d1 x d2 weight on b tokens; `wg`: weight gradient) on one GPU:
-    t = max(HBM, L2, SMEM / relief, FLOP · waves / (efficiency.matmul · speedup)) + overhead.
+    t = max(HBM, L2, SMEM / relief, FLOP · waves / (e · speedup)) + overhead, e the software's
+    `matmul_efficiency`.
 
     The terms are the paper's roofline (spec §4, `matmul_terms_s`); relief = 2 with tensor
     memory on Blackwell-class hardware (`BLACKWELL_SMEM_RELIEF`), else 1 (docs/model.md R.2);
@@ -173,7 +186,7 @@ def traffic_calls_s(
     relief = BLACKWELL_SMEM_RELIEF if physics.tensor_memory and has_tensor_memory(hw) else 1.0
     speedup = precision_speedup(hw, physics) if in_layer else 1.0
     narrow = FP8_BYTES / WORD_BYTES if speedup > 1.0 else 1.0
-    flop = t.flop_s / (physics.efficiency.matmul * speedup)
+    flop = t.flop_s / (matmul_efficiency(hw, physics) * speedup)
     if traffic.waves is not None:
         flop = flop * traffic.waves
     memory = narrow * np.maximum(np.maximum(t.hbm_s, t.l2_s), t.smem_s / relief)

@@ -108,6 +108,14 @@ class Efficiency(KeepsHash):
     """Fraction of a link's unidirectional bandwidth a collective achieves (NCCL bus bandwidth)."""
 
 
+STACK_2024 = 2024
+"""`Physics.stack` of the 2021-2024 software: `efficiency.matmul` on every GPU."""
+STACK_2025 = 2025
+"""`Physics.stack` of NVIDIA's NeMo 25.x containers: a GPU's own 2025 matmul efficiency."""
+STACKS = (STACK_2024, STACK_2025)
+"""The software generations `Physics.stack` names."""
+
+
 @keeps_hash
 @dataclass(frozen=True, slots=True)
 class Physics(KeepsHash):
@@ -198,6 +206,13 @@ class Physics(KeepsHash):
     hbm_capacity: HbmCapacity = HbmCapacity.DATASHEET
     """The capacity memory checks compare a GPU's bytes with: the datasheet's decimal
     gigabytes (the paper's) or what the driver reports (`memory.capacity`)."""
+    stack: int = STACK_2024
+    """The software generation whose kernels run the weight GEMMs (`STACKS`): 2024, the stacks
+    of 2021-2024 (Megatron-LM, Megatron-Core and NeMo 24.x, Meta's Llama 3), whose GEMMs run at
+    `efficiency.matmul` on every GPU; 2025, NVIDIA's NeMo 25.x containers, at the GPU's own
+    `HardwareSpec.matmul_efficiency_2025` where its preset gives one (fitted on that GPU's 2025
+    runs), else at `efficiency.matmul` (`compute.efficiency.matmul_efficiency`, docs/model.md
+    R.9). Read only through efficiencies: the paper's model reads none."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pipeline.model.records.scaling import ModelShape, model_shape
-from pipeline.model.records.switches import ClusterSizes
+from pipeline.model.records.switches import STACK_2024, ClusterSizes
 from pipeline.model.search import search
 from pipeline.model.search.counts import series_shape
 from pipeline.model.search.search import optimal_layout, smallest_cluster
@@ -130,11 +130,13 @@ def test_cluster_sizes_walk_finishes_only_the_size_it_returns(
 
 
 def test_cluster_sizes_follow_the_batch_factors() -> None:
-    """docs/model.md R.10: at d_model 24576 (4.6e26 FLOP) the critical law's batch of 7,168
-    sequences (2^10 · 7) needs 229,376 GPUs (7 · 2^15); the same model at 6,144 sequences
-    (2^11 · 3), whose factors reach a smaller node multiple, needs 196,608 (3 · 2^16) at no
-    lower utilization: the grid's answer sits where the batch's factors allow a layout."""
+    """docs/model.md R.10: at d_model 24576 (4.6e26 FLOP), under the 2021-2024 software's GEMM
+    efficiency (`physics.stack=2024`), the critical law's batch of 7,168 sequences (2^10 · 7)
+    needs 229,376 GPUs (7 · 2^15); the same model at 6,144 sequences (2^11 · 3), whose factors
+    reach a smaller node multiple, needs 196,608 (3 · 2^16) at no lower utilization: the grid's
+    answer sits where the batch's factors allow a layout."""
     s = realistic(ClusterSizes.NODES)
+    s = dataclasses.replace(s, physics=dataclasses.replace(s.physics, stack=STACK_2024))
     law = series_shape(24576, s.laws, s.options.quirks, s.physics)
     assert law.batch_seqs == 7168
     found = {}

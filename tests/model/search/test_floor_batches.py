@@ -82,7 +82,7 @@ def test_the_walk_computes_the_floors_of_its_sizes_in_fewer_passes() -> None:
     and runs of doublings share one."""
     s = load_scenario(compose_config(["physics=realistic", "scaling=sparse"]))
     caches.clear_caches()
-    sweep_series(s.hardware, s.laws, (20480, 22528), s.duration_s, s.options, physics=s.physics)
+    sweep_series(s.hardware, s.laws, (12288, 14336), s.duration_s, s.options, physics=s.physics)
     sizes = floors._layout_floors.cache_info().currsize
     passes = floors._floor_rows.cache_info().misses
     assert passes < sizes / 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from pipeline.model.compute.efficiency import matmul_efficiency
 from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.records.results import InfeasibleReason, PointResult
 from pipeline.model.records.run import RunCost
@@ -31,7 +32,7 @@ def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = 
     at = f"  {sweep_point}" if sweep_point != "{}" else ""
     lines = [
         f"run {run.name} on {scenario.hardware_name} ({scenario.hardware.hbm_bytes / GB:.0f} GB "
-        f"HBM), physics={scenario.physics.name}, {how}{at}"
+        f"HBM), physics={scenario.physics.name}{_software(scenario)}, {how}{at}"
     ]
     if point is None:
         return [*lines, "  already in the dataset, not recomputed: its row is in points/"]
@@ -131,3 +132,14 @@ def verdict(scenario: Scenario, point: PointResult) -> str:
     if point.feasible:
         return "feasible as the row says, but " + "; ".join(found)
     return "infeasible: " + "; ".join(found or [str(point.infeasible_reason)])
+
+
+def _software(scenario: Scenario) -> str:
+    """The software generation a realistic run's GEMMs are timed as (`physics.stack`) and the
+    share of u_eff · peak they run at (`compute.efficiency.matmul_efficiency`); nothing under
+    the paper's model, which reads no efficiency."""
+    physics = scenario.physics
+    if physics.is_paper:
+        return ""
+    share = matmul_efficiency(scenario.hardware, physics)
+    return f" ({physics.stack} software: GEMMs at {share:.4g} of u_eff x peak)"

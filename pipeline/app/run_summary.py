@@ -142,4 +142,4 @@ def _software(scenario: Scenario) -> str:
     if physics.is_paper:
         return ""
     share = matmul_efficiency(scenario.hardware, physics)
-    return f" ({physics.stack} software: GEMMs at {share:.4g} of u_eff x peak)"
+    return f" ({physics.stack} software: GEMMs at {share:.3g} of u_eff x peak)"

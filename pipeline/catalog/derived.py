@@ -18,7 +18,7 @@ architecture of its time (docs/sources.md, "The reality check"):
 - the driver's count of the HBM (`hbm_device_ratio`): none, the template's being of its own
   device, whatever the entry's capacity (`physics.hbm_capacity=device` then reads the entry's
   datasheet capacity);
-- the 2025 software's matmul efficiency (`matmul_efficiency_2025`): none, the template's being
+- the 2025 software's GEMM speedup (`matmul_speedup_2025`): none, the template's being
   fitted on the template's own runs (the part then runs at `efficiency.matmul` under either
   `physics.stack`);
 - everything else: the template's.
@@ -83,5 +83,5 @@ def derived_hardware(entry: Entry, template: HardwareSpec, name: str) -> Hardwar
         fp8_flop_per_s=None if fp8 is None else fp8.value,
         fp8_u_eff_ratio=None if fp8 is None else template.fp8_u_eff_ratio,
         hbm_device_ratio=None,  # the template's driver count is of its own device
-        matmul_efficiency_2025=None,  # fitted on the template's own runs, not the part's
+        matmul_speedup_2025=None,  # fitted on the template's own runs, not the part's
     )

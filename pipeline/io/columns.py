@@ -34,8 +34,8 @@ years of `forecasts` passed by the run date, and that date;
 8: `series.fp8_u_eff_ratio`, the fraction of its FP8 peak a GPU's FP8 matmuls sustain over
 the fraction of the 16-bit peak its 16-bit ones do; 9: `series.hbm_device_ratio`, the driver's
 count of a GPU's memory over its datasheet's, and `series.memory_capacity_bytes`, the capacity
-the memory checks read; 10: `series.matmul_efficiency_2025`, the fraction of u_eff · peak a
-GPU's GEMMs reach under the 2025 software, `physics.stack`)."""
+the memory checks read; 10: `series.matmul_speedup_2025`, how much faster a GPU's GEMMs run
+under the 2025 software than at `efficiency.matmul`, `physics.stack`)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -270,7 +270,7 @@ HARDWARE_FIELDS = [
     _optional("fp8_u_eff_ratio", pa.float64()),
     _optional("hbm_device_ratio", pa.float64()),
     _optional("memory_capacity_bytes", pa.float64()),
-    _optional("matmul_efficiency_2025", pa.float64()),
+    _optional("matmul_speedup_2025", pa.float64()),
 ]
 """The GPU of a series (spec §3.1): every `HardwareSpec` scalar under its own name, the
 derived peak rate F_peak, and the HBM capacity its memory checks read under the series' physics
@@ -622,7 +622,7 @@ ADDED_IN: dict[str, int] = {
     "fp8_u_eff_ratio": 8,
     "hbm_device_ratio": 9,
     "memory_capacity_bytes": 9,
-    "matmul_efficiency_2025": 10,
+    "matmul_speedup_2025": 10,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

@@ -402,7 +402,7 @@ def series_dict(
         "fp8_u_eff_ratio": hw.fp8_u_eff_ratio,
         "hbm_device_ratio": hw.hbm_device_ratio,
         "memory_capacity_bytes": float(memory_capacity_bytes(hw, scenario.physics)),
-        "matmul_efficiency_2025": hw.matmul_efficiency_2025,
+        "matmul_speedup_2025": hw.matmul_speedup_2025,
         "n_net_levels": hw.n_levels,
         "level_sizes": _levels(hw.level_sizes),
         "net_bandwidth_bytes_per_s": _number_levels(hw.net_bandwidth_bytes_per_s),

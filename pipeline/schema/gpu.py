@@ -33,7 +33,7 @@ HARDWARE_KEYS = frozenset(
         "tdp_w",
         "dense_fp8_tflop_per_s",
         "fp8_u_eff_ratio",
-        "matmul_efficiency_2025",
+        "matmul_speedup_2025",
         "network",
     }
 )
@@ -41,6 +41,10 @@ HBM_DEVICE_RATIO_SPAN = (0.9, 1.1)
 """Where a driver-reported capacity over the datasheet's decimal gigabytes may lie: a GiB is
 1.074 GB, and the driver withholds a little (H100: 81,559 of 81,920 MiB, 1.069; docs/model.md
 R.12); outside it the value is of something else (a capacity in MiB, a ratio inverted)."""
+MAX_SPEEDUP_2025 = 2.0
+"""The largest `matmul_speedup_2025` accepted: a GEMM rate twice the 2021-2024 stacks' would put
+a GPU's large GEMMs above its peak at `efficiency.matmul` 0.775 and u_eff 0.70 (docs/model.md
+R.9); past it the value is of something else (a rate, an efficiency)."""
 NETWORK_KEYS = frozenset({"bandwidth_gb_per_s", "latency_us", "level_sizes", "nics_per_node"})
 
 
@@ -105,8 +109,8 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
     )
 
     matmul_2025 = (  # optional: without it, physics.stack 2025 runs efficiency.matmul here
-        hw.optional_number("matmul_efficiency_2025", "fraction of u_eff x peak", maximum=1.0)
-        if hw.has("matmul_efficiency_2025")
+        hw.optional_number("matmul_speedup_2025", "ratio of GEMM rates", maximum=MAX_SPEEDUP_2025)
+        if hw.has("matmul_speedup_2025")
         else None
     )
 
@@ -152,7 +156,7 @@ def gpu_from_config(node: object, path: str = "hardware") -> HardwareSpec:
         tdp_w=tdp_w,
         fp8_flop_per_s=fp8,
         fp8_u_eff_ratio=fp8_ratio,
-        matmul_efficiency_2025=matmul_2025,
+        matmul_speedup_2025=matmul_2025,
     )
 
 

@@ -90,7 +90,7 @@ def test_run_summary_names_the_software_its_gemms_are_timed_as() -> None:
     u_eff x peak (`physics.stack`, docs/model.md R.9): H100's own under 2025, `efficiency.matmul`
     under 2024; the paper's model reads no efficiency and says none."""
     new = summary("run=llama3_405b_8k_16384", "physics=realistic")
-    assert "physics=realistic (2025 software: GEMMs at 0.8875 of u_eff x peak)" in new
+    assert "physics=realistic (2025 software: GEMMs at 0.891 of u_eff x peak)" in new
     old = summary("run=llama3_405b_8k_16384", "physics=realistic", "physics.stack=2024")
     assert "physics=realistic (2024 software: GEMMs at 0.775 of u_eff x peak)" in old
     assert "software" not in summary("run=llama3_405b_8k_16384").splitlines()[0]

@@ -25,11 +25,11 @@ def test_derived_hardware_of_a_preset_entry_is_the_preset() -> None:
     assert peak_flop_per_s(hw) == pytest.approx(peak_flop_per_s(preset), rel=1e-15)
     assert preset.hbm_device_ratio is not None
     assert hw.hbm_device_ratio is None
-    assert preset.matmul_efficiency_2025 is not None
-    assert hw.matmul_efficiency_2025 is None
+    assert preset.matmul_speedup_2025 is not None
+    assert hw.matmul_speedup_2025 is None
     assert replace(hw, max_clock_hz=preset.max_clock_hz, hbm_device_ratio=preset.hbm_device_ratio,
                    l2_bandwidth_bytes_per_s=preset.l2_bandwidth_bytes_per_s,
-                   matmul_efficiency_2025=preset.matmul_efficiency_2025) == preset  # fmt: skip
+                   matmul_speedup_2025=preset.matmul_speedup_2025) == preset  # fmt: skip
 
 
 def test_derived_hardware_takes_each_catalog_value() -> None:

@@ -13,11 +13,11 @@ that source left out of it: the last is what the model can claim for a source it
 
 Rows the physics cannot express yet (FP8: `physics.precision`) are shown, not fitted.
 
-NVIDIA's 2025 software (`physics.stack=2025`) runs a GPU's GEMMs at its own 2025 efficiency
-where its preset gives one (`hardware.matmul_efficiency_2025`, the H100's): fitted the same way,
-one grid point for all of them, on the runs of the 2025 sets on such GPUs (`runs_2025`), each
-publication one source and left out in turn (`table_2025`). Those sets' runs on other GPUs
-(B200, GB200) are in no fit.
+NVIDIA's 2025 software (`physics.stack=2025`) runs a GPU's GEMMs faster than `efficiency.matmul`
+by its own speedup where its preset gives one (`hardware.matmul_speedup_2025`, the H100's):
+fitted the same way, one grid point for all of them (`SPEEDUP_GRID`), on the runs of the 2025
+sets on such GPUs (`runs_2025`), each publication one source and left out in turn
+(`table_2025`). Those sets' runs on other GPUs (B200, GB200) are in no fit.
 
 `python -m tests.validation.calibration` (`make validation`) rewrites the block of
 docs/validation.md between `BEGIN` and `END`; `test_calibration.py` (slow) checks that the
@@ -57,6 +57,8 @@ BEGIN = (
 )
 END = "<!-- end of calibration -->"
 MATMUL_GRID = tuple(round(0.70 + 0.0125 * i, 4) for i in range(25))
+SPEEDUP_GRID = tuple(round(1.0 + 0.01 * i, 2) for i in range(41))
+"""`hardware.matmul_speedup_2025` tried: 1.00-1.40 by 0.01 (the 2025 fit, `fit_2025`)."""
 """efficiency.matmul tried: 0.70 to 1.00 by 0.0125."""
 NETWORK_GRID = tuple(round(0.40 + 0.05 * i, 2) for i in range(13))
 """efficiency.network tried: 0.40 to 1.00 by 0.05."""
@@ -564,10 +566,11 @@ def calibration_block() -> str:
         *llama3_mfu_table(g),
         "",
         "Under `physics.stack=2025` (NVIDIA's 2025 software) the H100's GEMMs and attention core "
-        "run at its own `hardware.matmul_efficiency_2025`, fitted on the H100 runs of the two "
-        "2025 sets below (`network` at the shipped value), each publication one source; fitted "
-        f"on every source: {MATMUL_GRID[fit_2025(sources(runs_2025()))]}, shipped "
-        f"{_shipped_2025()}:",
+        "run `hardware.matmul_speedup_2025` times faster than at `efficiency.matmul`, the speedup "
+        f"fitted on a grid ({SPEEDUP_GRID[0]}-{SPEEDUP_GRID[-1]} by 0.01) on the H100 runs of the "
+        "two 2025 sets below (`matmul` and `network` at their shipped values), each publication "
+        f"one source; fitted on every source: {SPEEDUP_GRID[fit_2025(sources(runs_2025()))]}, "
+        f"shipped {_shipped_2025()}:",
         "",
         *table_2025(),
         "",
@@ -611,57 +614,55 @@ def calibration_block() -> str:
 @cache
 def runs_2025() -> tuple[Measured, ...]:
     """The runs of NVIDIA's 2025 software on a GPU whose preset has a 2025 matmul efficiency
-    (`hardware.matmul_efficiency_2025`, the H100's): the H100 rows of the 2025 sets
+    (`hardware.matmul_speedup_2025`, the H100's): the H100 rows of the 2025 sets
     (`modern_runs.STACK_2025_SOURCES`), each publication one source."""
     out = []
     for m in (*held_out_bf16_runs(), *held_out_runs()):
         hw, physics = scenario_of((*m.hardware, *m.physics))
-        if physics.stack == STACK_2025 and hw.matmul_efficiency_2025 is not None:
+        if physics.stack == STACK_2025 and hw.matmul_speedup_2025 is not None:
             out.append(m)
     return tuple(out)
 
 
-def errors_2025(obs: Sequence[Measured], efficiency: float | None) -> np.ndarray:
-    """Each run's step-time error with its GPU's 2025 matmul efficiency set (None: shipped)."""
+def errors_2025(obs: Sequence[Measured], speedup: float | None) -> np.ndarray:
+    """Each run's step-time error with its GPU's 2025 GEMM speedup set (None: shipped)."""
     out = []
     for m in obs:
         hw, physics = scenario_of((*m.hardware, *m.physics))
-        if efficiency is not None:
-            hw = dataclasses.replace(hw, matmul_efficiency_2025=efficiency)
+        if speedup is not None:
+            hw = dataclasses.replace(hw, matmul_speedup_2025=speedup)
         out.append(evaluate_run(hw, physics, m.run).step_time_s / m.measured_step_s - 1.0)
     return np.array(out)
 
 
 @cache
 def grid_2025() -> np.ndarray:
-    """`errors_2025` of `runs_2025` at every `MATMUL_GRID` point: errors[i, k]."""
-    return np.array([errors_2025(runs_2025(), e) for e in MATMUL_GRID])
+    """`errors_2025` of `runs_2025` at every `SPEEDUP_GRID` point: errors[i, k]."""
+    return np.array([errors_2025(runs_2025(), e) for e in SPEEDUP_GRID])
 
 
 def fit_2025(fitted: Sequence[str]) -> int:
-    """The `MATMUL_GRID` index minimizing the mean over `fitted` sources of their mean absolute
-    error (`runs_2025`)."""
+    """The `SPEEDUP_GRID` index minimizing the mean over `fitted` sources of their mean absolute
+    error (`runs_2025`), `efficiency.matmul` at its shipped value."""
     obs, errors = runs_2025(), grid_2025()
     maes = [np.abs(errors[:, [m.source == s for m in obs]]).mean(axis=1) for s in fitted]
     return int(np.argmin(np.mean(maes, axis=0)))
 
 
 def _shipped_2025() -> str:
-    """The 2025 efficiency of the GPUs of `runs_2025`, as their presets ship it."""
-    shipped = {
-        scenario_of((*m.hardware, *m.physics))[0].matmul_efficiency_2025 for m in runs_2025()
-    }
+    """The 2025 speedup of the GPUs of `runs_2025`, as their presets ship it."""
+    shipped = {scenario_of((*m.hardware, *m.physics))[0].matmul_speedup_2025 for m in runs_2025()}
     return ", ".join(str(e) for e in sorted(e for e in shipped if e is not None))
 
 
 def table_2025() -> list[str]:
-    """Per 2025 source: its error at the shipped 2025 efficiency, with every source in the fit,
-    and left out of it (the efficiency of that fit named)."""
+    """Per 2025 source: its error at the shipped 2025 speedup, with every source in the fit,
+    and left out of it (the speedup of that fit named)."""
     obs, errors = runs_2025(), grid_2025()
     every = sources(obs)
     shipped, inside = errors_2025(obs, None), errors[fit_2025(every)]
     lines = [
-        "| source | runs | shipped: mean abs | mean | left out: efficiency of the fit "
+        "| source | runs | shipped: mean abs | mean | left out: speedup of the fit "
         "| left out: mean abs | mean | in: mean abs | mean |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -671,7 +672,7 @@ def table_2025() -> list[str]:
         left = errors[i][mask]
         lines.append(
             f"| {source} | {int(mask.sum())} | {_mae(shipped[mask])} | "
-            f"{_pct(float(np.mean(shipped[mask])))} | {MATMUL_GRID[i]} | {_mae(left)} | "
+            f"{_pct(float(np.mean(shipped[mask])))} | {SPEEDUP_GRID[i]} | {_mae(left)} | "
             f"{_pct(float(np.mean(left)))} | {_mae(inside[mask])} | "
             f"{_pct(float(np.mean(inside[mask])))} |"
         )

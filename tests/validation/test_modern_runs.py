@@ -94,7 +94,7 @@ def test_held_out_bf16_runs_cover_every_row() -> None:
 
 def test_no_fit_reads_the_held_out_runs() -> None:
     """The 2021-2024 fit (`efficiency.matmul`, `network`) reads no run and no publication of
-    the 2025 sets; the 2025 fit (`hardware.matmul_efficiency_2025`) reads only their H100 runs,
+    the 2025 sets; the 2025 fit (`hardware.matmul_speedup_2025`) reads only their H100 runs,
     all of 2025 software: their B200 and GB200 runs are in no fit, so their errors in
     docs/validation.md are of runs no constant was fitted to."""
     fitted = observations()

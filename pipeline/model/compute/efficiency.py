@@ -42,15 +42,15 @@ def has_tensor_memory(hw: HardwareSpec) -> bool:
 
 
 def matmul_efficiency(hw: HardwareSpec, physics: Physics) -> float:
-    """The fraction of the paper's large-matmul rate (u_eff · peak) a layer's weight GEMMs run
-    at under realistic physics: the GPU's `HardwareSpec.matmul_efficiency_2025` under
-    `physics.stack: 2025` where its preset gives one (H100, fitted on NVIDIA's 2025 H100 runs),
-    else `efficiency.matmul` (the 2021-2024 stacks' fit, docs/validation.md; docs/model.md
-    R.9). The software generation sets it, not the run: the same GPU ran NVIDIA's 2025
-    recipes' GEMMs faster than its 2024 sources' (docs/validation.md)."""
-    if physics.stack >= STACK_2025 and hw.matmul_efficiency_2025 is not None:
-        return hw.matmul_efficiency_2025
-    return physics.efficiency.matmul
+    """The fraction of the paper's large-matmul rate (u_eff · peak) a layer's weight GEMMs and
+    attention core run at under realistic physics: `efficiency.matmul` (the 2021-2024 stacks'
+    fit, docs/validation.md), times the GPU's `HardwareSpec.matmul_speedup_2025` under
+    `physics.stack: 2025` where its preset gives one (H100, fitted on NVIDIA's 2025 H100 runs;
+    docs/model.md R.9). The software generation sets it, not the run: the same GPU ran NVIDIA's
+    2025 recipes' GEMMs faster than its 2024 sources'. A product, so that varying
+    `efficiency.matmul` varies every GPU's GEMMs under either stack."""
+    speedup = hw.matmul_speedup_2025 if physics.stack >= STACK_2025 else None
+    return physics.efficiency.matmul * (1.0 if speedup is None else speedup)
 
 
 def precision_speedup(hw: HardwareSpec, physics: Physics) -> float:

@@ -72,11 +72,12 @@ class HardwareSpec(KeepsHash):
     16-bit peak its 16-bit ones do (FP8 matmuls then reach u_eff · ratio of the FP8 peak);
     None: 1 (the same fraction). Read only under `physics.precision: fp8`
     (`compute.efficiency.precision_speedup`); None without an FP8 peak."""
-    matmul_efficiency_2025: float | None = None
-    """The fraction of the paper's large-matmul rate (u_eff · peak) the GPU's weight GEMMs reach
-    under NVIDIA's 2025 software (NeMo 25.x containers), read in place of `efficiency.matmul`
-    under `physics.stack: 2025` (`compute.efficiency.matmul_efficiency`); None: not fitted for
-    this GPU, which then runs at `efficiency.matmul` under either stack (docs/model.md R.9)."""
+    matmul_speedup_2025: float | None = None
+    """How much faster the GPU's weight GEMMs and attention core run under NVIDIA's 2025
+    software (NeMo 25.x containers) than at `efficiency.matmul`, the 2021-2024 stacks' fit: the
+    factor `compute.efficiency.matmul_efficiency` applies under `physics.stack: 2025`; None: not
+    fitted for this GPU, which then runs at `efficiency.matmul` under either stack
+    (docs/model.md R.9)."""
     hbm_device_ratio: float | None = None
     """The GPU memory the NVIDIA driver reports (NVML's memory total) over `hbm_bytes`, the
     datasheet's round gigabytes read as 10⁹ bytes: 1.069 on an "80 GB" H100 (81,559 MiB). Read

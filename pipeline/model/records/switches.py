@@ -111,7 +111,8 @@ class Efficiency(KeepsHash):
 STACK_2024 = 2024
 """`Physics.stack` of the 2021-2024 software: `efficiency.matmul` on every GPU."""
 STACK_2025 = 2025
-"""`Physics.stack` of NVIDIA's NeMo 25.x containers: a GPU's own 2025 matmul efficiency."""
+"""`Physics.stack` of NVIDIA's NeMo 25.x containers: `efficiency.matmul` times a GPU's own 2025
+speedup."""
 STACKS = (STACK_2024, STACK_2025)
 """The software generations `Physics.stack` names."""
 
@@ -209,10 +210,10 @@ class Physics(KeepsHash):
     stack: int = STACK_2024
     """The software generation whose kernels run the weight GEMMs (`STACKS`): 2024, the stacks
     of 2021-2024 (Megatron-LM, Megatron-Core and NeMo 24.x, Meta's Llama 3), whose GEMMs run at
-    `efficiency.matmul` on every GPU; 2025, NVIDIA's NeMo 25.x containers, at the GPU's own
-    `HardwareSpec.matmul_efficiency_2025` where its preset gives one (fitted on that GPU's 2025
-    runs), else at `efficiency.matmul` (`compute.efficiency.matmul_efficiency`, docs/model.md
-    R.9). Read only through efficiencies: the paper's model reads none."""
+    `efficiency.matmul` on every GPU; 2025, NVIDIA's NeMo 25.x containers, that times the GPU's
+    own `HardwareSpec.matmul_speedup_2025` where its preset gives one (fitted on that GPU's 2025
+    runs; `compute.efficiency.matmul_efficiency`, docs/model.md R.9). Read only through
+    efficiencies: the paper's model reads none."""
     efficiency: Efficiency = field(default_factory=Efficiency)
 
     @property

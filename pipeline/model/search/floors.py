@@ -115,7 +115,7 @@ def step_floor_terms_s(
     ring only add to t_layer). Each layer takes at least K (S/N_EP local experts only add
     launches, `search.grid.grid_layer_launches_s`) plus its weight matmuls' FLOP over
     R (`matmul_calls_s`: every call's time is overhead plus a maximum that includes its padded
-    FLOP ≥ 2·d1·d2·b over F_eff·e = R, e = `matmul_efficiency` ≤ 1), and
+    FLOP ≥ 2·d1·d2·b over F_eff·e = R, e = `matmul_efficiency`, the same product), and
     those FLOP are 6 · (S/N_EP) · nanobatch · W_l / N_TP. Every schedule has m ≥ N_PP (1F1B m ≥ N_PP,
     zero-bubble m ≥ 2·N_PP), so the layers number at least L: a. Plain 1F1B with m < N_PP
     (`Physics.few_microbatches`, v = 1) runs its m passes of L/N_PP layers and fills and drains

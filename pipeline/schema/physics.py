@@ -204,7 +204,7 @@ def software_stack(sec: Section) -> int:
     """The software generation `Physics.stack` names: 2024 or 2025 (docs/model.md R.9)."""
     allowed = f"must be one of: {', '.join(map(str, STACKS))}"
     stack = sec.raw("stack", allowed)
-    if isinstance(stack, bool) or stack not in STACKS:
+    if stack not in STACKS:
         raise ConfigError(sec.key("stack"), stack, allowed)
     return int(stack)
 

@@ -13,7 +13,7 @@ trend or an override). The HardwareSpec fields follow (docs/trends.md):
 - network latency, every level: the latency trend (flat on the shipped catalog);
 - NVLink domain size (level 0): the trend, rounded down to a power of two so that clusters of
   S · 2^i GPUs still tile (spec §11), never below 1;
-- u_eff (and the FP8 ratio, `fp8_u_eff_ratio`, and the 2025 software's matmul efficiency,
+- u_eff (and the FP8 ratio, `fp8_u_eff_ratio`, and the 2025 software's GEMM speedup,
   `matmul_speedup_2025`: the base's architecture, so its kernels), registers, distributed
   shared memory and the per-matmul latency stay the base's (no catalog metric holds them).
 """

@@ -57,9 +57,9 @@ BEGIN = (
 )
 END = "<!-- end of calibration -->"
 MATMUL_GRID = tuple(round(0.70 + 0.0125 * i, 4) for i in range(25))
+"""efficiency.matmul tried: 0.70 to 1.00 by 0.0125."""
 SPEEDUP_GRID = tuple(round(1.0 + 0.01 * i, 2) for i in range(41))
 """`hardware.matmul_speedup_2025` tried: 1.00-1.40 by 0.01 (the 2025 fit, `fit_2025`)."""
-"""efficiency.matmul tried: 0.70 to 1.00 by 0.0125."""
 NETWORK_GRID = tuple(round(0.40 + 0.05 * i, 2) for i in range(13))
 """efficiency.network tried: 0.40 to 1.00 by 0.05."""
 FITTED_PRECISIONS = frozenset({"bf16", "fp16", "fp8"})
@@ -613,7 +613,7 @@ def calibration_block() -> str:
 
 @cache
 def runs_2025() -> tuple[Measured, ...]:
-    """The runs of NVIDIA's 2025 software on a GPU whose preset has a 2025 matmul efficiency
+    """The runs of NVIDIA's 2025 software on a GPU whose preset has a 2025 GEMM speedup
     (`hardware.matmul_speedup_2025`, the H100's): the H100 rows of the 2025 sets
     (`modern_runs.STACK_2025_SOURCES`), each publication one source."""
     out = []

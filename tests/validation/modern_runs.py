@@ -2,7 +2,7 @@
 
 Each row of `data/modern_2021_2025.csv` (`modern_runs`, the calibration's) and of
 `data/nemo_2025_fp8.csv` and `data/dgxc_2025_bf16.csv` (`held_out_runs`, `held_out_bf16_runs`:
-in no fit of the 2021-2024 constants; their H100 rows fit the H100's 2025 efficiency,
+in no fit of the 2021-2024 constants; their H100 rows fit the H100's 2025 speedup,
 `calibration.runs_2025`, their Blackwell rows no constant) becomes a `Measured`: a `RunSpec`
 built from the row (model shape, GPUs, t/p/d/c/e, microbatch, global batch, sequence, the
 overlaps the recipe sets: pipeline sends, the distributed optimizer's gradient reduce-scatter
@@ -20,12 +20,15 @@ with the source's own FLOP count over its peak (`megatron_core_flop_per_step`,
 from __future__ import annotations
 
 import csv
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from pipeline.model.records.run import RunLayout, RunSpec
+from pipeline.model.records.switches import STACK_2024 as PHYSICS_STACK_2024
+from pipeline.model.records.switches import STACK_2025 as PHYSICS_STACK_2025
 from pipeline.model.records.switches import Recompute
 from pipeline.model.records.transformer import Mlp, TransformerShape
 
@@ -90,6 +93,9 @@ class _Stack:
     `grad_sync_dtype`, FP32 unless set (NeMo Framework user guide, "Communication Overlap"),
     except the sources whose recipes set it to bf16 (`BF16_GRADIENT_SOURCES`). FP16 rows reduce
     at 16 bits."""
+    physics_stack: int = PHYSICS_STACK_2024
+    """`physics.stack`: the software generation whose GEMM rate the row runs at (2024: every
+    stack of 2021-2024; 2025: NVIDIA's NeMo 25.x containers, docs/model.md R.9)."""
 
 
 STACK_2021_2022 = _Stack("fused", 0, False, False, False, False)
@@ -223,9 +229,17 @@ def hardware_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def stack_of(row: Mapping[str, str]) -> _Stack:
-    """The software generation of a row: 2024 for Transformer Engine stacks (the H100 and
-    Blackwell rows), 2021-2022 for the A100 rows."""
-    return STACK_2021_2022 if row["hardware"].startswith("A100") else STACK_2024
+    """The software generation of a row: 2021-2022 for the A100 rows, NeMo 2025 for the
+    sources of `STACK_2025_SOURCES`, 2024 for the other Transformer Engine stacks (the H100 and
+    Blackwell rows)."""
+    if row["hardware"].startswith("A100"):
+        return STACK_2021_2022
+    return STACK_NEMO_2025 if source_of(row) in STACK_2025_SOURCES else STACK_2024
+
+
+STACK_NEMO_2025 = dataclasses.replace(STACK_2024, physics_stack=PHYSICS_STACK_2025)
+"""NVIDIA's NeMo 25.x containers (`STACK_2025_SOURCES`): the 2024 stack's defaults, its GEMMs at
+the GPU's 2025 speedup."""
 
 
 STACK_2025_SOURCES: Mapping[str, str] = {
@@ -234,22 +248,17 @@ STACK_2025_SOURCES: Mapping[str, str] = {
     "DGX Cloud 25.02": "the recipes' NeMo 25.02.01 container (the README's 'Available Benchmarks')",
     "DGX Cloud 25.05": "the recipes' NeMo 25.04.00 and 25.04.01 containers",
 }
-"""Sources whose runs ran NVIDIA's 2025 software (`physics.stack=2025`: a GPU's own 2025 matmul
-efficiency, docs/model.md R.9), each with the evidence; every other source ran the 2021-2024
-stacks (`physics.stack=2024`)."""
-
-
-def software_year(row: Mapping[str, str]) -> int:
-    """The row's `physics.stack`: 2025 for `STACK_2025_SOURCES`, else 2024."""
-    return 2025 if source_of(row) in STACK_2025_SOURCES else 2024
+"""Sources whose runs ran NVIDIA's 2025 software (`STACK_NEMO_2025`, `physics.stack=2025`: a
+GPU's own 2025 GEMM speedup, docs/model.md R.9), each with the evidence; every other source ran
+the 2021-2024 stacks (`physics.stack=2024`)."""
 
 
 def physics_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
     """The stack's attention kernels and software generation (`physics.stack`), and FP8 GEMMs
     for the FP8 rows (`physics.precision`); FP16 rows run as BF16 (the same 16-bit peak)."""
     fp8 = ("physics.precision=fp8",) if row["precision"] == "fp8" else ()
-    stack = f"physics.stack={software_year(row)}"
-    return (f"physics.fusion={stack_of(row).fusion}", stack, *fp8)
+    stack = stack_of(row)
+    return (f"physics.fusion={stack.fusion}", f"physics.stack={stack.physics_stack}", *fp8)
 
 
 def shape_of(row: Mapping[str, str]) -> TransformerShape:

@@ -49,8 +49,10 @@ def matmul_efficiency(hw: HardwareSpec, physics: Physics) -> float:
     docs/model.md R.9). The software generation sets it, not the run: the same GPU ran NVIDIA's
     2025 recipes' GEMMs faster than its 2024 sources'. A product, so that varying
     `efficiency.matmul` varies every GPU's GEMMs under either stack."""
-    speedup = hw.matmul_speedup_2025 if physics.stack >= STACK_2025 else None
-    return physics.efficiency.matmul * (1.0 if speedup is None else speedup)
+    speedup = hw.matmul_speedup_2025
+    if physics.stack == STACK_2025 and speedup is not None:
+        return physics.efficiency.matmul * speedup
+    return physics.efficiency.matmul
 
 
 def precision_speedup(hw: HardwareSpec, physics: Physics) -> float:

@@ -200,10 +200,10 @@ def _memory_bytes(
 
 def matmul_rate_flop_per_s(hw: HardwareSpec, physics: Physics) -> float:
     """The fastest rate a GPU runs the model's weight matmuls at: F_eff in the paper's model
-    (spec §11), F_eff·e·speedup under realistic physics (e the software's
-    `matmul_efficiency`), whose weight GEMMs take at least their FLOP time over that (`compute.efficiency`, docs/model.md R.7;
-    speedup: `precision_speedup`, the sustained FP8 matmul rate over the 16-bit one under
-    precision fp8)."""
+    (spec §11), F_eff·e·speedup under realistic physics (e the software's `matmul_efficiency`),
+    whose weight GEMMs take at least their FLOP time over that (`compute.efficiency`,
+    docs/model.md R.7; speedup: `precision_speedup`, the sustained FP8 matmul rate over the
+    16-bit one under precision fp8)."""
     rate = effective_flop_per_s(hw)
     if physics.is_paper:
         return rate

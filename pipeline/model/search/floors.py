@@ -354,8 +354,8 @@ def _layout_step_floors_s(
 
     Each row is `step.pipeline.pipeline_step_s` of the row's own degrees and schedule with
       t_full ≥ max(C, T + K_ng) + E  (TP overlap on; C + T + E without it),
-    t_p2p and t_dp exact (under `physics.dp_overlap` t_dp its last buckets' reduction,
-    `_last_buckets_s`; else 0 with `overlap_dp`) and the optimizer step 0, where, per layer and microbatch on one GPU with e = S/N_EP local
+    t_p2p and t_dp exact (under `physics.dp_overlap` t_dp what of the reduction must outlast
+    a stage's pass, `_exposed_reduction_floor_s`; else 0 with `overlap_dp`) and the optimizer step 0, where, per layer and microbatch on one GPU with e = S/N_EP local
     experts, C = K_e + e·6·W_l·b̂/N_TP / R (K_e the launches of a layer with e experts,
     `search.grid.grid_layer_launches_s`; W_l, R as in `step_floor_terms_s`; b̂ = 8·⌈b/8⌉ the
     nanobatch b padded to the tensor-core width when e = 1, b when e > 1) or, where more, the
@@ -368,8 +368,8 @@ def _layout_step_floors_s(
     its recomputation mode) as pipeline_step_s of t_full = t_layer + t_tp' + t_ep (its layer
     on the GPU's e·b tokens, `search.grid.grid_layer_work`), with the same p2p sends and
     (without `overlap_dp` or `physics.dp_overlap`) the same gradient all-reduce as here, an
-    exposed reduction ≥ 0 with `overlap_dp` and ≥ `_last_buckets_s` with `dp_overlap`
-    (which takes its place where both are set), and an optimizer step ≥ 0; the step never decreases in
+    exposed reduction ≥ 0 with `overlap_dp` and, with `dp_overlap` (which takes its place
+    where both are set), one whose step is at least the floor's (`_exposed_reduction_floor_s`), and an optimizer step ≥ 0; the step never decreases in
     any of these (`step.pipeline`'s module docstring). t_layer ≥ C (`step_floor_terms_s`:
     launches plus weight FLOP over the matmul rate, each call's FLOP padded,
     `compute.matmul.matmul_flop`: ≥ 2·d1·d2·b̂ for its b tokens; the e experts' on b tokens
@@ -421,17 +421,19 @@ def _sizes_step_floors_s(
     t_ep = expert_all_to_all_s(levels, r.none, r.ep, r.ep_span, r.dispatch)
     t_p2p = pipeline_send_s(levels, r.message, r.tp, r.every, r.pp, r.interleave, r.async_p2p)
     fp8_gather = fp8_weights_only(hw, physics)
-    if physics.dp_overlap:  # at least the last buckets (`distributed_optimizer_exposed_s`)
-        t_dp = _last_buckets_s(physics, levels, r, fp8_gather)
+    t_full = layer[r.shard_of] + t_ep
+    if physics.dp_overlap:  # what outlasts a stage's pass (`distributed_optimizer_exposed_s`)
+        t_dp = _exposed_reduction_floor_s(physics, levels, r, fp8_gather, r.stages.full * t_full)
     elif opts.overlap_dp:  # exposed part ≥ 0 (`step.assembly`)
         t_dp = np.zeros_like(r.tp)
     else:
         t_dp = gradient_allreduce_s(levels, r.gradient, r.replicated, r.expert)
         if fp8_gather:  # sharded: the reduce-scatter at ≥ 16 bits, the all-gather at 8
             sharded = np.full(r.tp.shape, physics.zero_stage >= 1)
-            t_dp = reduction_total_s(t_dp, _fp8_gather_s(levels, r), sharded)
+            t_dp = reduction_total_s(
+                t_dp, _fp8_gather_s(levels, r, r.replicated, r.expert), sharded
+            )
     zero = np.zeros_like(r.tp)
-    t_full = layer[r.shard_of] + t_ep
     step = pipeline_step_s(r.stages, t_full, zero, r.m, r.interleave, r.zb, t_p2p, t_dp, None)
     out: Array = step.t_step_s
     if physics.tp_in_domain and hw.level_sizes:  # the group inside the fastest level
@@ -481,10 +483,14 @@ class FloorRows:
     stages: StageLayers
     gradient: GradientGroups
     replicated: Array
-    """Gradients reduced over the dense group: all a GPU holds, or under `physics.dp_overlap`
-    its last bucket's (`dp_bucket_params`)."""
+    """Gradients reduced over the dense group: all a GPU holds."""
     expert: Array | None
     """The same over the expert-data-parallel group (None for a dense model)."""
+    bucket_replicated: Array
+    """`replicated` in one gradient bucket (`dp_bucket_params`): what `physics.dp_overlap`
+    exposes at least (`_exposed_reduction_floor_s`)."""
+    bucket_expert: Array | None
+    """`expert` in one gradient bucket."""
     shards: NDArray[np.int64]
     """Distinct (N_TPm, N_TPff, nanobatch, local experts) of the rows: what their layers'
     times, weight FLOP and tensor-parallel collectives depend on (`search.grid.table_shards`)."""
@@ -537,10 +543,8 @@ def _floor_row_set(
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
     dense_dp = dp * ep
     span = tp * dense_dp  # the data-parallel group's ranks sit at stride N_TP
-    replicated, expert = params.replicated, params.expert
-    if physics.dp_overlap:  # the last buckets (`_last_buckets_s`)
-        bucket = dp_bucket_params(dense_dp)
-        replicated, expert = np.minimum(replicated, bucket), np.minimum(expert, bucket)
+    bucket = dp_bucket_params(dense_dp)
+    expert = None if shape.sparsity == 1 else params.expert
     layers = shape.n_layers / pp
     shards, shard_of = table_shards(table, shape.sparsity)
     s_tpm, s_tpff, s_nano, s_local = np.array(shards.T, dtype=np.float64, order="C")
@@ -572,8 +576,10 @@ def _floor_row_set(
         async_p2p=np.full(tp.shape, opts.overlap_pp_ep),
         stages=StageLayers(layers, layers, float(shape.n_layers)),
         gradient=GradientGroups(dense_dp, span, dp, span),
-        replicated=replicated,
-        expert=None if shape.sparsity == 1 else expert,
+        replicated=params.replicated,
+        expert=expert,
+        bucket_replicated=np.minimum(params.replicated, bucket),
+        bucket_expert=None if expert is None else np.minimum(expert, bucket),
         shards=shards,
         shard_of=shard_of,
     )
@@ -586,36 +592,77 @@ _floor_rows = ByteBoundedMemo(_floor_row_set, FLOOR_ROWS_CACHE_BYTES, _floor_row
 register(f"{__name__}._floor_rows", _floor_rows, f"{FLOOR_ROWS_CACHE_BYTES} bytes")
 
 
-def _fp8_gather_s(levels: Levels, r: FloorRows) -> Array:
-    """The all-reduce of the rows' parameters (or buckets, `FloorRows`) at 1 byte a weight,
-    whose half is their all-gather where the weights are held in FP8 only: the candidates'
-    (`search.realistic._gathered`, `step.assembly.Schedule.gather_width`), from the same values."""
-    expert = None if r.expert is None else 0.5 * r.expert
-    out: Array = gradient_allreduce_s(levels, r.gradient, 0.5 * r.replicated, expert)
+def _fp8_gather_s(levels: Levels, r: FloorRows, replicated: Array, expert: Array | None) -> Array:
+    """The all-reduce of `replicated` and `expert` parameters (all a row's GPU holds, or a
+    bucket's, `FloorRows`) at 1 byte a weight, whose half is their all-gather where the weights
+    are held in FP8 only: the candidates' (`search.realistic._gathered`,
+    `step.assembly.Schedule.gather_width`), from the same values."""
+    half = None if expert is None else 0.5 * expert
+    out: Array = gradient_allreduce_s(levels, r.gradient, 0.5 * replicated, half)
     return out
 
 
-def _last_buckets_s(physics: Physics, levels: Levels, r: FloorRows, fp8_gather: bool) -> Array:
-    """A lower bound on the gradient reduction a realistic candidate exposes under
-    `physics.dp_overlap` (`step.assembly.distributed_optimizer_exposed_s`): its last gradient
-    bucket's reduction t_b (half of it, the reduce-scatter, when sharded) plus, sharded, half
-    its first parameter bucket's all-reduce t'_b (the all-gather; at 1 byte a weight with
-    `fp8_gather`, `_fp8_gather_s`), from the same groups, parameters and buckets
-    (`dp_bucket_params`, `FloorRows`) as the candidate's step (`search.realistic`).
-
-    Proof. The candidate exposes max(t − t_bwd, last) + gather with last = t_b/2 sharded (t_b
-    unsharded) and gather = max(t'/2 − t_fwd, t'_b/2) sharded (0 unsharded): each maximum is
-    at least its second operand, and the sum never decreases in either, exactly in floating
-    point (rounding is monotone). Neither term reads the layer's time."""
-    t_bucket = gradient_allreduce_s(levels, r.gradient, r.replicated, r.expert)
-    t_grad_bucket = t_bucket
+def _reductions_s(
+    physics: Physics,
+    levels: Levels,
+    r: FloorRows,
+    fp8_gather: bool,
+    replicated: Array,
+    expert: Array | None,
+) -> tuple[Array, Array]:
+    """(t, t'): the all-reduce of `replicated` and `expert` parameters over the rows' groups at
+    the width the gradients are reduced at (`step.assembly.gradient_reduction_s` under
+    `physics.grad_reduce_fp32`) and at the width the parameters are gathered at (1 byte a
+    weight with `fp8_gather`, `_fp8_gather_s`): `step.assembly.step_comm`'s t_grad and t_gather
+    (of a bucket: t_grad_bucket and t_gather_bucket), from the same values."""
+    t_reduce = gradient_allreduce_s(levels, r.gradient, replicated, expert)
+    t_grad = t_reduce
     if physics.grad_reduce_fp32:
         wide = np.ones(r.tp.shape, dtype=bool)
-        bucketed = ParamsPerGpu(r.replicated, np.zeros_like(r.tp) if r.expert is None else r.expert)
-        t_grad_bucket = gradient_reduction_s(levels, r.gradient, bucketed, r.expert, wide)
-    sharded = np.full(r.tp.shape, physics.zero_stage >= 1)
-    last = np.where(sharded, 0.5 * t_grad_bucket, t_grad_bucket)
-    t_gather_bucket = _fp8_gather_s(levels, r) if fp8_gather else t_bucket
-    gather = np.where(sharded, 0.5 * t_gather_bucket, 0.0)
-    out: Array = last + gather
+        params = ParamsPerGpu(replicated, np.zeros_like(r.tp) if expert is None else expert)
+        t_grad = gradient_reduction_s(levels, r.gradient, params, expert, wide)
+    t_gather = _fp8_gather_s(levels, r, replicated, expert) if fp8_gather else t_reduce
+    return t_grad, t_gather
+
+
+def _exposed_reduction_floor_s(
+    physics: Physics, levels: Levels, r: FloorRows, fp8_gather: bool, stage_pass_s: Array
+) -> Array:
+    """A lower bound on the gradient reduction a realistic candidate exposes under
+    `physics.dp_overlap` (`step.assembly.distributed_optimizer_exposed_s`), as the step floor
+    adds it to the pipeline of the row's floor x on t_full; `stage_pass_s` is X = F·x, F = L/N_PP
+    the first stage's layers. From the same groups, parameters and buckets
+    (`dp_bucket_params`, `FloorRows`) as the candidate's step (`search.realistic`), with t, t'
+    the whole reduction at the gradients' and at the gathered width and t_b, t'_b a bucket's
+    (`_reductions_s`):
+      sharded:   max(max(t/2 − X, t_b/2) + t'_b/2,  t_b/2 + max(t'/2 − X, t'_b/2),
+                     t/2 + t'/2 − X)
+      unsharded: max(t − X, t_b)
+
+    Proof. The candidate exposes E = max(t/2 − y, t_b/2) + max(t'/2 − z, t'_b/2) sharded
+    (max(t − y, t_b) unsharded) with y = F·t_bwd and z = F·t_fwd, a microbatch's backward
+    (its rerun included) and forward through the first stage, whose sum F·t_layer is at most
+    X_c = F·t_full of the candidate (`step.assembly.step_from_comm`: t_bwd = t_layer −
+    t_fwd). So y, z ≤ X_c, each maximum is at least its operands, and E is at least each
+    term above at X = X_c; each term falls by at most F·δ when the candidate's t_full is
+    δ larger, one X in it. The step's pipeline (`step.pipeline.pipeline_step_s` with t_last
+    0: the floor's) rises by at least m·L_full·δ ≥ F·δ (m ≥ 1; the grid's stages are even,
+    L_full = F), so the floor's pipeline at x plus a term at X = F·x is at most the candidate's
+    pipeline plus that term at X_c, which is at most its step (t_full ≥ x,
+    `_layout_step_floors_s`). Every operation but the subtractions rounds monotonically; the
+    walk compares with the slack `search.PRUNE_SLACK`."""
+    t, t_prime = _reductions_s(physics, levels, r, fp8_gather, r.replicated, r.expert)
+    t_b, t_prime_b = _reductions_s(
+        physics, levels, r, fp8_gather, r.bucket_replicated, r.bucket_expert
+    )
+    x = stage_pass_s
+    if physics.zero_stage < 1:
+        unsharded: Array = np.maximum(t - x, t_b)
+        return unsharded
+    last, first = 0.5 * t_b, 0.5 * t_prime_b
+    reduce, gather = 0.5 * t, 0.5 * t_prime
+    out: Array = np.maximum(
+        np.maximum(np.maximum(reduce - x, last) + first, last + np.maximum(gather - x, first)),
+        reduce + gather - x,
+    )
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterator
 
 import numpy as np
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 from numpy.typing import NDArray
 
 from pipeline.model import caches
+from pipeline.model.network.groups import Levels
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.results import PointResult
@@ -382,6 +384,43 @@ def test_layout_step_floors_count_the_last_gradient_buckets() -> None:
         assert np.all(on[finite] >= off[finite])
         checked += bool(np.any(on[finite] > off[finite]))
     assert checked > 0
+
+
+@pytest.mark.parametrize("zero_stage", [1, 0])
+def test_exposed_reduction_floor_spans_the_whole_reduction_down_to_its_buckets(
+    zero_stage: int,
+) -> None:
+    """Under `dp_overlap` the floor's exposed reduction is the whole reduction where a stage's
+    pass is instant (t/2 + t'/2 sharded, t unsharded), never rises as the pass grows, and falls
+    to the buckets' (t_b/2 + t'_b/2, t_b) where the pass outlasts it (docs/model.md §9.4,
+    `floors._exposed_reduction_floor_s`): more than the buckets on the rows whose gradient
+    spans several buckets."""
+    s, shape = _realistic(["scaling=sparse", f"physics.zero_stage={zero_stage}"], 16384)
+    shape = grid_shape(s.physics, shape)
+    hw = floors.floor_hardware(physics_hardware(s.hardware, s.physics))
+    rows = floors._floor_rows(shape, (131072,), s.options, s.physics, 0)
+    assert rows is not None
+    levels = Levels.as_given(hw, s.physics.nic_striping)
+    t_grad, t_gather = floors._reductions_s(
+        s.physics, levels, rows, False, rows.replicated, rows.expert
+    )
+    t_b, t_gather_b = floors._reductions_s(
+        s.physics, levels, rows, False, rows.bucket_replicated, rows.bucket_expert
+    )
+    sharded = zero_stage >= 1
+    whole = 0.5 * (t_grad + t_gather) if sharded else t_grad
+    buckets = 0.5 * (t_b + t_gather_b) if sharded else t_b
+
+    def exposed(x: float) -> NDArray[np.float64]:
+        at = np.full(rows.tp.shape, x)
+        return floors._exposed_reduction_floor_s(s.physics, levels, rows, False, at)
+
+    passes = [exposed(x) for x in (0.0, 1e-3, 1e-2, 1e-1, 1.0, np.inf)]
+    assert np.allclose(passes[0], np.maximum(whole, buckets), rtol=1e-12)
+    assert np.array_equal(passes[-1], buckets)
+    for before, after in itertools.pairwise(passes):
+        assert np.all(after <= before)
+    assert np.any(passes[0] > 2.0 * buckets)
 
 
 def test_layout_step_floors_share_their_rows_across_networks() -> None:

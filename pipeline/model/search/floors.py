@@ -486,11 +486,6 @@ class FloorRows:
     """Gradients reduced over the dense group: all a GPU holds."""
     expert: Array | None
     """The same over the expert-data-parallel group (None for a dense model)."""
-    bucket_replicated: Array
-    """`replicated` in one gradient bucket (`dp_bucket_params`): what `physics.dp_overlap`
-    exposes at least (`_exposed_reduction_floor_s`)."""
-    bucket_expert: Array | None
-    """`expert` in one gradient bucket."""
     shards: NDArray[np.int64]
     """Distinct (N_TPm, N_TPff, nanobatch, local experts) of the rows: what their layers'
     times, weight FLOP and tensor-parallel collectives depend on (`search.grid.table_shards`)."""
@@ -543,7 +538,6 @@ def _floor_row_set(
     params = grid_params_per_gpu(physics, shape, tp, pp, ep)
     dense_dp = dp * ep
     span = tp * dense_dp  # the data-parallel group's ranks sit at stride N_TP
-    bucket = dp_bucket_params(dense_dp)
     expert = None if shape.sparsity == 1 else params.expert
     layers = shape.n_layers / pp
     shards, shard_of = table_shards(table, shape.sparsity)
@@ -578,8 +572,6 @@ def _floor_row_set(
         gradient=GradientGroups(dense_dp, span, dp, span),
         replicated=params.replicated,
         expert=expert,
-        bucket_replicated=np.minimum(params.replicated, bucket),
-        bucket_expert=None if expert is None else np.minimum(expert, bucket),
         shards=shards,
         shard_of=shard_of,
     )
@@ -610,7 +602,8 @@ def _reductions_s(
     replicated: Array,
     expert: Array | None,
 ) -> tuple[Array, Array]:
-    """(t, t'): the all-reduce of `replicated` and `expert` parameters over the rows' groups at
+    """(t, t'): the all-reduce of `replicated` and `expert` parameters (one row per row of the
+    rows, or a stack of such rows, each reduced alike) over the rows' groups at
     the width the gradients are reduced at (`step.assembly.gradient_reduction_s` under
     `physics.grad_reduce_fp32`) and at the width the parameters are gathered at (1 byte a
     weight with `fp8_gather`, `_fp8_gather_s`): `step.assembly.step_comm`'s t_grad and t_gather
@@ -634,7 +627,7 @@ def _exposed_reduction_floor_s(
     the first stage's layers. From the same groups, parameters and buckets
     (`dp_bucket_params`, `FloorRows`) as the candidate's step (`search.realistic`), with t, t'
     the whole reduction at the gradients' and at the gathered width and t_b, t'_b a bucket's
-    (`_reductions_s`):
+    (`_reductions_s`, both in one pass):
       sharded:   max(max(t/2 − X, t_b/2) + t'_b/2,  t_b/2 + max(t'/2 − X, t'_b/2),
                      t/2 + t'/2 − X)
       unsharded: max(t − X, t_b)
@@ -651,9 +644,11 @@ def _exposed_reduction_floor_s(
     pipeline plus that term at X_c, which is at most its step (t_full ≥ x,
     `_layout_step_floors_s`). Every operation but the subtractions rounds monotonically; the
     walk compares with the slack `search.PRUNE_SLACK`."""
-    t, t_prime = _reductions_s(physics, levels, r, fp8_gather, r.replicated, r.expert)
-    t_b, t_prime_b = _reductions_s(
-        physics, levels, r, fp8_gather, r.bucket_replicated, r.bucket_expert
+    bucket = dp_bucket_params(r.gradient.dense)  # the whole gradient and one bucket's, at once
+    replicated = np.stack([r.replicated, np.minimum(r.replicated, bucket)])
+    expert = None if r.expert is None else np.stack([r.expert, np.minimum(r.expert, bucket)])
+    (t, t_b), (t_prime, t_prime_b) = _reductions_s(
+        physics, levels, r, fp8_gather, replicated, expert
     )
     x = stage_pass_s
     if physics.zero_stage < 1:

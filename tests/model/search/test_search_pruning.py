@@ -37,7 +37,7 @@ from pipeline.model.search.search import (
     physics_hardware,
     smallest_cluster,
 )
-from pipeline.model.step.assembly import StepParts
+from pipeline.model.step.assembly import StepParts, dp_bucket_params
 from pipeline.schema import Scenario, compose_config, load_scenario
 from tests.strategies import hardware, models, search_options
 
@@ -404,8 +404,10 @@ def test_exposed_reduction_floor_spans_the_whole_reduction_down_to_its_buckets(
     t_grad, t_gather = floors._reductions_s(
         s.physics, levels, rows, False, rows.replicated, rows.expert
     )
+    bucket = dp_bucket_params(rows.gradient.dense)
+    expert_bucket = None if rows.expert is None else np.minimum(rows.expert, bucket)
     t_b, t_gather_b = floors._reductions_s(
-        s.physics, levels, rows, False, rows.bucket_replicated, rows.bucket_expert
+        s.physics, levels, rows, False, np.minimum(rows.replicated, bucket), expert_bucket
     )
     sharded = zero_stage >= 1
     whole = 0.5 * (t_grad + t_gather) if sharded else t_grad

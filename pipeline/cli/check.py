@@ -50,7 +50,7 @@ from pipeline.app.plan import RunPlan, plan_run
 from pipeline.cli.flags import read_flags
 from pipeline.execute.progress import stage
 from pipeline.io.parquet import OutputError
-from pipeline.nightly.settings import nightly_from_config
+from pipeline.nightly.settings import check_nightly_overrides, nightly_from_config
 from pipeline.schema.compose import (
     CONFIG_NAME,
     RUN_PRESET_NEEDED,
@@ -339,6 +339,7 @@ def check_config(full: DictConfig, *, multirun: bool = False) -> RunPlan:
     say = None
     if OmegaConf.select(task, "output.run_date") is not None:
         settings = nightly_from_config(task)
+        check_nightly_overrides([str(o) for o in full.hydra.overrides.task])
         if multirun:
             raise ConfigError(
                 "output.run_date",

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from omegaconf import DictConfig
 
 from pipeline.schema.errors import ConfigError
+from pipeline.schema.run import override_key, override_value
 from pipeline.schema.section import plain
 
 TODAY = "today"
@@ -74,3 +76,28 @@ def nightly_from_config(cfg: DictConfig, today: dt.date | None = None) -> Nightl
     return NightlySettings(
         Path(root).expanduser(), parse_run_date(output.get("run_date"), today=today)
     )
+
+
+NOT_READ_BY_NIGHTLY = {
+    "output.root": "set output.nightly_root instead",
+    "output.resume": "every series is evaluated afresh, so there is nothing to resume",
+}
+"""`output` keys a nightly run does not read, with what to do instead: it writes its whole run
+into a fresh staging directory of its own (`nightly.run`), then publishes it as
+ROOT/run_date=D under `output.nightly_root`, so neither the dataset root nor resuming in it
+applies."""
+
+
+def check_nightly_overrides(overrides: Sequence[str]) -> None:
+    """ConfigError naming the first command-line override of a key a nightly run does not read
+    (`NOT_READ_BY_NIGHTLY`): given, it would change nothing while the user expected it to,
+    e.g. `output.root=/srv/data` beside `+experiment=nightly` writing under outputs/nightly."""
+    for override in overrides:
+        key = override_key(override)
+        if key in NOT_READ_BY_NIGHTLY:
+            raise ConfigError(
+                key,
+                override_value(override),
+                "is not read by a nightly run, which writes its partition run_date=D under "
+                f"output.nightly_root: {NOT_READ_BY_NIGHTLY[key]} (docs/nightly.md)",
+            )

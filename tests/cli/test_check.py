@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from pipeline.cli.check import check_command_line, split_jobs
 from pipeline.schema import CONF_DIR
-from pipeline.schema.errors import InputError
+from pipeline.schema.errors import ConfigError, InputError
 
 TINY_GRID = "scaling.grid.max_d_model=16384"
 
@@ -84,3 +84,30 @@ def test_nightly_check_says_what_it_plans(
         "its rates centre on",
         "[dmlimits] checking the command line: uncertainty design: 8 series of the run's config",
     ]
+
+
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        ("output.root={data}", "set output.nightly_root instead"),
+        ("++output.resume=true", "nothing to resume"),
+    ],
+)
+def test_nightly_refuses_output_keys_it_does_not_read(
+    tmp_path: Path, given: str, hint: str
+) -> None:
+    """A nightly run writes its partition under output.nightly_root from a fresh staging
+    directory: an output.root or output.resume on its command line would change nothing, so
+    the check names it, where a plain run takes both."""
+    override = given.format(data=tmp_path / "data")
+    check_command_line([TINY_GRID, override])
+    nightly = [
+        "+experiment=nightly",
+        TINY_GRID,
+        f"output.nightly_root={tmp_path / 'nightly'}",
+        "output.run_date=2025-02-01",
+        override,
+    ]
+    with pytest.raises(ConfigError, match=rf"output\.\w+ = .*{hint}") as err:
+        check_command_line(nightly)
+    assert err.value.key == override.lstrip("+").split("=")[0]

@@ -30,6 +30,7 @@ from pipeline.io.read import (
     parse_date_dir,
     read_table,
     root_entries_skipped,
+    run_dates,
 )
 from pipeline.io.tables import TABLES
 from pipeline.io.text import write_text_atomic
@@ -212,7 +213,16 @@ def dataset_directory(root: Path, run_date: dt.date | None) -> Path:
         return latest_dataset_dir(root)
     directory = date_dir(root, run_date)
     if not directory.is_dir():
-        raise FileNotFoundError(f"nightly root {root} has no partition for {run_date}")
+        dates = run_dates(root)
+        if not dates:
+            raise FileNotFoundError(
+                f"--run-date {run_date} picks a nightly root's partition, but {root} has no "
+                "run_date=YYYY-MM-DD partitions (a dataset root): drop --run-date"
+            )
+        have = ", ".join(day.isoformat() for day in dates)
+        raise FileNotFoundError(
+            f"nightly root {root} has no partition for {run_date} (its dates: {have})"
+        )
     return directory
 
 

@@ -484,9 +484,10 @@ def llama3_mfu_table(g: Grid) -> list[str]:
 
 
 def held_out_table(held: tuple[Measured, ...]) -> list[str]:
-    """A held-out set (`modern_runs.held_out_runs`, `held_out_bf16_runs`: in no fit) at the
-    shipped constants: each source's step-time error on each GPU, over all its runs, then run
-    by run."""
+    """A held-out set (`modern_runs.held_out_runs`, `held_out_bf16_runs`: in no fit of
+    `matmul` and `network`; their H100 rows the sources of the 2025 speedup, `runs_2025`) at
+    the shipped constants: each source's step-time error on each GPU, over all its runs, then
+    run by run."""
     errors = step_errors(held, None, None)
     groups = [(m.source, hardware_of(m)) for m in held]
     lines = ["| source | GPU | runs | mean abs | mean |", "|---|---|---|---|---|"]

@@ -339,13 +339,13 @@ def check_config(full: DictConfig, *, multirun: bool = False) -> RunPlan:
     say = None
     if OmegaConf.select(task, "output.run_date") is not None:
         settings = nightly_from_config(task)
-        check_nightly_overrides([str(o) for o in full.hydra.overrides.task])
         if multirun:
             raise ConfigError(
                 "output.run_date",
                 settings.run_date.isoformat(),
                 "a nightly run is one job: sweep with sweep.axes instead of --multirun",
             )
+        check_nightly_overrides([str(o) for o in full.hydra.overrides.task])
         say = _checking  # a nightly's check takes seconds (its sweep, trends and design)
     hydra_config = HydraConfig.instance()
     previous = hydra_config.cfg

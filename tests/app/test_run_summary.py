@@ -90,7 +90,22 @@ def test_run_summary_names_the_software_its_gemms_are_timed_as() -> None:
     u_eff x peak (`physics.stack`, docs/model.md R.9): H100's own under 2025, `efficiency.matmul`
     under 2024; the paper's model reads no efficiency and says none."""
     new = summary("run=llama3_405b_8k_16384", "physics=realistic")
-    assert "physics=realistic (2025 software: GEMMs at 0.891 of u_eff x peak)" in new
+    assert "physics=realistic (2025 software: 16-bit GEMMs at 0.891 of u_eff x peak)" in new
     old = summary("run=llama3_405b_8k_16384", "physics=realistic", "physics.stack=2024")
-    assert "physics=realistic (2024 software: GEMMs at 0.775 of u_eff x peak)" in old
+    assert "physics=realistic (2024 software: 16-bit GEMMs at 0.775 of u_eff x peak)" in old
     assert "software" not in summary("run=llama3_405b_8k_16384").splitlines()[0]
+
+
+def test_run_summary_names_the_number_format_its_gemms_ran_in() -> None:
+    """Under `physics.precision=fp8` the header gives the FP8 speedup over the 16-bit rate (1.77
+    on H100, docs/model.md R.11); on a GPU without an FP8 peak it says the GEMMs ran 16-bit,
+    where the run's row would otherwise not show that the switch did nothing."""
+    fp8 = summary("run=llama3_405b_8k_16384", "physics=realistic", "physics.precision=fp8")
+    assert "(2025 software: FP8 GEMMs at 1.77 x 0.891 of u_eff x peak)" in fp8
+    a100 = summary(
+        "run=gpt_1p7b", "hardware=a100_sxm_80gb", "physics=realistic", "physics.precision=fp8"
+    )
+    assert (
+        "(2025 software: 16-bit GEMMs at 0.775 of u_eff x peak; a100_sxm_80gb has no FP8 peak, "
+        "so physics.precision=fp8 runs them 16-bit)"
+    ) in a100

@@ -64,7 +64,20 @@ def summary_lines(
             f"... and {tally.n_grid - MAX_SERIES_SHOWN} more series: see {root}/thresholds/"
         )
     lines += footer_lines(shown)
-    return lines + quirk_lines(tally)
+    return lines + quirk_lines(tally) + precision_lines(tally)
+
+
+def precision_lines(tally: RunTally) -> list[str]:
+    """A note naming the hardware whose grid series asked for FP8 GEMMs without an FP8 peak:
+    accepted beside other extensions, the switch changed nothing there (docs/model.md R.11),
+    which neither their rows nor their thresholds show."""
+    if not tally.fp8_refused_by:
+        return []
+    names = ", ".join(sorted(tally.fp8_refused_by))
+    return [
+        f"note: physics.precision=fp8 on {names}, without an FP8 peak: those series ran "
+        "16-bit GEMMs (docs/model.md R.11)"
+    ]
 
 
 def quirk_lines(tally: RunTally) -> list[str]:

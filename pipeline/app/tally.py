@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 
 from pipeline.app.plan import NO_SWEEP_POINT
 from pipeline.execute.series import SeriesOutcome
+from pipeline.model.compute.efficiency import fp8_gemms
 from pipeline.model.records.results import PointResult, SeriesLimits
+from pipeline.model.records.switches import Precision
 from pipeline.model.series import ClosedForms
 from pipeline.model.step.evaluate import Q1_TOLERANCE
 from pipeline.schema import Scenario
@@ -103,6 +105,9 @@ class RunTally:
     """Grid series with such rows."""
     q1_max_hidden_s: float = 0.0
     """The most latency per step Q1 drops from one row of a grid series."""
+    fp8_refused_by: set[str] = field(default_factory=set)
+    """Hardware of grid series that asked for FP8 GEMMs (`physics.precision=fp8`) beside other
+    extensions on a GPU without an FP8 peak, where they ran 16-bit (`fp8_gemms`)."""
 
     @classmethod
     def of(cls, summaries: Iterable[SeriesSummary]) -> RunTally:
@@ -122,6 +127,11 @@ class RunTally:
             self.n_runs += 1
             return
         self._keep_grid(summary_order(s), s)
+        scenario = s.scenario
+        if scenario.physics.precision is Precision.FP8 and not fp8_gemms(
+            scenario.hardware, scenario.physics
+        ):
+            self.fp8_refused_by.add(scenario.hardware_name)
         if s.q1_rows:
             self.q1_rows += s.q1_rows
             self.q1_series += 1
@@ -148,6 +158,7 @@ class RunTally:
         self.q1_rows += later.q1_rows
         self.q1_series += later.q1_series
         self.q1_max_hidden_s = max(self.q1_max_hidden_s, later.q1_max_hidden_s)
+        self.fp8_refused_by |= later.fp8_refused_by
 
     @property
     def shown_grid(self) -> list[SeriesSummary]:

@@ -71,9 +71,9 @@ def precision_lines(tally: RunTally) -> list[str]:
     """A note naming the hardware whose grid series asked for FP8 GEMMs without an FP8 peak:
     accepted beside other extensions, the switch changed nothing there (docs/model.md R.11),
     which neither their rows nor their thresholds show."""
-    if not tally.fp8_refused_by:
+    if not tally.fp8_without_peak:
         return []
-    names = ", ".join(sorted(tally.fp8_refused_by))
+    names = ", ".join(sorted(tally.fp8_without_peak))
     return [
         f"note: physics.precision=fp8 on {names}, without an FP8 peak: those series ran "
         "16-bit GEMMs (docs/model.md R.11)"

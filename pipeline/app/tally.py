@@ -105,7 +105,7 @@ class RunTally:
     """Grid series with such rows."""
     q1_max_hidden_s: float = 0.0
     """The most latency per step Q1 drops from one row of a grid series."""
-    fp8_refused_by: set[str] = field(default_factory=set)
+    fp8_without_peak: set[str] = field(default_factory=set)
     """Hardware of grid series that asked for FP8 GEMMs (`physics.precision=fp8`) beside other
     extensions on a GPU without an FP8 peak, where they ran 16-bit (`fp8_gemms`)."""
 
@@ -131,7 +131,7 @@ class RunTally:
         if scenario.physics.precision is Precision.FP8 and not fp8_gemms(
             scenario.hardware, scenario.physics
         ):
-            self.fp8_refused_by.add(scenario.hardware_name)
+            self.fp8_without_peak.add(scenario.hardware_name)
         if s.q1_rows:
             self.q1_rows += s.q1_rows
             self.q1_series += 1
@@ -158,7 +158,7 @@ class RunTally:
         self.q1_rows += later.q1_rows
         self.q1_series += later.q1_series
         self.q1_max_hidden_s = max(self.q1_max_hidden_s, later.q1_max_hidden_s)
-        self.fp8_refused_by |= later.fp8_refused_by
+        self.fp8_without_peak |= later.fp8_without_peak
 
     @property
     def shown_grid(self) -> list[SeriesSummary]:

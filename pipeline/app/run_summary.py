@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import math
 
-from pipeline.model.compute.efficiency import fp8_gemms, matmul_efficiency, precision_speedup
+from pipeline.model.compute.efficiency import (
+    fp8_gemms,
+    fp8_runs_16bit,
+    matmul_efficiency,
+    precision_speedup,
+)
 from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.records.results import InfeasibleReason, PointResult
 from pipeline.model.records.run import RunCost
-from pipeline.model.records.switches import Precision
 from pipeline.schema import Scenario
 
 DAY_S = 86_400.0
@@ -140,7 +144,7 @@ def _software(scenario: Scenario) -> str:
     number format they compute in and the share of u_eff · peak (the 16-bit peak) they run at
     (`compute.efficiency.matmul_efficiency`), under FP8 times the FP8 speedup
     (`precision_speedup`); where FP8 was asked of a GPU without an FP8 peak, that its GEMMs run
-    16-bit (`fp8_gemms`, docs/model.md R.11). Nothing under the paper's model, which reads no
+    16-bit (`fp8_runs_16bit`, docs/model.md R.11). Nothing under the paper's model, which reads no
     efficiency."""
     physics, hw = scenario.physics, scenario.hardware
     if physics.is_paper:
@@ -149,7 +153,7 @@ def _software(scenario: Scenario) -> str:
     if fp8_gemms(hw, physics):  # the 16-bit rate times the FP8 speedup
         faster = precision_speedup(hw, physics)
         return f" ({physics.stack} software: FP8 GEMMs at {faster:.3g} x {share})"
-    if physics.precision is Precision.FP8:
+    if fp8_runs_16bit(hw, physics):
         return (
             f" ({physics.stack} software: 16-bit GEMMs at {share}; {scenario.hardware_name} has "
             "no FP8 peak, so physics.precision=fp8 runs them 16-bit)"

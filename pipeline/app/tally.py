@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 
 from pipeline.app.plan import NO_SWEEP_POINT
 from pipeline.execute.series import SeriesOutcome
-from pipeline.model.compute.efficiency import fp8_gemms
+from pipeline.model.compute.efficiency import fp8_runs_16bit
 from pipeline.model.records.results import PointResult, SeriesLimits
-from pipeline.model.records.switches import Precision
 from pipeline.model.series import ClosedForms
 from pipeline.model.step.evaluate import Q1_TOLERANCE
 from pipeline.schema import Scenario
@@ -107,7 +106,7 @@ class RunTally:
     """The most latency per step Q1 drops from one row of a grid series."""
     fp8_without_peak: set[str] = field(default_factory=set)
     """Hardware of grid series that asked for FP8 GEMMs (`physics.precision=fp8`) beside other
-    extensions on a GPU without an FP8 peak, where they ran 16-bit (`fp8_gemms`)."""
+    extensions on a GPU without an FP8 peak, where they ran 16-bit (`fp8_runs_16bit`)."""
 
     @classmethod
     def of(cls, summaries: Iterable[SeriesSummary]) -> RunTally:
@@ -127,11 +126,8 @@ class RunTally:
             self.n_runs += 1
             return
         self._keep_grid(summary_order(s), s)
-        scenario = s.scenario
-        if scenario.physics.precision is Precision.FP8 and not fp8_gemms(
-            scenario.hardware, scenario.physics
-        ):
-            self.fp8_without_peak.add(scenario.hardware_name)
+        if fp8_runs_16bit(s.scenario.hardware, s.scenario.physics):
+            self.fp8_without_peak.add(s.scenario.hardware_name)
         if s.q1_rows:
             self.q1_rows += s.q1_rows
             self.q1_series += 1

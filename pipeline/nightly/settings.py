@@ -10,7 +10,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from pipeline.schema.errors import ConfigError
-from pipeline.schema.run import override_key, override_value
+from pipeline.schema.run import first_override_of
 from pipeline.schema.section import plain
 
 TODAY = "today"
@@ -92,12 +92,12 @@ def check_nightly_overrides(overrides: Sequence[str]) -> None:
     """ConfigError naming the first command-line override of a key a nightly run does not read
     (`NOT_READ_BY_NIGHTLY`): given, it would change nothing while the user expected it to,
     e.g. `output.root=/srv/data` beside `+experiment=nightly` writing under outputs/nightly."""
-    for override in overrides:
-        key = override_key(override)
-        if key in NOT_READ_BY_NIGHTLY:
-            raise ConfigError(
-                key,
-                override_value(override),
-                "is not read by a nightly run, which writes its partition run_date=D under "
-                f"output.nightly_root: {NOT_READ_BY_NIGHTLY[key]} (docs/nightly.md)",
-            )
+    found = first_override_of(overrides, NOT_READ_BY_NIGHTLY)
+    if found is not None:
+        key, value, which = found
+        raise ConfigError(
+            key,
+            value,
+            "is not read by a nightly run, which writes its partition run_date=D under "
+            f"output.nightly_root: {NOT_READ_BY_NIGHTLY[which]} (docs/nightly.md)",
+        )

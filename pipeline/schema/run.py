@@ -18,6 +18,7 @@ documents them. Layers need not divide `pp`: `stage_layers` places them (Llama 3
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import fields
 
 from pipeline.model.compute.efficiency import fp8_gemms
@@ -275,18 +276,33 @@ def override_value(override: str) -> str | None:
     return override.split("=", 1)[1] if "=" in override else None
 
 
+def first_override_of(
+    overrides: Iterable[str], keys: Iterable[str]
+) -> tuple[str, str | None, str] | None:
+    """(key, value, which) of the first of `overrides` that sets one of `keys` or a key under
+    it (`which`, the one of `keys` it sets): the override a check refuses; None if none does."""
+    wanted = tuple(keys)
+    for override in overrides:
+        key = override_key(override)
+        for which in wanted:
+            if key == which or key.startswith(f"{which}."):
+                return key, override_value(override), which
+    return None
+
+
 def check_run_overrides(run_name: str, overrides: tuple[str, ...]) -> None:
     """ConfigError naming the first override of a key `run=run_name` does not read
     (`RUN_COUNTERPARTS`): set on the command line, it would change nothing while the row and
     its summary said otherwise (`physics.recompute=none` beside a run that recomputes)."""
-    for override in overrides:
-        key = override_key(override)
-        for ignored, counterpart in RUN_COUNTERPARTS.items():
-            if key == ignored or key.startswith(f"{ignored}."):
-                instead = f" (the run's own key is {counterpart})" if counterpart else ""
-                raise ConfigError(
-                    key,
-                    override_value(override),
-                    f"is not read by run={run_name}, whose model, batch and layout are its "
-                    f"own: drop it{instead}",
-                )
+    found = first_override_of(overrides, RUN_COUNTERPARTS)
+    if found is None:
+        return
+    key, value, ignored = found
+    counterpart = RUN_COUNTERPARTS[ignored]
+    instead = f" (the run's own key is {counterpart})" if counterpart else ""
+    raise ConfigError(
+        key,
+        value,
+        f"is not read by run={run_name}, whose model, batch and layout are its own: drop "
+        f"it{instead}",
+    )

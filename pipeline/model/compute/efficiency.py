@@ -81,6 +81,13 @@ def fp8_gemms(hw: HardwareSpec, physics: Physics) -> bool:
     return precision_speedup(hw, physics) > 1.0
 
 
+def fp8_runs_16bit(hw: HardwareSpec, physics: Physics) -> bool:
+    """Whether `physics.precision: fp8` was asked of a GPU whose GEMMs cannot run it (no FP8
+    peak, `fp8_gemms` False): accepted beside other extensions, they run 16-bit, which a run's
+    summary then says (docs/model.md R.11)."""
+    return physics.precision is Precision.FP8 and not fp8_gemms(hw, physics)
+
+
 def fp8_weights_only(hw: HardwareSpec, physics: Physics) -> bool:
     """Whether grid layouts hold their weights in FP8 only (`physics.fp8_params`, Megatron-Core's
     `fp8_param_gather`): FP8 GEMMs (`fp8_gemms`) with the switch on and a sharded optimizer

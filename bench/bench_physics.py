@@ -45,6 +45,7 @@ SWITCHES_OFF = {
     "physics.tensor_memory": "false",
     "physics.max_context_parallel": "1",
     "physics.hbm_capacity": "datasheet",
+    "physics.expert_imbalance": "0",
 }
 
 

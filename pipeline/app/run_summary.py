@@ -18,7 +18,7 @@ from pipeline.model.compute.efficiency import (
 )
 from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.records.results import InfeasibleReason, PointResult
-from pipeline.model.records.run import RunCost
+from pipeline.model.records.run import RunCost, RunSpec
 from pipeline.schema import Scenario
 
 DAY_S = 86_400.0
@@ -56,6 +56,8 @@ def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = 
             f"{layout.microbatches} microbatches per step, interleave {layout.pp_interleave}, "
             f"recompute {point.recompute}"
         )
+        if run.shape.experts > 1:
+            lines.append(f"  {_routing(run, ep)}")
         lines.append(
             f"  MFU {cost.mfu:.3f}, HFU {cost.hfu:.3f}; {cost.step_time_s:.4g} s per step; "
             f"{_training_days(point):.4g} days of training (budget {scenario.duration_s / DAY_S:.4g}"
@@ -64,6 +66,21 @@ def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = 
         lines.append(f"  memory per GPU {_memory(cost, scenario)}")
     lines.append(f"  {verdict(scenario, point)}")
     return lines
+
+
+def _routing(run: RunSpec, ep: int) -> str:
+    """How a mixture of experts' tokens reach its experts, as the step charges them (docs/model.md
+    R.5.1): on ep > 1 ranks, the busiest rank's share (`run.expert_imbalance`)."""
+    top = f"top-{run.shape.top_k} of {run.shape.experts} experts"
+    x = run.layout.expert_imbalance
+    if ep == 1:
+        return f"routing: {top}, all on every GPU: routing moves no work between GPUs"
+    if x == 0.0:
+        return f"routing: {top} over {ep} expert ranks in balance (run.expert_imbalance 0)"
+    return (
+        f"routing: {top} over {ep} expert ranks, the busiest computing {1.0 + x:.3g} x the "
+        f"balanced tokens (run.expert_imbalance {x:g})"
+    )
 
 
 PAPER_COUNT = (

@@ -10,7 +10,8 @@ switch that searches a run's layout), `experts`
 `gpu_budget` (default null: a searched layout uses exactly the given GPUs; a number: at most that many), `microbatch_group` (default 0: pp), `overlap_p2p`, `overlap_dp`, `dp_overlap`
 (Megatron-Core's distributed optimizer overlap), `tp_comm_overlap` (Transformer Engine's,
 inside NVLink only), `cp_all_gather`, `grad_reduce_fp32` (gradients reduced in FP32) and
-`fp8_params` (FP8 weights only, under `physics.precision=fp8`) (default false) and `tokens` (default null: the scaling law's
+`fp8_params` (FP8 weights only, under `physics.precision=fp8`) (default false), `expert_imbalance`
+(default 0: balanced routing; the busiest expert rank's excess of routed tokens) and `tokens` (default null: the scaling law's
 tokens per parameter times the run's parameters), declared from the `TransformerShape`,
 `RunLayout` and `RunSpec` fields. They may come from a user's own `--config-dir`; docs/configuration.md
 documents them. Layers need not divide `pp`: `stage_layers` places them (Llama 3's placement).
@@ -54,6 +55,21 @@ OPTIONAL_RUN_SWITCHES = {
 }
 """Switches that may be left out, with the default of Megatron-LM's GPT runs (2021-2022)."""
 RUN_RECOMPUTE = (Recompute.NONE.value, Recompute.SELECTIVE.value, Recompute.FULL.value)
+
+
+def run_expert_imbalance(sec: Section, shape: TransformerShape) -> float:
+    """`expert_imbalance` (a fraction >= 0; default 0, balanced routing); a ConfigError when
+    above 0 for a run without experts, where it would do nothing."""
+    if not sec.has("expert_imbalance"):
+        return 0.0
+    value = sec.number("expert_imbalance", "fraction", exclusive=False)
+    if value > 0.0 and shape.experts == 1:
+        raise ConfigError(
+            sec.key("expert_imbalance"),
+            value,
+            "does nothing without experts (run.experts > 1): set 0 or leave it out",
+        )
+    return value
 
 
 def _divides(sec: Section, key: str, divisor: int, quantity: str, size: int) -> None:
@@ -139,6 +155,7 @@ def run_from_config(node: object, path: str = "run") -> RunSpec | None:
         cp_all_gather=optional_switch(sec, "cp_all_gather"),
         grad_reduce_fp32=optional_switch(sec, "grad_reduce_fp32"),
         fp8_params=optional_switch(sec, "fp8_params"),
+        expert_imbalance=run_expert_imbalance(sec, shape),
     )
     search = sec.boolean("layout_search") if sec.has("layout_search") else False
     run = RunSpec(
@@ -239,6 +256,7 @@ RUN_COUNTERPARTS = {
     "physics.zero_stage": "run.zero_stage",
     "physics.grad_reduce_fp32": "run.grad_reduce_fp32",
     "physics.fp8_params": "run.fp8_params",
+    "physics.expert_imbalance": "run.expert_imbalance",
     "physics.max_context_parallel": "run.cp",
     "physics.cp_all_gather": "run.cp_all_gather",
     "physics.dp_overlap": "run.dp_overlap",

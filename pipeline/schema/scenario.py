@@ -247,6 +247,22 @@ def check_nic_striping(physics: Physics, hardware: HardwareSpec) -> None:
         )
 
 
+def check_expert_imbalance(physics: Physics, experts: bool) -> None:
+    """ConfigError when `physics.expert_imbalance` is the only extension on and the grid's
+    models have no experts (a dense scaling): as an inert switch
+    (`check_inert_switches`), it would change nothing but take the paper's model off its own
+    code path. Beside an extension that acts, or with experts, it is accepted."""
+    if experts or physics.is_paper:
+        return
+    if replace(physics, expert_imbalance=0.0).is_paper:
+        raise ConfigError(
+            "physics.expert_imbalance",
+            physics.expert_imbalance,
+            "does nothing without experts (scaling=sparse); alone it would change nothing but "
+            "the paper's code path: set 0",
+        )
+
+
 RUN_BATCH = "critical"
 """The batch choice a run's rows are filed under (`batch_law`): the root config's default
 (conf/config.yaml), which a run does not use either: its batch is its `global_batch_seqs`."""
@@ -361,6 +377,8 @@ def load_scenario(
         check_run_groups(run, batch_name, fixed_layout, scaling.name)
         check_run_batch(run, physics, scaling.laws.tokens_per_param)
         check_run_precision(run, physics, hardware)
+    if run is None:  # a run reads its own, run.expert_imbalance
+        check_expert_imbalance(physics, scaling.laws.sparse)
     laws = read(_with_batch, scaling.laws, batch_law)
     read(_check_grid, scaling.d_models, laws, options)
     if run is None and fixed_layout is None:

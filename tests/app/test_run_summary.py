@@ -109,3 +109,16 @@ def test_run_summary_names_the_number_format_its_gemms_ran_in() -> None:
         "(2025 software: 16-bit GEMMs at 0.775 of u_eff x peak; a100_sxm_80gb has no FP8 peak, "
         "so physics.precision=fp8 runs them 16-bit)"
     ) in a100
+
+
+def test_run_summary_says_how_a_mixture_of_experts_routes() -> None:
+    """A run with experts names its routing as the step charges it: in balance by default, the
+    busiest expert rank's share under `run.expert_imbalance`, none over one expert rank; a dense
+    run says nothing of routing (docs/model.md R.5.1)."""
+    moe = ["run=gpt_1t", "hardware=a100_sxm_80gb", "physics=realistic", "run.experts=8"]
+    moe += ["run.top_k=2"]
+    assert "top-2 of 8 experts over 2 expert ranks in balance" in summary(*moe, "run.ep=2")
+    busy = summary(*moe, "run.ep=2", "run.expert_imbalance=0.41")
+    assert "the busiest computing 1.41 x the balanced tokens (run.expert_imbalance 0.41)" in busy
+    assert "all on every GPU: routing moves no work between GPUs" in summary(*moe)
+    assert "routing" not in summary("run=gpt_1t", "hardware=a100_sxm_80gb", "physics=realistic")

@@ -263,6 +263,7 @@ def candidate_runs(
         tp_overlap_in_domain=flags & physics.tp_overlap_in_domain,
         grad_reduce_fp32=flags & physics.grad_reduce_fp32,
         fp8_params=flags & physics.fp8_params,
+        expert_imbalance=np.full(rows.shape, physics.expert_imbalance),
     )
 
 
@@ -387,6 +388,7 @@ def run_layout_of(c: Candidates, row: int, shape: ModelShape, physics: Physics) 
         zero_stage=physics.zero_stage,
         grad_reduce_fp32=physics.grad_reduce_fp32,
         fp8_params=physics.fp8_params,
+        expert_imbalance=physics.expert_imbalance,
     )
 
 

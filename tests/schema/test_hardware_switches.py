@@ -208,6 +208,25 @@ def test_a_switch_beside_what_it_needs_is_accepted() -> None:
     assert [p.shape for p in row.points] != [p.shape for p in plain.points]
 
 
+def test_expert_imbalance_acts_alone_only_with_experts() -> None:
+    """The busiest expert rank's excess, alone under physics=paper: refused for a dense grid
+    (it changes nothing there but the code path) and, as a run's own key, for a dense run;
+    accepted for a sparse grid and beside extensions that act whatever the model."""
+    for dense, key in (
+        (["physics.expert_imbalance=0.4"], "physics.expert_imbalance"),
+        (["run=gpt_1t", "physics=realistic", "run.expert_imbalance=0.4"], "run.expert_imbalance"),
+    ):
+        with pytest.raises(ConfigError, match="does nothing without experts") as info:
+            load_scenario(compose_config(dense))
+        assert info.value.key == key
+    for acts in (
+        ["scaling=sparse", "physics.expert_imbalance=0.4"],
+        ["physics=realistic"],
+        ["physics.expert_imbalance=0.4", "physics.attention=true"],
+    ):
+        assert not load_scenario(compose_config(acts)).physics.is_paper
+
+
 def test_projected_year_past_the_peak_bound_names_the_latest_year_in_bounds() -> None:
     """hardware.year=2100 projects H100 past the 1e30 FLOP/s bound: refused, naming the
     latest year whose projection is within every bound, and that year is accepted."""

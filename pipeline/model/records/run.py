@@ -69,6 +69,13 @@ class RunLayout:
     in the optimizer state; a sharded optimizer all-gathers them in FP8, 1 byte each
     (`step.assembly.Schedule.gather_width`). False: a 16-bit weight and its FP8 copies, gathered at
     16 bits."""
+    expert_imbalance: float = 0.0
+    """With experts split over more than one expert-parallel rank (`ep` > 1), the busiest
+    rank's local experts compute 1 + this times the balanced tokens: routing without token
+    dropping, whose combine waits for that rank (`compute.experts`, docs/model.md R.5.1); 0:
+    balanced, as NVIDIA's published mixture-of-experts benchmarks run (their recipes force the
+    router to balance, or drop tokens past a capacity factor). The grid's layouts take
+    `physics.expert_imbalance`."""
 
     @property
     def n_gpu(self) -> int:

@@ -207,6 +207,11 @@ class Physics(KeepsHash):
     hbm_capacity: HbmCapacity = HbmCapacity.DATASHEET
     """The capacity memory checks compare a GPU's bytes with: the datasheet's decimal
     gigabytes (the paper's) or what the driver reports (`memory.capacity`)."""
+    expert_imbalance: float = 0.0
+    """Mixture-of-experts layers split over more than one expert-parallel rank compute, on their
+    busiest rank, 1 + this times the balanced share of routed tokens: routing without token
+    dropping, whose combine waits for that rank (`compute.experts`, docs/model.md R.5.1); 0:
+    balanced routing, as the paper's model (capacity factor 1)."""
     stack: int = STACK_2024
     """The software generation whose kernels run the weight GEMMs (`STACKS`): 2024, the stacks
     of 2021-2024 (Megatron-LM, Megatron-Core and NeMo 24.x, Meta's Llama 3), whose GEMMs run at
@@ -243,6 +248,7 @@ class Physics(KeepsHash):
                 or self.gemm_waves
                 or self.grad_reduce_fp32
                 or self.fp8_params
+                or self.expert_imbalance != 0.0
                 or self.hbm_capacity is not HbmCapacity.DATASHEET
             )
             and self.efficiency == Efficiency()

@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.compute.efficiency import fp8_gemms, matmul_calls_s
+from pipeline.model.compute.experts import busiest_rank_expert_tokens
 from pipeline.model.compute.flop import (
     attention_weight_params,
     expert_weight_params,
@@ -107,6 +108,9 @@ class RunLayouts:
     fp8_params: NDArray[np.bool_] | None = None
     """Weights held in FP8 only under FP8 GEMMs (a run's `fp8_params`); None: a 16-bit weight
     and its FP8 copies, as every grid row."""
+    expert_imbalance: Array | None = None
+    """The busiest expert rank's excess of routed tokens (a run's `expert_imbalance`, a grid
+    row's `physics.expert_imbalance`); None: balanced routing."""
 
     @property
     def fp8_weights_only(self) -> NDArray[np.bool_] | None:
@@ -148,6 +152,7 @@ class RunLayouts:
             tp_overlap_in_domain=tp_overlap,
             grad_reduce_fp32=np.array([lay.grad_reduce_fp32 for lay in layouts], dtype=bool),
             fp8_params=np.array([lay.fp8_params for lay in layouts], dtype=bool),
+            expert_imbalance=col("expert_imbalance"),
         )
 
     @property
@@ -277,7 +282,8 @@ class Stages:
 def run_layer_work(shape: TransformerShape, lay: RunLayouts) -> LayerWork:
     """One layer and microbatch of each row on one GPU: 1-D tensor parallelism (t_m = 1,
     t_ff = t; 2-D: t_m = N_TPm, t_ff = t/N_TPm), b·s/c tokens, of a mixture of experts its E/e local experts one after another,
-    each on `expert_tokens` tokens (Megatron-Core's sequential or grouped expert GEMMs)."""
+    each on `expert_tokens` tokens (Megatron-Core's sequential or grouped expert GEMMs), those of
+    the busiest expert rank (`compute.experts.busiest_rank_expert_tokens`)."""
     tokens = lay.microbatch_seqs * shape.seq_len / lay.cp
     one = np.ones_like(tokens)
     return LayerWork(
@@ -290,7 +296,11 @@ def run_layer_work(shape: TransformerShape, lay: RunLayouts) -> LayerWork:
         tp_ff=lay.tp / lay.tp_m,
         sp=lay.sp,
         tokens=tokens,
-        expert_tokens=expert_tokens(shape, tokens, lay.ep),
+        expert_tokens=busiest_rank_expert_tokens(
+            expert_tokens(shape, tokens, lay.ep),
+            lay.ep,
+            0.0 if lay.expert_imbalance is None else lay.expert_imbalance,
+        ),
         local_experts=shape.experts / lay.ep,
         mlp_matrices=shape.mlp_matrices,
         top_k=float(shape.top_k),

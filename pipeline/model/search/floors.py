@@ -116,7 +116,8 @@ def step_floor_terms_s(
     launches, `search.grid.grid_layer_launches_s`) plus its weight matmuls' FLOP over
     R (`matmul_calls_s`: every call's time is overhead plus a maximum that includes its padded
     FLOP ≥ 2·d1·d2·b over F_eff·e = R, e = `matmul_efficiency`, the same product), and
-    those FLOP are 6 · (S/N_EP) · nanobatch · W_l / N_TP. Every schedule has m ≥ N_PP (1F1B m ≥ N_PP,
+    those FLOP are at least 6 · (S/N_EP) · nanobatch · W_l / N_TP (the busiest expert rank's
+    experts compute 1 + x times the nanobatch, `compute.experts`, x ≥ 0). Every schedule has m ≥ N_PP (1F1B m ≥ N_PP,
     zero-bubble m ≥ 2·N_PP), so the layers number at least L: a. Plain 1F1B with m < N_PP
     (`Physics.few_microbatches`, v = 1) runs its m passes of L/N_PP layers and fills and drains
     through the other N_PP − 1 stages (`step.pipeline.pipeline_step_s`: (m + N_PP − 1)·(L/N_PP)
@@ -373,7 +374,7 @@ def _layout_step_floors_s(
     any of these (`step.pipeline`'s module docstring). t_layer ≥ C (`step_floor_terms_s`:
     launches plus weight FLOP over the matmul rate, each call's FLOP padded,
     `compute.matmul.matmul_flop`: ≥ 2·d1·d2·b̂ for its b tokens; the e experts' on b tokens
-    each, the projections on e·b, padded to at least b̂ when e = 1 and at least e·b always;
+    each, or (1 + x)·b ≥ b on the busiest expert rank (`compute.experts`), the projections on e·b, padded to at least b̂ when e = 1 and at least e·b always;
     recomputation and the ring only add), and t_layer ≥ the layer at unbounded HBM bandwidth
     (`grid_layer_floor_s`: the same shard's layer, every HBM term at its least). With TP
     overlap t_tp' = max(t_tp − t_gemm, 0) (or t_tp, where `tp_overlap_in_domain` exposes it), and t_layer − t_gemm ≥ K_ng (the layer's

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from pipeline.model.caches import cached
 from pipeline.model.compute.efficiency import fp8_gemms, holds_fp8_weights
+from pipeline.model.compute.experts import busiest_rank_expert_tokens
 from pipeline.model.compute.layer import (
     LayerTimes,
     LayerTraffic,
@@ -123,10 +124,12 @@ def grid_layer_work(
     """Rows of grid candidates (`nano`: tokens per expert per microbatch; `local`: S/N_EP, the
     experts on one GPU, default 1): one layer on the GPU's local·nano tokens, its attention
     once, its `local` experts one after another on `nano` tokens each, as a run's E/e experts
-    (`runs.training_run.run_layer_work`)."""
+    (`runs.training_run.run_layer_work`); on the busiest of the N_EP = S/local expert ranks
+    (`compute.experts.busiest_rank_expert_tokens`)."""
     d = float(shape.d_model)
     one = np.ones_like(nano)
     experts = one if local is None else local
+    ranks = float(shape.sparsity) / experts  # N_EP
     return LayerWork(
         hidden=d * one,
         ffn=float(shape.d_ff) * one,
@@ -137,7 +140,7 @@ def grid_layer_work(
         tp_ff=tp_ff,
         sp=sequence_parallel_degree(physics, tp_model, tp_ff),
         tokens=nano * experts,
-        expert_tokens=nano,
+        expert_tokens=busiest_rank_expert_tokens(nano, ranks, physics.expert_imbalance),
         local_experts=experts,
     )
 

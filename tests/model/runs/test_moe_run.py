@@ -124,7 +124,7 @@ def test_moe_one_expert_is_the_dense_run() -> None:
 
 def test_moe_top_1_of_one_expert_per_rank_runs_dense_gemms() -> None:
     """e = E experts, top-1: each GPU's one expert sees its own tokens, so the matmul time is the
-    dense layer's (Switch routing, balanced)."""
+    dense layer's (Switch routing, balanced: a run's `expert_imbalance` 0, its default)."""
     physics = realistic()
     hw = preset("h100_sxm")
     dense = TransformerShape(8, 2048, 8192, 16, 16, 51200, 2048)
@@ -135,6 +135,54 @@ def test_moe_top_1_of_one_expert_per_rank_runs_dense_gemms() -> None:
         hw, physics, RunSpec("r", moe, 64, dataclasses.replace(lay, ep=8))
     ).t_matmul_s
     assert t_moe == pytest.approx(t_dense, rel=1e-12)
+
+
+def test_busiest_expert_rank_runs_the_experts_on_more_tokens() -> None:
+    """Under a run's `expert_imbalance` x the experts split over e > 1 ranks compute 1 + x times
+    the balanced tokens (docs/model.md R.5.1). e = E, top-1 and attention off (a layer is its
+    MLP): a microbatch of 2 sequences under x = 0.5 runs the GEMMs of one of 3 sequences
+    balanced, and the run is slower than balanced."""
+    hw = preset("h100_sxm")
+    physics = dataclasses.replace(realistic(), attention=False)
+    moe = dataclasses.replace(TransformerShape(8, 2048, 8192, 16, 16, 51200, 2048), experts=8)
+    two = RunSpec("r", moe, 64, RunLayout(1, 1, 8, 2, ep=8, expert_imbalance=0.5))
+    balanced = dataclasses.replace(two, layout=dataclasses.replace(two.layout, expert_imbalance=0))
+    three = RunSpec("r", moe, 96, RunLayout(1, 1, 8, 3, ep=8))
+    assert evaluate_run(hw, physics, two).t_matmul_s == pytest.approx(
+        evaluate_run(hw, physics, three).t_matmul_s, rel=1e-12
+    )
+    assert (
+        evaluate_run(hw, physics, two).step_time_s > evaluate_run(hw, physics, balanced).step_time_s
+    )
+
+
+def test_expert_imbalance_leaves_one_expert_rank_alone() -> None:
+    """With every expert on one rank (e = 1) routing moves no work between GPUs: the run is the
+    same under any `expert_imbalance`."""
+    hw = preset("h100_sxm")
+    lay = RunLayout(2, 2, 4, 2, sequence_parallel=True)
+    run = RunSpec("r", MOE, 64, lay)
+    physics = realistic()
+    assert (
+        evaluate_run(hw, physics, run).step_time_s
+        == evaluate_run(
+            hw,
+            physics,
+            dataclasses.replace(run, layout=dataclasses.replace(lay, expert_imbalance=0.4)),
+        ).step_time_s
+    )
+
+
+def test_run_reads_its_own_imbalance_not_the_grids() -> None:
+    """A run routes as its layout says (`RunLayout.expert_imbalance`, default 0), whatever
+    `physics.expert_imbalance` (the grid's, 0.41 in physics=realistic)."""
+    hw = preset("h100_sxm")
+    run = RunSpec("r", MOE, 64, RunLayout(1, 1, 8, 2, ep=8))
+    physics = realistic()
+    assert physics.expert_imbalance == 0.41
+    assert evaluate_run(hw, physics, run) == evaluate_run(
+        hw, dataclasses.replace(physics, expert_imbalance=0.0), run
+    )
 
 
 def test_moe_run_search_tries_expert_parallel_sizes() -> None:

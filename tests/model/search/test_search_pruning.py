@@ -499,7 +499,7 @@ def _points_alone_then_warm(
 
 @pytest.mark.parametrize(
     ("scaling", "d_model", "shared"),
-    [("dense", 16384, False), ("sparse", 6144, True), ("sparse", 22528, True)],
+    [("dense", 16384, False), ("sparse", 12288, True), ("sparse", 22528, True)],
 )
 def test_kept_choices_are_shared_by_gpus_that_differ_in_hbm_capacity(
     scaling: str, d_model: int, shared: bool

@@ -119,12 +119,13 @@ def check_largest_model(d_model: int, laws: ScalingLaws, options: SearchOptions)
 
 @dataclass(frozen=True, slots=True)
 class InertSwitch:
-    """An extension that acts only through the hardware or another setting: its `name` in
-    `Physics`, the value that turns it off, whether it can do nothing (`idle`) and why not."""
+    """An extension that acts only through the hardware, another setting or the grid's models:
+    its `name` in `Physics`, the value that turns it off, whether it can do nothing (`idle`, of
+    the physics, the hardware and the scaling laws) and why not."""
 
     name: str
     off: object
-    idle: Callable[[Physics, HardwareSpec], bool]
+    idle: Callable[[Physics, HardwareSpec, ScalingLaws], bool]
     reason: Callable[[HardwareSpec], str]
 
 
@@ -140,7 +141,7 @@ INERT_SWITCHES = (
     InertSwitch(
         "tensor_memory",
         False,
-        lambda _, hw: not has_tensor_memory(hw),
+        lambda _, hw, __: not has_tensor_memory(hw),
         lambda hw: (
             f"{hw.name} has no tensor memory (Blackwell-class hardware only: "
             f"hardware.flop_per_clock_per_thread >= {TENSOR_MEMORY_MIN_FLOP_PER_CLOCK_PER_THREAD:g}); "
@@ -150,7 +151,7 @@ INERT_SWITCHES = (
     InertSwitch(
         "precision",
         Precision.BF16,
-        lambda _, hw: hw.fp8_flop_per_s is None,
+        lambda _, hw, __: hw.fp8_flop_per_s is None,
         lambda hw: (
             f"{hw.name} has no FP8 tensor peak (hardware.dense_fp8_tflop_per_s unset: Hopper "
             "and later have one); FP8 would change nothing but the paper's code path: set bf16"
@@ -159,39 +160,49 @@ INERT_SWITCHES = (
     InertSwitch(
         "cp_all_gather",
         False,
-        lambda p, _: p.max_context_parallel <= 1,
+        lambda p, _, __: p.max_context_parallel <= 1,
         _needs("context parallelism, physics.max_context_parallel > 1"),
     ),
     InertSwitch(
         "small_microbatches",
         False,
-        lambda p, _: not p.whole_sequences,
+        lambda p, _, __: not p.whole_sequences,
         _needs("physics.whole_sequences"),
     ),
     InertSwitch(
         "batch_at_row_flop",
         False,
-        lambda p, _: not (p.attention or p.whole_sequences),
+        lambda p, _, __: not (p.attention or p.whole_sequences),
         _needs("physics.attention or physics.whole_sequences (else a row trains the paper's C)"),
     ),
     InertSwitch(
         "fp8_params",
         False,
-        lambda p, _: p.precision is not Precision.FP8,
+        lambda p, _, __: p.precision is not Precision.FP8,
         _needs("FP8 GEMMs, physics.precision=fp8"),
     ),
     InertSwitch(
         "nic_striping",
         False,
-        lambda _, hw: not hw.level_sizes,
+        lambda _, hw, __: not hw.level_sizes,
         _needs("nodes, a network level below the top"),
+    ),
+    InertSwitch(
+        "expert_imbalance",
+        0.0,
+        lambda _, __, laws: not laws.sparse,
+        lambda _: (
+            "does nothing without experts (scaling=sparse; a run reads run.expert_imbalance); "
+            "alone it would change nothing but the paper's code path: set 0"
+        ),
     ),
 )
 """The extensions that act only through the hardware (tensor memory on Blackwell, docs/model.md
-R.8; FP8 where the GPU has an FP8 peak, R.11) or through another setting (docs/configuration.md)."""
+R.8; FP8 where the GPU has an FP8 peak, R.11), through another setting (docs/configuration.md)
+or through the grid's experts (the busiest expert rank's excess, R.5.1)."""
 
 
-def check_inert_switches(physics: Physics, hardware: HardwareSpec) -> None:
+def check_inert_switches(physics: Physics, hardware: HardwareSpec, laws: ScalingLaws) -> None:
     """ConfigError, naming the first, when the only extensions on are switches that can do
     nothing here (`INERT_SWITCHES`): they would change no rule the step applies, only take the
     paper's model off its own code path for Part II's step and move its answer (the H100 dense
@@ -200,7 +211,9 @@ def check_inert_switches(physics: Physics, hardware: HardwareSpec) -> None:
     if physics.is_paper:
         return
     inert = [
-        s for s in INERT_SWITCHES if getattr(physics, s.name) != s.off and s.idle(physics, hardware)
+        s
+        for s in INERT_SWITCHES
+        if getattr(physics, s.name) != s.off and s.idle(physics, hardware, laws)
     ]
     off: dict[str, Any] = {s.name: s.off for s in inert}
     if not inert or not replace(physics, **off).is_paper:
@@ -244,22 +257,6 @@ def check_nic_striping(physics: Physics, hardware: HardwareSpec) -> None:
             f"{hardware.name} gives no hardware.network.nics_per_node, which the switch "
             "stripes a ring crossing nodes over: set it (8 on DGX A100, H100 and B200 "
             "nodes) or set physics.nic_striping=false",
-        )
-
-
-def check_expert_imbalance(physics: Physics, experts: bool) -> None:
-    """ConfigError when `physics.expert_imbalance` is the only extension on and the grid's
-    models have no experts (a dense scaling): as an inert switch
-    (`check_inert_switches`), it would change nothing but take the paper's model off its own
-    code path. Beside an extension that acts, or with experts, it is accepted."""
-    if experts or physics.is_paper:
-        return
-    if replace(physics, expert_imbalance=0.0).is_paper:
-        raise ConfigError(
-            "physics.expert_imbalance",
-            physics.expert_imbalance,
-            "does nothing without experts (scaling=sparse); alone it would change nothing but "
-            "the paper's code path: set 0",
         )
 
 
@@ -370,15 +367,13 @@ def load_scenario(
     settings = read(physics_from_config, cfg["physics"]) if _has(cfg, "physics") else PAPER_SETTINGS
     options, physics = read(_search_options, settings, options), settings.physics
     read(check_nic_striping, physics, hardware)
-    read(check_inert_switches, physics, hardware)
+    read(check_inert_switches, physics, hardware, scaling.laws)
     read(check_fp8_speed, physics, hardware)
     run = read(run_from_config, cfg["run"]) if _has(cfg, "run") else None
     if run is not None:
         check_run_groups(run, batch_name, fixed_layout, scaling.name)
         check_run_batch(run, physics, scaling.laws.tokens_per_param)
         check_run_precision(run, physics, hardware)
-    if run is None:  # a run reads its own, run.expert_imbalance
-        check_expert_imbalance(physics, scaling.laws.sparse)
     laws = read(_with_batch, scaling.laws, batch_law)
     read(_check_grid, scaling.d_models, laws, options)
     if run is None and fixed_layout is None:

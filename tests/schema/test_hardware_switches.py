@@ -211,7 +211,8 @@ def test_a_switch_beside_what_it_needs_is_accepted() -> None:
 def test_expert_imbalance_acts_alone_only_with_experts() -> None:
     """The busiest expert rank's excess, alone under physics=paper: refused for a dense grid
     (it changes nothing there but the code path) and, as a run's own key, for a dense run;
-    accepted for a sparse grid and beside extensions that act whatever the model."""
+    accepted for a sparse grid and beside extensions that act whatever the model; beside
+    another switch that cannot act either, refused all the same."""
     for dense, key in (
         (["physics.expert_imbalance=0.4"], "physics.expert_imbalance"),
         (["run=gpt_1t", "physics=realistic", "run.expert_imbalance=0.4"], "run.expert_imbalance"),
@@ -219,6 +220,11 @@ def test_expert_imbalance_acts_alone_only_with_experts() -> None:
         with pytest.raises(ConfigError, match="does nothing without experts") as info:
             load_scenario(compose_config(dense))
         assert info.value.key == key
+    with pytest.raises(ConfigError, match="h100_sxm has no tensor memory") as info:
+        load_scenario(
+            compose_config(["physics.tensor_memory=true", "physics.expert_imbalance=0.4"])
+        )
+    assert info.value.key == "physics.tensor_memory"  # two that cannot act: the first named
     for acts in (
         ["scaling=sparse", "physics.expert_imbalance=0.4"],
         ["physics=realistic"],

@@ -118,49 +118,44 @@ class Derivation:
         return float(np.mean(self.imbalance))
 
 
+def _balanced_times(causal_halved: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: F_e and F_o (`megatron_flop_per_token_layer`), τ = (F_e + F_o) / T_bal and the
+    dropless slowdown T_bal / T_drop."""
+    m, rows = Qwen3Moe(), balance_rows()
+    flop = np.array([megatron_flop_per_token_layer(m, r.seq_len, causal_halved) for r in rows])
+    f_e, f_o = flop[:, 0], flop[:, 1]
+    balanced = np.array([r.tflops_balanced for r in rows])
+    dropless = np.array([r.tflops_dropless for r in rows])
+    return f_e, f_o, (f_e + f_o) / balanced, balanced / dropless
+
+
 def derived_imbalance(
     projections_at_expert_rate: bool = False, causal_halved: bool = True
 ) -> Derivation:
     """x of each row (module docstring); with `projections_at_expert_rate`, the attention
-    projections and logits at the experts' rate a instead of the core's."""
-    m, rows = Qwen3Moe(), balance_rows()
-    expert, rest, tau, ratio = [], [], [], []
-    for r in rows:
-        f_e, f_o = megatron_flop_per_token_layer(m, r.seq_len, causal_halved)
-        tau.append((f_e + f_o) / r.tflops_balanced)
-        ratio.append(r.tflops_balanced / r.tflops_dropless)
-        if projections_at_expert_rate:
-            core = megatron_flop_per_token_layer(m, r.seq_len, causal_halved)[1]
-            dense = megatron_flop_per_token_layer(m, 0, causal_halved)[1]
-            expert.append(f_e + dense)
-            rest.append(core - dense)
-        else:
-            expert.append(f_e)
-            rest.append(f_o)
-    t = np.array(tau)
-    design = np.column_stack([expert, rest]) / t[:, None]  # relative error of τ
-    (a, b), *_ = np.linalg.lstsq(design, np.ones_like(t), rcond=None)
-    fitted = a * np.array(expert) + b * np.array(rest)
-    f_e = np.array([megatron_flop_per_token_layer(m, r.seq_len)[0] for r in rows])
+    projections and logits (F_o at a sequence of 0 tokens) at the experts' rate a instead of
+    the core's."""
+    f_e, f_o, tau, ratio = _balanced_times(causal_halved)
+    moved = megatron_flop_per_token_layer(Qwen3Moe(), 0, causal_halved)[1]
+    moved = moved if projections_at_expert_rate else 0.0
+    expert, rest = f_e + moved, f_o - moved
+    design = np.column_stack([expert, rest]) / tau[:, None]  # relative error of τ
+    (a, b), *_ = np.linalg.lstsq(design, np.ones_like(tau), rcond=None)
     block = a * f_e  # the routed experts' time at balance
-    x = (np.array(ratio) - 1.0) * t / block
+    x = (ratio - 1.0) * tau / block
+    fitted = a * expert + b * rest
     return Derivation(
         tuple(float(v) for v in x),
-        tuple(float(v) for v in block / t),
-        tuple(float(v) for v in fitted / t - 1.0),
+        tuple(float(v) for v in block / tau),
+        tuple(float(v) for v in fitted / tau - 1.0),
     )
 
 
 def excess_time_spread(causal_halved: bool = True) -> float:
     """(max − min) / mean over the rows of (T_bal/T_drop − 1)·τ, the dropless runs' excess time
     per token and layer: 0 when the excess is the same at every sequence length."""
-    m = Qwen3Moe()
-    excess = []
-    for r in balance_rows():
-        f_e, f_o = megatron_flop_per_token_layer(m, r.seq_len, causal_halved)
-        tau = (f_e + f_o) / r.tflops_balanced
-        excess.append((r.tflops_balanced / r.tflops_dropless - 1.0) * tau)
-    e = np.array(excess)
+    _, _, tau, ratio = _balanced_times(causal_halved)
+    e = (ratio - 1.0) * tau
     return float((e.max() - e.min()) / e.mean())
 
 

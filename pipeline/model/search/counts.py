@@ -23,6 +23,7 @@ from pipeline.model.caches import cached
 from pipeline.model.compute.efficiency import matmul_efficiency, precision_speedup
 from pipeline.model.compute.flop import (
     active_weight_params,
+    attention_weight_params,
     expert_weight_params,
     flop_per_step,
     model_params,
@@ -130,6 +131,20 @@ def weight_training_flop(physics: Physics, shape: ModelShape) -> float:
         return shape.training_flop
     model = grid_transformer(shape)
     return 6.0 * model.layers * _layer_weights_per_token(physics, model) * shape.n_tokens
+
+
+def busiest_rank_weight_flop(physics: Physics, shape: ModelShape) -> float:
+    """`weight_training_flop` counted on the busiest expert-parallel rank of a layout that
+    splits its experts over N_EP > 1 ranks: the experts' MLP FLOP at 1 + x times the balanced
+    share (x = `physics.expert_imbalance`, `compute.experts.busiest_rank_expert_tokens`), the
+    attention projections' at it. `weight_training_flop` itself for a dense model or x = 0."""
+    if physics.is_paper or not physics.expert_imbalance or shape.sparsity == 1:
+        return weight_training_flop(physics, shape)
+    model = grid_transformer(shape)
+    experts = model.top_k * expert_weight_params(model)
+    attention = attention_weight_params(model) if physics.attention else 0.0
+    busiest = attention + (1.0 + physics.expert_imbalance) * experts
+    return 6.0 * model.layers * busiest * shape.n_tokens
 
 
 def layer_weight_flop_per_token(physics: Physics, shape: ModelShape) -> float:

@@ -33,6 +33,7 @@ from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics
 from pipeline.model.search.counts import (
+    busiest_rank_weight_flop,
     layer_weight_flop_per_token,
     matmul_rate_flop_per_s,
     weight_training_flop,
@@ -98,17 +99,30 @@ def _most_context_parallel(physics: Physics, opts: SearchOptions, shape: ModelSh
     return 1
 
 
+def experts_split(shape: ModelShape, n_gpu: int) -> bool:
+    """Whether every layout of the model on n_gpu GPUs splits its experts over N_EP > 1 ranks:
+    N_EP = gcd(N, S) for every layout the search enumerates (`search.enumeration`)."""
+    return math.gcd(n_gpu, shape.sparsity) > 1
+
+
 def step_floor_terms_s(
-    hw: HardwareSpec, physics: Physics, opts: SearchOptions, shape: ModelShape
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    split: bool = False,
 ) -> tuple[float, float]:
     """(a, b) such that every layout of the model on N GPUs has a step time ≥ a + b/N, from
-    compute alone (network-free), under realistic physics; (0, 0) under the paper's.
+    compute alone (network-free), under realistic physics; (0, 0) under the paper's. With
+    `split`, b of the cluster sizes whose layouts split their experts over N_EP > 1 ranks
+    (`experts_split`): the busiest rank's experts' FLOP at 1 + x times the balanced share.
 
     a = L · K, with K the fixed time of a layer call (`search.grid.grid_layer_launch_s`: its
     kernel launches times their overheads); b = ρ · 6 · L · W_l · B_tok / R with W_l the
     weights one token meets per layer (`weight_training_flop` / steps), R the matmul rate
     (`matmul_rate_flop_per_s`) and ρ the share of the batch a layout's nanobatches keep
-    (`batch_share_floor`; 1 for a dense model).
+    (`batch_share_floor`; 1 for a dense model). With `split`, W_l counts the experts' MLP
+    at 1 + x (`counts.busiest_rank_weight_flop`, x = `physics.expert_imbalance`).
 
     Proof. A layout's step runs its critical stage's (L/N_PP)·m layers, so
     t_step ≥ (L/N_PP)·m · t_layer (docs/model.md §7, R.6; recomputation and the
@@ -116,8 +130,11 @@ def step_floor_terms_s(
     launches, `search.grid.grid_layer_launches_s`) plus its weight matmuls' FLOP over
     R (`matmul_calls_s`: every call's time is overhead plus a maximum that includes its padded
     FLOP ≥ 2·d1·d2·b over F_eff·e = R, e = `matmul_efficiency`, the same product), and
-    those FLOP are at least 6 · (S/N_EP) · nanobatch · W_l / N_TP (the busiest expert rank's
-    experts compute 1 + x times the nanobatch, `compute.experts`, x ≥ 0). Every schedule has m ≥ N_PP (1F1B m ≥ N_PP,
+    those FLOP are at least 6 · (S/N_EP) · nanobatch · W_l / N_TP: the layer is timed on the
+    busiest expert rank, whose experts compute 1 + x times the nanobatch where N_EP > 1 and
+    the nanobatch where N_EP = 1 (`compute.experts`, x ≥ 0), so W_l may count the MLP at
+    1 + x at every size where N_EP = gcd(N, S) > 1 (`split`), and at 1 everywhere. Every
+    schedule has m ≥ N_PP (1F1B m ≥ N_PP,
     zero-bubble m ≥ 2·N_PP), so the layers number at least L: a. Plain 1F1B with m < N_PP
     (`Physics.few_microbatches`, v = 1) runs its m passes of L/N_PP layers and fills and drains
     through the other N_PP − 1 stages (`step.pipeline.pipeline_step_s`: (m + N_PP − 1)·(L/N_PP)
@@ -131,7 +148,10 @@ def step_floor_terms_s(
         return 0.0, 0.0
     fixed_s = shape.n_layers * grid_layer_launch_s(hw, physics)
     steps = shape.n_tokens / float(shape.batch_tokens)
-    work = batch_share_floor(physics, opts, shape) * weight_training_flop(physics, shape) / steps
+    flop = (
+        busiest_rank_weight_flop(physics, shape) if split else weight_training_flop(physics, shape)
+    )
+    work = batch_share_floor(physics, opts, shape) * flop / steps
     return fixed_s, work / matmul_rate_flop_per_s(hw, physics)
 
 

@@ -73,6 +73,7 @@ from pipeline.model.search.counts import (
 from pipeline.model.search.enumeration import layout_room, room_admits
 from pipeline.model.search.floors import (
     FLOOR_HARDWARE_CACHE_SIZE,
+    experts_split,
     keep_layout_step_floors,
     layout_step_floors_s,
     step_floor_terms_s,
@@ -693,6 +694,9 @@ class _Walk:
     """Fewer GPUs than this cannot do the training's weight FLOP in the duration at full rate."""
     fixed_s: float
     flop_s: float
+    split_flop_s: float
+    """b of `floors.step_floor_terms_s` at the sizes whose layouts split their experts over
+    more than one rank (`floors.experts_split`); `flop_s` at the others."""
     rooms: dict[int, int] = dataclasses.field(default_factory=dict)
     """`enumeration.layout_room` of each N_TP unit met, the same at every size."""
     befores: dict[int, tuple[int, float] | None] = dataclasses.field(default_factory=dict)
@@ -751,7 +755,8 @@ class _Walk:
         if n_gpu in self.befores:
             return self.befores[n_gpu]
         out: tuple[int, float] | None = None
-        floor_s = self.fixed_s + self.flop_s / n_gpu
+        flop_s = self.split_flop_s if experts_split(self.shape, n_gpu) else self.flop_s
+        floor_s = self.fixed_s + flop_s / n_gpu
         if n_gpu >= self.floor_gpus and self._may_train(floor_s):
             unit = domain_tp_unit(self.hw, self.physics, n_gpu) if self.prune else 0
             if not unit or self.may_have_layouts(n_gpu, unit):
@@ -901,7 +906,8 @@ def smallest_cluster(
     work = weight_training_flop(physics, shape)
     floor = work / (duration_s * matmul_rate_flop_per_s(hw, physics))
     fixed_s, flop_s = step_floor_terms_s(hw, physics, opts, shape) if prune else (0.0, 0.0)
-    walk = _Walk(hw, shape, duration_s, opts, prune, physics, floor, fixed_s, flop_s)
+    split_s = step_floor_terms_s(hw, physics, opts, shape, split=True)[1] if prune else 0.0
+    walk = _Walk(hw, shape, duration_s, opts, prune, physics, floor, fixed_s, flop_s, split_s)
     any_layout = blocked = False
     unsure: list[int] = []  # clusters whose usable layouts the walk did not enumerate
     batch, kept_to = 1, -1  # doublings whose floors are computed together; the last of them

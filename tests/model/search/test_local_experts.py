@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.model.search.candidates import Candidates, _with_ring, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
-from pipeline.model.search.floors import step_floor_terms_s
+from pipeline.model.search.floors import experts_split, step_floor_terms_s
 from pipeline.model.search.realistic import realistic_steps
 from pipeline.model.search.search import PRUNE_SLACK, physics_hardware
 from tests.model.search.test_search_pruning import _candidate_keys, _floors_by_row, _realistic
@@ -34,5 +34,5 @@ def test_floors_bound_candidates_with_several_local_experts(n_gpu: int) -> None:
     steps = realistic_steps(hw, s.physics, shape, n_gpu, _with_ring(c, hw, shape), s.options)
     for key, t_step in zip(keys, steps.t_step_s, strict=True):
         assert floors[key] <= float(t_step) * (1.0 + PRUNE_SLACK)
-    a, b = step_floor_terms_s(hw, s.physics, s.options, shape)
+    a, b = step_floor_terms_s(hw, s.physics, s.options, shape, experts_split(shape, n_gpu))
     assert a + b / n_gpu <= float(steps.t_step_s.min()) * (1.0 + PRUNE_SLACK)

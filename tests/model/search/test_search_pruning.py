@@ -25,6 +25,7 @@ from pipeline.model.search.counts import grid_shape, matmul_rate_flop_per_s
 from pipeline.model.search.enumeration import realistic_layout_rows
 from pipeline.model.search.floors import (
     batch_share_floor,
+    experts_split,
     layout_step_floors_s,
     step_floor_terms_s,
     tensor_parallel_floor_s,
@@ -200,12 +201,14 @@ def _walked_clusters(
 def test_step_floor_terms_bound_every_candidate(over: list[str], widths: tuple[int]) -> None:
     """a + b/N is at most every candidate's network-free step at N GPUs (its compute with
     fill and drain: plain 1F1B with m < N_PP computes less than L layer calls but waits for
-    them), for every cluster the walk may try (docs/model.md §9.4, `step_floor_terms_s`)."""
+    them), for every cluster the walk may try (docs/model.md §9.4, `step_floor_terms_s`), with
+    the busiest expert rank's FLOP where the cluster splits the experts (`experts_split`)."""
     checked = 0
     for s, shape, hw, n_gpu, c in _walked_clusters(over, widths):
         if c.t_compute_s is None:
             continue
-        fixed_s, flop_s = step_floor_terms_s(hw, s.physics, s.options, shape)
+        split = experts_split(shape, n_gpu)
+        fixed_s, flop_s = step_floor_terms_s(hw, s.physics, s.options, shape, split)
         assert fixed_s + flop_s / n_gpu <= c.step_floor_s * (1.0 + PRUNE_SLACK)
         checked += 1
     assert checked > 0

@@ -48,6 +48,8 @@ measured runs of docs/validation.md, 1 or 2 sequences on every 2021-2025 run tha
 (tests/validation/data/modern_2021_2025.csv), 1 on Korthikanti et al.'s, and up to 16 on
 Narayanan et al.'s smallest models of 2021, whose fewest four already hold them."""
 
+_SEQS_DESCENDING = tuple(reversed(MICROBATCH_SEQS))
+
 IntArray = NDArray[np.int64]
 
 
@@ -140,19 +142,20 @@ def _microbatch_choices(
     divs = divisors(base) if base > 0 else ()
     at_pp = bisect_left(divs, pp)  # divs[at_pp:] are the m >= N_PP (divs ascending)
     ms: list[int] = []
-    cap = rule.max_1f1b
+    cap = rule.max_1f1b  # caps are positive (the configuration's check)
     if rule.one_f_one_b:
-        fewest = divs[at_pp:][:cap]
+        fewest = divs[at_pp : at_pp + cap]
         ms += fewest
         if rule.small:  # base // μ ascending: μ descending
-            counts = (base // mu for mu in reversed(MICROBATCH_SEQS) if base % mu == 0)
-            ms += [m for m in counts if m >= pp and m not in fewest]
+            for mu in _SEQS_DESCENDING:
+                if base % mu == 0 and (m := base // mu) >= pp and m not in fewest:
+                    ms.append(m)
         if rule.few and pp > 1:
-            below = divs[:at_pp]
-            ms += below[max(len(below) - cap, 0) :]
+            ms += divs[max(at_pp - cap, 0) : at_pp]
     plain = len(ms)
     if rule.zero_bubble:
-        ms += divs[bisect_left(divs, 2 * pp) :][: rule.max_zb]
+        at_zb = bisect_left(divs, 2 * pp, at_pp)  # 2·N_PP ≥ N_PP: at or past at_pp
+        ms += divs[at_zb : at_zb + rule.max_zb]
     return tuple(ms), (0,) * plain + (1,) * (len(ms) - plain)
 
 
@@ -372,11 +375,15 @@ def _context_parallel_table(
     piece_tp: list[int] = []
     piece_c: list[int] = []
     lengths: list[int] = []
+    by_r: dict[int, ScheduleRows | None] = {}  # the pieces of equal N_TP·c share r
     for c in cs:
         for tp, ff_choices in tps:
             if (q // tp) % c:
                 continue
-            rows = _schedule_rows(key, 1, q // (tp * c))
+            r = q // (tp * c)
+            if r not in by_r:
+                by_r[r] = _schedule_rows(key, 1, r)
+            rows = by_r[r]
             if rows is None:
                 continue
             if len(ff_choices) == 1:
@@ -400,7 +407,8 @@ def _context_parallel_table(
     table[:, 0] = schedules[:, 0] * cp
     table[:, 1] = np.repeat(np.asarray(piece_tp, dtype=np.int64), sizes) // ff
     table[:, 2] = ff
-    table[:, [3, 5, 6]] = schedules[:, 1:4]
+    table[:, 3] = schedules[:, 1]
+    table[:, 5:7] = schedules[:, 2:4]
     table[:, 4] = ep
     table[:, 7] = shape.batch_tokens // (table[:, 0] * table[:, 5] * shape.sparsity)
     keep = (cp == 1) | (table[:, 7] > 0)

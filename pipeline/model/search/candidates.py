@@ -625,17 +625,28 @@ def kept_candidates(
     assert parts is not None
     if frame is None:
         frame = row_frame(shape, rows, kept.mode_idx, kept.keep, physics)
-    if frame.cp is not None and exchange_s is None:
-        exchange_s = rows_ring_s(
-            hw,
-            shape,
-            frame.degrees,
-            frame.cp,
-            frame.nanobatch,
-            physics.nic_striping,
-            physics.cp_all_gather,
-        )
+    if exchange_s is None:
+        exchange_s = frame_ring_s(hw, physics, shape, frame)
     return _candidates_of_frame(frame, rows, parts, physics, shape, exchange_s)
+
+
+def frame_ring_s(
+    hw: HardwareSpec, physics: Physics, shape: ModelShape, frame: RowFrame
+) -> Array | None:
+    """The forward K/V exchange of a `RowFrame`'s candidates on `hw`'s network (`rows_ring_s`),
+    None without a ring: computed on them alone, row by row, so each is its row's in the whole
+    row set's (`search.realistic.realistic_ring_s`), bit for bit."""
+    if frame.cp is None:
+        return None
+    return rows_ring_s(
+        hw,
+        shape,
+        frame.degrees,
+        frame.cp,
+        frame.nanobatch,
+        physics.nic_striping,
+        physics.cp_all_gather,
+    )
 
 
 Fit = tuple[NDArray[np.int64], NDArray[np.bool_]] | MemoryBlocked | None

@@ -11,10 +11,11 @@ from numpy.typing import NDArray
 
 from pipeline.model.caches import register
 from pipeline.model.records.hardware import HardwareSpec
-from pipeline.model.search.candidates import KeptRows, RowFrame, kept_row_frame
+from pipeline.model.search.candidates import KeptRows, RowFrame, frame_ring_s, kept_row_frame
 from pipeline.model.search.floors import floor_hardware
 from pipeline.model.search.memo import ByteBoundedMemo, arrays_nbytes, read_only
 from pipeline.model.search.realistic import (
+    frame_comm,
     frame_tokens_and_schedule,
     realistic_comm,
     realistic_ring_s,
@@ -23,6 +24,10 @@ from pipeline.model.step.assembly import Schedule, StepComm
 
 Array = NDArray[np.float64]
 
+SIZES_ASKED_CACHE_BYTES = 2**20
+"""Bytes a process spends remembering which cluster sizes' step inputs it was asked for
+(`_asked_before`): about a thousand sizes (`search.memo.ENTRY_OVERHEAD_BYTES` each), a few
+blocks of a sweep's series."""
 KEPT_FRAMES_CACHE_BYTES = 16 * 2**20
 """Bytes of kept rows' frames (`kept_frame`) and of their step inputs (`kept_step_inputs`) a
 process keeps, each, least recently used out: the cluster sizes a network's series walk (a
@@ -43,8 +48,8 @@ class KeptFrame:
 @dataclass(frozen=True, slots=True)
 class KeptStepInputs:
     """What the steps of the kept rows' candidates read beside their layer times: their
-    collectives on the network under their modes (`realistic_comm` at their rows; None without
-    rows) and their tokens and schedule (`realistic.frame_tokens_and_schedule`). Read only."""
+    collectives on the network under their modes (`_kept_comm`) and their tokens and schedule
+    (`realistic.frame_tokens_and_schedule`). Read only."""
 
     comm: StepComm | None
     tokens_schedule: tuple[Array, Schedule]
@@ -69,8 +74,11 @@ def _kept_frame_set(net: HardwareSpec, kept: KeptRows) -> KeptFrame:
     frame = read_only(kept_row_frame(kept))
     if frame.cp is None:
         return KeptFrame(frame, None)
-    ring = realistic_ring_s(net, physics, opts, shape, n_gpu, tp_unit)
-    exchange = None if ring is None else ring[frame.rows]
+    if _asked_before(_RING, net, physics, opts, shape, n_gpu, tp_unit):
+        ring = realistic_ring_s(net, physics, opts, shape, n_gpu, tp_unit)
+        exchange = None if ring is None else ring[frame.rows]
+    else:  # as `_kept_comm`: the first time, the kept rows' alone
+        exchange = frame_ring_s(net, physics, shape, frame)
     if exchange is not None:
         exchange.setflags(write=False)
     return KeptFrame(frame, exchange)
@@ -78,14 +86,49 @@ def _kept_frame_set(net: HardwareSpec, kept: KeptRows) -> KeptFrame:
 
 def _step_inputs_set(net: HardwareSpec, kept: KeptRows) -> KeptStepInputs:
     """`kept_step_inputs` uncached, read only."""
-    shape, n_gpu, opts, physics, tp_unit = kept.key[:5]
+    shape, _, opts, physics = kept.key[:4]
     frame = _kept_frames(net, kept).rows
-    rows_comm = realistic_comm(net, physics, opts, shape, n_gpu, tp_unit)
-    comm = None if rows_comm is None else read_only(rows_comm.rows(frame.rows, frame.recompute))
+    comm = read_only(_kept_comm(net, kept, frame))
     tokens, schedule = frame_tokens_and_schedule(physics, shape, opts, frame)
     tokens.setflags(write=False)
     read_only(schedule.stages)
     return KeptStepInputs(comm, (tokens, read_only(schedule)))
+
+
+def _kept_comm(net: HardwareSpec, kept: KeptRows, frame: RowFrame) -> StepComm:
+    """The collectives of the kept rows' candidates (`frame`) on the network `net`, under their
+    modes: the first time a size is asked for on a network, computed on them alone
+    (`realistic.frame_comm`); from the second (the next series of a sweep whose GPUs differ
+    only in HBM, whose kept rows differ), taken from every row's (`realistic_comm`), computed
+    once and kept for the series after. Both are the rows' own values, bit for bit; a single
+    series walks most sizes once and times a few of their rows (docs/model.md §9.2)."""
+    shape, n_gpu, opts, physics, tp_unit = kept.key[:5]
+    if not _asked_before(_COMM, net, physics, opts, shape, n_gpu, tp_unit):
+        return frame_comm(net, physics, opts, shape, n_gpu, frame)
+    rows = realistic_comm(net, physics, opts, shape, n_gpu, tp_unit)
+    assert rows is not None  # the rows `kept` was found on
+    return rows.rows(frame.rows, frame.recompute)
+
+
+def _asked(*key: object) -> bool:
+    """A size was asked for (`_asked_before`)."""
+    return True
+
+
+_sizes_asked = ByteBoundedMemo(_asked, SIZES_ASKED_CACHE_BYTES, lambda _: 0)
+register(f"{__name__}._sizes_asked", _sizes_asked, f"{SIZES_ASKED_CACHE_BYTES} bytes")
+
+
+_COMM, _RING = "comm", "ring"
+"""What of a size `_asked_before` is asked about: its collectives, its K/V ring exchange."""
+
+
+def _asked_before(*key: object) -> bool:
+    """Whether `key` (what: `_COMM` or `_RING`; network, physics, options, model, cluster size,
+    N_TP unit) was asked for before in this process; it is remembered."""
+    before = _sizes_asked.holds(*key)
+    _sizes_asked(*key)
+    return before
 
 
 def _frame_nbytes(frame: KeptFrame) -> int:

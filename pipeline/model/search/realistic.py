@@ -288,18 +288,61 @@ def _realistic_comm_set(
     zero_bubble = table[:, 6].astype(bool)
     interleave = interleave_degrees(pp, zero_bubble, opts.interleaving, shape.n_layers, m)
     ring = cps is not None and physics.attention  # as the candidates' (`search.candidates`)
-    degrees = table[:, :5]
-    tokens, schedule = _tokens_and_schedule(
-        physics, shape, opts, degrees, table[:, 7], m, interleave, zero_bubble
-    )
-    groups, params = _groups_and_params(physics, shape, n_gpu, degrees, cps if ring else None)
     modes = np.arange(len(RECOMPUTE_ORDER), dtype=np.int64)[:, None]
+    tokens, schedule = _tokens_and_schedule(
+        physics, shape, opts, table[:, :5], table[:, 7], m, interleave, zero_bubble
+    )
+    return read_only(
+        _step_comm(
+            hw, physics, shape, n_gpu, table[:, :5], cps if ring else None, tokens, schedule, modes
+        )
+    )
+
+
+def frame_comm(
+    hw: HardwareSpec,
+    physics: Physics,
+    opts: SearchOptions,
+    shape: ModelShape,
+    n_gpu: int,
+    frame: RowFrame,
+) -> StepComm:
+    """The collectives of a `RowFrame`'s candidates at n_gpu on `hw`'s network, each under its
+    own mode: computed on them alone, row by row, so each is its row's in `realistic_comm`
+    (`StepComm.rows` at the frame's rows and modes), bit for bit."""
+    tokens, schedule = frame_tokens_and_schedule(physics, shape, opts, frame)
+    return _step_comm(
+        floor_hardware(hw),
+        physics,
+        shape,
+        n_gpu,
+        frame.degrees,
+        frame.cp,
+        tokens,
+        schedule,
+        frame.recompute,
+    )
+
+
+def _step_comm(
+    hw: HardwareSpec,
+    physics: Physics,
+    shape: ModelShape,
+    n_gpu: int,
+    degrees: NDArray[np.int64],
+    cp: NDArray[np.int64] | None,
+    tokens: Array,
+    schedule: Schedule,
+    modes: NDArray[np.int64],
+) -> StepComm:
+    """`step.assembly.step_comm` of rows of `degrees` (n, 5), context-parallel degree `cp`
+    where they have a K/V ring (None: none), tokens and schedule (`_tokens_and_schedule`),
+    under `modes` (each row's, or a column of modes), on `hw`'s network."""
+    groups, params = _groups_and_params(physics, shape, n_gpu, degrees, cp)
     levels = Levels.as_given(hw, physics.nic_striping)
     schedule = _gathered(hw, physics, schedule)
-    return read_only(
-        step_comm(
-            levels, physics.attention, tokens, modes, groups, schedule, params, shape.sparsity > 1
-        )
+    return step_comm(
+        levels, physics.attention, tokens, modes, groups, schedule, params, shape.sparsity > 1
     )
 
 

@@ -134,9 +134,10 @@ def footer_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
     shown (`outcomes`, the first `MAX_SERIES_SHOWN`) shares them, else a pointer to the
     thresholds table)."""
     lines = [
-        "linear end: first compute with utilization <= 0.8 x u_eff; * = <= 0.8 x the series' "
-        "peak utilization (realistic physics, or a series that starts below 0.8 x u_eff); "
-        "not reached: no recorded size fell that low",
+        "linear end: first compute with utilization <= 0.8 x u_eff; * = from which every "
+        "larger size runs at <= 0.8 x the series' peak utilization (realistic physics, or a "
+        "series that starts below 0.8 x u_eff); not reached: no recorded size fell that low "
+        "(*: for good)",
         f"wall: first grid size that is infeasible (ended by wall, or power: over "
         f"constraints.max_power_mw) or runs below utilization {UTILIZATION_FLOOR:g} (collapse); "
         "none: every grid size ran (grid end), or the search's cluster cap ended the series (cap:"

@@ -173,11 +173,16 @@ def series_limits(
 
 
 def linear_end_after_peak_flop(points: Sequence[PointResult]) -> float | None:
-    """C of the first feasible point after the series' best utilization u_max whose
-    utilization is at most 0.8 · u_max; None if none (realistic physics, docs/model.md R.7).
+    """C of the first feasible point after the series' best utilization u_max from which
+    every later feasible point's utilization is at most 0.8 · u_max; None if the series ends
+    above it (realistic physics, docs/model.md R.7).
 
     The extensions lower utilization everywhere and per-GPU memory lowers it most at small
-    sizes, so the linear regime is measured from its peak rather than from u_eff.
+    sizes, so the linear regime is measured from its peak rather than from u_eff. A realistic
+    size's best layout rides on how its degrees divide the batch and the layers, so its
+    utilization scatters by a few tens of percent from one size to the next: a size below
+    0.8 · u_max that later sizes climb back above ends no regime, where the paper's smooth
+    curve, once below, stays below.
     """
     feasible = [p for p in points if p.feasible and p.cost is not None]
     if not feasible:
@@ -185,14 +190,12 @@ def linear_end_after_peak_flop(points: Sequence[PointResult]) -> float | None:
     utils = [p.cost.utilization for p in feasible if p.cost is not None]
     peak = max(range(len(utils)), key=utils.__getitem__)
     threshold = LINEAR_REGIME_FRACTION * utils[peak]
-    return next(
-        (
-            p.counted_flop
-            for p, u in zip(feasible[peak:], utils[peak:], strict=True)
-            if u <= threshold
-        ),
-        None,
-    )
+    end = None  # the first of the points at the series' end that all stay at or below it
+    for i in range(len(utils) - 1, peak, -1):
+        if utils[i] > threshold:
+            break
+        end = i
+    return None if end is None else feasible[end].counted_flop
 
 
 def series_alpha(laws: ScalingLaws, quirks: Quirks = Quirks()) -> float:

@@ -156,7 +156,8 @@ def series_limits_under(
     run: bool = False,
 ) -> SeriesLimits:
     """The series' limits (spec §11); under realistic physics the linear-scaling end is the
-    first size past the series' peak utilization at 0.8 of it (`linear_end_after_peak_flop`),
+    first size past the series' peak utilization from which it stays at or below 0.8 of it
+    (`linear_end_after_peak_flop`),
     as under paper physics for a series that starts below 0.8 · u_eff (`series_limits`); a
     series its search's cluster cap of `max_doublings` ended has no wall, nor has a concrete
     `run`, one point."""

@@ -156,8 +156,8 @@ def render_page(
             THRESHOLD_COLUMNS,
             "Per series: simulated limits (spec §11) and Model B closed forms (spec §12); "
             "the linear-scaling end is measured against u_eff (the paper) or the series' own "
-            "peak utilization; the wall is the first infeasible size, or the size where "
-            "utilization collapsed; – where not reached.",
+            "peak utilization (from which it stays below); the wall is the first infeasible "
+            "size, or the size where utilization collapsed; – where not reached.",
         ),
     ]
     if forecasts is not None:

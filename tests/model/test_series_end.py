@@ -52,6 +52,26 @@ def test_linear_end_below_regime_from_the_start_uses_the_series_peak() -> None:
     assert limits.linear_end_flop == flop(8192)  # first after the 0.42 peak at or below 0.336
 
 
+def test_linear_end_from_the_peak_is_where_utilization_stays_low() -> None:
+    """Measured from the peak, a size that dips to 0.8 · u_max or below and that later sizes
+    climb back above ends no regime (a realistic series' best layouts scatter from size to
+    size, docs/model.md R.7): the end is the first of the sizes that all stay below, and none
+    where the series ends above it."""
+    points = [
+        point(1024, 0.40),
+        point(2048, 0.30),  # a dip: 0.30 <= 0.32
+        point(4096, 0.38),  # back above
+        point(8192, 0.31),
+        point(16384, 0.25),
+    ]
+    limits = series_limits(points, U_EFF, paper_rule=False)
+    assert (limits.linear_end_flop, limits.linear_end_basis) == (flop(8192), "peak")
+    recovered = [*points[:4], point(16384, 0.33), point(32768, None)]
+    limits = series_limits(recovered, U_EFF, paper_rule=False)
+    assert (limits.linear_end_flop, limits.linear_end_basis) == (None, "peak")
+    assert limits.wall_flop == flop(32768)  # the wall is what ends it
+
+
 def test_linear_end_without_feasible_points_has_no_basis() -> None:
     """A series with no feasible point has neither a linear-scaling end nor a basis for one."""
     limits = series_limits([point(1024, None)], U_EFF)

@@ -192,8 +192,9 @@ class SeriesLimits:
     FLOP of the model it timed otherwise."""
 
     linear_end_flop: float | None
-    """C of the first point at or below 0.8 · u_eff (or 0.8 · the series' peak utilization,
-    see `linear_end_basis`); None if no recorded point qualifies."""
+    """C of the first point at or below 0.8 · u_eff, or, measured from the series' peak
+    utilization (see `linear_end_basis`), of the first point after it from which every later
+    point stays at or below 0.8 of it; None if no recorded point qualifies."""
     last_feasible_flop: float | None
     first_infeasible_flop: float | None
     """C of the first size no cluster trains within the duration (or budget); None if every

@@ -1,4 +1,4 @@
-"""Write docs/performance.md: how fast one series and whole commands run on this machine.
+"""Write docs/performance.md: how fast one series and whole commands run, and on which machine.
 
 Run: `make performance` (or `.venv/bin/python bench/performance.py`; about 3 minutes on 2 quiet
 cores, longer on a loaded machine). It measures; it does not pass or fail. Every figure is the
@@ -26,6 +26,7 @@ import argparse
 import datetime
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -100,6 +101,16 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or platform.machine()
+
+
+def machine() -> str:
+    """The machine a section is measured on, as its "Measured" line names it: the CPU and its
+    logical cores."""
+    return f"{cpu_name()}, {os.cpu_count()} logical cores"
+
+
+MACHINE_NAMED = re.compile(r"^Measured .* at commit \S+ on .+ logical cores, ")
+"""A section's "Measured" line that names its machine (`section_block`)."""
 
 
 def commit(checkout: Path = ROOT) -> str:
@@ -268,17 +279,19 @@ MILLION_WHOLE_EARLIER = (
     ("2026-12-06 01:59", "f0fc4af", "14.7", "1,747", "786"),
     ("2026-12-06 04:08", "56b7928", "16.6", "1,970", "777"),
 )
-"""Earlier whole runs of this section on this machine (date UTC, commit, minutes, CPU seconds,
-peak RSS MiB), as this page printed them then: the before of the run below. The first is the
-first whole run; before it, 273 realistic points per second of the sensitivity sweep put a
-million points at about an hour."""
+"""Earlier whole runs of this section (date UTC, commit, minutes, CPU seconds, peak RSS MiB), as
+this page printed them then, each on `MILLION_WHOLE_EARLIER_MACHINE`: the before of the run
+below. The first is the first whole run; before it, 273 realistic points per second of the
+sensitivity sweep put a million points at about an hour."""
+MILLION_WHOLE_EARLIER_MACHINE = "Intel(R) Xeon(R) Processor, 2 logical cores"
+"""The machine of every run of `MILLION_WHOLE_EARLIER`: the page that printed each named it."""
 
 
 def million_whole_section(repeat: int, baseline: Path | None) -> list[str]:
     del repeat, baseline  # one whole run: a quarter of an hour on 2 cores
     earlier = [
-        "Earlier whole runs of this section on this machine, one each (the page as it was",
-        "written then):",
+        "Earlier whole runs of this section, one each (the page as it was written then), on",
+        f"{MILLION_WHOLE_EARLIER_MACHINE}:",
         "",
         "| measured (UTC) | commit | minutes | CPU s | peak RSS MiB |",
         "|---|---|---|---|---|",
@@ -404,7 +417,7 @@ def section_block(name: str, repeat: int, baseline: Path | None) -> list[str]:
         MARK.format(name),
         f"## {section.title}",
         "",
-        f"Measured {started:%Y-%m-%d %H:%M} UTC at commit {commit()},"
+        f"Measured {started:%Y-%m-%d %H:%M} UTC at commit {commit()} on {machine()},"
         f" {runs_text(section.runs or repeat)}, load average"
         f" (1 min) {load_before:.1f} before, {os.getloadavg()[0]:.1f} after.",
         "",
@@ -439,6 +452,11 @@ def performance_md(
     missing = [n for n in SECTIONS if n not in only and only and n not in kept]
     if missing:
         raise SystemExit(f"--only needs a page that has the other sections; missing: {missing}")
+    unnamed = [
+        n for n, block in kept.items() if n not in only and not any(map(MACHINE_NAMED.match, block))
+    ]
+    if unnamed:  # its figures would be read as the machine of the page written now
+        raise SystemExit(f"kept sections name no machine; measure them too (--only): {unnamed}")
     blocks: list[str] = []
     for name in SECTIONS:
         blocks += kept[name] if only and name not in only else section_block(name, repeat, baseline)
@@ -447,8 +465,10 @@ def performance_md(
         "",
         GENERATED,
         "",
-        f"Measured by `bench/performance.py`; each section names its date and its commit (at commit"
-        f" {commit()} for the last page written).",
+        "Measured by `bench/performance.py`; each section names its date, its commit and the",
+        "machine it ran on. Figures measured on different machines do not compare: read a",
+        "section's before and after on one machine. The last page was written at commit"
+        f" {commit()}, on:",
         "",
         "| machine | |",
         "|---|---|",

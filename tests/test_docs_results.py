@@ -74,17 +74,48 @@ def test_generated_docs_name_no_local_path() -> None:
     assert "| CPU |" in performance
 
 
-def test_performance_baseline_is_named_by_its_commit() -> None:
-    """bench/performance.py names a baseline checkout by its commit, not by where it lies."""
+def performance_generator() -> ModuleType:
+    """bench/performance.py, imported from its path (it imports its sibling bench_commands)."""
     spec = importlib.util.spec_from_file_location("bench_perf", REPO / "bench" / "performance.py")
     assert spec is not None
     assert spec.loader is not None
-    sys.path.insert(0, str(REPO / "bench"))  # it imports its sibling bench_commands
+    sys.path.insert(0, str(REPO / "bench"))
     try:
         performance = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(performance)
     finally:
         sys.path.remove(str(REPO / "bench"))
+    return performance
+
+
+def test_performance_sections_name_their_machine() -> None:
+    """Every section of docs/performance.md names the machine it was measured on: the page's
+    sections are measured at different times, on whatever machine ran each."""
+    performance = performance_generator()
+    text = (REPO / "docs" / "performance.md").read_text("utf-8")
+    blocks = performance.kept_blocks(text)
+    assert set(blocks) == set(performance.SECTIONS)
+    for name, block in blocks.items():
+        assert any(map(performance.MACHINE_NAMED.match, block)), name
+
+
+def test_performance_keeps_no_section_without_its_machine() -> None:
+    """Measuring some sections keeps the others only where they name their machine: the page's
+    machine is the one measuring now, so a kept section without its own would be read as
+    measured there."""
+    performance = performance_generator()
+    text = (REPO / "docs" / "performance.md").read_text("utf-8")
+    kept = performance.kept_blocks(text)["report"]
+    measured = next(line for line in kept if performance.MACHINE_NAMED.match(line))
+    unnamed = re.sub(r" on .+ logical cores,", ",", measured)
+    assert not performance.MACHINE_NAMED.match(unnamed)
+    with pytest.raises(SystemExit, match="report"):
+        performance.performance_md(1, None, ("series",), text.replace(measured, unnamed))
+
+
+def test_performance_baseline_is_named_by_its_commit() -> None:
+    """bench/performance.py names a baseline checkout by its commit, not by where it lies."""
+    performance = performance_generator()
     head = performance.commit(REPO)
     lines = "\n".join(performance.baseline_lines(head))
     assert head.split()[0] in lines

@@ -109,8 +109,11 @@ def machine() -> str:
     return f"{cpu_name()}, {os.cpu_count()} logical cores"
 
 
-MACHINE_NAMED = re.compile(r"^Measured .* at commit \S+ on .+ logical cores, ")
-"""A section's "Measured" line that names its machine (`section_block`)."""
+MACHINE_NAMED = re.compile(
+    r"^Measured .* at commit \S+( \(with uncommitted changes\))? on .+ logical cores, "
+)
+"""A section's "Measured" line that names its machine (`section_block`), its commit as `commit`
+names it."""
 
 
 def commit(checkout: Path = ROOT) -> str:

@@ -113,6 +113,18 @@ def test_performance_keeps_no_section_without_its_machine() -> None:
         performance.performance_md(1, None, ("series",), text.replace(measured, unnamed))
 
 
+def test_performance_section_of_a_changed_tree_names_its_machine() -> None:
+    """A section measured on a tree with changes (`commit` marks it) still reads as naming its
+    machine, so that the next `--only` keeps it."""
+    performance = performance_generator()
+    line = (
+        "Measured 2026-12-07 11:45 UTC at commit 93bd1ea (with uncommitted changes) on AMD EPYC,"
+        " 2 logical cores, 1 run, load average (1 min) 0.2 before, 0.2 after."
+    )
+    assert performance.MACHINE_NAMED.match(line)
+    assert not performance.MACHINE_NAMED.match(line.replace(" on AMD EPYC, 2 logical cores", ""))
+
+
 def test_performance_baseline_is_named_by_its_commit() -> None:
     """bench/performance.py names a baseline checkout by its commit, not by where it lies."""
     performance = performance_generator()

@@ -281,6 +281,7 @@ MILLION_WHOLE_EARLIER = (
     ("2026-12-06 01:40", "ffb335e", "14.4", "1,704", "776"),
     ("2026-12-06 01:59", "f0fc4af", "14.7", "1,747", "786"),
     ("2026-12-06 04:08", "56b7928", "16.6", "1,970", "777"),
+    ("2026-12-06 14:43", "98d4c23", "15.8", "1,872", "796"),
 )
 """Earlier whole runs of this section (date UTC, commit, minutes, CPU seconds, peak RSS MiB), as
 this page printed them then, each on `MILLION_WHOLE_EARLIER_MACHINE`: the before of the run
@@ -291,7 +292,7 @@ MILLION_WHOLE_EARLIER_MACHINE = "Intel(R) Xeon(R) Processor, 2 logical cores"
 
 
 def million_whole_section(repeat: int, baseline: Path | None) -> list[str]:
-    del repeat, baseline  # one whole run: a quarter of an hour on 2 cores
+    del repeat, baseline  # one whole run: 15-20 minutes on 2 cores
     earlier = [
         "Earlier whole runs of this section, one each (the page as it was written then), on",
         f"{MILLION_WHOLE_EARLIER_MACHINE}:",
@@ -373,7 +374,7 @@ SECTIONS: dict[str, Section] = {
             "The same sweep run whole, every one of its series on 2 workers, as `dmlimits",
             "sweep=million_realistic` runs it (`bench/bench_million.py --sweep million_realistic`,",
             "planned and run through `plan_run` and `execute_plan` into a scratch root): one run,",
-            "a quarter of an hour. A line every two minutes gives the rate and the peak RSS so far",
+            "15-20 minutes. A line every two minutes gives the rate and the peak RSS so far",
             "(this process and its workers); the last, the whole sweep's time and how the peak grew",
             "over its second half (flat memory: near zero). Its point count is the sweep's own;",
             "the sample above (one block of 36 series in 100) extrapolates fewer points than the",

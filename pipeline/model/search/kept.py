@@ -88,23 +88,25 @@ def _step_inputs_set(net: HardwareSpec, kept: KeptRows) -> KeptStepInputs:
     """`kept_step_inputs` uncached, read only."""
     shape, _, opts, physics = kept.key[:4]
     frame = _kept_frames(net, kept).rows
-    comm = read_only(_kept_comm(net, kept, frame))
     tokens, schedule = frame_tokens_and_schedule(physics, shape, opts, frame)
+    comm = read_only(_kept_comm(net, kept, frame, (tokens, schedule)))
     tokens.setflags(write=False)
     read_only(schedule.stages)
     return KeptStepInputs(comm, (tokens, read_only(schedule)))
 
 
-def _kept_comm(net: HardwareSpec, kept: KeptRows, frame: RowFrame) -> StepComm:
-    """The collectives of the kept rows' candidates (`frame`) on the network `net`, under their
-    modes: the first time a size is asked for on a network, computed on them alone
-    (`realistic.frame_comm`); from the second (the next series of a sweep whose GPUs differ
+def _kept_comm(
+    net: HardwareSpec, kept: KeptRows, frame: RowFrame, tokens_schedule: tuple[Array, Schedule]
+) -> StepComm:
+    """The collectives of the kept rows' candidates (`frame`, with their tokens and schedule)
+    on the network `net`, under their modes: the first time a size is asked for on a network,
+    computed on them alone (`realistic.frame_comm`); from the second (the next series of a sweep whose GPUs differ
     only in HBM, whose kept rows differ), taken from every row's (`realistic_comm`), computed
     once and kept for the series after. Both are the rows' own values, bit for bit; a single
     series walks most sizes once and times a few of their rows (docs/model.md §9.2)."""
     shape, n_gpu, opts, physics, tp_unit = kept.key[:5]
     if not _asked_before(_COMM, net, physics, opts, shape, n_gpu, tp_unit):
-        return frame_comm(net, physics, opts, shape, n_gpu, frame)
+        return frame_comm(net, physics, shape, n_gpu, frame, tokens_schedule)
     rows = realistic_comm(net, physics, opts, shape, n_gpu, tp_unit)
     assert rows is not None  # the rows `kept` was found on
     return rows.rows(frame.rows, frame.recompute)

@@ -302,15 +302,16 @@ def _realistic_comm_set(
 def frame_comm(
     hw: HardwareSpec,
     physics: Physics,
-    opts: SearchOptions,
     shape: ModelShape,
     n_gpu: int,
     frame: RowFrame,
+    tokens_schedule: tuple[Array, Schedule],
 ) -> StepComm:
     """The collectives of a `RowFrame`'s candidates at n_gpu on `hw`'s network, each under its
-    own mode: computed on them alone, row by row, so each is its row's in `realistic_comm`
-    (`StepComm.rows` at the frame's rows and modes), bit for bit."""
-    tokens, schedule = frame_tokens_and_schedule(physics, shape, opts, frame)
+    own mode, from their tokens and schedule (`frame_tokens_and_schedule`): computed on them
+    alone, row by row, so each is its row's in `realistic_comm` (`StepComm.rows` at the
+    frame's rows and modes), bit for bit."""
+    tokens, schedule = tokens_schedule
     return _step_comm(
         floor_hardware(hw),
         physics,

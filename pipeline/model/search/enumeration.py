@@ -41,8 +41,8 @@ the network revisits (docs/model.md §9.2)."""
 SCHEDULE_CACHE_SIZE = 4096
 """(model, r, options) whose schedule rows a process keeps: a few hundred per series."""
 MICROBATCH_SEQS = (1, 2)
-"""Sequences per micro-batch of a data-parallel rank, ascending, whose microbatch counts a
-search with `Physics.small_microbatches` tries beside the paper's fewest four
+"""Sequences per micro-batch of a GPU (a data-parallel or expert rank), ascending, whose
+microbatch counts a search with `Physics.small_microbatches` tries beside the paper's fewest four
 (`_microbatch_choices`): Megatron-LM's, Megatron-Core's and NeMo's `micro_batch_size` of the
 measured runs of docs/validation.md, 1 or 2 sequences on every 2021-2025 run that states it
 (tests/validation/data/modern_2021_2025.csv), 1 on Korthikanti et al.'s, and up to 16 on
@@ -53,28 +53,35 @@ _SEQS_DESCENDING = tuple(reversed(MICROBATCH_SEQS))
 IntArray = NDArray[np.int64]
 
 
-class ExtraSchedules(NamedTuple):
-    """The schedules a realistic search tries beside the paper's (`_microbatch_choices`): plain
-    1F1B with m < N_PP (`few`, `Physics.few_microbatches`) and, with whole sequences, the m of
-    small micro-batches (`small`, `Physics.small_microbatches`). Neither for the paper's
-    search (`PAPER_SCHEDULES`)."""
+class RowRules(NamedTuple):
+    """What a realistic search changes in the paper's layout rows. The schedules it tries
+    beside the paper's (`_microbatch_choices`): plain 1F1B with m < N_PP (`few`,
+    `Physics.few_microbatches`) and, with whole sequences, the m of small micro-batches
+    (`small`, `Physics.small_microbatches`). And, with whole sequences, whole sequences on
+    every GPU (`expert_sequences`): the N_EP expert ranks of a data-parallel replica each hold
+    their own sequences, as Megatron-Core carves expert parallelism out of the data-parallel
+    ranks and its every rank runs attention on a micro-batch of `micro_batch_size` whole
+    sequences (docs/model.md R.7), so d·N_EP·m divides the batch's sequences, where the
+    paper's flag asks d·m (spec Q3). None of them for the paper's search (`PAPER_RULES`)."""
 
     few: bool = False
     small: bool = False
+    expert_sequences: bool = False
 
     @classmethod
-    def of(cls, physics: Physics) -> ExtraSchedules:
-        """The extra schedules `physics` tries."""
-        return cls(physics.few_microbatches, physics.small_microbatches)
+    def of(cls, physics: Physics) -> RowRules:
+        """The rules of a realistic search under `physics`."""
+        return cls(physics.few_microbatches, physics.small_microbatches, True)
 
 
-PAPER_SCHEDULES = ExtraSchedules()
-"""The paper's search: its schedules only (spec §10 step 7)."""
+PAPER_RULES = RowRules()
+"""The paper's search: its schedules only (spec §10 step 7) and its split of the batch (spec
+Q3)."""
 
 
 class MicrobatchRule(NamedTuple):
     """What the schedules tried depend on (`_microbatch_choices`): the search options' schedule
-    switches and caps and the `ExtraSchedules` (`small` only with whole sequences); a tuple of
+    switches and caps and the `RowRules` (`small` only with whole sequences); a tuple of
     integers, cheap to hash."""
 
     one_f_one_b: bool
@@ -85,15 +92,15 @@ class MicrobatchRule(NamedTuple):
     small: bool = False
 
     @classmethod
-    def of(cls, opts: SearchOptions, extra: ExtraSchedules) -> MicrobatchRule:
-        """The rule of `opts` with the schedules of `extra`."""
+    def of(cls, opts: SearchOptions, rules: RowRules) -> MicrobatchRule:
+        """The rule of `opts` with the schedules of `rules`."""
         return cls(
             opts.one_f_one_b,
             opts.zero_bubble,
             opts.max_1f1b_microbatch_candidates,
             opts.max_zb_microbatch_candidates,
-            extra.few,
-            extra.small,
+            rules.few,
+            rules.small,
         )
 
 
@@ -108,14 +115,17 @@ class ScheduleKey(NamedTuple):
     whole: bool
     reject_non_divisible: bool
     rule: MicrobatchRule
+    expert_ranks: int = 1
+    """The ranks of a data-parallel replica that hold their own whole sequences: N_EP under
+    `RowRules.expert_sequences` with whole sequences, else 1."""
 
     @classmethod
     def of(
-        cls, shape: ModelShape, opts: SearchOptions, whole: bool, extra: ExtraSchedules
+        cls, shape: ModelShape, opts: SearchOptions, whole: bool, rules: RowRules, ep: int
     ) -> ScheduleKey:
-        """The key of `shape` and `opts` with `whole` sequences or not and the schedules of
-        `extra` (its small micro-batches only with whole sequences: without them a microbatch
-        count splits tokens, not sequences)."""
+        """The key of `shape` and `opts` at N_EP = `ep` with `whole` sequences or not and the
+        rules of `rules` (its small micro-batches and its expert ranks' own sequences only with
+        whole sequences: without them a microbatch count splits tokens, not sequences)."""
         return cls(
             shape.sparsity,
             shape.batch_seqs,
@@ -123,7 +133,8 @@ class ScheduleKey(NamedTuple):
             shape.n_layers,
             whole,
             opts.quirks.reject_non_divisible,
-            MicrobatchRule.of(opts, extra._replace(small=extra.small and whole)),
+            MicrobatchRule.of(opts, rules._replace(small=rules.small and whole)),
+            ep if whole and rules.expert_sequences else 1,
         )
 
 
@@ -134,8 +145,8 @@ def _microbatch_choices(
     """The schedules tried, as columns: each one's m and whether it is zero-bubble (1 or 0).
     1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB): the fewest
     `max_1f1b_microbatch_candidates` (spec §10 step 7). With `rule.small`
-    (`Physics.small_microbatches`; `base` then counts a data-parallel rank's sequences), after
-    those, ascending, the other m ≥ N_PP of micro-batches of μ sequences, m = base/μ for each μ
+    (`Physics.small_microbatches`; `base` then counts the sequences of one rank, data-parallel
+    or expert), after those, ascending, the other m ≥ N_PP of micro-batches of μ sequences, m = base/μ for each μ
     of `MICROBATCH_SEQS` dividing base. With `rule.few` (`Physics.few_microbatches`), after the
     1F1B ones, plain 1F1B with m < N_PP: the largest `max_1f1b_microbatch_candidates` divisors
     below N_PP (the fewest bubbles)."""
@@ -197,15 +208,15 @@ def layout_table(
     whole_sequences: bool = False,
     tensor_parallel: TensorParallel = TensorParallel.TWO_D,
     tp_unit: int = 0,
-    extra: ExtraSchedules = PAPER_SCHEDULES,
+    rules: RowRules = PAPER_RULES,
 ) -> IntArray | None:
     """(n, 8) integer rows (N_DP, N_TPm, N_TPff, N_PP, N_EP, m, zero-bubble, nanobatch) of
     every layout the divisibility rules allow at n_gpu, in enumeration order (spec §10 steps
     1-7; with `tp_unit` only the rows whose N_TP divides it, `layout_rows`; with the schedules
-    of `extra` too); GPU-independent, so the GPUs of a comparison share it. Read-only; None if
+    of `rules` too); GPU-independent, so the GPUs of a comparison share it. Read-only; None if
     empty."""
     whole = opts.quirks.whole_sequences or whole_sequences
-    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1, tp_unit, extra)
+    table = layout_rows(shape, n_gpu, opts, whole, tensor_parallel, 1, tp_unit, rules)
     if table is None:
         return None
     table.setflags(write=False)
@@ -220,11 +231,11 @@ def layout_rows(
     tensor_parallel: TensorParallel,
     cp: int,
     tp_unit: int = 0,
-    extra: ExtraSchedules = PAPER_SCHEDULES,
+    rules: RowRules = PAPER_RULES,
 ) -> IntArray | None:
     """`layout_table`'s rows with each sequence split over `cp` context-parallel ranks (1 =
     none): N_DP = d·cp token-splitting ranks of which d divide the batch (docs/model.md R.7);
-    with the schedules of `extra` too (`_microbatch_choices`). One gather of
+    with the rules of `rules` too (`_microbatch_choices`). One gather of
     `_schedule_rows` per N_TP (module docstring); a new, writable array.
 
     `tp_unit` > 0 keeps only the rows whose N_TP divides it (the N_TP are the divisors of
@@ -236,7 +247,7 @@ def layout_rows(
     pieces: list[IntArray] = []
     tp_m: list[IntArray] = []
     tp_ff: list[IntArray] = []
-    key = ScheduleKey.of(shape, opts, whole, extra)
+    key = ScheduleKey.of(shape, opts, whole, rules, ep)
     d_model, d_ff, window = shape.d_model, shape.d_ff, opts.tp_ff_window
     for tp in divisors(math.gcd(q, d_model * d_ff, tp_unit)):
         ff_choices = tp_ff_choices(tp, d_model, d_ff, window, tensor_parallel)
@@ -298,9 +309,14 @@ def _schedule_rows(key: ScheduleKey, cp: int, r: int) -> ScheduleRows | None:
     """Every (N_DP·cp, N_PP, m, zero-bubble, nanobatch) with N_DP·N_PP = r (spec §10 steps
     3-7) of the model and options `key` (`ScheduleKey.of`): N_PP | gcd(r, L) descending, N_DP
     dividing the batch's split unit (sequences with `whole`, else tokens, Q3), the schedules of
-    `_microbatch_choices`. None if there is none."""
-    s, b_tok, whole = key.sparsity, key.batch_tokens, key.whole
-    unit = math.gcd(r, key.batch_seqs if whole else b_tok)
+    `_microbatch_choices`. With whole sequences the `key.expert_ranks` ranks of a replica each
+    hold their own (`RowRules.expert_sequences`): N_DP divides the batch's sequences over them,
+    and m each one's. None if there is none."""
+    s, b_tok, whole, e = key.sparsity, key.batch_tokens, key.whole, key.expert_ranks
+    if whole and key.batch_seqs % e:
+        return None
+    seqs = key.batch_seqs // e  # a replica's expert ranks' sequences each (all of them at e = 1)
+    unit = math.gcd(r, seqs if whole else b_tok)
     sizes: list[int] = []  # each block's row count
     dps: list[int] = []  # each row's N_DP·cp, N_PP, m and zero-bubble flag
     pps: list[int] = []
@@ -312,7 +328,7 @@ def _schedule_rows(key: ScheduleKey, cp: int, r: int) -> ScheduleRows | None:
             continue
         if key.reject_non_divisible and b_tok % (s * dp * cp):  # Q8
             continue
-        base = key.batch_seqs // dp if whole else b_tok // (s * dp)
+        base = seqs // dp if whole else b_tok // (s * dp)
         m, zb = _microbatch_choices(base, pp, key.rule)
         if m:
             sizes.append(len(m))
@@ -345,12 +361,12 @@ def _context_parallel_table(
     tensor_parallel: TensorParallel,
     max_cp: int,
     tp_unit: int = 0,
-    extra: ExtraSchedules = PAPER_SCHEDULES,
+    rules: RowRules = PAPER_RULES,
 ) -> tuple[IntArray, IntArray] | None:
     """Whole-sequence layouts with context parallelism: `layout_table`'s rows (c = 1), then
     those of each c in `context_parallel_degrees` with a nonzero nanobatch (N_DP = d·c,
     nanobatch over d·c), and each row's c; with `tp_unit`, only N_TP dividing it; with the
-    schedules of `extra` too. Read-only; None if empty.
+    schedules of `rules` too. Read-only; None if empty.
 
     The rows are `layout_rows`' for each c, made in one pass: with whole sequences the
     schedules of N_DP·N_PP = r (N_PP, d, m, zero-bubble) do not depend on c, so every (N_TP,
@@ -360,10 +376,10 @@ def _context_parallel_table(
     (`reject_non_divisible`, which rejects d by d·c) each c keeps its own `layout_rows`."""
     cs = (1, *context_parallel_degrees(shape, max_cp))
     if opts.quirks.reject_non_divisible:
-        return _per_degree_table(shape, n_gpu, opts, tensor_parallel, cs, tp_unit, extra)
+        return _per_degree_table(shape, n_gpu, opts, tensor_parallel, cs, tp_unit, rules)
     ep = math.gcd(n_gpu, shape.sparsity)
     q = n_gpu // ep
-    key = ScheduleKey.of(shape, opts, True, extra)
+    key = ScheduleKey.of(shape, opts, True, rules, ep)
     d_model, d_ff, window = shape.d_model, shape.d_ff, opts.tp_ff_window
     tps = [
         (tp, choices)
@@ -441,13 +457,13 @@ def _per_degree_table(
     tensor_parallel: TensorParallel,
     cs: tuple[int, ...],
     tp_unit: int,
-    extra: ExtraSchedules,
+    rules: RowRules,
 ) -> tuple[IntArray, IntArray] | None:
     """`_context_parallel_table` as `layout_rows` of each c in `cs` in turn."""
     parts: list[IntArray] = []
     cps: list[IntArray] = []
     for c in cs:
-        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, tp_unit, extra)
+        block = layout_rows(shape, n_gpu, opts, True, tensor_parallel, c, tp_unit, rules)
         if block is None:
             continue
         if c > 1:
@@ -471,7 +487,7 @@ context_parallel_table = ByteBoundedMemo(
     _context_parallel_table, CP_TABLE_CACHE_BYTES, _table_nbytes
 )
 """`_context_parallel_table`, kept per (model, cluster size, options, tensor-parallel kind,
-largest c, N_TP unit, extra schedules) within `CP_TABLE_CACHE_BYTES`."""
+largest c, N_TP unit, row rules: `RowRules`) within `CP_TABLE_CACHE_BYTES`."""
 register(
     f"{__name__}.context_parallel_table", context_parallel_table, f"{CP_TABLE_CACHE_BYTES} bytes"
 )
@@ -494,14 +510,14 @@ def realistic_layout_rows(
     (`layout_rows`). None if there is none."""
     if not may_have_layouts(shape, n_gpu, opts, physics, tp_unit):
         return None
-    extra = ExtraSchedules.of(physics)
+    rules = RowRules.of(physics)
     if tries_context_parallel(physics):
         cp = physics.max_context_parallel
         return context_parallel_table(
-            shape, n_gpu, opts, physics.tensor_parallel, cp, tp_unit, extra
+            shape, n_gpu, opts, physics.tensor_parallel, cp, tp_unit, rules
         )
     whole, tensor = physics.whole_sequences, physics.tensor_parallel
-    table = layout_table(shape, n_gpu, opts, whole, tensor, tp_unit, extra)
+    table = layout_table(shape, n_gpu, opts, whole, tensor, tp_unit, rules)
     return None if table is None else (table, None)
 
 

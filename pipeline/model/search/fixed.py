@@ -48,15 +48,20 @@ class Misfit:
 
 
 def layout_misfit(
-    layout: Layout, shape: ModelShape, whole_sequences: bool = False
+    layout: Layout,
+    shape: ModelShape,
+    whole_sequences: bool = False,
+    expert_sequences: bool = False,
 ) -> Misfit | None:
     """Why a fixed layout cannot run this model, or None if it can (spec §5.1, §7, §10).
 
     N_TPm must divide d_model, N_TPff d_ff, N_PP the layer count and N_EP the expert count;
     the schedule needs enough microbatches (m ≥ N_PP for 1F1B, m ≥ 2 · N_PP for zero-bubble);
     the nanobatch ⌊B_tok / (N_DP · m · S)⌋ must hold a token; with whole-sequence
-    microbatches (realistic `whole_sequences`) N_DP · m must divide the batch's sequences, as
-    the search's enumeration requires (docs/model.md R.7).
+    microbatches (`whole_sequences`) N_DP · m must divide the batch's sequences (spec Q3), and
+    N_DP · N_EP · m with `expert_sequences` (realistic physics: every GPU holds whole
+    sequences), as the search's enumeration requires (docs/model.md R.7,
+    `search.enumeration.RowRules`).
     """
     degree = {name: math.prod(getattr(layout, name)) for name in DEGREES}
     divides = (
@@ -80,10 +85,12 @@ def layout_misfit(
             f"N_DP · m · S = {per_replica}"
         )
         return Misfit("microbatches", layout.microbatches, rule)
-    split = degree["dp"] * layout.microbatches
+    ranks = degree["ep"] if expert_sequences else 1
+    split = degree["dp"] * ranks * layout.microbatches
     if whole_sequences and shape.batch_seqs % split:
+        product = "N_DP · N_EP · m" if expert_sequences else "N_DP · m"
         rule = (
-            f"whole-sequence microbatches need N_DP · m = {split} to divide the batch's "
+            f"whole-sequence microbatches need {product} = {split} to divide the batch's "
             f"{shape.batch_seqs} sequences"
         )
         return Misfit("microbatches", layout.microbatches, rule)
@@ -119,7 +126,7 @@ def fixed_point(
     (realistic `gpu_memory`, `exceeds_gpu_memory`: costed at the mode needing the least
     memory) or the duration, so a row shows how far over budget the layout is.
     """
-    if layout_misfit(layout, shape, physics.whole_sequences) is not None:
+    if layout_misfit(layout, shape, physics.whole_sequences, not physics.is_paper) is not None:
         return _infeasible(shape, InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE, None, physics)
     concrete = scheduled_layout(layout, shape, opts)
     if physics.is_paper:

@@ -15,9 +15,9 @@ from pipeline.model.search.candidates import Candidates, enumerate_candidates
 from pipeline.model.search.enumeration import (
     CP_TABLE_CACHE_BYTES,
     MICROBATCH_SEQS,
-    PAPER_SCHEDULES,
-    ExtraSchedules,
+    PAPER_RULES,
     MicrobatchRule,
+    RowRules,
     ScheduleKey,
     ScheduleRows,
     _context_parallel_table,
@@ -33,7 +33,8 @@ from pipeline.model.search.search import physics_hardware
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 
-FEW = ExtraSchedules(few=True)
+FEW = RowRules(few=True)
+REALISTIC = RowRules(few=True, expert_sequences=True)
 """Plain 1F1B with fewer microbatches than stages beside the paper's schedules."""
 
 
@@ -59,8 +60,8 @@ def test_small_microbatches_add_the_counts_of_micro_batches_of_one_and_two() -> 
     micro-batches of 2 and 1 sequences (112, 224), ascending; an m already among the four is
     not repeated (base 8: 4 and 8 of the four, none added), and only m ≥ N_PP is added (base
     224 over 128 stages: 224, not 112)."""
-    paper = MicrobatchRule.of(SearchOptions(), PAPER_SCHEDULES)
-    small = MicrobatchRule.of(SearchOptions(), ExtraSchedules(small=True))
+    paper = MicrobatchRule.of(SearchOptions(), PAPER_RULES)
+    small = MicrobatchRule.of(SearchOptions(), RowRules(small=True))
     assert MICROBATCH_SEQS == (1, 2)
     assert _microbatch_choices(224, 4, paper)[0][:4] == (4, 7, 8, 14)
     ms, zb = _microbatch_choices(224, 4, small)
@@ -76,9 +77,9 @@ def test_small_microbatches_need_whole_sequences() -> None:
     rule off there (`ScheduleKey.of`)."""
     shape = model_shape(12288, load_scenario(compose_config(["physics=realistic"])).laws)
     opts = SearchOptions()
-    small = ExtraSchedules(small=True)
-    assert ScheduleKey.of(shape, opts, whole=True, extra=small).rule.small
-    assert not ScheduleKey.of(shape, opts, whole=False, extra=small).rule.small
+    small = RowRules(small=True)
+    assert ScheduleKey.of(shape, opts, whole=True, rules=small, ep=1).rule.small
+    assert not ScheduleKey.of(shape, opts, whole=False, rules=small, ep=1).rule.small
 
 
 def test_few_microbatches_adds_plain_one_f_one_b_below_the_stages() -> None:
@@ -140,7 +141,7 @@ def test_context_parallel_tables_of_a_walk_stay_kept_within_their_bytes() -> Non
 
 
 def _per_degree_reference(
-    shape: ModelShape, n_gpu: int, tensor: TensorParallel, extra: ExtraSchedules, unit: int
+    shape: ModelShape, n_gpu: int, tensor: TensorParallel, extra: RowRules, unit: int
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]] | None:
     """The context-parallel table as `layout_rows` of each c in turn, c > 1 rows with a
     nonzero nanobatch (the simple construction the one-pass table must equal)."""
@@ -165,7 +166,9 @@ def test_context_parallel_table_equals_layout_rows_of_each_degree() -> None:
     for scaling, width in (("dense", 12288), ("dense", 49152), ("sparse", 16384)):
         shape = model_shape(width, load_scenario(compose_config([f"scaling={scaling}"])).laws)
         for tensor in TensorParallel:
-            for extra, unit, n_gpu in itertools.product((PAPER_SCHEDULES, FEW), (0, 8, 64), sizes):
+            for extra, unit, n_gpu in itertools.product(
+                (PAPER_RULES, FEW, REALISTIC), (0, 8, 64), sizes
+            ):
                 got = _context_parallel_table(
                     shape, n_gpu, SearchOptions(), tensor, 16, unit, extra
                 )
@@ -194,13 +197,59 @@ def test_may_have_layouts_is_false_only_where_the_realistic_table_is_empty() -> 
             rejected += 1
             if physics is realistic:
                 table = _context_parallel_table(
-                    shape, n_gpu, SearchOptions(), physics.tensor_parallel, 16, unit, FEW
+                    shape,
+                    n_gpu,
+                    SearchOptions(),
+                    physics.tensor_parallel,
+                    16,
+                    unit,
+                    RowRules.of(physics),
                 )
                 assert table is None
             else:
                 whole = physics.whole_sequences
                 tensor = physics.tensor_parallel
                 assert (
-                    layout_rows(shape, n_gpu, SearchOptions(), whole, tensor, 1, unit, FEW) is None
+                    layout_rows(
+                        shape, n_gpu, SearchOptions(), whole, tensor, 1, unit, RowRules.of(physics)
+                    )
+                    is None
                 )
     assert rejected > 0
+
+
+def test_realistic_rows_hold_whole_sequences_on_every_gpu() -> None:
+    """Under realistic physics every GPU of a sparse model runs attention on whole sequences
+    (or, with c context ranks, whole shards of seq_len/c): a data-parallel replica's N_EP
+    expert ranks each hold their own, so d·N_EP·m divides the batch's sequences and a GPU's
+    tokens a microbatch, B_tok/(d·c·m·N_EP), are a whole number of sequence shards (docs/model.md
+    R.7; the nanobatch b, a local expert's share, is that over S/N_EP, floored as spec Q8).
+    The paper's flag (spec Q3) splits only over d: on the same sizes some of its rows hold part
+    of a sequence on a GPU, so the check can fail."""
+    scenario = load_scenario(compose_config(["physics=realistic", "scaling=sparse"]))
+    physics = scenario.physics
+    checked = split_rows = 0
+    for width in (16384, 20480, 22528):
+        shape = model_shape(width, scenario.laws)
+        for n_gpu in (10 * 2**14, 14 * 2**17, 3 * 2**19, 7 * 2**20):
+            rows = realistic_layout_rows(shape, n_gpu, SearchOptions(), physics)
+            if rows is None:
+                continue
+            table, cp = rows
+            assert cp is not None
+            d, ep, m, nano = table[:, 0] // cp, table[:, 4], table[:, 5], table[:, 7]
+            assert (shape.batch_seqs % (d * ep * m) == 0).all()
+            gpu_tokens = shape.batch_tokens // (d * cp * m * ep)  # b·S/N_EP before Q8's floor
+            assert (gpu_tokens * d * cp * m * ep == shape.batch_tokens).all()
+            assert (gpu_tokens % (shape.seq_len // cp) == 0).all()
+            assert (nano > 0).all()
+            checked += table.shape[0]
+            paper = _context_parallel_table(
+                shape, n_gpu, SearchOptions(), physics.tensor_parallel, 16, 0, FEW
+            )
+            assert paper is not None
+            p_table, p_cp = paper
+            p_d, p_ep, p_m = p_table[:, 0] // p_cp, p_table[:, 4], p_table[:, 5]
+            split_rows += int((shape.batch_seqs % (p_d * p_ep * p_m) != 0).sum())
+    assert checked > 0
+    assert split_rows > 0

@@ -91,6 +91,33 @@ def test_fixed_layout_whole_sequences_needs_the_split_to_divide_the_sequences() 
     assert misfit.key == "microbatches"
 
 
+def test_fixed_realistic_layout_needs_whole_sequences_on_every_expert_rank() -> None:
+    """Under realistic physics a sparse model's N_EP expert ranks each hold their own whole
+    sequences, so N_DP · N_EP · m must divide the batch's sequences (docs/model.md R.7): a
+    layout whose N_DP · m divides them but leaves each expert rank part of a sequence is a
+    misfit there, and not under the paper's flag (spec Q3)."""
+    laws = load_scenario(compose_config(["scaling=sparse"])).laws
+    shape = model_shape(16384, laws, SearchOptions().quirks)
+    scenario = load_scenario(compose_config(["parallelism=fixed"]))
+    assert scenario.fixed_layout is not None
+    ep = shape.sparsity
+    m = shape.batch_seqs // 2  # N_DP = 1: two sequences a microbatch over the ep ranks
+    assert ep > 2
+    assert shape.batch_seqs % m == 0
+    layout = dataclasses.replace(
+        scenario.fixed_layout,
+        dp=(1, 1),
+        ep=(1, ep),
+        pp=(1, 1),
+        microbatches=m,
+    )
+    assert layout_misfit(layout, shape, whole_sequences=True) is None
+    misfit = layout_misfit(layout, shape, whole_sequences=True, expert_sequences=True)
+    assert misfit is not None
+    assert misfit.key == "microbatches"
+    assert "N_DP · N_EP · m" in misfit.rule
+
+
 def test_fixed_realistic_layout_past_the_domain_is_timed() -> None:
     """Under `tp_in_domain` the shipped fixed layout (N_TP = 32 over 8-GPU nodes) is timed where
     its TP group lies, with a finite step and utilization above zero, and its TP communication

@@ -329,15 +329,17 @@ def test_layer_floor_bounds_every_candidate_layer_at_any_hbm_bandwidth(
 
 
 def test_layer_floor_counts_the_waves_of_small_nanobatches() -> None:
-    """Near the sparse series' latency wall (nanobatches of tens of tokens) a layer at
-    unbounded HBM bandwidth takes over three times the layout floors' FLOP term
-    (launches plus weight FLOP at the matmul rate), whose GEMMs it charges in whole waves of
-    tiles (docs/model.md R.2, §9.4): the floors then set aside clusters the FLOP term let
-    through."""
+    """Near the sparse series' latency wall, on a cluster of 2^20 GPUs whose N_EP = 4 leaves
+    five of the 20 experts on a GPU (nanobatches of tens of tokens: a GPU's whole sequence
+    shards over its experts), a layer at unbounded HBM bandwidth takes over three times the
+    layout floors' FLOP term (launches plus weight FLOP at the matmul rate), whose GEMMs it
+    charges in whole waves of tiles (docs/model.md R.2, §9.4): the floors then set aside
+    clusters the FLOP term let through."""
     s, shape = _realistic(["scaling=sparse"], 30720)
     shape = grid_shape(s.physics, shape)
     hw = floors.floor_hardware(physics_hardware(s.hardware, s.physics))
-    rows = floors._floor_rows(shape, (shape.sparsity * 2**20,), s.options, s.physics, 0)
+    assert shape.sparsity == 20
+    rows = floors._floor_rows(shape, (2**20,), s.options, s.physics, 0)
     assert rows is not None
     flop_term = grid_layer_launches_s(hw, s.physics, rows.shard_local) + rows.shard_work / (
         matmul_rate_flop_per_s(hw, s.physics)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -35,7 +35,9 @@ years of `forecasts` passed by the run date, and that date;
 the fraction of the 16-bit peak its 16-bit ones do; 9: `series.hbm_device_ratio`, the driver's
 count of a GPU's memory over its datasheet's, and `series.memory_capacity_bytes`, the capacity
 the memory checks read; 10: `series.matmul_speedup_2025`, how much faster a GPU's GEMMs run
-under the 2025 software than at `efficiency.matmul`, `physics.stack`)."""
+under the 2025 software than at `efficiency.matmul`, `physics.stack`; 11: a run row's
+`points.nanobatch_tokens` is the schema's b = B_tok / (N_DP · N_CP · m · S), as a grid row's,
+where it held the run's micro-batch tokens on a GPU)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.

@@ -41,6 +41,7 @@ def run_layout(run: RunSpec, hw: HardwareSpec) -> Layout:
         (lay.tp, lay.cp, lay.ep, lay.expert_dp, lay.pp), hw.level_sizes
     )
     ones = tuple(1 for _ in tp)
+    microbatches = run.global_batch_seqs // (lay.dp * lay.microbatch_seqs)
     return Layout(
         n_gpu=lay.n_gpu,
         dp=tuple(dp),
@@ -48,12 +49,26 @@ def run_layout(run: RunSpec, hw: HardwareSpec) -> Layout:
         tp_ff=tuple(tp),
         pp=tuple(pp),
         ep=tuple(ep),
-        microbatches=run.global_batch_seqs // (lay.dp * lay.microbatch_seqs),
+        microbatches=microbatches,
         zero_bubble=False,
         pp_interleave=lay.interleave,
-        nanobatch_tokens=lay.microbatch_seqs * run.shape.seq_len // lay.cp,
+        nanobatch_tokens=run_nanobatch_tokens(run, microbatches),
         cp=tuple(cp),
     )
+
+
+def run_nanobatch_tokens(run: RunSpec, microbatches: int) -> int:
+    """The run's nanobatch in tokens, b = ⌊B_tok / (N_DP · N_CP · m · S)⌋ (spec §5.1;
+    docs/schema.md, `nanobatch_tokens`) with N_DP = d/e (the replicas of each expert shard),
+    N_CP = c, its m microbatches and S = E experts. For micro-batches of n sequences it is
+    (n·s/c) · e/E: the GPU's micro-batch holds n·s/c tokens, E/e nanobatches, one for each
+    local expert under the paper's top-1 routing (docs/model.md R.2, a grid layout as a run).
+    A top-k run's experts each compute k times it (`training_run.expert_tokens`, which the
+    step reads; this count is the row's alone); a dense run's (E = e = 1) is its micro-batch's
+    tokens on a GPU."""
+    lay = run.layout
+    batch_tokens = run.global_batch_seqs * run.shape.seq_len
+    return batch_tokens // (lay.expert_dp * lay.cp * microbatches * run.shape.experts)
 
 
 def run_shape(run: RunSpec, tokens_per_param: float) -> ModelShape:

@@ -90,6 +90,24 @@ def test_moe_run_layout_row_splits_expert_from_data_parallel() -> None:
     assert math.prod(layout.ep) == 4
 
 
+@pytest.mark.parametrize(
+    ("cp", "ep", "tokens"),
+    [(1, 4, 512), (2, 4, 256), (1, 8, 1024), (1, 1, 128)],
+    ids=["ep4", "ep4_cp2", "ep8", "ep1"],
+)
+def test_moe_run_layout_nanobatch_is_the_schemas_per_expert_count(
+    cp: int, ep: int, tokens: int
+) -> None:
+    """64 sequences of 2048 tokens on d = 8 ranks of 1-sequence micro-batches (m = 8), 16
+    experts: b = B_tok / (N_DP · N_CP · m · S) with N_DP = d/e, e.g. 131072 / (2·1·8·16) = 512
+    tokens at e = 4: the micro-batch's 2048 tokens on a GPU times e/E, not all of them."""
+    run = RunSpec("r", MOE, 64, RunLayout(tp=2, pp=1, dp=8, microbatch_seqs=1, cp=cp, ep=ep))
+    layout = run_layout(run, preset("h100_sxm"))
+    n_dp, n_cp = math.prod(layout.dp), math.prod(layout.cp)
+    formula = 64 * MOE.seq_len // (n_dp * n_cp * layout.microbatches * MOE.experts)
+    assert layout.nanobatch_tokens == formula == tokens
+
+
 @pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(

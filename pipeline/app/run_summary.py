@@ -27,9 +27,10 @@ GB = 1e9
 
 def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = "{}") -> list[str]:
     """The lines of one run: a header naming the run, hardware and physics, then its counts,
-    layout (GPUs = tp·pp·dp·cp; expert parallelism takes ep of the dp ranks), throughput,
-    time, memory and verdict (`point` is the run's row; None: a run read back from a dataset,
-    whose row is there). No lines for a grid series."""
+    layout (GPUs = tp·pp·dp·cp, dp as `run.dp` gives it; with ep > 1, how dp splits into ep
+    expert ranks times the row's dp, d/e), throughput, time, memory and verdict (`point` is
+    the run's row; None: a run read back from a dataset, whose row is there). No lines for a
+    grid series."""
     run = scenario.run
     if run is None:
         return []
@@ -50,9 +51,8 @@ def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = 
         )
     if cost is not None and layout is not None:
         tp, pp, ep, cp = (math.prod(x) for x in (layout.tp_ff, layout.pp, layout.ep, layout.cp))
-        dp = math.prod(layout.dp) * ep  # the row's dp is d/e (`model.runs.run_point`)
         lines.append(
-            f"  {layout.n_gpu} GPUs: tp {tp} x pp {pp} x dp {dp} x cp {cp} (ep {ep}), "
+            f"  {layout.n_gpu} GPUs: {_degrees(tp, pp, math.prod(layout.dp), cp, ep)}, "
             f"{layout.microbatches} microbatches per step, interleave {layout.pp_interleave}, "
             f"recompute {point.recompute}"
         )
@@ -66,6 +66,20 @@ def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = 
         lines.append(f"  memory per GPU {_memory(cost, scenario)}")
     lines.append(f"  {verdict(scenario, point)}")
     return lines
+
+
+def _degrees(tp: int, pp: int, expert_dp: int, cp: int, ep: int) -> str:
+    """The run's degrees as its config writes them (dp is d, `run.dp`); with experts over ep > 1
+    ranks, how d splits: ep expert ranks times d/e replicas of each expert shard, the row's
+    `dp` (`model.runs.run_point`)."""
+    d = expert_dp * ep
+    text = f"tp {tp} x pp {pp} x dp {d} x cp {cp}"
+    if ep == 1:
+        return f"{text} (ep 1)"
+    return (
+        f"{text} (dp {d} = ep {ep} x {expert_dp} replicas of each expert shard: points.dp "
+        f"{expert_dp})"
+    )
 
 
 def _routing(run: RunSpec, ep: int) -> str:

@@ -76,7 +76,19 @@ def test_run_summary_layout_names_context_and_expert_parallelism_apart() -> None
     text = summary("run=llama3_405b_128k_16384", "physics=realistic")
     assert "16384 GPUs: tp 8 x pp 16 x dp 8 x cp 16 (ep 1)" in text
     text = summary("run=gpt_1p7b", "run.experts=8", "run.top_k=2", "run.ep=8")
-    assert "32 GPUs: tp 1 x pp 1 x dp 32 x cp 1 (ep 8)" in text
+    assert "32 GPUs: tp 1 x pp 1 x dp 32 x cp 1 (dp 32 = ep 8 x 4 replicas" in text
+
+
+def test_run_summary_says_how_dp_splits_into_the_rows_dp_and_ep() -> None:
+    """With experts over ep 4 of GPT 1.7B's 32 data-parallel ranks, the summary's dp 32 (the
+    run's `dp`) is shown as ep 4 x 8 replicas of each expert shard, the 8 its row's `dp` holds."""
+    result = pipeline.run(["run=gpt_1p7b", "run.experts=8", "run.top_k=2", "run.ep=4"])
+    row = result.points.row(0, named=True)
+    assert (row["dp"], row["ep"]) == (8, 4)
+    expected = (
+        "tp 1 x pp 1 x dp 32 x cp 1 (dp 32 = ep 4 x 8 replicas of each expert shard: points.dp 8)"
+    )
+    assert expected in result.summary()
 
 
 def test_run_summary_of_a_resumed_run_points_to_its_row() -> None:

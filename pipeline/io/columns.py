@@ -37,7 +37,8 @@ count of a GPU's memory over its datasheet's, and `series.memory_capacity_bytes`
 the memory checks read; 10: `series.matmul_speedup_2025`, how much faster a GPU's GEMMs run
 under the 2025 software than at `efficiency.matmul`, `physics.stack`; 11: a run row's
 `points.nanobatch_tokens` is the schema's b = B_tok / (N_DP · N_CP · m · S), as a grid row's,
-where it held the run's micro-batch tokens on a GPU)."""
+where it held the run's micro-batch tokens on a GPU; a run's `thresholds.linear_end_beyond_grid`
+and `linear_end_basis` are null, no linear end to reach or outlast)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -164,7 +165,7 @@ LIMIT_FIELDS = [
     _optional("last_feasible_flop", pa.float64()),
     _optional("first_infeasible_flop", pa.float64()),
     _optional("max_utilization", pa.float64()),
-    _required("linear_end_beyond_grid", pa.bool_()),
+    _optional("linear_end_beyond_grid", pa.bool_()),
     _required("n_points", pa.int64()),
     _optional("linear_end_basis", pa.string()),
     _optional("wall_flop", pa.float64()),
@@ -172,7 +173,7 @@ LIMIT_FIELDS = [
     _optional("wall_reason", pa.string()),
 ]
 """Derived metrics of one series (spec §11, `SeriesLimits`); null where the series does not
-reach them. `n_points` counts the series' rows in `points`. `end_reason` says how the series
+reach them, and the linear end's columns null for a concrete run (one point, no grid). `n_points` counts the series' rows in `points`. `end_reason` says how the series
 ended (wall, utilization collapse, end of grid) and `wall_flop` where its wall is."""
 
 CLOSED_FORM_FIELDS = [

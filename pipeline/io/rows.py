@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from pipeline.identity import canonical_json, point_config_hash
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
+from pipeline.model.limits import SeriesEnd
 from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.results import PointResult, SeriesLimits
@@ -261,7 +262,9 @@ def threshold_dict(
 
     `linear_end_beyond_grid` is true when some point is feasible and none fell to the
     linear-scaling end (`limits.linear_end_flop` is None); false when it was reached or when no
-    point is feasible (nothing ran, so nothing lasted past the grid). Non-finite closed forms are stored as null.
+    point is feasible (nothing ran, so nothing lasted past the grid); null for a concrete run
+    (`end_reason` `run`: one point and no grid, nothing to outlast). Non-finite closed forms are
+    stored as null.
     `model_b_inputs` are the budget (s), batch anchor (tokens) and tokens per parameter the
     closed forms used (`ClosedForms`); null when not given.
     """
@@ -276,7 +279,9 @@ def threshold_dict(
         "first_infeasible_flop": limits.first_infeasible_flop,
         "max_utilization": limits.max_utilization,
         "linear_end_beyond_grid": (
-            limits.linear_end_flop is None and limits.last_feasible_flop is not None
+            None
+            if limits.end_reason == str(SeriesEnd.RUN)
+            else limits.linear_end_flop is None and limits.last_feasible_flop is not None
         ),
         "n_points": int(n_points),
         "linear_end_basis": limits.linear_end_basis,

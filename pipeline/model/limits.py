@@ -148,10 +148,12 @@ def series_limits(
     peak (`linear_end_after_peak_flop`), and `linear_end_basis` says which. A series that
     starts below 0.8 · u_eff would otherwise report its first grid size as its linear end.
     With `max_doublings`, the search's cluster cap, a series the cap ended has no wall
-    (`SeriesEnd.CLUSTER_CAP`); nor has a concrete `run` (`SeriesEnd.RUN`).
+    (`SeriesEnd.CLUSTER_CAP`); nor has a concrete `run` (`SeriesEnd.RUN`), which has no
+    linear-scaling end either: one point and no grid of sizes, so no regime to end or outlast
+    (linear end and basis None).
     """
     feasible = [p for p in points if p.feasible and p.cost is not None]
-    if not feasible:
+    if run or not feasible:
         basis, linear_end = None, None
     elif paper_rule and starts_in_linear_regime(points, u_eff):
         basis, linear_end = LinearEndBasis.U_EFF, linear_end_u_eff_flop(points, u_eff)

@@ -56,6 +56,26 @@ def test_a_run_has_no_wall_and_no_wall_year() -> None:
     assert "wall_year" not in ",".join(result.forecasts["already_passed"])
 
 
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ("run=llama3_405b_8k_16384", "physics=realistic"),
+        ("run=gpt_1t", "hardware=a100_sxm_80gb", "physics=realistic"),
+    ],
+    ids=["feasible", "over_its_duration"],
+)
+def test_a_run_has_no_linear_end_to_reach_or_outlast(overrides: tuple[str, ...]) -> None:
+    """A concrete run is one point, not a grid: its linear-end columns are null, none of them
+    saying "not reached" or "beyond the grid", whether it trains within its duration or not."""
+    row = run(*overrides).thresholds.row(0, named=True)
+    assert row["end_reason"] == "run"
+    assert (row["linear_end_flop"], row["linear_end_beyond_grid"], row["linear_end_basis"]) == (
+        None,
+        None,
+        None,
+    )
+
+
 def test_a_runs_series_row_describes_the_run() -> None:
     """A run's `series` row holds its own sequence length, K/V heads and width, not those of the
     scaling group it was composed with, and no value for the laws it does not read (schema

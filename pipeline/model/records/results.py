@@ -194,7 +194,8 @@ class SeriesLimits:
     linear_end_flop: float | None
     """C of the first point at or below 0.8 · u_eff, or, measured from the series' peak
     utilization (see `linear_end_basis`), of the first point after it from which every later
-    point stays at or below 0.8 of it; None if no recorded point qualifies."""
+    point stays at or below 0.8 of it; None if no recorded point qualifies, or for a concrete
+    run (`end_reason` `run`: one point, no regime to end)."""
     last_feasible_flop: float | None
     first_infeasible_flop: float | None
     """C of the first size no cluster trains within the duration (or budget); None if every
@@ -210,4 +211,5 @@ class SeriesLimits:
     at an infeasible size; None otherwise."""
     linear_end_basis: str | None = None
     """The utilization `linear_end_flop` is measured against, a `limits.LinearEndBasis`
-    value; None when the series has no feasible point (or on rows of an older schema)."""
+    value; None when the series has no feasible point, for a concrete run (nothing measured),
+    or on rows of an older schema."""

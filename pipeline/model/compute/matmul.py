@@ -27,6 +27,7 @@ from pipeline.model.records.hardware import (
     useful_l2_bytes,
     useful_register_bytes,
 )
+from pipeline.model.records.results import MatmulBound
 
 Array = NDArray[np.float64]
 WORD_BYTES = 2.0
@@ -190,6 +191,13 @@ def traffic_terms_s(
     )
 
 
+def roofline_s(t: MatmulTerms) -> Array:
+    """A call's roofline time before its fixed latency: max(HBM, L2, shared-memory, FLOP
+    time) (spec §4)."""
+    out: Array = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(t.smem_s, t.flop_s))
+    return out
+
+
 def matmul_time_s(
     hw: HardwareSpec,
     d1: Array,
@@ -200,6 +208,20 @@ def matmul_time_s(
 ) -> Array:
     """t_mm = max(HBM, L2, shared-memory, FLOP time) + matmul latency (spec §4); `on_chip` as
     `matmul_terms_s` takes it."""
-    t = matmul_terms_s(hw, d1, d2, b, wg, on_chip)
-    roofline = np.maximum(np.maximum(t.hbm_s, t.l2_s), np.maximum(t.smem_s, t.flop_s))
-    return roofline + hw.matmul_latency_s
+    return roofline_s(matmul_terms_s(hw, d1, d2, b, wg, on_chip)) + hw.matmul_latency_s
+
+
+def slowest_call_bound(t: MatmulTerms, latency_s: float) -> MatmulBound:
+    """The resource bounding the slowest of some matmul calls whose terms are `t` (any shape,
+    one entry a call) and whose fixed time per call is `latency_s` (docs/model.md §5, R.2):
+    the call with the largest roofline (`roofline_s`; ties: the first), `latency` when
+    `latency_s` exceeds that roofline, else the largest of its terms (`flop`, `hbm`, `l2`,
+    `smem`, ties to the first in that order). A fixed latency adds the same to every call, so
+    the slowest call by roofline is the slowest by time."""
+    parts = np.broadcast_arrays(t.flop_s, t.hbm_s, t.l2_s, t.smem_s)
+    terms = np.stack([np.ravel(a) for a in parts])
+    slowest = int(np.argmax(terms.max(axis=0)))
+    if latency_s > float(terms[:, slowest].max()):
+        return MatmulBound.LATENCY
+    bounds = (MatmulBound.FLOP, MatmulBound.HBM, MatmulBound.L2, MatmulBound.SMEM)
+    return bounds[int(np.argmax(terms[:, slowest]))]

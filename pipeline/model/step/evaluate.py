@@ -11,8 +11,8 @@ import math
 import numpy as np
 
 from pipeline.model.caches import cached
-from pipeline.model.compute.layer import layer_matmul_time_s
-from pipeline.model.compute.matmul import matmul_terms_s
+from pipeline.model.compute.layer import layer_matmul_calls, layer_matmul_time_s
+from pipeline.model.compute.matmul import matmul_terms_s, slowest_call_bound
 from pipeline.model.network.collectives import Network
 from pipeline.model.records.hardware import HardwareSpec, gpu_only
 from pipeline.model.records.options import SearchOptions
@@ -22,7 +22,8 @@ from pipeline.model.step.step_time import LayoutBatch, StepArrays, step_arrays, 
 
 
 def matmul_bound(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> MatmulBound:
-    """The resource bounding the layout's slowest matmul call: the memory wall shows here (spec §4)."""
+    """The resource bounding the layout's slowest matmul call under the paper's physics: the
+    memory wall shows here (spec §4; realistic physics: `search.realistic.realistic_matmul_bound`)."""
     dm = shape.d_model // int(np.prod(layout.tp_model))
     df = shape.d_ff // int(np.prod(layout.tp_ff))
     return _shard_matmul_bound(gpu_only(hw), dm, df, layout.nanobatch_tokens)
@@ -30,19 +31,12 @@ def matmul_bound(hw: HardwareSpec, shape: ModelShape, layout: Layout) -> MatmulB
 
 @cached(maxsize=16384)
 def _shard_matmul_bound(hw: HardwareSpec, dm: int, df: int, nanobatch: int) -> MatmulBound:
-    """`matmul_bound` of one shard shape on one GPU (cached: sweep points share shapes)."""
-    d1 = np.array([df, dm, df, dm], dtype=np.float64)
-    d2 = np.array([dm, df, dm, df], dtype=np.float64)
-    b = np.full(4, float(nanobatch))
-    wg = np.array([False, False, True, True])
-    t = matmul_terms_s(hw, d1, d2, b, wg)
-    terms = np.stack([t.flop_s, t.hbm_s, t.l2_s, t.smem_s])
-    slowest = int(np.argmax(terms.max(axis=0)))
-    roofline = float(terms[:, slowest].max())
-    if hw.matmul_latency_s > roofline:
-        return MatmulBound.LATENCY
-    bounds = (MatmulBound.FLOP, MatmulBound.HBM, MatmulBound.L2, MatmulBound.SMEM)
-    return bounds[int(np.argmax(terms[:, slowest]))]
+    """`matmul_bound` of one shard shape on one GPU (cached: sweep points share shapes): the
+    four distinct calls of an MLP block (`layer.layer_matmul_calls`) against the paper's
+    matmul latency (`matmul.slowest_call_bound`)."""
+    one = np.ones(1)
+    t = matmul_terms_s(hw, *layer_matmul_calls(one * dm, one * df, one * nanobatch))
+    return slowest_call_bound(t, hw.matmul_latency_s)
 
 
 def bottleneck(step: StepArrays) -> Bottleneck:

@@ -11,9 +11,11 @@ from numpy.typing import NDArray
 
 from pipeline.model.compute.matmul import (
     WORD_BYTES,
+    MatmulTerms,
     OnChipTraffic,
     hbm_traffic_bytes,
     on_chip_traffic,
+    roofline_s,
     traffic_terms_s,
 )
 from pipeline.model.records.hardware import HardwareSpec, peak_flop_per_s
@@ -190,7 +192,27 @@ def traffic_calls_s(
 ) -> Array:
     """`matmul_calls_s` of calls whose traffic is known (`call_traffic`, on a GPU of the
     same sizes): the same arithmetic on the same values, so the same times bit for bit. `hbm`:
-    each row's HBM bandwidth (`records.hardware.row_hbm_bytes_per_s`)."""
+    each row's HBM bandwidth (`records.hardware.row_hbm_bytes_per_s`). The roofline of the
+    calls' `call_terms_s` plus the per-call overhead."""
+    terms = call_terms_s(hw, physics, traffic, in_layer=in_layer, hbm=hbm)
+    out: Array = roofline_s(terms) + matmul_overhead_s(hw, physics.efficiency)
+    return out
+
+
+def call_terms_s(
+    hw: HardwareSpec,
+    physics: Physics,
+    traffic: CallTraffic,
+    *,
+    in_layer: bool = True,
+    hbm: Array | None = None,
+) -> MatmulTerms:
+    """The roofline terms (s) of calls whose traffic is known, as realistic physics times them
+    (`matmul_calls_s`), before the per-call overhead: Part I's terms (`matmul.traffic_terms_s`)
+    with FLOP · waves / (e · speedup), HBM · narrow, L2 · narrow and SMEM · narrow / relief,
+    narrow = `FP8_BYTES` / 2 for FP8 GEMMs, else 1 (docs/model.md R.2, R.8, R.11). What both a
+    call's time (`traffic_calls_s`) and the resource bounding a layer's slowest call
+    (`layer.layer_matmul_bound`) read. `in_layer` and `hbm` as `traffic_calls_s` takes them."""
     t = traffic_terms_s(hw, traffic.hbm_x_bytes, traffic.on_chip, hbm)
     relief = BLACKWELL_SMEM_RELIEF if physics.tensor_memory and has_tensor_memory(hw) else 1.0
     speedup = precision_speedup(hw, physics) if in_layer else 1.0
@@ -198,7 +220,9 @@ def traffic_calls_s(
     flop = t.flop_s / (matmul_efficiency(hw, physics) * speedup)
     if traffic.waves is not None:
         flop = flop * traffic.waves
-    memory = narrow * np.maximum(np.maximum(t.hbm_s, t.l2_s), t.smem_s / relief)
-    roof = np.maximum(memory, flop)
-    out: Array = roof + matmul_overhead_s(hw, physics.efficiency)
-    return out
+    return MatmulTerms(
+        hbm_s=narrow * t.hbm_s,
+        l2_s=narrow * t.l2_s,
+        smem_s=narrow * (t.smem_s / relief),
+        flop_s=flop,
+    )

@@ -182,6 +182,18 @@ def layer_traffic(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTraf
     tokens and each local MLP on its own tokens (element-wise arithmetic: batching changes no
     value), and the kernels of `memory_ops.layer_op_bytes`."""
     n = _rows(w)
+    ops = None
+    if physics.memory_bound_ops:
+        split = (w.sp, w.tp_ff, w.tp)
+        x = layer_tensors(w.tokens, w.hidden, w.ffn, w.kv_width, w.heads, w.seq_len, split, w.top_k)
+        ops = layer_op_bytes(x, physics.fusion, physics.attention, n)
+    return LayerTraffic(layer_call_traffic(hw, physics, w), ops)
+
+
+def layer_call_traffic(hw: HardwareSpec, physics: Physics, w: LayerWork) -> CallTraffic:
+    """The weight matmul calls' part of `layer_traffic`: (matrices, forward / activation
+    gradient / weight gradient, rows...)."""
+    n = _rows(w)
     mlp = _mlp_shapes(w)
     proj = _projection_shapes(w) if physics.attention else []
     mats = [(d1, d2, w.tokens) for d1, d2 in proj] + [(d1, d2, w.expert_tokens) for d1, d2 in mlp]
@@ -194,12 +206,7 @@ def layer_traffic(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTraf
         d1s[i, 0], d1s[i, 1], d1s[i, 2] = d1, d2, d1
         d2s[i, 0], d2s[i, 1], d2s[i, 2] = d2, d1, d2
         bs[i] = b
-    ops = None
-    if physics.memory_bound_ops:
-        split = (w.sp, w.tp_ff, w.tp)
-        x = layer_tensors(w.tokens, w.hidden, w.ffn, w.kv_width, w.heads, w.seq_len, split, w.top_k)
-        ops = layer_op_bytes(x, physics.fusion, physics.attention, n)
-    return LayerTraffic(call_traffic(hw, physics, d1s, d2s, bs, wgs), ops)
+    return call_traffic(hw, physics, d1s, d2s, bs, wgs)
 
 
 def traffic_rows(traffic: LayerTraffic) -> Array:

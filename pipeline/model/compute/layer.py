@@ -16,8 +16,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pipeline.model.compute.attention import attention_core_s
-from pipeline.model.compute.efficiency import CallTraffic, call_traffic, traffic_calls_s
-from pipeline.model.compute.matmul import OnChipTraffic, matmul_time_s, on_chip_traffic
+from pipeline.model.compute.efficiency import (
+    CallTraffic,
+    call_terms_s,
+    call_traffic,
+    matmul_overhead_s,
+    traffic_calls_s,
+)
+from pipeline.model.compute.matmul import (
+    OnChipTraffic,
+    matmul_time_s,
+    on_chip_traffic,
+    slowest_call_bound,
+)
 from pipeline.model.compute.memory_ops import (
     OpBytes,
     OpTimes,
@@ -26,6 +37,7 @@ from pipeline.model.compute.memory_ops import (
     op_times_s,
 )
 from pipeline.model.records.hardware import HardwareSpec
+from pipeline.model.records.results import MatmulBound
 from pipeline.model.records.switches import Physics
 
 Array = NDArray[np.float64]
@@ -281,6 +293,21 @@ def weight_matmul_s(
         fwd = fwd + times * t[i, 0]
         bwd = bwd + times * (t[i, 1] + t[i, 2])
     return fwd, bwd
+
+
+def layer_matmul_bound(
+    hw: HardwareSpec, physics: Physics, w: LayerWork, calls: CallTraffic | None = None
+) -> MatmulBound:
+    """The resource bounding the slowest weight-matmul call of the layers `w` (their rows
+    together; one row, a layout's layer) as realistic physics times them (`weight_matmul_s`):
+    each call of `layer_call_traffic` on its own tokens (`calls`, computed when not given),
+    its terms as `efficiency.call_terms_s` gives them (efficiency, waves, FP8 narrowing,
+    tensor-memory relief), `latency` when the per-call overhead (`efficiency.matmul_overhead_s`)
+    exceeds that call's roofline (`matmul.slowest_call_bound`; docs/model.md R.2)."""
+    if calls is None:
+        calls = layer_call_traffic(hw, physics, w)
+    terms = call_terms_s(hw, physics, calls)
+    return slowest_call_bound(terms, matmul_overhead_s(hw, physics.efficiency))
 
 
 def layer_times_s(

@@ -198,7 +198,7 @@ def _realistic_point(
             return _infeasible(shape, reason, layout, physics)
     c = _with_step_inputs(found, opts, shape)
     steps = realistic_steps(hw, physics, shape, layout.n_gpu, c, opts)
-    cost = realistic_step_cost(hw, shape, layout, steps, 0)
+    cost = realistic_step_cost(hw, physics, shape, layout, steps, 0)
     used = grid_cost(hw, physics, shape, c, 0, layout.n_gpu, cost.step_time_s)
     cost = dataclasses.replace(cost, utilization=used.mfu)  # on the FLOP the row counts
     mode = None if c.recompute is None else RECOMPUTE_ORDER[int(c.recompute[0])].value

@@ -26,6 +26,7 @@ from pipeline.model.compute.layer import (
     LayerTraffic,
     LayerWork,
     layer_launch_times,
+    layer_matmul_bound,
     layer_times_s,
     layer_traffic,
     traffic_of_rows,
@@ -44,6 +45,7 @@ from pipeline.model.memory.gpu_memory import (
 from pipeline.model.network.comm_table import unique_rows
 from pipeline.model.records.hardware import HardwareSpec, gpu_only
 from pipeline.model.records.kept_hash import first_equal
+from pipeline.model.records.results import MatmulBound
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import (
     RECOMPUTE_ORDER,
@@ -230,6 +232,18 @@ def _time_shards(
     timed = np.stack(np.broadcast_arrays(*columns), axis=1).tolist()
     for (_, store, k), row in zip(pairs, timed, strict=True):
         store[k] = row
+
+
+def grid_matmul_bound(
+    hw: HardwareSpec, physics: Physics, shape: ModelShape, shard: Shard
+) -> MatmulBound:
+    """`compute.layer.layer_matmul_bound` of the grid row (`grid_layer_work`) of one shard
+    (N_TPm, N_TPff, nanobatch, local experts) on the GPU of `hw`, as `grid_layer_times_s`
+    times it: on `timing_gpu(hw)`, from the shard's kept traffic (`_grid_layer_traffic`)."""
+    gpu = timing_gpu(hw)
+    work = grid_layer_work(physics, shape, *np.array([shard], dtype=np.float64).T)
+    traffic = _grid_layer_traffic(gpu, physics, shape, [shard], work)
+    return layer_matmul_bound(gpu, physics, work, traffic.calls)
 
 
 def grid_layer_floor_s(

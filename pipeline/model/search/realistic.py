@@ -37,7 +37,7 @@ from pipeline.model.network.groups import Levels
 from pipeline.model.network.levels import adjusted_level_sizes, level_factors
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
-from pipeline.model.records.results import Layout, StepCost
+from pipeline.model.records.results import Layout, MatmulBound, StepCost
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
 from pipeline.model.search.candidates import Candidates, RowFrame, rows_ring_s
@@ -46,6 +46,7 @@ from pipeline.model.search.floors import floor_hardware
 from pipeline.model.search.grid import (
     GRID_TOP_K,
     grid_kv_width,
+    grid_matmul_bound,
     grid_params_per_gpu,
     sequence_parallel_degree,
 )
@@ -59,7 +60,6 @@ from pipeline.model.step.assembly import (
     step_comm,
     step_from_comm,
 )
-from pipeline.model.step.evaluate import matmul_bound
 from pipeline.model.step.pipeline import StageLayers, step_bottleneck
 from pipeline.model.step.schedule import interleave_degrees
 
@@ -426,13 +426,34 @@ def realistic_layout(hw: HardwareSpec, c: Candidates, row: int, n_gpu: int) -> L
     )
 
 
+def realistic_matmul_bound(
+    hw: HardwareSpec, physics: Physics, shape: ModelShape, layout: Layout
+) -> MatmulBound:
+    """The resource bounding the slowest weight-matmul call of the layout's layer as its step
+    times it (`search.grid.grid_matmul_bound` of its shard: the projections on the GPU's
+    tokens, each of its S/N_EP experts on its own nanobatch; docs/model.md R.2). Rows of the
+    paper's physics take Part I's `step.evaluate.matmul_bound` instead."""
+    shard = (
+        math.prod(layout.tp_model),
+        math.prod(layout.tp_ff),
+        layout.nanobatch_tokens,
+        shape.sparsity // math.prod(layout.ep),
+    )
+    return grid_matmul_bound(hw, physics, shape, shard)
+
+
 def realistic_step_cost(
-    hw: HardwareSpec, shape: ModelShape, layout: Layout, steps: RealisticSteps, row: int
+    hw: HardwareSpec,
+    physics: Physics,
+    shape: ModelShape,
+    layout: Layout,
+    steps: RealisticSteps,
+    row: int,
 ) -> StepCost:
     """Row `row` of `steps` as the layout's StepCost. Its latencies are inside its
     communication terms, as a run's: `t_latency_s` and `t_latency_paid_s` are NaN (null in
     the table); `utilization` is set from the FLOP the row counts by the caller
-    (`search.counts.grid_cost`), NaN until then."""
+    (`search.counts.grid_cost`), NaN until then; `matmul_bound` is `realistic_matmul_bound`."""
     t_step = float(steps.t_step_s[row])
     bubble = float(steps.bubble_fraction[row])
     compute = float(steps.t_compute_s[row])
@@ -450,5 +471,5 @@ def realistic_step_cost(
         training_time_s=float(steps.t_train_s[row]),
         utilization=math.nan,
         bottleneck=step_bottleneck(compute, tp, pp_ep, dp, bubble * t_step),
-        matmul_bound=matmul_bound(hw, shape, layout),
+        matmul_bound=realistic_matmul_bound(hw, physics, shape, layout),
     )

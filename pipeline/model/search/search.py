@@ -616,7 +616,7 @@ def _realistic_found(
     """The best of `_realistic_choice`, candidate `row`, with its layout, cost, recomputation
     mode and what the grid counts of it (`search.counts.grid_cost`)."""
     layout = realistic_layout(hw, c, row, n_gpu)
-    cost = realistic_step_cost(hw, shape, layout, steps, row)
+    cost = realistic_step_cost(hw, physics, shape, layout, steps, row)
     if c.recompute is None:  # `_realistic_candidates` sets it
         raise ValueError("candidates without recomputation modes: not a realistic search")
     mode = RECOMPUTE_ORDER[int(c.recompute[row])]

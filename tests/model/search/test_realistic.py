@@ -10,15 +10,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.execute.series import evaluate_series
+from pipeline.model.compute.layer import layer_matmul_bound
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.options import SearchOptions
+from pipeline.model.records.results import MatmulBound
 from pipeline.model.records.scaling import ModelShape, ScalingLaws, model_shape
 from pipeline.model.records.switches import Physics
 from pipeline.model.search.candidates import Candidates, enumerate_candidates
 from pipeline.model.search.counts import grid_shape
+from pipeline.model.search.grid import grid_layer_work
 from pipeline.model.search.realistic import RealisticSteps, realistic_steps
 from pipeline.model.search.search import optimal_layout, physics_hardware, smallest_cluster
 from pipeline.model.step.assembly import StepParts
+from pipeline.model.step.evaluate import matmul_bound
 from pipeline.model.step.pipeline import StageLayers, pipeline_floor_s, pipeline_step_s
 from pipeline.schema import compose_config, load_scenario
 from tests.model.search.subsets import take_candidates
@@ -142,3 +147,38 @@ def test_realistic_a_subset_of_candidates_keeps_their_times(doublings: int) -> N
     for field in StepParts.__slots__:
         if getattr(whole.parts, field) is not None:
             assert np.array_equal(getattr(part.parts, field), getattr(whole.parts, field)[idx])
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [(), ("scaling=sparse",), ("physics.precision=fp8",)],
+    ids=["dense", "sparse", "fp8"],
+)
+def test_realistic_rows_name_the_bound_of_their_own_layer(overrides: tuple[str, ...]) -> None:
+    """Each row of a default realistic H100 series names the bound of its layout's layer as
+    its step times it (`compute.layer.layer_matmul_bound` of its grid row: shards, nanobatch,
+    S/N_EP experts), not the paper's roofline: the rows from d_model 16,384 to 24,576 that
+    Part I's terms call `smem` (dense 16,384: 844 µs of shared memory beside 918 µs of
+    realistic FLOP) are FLOP-bound."""
+    scenario = load_scenario(compose_config(["physics=realistic", *overrides]))
+    physics, hw = scenario.physics, scenario.hardware
+    rows = [p for p in evaluate_series(scenario).points if p.cost is not None]
+    assert rows
+    paper_smem = 0
+    for p in rows:
+        assert p.cost is not None
+        assert p.layout is not None
+        layout, one = p.layout, np.ones(1)
+        work = grid_layer_work(
+            physics,
+            p.shape,
+            one * int(np.prod(layout.tp_model)),
+            one * int(np.prod(layout.tp_ff)),
+            one * layout.nanobatch_tokens,
+            one * (p.shape.sparsity // int(np.prod(layout.ep))),
+        )
+        assert p.cost.matmul_bound is layer_matmul_bound(hw, physics, work)
+        if matmul_bound(hw, p.shape, layout) is MatmulBound.SMEM:
+            paper_smem += 1
+            assert p.cost.matmul_bound is MatmulBound.FLOP
+    assert paper_smem > 0

@@ -173,8 +173,9 @@ LIMIT_FIELDS = [
     _optional("wall_reason", pa.string()),
 ]
 """Derived metrics of one series (spec §11, `SeriesLimits`); null where the series does not
-reach them, and the linear end's columns null for a concrete run (one point, no grid). `n_points` counts the series' rows in `points`. `end_reason` says how the series
-ended (wall, utilization collapse, end of grid) and `wall_flop` where its wall is."""
+reach them, and the linear end's columns null for a concrete run (one point, no grid).
+`n_points` counts the series' rows in `points`. `end_reason` says how the series ended (wall,
+utilization collapse, end of grid) and `wall_flop` where its wall is."""
 
 CLOSED_FORM_FIELDS = [
     _required("alpha", pa.float64()),

@@ -146,8 +146,8 @@ def _microbatch_choices(
     1F1B first, then ZB; m | base, m ≥ N_PP (1F1B) or ≥ 2·N_PP (ZB): the fewest
     `max_1f1b_microbatch_candidates` (spec §10 step 7). With `rule.small`
     (`Physics.small_microbatches`; `base` then counts the sequences of one rank, data-parallel
-    or expert), after those, ascending, the other m ≥ N_PP of micro-batches of μ sequences, m = base/μ for each μ
-    of `MICROBATCH_SEQS` dividing base. With `rule.few` (`Physics.few_microbatches`), after the
+    or expert), after those, ascending, the other m ≥ N_PP of micro-batches of μ sequences,
+    m = base/μ for each μ of `MICROBATCH_SEQS` dividing base. With `rule.few` (`Physics.few_microbatches`), after the
     1F1B ones, plain 1F1B with m < N_PP: the largest `max_1f1b_microbatch_candidates` divisors
     below N_PP (the fewest bubbles)."""
     divs = divisors(base) if base > 0 else ()

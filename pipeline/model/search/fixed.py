@@ -33,6 +33,7 @@ from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape
 from pipeline.model.search.realistic import realistic_step_cost, realistic_steps
 from pipeline.model.search.search import physics_hardware
 from pipeline.model.step.evaluate import evaluate_layout
+from pipeline.model.step.schedule import interleave_degrees
 
 DEGREES = ("dp", "tp_model", "tp_ff", "pp", "ep")
 """The five parallel degrees of a layout, in the spec's order (spec §5.1)."""
@@ -52,11 +53,14 @@ def layout_misfit(
     shape: ModelShape,
     whole_sequences: bool = False,
     expert_sequences: bool = False,
+    few_microbatches: bool = False,
 ) -> Misfit | None:
     """Why a fixed layout cannot run this model, or None if it can (spec §5.1, §7, §10).
 
     N_TPm must divide d_model, N_TPff d_ff, N_PP the layer count and N_EP the expert count;
-    the schedule needs enough microbatches (m ≥ N_PP for 1F1B, m ≥ 2 · N_PP for zero-bubble);
+    the schedule needs enough microbatches (m ≥ N_PP for 1F1B, m ≥ 2 · N_PP for zero-bubble;
+    any m ≥ 1 for 1F1B with `few_microbatches`, which runs m < N_PP plain, as the search's
+    enumeration allows: docs/model.md R.7);
     the nanobatch ⌊B_tok / (N_DP · m · S)⌋ must hold a token; with whole-sequence
     microbatches (`whole_sequences`) N_DP · m must divide the batch's sequences (spec Q3), and
     N_DP · N_EP · m with `expert_sequences` (realistic physics: every GPU holds whole
@@ -74,7 +78,7 @@ def layout_misfit(
         if size % degree[name]:
             rule = f"product {degree[name]} must divide the model's {quantity} = {size}"
             return Misfit(name, list(getattr(layout, name)), rule)
-    needed = 2 * degree["pp"] if layout.zero_bubble else degree["pp"]
+    needed = 2 * degree["pp"] if layout.zero_bubble else 1 if few_microbatches else degree["pp"]
     if layout.microbatches < needed:
         schedule = "zero-bubble needs m >= 2·N_PP" if layout.zero_bubble else "1F1B needs m >= N_PP"
         return Misfit("microbatches", layout.microbatches, f"{schedule} = {needed}")
@@ -99,13 +103,20 @@ def layout_misfit(
 
 def scheduled_layout(layout: Layout, shape: ModelShape, opts: SearchOptions) -> Layout:
     """The layout with the interleave v and nanobatch b the search would give it: v = L/N_PP
-    for interleaved 1F1B (N_PP > 1), else 1; b = ⌊B_tok / (N_DP · m · S)⌋ (spec §5.1, §7)."""
+    for interleaved 1F1B (N_PP > 1, m ≥ N_PP), else 1 (`step.schedule.interleave_degrees`);
+    b = ⌊B_tok / (N_DP · m · S)⌋ (spec §5.1, §7)."""
     pp = math.prod(layout.pp)
     dp = math.prod(layout.dp)
-    interleaved = not layout.zero_bubble and pp > 1 and opts.interleaving
+    v = interleave_degrees(
+        np.array([pp]),
+        np.array([layout.zero_bubble]),
+        opts.interleaving,
+        shape.n_layers,
+        np.array([layout.microbatches]),
+    )
     return dataclasses.replace(
         layout,
-        pp_interleave=shape.n_layers // pp if interleaved else 1,
+        pp_interleave=int(v[0]),
         nanobatch_tokens=shape.batch_tokens // (dp * layout.microbatches * shape.sparsity),
     )
 
@@ -126,7 +137,8 @@ def fixed_point(
     (realistic `gpu_memory`, `exceeds_gpu_memory`: costed at the mode needing the least
     memory) or the duration, so a row shows how far over budget the layout is.
     """
-    if layout_misfit(layout, shape, physics.whole_sequences, not physics.is_paper) is not None:
+    rules = (physics.whole_sequences, not physics.is_paper, physics.few_microbatches)
+    if layout_misfit(layout, shape, *rules) is not None:
         return _infeasible(shape, InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE, None, physics)
     concrete = scheduled_layout(layout, shape, opts)
     if physics.is_paper:

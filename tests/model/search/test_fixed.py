@@ -118,6 +118,34 @@ def test_fixed_realistic_layout_needs_whole_sequences_on_every_expert_rank() -> 
     assert "N_DP · N_EP · m" in misfit.rule
 
 
+def test_fixed_realistic_layout_runs_fewer_microbatches_than_stages() -> None:
+    """With `physics.few_microbatches` (on in `physics=realistic`) a fixed 1F1B layout may run
+    m < N_PP microbatches, plain (v = 1) at its bubble, as the search's enumeration allows
+    (docs/model.md R.7); with the switch off it is a misfit, as under the paper's rule."""
+    base = ["parallelism=fixed", "physics=realistic", "scaling.grid.max_d_model=12288"]
+    layout = {
+        "tp_model": "[1,1]",
+        "tp_ff": "[8,1]",
+        "pp": "[1,64]",
+        "dp": "[1,4]",
+        "microbatches": "32",
+        "zero_bubble": "false",
+    }
+    overrides = [*base, *(f"parallelism.layout.{k}={v}" for k, v in layout.items())]
+    few = load_scenario(compose_config(overrides))
+    off = load_scenario(compose_config([*overrides, "physics.few_microbatches=false"]))
+    assert few.fixed_layout is not None
+    [point] = [p for p in evaluate_series(few).points if p.shape.d_model == 12288]
+    assert point.layout is not None
+    assert point.cost is not None
+    assert point.infeasible_reason is not InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE
+    assert point.layout.pp_interleave == 1
+    assert point.cost.bubble_fraction == (64 - 1) / (64 - 1 + 32)
+    [refused] = [p for p in evaluate_series(off).points if p.shape.d_model == 12288]
+    assert refused.infeasible_reason is InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE
+    assert refused.cost is None
+
+
 def test_fixed_realistic_layout_past_the_domain_is_timed() -> None:
     """Under `tp_in_domain` the shipped fixed layout (N_TP = 32 over 8-GPU nodes) is timed where
     its TP group lies, with a finite step and utilization above zero, and its TP communication

@@ -64,7 +64,21 @@ def summary_lines(
             f"... and {tally.n_grid - MAX_SERIES_SHOWN} more series: see {root}/thresholds/"
         )
     lines += footer_lines(shown)
-    return lines + quirk_lines(tally) + precision_lines(tally)
+    return lines + quirk_lines(tally) + precision_lines(tally) + misfit_lines(tally)
+
+
+def misfit_lines(tally: RunTally) -> list[str]:
+    """A note per fixed-layout series (`parallelism=fixed`, first few) with a size its layout
+    does not fit: the first such size and the rule it breaks, which its row gives only as
+    `layout_does_not_divide` (`search.fixed.physics_misfit`)."""
+    lines = [
+        f"note: the fixed layout does not fit series {series_id[:8]} at {why}"
+        for series_id, why in tally.misfits.items()
+    ]
+    if tally.n_misfits > len(tally.misfits):
+        more = tally.n_misfits - len(tally.misfits)
+        lines.append(f"... and {more} more fixed-layout series with sizes it does not fit")
+    return lines
 
 
 def precision_lines(tally: RunTally) -> list[str]:

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pipeline.app.plan import NO_SWEEP_POINT
 from pipeline.execute.series import SeriesOutcome
 from pipeline.model.compute.efficiency import fp8_runs_16bit
-from pipeline.model.records.results import PointResult, SeriesLimits
+from pipeline.model.records.results import InfeasibleReason, PointResult, SeriesLimits
+from pipeline.model.search.fixed import physics_misfit
 from pipeline.model.series import ClosedForms
 from pipeline.model.step.evaluate import Q1_TOLERANCE
 from pipeline.schema import Scenario
@@ -45,6 +46,9 @@ class SeriesSummary:
     """Rows whose step quirk Q1 moves by more than `Q1_TOLERANCE` of it (their latency dropped)."""
     q1_max_hidden_s: float = 0.0
     """The most latency per step Q1 drops from one of those rows (`q1_latency_hidden_s`)."""
+    misfit: str | None = None
+    """A fixed layout's (`parallelism=fixed`) first size it does not fit: the width and the
+    rule it breaks (`search.fixed.physics_misfit`); None otherwise, or read from the dataset."""
 
     @classmethod
     def of(cls, outcome: SeriesOutcome, sweep_point: str = NO_SWEEP_POINT) -> SeriesSummary:
@@ -65,7 +69,23 @@ class SeriesSummary:
             run_point=outcome.points[0] if outcome.scenario.run and outcome.points else None,
             q1_rows=len(decided),
             q1_max_hidden_s=max(decided, default=0.0),
+            misfit=first_misfit(outcome),
         )
+
+
+def first_misfit(outcome: SeriesOutcome) -> str | None:
+    """The first size of a fixed-layout series whose layout does not fit it, and why: "d_model
+    W: <key> = <value>: <rule>" (`search.fixed.physics_misfit`); None for a search, a run or a
+    layout that fits every size. Its row says only `layout_does_not_divide`."""
+    s = outcome.scenario
+    if s.fixed_layout is None or s.run is not None:
+        return None
+    for p in outcome.points:
+        if p.infeasible_reason is InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE:
+            why = physics_misfit(s.fixed_layout, p.shape, s.physics)
+            if why is not None:
+                return f"d_model {p.shape.d_model}: {why.key} = {why.value}: {why.rule}"
+    return None
 
 
 SummaryKey = tuple[str, str, str, str, str]
@@ -107,6 +127,11 @@ class RunTally:
     fp8_without_peak: set[str] = field(default_factory=set)
     """Hardware of grid series that asked for FP8 GEMMs (`physics.precision=fp8`) beside other
     extensions on a GPU without an FP8 peak, where they ran 16-bit (`fp8_runs_16bit`)."""
+    misfits: dict[str, str] = field(default_factory=dict)
+    """The first `MAX_SERIES_SHOWN` fixed-layout grid series with a size their layout does not
+    fit (`SeriesSummary.misfit`), by series id, in the order added."""
+    n_misfits: int = 0
+    """Such series, counted."""
 
     @classmethod
     def of(cls, summaries: Iterable[SeriesSummary]) -> RunTally:
@@ -128,6 +153,10 @@ class RunTally:
         self._keep_grid(summary_order(s), s)
         if fp8_runs_16bit(s.scenario.hardware, s.scenario.physics):
             self.fp8_without_peak.add(s.scenario.hardware_name)
+        if s.misfit is not None:
+            if len(self.misfits) < MAX_SERIES_SHOWN:
+                self.misfits[s.series_id] = s.misfit
+            self.n_misfits += 1
         if s.q1_rows:
             self.q1_rows += s.q1_rows
             self.q1_series += 1

@@ -101,6 +101,16 @@ def layout_misfit(
     return None
 
 
+def physics_misfit(layout: Layout, shape: ModelShape, physics: Physics) -> Misfit | None:
+    """`layout_misfit` under the rules `physics` sets: whole sequences (`whole_sequences`),
+    every GPU's own under realistic physics (R.7), and plain 1F1B below the stages
+    (`few_microbatches`). What `fixed_point` checks, and what a run's summary names when a
+    size was `layout_does_not_divide`."""
+    return layout_misfit(
+        layout, shape, physics.whole_sequences, not physics.is_paper, physics.few_microbatches
+    )
+
+
 def scheduled_layout(layout: Layout, shape: ModelShape, opts: SearchOptions) -> Layout:
     """The layout with the interleave v and nanobatch b the search would give it: v = L/N_PP
     for interleaved 1F1B (N_PP > 1, m ≥ N_PP), else 1 (`step.schedule.interleave_degrees`);
@@ -137,8 +147,7 @@ def fixed_point(
     (realistic `gpu_memory`, `exceeds_gpu_memory`: costed at the mode needing the least
     memory) or the duration, so a row shows how far over budget the layout is.
     """
-    rules = (physics.whole_sequences, not physics.is_paper, physics.few_microbatches)
-    if layout_misfit(layout, shape, *rules) is not None:
+    if physics_misfit(layout, shape, physics) is not None:
         return _infeasible(shape, InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE, None, physics)
     concrete = scheduled_layout(layout, shape, opts)
     if physics.is_paper:

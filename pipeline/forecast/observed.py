@@ -100,7 +100,8 @@ class FrontierFit:
     """D_i: each bootstrap line's scatter, ln of the factor a run lies below its line (the
     envelope: a gap of the running maximum, ≥ 0; typical: a frontier run's residual)."""
     data_as_of: dt.date
-    """The newest publication date among the runs considered (any run, frontier or not)."""
+    """The newest publication date among the runs the fit could see (any run, frontier or not,
+    up to `window_end`): the forecasts' `data_as_of`."""
     rule: FrontierRule
     window_start: dt.date
     window_end: dt.date | None
@@ -148,7 +149,10 @@ class ObservedFrontier:
 
     @property
     def data_as_of(self) -> dt.date | None:
-        """The newest publication date of the frontier-runs source, if it was read."""
+        """The newest publication date the forecasts rest on: the fit's (`FrontierFit.data_as_of`,
+        up to its `window_end`), else the frontier-runs source's, if it was read."""
+        if self.fit is not None:
+            return self.fit.data_as_of
         read = self.observations.read("frontier_runs")
         return None if read is None else read.newest_date
 

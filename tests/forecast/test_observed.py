@@ -10,6 +10,7 @@ import pytest
 
 from pipeline.catalog.load import fractional_year
 from pipeline.forecast import paths
+from pipeline.forecast.inputs import observe_frontier
 from pipeline.forecast.observed import (
     FrontierLine,
     FrontierRule,
@@ -18,11 +19,12 @@ from pipeline.forecast.observed import (
     frontier_flags,
 )
 from pipeline.forecast.paths import YearInterval, fitted, hand_set
-from pipeline.forecast.settings import forecast_from_config
+from pipeline.forecast.settings import ForecastSettings, forecast_from_config
 from pipeline.schema import compose_config
 from pipeline.sources import observe, sources_from_config
 from pipeline.sources.acquire import SourceError
 from pipeline.sources.epoch import ObservedRun
+from pipeline.sources.settings import FetchSettings, SourceSpec, SourcesSettings
 
 GROWTH = 4.0
 
@@ -257,3 +259,16 @@ def test_envelope_on_the_shipped_snapshot_is_not_below_the_largest_run() -> None
     for run in window:
         largest = max(largest, run.training_flop)
         assert fit.flop_at(fractional_year(run.publication_date)) >= largest * (1 - 1e-12)
+
+
+def test_observed_frontier_data_as_of_is_the_fits_in_a_back_test() -> None:
+    """With window_end the forecasts' data_as_of is the newest run the fit could see, not the
+    source's newest (2025-04-10 on the shipped snapshot)."""
+    settings = ForecastSettings(5e25, 2024.0, (4.0,), fitted=FrontierSettings(
+        window_end=dt.date(2023, 1, 1)))  # fmt: skip
+    sources = SourcesSettings(
+        SourceSpec("frontier_runs", "package:notable_ai_models.csv"), None, FetchSettings(), None
+    )
+    observed = observe_frontier(settings, sources, None, dt.date(2026, 1, 1)).observed
+    assert observed is not None
+    assert observed.data_as_of == dt.date(2022, 12, 28)

@@ -37,6 +37,7 @@ import numpy as np
 
 from pipeline.catalog.load import fractional_year
 from pipeline.forecast.envelope import envelope_intercepts, paired_gaps, running_max_gaps
+from pipeline.forecast.record import ObservedRecord
 from pipeline.sources.acquire import SourceError
 from pipeline.sources.epoch import FRONTIER_FLAG, ObservedRun
 from pipeline.sources.hardware import MergedCatalog
@@ -105,6 +106,9 @@ class FrontierFit:
     rule: FrontierRule
     window_start: dt.date
     window_end: dt.date | None
+    record: ObservedRecord
+    """The records of the frontier runs the fit could see (up to `data_as_of`, before
+    `window_start` too): a threshold at or below the largest has been reached (`record`)."""
     line: FrontierLine = FrontierLine.ENVELOPE
 
     @property
@@ -155,6 +159,23 @@ class ObservedFrontier:
             return self.fit.data_as_of
         read = self.observations.read("frontier_runs")
         return None if read is None else read.newest_date
+
+    @property
+    def record(self) -> ObservedRecord | None:
+        """The observed record the forecasts treat as fact: the fit's (`FrontierFit.record`),
+        else every run of the frontier-runs source (no rule without a fit); None when the run
+        read no frontier runs."""
+        if self.fit is not None:
+            return self.fit.record
+        as_of = self.data_as_of
+        if as_of is None or not self.observations.runs:
+            return None
+        runs = self.observations.runs
+        return ObservedRecord.of_runs(
+            [fractional_year(r.publication_date) for r in runs],
+            [r.training_flop for r in runs],
+            fractional_year(as_of),
+        )
 
 
 def frontier_flags(runs: Sequence[ObservedRun], rule: FrontierRule, top_n: int = 10) -> list[bool]:
@@ -233,6 +254,13 @@ def fit_frontier(
         settings.line, trend, x, np.log(c), window, slopes, at_mean
     )
     flag_of = {id(r): f for r, f in zip(known, flags_known, strict=True)}
+    as_of = max(r.publication_date for r in known)
+    frontier_known = [r for r in known if flag_of[id(r)]]
+    record = ObservedRecord.of_runs(
+        [fractional_year(r.publication_date) for r in frontier_known],
+        [r.training_flop for r in frontier_known],
+        fractional_year(as_of),
+    )
     flags = [bool(flag_of.get(id(r), False)) and in_window(r, settings) for r in runs]
     fit = FrontierFit(
         n_points=trend.n_points,
@@ -244,10 +272,11 @@ def fit_frontier(
         sample_log_flop=at_mean,
         sample_log_growth=slopes,
         sample_log_gap=paired_gaps(gaps, len(slopes), seed),
-        data_as_of=max(r.publication_date for r in known),
+        data_as_of=as_of,
         rule=settings.rule,
         window_start=settings.window_start,
         window_end=settings.window_end,
+        record=record,
         line=settings.line,
     )
     return fit, flags

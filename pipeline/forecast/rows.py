@@ -15,11 +15,18 @@ from pipeline.catalog.load import fractional_year
 from pipeline.forecast.frontier import MovingFrontier
 from pipeline.forecast.inputs import trajectories
 from pipeline.forecast.paths import Trajectory, YearInterval, hand_set_name
+from pipeline.forecast.record import ObservedRecord
 from pipeline.forecast.settings import ForecastSettings
 from pipeline.identity import config_hash
 from pipeline.io.columns import FORECAST_YEARS, FORECASTS_SCHEMA
 from pipeline.io.rows import Provenance, SeriesKey, table_from_rows
 from pipeline.model.records.results import SeriesLimits
+
+MOVING_THRESHOLDS = (
+    ("moving_linear_end_year", "linear_end_flop"),
+    ("moving_wall_year", "wall_flop"),  # the frozen forecasts' wall: a collapse is one
+)
+"""Each moving year column and the `frontier.FrontierYear` threshold it reaches."""
 
 
 def forecast_config_hash(
@@ -62,12 +69,32 @@ def _years(column: str, interval: YearInterval | None) -> dict[str, float | None
     }
 
 
-def already_passed(row: dict[str, Any], as_of_year: float, after_year: float = -math.inf) -> str:
-    """The year columns of a row whose year lies in [`after_year`, `as_of_year`),
-    comma-separated."""
+def years_between(
+    row: dict[str, Any], before_year: float, after_year: float, skip: frozenset[str] = frozenset()
+) -> str:
+    """The year columns of a row, but `skip`, whose year lies in [`after_year`,
+    `before_year`), comma-separated."""
     return ",".join(
-        c for c in FORECAST_YEARS if row.get(c) is not None and after_year <= row[c] < as_of_year
+        c
+        for c in FORECAST_YEARS
+        if c not in skip and row.get(c) is not None and after_year <= row[c] < before_year
     )
+
+
+def _reached_years(
+    record: ObservedRecord,
+    thresholds: dict[str, float | None],
+    moving: MovingFrontier | None,
+) -> dict[str, float]:
+    """The year columns whose threshold the observed runs reached, each with the date of the
+    first run at or above it (`record.ObservedRecord`; a moving one on each year's threshold)."""
+    reached = {c: record.year_reached(flop) for c, flop in thresholds.items()}
+    if moving is not None:
+        grid = [y.year for y in moving.years]
+        for column, attr in MOVING_THRESHOLDS:
+            flops = [getattr(y, attr) for y in moving.years]
+            reached[column] = record.moving_year_reached(grid, flops)
+    return {c: y for c, y in reached.items() if y is not None}
 
 
 def forecast_dicts(
@@ -85,9 +112,13 @@ def forecast_dicts(
     Each `*_year` is the median fractional year the trajectory's lines reach the matching
     threshold (`paths.Trajectory.year_intervals`), with its interval; null where the threshold is
     null or not finite. The `moving_*` years come from `moving` (`moving.moving_year` per line),
-    null without it. A year before the newest observed run (or, with no observation, before a
-    hand-set base year) is listed in `already_passed`; a later one before the run date in
-    `passed_by_run_date` (null when the settings have no run date).
+    null without it. A threshold the runs the fit could see reached (at or below the largest
+    published by `data_as_of`, the fit's) is a fact on every trajectory's row: its year, low and
+    high are the date of the first run at or above it, and it is listed in `already_passed`
+    (docs/sources.md §5); without a fit the record is every run of the source. With no observed
+    runs a year before a hand-set `base_year` is listed there (below the scenario's own C_0). A
+    year of any other threshold from `data_as_of` (else `base_year`) to before the run date is
+    listed in `passed_by_run_date` (null when the settings have no run date).
     """
     thresholds = {
         "linear_end_year": limits.linear_end_flop,
@@ -99,6 +130,8 @@ def forecast_dicts(
     observed = settings.observed
     as_of = observed.data_as_of if observed is not None else None
     hashes = observed.observations.hashes or None if observed is not None else None
+    record = observed.record if observed is not None else None
+    reached = {} if record is None else _reached_years(record, thresholds, moving)
     rows: list[dict[str, Any]] = []
     for path in trajectories(settings):
         years: dict[str, float | None] = {}
@@ -106,12 +139,19 @@ def forecast_dicts(
         for column, interval in zip(thresholds, intervals, strict=True):
             years |= _years(column, interval)
         years |= _moving_years(moving, path)
+        for column, year in reached.items():
+            years |= _years(column, YearInterval(year, year, year))
+        passed = ",".join(c for c in FORECAST_YEARS if c in reached)
+        if record is None:  # nothing observed: below the hand-set scenario's own C_0
+            passed = years_between(years, path.base_year, -math.inf)
         passed_before = fractional_year(as_of) if as_of is not None else path.base_year
         run_date = settings.run_date
         passed_by_run = (
             None
             if run_date is None
-            else already_passed(years, fractional_year(run_date), passed_before)
+            else years_between(
+                years, fractional_year(run_date), passed_before, frozenset(passed.split(","))
+            )
         )
         rows.append(
             {
@@ -123,7 +163,7 @@ def forecast_dicts(
                 "trajectory": path.name,
                 "growth_per_year_low": path.growth_per_year_low,
                 "growth_per_year_high": path.growth_per_year_high,
-                "already_passed": already_passed(years, passed_before),
+                "already_passed": passed,
                 "data_as_of": as_of,
                 "passed_by_run_date": passed_by_run,
                 "forecast_date": run_date,
@@ -148,10 +188,7 @@ def _moving_years(moving: MovingFrontier | None, path: Trajectory) -> dict[str, 
     """moving_linear_end_year and moving_wall_year of one trajectory, with intervals (null
     without `moving`)."""
     out: dict[str, float | None] = {}
-    for column, attr in (
-        ("moving_linear_end_year", "linear_end_flop"),
-        ("moving_wall_year", "wall_flop"),  # the frozen forecasts' wall: a collapse is one
-    ):
+    for column, attr in MOVING_THRESHOLDS:
         interval = None
         if moving is not None:
             grid = [y.year for y in moving.years]

@@ -2,17 +2,21 @@
 
 Works on `forecasts` rows as dicts (`frame.to_dicts()`), so any reader can use it. A year is
 shown as its median with the 5th-95th percentile; "passed before the data" when its column is
-listed in the row's `already_passed` (before `data_as_of`, the newest observed run); prefixed
-"passed" when listed in `passed_by_run_date` (after the data's date, before the run's:
-`forecast_date`); "not reached" when the moving frontier does not reach it by the last projected
-year; and "-" when the series has no such threshold.
+listed in the row's `already_passed` (an observed run by `data_as_of` reached the threshold);
+prefixed "passed" when listed in `passed_by_run_date` (after the data's date, before the run's:
+`forecast_date`); prefixed "overdue" when the year lies before `data_as_of` though no observed
+run reached the threshold (the trajectory is ahead of the data there); "not reached" when the
+moving frontier does not reach it by the last projected year; and "-" when the series has no
+such threshold (docs/sources.md §5).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pipeline.catalog.load import fractional_year
 from pipeline.forecast.paths import FITTED
 
 OPEN_END = "later"
@@ -29,9 +33,20 @@ SHOWN_YEARS = (
 
 
 BEFORE_DATA = "passed before the data"
-"""A year before the newest observed run: the threshold lies below the observed frontier."""
+"""A threshold in `already_passed`: an observed run published by `data_as_of` reached it."""
 PASSED = "passed"
 """The prefix of a year after the data's date but before the run's."""
+OVERDUE = "overdue"
+"""The prefix of a year before `data_as_of` of a threshold no observed run reached: the
+trajectory places the crossing where the data show none."""
+
+
+def _as_of_year(row: Mapping[str, Any]) -> float | None:
+    """The row's `data_as_of` as a fractional year (a date or its ISO text), None without."""
+    as_of = row.get("data_as_of")
+    if isinstance(as_of, str):
+        as_of = dt.date.fromisoformat(as_of)
+    return fractional_year(as_of) if isinstance(as_of, dt.date) else None
 
 
 def _listed(row: Mapping[str, Any], list_column: str, column: str) -> bool:
@@ -40,14 +55,20 @@ def _listed(row: Mapping[str, Any], list_column: str, column: str) -> bool:
 
 def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False) -> str:
     """One year of a row: "2028.9 (2028.5-2029.3)", "passed 2026.4 (2026.1-2026.8)" (before the
-    run date), "passed before the data", "not reached" (a moving year of a run with a moving
+    run date), "overdue 2025.2 (2024.8-2025.9)" (before the data's date, not reached by its
+    runs), "passed before the data", "not reached" (a moving year of a run with a moving
     frontier, beyond its last projected year) or "-"."""
     year = row.get(column)
     if _listed(row, "already_passed", column):
         return BEFORE_DATA
     if year is None:
         return "not reached" if moving_frontier and column.startswith("moving_") else "-"
-    prefix = f"{PASSED} " if _listed(row, "passed_by_run_date", column) else ""
+    as_of = _as_of_year(row)
+    prefix = ""
+    if _listed(row, "passed_by_run_date", column):
+        prefix = f"{PASSED} "
+    elif as_of is not None and year < as_of:
+        prefix = f"{OVERDUE} "
     low, high = row.get(f"{column}_low"), row.get(f"{column}_high")
     if low is None or (low == year and high == year):
         return f"{prefix}{year:.1f}"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -38,7 +38,9 @@ the memory checks read; 10: `series.matmul_speedup_2025`, how much faster a GPU'
 under the 2025 software than at `efficiency.matmul`, `physics.stack`; 11: a run row's
 `points.nanobatch_tokens` is the schema's b = B_tok / (N_DP · N_CP · m · S), as a grid row's,
 where it held the run's micro-batch tokens on a GPU; a run's `thresholds.linear_end_beyond_grid`
-and `linear_end_basis` are null, no linear end to reach or outlast)."""
+and `linear_end_basis` are null, no linear end to reach or outlast; 12: a `forecasts` threshold
+the observed runs reached is dated by the first run reaching it and alone is `already_passed`,
+and `data_as_of` is the newest run the fit could see, up to its window's end)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -249,11 +251,13 @@ fractional year its lines, with the runs' scatter, reach the series' limit,
 `*_year_low`/`*_year_high` the 5th-95th percentile (equal to the year for a hand-set line); a year is null where its threshold is null. The `moving_*` years are reached on
 each year's projected hardware (the `frontier` table); null when the run has no moving frontier
 or the trajectory does not reach the threshold by the last projected year (a `_high` alone null:
-more than 5% of the lines do not). `already_passed` lists the year columns before `data_as_of`
-(the newest observed run; comma-separated, "" for none); `source_hashes` names the source
-copies (`<source>=<sha256>`, comma-separated), null when the run read no source;
-`passed_by_run_date` the year columns from `data_as_of` to before `forecast_date` (the run date:
-the nightly's date or the day of the run). Rows of schema version 2 lack the columns from
+more than 5% of the lines do not). `already_passed` lists the year columns whose threshold the
+observed runs reached (at or below the largest run published by `data_as_of`, the newest run
+the fit could see; comma-separated, "" for none): their year, low and high are the date of the
+first run at or above it, on every trajectory; `source_hashes` names the source copies
+(`<source>=<sha256>`, comma-separated), null when the run read no source; `passed_by_run_date`
+the other year columns from `data_as_of` to before `forecast_date` (the run date: the nightly's
+date or the day of the run). Rows of schema version 2 lack the columns from
 `trajectory` on, rows of version 3 and 4 `passed_by_run_date` and `forecast_date`."""
 
 HARDWARE_FIELDS = [

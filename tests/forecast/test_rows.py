@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.catalog.load import fractional_year
 from pipeline.forecast import ForecastSettings, forecast_dicts, forecast_rows, year_reaching_flop
 from pipeline.forecast.frontier import FrontierYear, MovingFrontier
 from pipeline.forecast.inputs import observe_for_run, observe_frontier, trajectories
@@ -102,6 +103,65 @@ def test_forecast_rows_threshold_below_the_observed_frontier_is_already_passed()
     for row in rows:
         assert row["already_passed"] == "linear_end_year"
         assert row["linear_end_year"] < 2025.3
+
+
+GROK_3 = fractional_year(dt.date(2025, 2, 17))
+"""The largest run of the shipped snapshot (4.64e26 FLOP), published before its 2025-04-10."""
+
+
+def test_forecast_rows_threshold_below_the_largest_observed_run_is_dated_by_the_run() -> None:
+    """A threshold below Grok 3 (the realistic dense critical linear end, 3.28e26) has been
+    reached: on every trajectory its year and interval are Grok 3's date, and it is passed."""
+    limits = replace(LIMITS, linear_end_flop=3.28e26)
+    rows = forecast_dicts(SERIES, limits, None, None, _observed_settings(), PROVENANCE)
+    for row in rows:
+        assert row["linear_end_year"] == row["linear_end_year_low"] == GROK_3
+        assert row["linear_end_year_high"] == GROK_3
+        assert row["already_passed"] == "linear_end_year"
+
+
+def test_forecast_rows_threshold_above_the_record_keeps_the_trajectory_year() -> None:
+    """A threshold just above the largest observed run is not passed: the fitted row keeps
+    its lines' quantiles, the hand-set rows their formula year."""
+    limits = replace(LIMITS, linear_end_flop=4.7e26)
+    rows = forecast_dicts(SERIES, limits, None, None, _observed_settings(), PROVENANCE)
+    fitted, four = rows[0], rows[1]
+    assert (
+        fitted["linear_end_year_low"] < fitted["linear_end_year"] < fitted["linear_end_year_high"]
+    )
+    assert four["linear_end_year"] == pytest.approx(
+        year_reaching_flop(4.7e26, 5e25, 2024.0, 4.0), rel=1e-12
+    )
+    assert all(r["already_passed"] == "" for r in rows)
+
+
+def test_forecast_rows_moving_threshold_the_runs_met_is_dated_by_the_run() -> None:
+    """A moving threshold Grok 3 met on its date's projected hardware is passed at its date."""
+    moving = MovingFrontier(  # T(2025.13) = 1e26 * 1000^(1.13/6) = 3.7e26 < 4.64e26
+        "h100_sxm", "hash", (_collapsed_year(2024.0, 1e26), _collapsed_year(2030.0, 1e29))
+    )
+    rows = forecast_dicts(SERIES, LIMITS, None, None, _observed_settings(), PROVENANCE, moving)
+    for row in rows:
+        assert row["moving_wall_year"] == row["moving_wall_year_high"] == GROK_3
+        assert row["already_passed"] == "moving_wall_year"
+
+
+def test_forecast_rows_data_as_of_is_the_newest_run_the_fit_saw() -> None:
+    """A back-test's data_as_of and record end at window_end: a threshold only later runs
+    reached is not passed, and the rows say the data's date is in 2022."""
+    settings = replace(_observed_settings().fitted, window_end=dt.date(2023, 1, 1))
+    sources = SourcesSettings(
+        SourceSpec("frontier_runs", "package:notable_ai_models.csv"), None, FetchSettings(), None
+    )
+    observed = observe_frontier(
+        replace(SETTINGS, fitted=settings), sources, None, dt.date(2026, 1, 1)
+    )
+    limits = replace(LIMITS, linear_end_flop=1e25, last_feasible_flop=2.6e24)
+    rows = forecast_dicts(SERIES, limits, None, None, observed, PROVENANCE)
+    for row in rows:
+        assert row["data_as_of"] == dt.date(2022, 12, 28)
+        assert row["already_passed"] == "last_feasible_year"  # Minerva, 2.74e24 in 2022-06
+        assert row["last_feasible_year"] == fractional_year(dt.date(2022, 6, 29))
 
 
 def _collapsed_year(year: float, wall_flop: float) -> FrontierYear:

@@ -93,3 +93,11 @@ def test_budget_lines_give_each_limit_its_whole_interval_and_the_trajectory_shar
     assert budget_lines([]) == []
     some = [{**row, "n_reached": 20} for row in rows[:2]]
     assert budget_lines(some)[1].endswith("(over the 20 of 32 points that reach it)")
+
+
+def test_year_text_says_overdue_for_a_year_before_the_data_not_reached() -> None:
+    """A year before data_as_of whose threshold no observed run reached (not in
+    already_passed) is printed as overdue, never as a plain or a passed year."""
+    row = {**FITTED_ROW, "linear_end_year": 2025.1, "linear_end_year_low": 2024.8}
+    assert year_text(row, "linear_end_year") == "overdue 2025.1 (2024.8-2029.3)"
+    assert year_text({**row, "data_as_of": None}, "linear_end_year") == "2025.1 (2024.8-2029.3)"

@@ -156,5 +156,6 @@ def run_uncertainty(
         trajectory,
         provenance,
         moving,
+        None if forecast.observed is None else forecast.observed.record,
     )
     return table_from_rows(rows, UNCERTAINTY_SCHEMA)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.forecast.paths import Trajectory
+from pipeline.forecast.record import ObservedRecord
 from pipeline.forecast.uncertainty import TRAJECTORY_INPUT, UncertaintySettings, year_budget
 from pipeline.identity import config_hash
 from pipeline.io.rows import Provenance, SeriesKey
@@ -32,12 +33,16 @@ def budget_dicts(
     trajectory: Trajectory,
     provenance: Provenance,
     moving: Mapping[str, np.ndarray] | None = None,
+    record: ObservedRecord | None = None,
 ) -> list[dict[str, Any]]:
     """One row per limit and input (the design's, then `trajectory`).
 
     `values` is the design (a row per point, a column per input), `thresholds` each limit's
     threshold per point (FLOP; None: not reached on the grid), `moving` each point's
-    moving-hardware year per `MOVING_LIMITS` limit (NaN: not reached), when computed."""
+    moving-hardware year per `MOVING_LIMITS` limit (NaN: not reached), when computed. With the
+    observed `record`, a point whose frozen-hardware threshold the runs reached takes the date
+    the first run reached it, as the `forecasts` rows do (`record.ObservedRecord.years_given`);
+    the moving-hardware years are the lines' (docs/sources.md §10)."""
     n = len(values)
     lines = np.arange(n)
     design_hash = config_hash(
@@ -54,6 +59,8 @@ def budget_dicts(
     for limit in BUDGET_LIMITS:
         flops = np.array([math.nan if t is None else t for t in thresholds[limit]])
         years = trajectory.line_years(flops, lines)
+        if record is not None:
+            years = record.years_given(flops, years)
         reached = np.isfinite(years)
         middle = float(np.exp(np.median(np.log(flops[reached])))) if reached.any() else math.nan
         frozen[limit] = (years, trajectory.line_years(np.full(n, middle), lines))

@@ -7,8 +7,7 @@ window's start too). A threshold T ≤ M(data_as_of) has been reached, as a fact
 date of the first run at or above it, t* = min{t_k : C_k ≥ T}, whatever a trajectory says
 (docs/sources.md §5). On moving hardware the threshold T(t) moves too (`moving`: ln T
 interpolated linearly between the projected years, T(y_0) before the first): it was reached at
-the first t ≤ data_as_of with M(t) ≥ T(t) (`ObservedRecord.moving_year_reached`). Pure Python;
-no I/O.
+the first t ≤ data_as_of with M(t) ≥ T(t) (`ObservedRecord.moving_year_reached`). No I/O.
 """
 
 from __future__ import annotations
@@ -18,6 +17,8 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 
 def _log_threshold(flop: float | None) -> float:
@@ -63,6 +64,18 @@ class ObservedRecord:
         if not math.isfinite(log_t) or not self.flop or flop is None or flop > self.flop[-1]:
             return None
         return self.years[bisect.bisect_left(self.flop, flop)]
+
+    def years_given(self, flops: np.ndarray, line_years: np.ndarray) -> np.ndarray:
+        """Each line's year of its own threshold (`flops`, one a line; NaN: none) knowing the
+        record: the date the first run reached it (`year_reached`) where the runs did, the
+        line's year (`line_years`) elsewhere. What the `uncertainty` budget draws a limit's
+        years from, as the `forecasts` rows date a reached threshold (docs/sources.md §5)."""
+        out = np.array(line_years, dtype=np.float64)
+        for i, flop in enumerate(flops.tolist()):
+            year = self.year_reached(flop if math.isfinite(flop) else None)
+            if year is not None:
+                out[i] = year
+        return out
 
     def moving_year_reached(
         self, grid_years: Sequence[float], thresholds_flop: Sequence[float | None]

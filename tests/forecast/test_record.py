@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from pipeline.forecast.record import ObservedRecord
@@ -55,3 +56,14 @@ def test_moving_year_reached_inside_an_interval_where_the_threshold_falls() -> N
 def test_moving_year_reached_none_without_thresholds() -> None:
     """Projected years without a threshold are never met."""
     assert RECORD.moving_year_reached([2021.0, 2022.0], [None, None]) is None
+
+
+def test_years_given_dates_the_reached_thresholds_and_keeps_the_lines_elsewhere() -> None:
+    """Each line's year of its own threshold: the first run's date where the runs reached it,
+    the line's year above the record or without a threshold (NaN)."""
+    flops = np.array([1e23, 2e24, 2e25, np.nan])
+    lines = np.array([2019.0, 2019.5, 2026.0, np.nan])
+    got = RECORD.years_given(flops, lines)
+    assert got[:3].tolist() == [2020.0, 2021.5, 2026.0]
+    assert np.isnan(got[3])
+    assert lines.tolist()[:3] == [2019.0, 2019.5, 2026.0]  # a new array: the lines untouched

@@ -8,13 +8,16 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from pipeline.catalog.load import fractional_year
 from pipeline.forecast import ForecastSettings, forecast_dicts, forecast_rows, year_reaching_flop
+from pipeline.forecast.budget import budget_dicts
 from pipeline.forecast.frontier import FrontierYear, MovingFrontier
 from pipeline.forecast.inputs import observe_for_run, observe_frontier, trajectories
 from pipeline.forecast.observed import FrontierSettings
+from pipeline.forecast.uncertainty import UncertaintySettings
 from pipeline.io.columns import FORECASTS_SCHEMA
 from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.records.results import SeriesLimits
@@ -209,3 +212,27 @@ def test_observe_for_run_sets_the_run_date_from_the_nightly() -> None:
     """The nightly's output.run_date is the date the forecasts judge passed years against."""
     settings = observe_for_run(SETTINGS, None, {"run_date": "2026-12-03"}, write=False)
     assert settings.run_date == dt.date(2026, 12, 3)
+
+
+def test_uncertainty_budget_dates_a_passed_threshold_as_the_forecast_rows_do() -> None:
+    """A design whose thresholds all lie below Grok 3 gives the budget's linear end Grok 3's
+    date, median and interval, as the `forecasts` row dates it, with no variance left to the
+    trajectory; without the record it read the lines' years, later and spread."""
+    settings = _observed_settings()
+    assert settings.observed is not None
+    record = settings.observed.record
+    assert record is not None
+    trajectory = trajectories(settings)[0]
+    n = 8
+    uncertainty = UncertaintySettings(n, 1, ())
+    values = np.zeros((n, 0))
+    thresholds = {"linear_end_year": [3.28e26] * n, "wall_year": [1e27] * n}
+    rows = budget_dicts(
+        SERIES, uncertainty, values, thresholds, trajectory, PROVENANCE, None, record
+    )
+    [linear] = [r for r in rows if r["limit"] == "linear_end_year"]
+    assert linear["year_median"] == linear["year_low"] == linear["year_high"] == GROK_3
+    free = budget_dicts(SERIES, uncertainty, values, thresholds, trajectory, PROVENANCE)
+    [unknowing] = [r for r in free if r["limit"] == "linear_end_year"]
+    assert unknowing["year_median"] > GROK_3
+    assert unknowing["year_low"] < unknowing["year_high"]

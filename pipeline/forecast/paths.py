@@ -103,7 +103,7 @@ class Trajectory:
         one call a row); the rest are read from those asked before."""
         out: list[YearInterval | None] = [None] * len(flops)
         kept = self._intervals
-        asked = list(dict.fromkeys(cast(float, f) for f in flops if _is_threshold(f)))
+        asked = list(dict.fromkeys(cast(float, f) for f in flops if is_threshold(f)))
         known = {f: kept[f] for f in asked if f in kept}
         new = [f for f in asked if f not in known]
         if new:
@@ -116,7 +116,7 @@ class Trajectory:
                 kept.clear()
             kept.update((f, known[f]) for f in new)
         for i, f in enumerate(flops):
-            if _is_threshold(f):
+            if is_threshold(f):
                 out[i] = known[cast(float, f)]
         return out
 
@@ -142,7 +142,7 @@ class Trajectory:
         return None if math.isinf(median) else YearInterval(float(median), float(low), float(high))
 
 
-def _is_threshold(flop: float | None) -> bool:
+def is_threshold(flop: float | None) -> bool:
     """Whether `flop` is a threshold the lines can reach: a positive finite number."""
     return flop is not None and math.isfinite(flop) and flop > 0.0
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 from pipeline.catalog.load import fractional_year
 from pipeline.forecast.frontier import MovingFrontier
 from pipeline.forecast.inputs import trajectories
-from pipeline.forecast.paths import Trajectory, YearInterval, hand_set_name
+from pipeline.forecast.paths import Trajectory, YearInterval, hand_set_name, is_threshold
 from pipeline.forecast.record import ObservedRecord
 from pipeline.forecast.settings import ForecastSettings
 from pipeline.identity import config_hash
@@ -132,6 +132,7 @@ def forecast_dicts(
     hashes = observed.observations.hashes or None if observed is not None else None
     record = observed.record if observed is not None else None
     reached = {} if record is None else _reached_years(record, thresholds, moving)
+    without = moving_without_threshold(moving)
     rows: list[dict[str, Any]] = []
     for path in trajectories(settings):
         years: dict[str, float | None] = {}
@@ -167,6 +168,7 @@ def forecast_dicts(
                 "data_as_of": as_of,
                 "passed_by_run_date": passed_by_run,
                 "forecast_date": run_date,
+                "moving_without_threshold": without,
                 "source_hashes": hashes,
                 "run_id": provenance.run_id,
                 "config_hash": forecast_config_hash(
@@ -182,6 +184,19 @@ def forecast_dicts(
             }
         )
     return rows
+
+
+def moving_without_threshold(moving: MovingFrontier | None) -> str | None:
+    """The `moving_*` year columns none of whose projected years' series has the threshold on
+    its grid (`paths.is_threshold`), comma-separated ("" for none): null on every line because
+    there is nothing to reach, not because the lines fall short of it; None without `moving`."""
+    if moving is None:
+        return None
+    return ",".join(
+        column
+        for column, attr in MOVING_THRESHOLDS
+        if not any(is_threshold(getattr(y, attr)) for y in moving.years)
+    )
 
 
 def _moving_years(moving: MovingFrontier | None, path: Trajectory) -> dict[str, float | None]:

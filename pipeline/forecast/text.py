@@ -7,7 +7,8 @@ prefixed "passed" when listed in `passed_by_run_date` (after the data's date, be
 `forecast_date`); prefixed "overdue" when the year lies before `data_as_of` though no observed
 run reached the threshold (the trajectory is ahead of the data there); "not reached" when the
 moving frontier does not reach it by the last projected year; and "-" when the series has no
-such threshold (docs/sources.md §5).
+such threshold (a moving year: no projected year's series has it, `moving_without_threshold`;
+docs/sources.md §5).
 """
 
 from __future__ import annotations
@@ -57,12 +58,15 @@ def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False
     """One year of a row: "2028.9 (2028.5-2029.3)", "passed 2026.4 (2026.1-2026.8)" (before the
     run date), "overdue 2025.2 (2024.8-2025.9)" (before the data's date, not reached by its
     runs), "passed before the data", "not reached" (a moving year of a run with a moving
-    frontier, beyond its last projected year) or "-"."""
+    frontier, beyond its last projected year) or "-" (no such threshold; a moving year: on no
+    projected year's grid)."""
     year = row.get(column)
     if _listed(row, "already_passed", column):
         return BEFORE_DATA
     if year is None:
-        return "not reached" if moving_frontier and column.startswith("moving_") else "-"
+        reachable = not _listed(row, "moving_without_threshold", column)
+        moving = moving_frontier and column.startswith("moving_")
+        return "not reached" if moving and reachable else "-"
     as_of = _as_of_year(row)
     prefix = ""
     if _listed(row, "passed_by_run_date", column):

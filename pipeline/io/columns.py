@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -40,7 +40,9 @@ under the 2025 software than at `efficiency.matmul`, `physics.stack`; 11: a run 
 where it held the run's micro-batch tokens on a GPU; a run's `thresholds.linear_end_beyond_grid`
 and `linear_end_basis` are null, no linear end to reach or outlast; 12: a `forecasts` threshold
 the observed runs reached is dated by the first run reaching it and alone is `already_passed`,
-and `data_as_of` is the newest run the fit could see, up to its window's end)."""
+and `data_as_of` is the newest run the fit could see, up to its window's end; 13:
+`forecasts.moving_without_threshold`, the moving years null because no projected grid has
+their threshold)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -243,7 +245,8 @@ FORECAST_RUN_DATE_FIELDS = [
     _optional("passed_by_run_date", pa.string()),
     _optional("forecast_date", pa.date32()),
 ]
-FORECAST_FIELDS += FORECAST_TRAJECTORY_FIELDS + FORECAST_RUN_DATE_FIELDS
+FORECAST_MOVING_FIELDS = [_optional("moving_without_threshold", pa.string())]
+FORECAST_FIELDS += FORECAST_TRAJECTORY_FIELDS + FORECAST_RUN_DATE_FIELDS + FORECAST_MOVING_FIELDS
 """One trajectory of a series (`pipeline.forecast`): `trajectory` names it (`fitted`, the
 frontier fitted to observed runs, by default the envelope of the largest, or `hand_set_<g>x`),
 C(y) = base_flop · growth_per_year^(y − base_year) its central line, and each `*_year` the median
@@ -257,8 +260,11 @@ the fit could see; comma-separated, "" for none): their year, low and high are t
 first run at or above it, on every trajectory; `source_hashes` names the source copies
 (`<source>=<sha256>`, comma-separated), null when the run read no source; `passed_by_run_date`
 the other year columns from `data_as_of` to before `forecast_date` (the run date: the nightly's
-date or the day of the run). Rows of schema version 2 lack the columns from
-`trajectory` on, rows of version 3 and 4 `passed_by_run_date` and `forecast_date`."""
+date or the day of the run); `moving_without_threshold` the `moving_*` columns null because no
+projected year's series has that threshold on its grid (not because the trajectory does not
+reach it; "" for none, null without a moving frontier). Rows of schema version 2 lack the
+columns from `trajectory` on, rows of version 3 and 4 `passed_by_run_date` and `forecast_date`,
+rows before version 13 `moving_without_threshold`."""
 
 HARDWARE_FIELDS = [
     _required("flop_per_clock_per_thread", pa.float64()),
@@ -610,6 +616,7 @@ REALITY_SCHEMA = pa.schema(REALITY_FIELDS + PROVENANCE_FIELDS)
 ADDED_IN: dict[str, int] = {
     **{field.name: 3 for field in FORECAST_TRAJECTORY_FIELDS},
     **{field.name: 5 for field in FORECAST_RUN_DATE_FIELDS},
+    **{field.name: 13 for field in FORECAST_MOVING_FIELDS},
     "overrides": 2,
     "moving_linear_end_year": 2,
     "moving_wall_year": 2,

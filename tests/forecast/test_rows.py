@@ -17,6 +17,7 @@ from pipeline.forecast.budget import budget_dicts
 from pipeline.forecast.frontier import FrontierYear, MovingFrontier
 from pipeline.forecast.inputs import observe_for_run, observe_frontier, trajectories
 from pipeline.forecast.observed import FrontierSettings
+from pipeline.forecast.text import year_text
 from pipeline.forecast.uncertainty import UncertaintySettings
 from pipeline.io.columns import FORECASTS_SCHEMA
 from pipeline.io.rows import Provenance, SeriesKey
@@ -236,3 +237,27 @@ def test_uncertainty_budget_dates_a_passed_threshold_as_the_forecast_rows_do() -
     [unknowing] = [r for r in free if r["limit"] == "linear_end_year"]
     assert unknowing["year_median"] > GROK_3
     assert unknowing["year_low"] < unknowing["year_high"]
+
+
+def _grid_end_year(year: float, linear_end_flop: float | None) -> FrontierYear:
+    """A projected year whose series ran to the grid's end: no wall on its grid."""
+    name = f"projected_h100_sxm_{year:g}"
+    return FrontierYear(year, name, name, 1e15, linear_end_flop, 1e33, None, None, "end_of_grid")
+
+
+def test_forecast_rows_name_the_moving_years_with_no_threshold_on_any_grid() -> None:
+    """No projected year has a wall: the moving wall year is null for want of a threshold, and
+    `moving_without_threshold` says so (the text prints "-"); the moving linear end, whose
+    thresholds exist but lie far beyond the lines by the last year, is null as "not reached"."""
+    moving = MovingFrontier(
+        "h100_sxm", "hash", (_grid_end_year(2024.0, 1e60), _grid_end_year(2030.0, 1e61))
+    )
+    rows = forecast_dicts(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE, moving)
+    for row in rows:
+        assert row["moving_wall_year"] is None
+        assert row["moving_linear_end_year"] is None
+        assert row["moving_without_threshold"] == "moving_wall_year"
+        assert year_text(row, "moving_wall_year", moving_frontier=True) == "-"
+        assert year_text(row, "moving_linear_end_year", moving_frontier=True) == "not reached"
+    without = forecast_dicts(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE)
+    assert all(r["moving_without_threshold"] is None for r in without)

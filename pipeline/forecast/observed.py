@@ -170,12 +170,16 @@ class ObservedFrontier:
         as_of = self.data_as_of
         if as_of is None or not self.observations.runs:
             return None
-        runs = self.observations.runs
-        return ObservedRecord.of_runs(
-            [fractional_year(r.publication_date) for r in runs],
-            [r.training_flop for r in runs],
-            fractional_year(as_of),
-        )
+        return record_of(self.observations.runs, as_of)
+
+
+def record_of(runs: Sequence[ObservedRun], as_of: dt.date) -> ObservedRecord:
+    """The records of `runs` published by `as_of` (`record.ObservedRecord.of_runs`)."""
+    return ObservedRecord.of_runs(
+        [fractional_year(r.publication_date) for r in runs],
+        [r.training_flop for r in runs],
+        fractional_year(as_of),
+    )
 
 
 def frontier_flags(runs: Sequence[ObservedRun], rule: FrontierRule, top_n: int = 10) -> list[bool]:
@@ -255,12 +259,7 @@ def fit_frontier(
     )
     flag_of = {id(r): f for r, f in zip(known, flags_known, strict=True)}
     as_of = max(r.publication_date for r in known)
-    frontier_known = [r for r in known if flag_of[id(r)]]
-    record = ObservedRecord.of_runs(
-        [fractional_year(r.publication_date) for r in frontier_known],
-        [r.training_flop for r in frontier_known],
-        fractional_year(as_of),
-    )
+    record = record_of([r for r in known if flag_of[id(r)]], as_of)
     flags = [bool(flag_of.get(id(r), False)) and in_window(r, settings) for r in runs]
     fit = FrontierFit(
         n_points=trend.n_points,

@@ -132,6 +132,7 @@ def forecast_dicts(
     hashes = observed.observations.hashes or None if observed is not None else None
     record = observed.record if observed is not None else None
     reached = {} if record is None else _reached_years(record, thresholds, moving)
+    reached_columns = ",".join(c for c in FORECAST_YEARS if c in reached)
     without = moving_without_threshold(moving)
     rows: list[dict[str, Any]] = []
     for path in trajectories(settings):
@@ -142,9 +143,11 @@ def forecast_dicts(
         years |= _moving_years(moving, path)
         for column, year in reached.items():
             years |= _years(column, YearInterval(year, year, year))
-        passed = ",".join(c for c in FORECAST_YEARS if c in reached)
-        if record is None:  # nothing observed: below the hand-set scenario's own C_0
-            passed = years_between(years, path.base_year, -math.inf)
+        passed = (  # with nothing observed: below the hand-set scenario's own C_0
+            reached_columns
+            if record is not None
+            else years_between(years, path.base_year, -math.inf)
+        )
         passed_before = fractional_year(as_of) if as_of is not None else path.base_year
         run_date = settings.run_date
         passed_by_run = (

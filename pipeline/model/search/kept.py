@@ -100,9 +100,9 @@ def _kept_comm(
 ) -> StepComm:
     """The collectives of the kept rows' candidates (`frame`, with their tokens and schedule)
     on the network `net`, under their modes: the first time a size is asked for on a network,
-    computed on them alone (`realistic.frame_comm`); from the second (the next series of a sweep whose GPUs differ
-    only in HBM, whose kept rows differ), taken from every row's (`realistic_comm`), computed
-    once and kept for the series after. Both are the rows' own values, bit for bit; a single
+    computed on them alone (`realistic.frame_comm`); from the second (the next series of a
+    sweep whose GPUs differ only in HBM, whose kept rows differ), taken from every row's
+    (`realistic_comm`), computed once and kept for the series after. Both are the rows' own values, bit for bit; a single
     series walks most sizes once and times a few of their rows (docs/model.md §9.2)."""
     shape, n_gpu, opts, physics, tp_unit = kept.key[:5]
     if not _asked_before(_COMM, net, physics, opts, shape, n_gpu, tp_unit):

@@ -31,6 +31,7 @@ from pipeline.model.records.switches import Physics
 from pipeline.model.runs.run_search import best_run_layout
 from pipeline.model.runs.training_run import evaluate_run
 from pipeline.model.step.pipeline import step_bottleneck
+from pipeline.model.step.schedule import nanobatch_tokens
 
 
 def run_layout(run: RunSpec, hw: HardwareSpec) -> Layout:
@@ -68,7 +69,7 @@ def run_nanobatch_tokens(run: RunSpec, microbatches: int) -> int:
     tokens on a GPU."""
     lay = run.layout
     batch_tokens = run.global_batch_seqs * run.shape.seq_len
-    return batch_tokens // (lay.expert_dp * lay.cp * microbatches * run.shape.experts)
+    return nanobatch_tokens(batch_tokens, lay.expert_dp * lay.cp, microbatches, run.shape.experts)
 
 
 def run_shape(run: RunSpec, tokens_per_param: float) -> ModelShape:

@@ -29,6 +29,7 @@ from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics, TensorParallel
 from pipeline.model.search.memo import ByteBoundedMemo
+from pipeline.model.step.schedule import nanobatch_tokens
 
 LAYOUT_TABLE_CACHE_SIZE = 128
 """(model, cluster size, options) whose integer layout table a process keeps: read only when
@@ -340,7 +341,7 @@ def _schedule_rows(key: ScheduleKey, cp: int, r: int) -> ScheduleRows | None:
         return None
     rows = np.empty((len(ms), 5), dtype=np.int64)
     rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3] = dps, pps, ms, zbs
-    rows[:, 4] = b_tok // (rows[:, 0] * rows[:, 2] * s)
+    rows[:, 4] = nanobatch_tokens(b_tok, rows[:, 0], rows[:, 2], s)
     return ScheduleRows(rows, np.array(sizes, dtype=np.int64))
 
 
@@ -426,7 +427,7 @@ def _context_parallel_table(
     table[:, 3] = schedules[:, 1]
     table[:, 5:7] = schedules[:, 2:4]
     table[:, 4] = ep
-    table[:, 7] = shape.batch_tokens // (table[:, 0] * table[:, 5] * shape.sparsity)
+    table[:, 7] = nanobatch_tokens(shape.batch_tokens, table[:, 0], table[:, 5], shape.sparsity)
     keep = (cp == 1) | (table[:, 7] > 0)
     if not keep.any():
         return None

@@ -33,7 +33,7 @@ from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape
 from pipeline.model.search.realistic import realistic_step_cost, realistic_steps
 from pipeline.model.search.search import physics_hardware
 from pipeline.model.step.evaluate import evaluate_layout
-from pipeline.model.step.schedule import interleave_degrees
+from pipeline.model.step.schedule import interleave_degrees, nanobatch_tokens
 
 DEGREES = ("dp", "tp_model", "tp_ff", "pp", "ep")
 """The five parallel degrees of a layout, in the spec's order (spec §5.1)."""
@@ -127,7 +127,9 @@ def scheduled_layout(layout: Layout, shape: ModelShape, opts: SearchOptions) -> 
     return dataclasses.replace(
         layout,
         pp_interleave=int(v[0]),
-        nanobatch_tokens=shape.batch_tokens // (dp * layout.microbatches * shape.sparsity),
+        nanobatch_tokens=nanobatch_tokens(
+            shape.batch_tokens, dp, layout.microbatches, shape.sparsity
+        ),
     )
 
 

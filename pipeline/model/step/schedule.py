@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import numpy as np
 from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
+Counts = TypeVar("Counts", int, NDArray[np.int64])
 
 
 def bubble_fraction(
@@ -32,3 +35,13 @@ def interleave_degrees(
     plain = zb | (pp == 1) | (not interleaving) | (microbatches < pp)
     out: Array = np.where(plain, 1.0, n_layers // pp).astype(np.float64)
     return out
+
+
+def nanobatch_tokens(
+    batch_tokens: int, replicas: Counts, microbatches: Counts, experts: int
+) -> Counts:
+    """b = ⌊B_tok / (N_DP · N_CP · m · S)⌋, tokens: the batch over its data-parallel replicas
+    (N_DP · N_CP, `replicas`; the replicas of each expert shard where experts are split), the m
+    microbatches of each and the S experts of a layer (spec §5.1; docs/schema.md,
+    `nanobatch_tokens`). Zero where the batch holds fewer tokens than its shares."""
+    return batch_tokens // (replicas * microbatches * experts)

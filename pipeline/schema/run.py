@@ -200,11 +200,12 @@ def check_run(sec: Section, run: RunSpec) -> None:
         run.global_batch_seqs // lay.dp,
     )
     microbatches = run.global_batch_seqs // per_step
-    if lay.pp > 1 and microbatches < lay.pp:
+    if lay.interleave > 1 and microbatches < lay.pp:  # plain 1F1B runs any m (docs/model.md)
         raise ConfigError(
             sec.key("global_batch_seqs"),
             run.global_batch_seqs,
-            f"gives {microbatches} microbatches per pipeline; 1F1B needs at least pp = {lay.pp}",
+            f"gives {microbatches} microbatches per pipeline; the interleaved schedule needs"
+            f" at least pp = {lay.pp} (interleave 1 runs fewer at its bubble)",
         )
     if lay.interleave > 1 and lay.pp == 1:
         raise ConfigError(

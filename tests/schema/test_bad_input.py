@@ -184,6 +184,8 @@ BAD_INPUTS = [
      "physics.precision=fp8", "run.fp8_params=true", "run.zero_stage=0"], "run.fp8_params"),
     ("fp8_params_without_fp8_peak", ["run=gpt_1t", "hardware=a100_sxm_80gb", "physics=realistic",
      "physics.precision=fp8", "run.fp8_params=true", "run.zero_stage=1"], "run.fp8_params"),
+    ("interleaved_run_with_fewer_microbatches_than_stages", ["run=gpt_1t", "physics=realistic",
+     "run.global_batch_seqs=192", "run.interleave=2"], "run.global_batch_seqs"),
 ]  # fmt: skip
 
 SHAPE = ModelShape(

@@ -47,3 +47,23 @@ def test_run_point_fits_on_a_large_gpu() -> None:
     point = run_point(preset("h100_sxm"), realistic(), RUN, search=False, tokens_per_param=20.0)
     assert point.feasible
     assert point.recompute == "none"
+
+
+def test_run_with_fewer_microbatches_than_stages_pays_the_plain_bubble() -> None:
+    """A run may give plain 1F1B fewer microbatches than stages, as Megatron-LM's
+    non-interleaved schedule allows (docs/model.md R.7): its fill and drain do not shrink with
+    m, so 32 microbatches over 64 stages idle most of the step, and 512 little of it."""
+    scenario = load_scenario(
+        compose_config(["run=gpt_1t", "physics=realistic", "run.global_batch_seqs=192"])
+    )
+    run = scenario.run
+    assert run is not None
+    microbatches = run.global_batch_seqs // (run.layout.dp * run.layout.microbatch_seqs)
+    assert microbatches == 32 < run.layout.pp == 64
+    few = evaluate_run(scenario.hardware, scenario.physics, run)
+    full = evaluate_run(
+        scenario.hardware, scenario.physics, dataclasses.replace(run, global_batch_seqs=3072)
+    )
+    assert few.bubble_fraction > 63 / (63 + 32) - 0.05
+    assert full.bubble_fraction < 63 / (63 + 512) + 0.05
+    assert full.mfu > 2 * few.mfu

@@ -28,6 +28,7 @@ from pipeline.model.network.levels import divisors
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics, TensorParallel
+from pipeline.model.search.grid import grid_head_unit
 from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.model.step.schedule import nanobatch_tokens
 
@@ -63,16 +64,25 @@ class RowRules(NamedTuple):
     their own sequences, as Megatron-Core carves expert parallelism out of the data-parallel
     ranks and its every rank runs attention on a micro-batch of `micro_batch_size` whole
     sequences (docs/model.md R.7), so d·N_EP·m divides the batch's sequences, where the
-    paper's flag asks d·m (spec Q3). None of them for the paper's search (`PAPER_RULES`)."""
+    paper's flag asks d·m (spec Q3). And, where the physics models attention (its heads),
+    whole heads on every GPU (`whole_heads`): N_TPff divides the model's query heads and K/V
+    heads (`search.grid.grid_head_unit`), as Megatron-Core's attention requires of its
+    tensor-parallel size. None of them for the paper's search (`PAPER_RULES`)."""
 
     few: bool = False
     small: bool = False
     expert_sequences: bool = False
+    whole_heads: bool = False
 
     @classmethod
     def of(cls, physics: Physics) -> RowRules:
         """The rules of a realistic search under `physics`."""
-        return cls(physics.few_microbatches, physics.small_microbatches, True)
+        return cls(physics.few_microbatches, physics.small_microbatches, True, physics.attention)
+
+    def head_unit(self, shape: ModelShape) -> int:
+        """What N_TPff must divide under these rules: `grid_head_unit` with `whole_heads`,
+        else 0 (any)."""
+        return grid_head_unit(shape) if self.whole_heads else 0
 
 
 PAPER_RULES = RowRules()
@@ -184,21 +194,30 @@ def _tp_ff_choices(tp: int, d_model: int, d_ff: int, window: int) -> tuple[int, 
 
 @cached(maxsize=65536)
 def tp_ff_choices(
-    tp: int, d_model: int, d_ff: int, window: int, tensor_parallel: TensorParallel
+    tp: int,
+    d_model: int,
+    d_ff: int,
+    window: int,
+    tensor_parallel: TensorParallel,
+    head_unit: int = 0,
 ) -> tuple[int, ...]:
     """N_TPff values tried at N_TP of a model of widths d_model and d_ff: the paper's 2-D ones
-    (`window`: the search options' `tp_ff_window`), 1-D (N_TPff = N_TP), or both.
+    (`window`: the search options' `tp_ff_window`), 1-D (N_TPff = N_TP), or both; with
+    `head_unit` > 0 only those dividing it (`RowRules.head_unit`: whole heads on each rank).
 
     A candidate with N_TPm = 1 is 1-D tensor parallelism; outside `tensor_parallel=2d` it
     runs with sequence parallelism (`search.grid.sequence_parallel_degree`).
     """
-    one_d = (tp,) if d_ff % tp == 0 else ()
+    one_d: tuple[int, ...] = (tp,) if d_ff % tp == 0 else ()
     if tensor_parallel is TensorParallel.ONE_D:
-        return one_d
-    two_d = _tp_ff_choices(tp, d_model, d_ff, window)
-    if tensor_parallel is TensorParallel.BOTH and one_d and tp not in two_d:
-        return (*two_d, tp)
-    return two_d
+        choices = one_d
+    else:
+        choices = _tp_ff_choices(tp, d_model, d_ff, window)
+        if tensor_parallel is TensorParallel.BOTH and one_d and tp not in choices:
+            choices = (*choices, tp)
+    if head_unit:
+        return tuple(f for f in choices if head_unit % f == 0)
+    return choices
 
 
 @cached(maxsize=LAYOUT_TABLE_CACHE_SIZE)
@@ -250,8 +269,9 @@ def layout_rows(
     tp_ff: list[IntArray] = []
     key = ScheduleKey.of(shape, opts, whole, rules, ep)
     d_model, d_ff, window = shape.d_model, shape.d_ff, opts.tp_ff_window
+    heads = rules.head_unit(shape)
     for tp in divisors(math.gcd(q, d_model * d_ff, tp_unit)):
-        ff_choices = tp_ff_choices(tp, d_model, d_ff, window, tensor_parallel)
+        ff_choices = tp_ff_choices(tp, d_model, d_ff, window, tensor_parallel, heads)
         if not ff_choices or (q // tp) % cp:
             continue
         rows = _schedule_rows(key, cp, q // (tp * cp))
@@ -382,10 +402,11 @@ def _context_parallel_table(
     q = n_gpu // ep
     key = ScheduleKey.of(shape, opts, True, rules, ep)
     d_model, d_ff, window = shape.d_model, shape.d_ff, opts.tp_ff_window
+    heads = rules.head_unit(shape)
     tps = [
         (tp, choices)
         for tp in divisors(math.gcd(q, d_model * d_ff, tp_unit))
-        if (choices := tp_ff_choices(tp, d_model, d_ff, window, tensor_parallel))
+        if (choices := tp_ff_choices(tp, d_model, d_ff, window, tensor_parallel, heads))
     ]
     pieces: list[IntArray] = []
     ff_parts: list[IntArray | int] = []  # each piece's N_TPff: one value, or one per row

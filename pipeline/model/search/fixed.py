@@ -30,6 +30,7 @@ from pipeline.model.search.candidates import (
     _with_step_inputs,
 )
 from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape
+from pipeline.model.search.grid import grid_head_unit, grid_heads, grid_kv_heads
 from pipeline.model.search.realistic import realistic_step_cost, realistic_steps
 from pipeline.model.search.search import physics_hardware
 from pipeline.model.step.evaluate import evaluate_layout
@@ -54,6 +55,7 @@ def layout_misfit(
     whole_sequences: bool = False,
     expert_sequences: bool = False,
     few_microbatches: bool = False,
+    whole_heads: bool = False,
 ) -> Misfit | None:
     """Why a fixed layout cannot run this model, or None if it can (spec §5.1, §7, §10).
 
@@ -65,7 +67,8 @@ def layout_misfit(
     microbatches (`whole_sequences`) N_DP · m must divide the batch's sequences (spec Q3), and
     N_DP · N_EP · m with `expert_sequences` (realistic physics: every GPU holds whole
     sequences), as the search's enumeration requires (docs/model.md R.7,
-    `search.enumeration.RowRules`).
+    `search.enumeration.RowRules`); with `whole_heads` (attention modelled) N_TPff must divide
+    the model's query and K/V heads (`search.grid.grid_head_unit`), as the search's does.
     """
     degree = {name: math.prod(getattr(layout, name)) for name in DEGREES}
     divides = (
@@ -78,12 +81,19 @@ def layout_misfit(
         if size % degree[name]:
             rule = f"product {degree[name]} must divide the model's {quantity} = {size}"
             return Misfit(name, list(getattr(layout, name)), rule)
+    heads = grid_head_unit(shape)
+    if whole_heads and heads % degree["tp_ff"]:
+        rule = (
+            f"product {degree['tp_ff']} must divide the model's {grid_heads(shape)} heads and"
+            f" {grid_kv_heads(shape)} K/V heads (each rank holds whole heads)"
+        )
+        return Misfit("tp_ff", list(layout.tp_ff), rule)
     needed = 2 * degree["pp"] if layout.zero_bubble else 1 if few_microbatches else degree["pp"]
     if layout.microbatches < needed:
         schedule = "zero-bubble needs m >= 2·N_PP" if layout.zero_bubble else "1F1B needs m >= N_PP"
         return Misfit("microbatches", layout.microbatches, f"{schedule} = {needed}")
     per_replica = degree["dp"] * layout.microbatches * shape.sparsity
-    if shape.batch_tokens // per_replica < 1:
+    if nanobatch_tokens(shape.batch_tokens, degree["dp"], layout.microbatches, shape.sparsity) < 1:
         rule = (
             f"leaves no token per nanobatch: B_tok = {shape.batch_tokens} < "
             f"N_DP · m · S = {per_replica}"
@@ -103,11 +113,16 @@ def layout_misfit(
 
 def physics_misfit(layout: Layout, shape: ModelShape, physics: Physics) -> Misfit | None:
     """`layout_misfit` under the rules `physics` sets: whole sequences (`whole_sequences`),
-    every GPU's own under realistic physics (R.7), and plain 1F1B below the stages
-    (`few_microbatches`). What `fixed_point` checks, and what a run's summary names when a
+    every GPU's own under realistic physics (R.7), whole heads on every rank (with
+    `attention`), and plain 1F1B below the stages (`few_microbatches`). What `fixed_point` checks, and what a run's summary names when a
     size was `layout_does_not_divide`."""
     return layout_misfit(
-        layout, shape, physics.whole_sequences, not physics.is_paper, physics.few_microbatches
+        layout,
+        shape,
+        physics.whole_sequences,
+        not physics.is_paper,
+        physics.few_microbatches,
+        physics.attention,
     )
 
 

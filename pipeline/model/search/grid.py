@@ -12,6 +12,7 @@ which Megatron's 1-D layouts are the N_TPm = 1 case.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -84,6 +85,14 @@ def grid_kv_heads(shape: ModelShape) -> int:
     attention) when the scaling laws give none (grouped-query attention, Ainslie et al. 2023)."""
     heads = grid_heads(shape)
     return heads if shape.kv_heads is None else min(shape.kv_heads, heads)
+
+
+def grid_head_unit(shape: ModelShape) -> int:
+    """gcd(a, kv_heads): the tensor-parallel ranks that split a grid model's heads (N_TPff,
+    which split the QKV and head columns) must divide it, so that each holds whole query
+    heads and whole K/V heads, as Megatron-Core's attention divides both by its
+    tensor-parallel size (docs/model.md R.7)."""
+    return math.gcd(grid_heads(shape), grid_kv_heads(shape))
 
 
 def grid_kv_width(shape: ModelShape) -> float:

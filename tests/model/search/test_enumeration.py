@@ -28,6 +28,7 @@ from pipeline.model.search.enumeration import (
     may_have_layouts,
     realistic_layout_rows,
 )
+from pipeline.model.search.grid import grid_head_unit
 from pipeline.model.search.realistic import realistic_steps
 from pipeline.model.search.search import physics_hardware
 from pipeline.schema import compose_config, load_scenario
@@ -87,7 +88,7 @@ def test_few_microbatches_adds_plain_one_f_one_b_below_the_stages() -> None:
     plain (v = 1: only the interleaved schedule needs m ≥ N_PP) and paying the bubble
     (N_PP − 1)/(N_PP − 1 + m); without it every 1F1B row has m ≥ N_PP."""
     scenario = load_scenario(compose_config(["physics=realistic"]))
-    shape = model_shape(49152, scenario.laws)
+    shape = model_shape(40960, scenario.laws)
     hw = physics_hardware(preset("h100_sxm"), scenario.physics)
     opts = SearchOptions()
     n_gpu = 2**20
@@ -108,20 +109,25 @@ def test_few_microbatches_adds_plain_one_f_one_b_below_the_stages() -> None:
 
 def test_realistic_layout_rows_within_a_tp_unit_are_the_rows_whose_tp_divides_it() -> None:
     """With `tp_unit` the realistic table holds exactly the whole table's rows whose N_TP
-    divides it, in the same order, with the same context-parallel degrees."""
-    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    divides it, in the same order, with the same context-parallel degrees (2-D tensor
+    parallelism, whose N_TPm ranks are not held to the 8 K/V heads, so N_TP reaches past 8)."""
+    over = ["physics=realistic", "physics.tensor_parallel=both"]
+    physics = load_scenario(compose_config(over)).physics
     shape = model_shape(24576, load_scenario(compose_config([])).laws)
+    dropped = 0
     for n_gpu, unit in ((3 * 2**12, 8), (5 * 2**14, 64), (2**18, 256), (24, 8)):
         whole = realistic_layout_rows(shape, n_gpu, SearchOptions(), physics)
         part = realistic_layout_rows(shape, n_gpu, SearchOptions(), physics, unit)
         assert whole is not None
         assert part is not None
         keep = unit % (whole[0][:, 1] * whole[0][:, 2]) == 0
-        assert 0 < keep.sum() < keep.size
+        assert keep.sum() > 0
+        dropped += int(keep.size - keep.sum())
         assert np.array_equal(part[0], whole[0][keep])
         assert whole[1] is not None
         assert part[1] is not None
         assert np.array_equal(part[1], whole[1][keep])
+    assert dropped > 0
 
 
 def test_context_parallel_tables_of_a_walk_stay_kept_within_their_bytes() -> None:
@@ -253,3 +259,24 @@ def test_realistic_rows_hold_whole_sequences_on_every_gpu() -> None:
             split_rows += int((shape.batch_seqs % (p_d * p_ep * p_m) != 0).sum())
     assert checked > 0
     assert split_rows > 0
+
+
+def test_realistic_rows_hold_whole_heads_on_every_rank() -> None:
+    """Every realistic row's N_TPff divides the model's query heads and K/V heads
+    (`grid_head_unit`; Megatron-Core's attention divides both by its tensor-parallel size),
+    on a 64-GPU NVLink domain where larger groups would fit; the same rows without the rule
+    hold fractions of a K/V head, so the rule is what keeps them whole."""
+    physics = load_scenario(compose_config(["physics=realistic"])).physics
+    laws = load_scenario(compose_config(["physics=realistic", "hardware=gb200_nvl72"])).laws
+    checked = 0
+    for d_model, n_gpu in ((26624, 2**14), (45056, 2**16), (30720, 3 * 2**13)):
+        shape = model_shape(d_model, laws)
+        unit = grid_head_unit(shape)
+        assert unit == 8
+        rows = realistic_layout_rows(shape, n_gpu, SearchOptions(), physics, 64)
+        assert rows is not None
+        assert (unit % rows[0][:, 2] == 0).all()
+        free = layout_rows(shape, n_gpu, SearchOptions(), True, TensorParallel.ONE_D, 1, 64)
+        assert free is not None
+        checked += int((unit % free[:, 2] != 0).sum())
+    assert checked > 0

@@ -166,3 +166,21 @@ def test_fixed_realistic_layout_past_the_domain_is_timed() -> None:
     assert math.isfinite(costs[0].step_time_s)
     assert costs[0].utilization > 0.0
     assert costs[0].step_time_s == costs[1].step_time_s
+
+
+def test_fixed_realistic_layout_needs_whole_heads_on_every_tensor_rank() -> None:
+    """Under realistic physics N_TPff must divide the model's query and K/V heads, as the
+    search's rows do (docs/model.md R.7): 16 tensor ranks over 8 K/V heads are a misfit of
+    `tp_ff` there, and not under the paper's physics, whose model has no heads."""
+    laws = load_scenario(compose_config(["physics=realistic"])).laws
+    shape = model_shape(26624, laws, SearchOptions().quirks)
+    scenario = load_scenario(compose_config(["parallelism=fixed"]))
+    assert scenario.fixed_layout is not None
+    layout = dataclasses.replace(
+        scenario.fixed_layout, tp_model=(1, 1), tp_ff=(16, 1), dp=(1, 1), pp=(1, 1)
+    )
+    assert layout_misfit(layout, shape) is None
+    misfit = layout_misfit(layout, shape, whole_heads=True)
+    assert misfit is not None
+    assert misfit.key == "tp_ff"
+    assert "208 heads and 8 K/V heads" in misfit.rule

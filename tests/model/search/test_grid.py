@@ -359,14 +359,17 @@ def test_grouped_query_attention_shrinks_the_ring_exchange() -> None:
 
     physics = load_scenario(compose_config(["physics=realistic"])).physics
     hw = physics_hardware(preset("h100_sxm"), physics)
-    ring: list[dict[int, float]] = []
+    ring: list[dict[tuple[int, ...], float]] = []
     for kv_heads in (None, 8):
         shape = model_shape(16384, ScalingLaws(kv_heads=kv_heads))
         c = enumerate_candidates(hw, shape, 4096, SearchOptions(), physics)
         assert isinstance(c, Candidates)
-        assert c.rows is not None
+        assert c.cp is not None
         extra = _with_ring(c, hw, shape).t_layer_s - c.t_layer_s
-        ring.append(dict(zip(c.rows.tolist(), extra.tolist(), strict=True)))
+        layouts = np.column_stack(
+            [c.degrees, c.microbatches, c.zero_bubble, c.nanobatch, c.cp]
+        ).astype(np.int64)  # each candidate's layout: the 8 K/V heads enumerate fewer
+        ring.append(dict(zip(map(tuple, layouts.tolist()), extra.tolist(), strict=True)))
     common = sorted(set(ring[0]) & set(ring[1]))
     mha, gqa = (np.array([r[k] for k in common]) for r in ring)
     assert (gqa <= mha).all()

@@ -99,14 +99,14 @@ REALISTIC_CASES = [
             "physics.whole_sequences=false",
             "physics.max_context_parallel=1",
         ],
-        (90112,),
+        (73728,),
     ),
     (["scaling=sparse", "physics.attention=false", "physics.tensor_parallel=1d"], (73728,)),
     (
         ["scaling=sparse", "physics.whole_sequences=false", "physics.max_context_parallel=1"],
         (57344,),
     ),
-    (["scaling=sparse", "physics.max_context_parallel=8"], (61440,)),
+    (["scaling=sparse", "physics.max_context_parallel=8"], (49152,)),
     (["scaling=dense", "scaling.kv_heads=null"], (49152,)),
     (["scaling=dense", "physics.few_microbatches=false"], (106496,)),
     (
@@ -127,7 +127,7 @@ REALISTIC_CASES = [
     (["scaling=sparse", "physics.zero_stage=0", "physics.grad_reduce_fp32=true"], (30720,)),
     (
         ["scaling=dense", "physics.zero_stage=0", "hardware.network.bandwidth_gb_per_s=[900,25]"],
-        (49152,),
+        (32768,),
     ),
     (["scaling=sparse", "hardware=b200", "physics.precision=fp8"], (32768,)),
     (["scaling=dense", "batch=constant", "hardware.network.level_sizes=[16]"], (26624,)),
@@ -144,6 +144,13 @@ REALISTIC_CASES = [
         (28672,),
     ),
 ]
+
+
+TP_FLOOR_CASES = [REALISTIC_CASES[i] for i in (0, 1, 8, 9, 10, 13, 14, 16, 18, 20, 21, 22)]
+"""The cases where some cluster the walk may try has layouts and a positive tensor-parallel
+floor. In the others every layout's N_TPff divides the model's 8 K/V heads (whole heads,
+docs/model.md R.7) and, with 1-D tensor parallelism or few microbatches, the fewest
+tensor-parallel ranks a layout must have exceed 8 only where no layout is left."""
 
 
 def _realistic(over: list[str], d_model: int) -> tuple[Scenario, ModelShape]:
@@ -231,7 +238,7 @@ def test_batch_share_floor_bounds_every_layout(over: list[str], widths: tuple[in
             assert np.all(kept >= share * shape.batch_tokens)
 
 
-@pytest.mark.parametrize(("over", "widths"), REALISTIC_CASES)
+@pytest.mark.parametrize(("over", "widths"), TP_FLOOR_CASES)
 def test_tensor_parallel_floor_bounds_every_realistic_step(
     over: list[str], widths: tuple[int]
 ) -> None:

@@ -30,7 +30,7 @@ from pipeline.model.search.candidates import (
     _with_step_inputs,
 )
 from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape
-from pipeline.model.search.grid import grid_head_unit, grid_heads, grid_kv_heads
+from pipeline.model.search.grid import grid_head_unit
 from pipeline.model.search.realistic import realistic_step_cost, realistic_steps
 from pipeline.model.search.search import physics_hardware
 from pipeline.model.step.evaluate import evaluate_layout
@@ -84,8 +84,8 @@ def layout_misfit(
     heads = grid_head_unit(shape)
     if whole_heads and heads % degree["tp_ff"]:
         rule = (
-            f"product {degree['tp_ff']} must divide the model's {grid_heads(shape)} heads and"
-            f" {grid_kv_heads(shape)} K/V heads (each rank holds whole heads)"
+            f"product {degree['tp_ff']} must divide the model's {heads} K/V heads"
+            " (each rank holds whole heads)"
         )
         return Misfit("tp_ff", list(layout.tp_ff), rule)
     needed = 2 * degree["pp"] if layout.zero_bubble else 1 if few_microbatches else degree["pp"]

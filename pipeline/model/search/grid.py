@@ -12,7 +12,6 @@ which Megatron's 1-D layouts are the N_TPm = 1 case.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -88,11 +87,14 @@ def grid_kv_heads(shape: ModelShape) -> int:
 
 
 def grid_head_unit(shape: ModelShape) -> int:
-    """gcd(a, kv_heads): the tensor-parallel ranks that split a grid model's heads (N_TPff,
-    which split the QKV and head columns) must divide it, so that each holds whole query
-    heads and whole K/V heads, as Megatron-Core's attention divides both by its
-    tensor-parallel size (docs/model.md R.7)."""
-    return math.gcd(grid_heads(shape), grid_kv_heads(shape))
+    """The K/V heads of a grid model (`grid_kv_heads`; its a heads under multi-head attention):
+    the tensor-parallel ranks that split its heads (N_TPff, which split the QKV and head
+    columns) must divide them, so that each holds whole K/V heads and whole query heads, as
+    Megatron-Core's attention divides both by its tensor-parallel size (docs/model.md R.7).
+    Under grouped-query attention the query heads are a multiple of the K/V heads, as a lab
+    sizes them (the grid's widths, multiples of 2,048, give a multiple of 16 heads of 128; a
+    width off that grid, as the reality check's, is read as such a model)."""
+    return grid_kv_heads(shape)
 
 
 def grid_kv_width(shape: ModelShape) -> float:

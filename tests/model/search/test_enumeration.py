@@ -262,7 +262,7 @@ def test_realistic_rows_hold_whole_sequences_on_every_gpu() -> None:
 
 
 def test_realistic_rows_hold_whole_heads_on_every_rank() -> None:
-    """Every realistic row's N_TPff divides the model's query heads and K/V heads
+    """Every realistic row's N_TPff divides the model's K/V heads
     (`grid_head_unit`; Megatron-Core's attention divides both by its tensor-parallel size),
     on a 64-GPU NVLink domain where larger groups would fit; the same rows without the rule
     hold fractions of a K/V head, so the rule is what keeps them whole."""

@@ -77,19 +77,23 @@ class LinearEndBasis(StrEnum):
 
 def series_end(
     points: Sequence[PointResult], max_doublings: int | None = None
-) -> tuple[SeriesEnd, float | None]:
-    """How the series ended and its wall: C of the first size that is infeasible or feasible
+) -> tuple[SeriesEnd, PointResult | None]:
+    """How the series ended and its wall: the first size that is infeasible or feasible
     below the utilization floor, whichever comes first; None at the end of the grid, or
     where the search's cluster cap of `max_doublings` ended it (`capped_at`; None: no cap
-    given)."""
+    given). A size a fixed layout does not fit (`layout_does_not_divide`: its degrees do not
+    divide that model) is no wall: larger sizes it does fit may run (docs/schema.md,
+    `thresholds.wall_flop`)."""
     before: PointResult | None = None
     for p in points:
+        if p.infeasible_reason is InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE:
+            continue
         if not p.feasible:
             if capped_at(before, p, max_doublings):
                 return SeriesEnd.CLUSTER_CAP, None
-            return SeriesEnd.WALL, p.counted_flop
+            return SeriesEnd.WALL, p
         if p.cost is not None and p.cost.utilization < UTILIZATION_FLOOR:
-            return SeriesEnd.UTILIZATION_COLLAPSE, p.counted_flop
+            return SeriesEnd.UTILIZATION_COLLAPSE, p
         before = p
     return SeriesEnd.END_OF_GRID, None
 
@@ -161,13 +165,13 @@ def series_limits(
         basis, linear_end = LinearEndBasis.PEAK, linear_end_after_peak_flop(points)
     infeasible = [p for p in points if not p.feasible]
     end, wall = (SeriesEnd.RUN, None) if run else series_end(points, max_doublings)
-    reason = infeasible[0].infeasible_reason if end is SeriesEnd.WALL else None
+    reason = wall.infeasible_reason if wall is not None and end is SeriesEnd.WALL else None
     return SeriesLimits(
         linear_end_flop=linear_end,
         last_feasible_flop=feasible[-1].counted_flop if feasible else None,
         first_infeasible_flop=infeasible[0].counted_flop if infeasible else None,
         max_utilization=max((p.cost.utilization for p in feasible if p.cost), default=None),
-        wall_flop=wall,
+        wall_flop=None if wall is None else wall.counted_flop,
         end_reason=str(end),
         wall_reason=None if reason is None else str(reason),
         linear_end_basis=None if basis is None else str(basis),

@@ -15,10 +15,25 @@ U_EFF = 0.7
 def test_series_end_wall_is_the_first_infeasible_size() -> None:
     """A series that stops at an infeasible size ends at a wall of that size's compute."""
     points = [point(1024, 0.6), point(2048, 0.3), point(4096, None)]
-    assert series_end(points) == (SeriesEnd.WALL, flop(4096))
+    assert series_end(points) == (SeriesEnd.WALL, points[-1])
     limits = series_limits(points, U_EFF)
     assert (limits.end_reason, limits.wall_flop) == ("wall", flop(4096))
     assert limits.wall_reason == "no_cluster_within_duration"
+
+
+def test_series_end_skips_sizes_a_fixed_layout_does_not_fit() -> None:
+    """A size a fixed layout does not divide is no wall: a larger size it fits runs, so the
+    wall is the first size infeasible for another reason, and its reason is that size's."""
+    misfit = replace(point(2048, None), infeasible_reason=InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE)
+    slow = replace(point(8192, None), infeasible_reason=InfeasibleReason.EXCEEDS_DURATION)
+    points = [point(1024, 0.6), misfit, point(4096, 0.5), slow]
+    limits = series_limits(points, U_EFF)
+    assert limits.first_infeasible_flop == flop(2048)
+    assert limits.last_feasible_flop == flop(4096)
+    assert (limits.end_reason, limits.wall_flop) == ("wall", flop(8192))
+    assert limits.wall_reason == "training_time_exceeds_duration"
+    only_misfits = series_limits(points[:3], U_EFF)
+    assert (only_misfits.end_reason, only_misfits.wall_flop) == ("end_of_grid", None)
 
 
 def test_series_end_collapse_is_a_wall_not_a_null() -> None:

@@ -19,6 +19,7 @@ from pipeline.model.compute.efficiency import (
 from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.records.results import InfeasibleReason, PointResult
 from pipeline.model.records.run import RunCost, RunSpec
+from pipeline.model.records.switches import STACK_2025
 from pipeline.schema import Scenario
 
 DAY_S = 86_400.0
@@ -175,12 +176,15 @@ def _software(scenario: Scenario) -> str:
     number format they compute in and the share of u_eff · peak (the 16-bit peak) they run at
     (`compute.efficiency.matmul_efficiency`), under FP8 times the FP8 speedup
     (`precision_speedup`); where FP8 was asked of a GPU without an FP8 peak, that its GEMMs run
-    16-bit (`fp8_runs_16bit`, docs/model.md R.11). Nothing under the paper's model, which reads no
-    efficiency."""
+    16-bit (`fp8_runs_16bit`, docs/model.md R.11); under the 2025 stack on a GPU whose preset gives
+    no 2025 factor, that its rate is the 2024 software's (R.9). Nothing under the paper's model,
+    which reads no efficiency."""
     physics, hw = scenario.physics, scenario.hardware
     if physics.is_paper:
         return ""
     share = f"{matmul_efficiency(hw, physics):.3g} of u_eff x peak"
+    if physics.stack == STACK_2025 and hw.matmul_speedup_2025 is None:
+        share += f", {scenario.hardware_name} having no 2025 factor: the 2024 rate"
     if fp8_gemms(hw, physics):  # the 16-bit rate times the FP8 speedup
         faster = precision_speedup(hw, physics)
         return f" ({physics.stack} software: FP8 GEMMs at {faster:.3g} x {share})"

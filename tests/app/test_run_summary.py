@@ -118,8 +118,9 @@ def test_run_summary_names_the_number_format_its_gemms_ran_in() -> None:
         "run=gpt_1p7b", "hardware=a100_sxm_80gb", "physics=realistic", "physics.precision=fp8"
     )
     assert (
-        "(2025 software: 16-bit GEMMs at 0.775 of u_eff x peak; a100_sxm_80gb has no FP8 peak, "
-        "so physics.precision=fp8 runs them 16-bit)"
+        "(2025 software: 16-bit GEMMs at 0.775 of u_eff x peak, a100_sxm_80gb having no 2025 "
+        "factor: the 2024 rate; a100_sxm_80gb has no FP8 peak, so physics.precision=fp8 runs "
+        "them 16-bit)"
     ) in a100
 
 

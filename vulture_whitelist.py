@@ -11,6 +11,8 @@ Each entry is an attribute access or a name, which is all vulture needs to count
 
 # ruff: noqa: B018  (the bare expressions are the point: each one is a use)
 
+from rich.progress import ProgressColumn
+
 import pipeline
 from hydra_plugins.dmlimits import sweeper
 from pipeline.app import api, execute
@@ -28,6 +30,7 @@ from pipeline.trends import fit
 # Called by Python, not by code.
 pipeline.__getattr__  # PEP 562: `pipeline.run` imports the API on first access
 sweeper.DmlimitsSweeper.setup  # Hydra's Sweeper interface: Hydra calls it
+ProgressColumn.render  # rich draws the bar's times column with it (progress._times_column)
 
 # Public API for users (docs/api.md, docs/schema.md), not used inside the package.
 api.Result.summary  # docs/api.md: the text table `dmlimits` prints

@@ -1,12 +1,16 @@
 """Progress of a run: a rich bar on a terminal, periodic plain log lines otherwise.
 
-Both show series done out of total, points evaluated, points per second, and the time left,
-estimated from the series rate (a series evaluates its model sizes up to the first infeasible
-one, so the points still to come are not known in advance). Series a resumed run skips are
-reported once at the start and left out of the rates.
+Both show series done out of total, points evaluated, points per second, the time elapsed and
+the time left, estimated from the series rate (`RunProgress.seconds_left`; a series evaluates
+its model sizes up to the first infeasible one, so the points still to come are not known in
+advance). Series a resumed run skips are reported once at the start and left out of the rates.
 
     [dmlimits] 360 series to evaluate (40 already done)
     [dmlimits] 96/360 series, 3,412 points, 98.3 points/s, 35 s elapsed, ~96 s left
+
+The bar shows the same two times, the same estimate, as a clock:
+
+    series ━━━━━━━━━━━━━━━━━━━━ 96/360 3,412 points, 98.3 points/s, 0:00:35 elapsed, ~0:01:36 left
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
+    from rich.progress import Progress, ProgressColumn, TaskID
 
 LOG_INTERVAL_S = 10.0
 """Seconds between plain progress lines when the stream is not a terminal..."""
@@ -106,18 +111,14 @@ class RunProgress:
                 MofNCompleteColumn,
                 Progress,
                 TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
             )
 
             self._bar = Progress(
                 TextColumn(f"[bold]{self.label + ': ' if self.label else ''}series"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("{task.fields[points]:,} points, {task.fields[rate]} points/s"),
-                TimeElapsedColumn(),
-                TextColumn("left"),
-                TimeRemainingColumn(),
+                TextColumn("{task.fields[points]:,} points, {task.fields[rate]} points/s,"),
+                _times_column(self.times),
                 console=Console(file=self.stream),
                 transient=False,
             )
@@ -174,16 +175,24 @@ class RunProgress:
         as about as far along as the last one done (the series done rounded up to a whole
         round of tasks): when the first task of two workers' eight ends, not an eighth of the
         work is done but about a quarter."""
-        if not self.series:
+        series, total, first = self.series, self.total, self._first  # the bar's thread reads too
+        if not series:
             return None
         if self.parallel > 1:  # tasks finish side by side: the rate since the stage began
             round_ = self.parallel * self.task_series  # the series of the tasks at once
-            done = float(min(self.total, -(-self.series // round_) * round_))
-            return max(0.0, self.total - done) * self.elapsed_s / done
-        if self._first is not None and self.series > self._first[1]:
-            at, done = self._first
-            return (self.total - self.series) * (self._clock() - at) / (self.series - done)
-        return (self.total - self.series) * self.elapsed_s / self.series
+            done = float(min(total, -(-series // round_) * round_))
+            return max(0.0, total - done) * self.elapsed_s / max(done, 1.0)
+        if first is not None and series > first[1]:
+            at, done_then = first
+            return (total - series) * (self._clock() - at) / (series - done_then)
+        return (total - series) * self.elapsed_s / series
+
+    def times(self) -> str:
+        """The bar's times: elapsed, and `seconds_left` (the plain lines' estimate), as clocks,
+        ``0:00:35 elapsed, ~0:01:36 left`` (``time left unknown`` before the first series)."""
+        left = self.seconds_left
+        estimate = "time left unknown" if left is None else f"~{_clock_text(left)} left"
+        return f"{_clock_text(self.elapsed_s)} elapsed, {estimate}"
 
     def skip(self) -> None:
         """One series of the total turned out already done when the run reached it (a resumed
@@ -234,3 +243,21 @@ class RunProgress:
         self._last_log = self._clock()
         self._printed = self.series
         print(line, file=self.stream, flush=True)
+
+
+def _clock_text(seconds: float) -> str:
+    """Seconds as a clock, ``0:01:36`` (rounded to the second, as the plain lines round)."""
+    return str(timedelta(seconds=round(max(0.0, seconds))))
+
+
+def _times_column(times: Callable[[], str]) -> ProgressColumn:
+    """A bar column showing ``times()`` each time the bar is drawn, so that the time left
+    follows the clock between series as the plain lines' heartbeat does."""
+    from rich.progress import ProgressColumn, Task  # deferred: only a terminal shows the bar
+    from rich.text import Text
+
+    class TimesColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            return Text(times(), style="progress.elapsed")
+
+    return TimesColumn()

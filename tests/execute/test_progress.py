@@ -148,3 +148,44 @@ def test_progress_time_left_of_parallel_tasks_counts_those_running() -> None:
             left = bar.seconds_left
             assert left is not None
             assert abs(left - (ends[-1] - end)) <= 0.1 * (ends[-1] - ends[0])
+
+
+def test_progress_bar_labels_its_times_and_shows_the_plain_lines_estimate() -> None:
+    """The bar names both of its times, elapsed then left, and its time left is the plain
+    lines' estimate (`seconds_left`), not one of rich's own: 4 of 10 series at 2 s each after
+    the first, 12 s left, as a plain line says it."""
+    clock, stream, plain = FakeClock(), io.StringIO(), io.StringIO()
+    with (
+        RunProgress(10, stream, interactive=True, clock=clock) as bar,
+        RunProgress(10, plain, interactive=False, clock=clock, heartbeat=False) as log,
+    ):
+        for _ in range(4):
+            clock.now += 2.0
+            bar.advance(30)
+            log.advance(30)
+        assert bar.seconds_left == log.seconds_left == 12.0
+    text = " ".join(stream.getvalue().split())
+    assert "4/10 120 points, 15.0 points/s, 0:00:08 elapsed, ~0:00:12 left" in text
+    assert "~12 s left" in plain.getvalue()
+
+
+def test_progress_bar_before_the_first_series_says_the_time_left_is_unknown() -> None:
+    """Before a series finishes the bar says so in words, not with rich's ``-:--:--``."""
+    clock, stream = FakeClock(), io.StringIO()
+    with RunProgress(3, stream, interactive=True, clock=clock):
+        clock.now += 5.0
+    text = " ".join(stream.getvalue().split())
+    assert "0/3 0 points, - points/s, 0:00:05 elapsed, time left unknown" in text
+    assert "-:--:--" not in text
+
+
+def test_progress_bar_time_left_follows_the_clock_between_series() -> None:
+    """The bar's time left is worked out each time it is drawn, so it follows the clock while
+    no series finishes (as the plain lines' heartbeat does)."""
+    clock, stream = FakeClock(), io.StringIO()
+    with RunProgress(4, stream, interactive=True, clock=clock) as bar:
+        clock.now += 2.0
+        bar.advance(1)
+        assert bar.times() == "0:00:02 elapsed, ~0:00:06 left"
+        clock.now += 2.0
+        assert bar.times() == "0:00:04 elapsed, ~0:00:12 left"

@@ -6,8 +6,11 @@ compose API with the user's config directories in its search path and, for a mul
 into jobs as Hydra's basic sweeper splits them (the product of every swept key's values), each
 job composed with the command's hydra overrides as the sweeper composes it. Any failure in
 that is Hydra's (or YAML's, for a user's file) message, put on one line by
-`schema.compose.one_line`; values are then checked by the schema, as each job will check them
-(`check_job`), with the output root proved writable without creating it. The CLI prints the first mistake as
+`schema.compose.one_line`, but for a key the config has no place for: Hydra's "Could not
+override" (and its advice to add the key with ``+``) becomes the schema's own unknown-key line
+when the schema would refuse the key anyway (`refused_unknown_key`); values are then checked
+by the schema, as each job will check them (`check_job`), with the output root proved
+writable without creating it. The CLI prints the first mistake as
 ``dmlimits: error: <message>`` and exits with status 2 (`pipeline.cli.main`).
 
 Which jobs of a multirun are checked: with dmlimits' sweeper (`hydra_plugins.dmlimits.sweeper`,
@@ -62,7 +65,7 @@ from pipeline.schema.compose import (
     search_path_override,
     session_overrides_parser,
 )
-from pipeline.schema.errors import MISSING, ConfigError, InputError
+from pipeline.schema.errors import MISSING, ConfigError, InputError, UnknownKeyError
 from pipeline.schema.keys import check_known_keys
 from pipeline.schema.yaml_bounds import check_override
 from pipeline.sweep.axes import MAX_SERIES
@@ -219,12 +222,67 @@ class SweepCheck:
         try:
             config = compose()
         except COMPOSITION_ERRORS as err:
+            unknown = self.unknown_key(err, job)
+            if unknown is not None:
+                allowed = f"{unknown.allowed} (job {label})"
+                raise ConfigError(unknown.key, unknown.value, allowed) from None
             raise InputError(f"{self.line.named(one_line(err))} (job {label})") from None
         if brings_new_value(job, self.seen):
             plan = check_job(config, label, multirun=True)
             if self.on_job is not None:
                 self.on_job(config, plan)
         return config
+
+    def unknown_key(self, err: BaseException, job: list[str]) -> UnknownKeyError | None:
+        """`refused_unknown_key` of a job the sweeper could not compose, composed again as
+        the command's check composes a multirun's jobs (the command's hydra overrides and
+        config directories, then the job's overrides)."""
+        line = self.line
+        hydra = [
+            t for t, o in zip(line.overrides, line.parsed, strict=True) if o.is_hydra_override()
+        ]
+        extra = [search_path_override(line.search_path)] if line.search_path else []
+        head = [*hydra, "hydra.mode=MULTIRUN", *extra]
+        with hydra_session():
+            return refused_unknown_key(err, job, lambda tried: compose_with_hydra([*head, *tried]))
+
+
+def refused_unknown_key(
+    err: BaseException, overrides: Sequence[str], compose: Callable[[list[str]], DictConfig]
+) -> UnknownKeyError | None:
+    """The schema's error for a key Hydra refused to override because the composed config has
+    no such key (Hydra's "Could not override 'KEY'", which advises ``+KEY=VALUE``): the config
+    composed by ``compose`` with that override made ``+KEY=VALUE``, checked as a job is
+    (`check_config`), and its `UnknownKeyError` when it names KEY or the unknown node above
+    it (``hardware.network.latency = 1: unknown key; allowed keys: ...; did you mean
+    latency_us?``). None for another composition error, when the schema takes the key (an
+    optional key: Hydra's advice stands) or when the check stops on another mistake."""
+    message = str(err)
+    parser = OverridesParser.create()
+    for index, text in enumerate(overrides):
+        try:
+            (override,) = parser.parse_overrides([text])
+        except HydraException:
+            continue
+        key = override.key_or_group
+        if (
+            override.is_add()
+            or override.is_force_add()
+            or override.is_delete()
+            or override.is_hydra_override()
+            or f"Could not override '{key}'" not in message
+        ):
+            continue
+        added = [*overrides[:index], f"+{text}", *overrides[index + 1 :]]
+        try:
+            check_config(compose(added))
+        except UnknownKeyError as unknown:
+            if key == unknown.key or key.startswith(f"{unknown.key}."):
+                return unknown
+        except COMPOSITION_ERRORS:  # another mistake (InputError, ConfigError are ValueErrors)
+            pass
+        return None
+    return None
 
 
 def _compose(command: Command, overrides: list[str], where: str = "") -> DictConfig:
@@ -235,6 +293,9 @@ def _compose(command: Command, overrides: list[str], where: str = "") -> DictCon
         keyed = run_key_without_run(overrides, compose_with_hydra)
         if keyed is not None:
             raise InputError(f"{keyed}: {RUN_PRESET_NEEDED}") from None
+        unknown = refused_unknown_key(err, overrides, compose_with_hydra)
+        if unknown is not None:
+            raise ConfigError(unknown.key, unknown.value, f"{unknown.allowed}{where}") from None
         raise InputError(f"{command.named(one_line(err))}{where}") from None
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from pipeline.schema.bounds import MAX_INTEGER
-from pipeline.schema.errors import ConfigError
+from pipeline.schema.errors import ConfigError, UnknownKeyError
 
 DASK_ADDRESS = re.compile(
     r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):\d{1,5}"
@@ -62,9 +62,7 @@ def execution_from_config(node: dict[str, object]) -> ExecutionSettings:
     known = {f for f in ExecutionSettings.__dataclass_fields__}
     for key in node:
         if key not in known:
-            raise ConfigError(
-                f"execution.{key}", node[key], f"unknown key; allowed: {', '.join(sorted(known))}"
-            )
+            raise UnknownKeyError(f"execution.{key}", node[key], known)
     backend = node.get("backend", "loky")
     if backend not in {b.value for b in Backend}:
         raise ConfigError("execution.backend", backend, "one of loky, threading, dask")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 _MAX_VALUE_CHARS = 120
 
 
@@ -28,7 +31,7 @@ class ConfigError(ValueError):
     """A config value failed validation.
 
     ``str()`` is one line naming the dotted key, the bad value and what is allowed, e.g.
-    ``hardware.hbm_bandwidth_gb_per_s = -1.0: must be a positive finite number (GB/s)``.
+    ``hardware.hbm_bandwidth_gb_per_s = -1: must be a positive finite number (GB/s)``.
     The three parts are kept as attributes so callers (and tests) can inspect them, and
     they are the exception's ``args``, so it pickles across joblib workers.
     """
@@ -42,6 +45,29 @@ class ConfigError(ValueError):
     def __str__(self) -> str:
         allowed = " ".join(self.allowed.split())
         return f"{self.key} = {_show(self.value)}: {allowed}"
+
+
+class UnknownKeyError(ConfigError):
+    """A key the config may not hold: ``str()`` names it, its value and the keys allowed where
+    it is, then ``hint`` or, without one, the closest allowed key when one is close,
+    ``hardware.network.latency = 1: unknown key; allowed keys: bandwidth_gb_per_s, latency_us,
+    level_sizes, nics_per_node; did you mean latency_us?``."""
+
+    def __init__(
+        self, key: str, value: object, allowed_keys: Iterable[str], hint: str = ""
+    ) -> None:
+        self.allowed_keys = tuple(sorted(allowed_keys))
+        self.hint = hint
+        if not hint:
+            close = difflib.get_close_matches(key.rsplit(".", 1)[-1], self.allowed_keys, n=1)
+            hint = f"did you mean {close[0]}?" if close else ""
+        rule = f"unknown key; allowed keys: {', '.join(self.allowed_keys)}"
+        super().__init__(key, value, f"{rule}; {hint}" if hint else rule)
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[UnknownKeyError], tuple[str, object, tuple[str, ...], str]]:
+        return (type(self), (self.key, self.value, self.allowed_keys, self.hint))
 
 
 class InputError(ValueError):

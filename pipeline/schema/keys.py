@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from omegaconf import DictConfig, OmegaConf
 
-from pipeline.schema.errors import MISSING, ConfigError
+from pipeline.schema.errors import MISSING, UnknownKeyError
 
 OUTPUT_KEYS = frozenset(
     {"root", "whole_grid", "resume", "series_per_part", "flush_s", "nightly_root", "run_date"}
@@ -47,24 +47,19 @@ def _shown(node: DictConfig | Mapping[str, object], key: str) -> object:
     return node.get(key, MISSING)
 
 
-def _unknown(
-    key: str, value: object, allowed: frozenset[str] | Mapping[str, object]
-) -> ConfigError:
-    return ConfigError(key, value, f"unknown key; allowed keys: {', '.join(sorted(allowed))}")
-
-
 def check_known_keys(cfg: DictConfig | Mapping[str, object]) -> None:
-    """ConfigError naming the first root node or declared node key that is not known."""
+    """UnknownKeyError (a ConfigError) naming the first root node or declared node key that
+    is not known."""
     for node in cfg:
         name = str(node)
         if name == "hydra":
             continue
         if name not in ROOT_NODES:
-            raise _unknown(name, _shown(cfg, name), ROOT_NODES)
+            raise UnknownKeyError(name, _shown(cfg, name), ROOT_NODES)
         keys = ROOT_NODES[name]
         value = cfg[name]
         if keys is None or not isinstance(value, Mapping | DictConfig):
             continue
         for key in value:
             if str(key) not in keys:
-                raise _unknown(f"{name}.{key}", _shown(value, str(key)), keys)
+                raise UnknownKeyError(f"{name}.{key}", _shown(value, str(key)), keys)

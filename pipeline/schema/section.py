@@ -19,7 +19,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.schema.bounds import MAX_INTEGER
-from pipeline.schema.errors import MISSING, ConfigError
+from pipeline.schema.errors import MISSING, ConfigError, UnknownKeyError
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
 """A name that becomes a folder or file name (a preset's `name` is a partition folder of the
@@ -142,11 +142,7 @@ class Section:
         self._data: Mapping[str, Any] = data
         for key in data:
             if key not in keys:
-                raise ConfigError(
-                    join_key(path, str(key)),
-                    data[key],
-                    f"unknown key; allowed keys: {', '.join(sorted(keys))}",
-                )
+                raise UnknownKeyError(join_key(path, str(key)), data[key], keys)
 
     @property
     def values(self) -> Mapping[str, Any]:

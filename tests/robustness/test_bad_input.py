@@ -1,9 +1,10 @@
 """The command line's bad-input table: every way of getting a config wrong stops `dmlimits` at
 once: one line, exit 2, nothing written (and a value far outside the catalog warns in one line).
 
-The inputs tried are the lists below, one test each. Mistakes Hydra reports itself (unknown
-group options and keys, override syntax, sweeps) run the real command in a subprocess
-(`HYDRA_INPUTS`) and show Hydra's own message on one line, `dmlimits: error: <Hydra's message>`;
+The inputs tried are the lists below, one test each. Mistakes Hydra finds (unknown group
+options and keys, override syntax, sweeps) run the real command in a subprocess
+(`HYDRA_INPUTS`) and show Hydra's own message on one line, `dmlimits: error: <Hydra's message>`,
+but for a key the schema refuses, which shows the schema's line (`pipeline.cli.check`);
 mistakes in values (`VALUE_INPUTS`, and every input of tests/schema/test_bad_input.py) go through
 the same command-line check in-process, which is faster, and show the schema's
 `dmlimits: error: <key> = <value>: <allowed>`. Each asserts one stderr line naming the input, and
@@ -36,10 +37,15 @@ HYDRA_INPUTS = [
     ("unknown_experiment_without_multirun", ["+experiment=what_iff"], ["experiment/what_iff"]),
     ("experiment_without_plus", ["experiment=what_if"], ["'experiment'", "+experiment=what_if"]),
     ("group_value_null", ["hardware=null"], ["Config group override", "NoneType"]),
-    ("unknown_key", ["hardware.foo=1"], ["'hardware.foo'", "+hardware.foo=1"]),
-    ("misspelt_key", ["hardware.hbm_bandwith_gb_per_s=3352"], ["'hardware.hbm_bandwith_gb_per_s'"]),
-    ("unknown_root_key", ["outptu.root=data"], ["'outptu.root'"]),
-    ("unknown_nested_key", ["hardware.network.foo=1"], ["'hardware.network.foo'"]),
+    ("unknown_key", ["hardware.foo=1"], ["hardware.foo = 1: unknown key; allowed keys: "]),
+    ("misspelt_key", ["hardware.hbm_bandwith_gb_per_s=3352"],
+     ["hardware.hbm_bandwith_gb_per_s = 3352: unknown key", "did you mean hbm_bandwidth_gb_per_s?"]),
+    ("unknown_root_key", ["outptu.root=data"],
+     ["outptu = {'root': 'data'}: unknown key", "did you mean output?"]),
+    ("unknown_nested_key", ["hardware.network.foo=1"], ["hardware.network.foo = 1: unknown key"]),
+    ("misspelt_key_in_sweep", ["-m", "hardware.network.latency=1,2"],
+     ["hardware.network.latency = 1: unknown key", "did you mean latency_us? (job hardware.network.latency=1)"]),
+    ("optional_key_without_plus", ["sweep.max_series=3"], ["'sweep.max_series'", "+sweep.max_series=3"]),
     ("delete_unknown_key", ["~hardware.foo"], ["'hardware.foo' does not exist"]),
     ("add_existing_key", ["+hardware.sms=3"], ["'hardware.sms'", "remove + prefix"]),
     ("unknown_hydra_key", ["hydra.foo=1"], ["'hydra.foo'"]),

@@ -1,0 +1,37 @@
+"""`UnknownKeyError`: the keys allowed where the key is, the closest one, and a pickle that
+keeps them (a joblib worker's error reaches the parent whole)."""
+
+from __future__ import annotations
+
+import pickle
+
+from pipeline.schema.errors import ConfigError, UnknownKeyError
+
+
+def test_unknown_key_names_the_closest_allowed_key() -> None:
+    """The last part of the dotted key is matched against the allowed keys."""
+    err = UnknownKeyError("hardware.network.latency", 1, ["latency_us", "bandwidth_gb_per_s"])
+    assert isinstance(err, ConfigError)
+    assert str(err) == (
+        "hardware.network.latency = 1: unknown key; allowed keys: bandwidth_gb_per_s, "
+        "latency_us; did you mean latency_us?"
+    )
+
+
+def test_unknown_key_without_a_close_key_lists_the_allowed_ones_only() -> None:
+    err = UnknownKeyError("output.zzz", "x", ["root", "resume"])
+    assert str(err) == "output.zzz = 'x': unknown key; allowed keys: resume, root"
+
+
+def test_unknown_key_hint_replaces_the_closest_key_and_survives_pickling() -> None:
+    err = UnknownKeyError("hardware.year", 2030, ["sms", "name"], "year is a key of projected")
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is UnknownKeyError
+    assert (
+        str(again)
+        == str(err)
+        == (
+            "hardware.year = 2030: unknown key; allowed keys: name, sms; year is a key of projected"
+        )
+    )
+    assert again.allowed_keys == ("name", "sms")

@@ -112,7 +112,8 @@ def forecast_dicts(
     Each `*_year` is the median fractional year the trajectory's lines reach the matching
     threshold (`paths.Trajectory.year_intervals`), with its interval; null where the threshold is
     null or not finite. The `moving_*` years come from `moving` (`moving.moving_year` per line),
-    null without it. A threshold the runs the fit could see reached (at or below the largest
+    null without it; `moving_projected` says which (`moving` is the series' moving frontier,
+    None where the run projected no hardware or not this series'). A threshold the runs the fit could see reached (at or below the largest
     published by `data_as_of`, the fit's) is a fact on every trajectory's row: its year, low and
     high are the date of the first run at or above it, and it is listed in `already_passed`
     (docs/sources.md §5); without a fit the record is every run of the source. With no observed
@@ -172,6 +173,7 @@ def forecast_dicts(
                 "passed_by_run_date": passed_by_run,
                 "forecast_date": run_date,
                 "moving_without_threshold": without,
+                "moving_projected": moving is not None,
                 "source_hashes": hashes,
                 "run_id": provenance.run_id,
                 "config_hash": forecast_config_hash(

@@ -6,7 +6,9 @@ listed in the row's `already_passed` (an observed run by `data_as_of` reached th
 prefixed "passed" when listed in `passed_by_run_date` (after the data's date, before the run's:
 `forecast_date`); prefixed "overdue" when the year lies before `data_as_of` though no observed
 run reached the threshold (the trajectory is ahead of the data there); "not reached" when the
-moving frontier does not reach it by the last projected year; and "-" when the series has no
+moving frontier does not reach it by the last projected year; "not projected" for a moving year
+of a series with no moving frontier (`moving_projected` false: the run projected no hardware, or
+not this series', whose GPU is not a catalog preset as shipped); and "-" when the series has no
 such threshold (a moving year: no projected year's series has it, `moving_without_threshold`;
 docs/sources.md §5).
 """
@@ -40,6 +42,12 @@ PASSED = "passed"
 OVERDUE = "overdue"
 """The prefix of a year before `data_as_of` of a threshold no observed run reached: the
 trajectory places the crossing where the data show none."""
+NOT_REACHED = "not reached"
+"""A null moving year of a projected series: the trajectory does not reach the threshold by the
+last projected year."""
+NOT_PROJECTED = "not projected"
+"""A moving year of a series with no moving frontier (`moving_projected` false): nothing was
+projected for it to reach, so it is neither reached nor "not reached"."""
 
 
 def _as_of_year(row: Mapping[str, Any]) -> float | None:
@@ -54,19 +62,30 @@ def _listed(row: Mapping[str, Any], list_column: str, column: str) -> bool:
     return column in str(row.get(list_column) or "").split(",")
 
 
+def _null_moving_year(row: Mapping[str, Any], column: str, moving_frontier: bool) -> str:
+    """A null moving year: "not projected" (the series has no moving frontier), "-" (no projected
+    year's grid has its threshold) or "not reached" (beyond the last projected year). A row
+    before schema version 14 lacks `moving_projected`: `moving_frontier` (the run had a moving
+    frontier) stands in for it, though it cannot tell a series left out of one."""
+    projected = row.get("moving_projected")
+    if not (moving_frontier if projected is None else projected):
+        return NOT_PROJECTED
+    return "-" if _listed(row, "moving_without_threshold", column) else NOT_REACHED
+
+
 def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False) -> str:
     """One year of a row: "2028.9 (2028.5-2029.3)", "passed 2026.4 (2026.1-2026.8)" (before the
     run date), "overdue 2025.2 (2024.8-2025.9)" (before the data's date, not reached by its
-    runs), "passed before the data", "not reached" (a moving year of a run with a moving
-    frontier, beyond its last projected year) or "-" (no such threshold; a moving year: on no
-    projected year's grid)."""
+    runs), "passed before the data", "not reached" (a moving year beyond the last projected
+    year), "not projected" (a moving year of a series with no moving frontier) or "-" (no such
+    threshold; a moving year: on no projected year's grid). `moving_frontier`: the run had a
+    moving frontier, read only for rows without `moving_projected` (before schema version 14)."""
     year = row.get(column)
     if _listed(row, "already_passed", column):
         return BEFORE_DATA
     if year is None:
-        reachable = not _listed(row, "moving_without_threshold", column)
-        moving = moving_frontier and column.startswith("moving_")
-        return "not reached" if moving and reachable else "-"
+        moving = column.startswith("moving_")
+        return _null_moving_year(row, column, moving_frontier) if moving else "-"
     as_of = _as_of_year(row)
     prefix = ""
     if _listed(row, "passed_by_run_date", column):
@@ -90,33 +109,43 @@ def trajectory_text(row: Mapping[str, Any]) -> str:
     return f"hand-set {g:g}x/yr"
 
 
-def _series(row: Mapping[str, Any]) -> str:
-    return f"{row['hardware']} / {row['scaling']} / {row['batch_law']}"
+def _series(row: Mapping[str, Any], labels: Mapping[str, str] | None = None) -> str:
+    """The row's series: its label in `labels` (by `series_id`), else its name."""
+    name = f"{row['hardware']} / {row['scaling']} / {row['batch_law']}"
+    return name if labels is None else labels.get(str(row.get("series_id")), name)
 
 
-def _ordered(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Series by name, the fitted trajectory first within each."""
+def _ordered(
+    rows: Sequence[Mapping[str, Any]], labels: Mapping[str, str] | None = None
+) -> list[Mapping[str, Any]]:
+    """Series by label (`_series`), the fitted trajectory first within each."""
     return sorted(
         rows,
-        key=lambda r: (_series(r), r.get("trajectory") != FITTED, r["growth_per_year"]),
+        key=lambda r: (_series(r, labels), r.get("trajectory") != FITTED, r["growth_per_year"]),
     )
 
 
 def forecast_lines(
-    rows: Sequence[Mapping[str, Any]], moving_frontier: bool = False, limit: int = 24
+    rows: Sequence[Mapping[str, Any]],
+    moving_frontier: bool = False,
+    limit: int = 24,
+    labels: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The forecast years of a run as plain text lines (a header, then one line per row);
-    `moving_frontier`: the run had one (its null moving years are "not reached")."""
+    `moving_frontier`: the run had one (read for rows before schema version 14, `year_text`);
+    `labels`: series_id -> the series' label (`pipeline.io.labels.scenario_labels`, which tells
+    sweep points apart), else each series is named by hardware, scaling and batch law."""
     if not rows:
         return []
     lines = [_heading(rows)]
-    widths = [30, 28, *(31 for _ in SHOWN_YEARS)]
+    ordered = _ordered(rows, labels)
+    widest = max(len(_series(row, labels)) for row in ordered[:limit])
+    widths = [max(30, widest), 28, *(31 for _ in SHOWN_YEARS)]
     names = ["series", "trajectory", *(name for _, name in SHOWN_YEARS)]
     lines.append("  ".join(f"{n:<{w}}" for n, w in zip(names, widths, strict=True)).rstrip())
-    ordered = _ordered(rows)
     for row in ordered[:limit]:
         cells = [
-            _series(row),
+            _series(row, labels),
             trajectory_text(row),
             *(year_text(row, c, moving_frontier) for c, _ in SHOWN_YEARS),
         ]

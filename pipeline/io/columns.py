@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -42,7 +42,8 @@ and `linear_end_basis` are null, no linear end to reach or outlast; 12: a `forec
 the observed runs reached is dated by the first run reaching it and alone is `already_passed`,
 and `data_as_of` is the newest run the fit could see, up to its window's end; 13:
 `forecasts.moving_without_threshold`, the moving years null because no projected grid has
-their threshold)."""
+their threshold; 14: `forecasts.moving_projected`, whether the series' hardware was projected
+at all, so a null moving year of a series never projected is not read as one not reached)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -246,15 +247,21 @@ FORECAST_RUN_DATE_FIELDS = [
     _optional("forecast_date", pa.date32()),
 ]
 FORECAST_MOVING_FIELDS = [_optional("moving_without_threshold", pa.string())]
-FORECAST_FIELDS += FORECAST_TRAJECTORY_FIELDS + FORECAST_RUN_DATE_FIELDS + FORECAST_MOVING_FIELDS
+FORECAST_PROJECTED_FIELDS = [_optional("moving_projected", pa.bool_())]
+FORECAST_FIELDS += (
+    FORECAST_TRAJECTORY_FIELDS
+    + FORECAST_RUN_DATE_FIELDS
+    + FORECAST_MOVING_FIELDS
+    + FORECAST_PROJECTED_FIELDS
+)
 """One trajectory of a series (`pipeline.forecast`): `trajectory` names it (`fitted`, the
 frontier fitted to observed runs, by default the envelope of the largest, or `hand_set_<g>x`),
 C(y) = base_flop · growth_per_year^(y − base_year) its central line, and each `*_year` the median
 fractional year its lines, with the runs' scatter, reach the series' limit,
 `*_year_low`/`*_year_high` the 5th-95th percentile (equal to the year for a hand-set line); a year is null where its threshold is null. The `moving_*` years are reached on
-each year's projected hardware (the `frontier` table); null when the run has no moving frontier
-or the trajectory does not reach the threshold by the last projected year (a `_high` alone null:
-more than 5% of the lines do not). `already_passed` lists the year columns whose threshold the
+each year's projected hardware (the `frontier` table); null when the series has no moving
+frontier (`moving_projected` false) or the trajectory does not reach the threshold by the last
+projected year (a `_high` alone null: more than 5% of the lines do not). `already_passed` lists the year columns whose threshold the
 observed runs reached (at or below the largest run published by `data_as_of`, the newest run
 the fit could see; comma-separated, "" for none): their year, low and high are the date of the
 first run at or above it, on every trajectory; `source_hashes` names the source copies
@@ -262,9 +269,12 @@ first run at or above it, on every trajectory; `source_hashes` names the source 
 the other year columns from `data_as_of` to before `forecast_date` (the run date: the nightly's
 date or the day of the run); `moving_without_threshold` the `moving_*` columns null because no
 projected year's series has that threshold on its grid (not because the trajectory does not
-reach it; "" for none, null without a moving frontier). Rows of schema version 2 lack the
-columns from `trajectory` on, rows of version 3 and 4 `passed_by_run_date` and `forecast_date`,
-rows before version 13 `moving_without_threshold`."""
+reach it; "" for none, null where `moving_projected` is false); `moving_projected` whether
+the series has a moving frontier at all (false: the run projected no hardware, or not this
+series': its GPU is not a catalog preset as shipped, e.g. a sweep axis changed it). Rows of
+schema version 2 lack the columns from `trajectory` on, rows of version 3 and 4
+`passed_by_run_date` and `forecast_date`, rows before version 13 `moving_without_threshold`,
+rows before version 14 `moving_projected`."""
 
 HARDWARE_FIELDS = [
     _required("flop_per_clock_per_thread", pa.float64()),
@@ -617,6 +627,7 @@ ADDED_IN: dict[str, int] = {
     **{field.name: 3 for field in FORECAST_TRAJECTORY_FIELDS},
     **{field.name: 5 for field in FORECAST_RUN_DATE_FIELDS},
     **{field.name: 13 for field in FORECAST_MOVING_FIELDS},
+    **{field.name: 14 for field in FORECAST_PROJECTED_FIELDS},
     "overrides": 2,
     "moving_linear_end_year": 2,
     "moving_wall_year": 2,

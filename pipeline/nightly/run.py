@@ -26,6 +26,7 @@ from pipeline.app.summary import summary_lines
 from pipeline.execute.progress import stage
 from pipeline.forecast.inputs import STORE_DIR
 from pipeline.forecast.text import budget_lines, forecast_lines
+from pipeline.io.labels import scenario_labels
 from pipeline.io.lock import FLUSH_LOCK_NAME, RunLock
 from pipeline.io.parquet import OutputError, check_writable
 from pipeline.nightly.changes import compare_dates, write_change_report
@@ -76,15 +77,17 @@ def _staged(cfg: DictConfig, staging: Path, root: Path) -> DictConfig:
 
 
 def forecast_summary(directory: Path) -> list[str]:
-    """The forecast years of a published partition, for the run's summary, and those of its
+    """The forecast years of a published partition, for the run's summary, each series labelled
+    as dmlimits-report labels it (`scenario_labels`: sweep points told apart), and those of its
     uncertainty budget (`budget_lines`) where it has one."""
     forecasts = read_table(directory, "forecasts")
     if forecasts is None:
         return []
     moving = read_table(directory, "frontier", ("series_id",)) is not None
+    labels = scenario_labels(forecasts, read_table(directory, "series"))
     budget = read_table(directory, "uncertainty")
     return [
-        *forecast_lines(forecasts.to_dicts(), moving_frontier=moving),
+        *forecast_lines(forecasts.to_dicts(), moving_frontier=moving, labels=labels),
         *(budget_lines(budget.to_dicts()) if budget is not None else []),
     ]
 

@@ -21,7 +21,8 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator, StrMethodFormatter
 
-from pipeline.report.selection import Selection, scenario_labels
+from pipeline.io.labels import scenario_labels
+from pipeline.report.selection import Selection
 
 FIGSIZE_IN = (12.0, 7.0)
 DPI = 100
@@ -44,7 +45,7 @@ def growth_text(growth_per_year: float) -> str:
 
 
 def series_labels(thresholds: pl.DataFrame) -> dict[str, str]:
-    """series_id -> its scenario label from the thresholds alone (`selection.scenario_labels`
+    """series_id -> its scenario label from the thresholds alone (`io.labels.scenario_labels`
     without the sweep values, which live in the `series` table)."""
     return scenario_labels(thresholds, None)
 

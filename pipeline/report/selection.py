@@ -1,8 +1,7 @@
 """Which series the report draws, and what it calls them: labels by scenario, never by hash.
 
 A series is named by its hardware, scaling and batch law, and, where several series share those,
-by the sweep axes and overrides that tell them apart (the `series` table's `sweep_point` and
-`overrides`, only the keys whose values differ). `--series` and `--where` choose the series
+by the sweep axes and overrides that tell them apart (`pipeline.io.labels.scenario_labels`). `--series` and `--where` choose the series
 drawn (`select_series`); a chart with more series than it can tell apart by colour
 (`MAX_DISTINCT`) colours them by the scenario key that best separates how far they get
 (`Selection.group_key`).
@@ -10,115 +9,20 @@ drawn (`select_series`); a chart with more series than it can tell apart by colo
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
 
-from pipeline.schema.run import override_key, override_value
+from pipeline.io.labels import NAME_COLUMNS, label_value, scenario_labels, short_key, sweep_points
 
 MAX_DISTINCT = 10
 """Series a chart draws each in its own colour, with its own legend entry."""
-NAME_COLUMNS = ("hardware", "scaling", "batch_law")
 
 
 class SelectionError(ValueError):
     """`--series` or `--where` chose nothing, or `--where` is not a valid expression."""
-
-
-def _short(key: str) -> str:
-    """A sweep key without its group path: "hardware.network.latency_us[*]" -> "latency_us[*]"."""
-    return key.rsplit(".", 1)[-1]
-
-
-def _value(value: object) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _label_value(point: dict[str, object], key: str) -> str:
-    """A key's value in a label: `UNSET` where the series does not set it."""
-    return _value(point[key]) if key in point else UNSET
-
-
-IGNORED_PREFIXES = ("output.", "execution.", "hydra.", "sources.", "sweep.")
-"""Override keys that do not change a series' model (where it is written, how it runs, where
-its observed data come from) or that the sweep point states already (`sweep.choices`,
-`sweep.axes`: the series' own values are in its sweep point): never what tells two series apart
-in a label."""
-IGNORED_KEYS = frozenset({"sweep", "experiment"})
-"""Overrides that choose a sweep or an experiment: each series' values are in its sweep point."""
-UNSET = "(default)"
-"""How a label shows a key that a series' overrides do not set: the config's default."""
-
-
-def sweep_points(series: pl.DataFrame | None) -> dict[str, dict[str, object]]:
-    """series_id -> its sweep point (choices and axis values), {} without a `series` table;
-    with the `overrides` column, each series' overrides as well (key -> value, the sweep
-    point's entries among them), so that series of separate runs (a `-m` multirun's jobs,
-    `physics=paper,realistic`) are told apart by what made them."""
-    if series is None or "sweep_point" not in series.columns:
-        return {}
-    overrides = "overrides" in series.columns
-    out: dict[str, dict[str, object]] = {}
-    columns = ["series_id", "sweep_point", *(["overrides"] if overrides else [])]
-    for row in series.select(columns).iter_rows(named=True):
-        point: dict[str, object] = dict(json.loads(row["sweep_point"] or "{}"))
-        for entry in json.loads(row["overrides"] or "[]") if overrides else []:
-            key, value = override_key(str(entry)), override_value(str(entry))
-            if (
-                value is not None
-                and key not in IGNORED_KEYS
-                and not key.startswith(IGNORED_PREFIXES)
-            ):
-                point.setdefault(key, value)
-        out[row["series_id"]] = point
-    return out
-
-
-def run_names(series: pl.DataFrame | None) -> dict[str, str]:
-    """series_id -> the name of its concrete run (`series.run_json`), for the series that
-    evaluated one; {} without a `series` table."""
-    if series is None or "run_json" not in series.columns:
-        return {}
-    return {
-        row["series_id"]: str(json.loads(row["run_json"]).get("name", "run"))
-        for row in series.select("series_id", "run_json").iter_rows(named=True)
-        if row["run_json"] is not None
-    }
-
-
-def scenario_labels(
-    thresholds: pl.DataFrame, series: pl.DataFrame | None, ids: Collection[str] | None = None
-) -> dict[str, str]:
-    """series_id -> "hardware / scaling / batch_law", or "run on hardware" for a concrete run
-    (its own model and batch, `run_names`), followed by the sweep values that tell apart series
-    of the same name among `ids` (default: all; e.g. "latency_us[*]=0.25 level_sizes[0]=64").
-    The id's start is added only where the scenarios are the same."""
-    runs = run_names(series)
-    names = {
-        row["series_id"]: f"{runs[row['series_id']]} on {row['hardware']}"
-        if row["series_id"] in runs
-        else " / ".join(str(row[c]) for c in NAME_COLUMNS)
-        for row in thresholds.iter_rows(named=True)
-        if ids is None or row["series_id"] in ids
-    }
-    points = sweep_points(series)
-    by_name: dict[str, list[str]] = {}
-    for sid, name in names.items():
-        by_name.setdefault(name, []).append(sid)
-    labels = {}
-    for name, ids in by_name.items():
-        keys = sorted({k for sid in ids for k in points.get(sid, {})})
-        varying = [k for k in keys if len({json.dumps(points.get(s, {}).get(k)) for s in ids}) > 1]
-        for sid in ids:
-            parts = [f"{_short(k)}={_label_value(points.get(sid, {}), k)}" for k in varying]
-            labels[sid] = name + (" | " + " ".join(parts) if parts else "")
-    counts: dict[str, int] = {}
-    for label in labels.values():
-        counts[label] = counts.get(label, 0) + 1
-    return {sid: lab if counts[lab] == 1 else f"{lab} ({sid[:6]})" for sid, lab in labels.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,10 +91,10 @@ def _group(
     for column in NAME_COLUMNS:
         candidates[column] = {sid: str(rows[sid][column]) for sid in ids}
     for key in sorted({k for sid in ids for k in points.get(sid, {})}):
-        short = _short(key)
+        short = short_key(key)
         if short in NAME_COLUMNS:  # the name's own column says it for every series
             continue
-        values = {sid: _label_value(points.get(sid, {}), key) for sid in ids}
+        values = {sid: label_value(points.get(sid, {}), key) for sid in ids}
         if short not in candidates or (
             _splits(values) and not _splits(candidates[short])
         ):  # two keys of one short name: the one that splits

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from pipeline.catalog.load import fractional_year
@@ -261,3 +262,26 @@ def test_forecast_rows_name_the_moving_years_with_no_threshold_on_any_grid() -> 
         assert year_text(row, "moving_linear_end_year", moving_frontier=True) == "not reached"
     without = forecast_dicts(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE)
     assert all(r["moving_without_threshold"] is None for r in without)
+
+
+def test_forecast_rows_say_whether_the_series_was_projected() -> None:
+    """`moving_projected` is true on every row of a series with a moving frontier and false on
+    those of one without (the run projected none, or not this series' hardware), so a null moving
+    year of the second is never read as not reached (the text prints "not projected")."""
+    moving = MovingFrontier(
+        "h100_sxm", "hash", (_grid_end_year(2024.0, 1e60), _grid_end_year(2030.0, 1e61))
+    )
+    projected = forecast_dicts(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE, moving)
+    left_out = forecast_dicts(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE)
+    assert projected
+    assert len(left_out) == len(projected)
+    assert all(r["moving_projected"] is True for r in projected)
+    for row in left_out:
+        assert row["moving_projected"] is False
+        assert row["moving_linear_end_year"] is None
+        assert row["moving_wall_year"] is None
+        for column in ("moving_linear_end_year", "moving_wall_year"):
+            assert year_text(row, column, moving_frontier=True) == "not projected"
+    table = forecast_rows(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE)
+    assert table.schema.field("moving_projected").type == pa.bool_()
+    assert set(table.column("moving_projected").to_pylist()) == {False}

@@ -40,9 +40,51 @@ def test_year_text_says_passed_before_the_run_date() -> None:
 
 
 def test_year_text_tells_not_reached_from_no_threshold() -> None:
-    """A null moving year is 'not reached' only when the run had a moving frontier."""
+    """A row before schema version 14 (no `moving_projected`): a null moving year is 'not
+    reached' when the run had a moving frontier, and 'not projected' when it had none."""
     assert year_text(FITTED_ROW, "moving_wall_year", moving_frontier=True) == "not reached"
-    assert year_text(FITTED_ROW, "moving_wall_year") == "-"
+    assert year_text(FITTED_ROW, "moving_wall_year") == "not projected"
+    assert year_text(FITTED_ROW, "wall_year_high") == "-"  # not a moving year
+
+
+def test_year_text_says_not_projected_for_a_series_without_a_moving_frontier() -> None:
+    """`moving_projected` decides, whether or not the run had a moving frontier: a series left
+    out of it (overridden hardware) is 'not projected', never 'not reached' or '-'; a projected
+    series' null moving year is 'not reached', or '-' for want of a threshold."""
+    left_out = {**FITTED_ROW, "moving_projected": False, "moving_without_threshold": None}
+    projected = {**FITTED_ROW, "moving_projected": True, "moving_without_threshold": ""}
+    no_wall = {**projected, "moving_without_threshold": "moving_wall_year"}
+    for column in ("moving_linear_end_year", "moving_wall_year"):
+        for frontier in (True, False):
+            assert year_text(left_out, column, moving_frontier=frontier) == "not projected"
+            assert year_text(projected, column, moving_frontier=frontier) == "not reached"
+    assert year_text(no_wall, "moving_wall_year") == "-"
+    assert year_text(no_wall, "moving_linear_end_year") == "not reached"
+    assert year_text(left_out, "wall_year") == "2034.0 (2033.3-later)"
+
+
+def test_forecast_lines_label_each_sweep_point() -> None:
+    """Two series of one name are told apart by the labels given (the report's), each line
+    starting with its own; without labels they share the name."""
+    rows = [
+        {**FITTED_ROW, "series_id": "a" * 16, "moving_projected": True},
+        {**FITTED_ROW, "series_id": "b" * 16, "moving_projected": False},
+    ]
+    labels = {
+        "a" * 16: "h100_sxm / dense / critical | x=1",
+        "b" * 16: "h100_sxm / dense / critical | x=2",
+    }
+    lines = forecast_lines(rows, moving_frontier=True, labels=labels)
+    assert lines[2].startswith(labels["a" * 16] + " ")
+    assert lines[3].startswith(labels["b" * 16] + " ")
+    assert "not reached" in lines[2]
+    assert "not projected" not in lines[2]
+    assert lines[3].count("not projected") == 2
+    assert "not reached" not in lines[3]
+    header = lines[1]
+    assert header.index("trajectory") == lines[2].index("fitted")  # the columns stay aligned
+    plain = forecast_lines(rows, moving_frontier=True)
+    assert plain[2].split("  ")[0] == plain[3].split("  ")[0] == "h100_sxm / dense / critical"
 
 
 def test_year_text_hand_set_year_has_no_interval() -> None:

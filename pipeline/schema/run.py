@@ -191,7 +191,6 @@ def check_run(sec: Section, run: RunSpec) -> None:
     _divides(sec, "interleave", lay.interleave, "the largest stage's layers", largest)
     _divides(sec, "cp", lay.cp, "seq_len", shape.seq_len)
     _divides(sec, "dp", lay.dp, "global_batch_seqs", run.global_batch_seqs)
-    per_step = lay.dp * lay.microbatch_seqs
     _divides(
         sec,
         "microbatch_seqs",
@@ -199,7 +198,7 @@ def check_run(sec: Section, run: RunSpec) -> None:
         "each data-parallel rank's batch (global_batch_seqs / dp)",
         run.global_batch_seqs // lay.dp,
     )
-    microbatches = run.global_batch_seqs // per_step
+    microbatches = run.microbatches
     if lay.interleave > 1 and microbatches < lay.pp:  # plain 1F1B runs any m (docs/model.md)
         raise ConfigError(
             sec.key("global_batch_seqs"),

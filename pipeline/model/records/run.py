@@ -106,6 +106,12 @@ class RunSpec:
     """GPUs a layout search may use: the best layout on at most this many (a cluster of any
     size, e.g. 10,000); None: exactly the given layout's t·p·d·c."""
 
+    @property
+    def microbatches(self) -> int:
+        """m = ⌊B_seqs / (d·b)⌋, the microbatches each of d data-parallel ranks runs a step, of
+        b sequences each (`runs.training_run.run_microbatches` for many layouts at once)."""
+        return self.global_batch_seqs // (self.layout.dp * self.layout.microbatch_seqs)
+
 
 @dataclass(frozen=True, slots=True)
 class RunCost:

@@ -42,7 +42,7 @@ def run_layout(run: RunSpec, hw: HardwareSpec) -> Layout:
         (lay.tp, lay.cp, lay.ep, lay.expert_dp, lay.pp), hw.level_sizes
     )
     ones = tuple(1 for _ in tp)
-    microbatches = run.global_batch_seqs // (lay.dp * lay.microbatch_seqs)
+    microbatches = run.microbatches
     return Layout(
         n_gpu=lay.n_gpu,
         dp=tuple(dp),

@@ -4,7 +4,9 @@ Superset, Tableau, Power BI (through DuckDB's ODBC or JDBC driver) and notebooks
 one file. Its views hold no data: they read the Parquet files under ROOT, by absolute path, at
 query time. The views list the part files that `pipeline.io.read` accepts when the file is
 built (never a glob: a root named `data[1]` reads only itself), so rebuild the file after each
-run that adds parts or dates, and when ROOT moves. docs/bi.md lists the views.
+run that adds parts or dates, and when ROOT moves. A root where a series has rows in two parts
+of one table (two roots merged) is refused, exit 2, as `dmlimits-gather` reports it NOT OK.
+docs/bi.md lists the views.
 
     dmlimits-bi outputs/nightly --db outputs/dmlimits.duckdb
 """
@@ -29,6 +31,7 @@ from pipeline.io.read import (
     dated_dirs,
     missing_tables,
     not_read_total,
+    refuse_split_series,
     root_entries_skipped,
 )
 from pipeline.io.tables import BY_NAME, TABLES, table_spec
@@ -98,7 +101,11 @@ def _source(files: Sequence[Path], table: str, dated: bool) -> str:
 
 
 def dataset_files(root: Path) -> tuple[dict[str, list[Path]], bool, list[Skipped]]:
-    """Per table, the checked parts of a plain or nightly root; whether it is dated; skips."""
+    """Per table, the checked parts of a plain or nightly root; whether it is dated; skips.
+
+    Raises `SplitSeriesError` (one line) when a series has rows in two parts of one table of
+    one dataset directory, as the reader does (`read.refuse_split_series`): its view would
+    count them twice."""
     dates, skipped = dated_dirs(root)
     skipped = root_entries_skipped(root) + skipped
     directories = [path for _, path in dates] or [root]
@@ -106,6 +113,7 @@ def dataset_files(root: Path) -> tuple[dict[str, list[Path]], bool, list[Skipped
     for table in (t.name for t in TABLES):
         for directory in directories:
             good, left_out = checked_parts(directory, table)
+            refuse_split_series(directory, table, good)
             files.setdefault(table, []).extend(good)
             skipped += left_out
     for directory in directories:

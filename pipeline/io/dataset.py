@@ -4,8 +4,9 @@
 schema order, sorted by series_id (then d_model), through the one reader `pipeline.io.read`.
 `gather` checks every part as that reader does and counts rows and series: what is wrong is a
 part file that does not open or does not match the schema, a series without thresholds, a
-series with rows in two parts of one table. Files that are not parts (a copy, a foreign file, a
-backup folder) are listed as ignored: no reader reads them. The root may be a dataset root or a
+series with rows in two parts of one per-series table (`read.part_series`, the check by which
+`read_table` and `dmlimits-bi` refuse such a table). Files that are not parts (a copy, a
+foreign file, a backup folder) are listed as ignored: no reader reads them. The root may be a dataset root or a
 nightly root (every date is checked). The `dmlimits-gather` command (`pipeline.cli.gather`)
 prints this report, with the Hydra jobs of a multirun that did not finish.
 """
@@ -16,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow.parquet as pq
-
 from pipeline.io.parquet import OutputError
 from pipeline.io.read import (
     Skipped,
@@ -25,11 +24,12 @@ from pipeline.io.read import (
     dated_dirs,
     missing_tables,
     not_read_total,
+    part_series,
     read_or_empty,
     root_entries_skipped,
     table_parts,
 )
-from pipeline.io.tables import TABLES
+from pipeline.io.tables import SERIES_TABLES, TABLES
 
 if TYPE_CHECKING:
     import polars as pl
@@ -72,8 +72,9 @@ class GatherReport:
     n_dates: int | None = None
     """Dated partitions of a nightly root; None for a plain dataset root."""
     split_series: tuple[str, ...] = ()
-    """series_id with rows in two parts of the `points` or `thresholds` table of one dataset
-    directory (the writer keeps each series in one part per table)."""
+    """series_id with rows in two parts of one per-series table (`forecasts`, `frontier`,
+    `series`, `points`, `thresholds`) of one dataset directory (the writer keeps each series in
+    one part per table; `read.part_series`): every reader refuses such a table."""
     not_read: str | None = None
     """The rows of the bad parts, in total (`read.not_read_total`); None without a bad part."""
 
@@ -132,20 +133,16 @@ def _scan_directory(
                 ignored.append(str(entry))
         temps += table_parts(directory, table_name).temp_files
         tally.parts += len(good)
-        if table_name not in ("points", "thresholds"):
+        if table_name not in SERIES_TABLES:
             continue
-        seen: set[str] = set()
-        for path in good:
-            ids = pq.read_table(path, columns=["series_id"]).column("series_id").to_pylist()
-            distinct = set(ids)
-            tally.split_series |= distinct & seen
-            seen |= distinct
-            if table_name == "points":
-                tally.point_rows += len(ids)
-                tally.point_series.update(ids)
-            else:
-                tally.threshold_rows += len(ids)
-                tally.threshold_series.update(ids)
+        found = part_series(good)  # the check `read_table` and `dmlimits-bi` refuse by
+        tally.split_series.update(found.split)
+        if table_name == "points":
+            tally.point_rows += found.rows
+            tally.point_series |= found.series
+        elif table_name == "thresholds":
+            tally.threshold_rows += found.rows
+            tally.threshold_series |= found.series
     return temps
 
 

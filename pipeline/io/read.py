@@ -25,6 +25,12 @@ Everything else is skipped, and each skip is returned as a `Skipped` (path and r
 caller to print: a copied part (`part-X (copy).parquet`), a foreign file, a backup folder
 (`run_date=2025-01-01 (old)`) or a malformed date. Accepted parts are read by polars from
 their literal paths with the table's declared schema, so parts never mix columns by guesswork.
+
+The writer keeps each series in one part per per-series table (`pipeline.app.write`). A series
+with rows in two accepted parts of one table of one dataset directory (two roots merged with
+`cp -r`, a part copied under a new name) would be read twice, so `read_table` refuses that
+table (`SplitSeriesError`), as `dmlimits-bi` does; `dmlimits-gather` lists every such series.
+All three find them with `part_series`.
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
-from pipeline.io.parquet import PART_NAME, TEMP_NAME
+from pipeline.io.parquet import PART_NAME, TEMP_NAME, OutputError
 from pipeline.io.tables import BY_NAME, EVERY_SERIES_TABLES, columns_of, file_schema, table_spec
 from pipeline.schema.section import SAFE_NAME
 
@@ -308,6 +314,59 @@ def checked_parts(directory: Path, table_name: str) -> tuple[list[Path], list[Sk
     return good, skipped
 
 
+SERIES_KEY = "series_id"
+"""The column naming the series of a row in every per-series table."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartSeries:
+    """The series of some accepted parts of one per-series table of one dataset directory."""
+
+    rows: int
+    series: frozenset[str]
+    split: tuple[str, ...]
+    """The series with rows in two or more of the parts, sorted: never written so (the writer
+    keeps a series in one part per table), so the directory was merged or copied into."""
+
+
+def part_series(parts: Iterable[Path]) -> PartSeries:
+    """Rows, series and split series of `parts` (accepted parts of one per-series table of one
+    dataset directory), from their `series_id` column only: the one check of a series in two
+    parts, which `dmlimits-gather`, `dmlimits-bi` and `read_table` share."""
+    rows = 0
+    seen: set[str] = set()
+    split: set[str] = set()
+    for path in parts:
+        ids = pq.read_table(path, columns=[SERIES_KEY]).column(SERIES_KEY).to_pylist()
+        distinct = set(ids)
+        split |= distinct & seen
+        seen |= distinct
+        rows += len(ids)
+    return PartSeries(rows, frozenset(seen), tuple(sorted(split)))
+
+
+class SplitSeriesError(OutputError):
+    """A per-series table of a dataset directory holds a series in two parts (`part_series`):
+    every reader would count its rows twice, so none reads the table."""
+
+
+def refuse_split_series(directory: Path, table_name: str, parts: Sequence[Path]) -> None:
+    """SplitSeriesError (one line: the table, the count, one series id, `dmlimits-gather`) when
+    a series has rows in two of `parts`, the accepted parts of a per-series table in
+    `directory`; nothing for a per-run table, whose rows belong to no series."""
+    if not table_spec(table_name).partitioned:
+        return
+    split = part_series(parts).split
+    if split:
+        n = len(split)
+        raise SplitSeriesError(
+            f"{directory}: {n} series {'have' if n != 1 else 'has'} rows in two parts of the "
+            f"{table_name} table (e.g. {split[0]}), so {'their' if n != 1 else 'its'} rows would "
+            f"count twice; the writer never splits a series (two roots merged? a part copied?): "
+            f"run dmlimits-gather {directory} to list them"
+        )
+
+
 def missing_tables(directory: Path) -> list[Skipped]:
     """The tables every series has rows in (`tables.EVERY_SERIES_TABLES`, from the registry) that
     a dataset directory lacks while it holds parts of another (none for an empty directory): by
@@ -371,11 +430,13 @@ def read_table(
 
     The frame has the table's columns in schema order (or `columns`), sorted by its sort keys;
     it is None when no part was accepted: none skipped, the directory holds no such table (a
-    nightly root itself holds none; a directory that does not exist neither).
+    nightly root itself holds none; a directory that does not exist neither). A per-series table
+    with a series in two of its parts is refused whole: `SplitSeriesError` (`part_series`).
     """
     good, skipped = checked_parts(Path(directory), table_name)
     if not good:
         return TableRead(None, tuple(skipped))
+    refuse_split_series(Path(directory), table_name, good)
     spec = table_spec(table_name)
     names = list(columns) if columns is not None else spec.schema.names
     keys = [k for k in spec.sort_keys if k in names]

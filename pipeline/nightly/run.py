@@ -4,8 +4,9 @@ Steps, under the root's lock (`pipeline.io.lock.RunLock`): clean what a killed r
 the whole run into a staging directory (`plan_run` and `execute_plan` with `output.root` set
 to it), publish it as ROOT/run_date=D (replacing that date's partition whole), then write the
 change report against the previous date. Exit status 0 when the run is published, whatever
-moved; 2 on bad input, a locked root or an unwritable one; a crash exits non-zero with the
-previous partition untouched.
+moved; 2 on bad input, a locked root or an unwritable one, or a previous partition whose tables
+the reader refuses (a series in two parts of one table: the run is published, its change report
+is not written); a crash exits non-zero with the previous partition untouched.
 """
 
 from __future__ import annotations
@@ -135,7 +136,10 @@ def run_nightly(
             changes = compare_dates(root, settings.run_date)
             markdown, data = write_change_report(root, changes)
     except (ConfigError, InputError, OutputError) as err:
-        print(f"dmlimits: error: {err}", file=sys.stderr)
+        # After publishing, only the change report can fail: the previous partition's tables
+        # refused by the reader (a series in two parts of one table, `read.SplitSeriesError`).
+        kept = "" if final is None else f" (the run is published as {final}; no change report)"
+        print(f"dmlimits: error: {err}{kept}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as err:  # a disk that fills, a file system that fails while writing
         print(f"dmlimits: error: {write_failure(err, final)}", file=sys.stderr)

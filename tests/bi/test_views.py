@@ -6,6 +6,7 @@ import datetime as dt
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -13,10 +14,13 @@ import venv
 from pathlib import Path
 
 import duckdb
+import pyarrow.parquet as pq
 import pytest
 
 from pipeline.bi.views import main
+from pipeline.io.dataset import gather
 from pipeline.nightly.run import run_nightly
+from tests.io.helpers import split_part
 from tests.nightly.runs import nightly_config, plain_run
 
 TABLE_VIEWS = ("points", "thresholds", "forecasts", "series")
@@ -108,6 +112,47 @@ def test_bi_rejects_a_directory_without_data(tmp_path: Path) -> None:
     """A directory without thresholds parts is an error (exit status 2), and no file is made."""
     db = tmp_path / "empty.duckdb"
     assert main([str(tmp_path), "--db", str(db)]) == 2
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("table", ["thresholds", "forecasts", "points", "series"])
+def test_bi_refuses_a_series_in_two_parts(
+    datasets: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str], table: str
+) -> None:
+    """Two roots merged (`cp -rn A/* B/`) leave a series in two parts of one table, which
+    dmlimits-gather reports NOT OK: the build refuses the root by the same check, in one line
+    naming the table and the series and pointing to dmlimits-gather; exit 2, no file written
+    (the views would count the series' rows twice)."""
+    plain, _ = datasets
+    root = tmp_path / "merged"
+    shutil.copytree(plain, root)
+    copy = split_part(root, table)
+    (series_id,) = set(pq.read_table(copy, columns=["series_id"])["series_id"].to_pylist())
+    assert gather(root).split_series == (series_id,)
+    db = tmp_path / "merged.duckdb"
+    assert main([str(root), "--db", str(db)]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.err.splitlines()
+    assert line.startswith("dmlimits-bi: error: ")
+    assert f"1 series has rows in two parts of the {table} table (e.g. {series_id})" in line
+    assert f"run dmlimits-gather {root.resolve()}" in line
+    assert not captured.out
+    assert not db.exists()
+
+
+def test_bi_refuses_a_nightly_date_with_a_series_in_two_parts(
+    datasets: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In a nightly root the check is per date: the date holding the split series is named.
+    The same series in two dates is no split (each date is a dataset of its own)."""
+    _, nightly = datasets
+    root = tmp_path / "nightly"
+    shutil.copytree(nightly, root)
+    split_part(root / "run_date=2025-01-02", "thresholds")
+    db = tmp_path / "nightly.duckdb"
+    assert main([str(root), "--db", str(db)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert f"{root.resolve() / 'run_date=2025-01-02'}: 1 series has rows in two parts" in line
     assert not db.exists()
 
 

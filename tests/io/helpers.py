@@ -96,3 +96,17 @@ def write_series(
 def part_files(directory: Path | str, table_name: str) -> list[Path]:
     """The part files of a table, sorted by path (by name and place; contents not checked)."""
     return list(table_parts(Path(directory), table_name).parts)
+
+
+SPLIT_PART = "part-00000000deadbeef.parquet"
+"""The name `split_part` copies a part under: one the writer could make, no writer made."""
+
+
+def split_part(directory: Path | str, table_name: str) -> Path:
+    """Copy the first part of a table of a dataset directory under another part name beside it:
+    its series then have rows in two parts, as when `cp -rn A/* B/` merges two roots that hold
+    the same series in differently named parts. Returns the copy."""
+    first = part_files(directory, table_name)[0]
+    copy = first.with_name(SPLIT_PART)
+    copy.write_bytes(first.read_bytes())
+    return copy

@@ -9,8 +9,17 @@ import pytest
 from pipeline.io.columns import POINTS_SCHEMA, THRESHOLDS_SCHEMA
 from pipeline.io.dataset import GatherReport, gather, read_points, read_thresholds
 from pipeline.io.parquet import OutputError
+from pipeline.io.read import SplitSeriesError, part_series, read_table
 from pipeline.model.records.results import SeriesLimits
-from tests.io.helpers import point_rows, threshold_row, write_part, write_series
+from tests.io.helpers import (
+    part_files,
+    point_rows,
+    split_part,
+    threshold_row,
+    write_part,
+    write_series,
+)
+from tests.nightly.runs import plain_run
 
 LIMITS = SeriesLimits(
     linear_end_flop=None, last_feasible_flop=3e27, first_infeasible_flop=1e28, max_utilization=0.7
@@ -136,6 +145,37 @@ def test_gather_reports_series_in_two_parts(
     assert report.split_series == (series.series_id,)
     assert "series in two parts of one table" in report.format()
     assert not report.ok
+
+
+def test_reader_refuses_a_table_with_a_series_in_two_parts(
+    tmp_path, make_series, feasible_point, provenance
+) -> None:
+    """The reader refuses the table gather reports split (one check, `read.part_series`): its
+    rows would be read twice. The other tables of the directory still read."""
+    for hardware in ("h100", "a100"):
+        _write(tmp_path, make_series(hardware), [feasible_point(12288)], provenance)
+    split_part(tmp_path, "points")
+    found = part_series(part_files(tmp_path, "points"))
+    assert (found.rows, len(found.series), len(found.split)) == (3, 2, 1)
+    assert gather(tmp_path).split_series == found.split
+    with pytest.raises(SplitSeriesError, match=r"1 series has rows in two parts of the points"):
+        read_points(tmp_path)
+    with pytest.raises(SplitSeriesError, match=rf"\(e\.g\. {found.split[0]}\).*dmlimits-gather"):
+        read_table(tmp_path, "points", ["series_id"])
+    assert read_thresholds(tmp_path).height == 2
+
+
+def test_gather_reports_a_split_series_in_every_per_series_table(tmp_path) -> None:
+    """Not only points and thresholds: a series in two parts of `forecasts` or `series` (which
+    a BI view or the report would count twice) makes the dataset NOT OK too."""
+    plain_run(tmp_path)
+    assert gather(tmp_path).ok
+    for table in ("forecasts", "series"):
+        copy = split_part(tmp_path, table)
+        report = gather(tmp_path)
+        assert len(report.split_series) == 1, table
+        assert not report.ok
+        copy.unlink()
 
 
 def test_gather_missing_root(tmp_path) -> None:

@@ -17,7 +17,7 @@ from pipeline.nightly.changes import SeriesMatch, compare_dates, render_markdown
 from pipeline.nightly.partition import date_dir
 from pipeline.nightly.run import run_nightly
 from pipeline.schema import compose_config, load_scenario
-from tests.io.helpers import series_row, threshold_row, write_part
+from tests.io.helpers import series_row, split_part, threshold_row, write_part
 from tests.nightly.runs import nightly_config
 
 D1, D2 = dt.date(2025, 1, 1), dt.date(2025, 1, 2)
@@ -236,3 +236,21 @@ def test_changes_compare_only_columns_both_nights_have(tmp_path: Path) -> None:
     pq.write_table(table.cast(version2), old)
     report = compare_dates(tmp_path, D2)
     assert [m.column for m in report.thresholds] == ["t_limit_flop"]
+
+
+def test_change_report_refuses_a_previous_date_with_a_split_series(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A previous date holding a series in two parts of one table (merged into by hand) is not
+    compared as if its rows were twice there: the run is published, its change report is not
+    written, and one line says why (exit 2)."""
+    root = tmp_path / "nightly"
+    assert run_nightly(nightly_config(root, D1.isoformat()), progress=False) == 0
+    split_part(date_dir(root, D1), "thresholds")
+    capsys.readouterr()
+    assert run_nightly(nightly_config(root, D2.isoformat()), progress=False) == 2
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if "error" in x]
+    assert "1 series has rows in two parts of the thresholds table" in line
+    assert f"the run is published as {date_dir(root.resolve(), D2)}; no change report" in line
+    assert date_dir(root, D2).is_dir()
+    assert not (root / "reports" / f"changes-{D2.isoformat()}.md").exists()

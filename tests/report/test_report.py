@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ from matplotlib import image
 from pipeline.nightly.run import run_nightly
 from pipeline.report.charts import DPI, FIGSIZE_IN
 from pipeline.report.main import CHARTS, main
+from tests.io.helpers import split_part
 from tests.nightly.runs import nightly_config, plain_run
 
 pytestmark = pytest.mark.slow
@@ -123,3 +125,20 @@ def test_report_page_shows_the_latest_change_report(tmp_path: Path) -> None:
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "<h2>Latest change report</h2>" in page
     assert "<h3>Changes on 2025-01-02 since 2025-01-01</h3>" in page
+
+
+def test_report_refuses_a_series_in_two_parts(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A merged root (a series in two parts of one table, which dmlimits-gather reports NOT
+    OK) draws nothing: its rows would count twice. One error line, exit 2, no --out written."""
+    root = tmp_path / "merged"
+    shutil.copytree(dataset, root)
+    split_part(root, "thresholds")
+    out = tmp_path / "out"
+    assert main([str(root), "--out", str(out)]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(errors) == 1
+    assert "1 series has rows in two parts of the thresholds table" in errors[0]
+    assert "dmlimits-gather" in errors[0]
+    assert not out.exists()

@@ -64,7 +64,8 @@ def summary_lines(
             f"... and {tally.n_grid - MAX_SERIES_SHOWN} more series: see {root}/thresholds/"
         )
     lines += footer_lines(shown)
-    return lines + quirk_lines(tally) + precision_lines(tally) + misfit_lines(tally)
+    notes = paper_lines(tally) + precision_lines(tally) + misfit_lines(tally)
+    return lines + quirk_lines(tally) + notes
 
 
 def misfit_lines(tally: RunTally) -> list[str]:
@@ -79,6 +80,20 @@ def misfit_lines(tally: RunTally) -> list[str]:
         more = tally.n_misfits - len(tally.misfits)
         lines.append(f"... and {more} more fixed-layout series with sizes it does not fit")
     return lines
+
+
+def paper_lines(tally: RunTally) -> list[str]:
+    """A note where grid series turned an extension on beside `physics=paper`: they ran Part
+    II's model, whose limits differ from the paper's by more than that switch (docs/model.md
+    Part II; docs/results.md compares each extension with the others off)."""
+    if not tally.paper_extended:
+        return []
+    names = ", ".join(f"physics.{name}" for name in sorted(tally.paper_extended))
+    return [
+        f"note: physics=paper with {names} is not the paper's model: any extension times the "
+        "grid by Part II's (docs/model.md), so compare it with the same physics without the "
+        "switch, not with physics=paper's limits"
+    ]
 
 
 def precision_lines(tally: RunTally) -> list[str]:

@@ -10,6 +10,7 @@ with the sweep. The summary is printed from the tally either way, so its text is
 from __future__ import annotations
 
 import bisect
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from pipeline.app.plan import NO_SWEEP_POINT
 from pipeline.execute.series import SeriesOutcome
 from pipeline.model.compute.efficiency import fp8_runs_16bit
 from pipeline.model.records.results import InfeasibleReason, PointResult, SeriesLimits
+from pipeline.model.records.switches import PAPER, Physics
 from pipeline.model.search.fixed import physics_misfit
 from pipeline.model.series import ClosedForms
 from pipeline.model.step.evaluate import Q1_TOLERANCE
@@ -124,6 +126,9 @@ class RunTally:
     """Grid series with such rows."""
     q1_max_hidden_s: float = 0.0
     """The most latency per step Q1 drops from one row of a grid series."""
+    paper_extended: set[str] = field(default_factory=set)
+    """Switches grid series turned on beside `physics=paper` (`extensions_beside_paper`): those
+    series left the paper's model for Part II's."""
     fp8_without_peak: set[str] = field(default_factory=set)
     """Hardware of grid series that asked for FP8 GEMMs (`physics.precision=fp8`) beside other
     extensions on a GPU without an FP8 peak, where they ran 16-bit (`fp8_runs_16bit`)."""
@@ -151,6 +156,7 @@ class RunTally:
             self.n_runs += 1
             return
         self._keep_grid(summary_order(s), s)
+        self.paper_extended |= set(extensions_beside_paper(s.scenario.physics))
         if fp8_runs_16bit(s.scenario.hardware, s.scenario.physics):
             self.fp8_without_peak.add(s.scenario.hardware_name)
         if s.misfit is not None:
@@ -184,8 +190,23 @@ class RunTally:
         self.q1_series += later.q1_series
         self.q1_max_hidden_s = max(self.q1_max_hidden_s, later.q1_max_hidden_s)
         self.fp8_without_peak |= later.fp8_without_peak
+        self.paper_extended |= later.paper_extended
 
     @property
     def shown_grid(self) -> list[SeriesSummary]:
         """The grid series the summary shows, in its order."""
         return [s for _, _, s in self.grid]
+
+
+def extensions_beside_paper(physics: Physics) -> tuple[str, ...]:
+    """The `Physics` fields a series under the paper's preset (`physics=paper`) set away from
+    the paper's values, in field order; none for the paper's model itself or another preset.
+    Any of them takes the series off Part I's path onto Part II's model (`Physics.is_paper`,
+    docs/model.md Part II), whose limits are not the paper's with that one switch."""
+    if physics.name != PAPER.name or physics.is_paper:
+        return ()
+    return tuple(
+        f.name
+        for f in dataclasses.fields(physics)
+        if f.name != "name" and getattr(physics, f.name) != getattr(PAPER, f.name)
+    )

@@ -35,8 +35,12 @@ def hardware(draw: st.DrawFn) -> HardwareSpec:
 
 @st.composite
 def models(draw: st.DrawFn) -> ModelShape:
-    """A small paper-grid model, dense or sparse."""
-    laws = ScalingLaws(sparse=draw(st.booleans()), kv_heads=draw(st.sampled_from([None, 8])))
+    """A small paper-grid model, dense or sparse, with or without dropout (realistic physics)."""
+    laws = ScalingLaws(
+        sparse=draw(st.booleans()),
+        kv_heads=draw(st.sampled_from([None, 8])),
+        dropout=draw(st.booleans()),
+    )
     return model_shape(draw(st.sampled_from(SMALL_WIDTHS)), laws)
 
 

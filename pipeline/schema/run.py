@@ -269,6 +269,7 @@ RUN_COUNTERPARTS = {
     "physics.batch_at_row_flop": "",
     "scaling.seq_len": "run.seq_len",
     "scaling.kv_heads": "run.kv_heads",
+    "scaling.dropout": "run.dropout",
     "scaling.ff_ratio": "run.ffn_hidden",
     "scaling.sparse": "run.experts",
     "scaling.grid": "",

@@ -27,6 +27,7 @@ SCALING_KEYS = frozenset(
         "tokens_per_param",
         "seq_len",
         "kv_heads",
+        "dropout",
         *("duration_months", "duration_days", "duration_hours"),
         "year_s",
         "grid",
@@ -81,6 +82,7 @@ def scaling_from_config(node: object, path: str = "scaling") -> ScalingSettings:
         tokens_per_param=sc.number("tokens_per_param", "tokens per parameter", maximum=law),
         seq_len=sc.integer("seq_len"),
         kv_heads=kv_heads(sc),
+        dropout=sc.boolean("dropout"),
     )
     year_s = sc.number("year_s", "s", maximum=bounds.MAX_YEAR_S)
     duration_s = duration_from_config(sc, year_s)

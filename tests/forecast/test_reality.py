@@ -75,9 +75,13 @@ def test_reality_gpt_neox_20b_needs_small_micro_batches() -> None:
     FLOP on 96 A100 SXM4 40 GB in 2,160 h (Black et al. 2022, arXiv:2204.06745: 12 servers
     of 8). Under realistic physics the model trains that compute on at most twice those GPUs.
     With the attention kernels the run had (`fusion=fused`, the s × s scores in HBM: 2022,
-    before flash attention) it does so on 128 GPUs with micro-batches of 2 sequences; with the
-    paper's fewest four microbatch counts alone (`small_microbatches` off) no layout on 128
-    trains in time and it needs 224, a contradiction (docs/model.md R.7)."""
+    before flash attention) and no dropout, as it trained (EleutherAI/gpt-neox configs/20B.yml:
+    hidden and attention dropout 0; the presets' `scaling.dropout: false`), it does so on 112
+    GPUs with micro-batches of 2 sequences and needs 128 with the paper's fewest four
+    microbatch counts alone (`small_microbatches` off). With GPT's dropout in every layer
+    (`scaling.dropout=true`, the grid before) the rule decides the answer: 128 GPUs with it,
+    and without it no layout on 128 trains in time and it needs 224, a contradiction
+    (docs/model.md R.7)."""
     run = trained_run("GPT-NeoX-20B", 9.31627008e22, 2160.0, 292, ("NVIDIA A100 SXM4 40 GB",), 96)
     presets = epoch_presets()
     (check,) = reality_checks([run], physics=["realistic"])
@@ -85,11 +89,18 @@ def test_reality_gpt_neox_20b_needs_small_micro_batches() -> None:
     assert not check.contradiction
     assert check.model_n_gpu <= 2 * 96
     its_day = ["physics=realistic", "physics.fusion=fused"]
+    without_rule = "physics.small_microbatches=false"
     on = check_run(run, load_scenario(compose_config(its_day)), presets)
+    off = check_run(run, load_scenario(compose_config([*its_day, without_rule])), presets)
+    assert on.model_n_gpu is not None
+    assert off.model_n_gpu is not None
+    assert not on.contradiction
+    assert on.model_n_gpu < off.model_n_gpu
+    gpt = [*its_day, "scaling.dropout=true"]
+    on = check_run(run, load_scenario(compose_config(gpt)), presets)
     assert on.model_n_gpu is not None
     assert not on.contradiction
-    given = [*its_day, "physics.small_microbatches=false"]
-    off = check_run(run, load_scenario(compose_config(given)), presets)
+    off = check_run(run, load_scenario(compose_config([*gpt, without_rule])), presets)
     assert off.model_n_gpu is not None
     assert off.contradiction
 

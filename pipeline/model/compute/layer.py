@@ -73,6 +73,10 @@ class LayerWork:
     """Weight matrices of an MLP: 2 (GeLU) or 3 (SwiGLU)."""
     top_k: float = 1.0
     """Experts each token meets: its MLP activations come k times."""
+    dropout: bool = True
+    """Whether the layer runs dropout kernels and moves their masks (`memory_ops.layer_memory_ops`):
+    a grid row's model's `ModelShape.dropout`; a run's rows keep them (`runs.training_run.
+    run_layer_work`)."""
 
     @property
     def tp(self) -> Array:
@@ -198,7 +202,7 @@ def layer_traffic(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTraf
     if physics.memory_bound_ops:
         split = (w.sp, w.tp_ff, w.tp)
         x = layer_tensors(w.tokens, w.hidden, w.ffn, w.kv_width, w.heads, w.seq_len, split, w.top_k)
-        ops = layer_op_bytes(x, physics.fusion, physics.attention, n)
+        ops = layer_op_bytes(x, physics.fusion, physics.attention, n, w.dropout)
     return LayerTraffic(layer_call_traffic(hw, physics, w), ops)
 
 

@@ -3,7 +3,8 @@
 Each operator is charged the bytes it reads plus the bytes it writes, 16-bit activations
 (w = 2 bytes) and 1-byte dropout masks, and runs at a fraction of the HBM bandwidth (the
 L2 bandwidth when its working set fits in useful L2), plus a fixed launch overhead per
-kernel. Fusion decides which operators share a kernel and so skip an HBM round trip.
+kernel. Fusion decides which operators share a kernel and so skip an HBM round trip. A layer
+without dropout runs no dropout kernel and moves no mask (`layer_memory_ops`' `dropout`).
 
 Sources: Ivanov et al. 2021, "Data Movement Is All You Need" (MLSys, arXiv:2007.00072) for the
 operator inventory of a BERT layer and its classes (tensor contraction, statistical
@@ -60,6 +61,8 @@ class MemoryOp:
     """Kernel launches per pass (forward; the backward launches as many)."""
     attention_core: bool = False
     """Part of the attention core (rerun under selective recomputation)."""
+    dropout: bool = False
+    """A dropout kernel, which a layer without dropout does not run (`layer_memory_ops`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +113,7 @@ def layernorm_ops(x: LayerTensors) -> list[MemoryOp]:
 def dropout_op(name: str, elements: Array, core: bool = False) -> MemoryOp:
     """Dropout: forward reads x, writes y and the mask; backward reads dy and the mask, writes dx."""
     bytes_ = (2 * WORD_BYTES + MASK_BYTES) * elements
-    return MemoryOp(name, OpClass.ELEMENTWISE, bytes_, bytes_, attention_core=core)
+    return MemoryOp(name, OpClass.ELEMENTWISE, bytes_, bytes_, attention_core=core, dropout=True)
 
 
 def eager_ops(x: LayerTensors) -> list[MemoryOp]:
@@ -140,13 +143,15 @@ def eager_ops(x: LayerTensors) -> list[MemoryOp]:
     ]
 
 
-def fused_ops(x: LayerTensors) -> list[MemoryOp]:
+def fused_ops(x: LayerTensors, dropout: bool = True) -> list[MemoryOp]:
     """Megatron-LM's fused kernels (Narayanan et al. 2021 §4.2): scale+mask+softmax,
     bias+GeLU, bias+dropout+residual-add; QKV bias in the GEMM epilogue; attention dropout
-    on its own."""
+    on its own. Without `dropout` the bias+dropout+add kernels still run, as bias+add, and
+    move no mask (PyTorch's dropout at p = 0 returns its input: no mask is drawn)."""
     w, ew = WORD_BYTES, OpClass.ELEMENTWISE
-    bias_dropout_add_fwd = (3 * w + MASK_BYTES) * x.hidden
-    bias_dropout_add_bwd = (2 * w + MASK_BYTES) * x.hidden + w * x.hidden
+    mask = MASK_BYTES if dropout else 0.0
+    bias_dropout_add_fwd = (3 * w + mask) * x.hidden
+    bias_dropout_add_bwd = (2 * w + mask) * x.hidden + w * x.hidden
     return [
         *layernorm_ops(x),
         MemoryOp(
@@ -163,19 +168,22 @@ def fused_ops(x: LayerTensors) -> list[MemoryOp]:
     ]
 
 
-def flash_ops(x: LayerTensors) -> list[MemoryOp]:
+def flash_ops(x: LayerTensors, dropout: bool = True) -> list[MemoryOp]:
     """Fused kernels with the attention core in on-chip memory: no s x s tensor in HBM
     (Dao et al. 2022); the core's Q, K, V, O traffic is charged to the attention time."""
-    return [op for op in fused_ops(x) if not op.attention_core]
+    return [op for op in fused_ops(x, dropout) if not op.attention_core]
 
 
-def layer_memory_ops(x: LayerTensors, fusion: Fusion) -> list[MemoryOp]:
-    """The memory-bound kernels of one layer under a fusion choice."""
+def layer_memory_ops(x: LayerTensors, fusion: Fusion, dropout: bool = True) -> list[MemoryOp]:
+    """The memory-bound kernels of one layer under a fusion choice; without `dropout` (a layer
+    that trains without it) no dropout kernel runs and no mask is read or written."""
     if fusion is Fusion.NONE:
-        return eager_ops(x)
-    if fusion is Fusion.FLASH:
-        return flash_ops(x)
-    return fused_ops(x)
+        ops = eager_ops(x)
+    elif fusion is Fusion.FLASH:
+        ops = flash_ops(x, dropout)
+    else:
+        ops = fused_ops(x, dropout)
+    return ops if dropout else [op for op in ops if not op.dropout]
 
 
 def op_bandwidth_fraction(eff: Efficiency, op_class: OpClass, fusion: Fusion) -> float:
@@ -227,11 +235,12 @@ class OpBytes:
 
 
 def layer_op_bytes(
-    x: LayerTensors, fusion: Fusion, attention: bool, shape: tuple[int, ...]
+    x: LayerTensors, fusion: Fusion, attention: bool, shape: tuple[int, ...], dropout: bool = True
 ) -> OpBytes:
-    """The kernels of `layer_memory_ops` under `fusion` with rows of `shape`; without
-    `attention` the attention core's kernels (softmax, attention dropout) left out."""
-    ops = [op for op in layer_memory_ops(x, fusion) if attention or not op.attention_core]
+    """The kernels of `layer_memory_ops` under `fusion` (with or without `dropout`) with rows
+    of `shape`; without `attention` the attention core's kernels (softmax, attention dropout)
+    left out."""
+    ops = [op for op in layer_memory_ops(x, fusion, dropout) if attention or not op.attention_core]
     return OpBytes(
         tuple(OpKind(op.op_class, op.kernels, op.attention_core) for op in ops),
         _stacked([op.forward_bytes for op in ops], shape),

@@ -208,8 +208,9 @@ def stored_activation_bytes_per_layer(
 
 @dataclass(frozen=True, slots=True)
 class LayerShape:
-    """What a layer's stored activations depend on beyond h, a and s (a run's transformer;
-    the grid's layers are GPT layers, `activation_bytes_per_layer` with None)."""
+    """What a layer's stored activations depend on beyond h, a and s (a run's transformer, or
+    a grid layer that is not a GPT layer, `activation_bytes_per_layer` with None:
+    `search.grid._grid_layer_shape`)."""
 
     kv_width: float
     """kv_heads · d_head: the width of K and of V (grouped-query attention, Ainslie et al. 2023)."""

@@ -88,6 +88,11 @@ class ScalingLaws:
     """K/V heads of the realistic physics' transformer at every width (grouped-query attention,
     Ainslie et al. 2023), at most its d_model / 128 heads; None: as many as heads (multi-head
     attention). The paper's model has no attention, so it never reads them."""
+    dropout: bool = True
+    """Whether the realistic physics' transformer trains with attention and hidden dropout, as
+    a run's `TransformerShape.dropout` says of its own: its masks stored for the backward pass
+    and its kernels run (docs/model.md R.3, R.4, R.7). Frontier pretraining runs without (the
+    presets' `scaling.dropout: false`); the paper's model has no dropout, so it never reads it."""
     batch: BatchLaw = BatchLaw()
 
 
@@ -115,6 +120,9 @@ class ModelShape(KeepsHash):
     kv_heads: int | None = None
     """K/V heads of the transformer realistic physics times at this width (`ScalingLaws.kv_heads`,
     `search.grid.grid_kv_width`); None: as many as its heads."""
+    dropout: bool = True
+    """Whether the transformer realistic physics times at this width trains with dropout
+    (`ScalingLaws.dropout`): its layers' dropout masks and kernels (`search.grid`)."""
 
     @property
     def n_params(self) -> int:
@@ -198,6 +206,7 @@ def model_shape(d_model: int, laws: ScalingLaws, quirks: Quirks = Quirks()) -> M
         b,
         laws.tokens_per_param,
         kv_heads=laws.kv_heads,
+        dropout=laws.dropout,
     )
 
 

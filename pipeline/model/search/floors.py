@@ -146,7 +146,7 @@ def step_floor_terms_s(
     """
     if physics.is_paper:
         return 0.0, 0.0
-    fixed_s = shape.n_layers * grid_layer_launch_s(hw, physics)
+    fixed_s = shape.n_layers * grid_layer_launch_s(hw, physics, shape)
     steps = shape.n_tokens / float(shape.batch_tokens)
     flop = (
         busiest_rank_weight_flop(physics, shape) if split else weight_training_flop(physics, shape)
@@ -430,13 +430,13 @@ def _sizes_step_floors_s(
         return [None] * len(sizes)
     levels = Levels.as_given(hw, physics.nic_striping)
     # the layer term per shard (`FloorRows.shards`), each row's gathered
-    compute = grid_layer_launches_s(hw, physics, r.shard_local) + r.shard_work / (
+    compute = grid_layer_launches_s(hw, physics, shape, r.shard_local) + r.shard_work / (
         matmul_rate_flop_per_s(hw, physics)
     )
     compute = np.maximum(compute, grid_layer_floor_s(hw, physics, shape, r.shards))
     t_tp = tensor_parallel_s(levels, r.shard_groups, r.shard_none, physics.attention)
     if opts.overlap_tp:  # the collectives past the GEMMs, beside the rest of the layer
-        layer = np.maximum(compute, t_tp + grid_non_gemm_launch_s(hw, physics))
+        layer = np.maximum(compute, t_tp + grid_non_gemm_launch_s(hw, physics, shape))
     else:
         layer = compute + t_tp
     t_ep = expert_all_to_all_s(levels, r.none, r.ep, r.ep_span, r.dispatch)

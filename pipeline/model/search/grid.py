@@ -2,7 +2,8 @@
 
 The grid's models are the paper's (docs/model.md §3): L blocks of width d, d_ff = 4·d, S experts
 of top-1 routing, no vocabulary. Under realistic physics each block is a transformer layer
-with d_head = 128 (a = d / 128 heads; K/V heads by the scaling laws' rule, `grid_kv_heads`); a candidate's layer, memory, optimizer
+with d_head = 128 (a = d / 128 heads; K/V heads by the scaling laws' rule, `grid_kv_heads`;
+dropout by `scaling.dropout`, `ModelShape.dropout`); a candidate's layer, memory, optimizer
 step and ring exchange come from the same functions as a concrete run's (`compute.layer`,
 `memory.gpu_memory`, `compute.memory_ops`, `network.ring`): this module only says what a
 candidate's rows are. The tensor-parallel split is the paper's 2-D one (N_TPm · N_TPff), of
@@ -105,12 +106,13 @@ def grid_kv_width(shape: ModelShape) -> float:
 
 def _grid_layer_shape(shape: ModelShape) -> LayerShape | None:
     """What a grid layer's stored activations depend on beyond h, a and s: None (a GPT
-    layer, `activation_bytes_per_layer`) under multi-head attention with d_ff = 4·d_model, else
-    its K/V width and d_ff (`scaling.ff_ratio`)."""
+    layer, `activation_bytes_per_layer`) under multi-head attention with d_ff = 4·d_model and
+    dropout, else its K/V width, d_ff (`scaling.ff_ratio`) and dropout (`scaling.dropout`), as
+    a run's layer (`runs.training_run.run_memory_bytes`)."""
     kv = grid_kv_width(shape)
-    if kv == shape.d_model and shape.d_ff == 4 * shape.d_model:
+    if kv == shape.d_model and shape.d_ff == 4 * shape.d_model and shape.dropout:
         return None
-    return LayerShape(kv, float(shape.d_ff), 2, True)
+    return LayerShape(kv, float(shape.d_ff), 2, shape.dropout)
 
 
 def sequence_parallel_degree(physics: Physics, tp_model: Array, tp_ff: Array) -> Array:
@@ -138,7 +140,8 @@ def grid_layer_work(
     experts on one GPU, default 1): one layer on the GPU's local·nano tokens, its attention
     once, its `local` experts one after another on `nano` tokens each, as a run's E/e experts
     (`runs.training_run.run_layer_work`); on the busiest of the N_EP = S/local expert ranks
-    (`compute.experts.busiest_rank_expert_tokens`)."""
+    (`compute.experts.busiest_rank_expert_tokens`); its dropout kernels the model's
+    (`ModelShape.dropout`)."""
     d = float(shape.d_model)
     one = np.ones_like(nano)
     experts = one if local is None else local
@@ -155,6 +158,7 @@ def grid_layer_work(
         tokens=nano * experts,
         expert_tokens=busiest_rank_expert_tokens(nano, ranks, physics.expert_imbalance),
         local_experts=experts,
+        dropout=shape.dropout,
     )
 
 
@@ -349,47 +353,52 @@ def traffic_gpu(hw: HardwareSpec) -> HardwareSpec:
     return dataclasses.replace(timing_gpu(hw), hbm_bandwidth_bytes_per_s=0.0)
 
 
-def grid_layer_launch_s(hw: HardwareSpec, physics: Physics) -> float:
-    """The fixed time of one grid layer with one local expert, forward and backward, on any
-    candidate of any model: forward and backward of `compute.layer.layer_launch_times` of a
-    unit row (every width, shard and token count 1). A grid row's launches depend on neither
-    its model, shards nor tokens (the layer's matrices, the attention core's passes and the
-    fusion's kernels are set by the physics), only on its local experts, and never fall with
-    more (`grid_layer_launches_s`): the unit row's is a lower bound on every candidate's
+def grid_layer_launch_s(hw: HardwareSpec, physics: Physics, shape: ModelShape) -> float:
+    """The fixed time of one grid layer of `shape` with one local expert, forward and backward,
+    on any candidate: forward and backward of `compute.layer.layer_launch_times` of a unit row
+    (every width, shard and token count 1, the model's dropout). A grid row's launches depend
+    on neither its widths, shards nor tokens (the layer's matrices, the attention core's passes
+    and the fusion's kernels are set by the physics, the dropout kernels by the model's
+    `ModelShape.dropout`), only on its local experts, and never fall with more
+    (`grid_layer_launches_s`): the unit row's is a lower bound on every candidate's
     `t_layer_s` (docs/model.md §9.4). Kept per GPU without its HBM (`traffic_gpu`: no launch
-    reads its bandwidth or capacity) and physics."""
-    return _layer_launch_s(traffic_gpu(hw), physics)[0]
+    reads its bandwidth or capacity), physics and dropout."""
+    return _layer_launch_s(traffic_gpu(hw), physics, shape.dropout)[0]
 
 
-def grid_layer_launches_s(hw: HardwareSpec, physics: Physics, local: Array) -> Array:
+def grid_layer_launches_s(
+    hw: HardwareSpec, physics: Physics, shape: ModelShape, local: Array
+) -> Array:
     """The fixed time of a grid layer with `local` experts on the GPU, forward and backward:
     K_1 + (local − 1) · (K_2 − K_1), K_e `grid_layer_launch_s`'s for e local experts. Only the
     experts' weight GEMMs repeat per expert (`compute.layer.weight_matmul_s`; the attention,
     its projections and the memory-bound kernels run once on the GPU's tokens), so the launches
     grow linearly in `local` and this is each row's, to rounding (the walk's slack covers it)."""
-    one, _, two = _layer_launch_s(traffic_gpu(hw), physics)
+    one, _, two = _layer_launch_s(traffic_gpu(hw), physics, shape.dropout)
     out: Array = one + (local - 1.0) * (two - one)
     return out
 
 
-def grid_non_gemm_launch_s(hw: HardwareSpec, physics: Physics) -> float:
+def grid_non_gemm_launch_s(hw: HardwareSpec, physics: Physics, shape: ModelShape) -> float:
     """The fixed time of one grid layer call's kernels other than its weight GEMMs (the
     attention core's passes and the memory-bound kernels), forward and backward, on any
     candidate of any model: `LayerTimes.non_gemm_s` of `compute.layer.layer_launch_times` of
     a unit row, every row's as for `grid_layer_launch_s`: a lower bound on every candidate's
     `t_layer_s − t_gemm_s`, the layer's forward and backward less its GEMMs (a rerun reruns
-    at least the GEMMs `t_gemm_s` counts for it). Kept per GPU without its HBM and physics, as
-    `grid_layer_launch_s`."""
-    return _layer_launch_s(traffic_gpu(hw), physics)[1]
+    at least the GEMMs `t_gemm_s` counts for it). Kept per GPU without its HBM, physics and
+    dropout, as `grid_layer_launch_s`."""
+    return _layer_launch_s(traffic_gpu(hw), physics, shape.dropout)[1]
 
 
 @cached(maxsize=LAUNCH_CACHE_SIZE)
-def _layer_launch_s(hw: HardwareSpec, physics: Physics) -> tuple[float, float, float]:
+def _layer_launch_s(
+    hw: HardwareSpec, physics: Physics, dropout: bool
+) -> tuple[float, float, float]:
     """(`grid_layer_launch_s`, `grid_non_gemm_launch_s`, the first with two local experts)
     uncached: the unit row with one local expert and with two, in one call (every term is
-    elementwise in the rows)."""
+    elementwise in the rows), with or without the dropout kernels."""
     one = np.ones(2)
-    unit = LayerWork(one, one, one, one, one, one, one, one, one, one, np.array([1.0, 2.0]))
+    unit = LayerWork(*(one,) * 10, local_experts=np.array([1.0, 2.0]), dropout=dropout)
     t = layer_launch_times(hw, physics, unit)
     total = t.forward_s + t.backward_s
     return float(total[0]), float(t.non_gemm_s[0]), float(total[1])

@@ -71,7 +71,7 @@ def test_layer_launch_time_bounds_every_grid_row(
     times = layer_times_s(hw, physics, work)
     launch = launch_time_s(hw, physics, work)
     assert np.all(times.forward_s + times.backward_s >= launch)
-    assert np.all(launch == grid_layer_launch_s(hw, physics))
+    assert np.all(launch == grid_layer_launch_s(hw, physics, shape))
     assert launch[0] > 0.0
 
 
@@ -86,8 +86,8 @@ def test_non_gemm_launch_time_bounds_every_grid_row_less_its_gemms(
     adds to them), which are at most the whole layer's launches."""
     physics, tp_m, tp_ff, nano = case
     times = layer_times_s(hw, physics, grid_layer_work(physics, shape, tp_m, tp_ff, nano))
-    non_gemm = grid_non_gemm_launch_s(hw, physics)
-    assert 0.0 <= non_gemm <= grid_layer_launch_s(hw, physics)
+    non_gemm = grid_non_gemm_launch_s(hw, physics, shape)
+    assert 0.0 <= non_gemm <= grid_layer_launch_s(hw, physics, shape)
     zero = np.zeros_like(nano)
     for mode in range(3):
         modes = np.full(nano.shape, mode, dtype=np.int64)

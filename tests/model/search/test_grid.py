@@ -511,3 +511,78 @@ def test_grid_layer_times_from_shared_traffic_equal_each_gpus_own(
     assert len(first) == len(shards)  # the second GPU's two new shards, timed for it too
     again = grid_layer_times_s(gpus[0], physics, shape, shards)
     _assert_layer_times_of_shards(again, gpus[0], physics, shape, shards)
+
+
+def test_scaling_dropout_key_reads_false_in_the_presets_and_checks_its_value() -> None:
+    """The scaling presets train the grid's transformer without dropout (`scaling.dropout:
+    false`, as PaLM, Nemotron-4 and Llama 3 pretrain); `true` gives GPT's layer, the grid
+    before; anything but a boolean is refused, and a run keeps its own `run.dropout`."""
+    from pipeline.schema.run import check_run_overrides
+
+    assert load_scenario(compose_config([])).laws.dropout is False
+    assert load_scenario(compose_config(["scaling=sparse"])).laws.dropout is False
+    assert load_scenario(compose_config(["scaling.dropout=true"])).laws.dropout is True
+    assert model_shape(16384, ScalingLaws(dropout=False)).dropout is False
+    with pytest.raises(ConfigError, match=r"scaling\.dropout"):
+        load_scenario(compose_config(["scaling.dropout=0.1"]))
+    with pytest.raises(ConfigError, match=r"run\.dropout"):
+        check_run_overrides("gpt_7p5b", ("scaling.dropout=true",))
+
+
+@pytest.mark.parametrize("kv_heads", [None, 8])
+def test_grid_layer_without_dropout_stores_no_masks_as_a_run_without(kv_heads: int | None) -> None:
+    """A grid layer without dropout stores what a run's layer with `dropout: false` stores
+    (`memory.gpu_memory.LayerShape` with dropout off: no 2h of masks per token, no mask or
+    output of the scores' dropout), and with dropout what it stored before: a GPT layer
+    (`LayerShape` None) under multi-head attention, the K/V width's layer with dropout under
+    grouped-query attention."""
+    from pipeline.model.memory.gpu_memory import LayerShape, activation_bytes_per_layer
+
+    with_dropout = model_shape(16384, ScalingLaws(kv_heads=kv_heads, dropout=True))
+    without = dataclasses.replace(with_dropout, dropout=False)
+    kv = grid.grid_kv_width(with_dropout)
+    assert grid._grid_layer_shape(without) == LayerShape(kv, 4.0 * 16384, 2, False)
+    expected = None if kv_heads is None else LayerShape(kv, 4.0 * 16384, 2, True)
+    assert grid._grid_layer_shape(with_dropout) == expected
+    tokens, split = np.array([4096.0]), (np.array([8.0]), np.array([8.0]))
+    args = (tokens, 16384.0, 128.0, 2048.0, split, Recompute.NONE, True)
+    kept = activation_bytes_per_layer(*args, grid._grid_layer_shape(with_dropout))
+    dropped = activation_bytes_per_layer(*args, grid._grid_layer_shape(without))
+    masks = tokens * (2.0 * 16384 / 8.0 + 3.0 * 128 * 2048 / 8.0)  # 2h/sp and 3·a·s/t per token
+    np.testing.assert_allclose(kept - dropped, masks, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fusion", ["none", "fused", "flash"])
+def test_grid_layer_without_dropout_runs_no_dropout_kernel(fusion: str) -> None:
+    """A grid row without dropout runs no dropout kernel and moves no mask byte
+    (`memory_ops.layer_memory_ops`): eager, three kernels fewer; fused, the attention dropout
+    gone and each bias+dropout+add one mask byte per element lighter each way; flash, the
+    latter alone. With dropout its kernels are a run's of the same shard."""
+    from pipeline.model.compute.layer import layer_traffic
+    from pipeline.model.compute.memory_ops import MASK_BYTES
+    from pipeline.model.runs.training_run import RunLayouts, run_layer_work
+
+    physics = load_scenario(compose_config(["physics=realistic", f"physics.fusion={fusion}"]))
+    hw = preset("h100_sxm")
+    one = np.ones(1)
+    traffic = {}
+    for dropout in (True, False):
+        shape = model_shape(16384, ScalingLaws(kv_heads=8, dropout=dropout))
+        work = grid.grid_layer_work(physics.physics, shape, one, 8.0 * one, 4096.0 * one)
+        assert work.dropout is dropout
+        ops = layer_traffic(hw, physics.physics, work).ops
+        assert ops is not None
+        traffic[dropout] = ops
+    kept, dropped = traffic[True], traffic[False]
+    fewer = {"none": 3, "fused": 1, "flash": 0}[fusion]
+    assert len(kept.kinds) - len(dropped.kinds) == fewer
+    assert dropped.forward_bytes.sum() < kept.forward_bytes.sum()
+    assert dropped.backward_bytes.sum() < kept.backward_bytes.sum()
+    if fusion == "flash":  # the two bias+dropout+add kernels, on b·s·h/sp elements each
+        hidden = 4096.0 * 16384 / 8.0
+        saved = kept.forward_bytes.sum() - dropped.forward_bytes.sum()
+        assert math.isclose(saved, 2 * MASK_BYTES * hidden, rel_tol=1e-12)
+    run = load_scenario(compose_config(["run=llama3_405b_8k_8192"])).run
+    assert run is not None
+    assert run.shape.dropout is False  # a run's kernels keep dropout's, as calibrated
+    assert run_layer_work(run.shape, RunLayouts.of([run.layout])).dropout is True

@@ -348,7 +348,7 @@ def test_layer_floor_counts_the_waves_of_small_nanobatches() -> None:
     assert shape.sparsity == 20
     rows = floors._floor_rows(shape, (2**20,), s.options, s.physics, 0)
     assert rows is not None
-    flop_term = grid_layer_launches_s(hw, s.physics, rows.shard_local) + rows.shard_work / (
+    flop_term = grid_layer_launches_s(hw, s.physics, shape, rows.shard_local) + rows.shard_work / (
         matmul_rate_flop_per_s(hw, s.physics)
     )
     layer = grid_layer_floor_s(hw, s.physics, shape, rows.shards)

@@ -75,8 +75,8 @@ class LayerWork:
     """Experts each token meets: its MLP activations come k times."""
     dropout: bool = True
     """Whether the layer runs dropout kernels and moves their masks (`memory_ops.layer_memory_ops`):
-    a grid row's model's `ModelShape.dropout`; a run's rows keep them (`runs.training_run.
-    run_layer_work`)."""
+    a grid row's model's `ModelShape.dropout`, a run's `TransformerShape.dropout`
+    (`runs.training_run.run_layer_work`)."""
 
     @property
     def tp(self) -> Array:

@@ -283,9 +283,9 @@ def run_layer_work(shape: TransformerShape, lay: RunLayouts) -> LayerWork:
     """One layer and microbatch of each row on one GPU: 1-D tensor parallelism (t_m = 1,
     t_ff = t; 2-D: t_m = N_TPm, t_ff = t/N_TPm), b·s/c tokens, of a mixture of experts its E/e local experts one after another,
     each on `expert_tokens` tokens (Megatron-Core's sequential or grouped expert GEMMs), those of
-    the busiest expert rank (`compute.experts.busiest_rank_expert_tokens`). Its memory-bound
-    kernels keep the dropout inventory whatever `shape.dropout` says, as the runs were
-    calibrated (docs/validation.md); the key sets its stored activations (`run_memory_bytes`)."""
+    the busiest expert rank (`compute.experts.busiest_rank_expert_tokens`). Without dropout
+    (`shape.dropout` false) it runs no dropout kernels and moves no masks, as a grid row of a
+    model without dropout; the key sets its stored activations too (`run_memory_bytes`)."""
     tokens = lay.microbatch_seqs * shape.seq_len / lay.cp
     one = np.ones_like(tokens)
     return LayerWork(
@@ -306,6 +306,7 @@ def run_layer_work(shape: TransformerShape, lay: RunLayouts) -> LayerWork:
         local_experts=shape.experts / lay.ep,
         mlp_matrices=shape.mlp_matrices,
         top_k=float(shape.top_k),
+        dropout=shape.dropout,
     )
 
 

@@ -557,7 +557,7 @@ def test_grid_layer_without_dropout_runs_no_dropout_kernel(fusion: str) -> None:
     """A grid row without dropout runs no dropout kernel and moves no mask byte
     (`memory_ops.layer_memory_ops`): eager, three kernels fewer; fused, the attention dropout
     gone and each bias+dropout+add one mask byte per element lighter each way; flash, the
-    latter alone. With dropout its kernels are a run's of the same shard."""
+    latter alone. A run's kernels follow its own `dropout` key the same way."""
     from pipeline.model.compute.layer import layer_traffic
     from pipeline.model.compute.memory_ops import MASK_BYTES
     from pipeline.model.runs.training_run import RunLayouts, run_layer_work
@@ -584,5 +584,8 @@ def test_grid_layer_without_dropout_runs_no_dropout_kernel(fusion: str) -> None:
         assert math.isclose(saved, 2 * MASK_BYTES * hidden, rel_tol=1e-12)
     run = load_scenario(compose_config(["run=llama3_405b_8k_8192"])).run
     assert run is not None
-    assert run.shape.dropout is False  # a run's kernels keep dropout's, as calibrated
-    assert run_layer_work(run.shape, RunLayouts.of([run.layout])).dropout is True
+    assert run.shape.dropout is False  # a run without dropout runs no dropout kernel either
+    assert run_layer_work(run.shape, RunLayouts.of([run.layout])).dropout is False
+    gpt = load_scenario(compose_config(["run=gpt_1t"])).run
+    assert gpt is not None
+    assert run_layer_work(gpt.shape, RunLayouts.of([gpt.layout])).dropout is True

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -43,7 +43,8 @@ the observed runs reached is dated by the first run reaching it and alone is `al
 and `data_as_of` is the newest run the fit could see, up to its window's end; 13:
 `forecasts.moving_without_threshold`, the moving years null because no projected grid has
 their threshold; 14: `forecasts.moving_projected`, whether the series' hardware was projected
-at all, so a null moving year of a series never projected is not read as one not reached)."""
+at all, so a null moving year of a series never projected is not read as one not reached;
+15: `series.dropout`, whether the transformer the series times trains with dropout)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -327,6 +328,7 @@ LAWS_FIELDS = [
     _optional("tokens_per_param", pa.float64()),
     _required("seq_len", pa.int64()),
     _optional("kv_heads", pa.int64()),
+    _optional("dropout", pa.bool_()),
     _optional("batch_kind", pa.string()),
     _optional("batch_reference_tokens", pa.float64()),
     _optional("batch_reference_flop", pa.float64()),
@@ -649,6 +651,7 @@ ADDED_IN: dict[str, int] = {
     "hbm_device_ratio": 9,
     "memory_capacity_bytes": 9,
     "matmul_speedup_2025": 10,
+    "dropout": 15,
 }
 """Columns added after version 1, by name, with the `SCHEMA_VERSION` that added them (nullable
 only). A part written with an older version lacks exactly these; readers fill them with null.

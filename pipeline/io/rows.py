@@ -361,6 +361,7 @@ def _run_model_columns(run: RunSpec) -> dict[str, Any]:
         "sparse": shape.experts > 1,
         "seq_len": int(shape.seq_len),
         "kv_heads": int(shape.kv_heads),
+        "dropout": bool(shape.dropout),
         "n_d_models": 1,
         "d_model_min": int(shape.hidden),
         "d_model_max": int(shape.hidden),
@@ -427,6 +428,7 @@ def series_dict(
         "tokens_per_param": float(laws.tokens_per_param),
         "seq_len": int(laws.seq_len),
         "kv_heads": laws.kv_heads,
+        "dropout": bool(laws.dropout),
         "batch_kind": laws.batch.kind.value,
         **{
             f"batch_{key}": float(getattr(laws.batch, key)) if key in batch_keys else None

@@ -85,6 +85,7 @@ def test_a_runs_series_row_describes_the_run() -> None:
     assert (row["seq_len"], row["kv_heads"], row["sparse"]) == (8192, 8, False)
     gpt = run("run=gpt_1t", "hardware=a100_sxm_80gb").series.row(0, named=True)
     assert (gpt["kv_heads"], gpt["seq_len"], gpt["d_models"]) == (160, 2048, "25600")
+    assert (row["dropout"], gpt["dropout"]) == (False, True)  # each run's own (version 15)
     assert (row["n_d_models"], row["d_model_min"], row["d_models"]) == (1, 16384, "16384")
     unused = ("ff_ratio", "depth_coefficient", "batch_kind", "batch_exponent", "tokens_per_param")
     assert all(row[c] is None for c in unused)
@@ -94,6 +95,7 @@ def test_a_runs_series_row_describes_the_run() -> None:
         "critical",
         20.0,
     )
+    assert grid["dropout"] is False  # the scaling presets' grid trains without dropout
 
 
 def test_a_series_its_cluster_cap_ended_has_no_wall() -> None:

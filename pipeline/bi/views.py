@@ -41,7 +41,9 @@ STORAGE_VERSION = "v1.0.0"
 JDBC, Python, the CLI) read it, where DuckDB 2.0's own default format is read by 2.0 and later
 only. Writing it needs DuckDB 1.2 or later (ATTACH's STORAGE_VERSION option; the `bi` extra's
 floor). docs/bi.md, "Which DuckDB clients open the file"."""
-RUNS_DESCRIPTION = "one row per run: date, run id, series count, start time"
+RUNS_DESCRIPTION = (
+    "one row per run with thresholds rows: date, run id, series whose row it wrote, start time"
+)
 """The `runs` view's comment; each table's view takes its comment from the registry."""
 SQL_TYPES: dict[pa.DataType, str] = {
     pa.string(): "VARCHAR",

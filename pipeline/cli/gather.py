@@ -138,10 +138,11 @@ class SweepReport:
         if self.n_jobs is not None:
             failed = ", ".join(map(str, self.failed_jobs)) or "none"
             lines.insert(1, f"jobs: {self.n_jobs}, failed (no {DONE_MARKER}): {failed}")
-        if self.dataset.empty:
-            lines.append(
+        if self.dataset.empty:  # first after the counts, before what was ignored
+            lines.insert(
+                1,
                 f"no dataset: {self.dataset.root} holds no part of any table and no run_date= "
-                "partition (give the output.root of a run)"
+                "partition (give the output.root of a run)",
             )
         return "\n".join([*lines, "ok" if self.ok else "NOT OK"])
 

@@ -50,6 +50,11 @@ def read_thresholds(root: Path | str) -> pl.DataFrame:
     return read_or_empty(Path(root), "thresholds")
 
 
+MAX_IGNORED_SHOWN = 20
+"""Ignored entries the report lists one by one; the rest are counted (a root given by mistake,
+say a home directory, holds hundreds)."""
+
+
 @dataclass(frozen=True, slots=True)
 class GatherReport:
     """What `gather` found in a dataset or nightly root."""
@@ -103,7 +108,10 @@ class GatherReport:
         lines += [] if self.not_read is None else [self.not_read]
         lines += [f"series without thresholds: {sid}" for sid in self.incomplete_series]
         lines += [f"series in two parts of one table: {sid}" for sid in self.split_series]
-        lines += [f"ignored: {entry}" for entry in self.ignored]
+        lines += [f"ignored: {entry}" for entry in self.ignored[:MAX_IGNORED_SHOWN]]
+        if len(self.ignored) > MAX_IGNORED_SHOWN:
+            more = len(self.ignored) - MAX_IGNORED_SHOWN
+            lines.append(f"... and {more} more ignored (files and folders no reader reads)")
         lines += [f"leftover temporary file: {path}" for path in self.temp_files]
         return lines
 

@@ -130,3 +130,18 @@ def test_gather_multirun_of_another_dataset_says_so(
     for job in ("0", "1"):
         _job_config(sweep / job, dataset.name, dataset.parent)
     assert main([str(dataset), "--multirun", str(sweep)]) == 0
+
+
+def test_a_root_that_is_no_dataset_says_so_first_and_counts_the_rest(tmp_path: Path) -> None:
+    """A root given by mistake (a directory of other files) is called no dataset right after
+    the counts, and its foreign entries are listed up to `MAX_IGNORED_SHOWN`, the rest counted."""
+    from pipeline.io.dataset import MAX_IGNORED_SHOWN
+
+    extra = 7
+    for i in range(MAX_IGNORED_SHOWN + extra):
+        (tmp_path / f"note{i:02d}.txt").write_text("not a part")
+    lines = gather_sweep(tmp_path).format().splitlines()
+    assert lines[1].startswith(f"no dataset: {tmp_path}")
+    assert sum(line.startswith("ignored: ") for line in lines) == MAX_IGNORED_SHOWN
+    assert f"... and {extra} more ignored (files and folders no reader reads)" in lines
+    assert lines[-1] == "NOT OK"

@@ -14,7 +14,12 @@ import numpy as np
 
 from pipeline.forecast.paths import Trajectory
 from pipeline.forecast.record import ObservedRecord
-from pipeline.forecast.uncertainty import TRAJECTORY_INPUT, UncertaintySettings, year_budget
+from pipeline.forecast.uncertainty import (
+    TRAJECTORY_INPUT,
+    UncertainInput,
+    UncertaintySettings,
+    year_budget,
+)
 from pipeline.identity import config_hash
 from pipeline.io.rows import Provenance, SeriesKey
 
@@ -72,7 +77,10 @@ def budget_dicts(
             along_of[limit] = along_of[frozen_limit]
     for limit, years in limit_years.items():
         along = along_of[limit]
-        regressors = [inp.regressor(values[:, i]) for i, inp in enumerate(settings.inputs)]
+        regressors = [
+            inp.regressor(values[:, i]) if acts_on(inp, limit) else np.zeros(n)
+            for i, inp in enumerate(settings.inputs)
+        ]
         budget = year_budget([*regressors, along], years)
         names = [(i.key, i.describe()) for i in settings.inputs]
         names.append((TRAJECTORY_INPUT, f"{trajectory.name}: its lines with their scatter"))
@@ -104,3 +112,12 @@ def budget_dicts(
                 }
             )
     return rows
+
+
+def acts_on(inp: UncertainInput, limit: str) -> bool:
+    """Whether the design input can move `limit`'s year: a hardware trend
+    (`UncertainInput.trend_metric`) moves only the moving-hardware years, which project the GPU
+    along it; a frozen-hardware year's series never reads it. An input that cannot act is
+    held constant in the regression, so its share is 0 and not the fit's noise (with 32
+    samples and a dozen inputs, a few percent of the variance)."""
+    return limit in MOVING_LIMITS or inp.trend_metric is None

@@ -285,3 +285,34 @@ def test_forecast_rows_say_whether_the_series_was_projected() -> None:
     table = forecast_rows(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE)
     assert table.schema.field("moving_projected").type == pa.bool_()
     assert set(table.column("moving_projected").to_pylist()) == {False}
+
+
+def test_uncertainty_budget_gives_a_trend_no_share_of_a_frozen_year() -> None:
+    """A hardware trend's rate moves only the moving-hardware years (`budget.acts_on`): held
+    constant in a frozen-hardware year's regression, its share there is exactly 0, where the
+    fit over a few points would give it noise; on a moving year it is the fit's."""
+    from pipeline.forecast.uncertainty import Distribution, UncertainInput
+
+    settings = _observed_settings()
+    trajectory = trajectories(settings)[0]
+    n = 16
+    rng = np.random.default_rng(7)
+    config = UncertainInput("batch.exponent", Distribution.UNIFORM, 0.11, 0.22)
+    trend = UncertainInput(
+        "trends.growth_per_year.flop_per_s", Distribution.TREND, 1.3, 1.5, centre=1.4
+    )
+    values = np.column_stack([rng.uniform(0.11, 0.22, n), rng.uniform(1.3, 1.5, n)])
+    thresholds = {
+        "linear_end_year": list(1e27 * np.exp(10.0 * values[:, 0])),
+        "wall_year": list(1e28 * np.exp(10.0 * values[:, 0])),
+    }
+    moving = {
+        "moving_linear_end_year": 2030.0 + 20.0 * (values[:, 1] - 1.4),
+        "moving_wall_year": 2032.0 + 20.0 * (values[:, 1] - 1.4),
+    }
+    uncertainty = UncertaintySettings(n, 1, (config, trend))
+    rows = budget_dicts(SERIES, uncertainty, values, thresholds, trajectory, PROVENANCE, moving)
+    share = {(r["limit"], r["input"]): r["variance_share"] for r in rows}
+    assert share[("linear_end_year", trend.key)] == 0.0
+    assert share[("wall_year", trend.key)] == 0.0
+    assert share[("moving_wall_year", trend.key)] > 0.5

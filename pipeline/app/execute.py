@@ -25,8 +25,8 @@ from pathlib import Path
 from pipeline.app.batch import PartBuffer
 from pipeline.app.frontier import frontier_tasks, run_frontiers
 from pipeline.app.plan import RunPlan
-from pipeline.app.resumed import forecast_mismatch, limits_of, read_parts
-from pipeline.app.tally import RunTally, SeriesSummary
+from pipeline.app.resumed import forecast_mismatch, hidden_latencies, limits_of, read_parts
+from pipeline.app.tally import RunTally, SeriesSummary, q1_decides
 from pipeline.app.uncertainty import run_uncertainty
 from pipeline.app.write import Tables, run_tables, series_rows, write_run_tables
 from pipeline.catalog.load import Catalog
@@ -87,9 +87,12 @@ def resumed_series(
     """Summaries of series complete in the indexed parts (and all their rows, as one batch)."""
     ids = [s.series_id for s in skipped]
     thresholds = read_parts(index, "thresholds", ids)
+    grid = [s.series_id for s in skipped if s.scenario.run is None]
+    hidden = hidden_latencies(index, grid) if grid else {}
     summaries = []
     for series, row in zip(skipped, thresholds.to_pylist(), strict=True):
         limits, closed, n_points = limits_of(row)
+        decided = [h for h, step in hidden.get(series.series_id, []) if q1_decides(h, step)]
         summaries.append(
             SeriesSummary(
                 series.scenario,
@@ -99,6 +102,8 @@ def resumed_series(
                 closed,
                 series.sweep_point,
                 resumed=True,
+                q1_rows=len(decided),
+                q1_max_hidden_s=max(decided, default=0.0),
             )
         )
     if not keep_tables:

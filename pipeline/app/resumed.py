@@ -33,6 +33,28 @@ from pipeline.sweep.resume import scenario_partition
 from pipeline.trends.catalog_fits import CatalogTrends
 
 
+def hidden_latencies(
+    index: SeriesIndex, series_ids: Sequence[str]
+) -> dict[str, list[tuple[float, float]]]:
+    """Per series of `series_ids`, (`q1_latency_hidden_s`, `step_time_s`) of each `points` row
+    that has both: what quirk Q1's warning reads of a series a resumed run skipped. Three
+    columns of the parts that hold them; a part before version 5 has none."""
+    import pyarrow.compute as pc  # deferred: only a resumed run reads rows back
+
+    wanted = pa.array(list(series_ids), pa.string())
+    columns = ["series_id", "q1_latency_hidden_s", "step_time_s"]
+    out: dict[str, list[tuple[float, float]]] = {}
+    for path in index.holding("points", series_ids):
+        if not set(columns) <= set(pq.read_schema(path).names):
+            continue
+        data = pq.read_table(path, columns=columns)
+        data = data.filter(pc.is_in(data.column("series_id"), wanted))
+        for sid, hidden, step in zip(*(data.column(c).to_pylist() for c in columns), strict=True):
+            if hidden is not None and step is not None:
+                out.setdefault(sid, []).append((hidden, step))
+    return out
+
+
 def read_parts(index: SeriesIndex, table_name: str, series_ids: Sequence[str]) -> pa.Table:
     """The rows of `table_name` of the series `series_ids`, grouped in that order (each
     series' rows in stored order), with the table's schema.

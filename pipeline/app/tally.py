@@ -58,8 +58,8 @@ class SeriesSummary:
         decided = [
             p.q1_latency_hidden_s
             for p in outcome.points
-            if p.q1_latency_hidden_s and p.cost is not None
-            if p.q1_latency_hidden_s > Q1_TOLERANCE * p.cost.step_time_s
+            if p.q1_latency_hidden_s is not None and p.cost is not None
+            if q1_decides(p.q1_latency_hidden_s, p.cost.step_time_s)
         ]
         return cls(
             outcome.scenario,
@@ -73,6 +73,12 @@ class SeriesSummary:
             q1_max_hidden_s=max(decided, default=0.0),
             misfit=first_misfit(outcome),
         )
+
+
+def q1_decides(hidden_s: float, step_s: float) -> bool:
+    """Whether quirk Q1 decides a row: the latency it drops from the row's step
+    (`points.q1_latency_hidden_s`) exceeds `Q1_TOLERANCE` of the step (docs/model.md §11)."""
+    return hidden_s > Q1_TOLERANCE * step_s
 
 
 def first_misfit(outcome: SeriesOutcome) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pipeline
 
 SMALL = "scaling.grid.max_d_model=65536"
@@ -35,3 +37,16 @@ def test_quirk_q1_warning_is_absent_where_it_decides_nothing() -> None:
         )
         == []
     )
+
+
+def test_quirk_q1_warning_counts_the_series_a_resumed_run_read_back(tmp_path: Path) -> None:
+    """A rerun into the same root resumes every series from the dataset; its summary warns of
+    the same Q1 rows as the run that evaluated them, read back from `points`."""
+    overrides = ["hardware.network.latency_us=[100,100]", SMALL]
+    first = pipeline.run(overrides, write=True, root=tmp_path)
+    again = pipeline.run([*overrides, "output.resume=true"], write=True, root=tmp_path)
+    assert again.report.tally.resumed == again.report.tally.series > 0
+    lines = [r.summary().splitlines() for r in (first, again)]
+    warned = [[line for line in text if line.startswith("warning:")] for text in lines]
+    assert len(warned[0]) == 1
+    assert warned[1] == warned[0]

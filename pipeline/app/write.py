@@ -187,7 +187,8 @@ def run_tables(
 ) -> Tables:
     """Every per-run table of a run, by name: `trends`, the catalog trends its moving frontier
     projected hardware along (none without a moving frontier: `trends` None), and the observed
-    data it read (`sources`, `observed_runs`, `source_rejects`; none without `observed`), and
+    data it read (`sources`, `observed_runs`, one part per fit: `ObservedFrontier.fit_hash`;
+    `source_rejects`; none without `observed`), and
     with `reality` (`forecast.reality`) the model's answer to each run that says how it was
     trained (`reality`). A table with no rows (no rejects) is left out."""
     rows: dict[str, pa.Table] = {}
@@ -195,9 +196,11 @@ def run_tables(
         rows["trends"] = trend_rows(trends, provenance)
     if observed is not None:
         found = observed.observations
+        fit = observed.fit_hash
+        runs = [] if fit is None else observed_run_dicts(found, observed.frontier, fit, provenance)
         for name, dicts in (
             ("sources", source_dicts(found, provenance)),
-            ("observed_runs", observed_run_dicts(found, observed.frontier, provenance)),
+            ("observed_runs", runs),
             ("source_rejects", reject_dicts(found, provenance)),
             ("reality", observed_reality_dicts(found, provenance) if reality else []),
         ):

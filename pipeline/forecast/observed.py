@@ -38,10 +38,11 @@ import numpy as np
 from pipeline.catalog.load import fractional_year
 from pipeline.forecast.envelope import envelope_intercepts, paired_gaps, running_max_gaps
 from pipeline.forecast.record import ObservedRecord
+from pipeline.identity import config_hash
 from pipeline.sources.acquire import SourceError
 from pipeline.sources.epoch import FRONTIER_FLAG, ObservedRun
 from pipeline.sources.hardware import MergedCatalog
-from pipeline.sources.observe import Observations
+from pipeline.sources.observe import FRONTIER_RUNS, Observations
 from pipeline.trends.catalog_fits import CatalogTrends
 from pipeline.trends.fit import (
     CONFIDENCE,
@@ -81,6 +82,28 @@ class FrontierSettings:
     line: FrontierLine = FrontierLine.ENVELOPE
     """The envelope of the largest runs, or the least-squares line of a typical frontier run."""
 
+    def flag_settings(self) -> dict[str, object]:
+        """The settings that decide which runs are at the frontier (`fit_frontier`'s flags):
+        the rule (with `top_n` under the top_n rule alone) and the window. Not `line`, which
+        draws another line through the same runs."""
+        settings: dict[str, object] = {
+            "rule": self.rule.value,
+            "window_start": self.window_start.isoformat(),
+            "window_end": None if self.window_end is None else self.window_end.isoformat(),
+        }
+        if self.rule is FrontierRule.TOP_N:
+            settings["top_n"] = self.top_n
+        return settings
+
+
+def fit_hash(content_hash: str, settings: FrontierSettings | None) -> str:
+    """The fit a run flagged the frontier runs under (`observed_runs.fit_hash`,
+    `forecasts.fit_hash`): `config_hash` of the frontier-runs copy and the settings that decide
+    the flags (`FrontierSettings.flag_settings`; null without a fit, every flag false): two
+    runs of one `fit_hash` flag the same runs."""
+    fitted = None if settings is None else settings.flag_settings()
+    return config_hash({"content_hash": content_hash, "fitted": fitted})
+
 
 @dataclass(frozen=True, slots=True)
 class FrontierFit:
@@ -110,6 +133,15 @@ class FrontierFit:
     """The records of the frontier runs the fit could see (up to `data_as_of`, before
     `window_start` too): a threshold at or below the largest has been reached (`record`)."""
     line: FrontierLine = FrontierLine.ENVELOPE
+    top_n: int = 10
+    """N of the top_n rule (`FrontierSettings.top_n`)."""
+
+    @property
+    def settings(self) -> FrontierSettings:
+        """The `forecast.fitted` settings the fit was made with."""
+        return FrontierSettings(
+            self.rule, self.top_n, self.window_start, self.window_end, self.line
+        )
 
     @property
     def growth_per_year(self) -> float:
@@ -159,6 +191,23 @@ class ObservedFrontier:
             return self.fit.data_as_of
         read = self.observations.read("frontier_runs")
         return None if read is None else read.newest_date
+
+    @property
+    def fit_hash(self) -> str | None:
+        """The fit the `frontier` flags were drawn under (`fit_hash`: the frontier-runs copy
+        and the fit's flag settings, or no fit): the `observed_runs` part's key; None when the
+        run read no frontier runs."""
+        read = self.observations.read(FRONTIER_RUNS)
+        if read is None:
+            return None
+        return fit_hash(read.snapshot.content_hash, None if self.fit is None else self.fit.settings)
+
+    @property
+    def forecast_fit_hash(self) -> str | None:
+        """The `forecasts.fit_hash` of the run's rows: `fit_hash` when the run fitted the
+        frontier (its fitted line, and every trajectory's `data_as_of` and `already_passed`,
+        rest on that fit), else None (no row rests on a fit)."""
+        return self.fit_hash if self.fit is not None else None
 
     @property
     def record(self) -> ObservedRecord | None:
@@ -277,6 +326,7 @@ def fit_frontier(
         window_end=settings.window_end,
         record=record,
         line=settings.line,
+        top_n=settings.top_n,
     )
     return fit, flags
 

@@ -119,7 +119,10 @@ def forecast_dicts(
     (docs/sources.md §5); without a fit the record is every run of the source. With no observed
     runs a year before a hand-set `base_year` is listed there (below the scenario's own C_0). A
     year of any other threshold from `data_as_of` (else `base_year`) to before the run date is
-    listed in `passed_by_run_date` (null when the settings have no run date).
+    listed in `passed_by_run_date` (null when the settings have no run date). Every row of a
+    run that fitted the frontier names the fit in `fit_hash` (`ObservedFrontier.forecast_fit_hash`:
+    its fitted line, and each row's `data_as_of` and `already_passed`, rest on it), the key of the
+    `observed_runs` rows it was fitted to; null without a fit.
     """
     thresholds = {
         "linear_end_year": limits.linear_end_flop,
@@ -132,6 +135,7 @@ def forecast_dicts(
     as_of = observed.data_as_of if observed is not None else None
     hashes = observed.observations.hashes or None if observed is not None else None
     record = observed.record if observed is not None else None
+    fit = observed.forecast_fit_hash if observed is not None else None
     reached = {} if record is None else _reached_years(record, thresholds, moving)
     reached_columns = ",".join(c for c in FORECAST_YEARS if c in reached)
     without = moving_without_threshold(moving)
@@ -174,6 +178,7 @@ def forecast_dicts(
                 "forecast_date": run_date,
                 "moving_without_threshold": without,
                 "moving_projected": moving is not None,
+                "fit_hash": fit,
                 "source_hashes": hashes,
                 "run_id": provenance.run_id,
                 "config_hash": forecast_config_hash(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -44,7 +44,9 @@ and `data_as_of` is the newest run the fit could see, up to its window's end; 13
 `forecasts.moving_without_threshold`, the moving years null because no projected grid has
 their threshold; 14: `forecasts.moving_projected`, whether the series' hardware was projected
 at all, so a null moving year of a series never projected is not read as one not reached;
-15: `series.dropout`, whether the transformer the series times trains with dropout)."""
+15: `series.dropout`, whether the transformer the series times trains with dropout; 16:
+`observed_runs.fit_hash` and `forecasts.fit_hash`, the fit the frontier flags were drawn
+under, which keys the `observed_runs` part, so runs of other fits into one root keep theirs)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -249,11 +251,13 @@ FORECAST_RUN_DATE_FIELDS = [
 ]
 FORECAST_MOVING_FIELDS = [_optional("moving_without_threshold", pa.string())]
 FORECAST_PROJECTED_FIELDS = [_optional("moving_projected", pa.bool_())]
+FIT_HASH_FIELDS = [_optional("fit_hash", pa.string())]
 FORECAST_FIELDS += (
     FORECAST_TRAJECTORY_FIELDS
     + FORECAST_RUN_DATE_FIELDS
     + FORECAST_MOVING_FIELDS
     + FORECAST_PROJECTED_FIELDS
+    + FIT_HASH_FIELDS
 )
 """One trajectory of a series (`pipeline.forecast`): `trajectory` names it (`fitted`, the
 frontier fitted to observed runs, by default the envelope of the largest, or `hand_set_<g>x`),
@@ -272,10 +276,13 @@ date or the day of the run); `moving_without_threshold` the `moving_*` columns n
 projected year's series has that threshold on its grid (not because the trajectory does not
 reach it; "" for none, null where `moving_projected` is false); `moving_projected` whether
 the series has a moving frontier at all (false: the run projected no hardware, or not this
-series': its GPU is not a catalog preset as shipped, e.g. a sweep axis changed it). Rows of
+series': its GPU is not a catalog preset as shipped, e.g. a sweep axis changed it); `fit_hash`
+the fit of the observed frontier runs the row rests on (`observed_runs.fit_hash`: join on it):
+on every row of a run that fitted the frontier (the fitted line, and each row's `data_as_of`
+and `already_passed`, come from the fit), null on the rows of a run that fitted none. Rows of
 schema version 2 lack the columns from `trajectory` on, rows of version 3 and 4
 `passed_by_run_date` and `forecast_date`, rows before version 13 `moving_without_threshold`,
-rows before version 14 `moving_projected`."""
+rows before version 14 `moving_projected`, rows before version 16 `fit_hash`."""
 
 HARDWARE_FIELDS = [
     _required("flop_per_clock_per_thread", pa.float64()),
@@ -552,6 +559,7 @@ OBSERVED_RUNS_FIELDS = [
     _optional("confidence", pa.string()),
     _optional("epoch_frontier", pa.bool_()),
     _required("frontier", pa.bool_()),
+    *FIT_HASH_FIELDS,
     _optional("domain", pa.string()),
     _optional("parameters", pa.float64()),
     _optional("training_hardware", pa.string()),
@@ -560,8 +568,10 @@ OBSERVED_RUNS_FIELDS = [
     _optional("hardware_utilization", pa.float64()),
     _optional("batch_size", pa.float64()),
 ]
-"""One usable training run of the frontier-runs source, whether it defines the fitted
-frontier (`pipeline.forecast.observed`), and how it was trained when the source says."""
+"""One usable training run of the frontier-runs source, whether it defines the frontier of the
+fit `fit_hash` names (`pipeline.forecast.observed.fit_hash`: the copy and the `forecast.fitted`
+settings that decide the flags; the part key, so each fit keeps its own part), and how it was
+trained when the source says. `fit_hash` is null only on rows before version 16."""
 HOW_TRAINED_FIELDS = (
     "domain",
     "parameters",
@@ -630,6 +640,7 @@ ADDED_IN: dict[str, int] = {
     **{field.name: 5 for field in FORECAST_RUN_DATE_FIELDS},
     **{field.name: 13 for field in FORECAST_MOVING_FIELDS},
     **{field.name: 14 for field in FORECAST_PROJECTED_FIELDS},
+    **{field.name: 16 for field in FIT_HASH_FIELDS},
     "overrides": 2,
     "moving_linear_end_year": 2,
     "moving_wall_year": 2,

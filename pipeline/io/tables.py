@@ -151,9 +151,9 @@ TABLES: tuple[TableSpec, ...] = (
         OBSERVED_RUNS_SCHEMA,
         Scope.RUN,
         ("publication_date", "model", "line"),
-        "content_hash",
-        "one per usable training run of the frontier-runs source, and whether it defines the "
-        "fitted frontier",
+        "fit_hash",
+        "one per usable training run of the frontier-runs source and fit (fit_hash), and "
+        "whether it defines that fit's frontier",
     ),
     TableSpec(
         "source_rejects",

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.forecast.paths import FITTED, HAND_SET_PREFIX
+from pipeline.forecast.paths import HAND_SET_PREFIX
 from pipeline.io.trends import read_trends
-from pipeline.nightly.tables import read_table
+from pipeline.nightly.tables import fitted_row, read_table, runs_of_fit
 
 REL_TOL = 1e-9
 """Growth factors closer than this (relative) are equal."""
@@ -197,13 +197,6 @@ def run_causes(previous: pl.DataFrame | None, current: pl.DataFrame | None) -> l
     return causes
 
 
-def _fitted_row(forecasts: pl.DataFrame | None) -> dict[str, object] | None:
-    if forecasts is None or "trajectory" not in forecasts.columns:
-        return None
-    rows = forecasts.filter(pl.col("trajectory") == FITTED).head(1).to_dicts()
-    return rows[0] if rows else None
-
-
 def _growth_text(row: dict[str, object]) -> str:
     g, low, high = (
         float(str(row[c]))
@@ -215,7 +208,7 @@ def _growth_text(row: dict[str, object]) -> str:
 def fit_causes(previous: pl.DataFrame | None, current: pl.DataFrame | None) -> list[Cause]:
     """The fitted frontier before and after: growth with its interval, the data's date, and the
     fitted compute at the current run's base date (both fits evaluated there)."""
-    before, after = _fitted_row(previous), _fitted_row(current)
+    before, after = fitted_row(previous), fitted_row(current)
     if before is None and after is None:
         return []
     if before is None or after is None:
@@ -246,14 +239,19 @@ def fit_causes(previous: pl.DataFrame | None, current: pl.DataFrame | None) -> l
 
 def find_causes(previous_dir: Path, current_dir: Path) -> tuple[Cause, ...]:
     """Every input change found between two dataset directories: observed data first."""
+    forecasts = read_table(previous_dir, "forecasts"), read_table(current_dir, "forecasts")
+    runs = [
+        None if frame is None else runs_of_fit(frame, fits)
+        for frame, fits in zip(
+            (read_table(previous_dir, "observed_runs"), read_table(current_dir, "observed_runs")),
+            forecasts,
+            strict=True,
+        )
+    ]
     return (
         *source_causes(read_table(previous_dir, "sources"), read_table(current_dir, "sources")),
-        *run_causes(
-            read_table(previous_dir, "observed_runs"), read_table(current_dir, "observed_runs")
-        ),
-        *fit_causes(read_table(previous_dir, "forecasts"), read_table(current_dir, "forecasts")),
+        *run_causes(*runs),
+        *fit_causes(*forecasts),
         *trend_causes(read_trends(previous_dir), read_trends(current_dir)),
-        *trajectory_causes(
-            read_table(previous_dir, "forecasts"), read_table(current_dir, "forecasts")
-        ),
+        *trajectory_causes(*forecasts),
     )

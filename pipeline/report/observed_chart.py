@@ -1,7 +1,8 @@
 """The observed frontier: training runs over time, the fitted trajectory and band, the limits.
 
 Drawn when a dataset holds the `observed_runs` table (a run that read a frontier-runs source).
-Every usable run is a grey dot, the runs that define the frontier are blue; the fitted
+Every usable run is a grey dot, the runs that define the frontier (of the fit the drawn fitted
+line rests on, `forecasts.fit_hash`) are blue; the fitted
 trajectory (the `forecasts` row `fitted`) is a solid line with the 5th-95th percentile band of
 its parameters, the bootstrap lines refitted here from the frontier runs with the same seeded
 bootstrap (`pipeline.trends.fit`) and drawn around the line (the forecasts' intervals add the
@@ -23,6 +24,7 @@ from matplotlib.figure import Figure
 
 from pipeline.forecast.paths import FITTED
 from pipeline.forecast.trajectory import frontier_flop
+from pipeline.nightly.tables import runs_of_fit
 from pipeline.report.charts import (
     DPI,
     FIGSIZE_IN,
@@ -121,9 +123,11 @@ def observed_frontier_figure(
     """Observed runs, the fitted trajectory with its band, hand-set lines, thresholds.
 
     `labels` names each series (the selection's scenario labels, sweep values included); by
-    default the labels the thresholds alone give."""
+    default the labels the thresholds alone give. The runs drawn are those of the fit the drawn
+    fitted line rests on (`runs_of_fit`: a root holds one `observed_runs` part per fit)."""
     fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
     ax = fig.subplots()
+    observed = runs_of_fit(observed, forecasts)
     frontier = observed.filter(pl.col("frontier"))
     start = float(frontier["publication_year"].min() or observed["publication_year"].min())  # type: ignore[arg-type]
     shown_runs = observed.filter(pl.col("publication_year") >= start - 2.0)

@@ -70,9 +70,10 @@ def source_dicts(observations: Observations, provenance: Provenance) -> list[dic
 
 
 def observed_run_dicts(
-    observations: Observations, frontier: Sequence[bool], provenance: Provenance
+    observations: Observations, frontier: Sequence[bool], fit_hash: str, provenance: Provenance
 ) -> list[dict[str, Any]]:
-    """One row per usable training run; `frontier[i]` says whether run i defines the fit."""
+    """One row per usable training run; `frontier[i]` says whether run i defines the frontier
+    of the fit `fit_hash` names (`pipeline.forecast.observed.fit_hash`)."""
     read = observations.read("frontier_runs")
     digest = read.snapshot.content_hash if read is not None else ""
     return [
@@ -88,6 +89,7 @@ def observed_run_dicts(
             "confidence": run.confidence,
             "epoch_frontier": run.epoch_frontier,
             "frontier": bool(flag),
+            "fit_hash": fit_hash,
             "domain": run.domain,
             "parameters": run.parameters,
             "training_hardware": ",".join(run.training_hardware) or None,
@@ -95,7 +97,9 @@ def observed_run_dicts(
             "training_time_s": run.training_time_s,
             "hardware_utilization": run.hardware_utilization,
             "batch_size": run.batch_size,
-            **_provenance(provenance, {"content_hash": digest, "line": run.line}),
+            **_provenance(
+                provenance, {"content_hash": digest, "fit_hash": fit_hash, "line": run.line}
+            ),
         }
         for run, flag in zip(observations.runs, frontier, strict=True)
     ]

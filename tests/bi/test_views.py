@@ -238,3 +238,22 @@ def test_bi_refuses_to_replace_a_file_that_is_not_duckdb(
     db = tmp_path / "dmlimits.duckdb"
     assert main([str(plain), "--db", str(db)]) == 0
     assert main([str(plain), "--db", str(db)]) == 0, "a DuckDB file is rebuilt in place"
+
+
+def test_bi_joins_each_forecast_to_the_runs_of_its_own_fit(tmp_path: Path) -> None:
+    """A default run and a back-test (window_end 2023-01-01) into one root: through the views,
+    each run's fitted forecasts join the frontier runs of their own fit, so GPT-4 is a frontier
+    run beside the default run's forecasts and not beside the back-test's."""
+    root = tmp_path / "root"
+    plain_run(root)
+    plain_run(root, "hardware=a100_sxm", "forecast.fitted.window_end=2023-01-01")
+    db = tmp_path / "fits.duckdb"
+    assert main([str(root), "--db", str(db)]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(
+            "SELECT f.hardware, bool_or(o.model = 'GPT-4' AND o.frontier), count(*) "
+            "FROM forecasts f JOIN observed_runs o USING (fit_hash) "
+            "WHERE f.trajectory = 'fitted' GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+        n_runs = con.execute("SELECT count(DISTINCT line) FROM observed_runs").fetchall()[0][0]
+    assert rows == [("a100_sxm", False, n_runs), ("h100_sxm", True, n_runs)]

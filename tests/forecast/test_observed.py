@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from pipeline.forecast.observed import (
     FrontierRule,
     FrontierSettings,
     fit_frontier,
+    fit_hash,
     frontier_flags,
 )
 from pipeline.forecast.paths import YearInterval, fitted, hand_set
@@ -272,3 +274,45 @@ def test_observed_frontier_data_as_of_is_the_fits_in_a_back_test() -> None:
     observed = observe_frontier(settings, sources, None, dt.date(2026, 1, 1)).observed
     assert observed is not None
     assert observed.data_as_of == dt.date(2022, 12, 28)
+
+
+def test_fit_hash_names_the_copy_and_the_settings_that_decide_the_flags() -> None:
+    """`fit_hash` changes with the copy, the rule, the window and top_n under the top_n rule,
+    which decide the frontier flags, and not with `line` or an unread top_n; no fit has its
+    own."""
+    base = FrontierSettings()
+    key = fit_hash("a" * 64, base)
+    assert fit_hash("a" * 64, FrontierSettings()) == key
+    assert fit_hash("b" * 64, base) != key
+    assert fit_hash("a" * 64, None) != key
+    changed = [
+        replace(base, window_end=dt.date(2023, 1, 1)),
+        replace(base, window_start=dt.date(2019, 1, 1)),
+        replace(base, rule=FrontierRule.RUNNING_MAX),
+    ]
+    assert len({key, *(fit_hash("a" * 64, s) for s in changed)}) == 1 + len(changed)
+    assert fit_hash("a" * 64, replace(base, line=FrontierLine.TYPICAL)) == key
+    assert fit_hash("a" * 64, replace(base, top_n=5)) == key  # epoch_flag reads no top_n
+    top = replace(base, rule=FrontierRule.TOP_N)
+    assert fit_hash("a" * 64, replace(top, top_n=5)) != fit_hash("a" * 64, top)
+
+
+def test_observed_frontier_fit_hash_is_its_fits_and_none_without_a_fit() -> None:
+    """The run's fit_hash hashes the copy it read with the fit's settings; without a fit the
+    observed_runs rows still have a key (no fit), and the forecasts none."""
+    sources = SourcesSettings(
+        SourceSpec("frontier_runs", "package:notable_ai_models.csv"), None, FetchSettings(), None
+    )
+    fitted = FrontierSettings(window_end=dt.date(2023, 1, 1))
+    settings = ForecastSettings(5e25, 2024.0, (4.0,), fitted=fitted)
+    observed = observe_frontier(settings, sources, None, dt.date(2026, 1, 1)).observed
+    assert observed is not None
+    read = observed.observations.read("frontier_runs")
+    assert read is not None
+    assert observed.fit_hash == fit_hash(read.snapshot.content_hash, fitted)
+    assert observed.forecast_fit_hash == observed.fit_hash
+    no_fit = replace(settings, fitted=None)
+    bare = observe_frontier(no_fit, sources, None, dt.date(2026, 1, 1)).observed
+    assert bare is not None
+    assert bare.fit_hash == fit_hash(read.snapshot.content_hash, None)
+    assert bare.forecast_fit_hash is None

@@ -316,3 +316,35 @@ def test_uncertainty_budget_gives_a_trend_no_share_of_a_frozen_year() -> None:
     assert share[("linear_end_year", trend.key)] == 0.0
     assert share[("wall_year", trend.key)] == 0.0
     assert share[("moving_wall_year", trend.key)] > 0.5
+
+
+def test_forecast_rows_name_the_fit_they_rest_on() -> None:
+    """Every row of a fitted run, hand-set ones too (their data_as_of and already_passed are
+    the fit's), names the fit in `fit_hash`; a back-test's fit is another; a run without a fit
+    leaves it null on every row."""
+    observed = _observed_settings()
+    assert observed.observed is not None
+    rows = forecast_dicts(SERIES, LIMITS, 3.76e28, 7.1e31, observed, PROVENANCE)
+    assert {r["fit_hash"] for r in rows} == {observed.observed.fit_hash}
+    assert observed.observed.fit_hash is not None
+    fitted = observed.fitted
+    assert fitted is not None
+    sources = SourcesSettings(
+        SourceSpec("frontier_runs", "package:notable_ai_models.csv"), None, FetchSettings(), None
+    )
+    back = replace(SETTINGS, fitted=replace(fitted, window_end=dt.date(2023, 1, 1)))
+    back_rows = forecast_dicts(
+        SERIES, LIMITS, None, None, observe_frontier(back, sources, None, dt.date(2026, 1, 1)),
+        PROVENANCE,
+    )  # fmt: skip
+    assert len({r["fit_hash"] for r in back_rows}) == 1
+    assert back_rows[0]["fit_hash"] not in {None, rows[0]["fit_hash"]}
+    bare = observe_frontier(SETTINGS, sources, None, dt.date(2026, 1, 1))
+    bare_rows = forecast_dicts(SERIES, LIMITS, None, None, bare, PROVENANCE)
+    assert [r["fit_hash"] for r in bare_rows] == [None, None]
+    assert (
+        forecast_rows(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE)
+        .column("fit_hash")
+        .null_count
+        == 2
+    )

@@ -120,7 +120,8 @@ def test_observed_runs_table_says_how_each_run_was_trained() -> None:
         SourceSpec("frontier_runs", "package:notable_ai_models.csv"), None, FetchSettings(), None
     )
     observations = observe(shipped, None, warn=False)
-    rows = observed_run_dicts(observations, [False] * len(observations.runs), Provenance("run-1"))
+    flags = [False] * len(observations.runs)
+    rows = observed_run_dicts(observations, flags, "0123456789abcdef", Provenance("run-1"))
     llama = next(r for r in rows if r["model"] == "Llama 3.1-405B")
     assert llama["training_hardware"] == "NVIDIA H100 SXM5 80GB"
     assert (llama["hardware_quantity"], llama["batch_size"]) == (16384, 16e6)

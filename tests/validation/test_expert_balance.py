@@ -64,20 +64,18 @@ def test_benchmark_runs_route_in_balance() -> None:
     """NVIDIA's published mixture-of-experts runs balance their experts' work (token drop at a
     capacity factor of 1, docs/validation.md), so the validation runs them at a run's default,
     x = 0, whatever the grid's `physics.expert_imbalance`: NeMo's Mixtral 8x7B runs (held out)
-    stay 25.8% and 11.8% fast (28.5% and 15.1% before their router and token permutation were
-    charged, docs/model.md R.3.1)."""
+    stay 28.5% and 15.1% fast."""
     held = tuple(m for m in held_out_runs() if "Mixtral" in m.label)
     assert len(held) == 2
     assert all(m.run.layout.expert_imbalance == 0.0 and m.run.layout.ep > 1 for m in held)
-    assert [round(float(e), 3) for e in step_errors(held, None, None)] == [-0.258, -0.118]
+    assert [round(float(e), 3) for e in step_errors(held, None, None)] == [-0.285, -0.151]
 
 
 def test_grok1_recipe_runs_say_the_benchmarks_are_balanced() -> None:
     """NVIDIA's Grok-1 314B recipe runs on GB200 (`data/grok1_2025.csv`, token drop at a capacity
-    factor of 1): at a run's default, x = 0, the BF16 runs are within 10% (+7-8%); charged the
-    grid's x they would be over 35% slow, the FP8 ones from 11-14% fast to 11-14% slow
-    (docs/validation.md, "Expert load imbalance"; with the router and token permutation
-    charged, docs/model.md R.3.1: before, +6-7% and 13-16% fast)."""
+    factor of 1): at a run's default, x = 0, the BF16 runs are within 10% (+6-7%); charged the
+    grid's x they would be over 35% slow, the FP8 ones from 13-16% fast to 9-12% slow
+    (docs/validation.md, "Expert load imbalance")."""
     shipped = load_scenario(compose_config(["physics=realistic"])).physics.expert_imbalance
     balanced = {row: model / seen - 1.0 for row, seen, model in grok1_runs(0.0)}
     charged = {row: model / seen - 1.0 for row, seen, model in grok1_runs(shipped)}
@@ -85,5 +83,5 @@ def test_grok1_recipe_runs_say_the_benchmarks_are_balanced() -> None:
     assert all(0.0 < balanced[r] < 0.10 for r in bf16)
     assert all(charged[r] > 0.35 for r in bf16)
     fp8 = ("gk-004", "gk-005", "gk-006")
-    assert all(-0.15 < balanced[r] < -0.11 for r in fp8)
-    assert all(0.11 < charged[r] < 0.14 for r in fp8)
+    assert all(-0.17 < balanced[r] < -0.13 for r in fp8)
+    assert all(0.09 < charged[r] < 0.12 for r in fp8)

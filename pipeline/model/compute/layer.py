@@ -73,9 +73,6 @@ class LayerWork:
     """Weight matrices of an MLP: 2 (GeLU) or 3 (SwiGLU)."""
     top_k: float = 1.0
     """Experts each token meets: its MLP activations come k times."""
-    experts: float = 1.0
-    """E, the layer's routed experts (1: a dense layer). Above 1 the layer runs a router and
-    permutes its tokens (`memory_ops.moe_ops`)."""
     dropout: bool = True
     """Whether the layer runs dropout kernels and moves their masks (`memory_ops.layer_memory_ops`):
     a grid row's model's `ModelShape.dropout`, a run's `TransformerShape.dropout`
@@ -199,18 +196,13 @@ def layer_traffic(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTraf
     """`LayerTraffic` of each row of `w`: each weight matrix's forward, activation-gradient and
     weight-gradient calls, the projections (with `physics.attention`) on the microbatch's
     tokens and each local MLP on its own tokens (element-wise arithmetic: batching changes no
-    value), and the kernels of `memory_ops.layer_op_bytes` (a mixture-of-experts layer's
-    router and permutation among them)."""
+    value), and the kernels of `memory_ops.layer_op_bytes`."""
     n = _rows(w)
     ops = None
     if physics.memory_bound_ops:
         split = (w.sp, w.tp_ff, w.tp)
-        x = layer_tensors(
-            w.tokens, w.hidden, w.ffn, w.kv_width, w.heads, w.seq_len, split, w.top_k, w.experts
-        )
-        ops = layer_op_bytes(
-            x, physics.fusion, physics.attention, n, w.dropout, experts=w.experts > 1.0
-        )
+        x = layer_tensors(w.tokens, w.hidden, w.ffn, w.kv_width, w.heads, w.seq_len, split, w.top_k)
+        ops = layer_op_bytes(x, physics.fusion, physics.attention, n, w.dropout)
     return LayerTraffic(layer_call_traffic(hw, physics, w), ops)
 
 

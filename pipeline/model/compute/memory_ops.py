@@ -10,10 +10,7 @@ Sources: Ivanov et al. 2021, "Data Movement Is All You Need" (MLSys, arXiv:2007.
 operator inventory of a BERT layer and its classes (tensor contraction, statistical
 normalization, element-wise); Korthikanti et al. 2022 (arXiv:2205.05198) §4 for which
 tensors each operator touches; Dao et al. 2022 (FlashAttention, arXiv:2205.14135) for
-the flash attention core's HBM traffic; Megatron-Core's mixture-of-experts layer
-(megatron/core/transformer/moe/: router.py `TopKRouter`, token_dispatcher.py, moe_utils.py
-`permute` and `unpermute`) for a routed layer's router and token permutation (`moe_ops`).
-docs/model.md, "Realistic physics", tabulates them.
+the flash attention core's HBM traffic. docs/model.md, "Realistic physics", tabulates them.
 """
 
 from __future__ import annotations
@@ -61,9 +58,7 @@ class MemoryOp:
     backward_bytes: Array
     """Bytes read plus written by the backward kernel(s), per row."""
     kernels: int = 1
-    """Kernel launches of the forward (and of the backward unless `backward_kernels` is set)."""
-    backward_kernels: int | None = None
-    """Kernel launches of the backward when they differ from the forward's."""
+    """Kernel launches per pass (forward; the backward launches as many)."""
     attention_core: bool = False
     """Part of the attention core (rerun under selective recomputation)."""
     dropout: bool = False
@@ -83,11 +78,6 @@ class LayerTensors:
     """b·s·(h + 2·kv) / (cp·t_ff): the fused QKV projection's output on this GPU."""
     scores: Array
     """b·(a/t)·s·(s/cp): attention scores and probabilities on this GPU."""
-    routed: Array
-    """k·b·s·h/(cp·sp): the k copies of this GPU's tokens' hidden states a mixture-of-experts
-    layer permutes into expert order (`moe_ops`), one per expert each token meets."""
-    router: Array
-    """b·s·E/(cp·sp): the router's logits (and probabilities) over the E experts on this GPU."""
 
 
 def layer_tensors(
@@ -99,23 +89,16 @@ def layer_tensors(
     seq_len: Array,
     split: tuple[Array, Array, Array],
     top_k: float = 1.0,
-    experts: float = 1.0,
 ) -> LayerTensors:
     """Element counts per GPU for `tokens` tokens per microbatch (after context parallelism),
     with `split` = (sp, t_ff, t): the ways norms and dropout are split, the ways d_ff (and the
-    QKV columns) are, and all tensor-parallel ways (Korthikanti et al. 2022 §4); of a layer of
-    `experts` experts each token meets `top_k` of, the routed copies and the router's scores
-    on the GPU's share of the tokens (Megatron-Core routes and permutes the sequence-parallel
-    shard, before its expert all-to-all)."""
+    QKV columns) are, and all tensor-parallel ways (Korthikanti et al. 2022 §4)."""
     sp, tp_ff, tp = split
-    hidden_elements = tokens * hidden / sp
     return LayerTensors(
-        hidden=hidden_elements,
+        hidden=tokens * hidden / sp,
         ffn=top_k * (tokens * ffn / tp_ff),
         qkv=tokens * (hidden + 2.0 * kv_width) / tp_ff,
         scores=tokens * (heads / tp) * seq_len,
-        routed=top_k * hidden_elements,
-        router=tokens * experts / sp,
     )
 
 
@@ -191,59 +174,16 @@ def flash_ops(x: LayerTensors, dropout: bool = True) -> list[MemoryOp]:
     return [op for op in fused_ops(x, dropout) if not op.attention_core]
 
 
-def moe_ops(x: LayerTensors) -> list[MemoryOp]:
-    """The router and token permutation of a mixture-of-experts layer, as Megatron-Core runs
-    them by default (`moe_permute_fusion` off, as in NeMo 2.0's 2025 Mixtral and Grok-1
-    recipes; docs/model.md R.3.1), on this GPU's H = b·s·h/(cp·sp) hidden elements, R = k·H
-    routed copies and S = b·s·E/(cp·sp) router scores, 16-bit words:
-
-    - router GEMM (`TopKRouter.gating`, h × E): at E FLOP per byte of its input, far below any
-      GPU's ridge point, it is timed by its bytes: forward reads H, writes S; backward, the
-      data gradient (reads S, writes H), the weight gradient (reads H and S), and the add of
-      its input gradient to the permutation's (reads 2H, writes H), three kernels;
-    - scores: softmax and top-k over the E experts, the top k scattered into dense
-      probabilities and a byte mask (forward 4 w·S + S bytes in three kernels: softmax, top-k,
-      scatter; backward 5 w·S in three: the gradient back through the scatter and the top-k,
-      reads S, writes S, and the softmax's backward, reads 2S, writes S);
-    - permute (`moe_utils.permute`: `index_select` of each token's row into expert order):
-      forward reads H, writes R; backward (`index_select`'s: zero-fill, then `index_add_`)
-      writes H, reads R, writes H, two kernels;
-    - unpermute (`moe_utils.unpermute` with the router's probabilities): forward multiplies
-      each copy by its probability (reads R, writes R), zero-fills the output (writes H) and
-      scatter-adds the copies into it (reads R, writes H), three kernels; backward gathers
-      the output gradient (reads H, writes R), multiplies it by the probabilities (reads R,
-      writes R) and by the copies for the probabilities' gradient (reads 2R, writes R), and
-      sums that over h (reads R), four kernels.
-
-    Index tensors (k·b·s integers against k·b·s·h words) and the router weights (h·E) are
-    not counted; nor the load-balancing loss and capacity kernels on the b·s·E scores, and
-    the per-expert sort after the all-to-all (`sort_chunks_by_idxs`) that runs only where a
-    GPU holds more than one expert (docs/model.md R.3.1)."""
-    w, ew, norm = WORD_BYTES, OpClass.ELEMENTWISE, OpClass.NORM
-    h, r, s = x.hidden, x.routed, x.router
-    return [
-        MemoryOp("router_gemm", ew, w * (h + s), w * (5 * h + 2 * s), backward_kernels=3),
-        MemoryOp("router_scores", norm, 4 * w * s + MASK_BYTES * s, 5 * w * s, kernels=3),
-        MemoryOp("permute", ew, w * (h + r), w * (r + 2 * h), backward_kernels=2),
-        MemoryOp("unpermute", ew, w * (3 * r + 2 * h), w * (h + 7 * r), 3, backward_kernels=4),
-    ]
-
-
-def layer_memory_ops(
-    x: LayerTensors, fusion: Fusion, dropout: bool = True, experts: bool = False
-) -> list[MemoryOp]:
+def layer_memory_ops(x: LayerTensors, fusion: Fusion, dropout: bool = True) -> list[MemoryOp]:
     """The memory-bound kernels of one layer under a fusion choice; without `dropout` (a layer
-    that trains without it) no dropout kernel runs and no mask is read or written; with
-    `experts` (a mixture-of-experts layer) its router and token permutation (`moe_ops`) run
-    after the rest, under every fusion choice."""
+    that trains without it) no dropout kernel runs and no mask is read or written."""
     if fusion is Fusion.NONE:
         ops = eager_ops(x)
     elif fusion is Fusion.FLASH:
         ops = flash_ops(x, dropout)
     else:
         ops = fused_ops(x, dropout)
-    ops = ops if dropout else [op for op in ops if not op.dropout]
-    return ops + moe_ops(x) if experts else ops
+    return ops if dropout else [op for op in ops if not op.dropout]
 
 
 def op_bandwidth_fraction(eff: Efficiency, op_class: OpClass, fusion: Fusion) -> float:
@@ -281,7 +221,6 @@ class OpKind(NamedTuple):
     op_class: OpClass
     kernels: int
     attention_core: bool
-    backward_kernels: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,31 +235,14 @@ class OpBytes:
 
 
 def layer_op_bytes(
-    x: LayerTensors,
-    fusion: Fusion,
-    attention: bool,
-    shape: tuple[int, ...],
-    dropout: bool = True,
-    experts: bool = False,
+    x: LayerTensors, fusion: Fusion, attention: bool, shape: tuple[int, ...], dropout: bool = True
 ) -> OpBytes:
-    """The kernels of `layer_memory_ops` under `fusion` (with or without `dropout`, with or
-    without the `experts`' router and permutation) with rows of `shape`; without `attention`
-    the attention core's kernels (softmax, attention dropout) left out."""
-    ops = [
-        op
-        for op in layer_memory_ops(x, fusion, dropout, experts)
-        if attention or not op.attention_core
-    ]
+    """The kernels of `layer_memory_ops` under `fusion` (with or without `dropout`) with rows
+    of `shape`; without `attention` the attention core's kernels (softmax, attention dropout)
+    left out."""
+    ops = [op for op in layer_memory_ops(x, fusion, dropout) if attention or not op.attention_core]
     return OpBytes(
-        tuple(
-            OpKind(
-                op.op_class,
-                op.kernels,
-                op.attention_core,
-                op.kernels if op.backward_kernels is None else op.backward_kernels,
-            )
-            for op in ops
-        ),
+        tuple(OpKind(op.op_class, op.kernels, op.attention_core) for op in ops),
         _stacked([op.forward_bytes for op in ops], shape),
         _stacked([op.backward_bytes for op in ops], shape),
     )
@@ -364,11 +286,10 @@ def op_times_s(
     eff, fusion = physics.efficiency, physics.fusion
     column = (len(ops.kinds), *(1,) * (ops.forward_bytes.ndim - 1))
     fraction = np.array([op_bandwidth_fraction(eff, k.op_class, fusion) for k in ops.kinds])
-    kernels = np.array([float(k.kernels) for k in ops.kinds]).reshape(column)
-    backward_kernels = np.array([float(k.backward_kernels) for k in ops.kinds]).reshape(column)
-    fraction = fraction.reshape(column)
+    kernels = np.array([float(k.kernels) for k in ops.kinds])
+    fraction, kernels = fraction.reshape(column), kernels.reshape(column)
     forward = op_time_s(hw, eff, fraction, kernels, ops.forward_bytes, hbm)
-    backward = op_time_s(hw, eff, fraction, backward_kernels, ops.backward_bytes, hbm)
+    backward = op_time_s(hw, eff, fraction, kernels, ops.backward_bytes, hbm)
     zero: Array = np.zeros(ops.forward_bytes.shape[1:])
     fwd = {OpClass.NORM: zero, OpClass.ELEMENTWISE: zero}
     bwd = dict(fwd)

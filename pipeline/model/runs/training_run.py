@@ -306,7 +306,6 @@ def run_layer_work(shape: TransformerShape, lay: RunLayouts) -> LayerWork:
         local_experts=shape.experts / lay.ep,
         mlp_matrices=shape.mlp_matrices,
         top_k=float(shape.top_k),
-        experts=float(shape.experts),
         dropout=shape.dropout,
     )
 

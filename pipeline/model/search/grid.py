@@ -158,7 +158,6 @@ def grid_layer_work(
         tokens=nano * experts,
         expert_tokens=busiest_rank_expert_tokens(nano, ranks, physics.expert_imbalance),
         local_experts=experts,
-        experts=float(shape.sparsity),
         dropout=shape.dropout,
     )
 
@@ -363,9 +362,8 @@ def grid_layer_launch_s(hw: HardwareSpec, physics: Physics, shape: ModelShape) -
     `ModelShape.dropout`), only on its local experts, and never fall with more
     (`grid_layer_launches_s`): the unit row's is a lower bound on every candidate's
     `t_layer_s` (docs/model.md §9.4). Kept per GPU without its HBM (`traffic_gpu`: no launch
-    reads its bandwidth or capacity), physics, dropout and experts (a sparse model's layer
-    launches its router and permutation kernels, `compute.memory_ops.moe_ops`)."""
-    return _layer_launch_s(traffic_gpu(hw), physics, shape.dropout, float(shape.sparsity))[0]
+    reads its bandwidth or capacity), physics and dropout."""
+    return _layer_launch_s(traffic_gpu(hw), physics, shape.dropout)[0]
 
 
 def grid_layer_launches_s(
@@ -376,7 +374,7 @@ def grid_layer_launches_s(
     experts' weight GEMMs repeat per expert (`compute.layer.weight_matmul_s`; the attention,
     its projections and the memory-bound kernels run once on the GPU's tokens), so the launches
     grow linearly in `local` and this is each row's, to rounding (the walk's slack covers it)."""
-    one, _, two = _layer_launch_s(traffic_gpu(hw), physics, shape.dropout, float(shape.sparsity))
+    one, _, two = _layer_launch_s(traffic_gpu(hw), physics, shape.dropout)
     out: Array = one + (local - 1.0) * (two - one)
     return out
 
@@ -387,22 +385,20 @@ def grid_non_gemm_launch_s(hw: HardwareSpec, physics: Physics, shape: ModelShape
     candidate of any model: `LayerTimes.non_gemm_s` of `compute.layer.layer_launch_times` of
     a unit row, every row's as for `grid_layer_launch_s`: a lower bound on every candidate's
     `t_layer_s − t_gemm_s`, the layer's forward and backward less its GEMMs (a rerun reruns
-    at least the GEMMs `t_gemm_s` counts for it). Kept per GPU without its HBM, physics,
-    dropout and experts, as `grid_layer_launch_s`."""
-    return _layer_launch_s(traffic_gpu(hw), physics, shape.dropout, float(shape.sparsity))[1]
+    at least the GEMMs `t_gemm_s` counts for it). Kept per GPU without its HBM, physics and
+    dropout, as `grid_layer_launch_s`."""
+    return _layer_launch_s(traffic_gpu(hw), physics, shape.dropout)[1]
 
 
 @cached(maxsize=LAUNCH_CACHE_SIZE)
 def _layer_launch_s(
-    hw: HardwareSpec, physics: Physics, dropout: bool, experts: float = 1.0
+    hw: HardwareSpec, physics: Physics, dropout: bool
 ) -> tuple[float, float, float]:
     """(`grid_layer_launch_s`, `grid_non_gemm_launch_s`, the first with two local experts)
     uncached: the unit row with one local expert and with two, in one call (every term is
-    elementwise in the rows), with or without the dropout kernels, of a layer of `experts`."""
+    elementwise in the rows), with or without the dropout kernels."""
     one = np.ones(2)
-    unit = LayerWork(
-        *(one,) * 10, local_experts=np.array([1.0, 2.0]), experts=experts, dropout=dropout
-    )
+    unit = LayerWork(*(one,) * 10, local_experts=np.array([1.0, 2.0]), dropout=dropout)
     t = layer_launch_times(hw, physics, unit)
     total = t.forward_s + t.backward_s
     return float(total[0]), float(t.non_gemm_s[0]), float(total[1])

@@ -25,7 +25,13 @@ from pathlib import Path
 from pipeline.app.batch import PartBuffer
 from pipeline.app.frontier import frontier_tasks, run_frontiers
 from pipeline.app.plan import RunPlan
-from pipeline.app.resumed import forecast_mismatch, hidden_latencies, limits_of, read_parts
+from pipeline.app.resumed import (
+    forecast_mismatch,
+    hidden_latencies,
+    latencies_of,
+    limits_of,
+    read_parts,
+)
 from pipeline.app.tally import RunTally, SeriesSummary, q1_decides
 from pipeline.app.uncertainty import run_uncertainty
 from pipeline.app.write import Tables, run_tables, series_rows, write_run_tables
@@ -86,13 +92,18 @@ def resumed_series(
 ) -> tuple[list[SeriesSummary], list[Tables]]:
     """Summaries of series complete in the indexed parts (and all their rows, as one batch)."""
     ids = [s.series_id for s in skipped]
-    thresholds = read_parts(index, "thresholds", ids)
+    tables = {name: read_parts(index, name, ids) for name in SERIES_TABLES} if keep_tables else {}
+    thresholds = tables["thresholds"] if tables else read_parts(index, "thresholds", ids)
     grid = [s.series_id for s in skipped if s.scenario.run is None]
-    hidden = hidden_latencies(index, grid) if grid else {}
+    if tables:
+        hidden = latencies_of(tables["points"])
+    else:
+        hidden = hidden_latencies(index, grid) if grid else {}
     summaries = []
     for series, row in zip(skipped, thresholds.to_pylist(), strict=True):
         limits, closed, n_points = limits_of(row)
-        decided = [h for h, step in hidden.get(series.series_id, []) if q1_decides(h, step)]
+        rows = hidden.get(series.series_id, []) if series.scenario.run is None else []
+        decided = [h for h, step in rows if q1_decides(h, step)]
         summaries.append(
             SeriesSummary(
                 series.scenario,
@@ -106,9 +117,7 @@ def resumed_series(
                 q1_max_hidden_s=max(decided, default=0.0),
             )
         )
-    if not keep_tables:
-        return summaries, []
-    return summaries, [{name: read_parts(index, name, ids) for name in SERIES_TABLES}]
+    return summaries, [tables] if tables else []
 
 
 def _stage_progress(

@@ -32,26 +32,36 @@ from pipeline.schema import Scenario
 from pipeline.sweep.resume import scenario_partition
 from pipeline.trends.catalog_fits import CatalogTrends
 
+HIDDEN_COLUMNS = ("series_id", "q1_latency_hidden_s", "step_time_s")
+"""What quirk Q1's warning reads of a `points` row."""
+
 
 def hidden_latencies(
     index: SeriesIndex, series_ids: Sequence[str]
 ) -> dict[str, list[tuple[float, float]]]:
-    """Per series of `series_ids`, (`q1_latency_hidden_s`, `step_time_s`) of each `points` row
-    that has both: what quirk Q1's warning reads of a series a resumed run skipped. Three
-    columns of the parts that hold them; a part before version 5 has none."""
+    """`latencies_of` the `points` rows of `series_ids`: the three `HIDDEN_COLUMNS` of the parts
+    that hold them (a part before version 5 has none), for a resumed run that keeps no rows."""
     import pyarrow.compute as pc  # deferred: only a resumed run reads rows back
 
     wanted = pa.array(list(series_ids), pa.string())
-    columns = ["series_id", "q1_latency_hidden_s", "step_time_s"]
     out: dict[str, list[tuple[float, float]]] = {}
     for path in index.holding("points", series_ids):
-        if not set(columns) <= set(pq.read_schema(path).names):
+        if not set(HIDDEN_COLUMNS) <= set(pq.read_schema(path).names):
             continue
-        data = pq.read_table(path, columns=columns)
-        data = data.filter(pc.is_in(data.column("series_id"), wanted))
-        for sid, hidden, step in zip(*(data.column(c).to_pylist() for c in columns), strict=True):
-            if hidden is not None and step is not None:
-                out.setdefault(sid, []).append((hidden, step))
+        data = pq.read_table(path, columns=list(HIDDEN_COLUMNS))
+        for sid, rows in latencies_of(data.filter(pc.is_in(data["series_id"], wanted))).items():
+            out.setdefault(sid, []).extend(rows)
+    return out
+
+
+def latencies_of(points: pa.Table) -> dict[str, list[tuple[float, float]]]:
+    """Per series, (`q1_latency_hidden_s`, `step_time_s`) of each row of `points` that has
+    both: what quirk Q1's warning reads of a series a resumed run skipped."""
+    out: dict[str, list[tuple[float, float]]] = {}
+    columns = (points[c].to_pylist() for c in HIDDEN_COLUMNS)
+    for sid, hidden, step in zip(*columns, strict=True):
+        if hidden is not None and step is not None:
+            out.setdefault(sid, []).append((hidden, step))
     return out
 
 

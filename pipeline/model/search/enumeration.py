@@ -28,7 +28,7 @@ from pipeline.model.network.levels import divisors
 from pipeline.model.records.options import SearchOptions
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics, TensorParallel
-from pipeline.model.search.grid import grid_head_unit
+from pipeline.model.search.grid import grid_kv_heads
 from pipeline.model.search.memo import ByteBoundedMemo
 from pipeline.model.step.schedule import nanobatch_tokens
 
@@ -65,9 +65,8 @@ class RowRules(NamedTuple):
     ranks and its every rank runs attention on a micro-batch of `micro_batch_size` whole
     sequences (docs/model.md R.7), so d·N_EP·m divides the batch's sequences, where the
     paper's flag asks d·m (spec Q3). And, where the physics models attention (its heads),
-    whole heads on every GPU (`whole_heads`): N_TPff divides the model's query heads and K/V
-    heads (`search.grid.grid_head_unit`), as Megatron-Core's attention requires of its
-    tensor-parallel size. None of them for the paper's search (`PAPER_RULES`)."""
+    whole heads on every GPU (`whole_heads`): N_TPff divides the model's K/V heads
+    (`head_unit`). None of them for the paper's search (`PAPER_RULES`)."""
 
     few: bool = False
     small: bool = False
@@ -80,9 +79,14 @@ class RowRules(NamedTuple):
         return cls(physics.few_microbatches, physics.small_microbatches, True, physics.attention)
 
     def head_unit(self, shape: ModelShape) -> int:
-        """What N_TPff must divide under these rules: `grid_head_unit` with `whole_heads`,
-        else 0 (any)."""
-        return grid_head_unit(shape) if self.whole_heads else 0
+        """What N_TPff must divide under these rules: with `whole_heads` the model's K/V heads
+        (`search.grid.grid_kv_heads`; its a heads under multi-head attention), so that each
+        rank holds whole K/V heads and whole query heads, as Megatron-Core's attention divides
+        both by its tensor-parallel size (docs/model.md R.7); the query heads are a multiple of
+        the K/V heads, as a lab sizes them (the grid's widths, multiples of 2,048, give a
+        multiple of 16 heads of 128; a width off the grid, as the reality check's, is read as
+        such a model). Else 0 (any)."""
+        return grid_kv_heads(shape) if self.whole_heads else 0
 
 
 PAPER_RULES = RowRules()

@@ -30,7 +30,7 @@ from pipeline.model.search.candidates import (
     _with_step_inputs,
 )
 from pipeline.model.search.counts import grid_cost, grid_counts, grid_shape
-from pipeline.model.search.grid import grid_head_unit
+from pipeline.model.search.enumeration import RowRules
 from pipeline.model.search.realistic import realistic_step_cost, realistic_steps
 from pipeline.model.search.search import physics_hardware
 from pipeline.model.step.evaluate import evaluate_layout
@@ -68,7 +68,7 @@ def layout_misfit(
     N_DP · N_EP · m with `expert_sequences` (realistic physics: every GPU holds whole
     sequences), as the search's enumeration requires (docs/model.md R.7,
     `search.enumeration.RowRules`); with `whole_heads` (attention modelled) N_TPff must divide
-    the model's query and K/V heads (`search.grid.grid_head_unit`), as the search's does.
+    the model's K/V heads (`RowRules.head_unit`), as the search's does.
     """
     degree = {name: math.prod(getattr(layout, name)) for name in DEGREES}
     divides = (
@@ -81,8 +81,8 @@ def layout_misfit(
         if size % degree[name]:
             rule = f"product {degree[name]} must divide the model's {quantity} = {size}"
             return Misfit(name, list(getattr(layout, name)), rule)
-    heads = grid_head_unit(shape)
-    if whole_heads and heads % degree["tp_ff"]:
+    heads = RowRules(whole_heads=whole_heads).head_unit(shape)
+    if heads and heads % degree["tp_ff"]:
         rule = (
             f"product {degree['tp_ff']} must divide the model's {heads} K/V heads"
             " (each rank holds whole heads)"
@@ -114,8 +114,8 @@ def layout_misfit(
 def physics_misfit(layout: Layout, shape: ModelShape, physics: Physics) -> Misfit | None:
     """`layout_misfit` under the rules `physics` sets: whole sequences (`whole_sequences`),
     every GPU's own under realistic physics (R.7), whole heads on every rank (with
-    `attention`), and plain 1F1B below the stages (`few_microbatches`). What `fixed_point` checks, and what a run's summary names when a
-    size was `layout_does_not_divide`."""
+    `attention`), and plain 1F1B below the stages (`few_microbatches`). What `fixed_point`
+    checks, and what a run's summary names when a size was `layout_does_not_divide`."""
     return layout_misfit(
         layout,
         shape,

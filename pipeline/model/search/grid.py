@@ -87,17 +87,6 @@ def grid_kv_heads(shape: ModelShape) -> int:
     return heads if shape.kv_heads is None else min(shape.kv_heads, heads)
 
 
-def grid_head_unit(shape: ModelShape) -> int:
-    """The K/V heads of a grid model (`grid_kv_heads`; its a heads under multi-head attention):
-    the tensor-parallel ranks that split its heads (N_TPff, which split the QKV and head
-    columns) must divide them, so that each holds whole K/V heads and whole query heads, as
-    Megatron-Core's attention divides both by its tensor-parallel size (docs/model.md R.7).
-    Under grouped-query attention the query heads are a multiple of the K/V heads, as a lab
-    sizes them (the grid's widths, multiples of 2,048, give a multiple of 16 heads of 128; a
-    width off that grid, as the reality check's, is read as such a model)."""
-    return grid_kv_heads(shape)
-
-
 def grid_kv_width(shape: ModelShape) -> float:
     """kv = kv_heads · d_head: the width of K and of V of the grid's model (d_model under
     multi-head attention)."""

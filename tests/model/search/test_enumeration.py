@@ -28,7 +28,7 @@ from pipeline.model.search.enumeration import (
     may_have_layouts,
     realistic_layout_rows,
 )
-from pipeline.model.search.grid import grid_head_unit
+from pipeline.model.search.grid import grid_kv_heads
 from pipeline.model.search.realistic import realistic_steps
 from pipeline.model.search.search import physics_hardware
 from pipeline.schema import compose_config, load_scenario
@@ -263,7 +263,7 @@ def test_realistic_rows_hold_whole_sequences_on_every_gpu() -> None:
 
 def test_realistic_rows_hold_whole_heads_on_every_rank() -> None:
     """Every realistic row's N_TPff divides the model's K/V heads
-    (`grid_head_unit`; Megatron-Core's attention divides both by its tensor-parallel size),
+    (`RowRules.head_unit`; Megatron-Core's attention divides both by its tensor-parallel size),
     on a 64-GPU NVLink domain where larger groups would fit; the same rows without the rule
     hold fractions of a K/V head, so the rule is what keeps them whole."""
     physics = load_scenario(compose_config(["physics=realistic"])).physics
@@ -271,7 +271,7 @@ def test_realistic_rows_hold_whole_heads_on_every_rank() -> None:
     checked = 0
     for d_model, n_gpu in ((26624, 2**14), (45056, 2**16), (30720, 3 * 2**13)):
         shape = model_shape(d_model, laws)
-        unit = grid_head_unit(shape)
+        unit = grid_kv_heads(shape)
         assert unit == 8
         rows = realistic_layout_rows(shape, n_gpu, SearchOptions(), physics, 64)
         assert rows is not None

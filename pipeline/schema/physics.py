@@ -147,6 +147,7 @@ def physics_from_config(node: object, path: str = "physics") -> PhysicsSettings:
         gemm_waves=sec.boolean("gemm_waves"),
         grad_reduce_fp32=sec.boolean("grad_reduce_fp32"),
         fp8_params=sec.boolean("fp8_params"),
+        fp8_current_scaling=sec.boolean("fp8_current_scaling"),
         expert_imbalance=sec.number("expert_imbalance", "fraction", exclusive=False),
         cluster_sizes=ClusterSizes(sec.choice("cluster_sizes", [c.value for c in ClusterSizes])),
         hbm_capacity=HbmCapacity(sec.choice("hbm_capacity", [c.value for c in HbmCapacity])),

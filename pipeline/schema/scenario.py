@@ -182,6 +182,12 @@ INERT_SWITCHES = (
         _needs("FP8 GEMMs, physics.precision=fp8"),
     ),
     InertSwitch(
+        "fp8_current_scaling",
+        False,
+        lambda p, _, __: p.precision is not Precision.FP8 or not p.memory_bound_ops,
+        _needs("FP8 GEMMs and memory-bound operators, physics.precision=fp8 and memory_bound_ops"),
+    ),
+    InertSwitch(
         "nic_striping",
         False,
         lambda _, hw, __: not hw.level_sizes,

@@ -290,9 +290,15 @@ NUMBERS: dict[str, dict[str, object]] = {
     "bf16_grads": {},
     "fp32_grads": {"grad_reduce_fp32": True},
     "fp8_weights": {"precision": Precision.FP8, "fp8_params": True},
+    "fp8_current_scaling": {
+        "precision": Precision.FP8,
+        "fp8_params": True,
+        "fp8_current_scaling": True,
+    },
 }
 """Number formats the step parity is checked under: 16-bit and FP32 gradients, and FP8 GEMMs
-with the weights held (and all-gathered) in FP8 only."""
+with the weights held (and all-gathered) in FP8 only, scaled from the amax history or in the
+current step (its amax pass, docs/model.md R.11)."""
 
 
 @pytest.mark.parametrize("numbers", list(NUMBERS))

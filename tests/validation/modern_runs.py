@@ -253,10 +253,26 @@ GPU's own 2025 GEMM speedup, docs/model.md R.9), each with the evidence; every o
 the 2021-2024 stacks (`physics.stack=2024`)."""
 
 
+CURRENT_SCALING_SOURCES: Mapping[str, str] = {
+    "NeMo 25.04": "the performance summary's pre-training table, container 25.04: 'We apply "
+    "per-tensor FP8 quantization, leveraging scaling factors computed in the current step' "
+    "(NeMo Framework user guide, performance/archive/25.04-performance-summary.html)",
+}
+"""Sources whose FP8 runs scale each tensor by its amax in the current step
+(`physics.fp8_current_scaling`, docs/model.md R.11), each with the evidence; every other FP8
+source states no recipe and runs delayed scaling, Transformer Engine's and Megatron-Core's
+default (NeMo 24.07's and 25.02's summaries say only "FP8")."""
+
+
 def physics_overrides(row: Mapping[str, str]) -> tuple[str, ...]:
     """The stack's attention kernels and software generation (`physics.stack`), and FP8 GEMMs
-    for the FP8 rows (`physics.precision`); FP16 rows run as BF16 (the same 16-bit peak)."""
-    fp8 = ("physics.precision=fp8",) if row["precision"] == "fp8" else ()
+    for the FP8 rows (`physics.precision`), scaled in the current step for the sources of
+    `CURRENT_SCALING_SOURCES`; FP16 rows run as BF16 (the same 16-bit peak)."""
+    fp8: tuple[str, ...] = ()
+    if row["precision"] == "fp8":
+        fp8 = ("physics.precision=fp8",)
+        if source_of(row) in CURRENT_SCALING_SOURCES:
+            fp8 += ("physics.fp8_current_scaling=true",)
     stack = stack_of(row)
     return (f"physics.fusion={stack.fusion}", f"physics.stack={stack.physics_stack}", *fp8)
 

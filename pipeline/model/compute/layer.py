@@ -20,6 +20,7 @@ from pipeline.model.compute.efficiency import (
     CallTraffic,
     call_terms_s,
     call_traffic,
+    fp8_gemms,
     matmul_overhead_s,
     traffic_calls_s,
 )
@@ -30,8 +31,10 @@ from pipeline.model.compute.matmul import (
     slowest_call_bound,
 )
 from pipeline.model.compute.memory_ops import (
+    MemoryOp,
     OpBytes,
     OpTimes,
+    fp8_amax_op,
     layer_op_bytes,
     layer_tensors,
     op_times_s,
@@ -202,8 +205,30 @@ def layer_traffic(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTraf
     if physics.memory_bound_ops:
         split = (w.sp, w.tp_ff, w.tp)
         x = layer_tensors(w.tokens, w.hidden, w.ffn, w.kv_width, w.heads, w.seq_len, split, w.top_k)
-        ops = layer_op_bytes(x, physics.fusion, physics.attention, n, w.dropout)
+        extra = (layer_fp8_amax_op(physics, w),) if current_scaling(hw, physics) else ()
+        ops = layer_op_bytes(x, physics.fusion, physics.attention, n, w.dropout, extra)
     return LayerTraffic(layer_call_traffic(hw, physics, w), ops)
+
+
+def current_scaling(hw: HardwareSpec, physics: Physics) -> bool:
+    """Whether the layer's FP8 GEMMs scale their operands by the current step's amax
+    (`physics.fp8_current_scaling` under FP8 GEMMs, `efficiency.fp8_gemms`)."""
+    return physics.fp8_current_scaling and fp8_gemms(hw, physics)
+
+
+def layer_fp8_amax_op(physics: Physics, w: LayerWork) -> MemoryOp:
+    """`memory_ops.fp8_amax_op` of a layer: the elements of each weight GEMM's input (forward)
+    and output gradient (backward) on one GPU, the projections' (with `physics.attention`) on the
+    microbatch's tokens and each local MLP's on its own (`layer_call_traffic`'s calls); one
+    kernel per weight matrix, the local experts' together (a grouped GEMM's)."""
+    proj = _projection_shapes(w) if physics.attention else []
+    mlp = _mlp_shapes(w)
+    experts_tokens = w.local_experts * w.expert_tokens
+    inputs = sum((w.tokens * cols for _, cols in proj), start=np.zeros(()))
+    grads = sum((w.tokens * rows for rows, _ in proj), start=np.zeros(()))
+    inputs = inputs + sum(experts_tokens * cols for _, cols in mlp)
+    grads = grads + sum(experts_tokens * rows for rows, _ in mlp)
+    return fp8_amax_op(inputs, grads, len(proj) + len(mlp))
 
 
 def layer_call_traffic(hw: HardwareSpec, physics: Physics, w: LayerWork) -> CallTraffic:

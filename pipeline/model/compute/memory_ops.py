@@ -174,6 +174,24 @@ def flash_ops(x: LayerTensors, dropout: bool = True) -> list[MemoryOp]:
     return [op for op in fused_ops(x, dropout) if not op.attention_core]
 
 
+def fp8_amax_op(inputs: Array, output_grads: Array, matrices: int) -> MemoryOp:
+    """The amax pass of FP8 current scaling (Transformer Engine's `Float8CurrentScaling`, NeMo
+    25.04's "scaling factors computed in the current step"): each quantization reads its 16-bit
+    tensor twice, once for its amax and once to cast, where delayed scaling reads it once
+    (Transformer Engine user guide, "FP8 Delayed Scaling": "this reduces tensor reads per
+    quantization from two to one"). So each weight GEMM's input (forward, `inputs` elements over
+    the layer's GEMMs) and output gradient (backward, `output_grads`) is read once more, w bytes
+    an element, one kernel per matrix each way. The cast itself is charged under neither recipe:
+    FP8 GEMMs are timed as calibrated on delayed-scaling runs (docs/model.md R.11)."""
+    return MemoryOp(
+        "fp8_amax",
+        OpClass.ELEMENTWISE,
+        WORD_BYTES * inputs,
+        WORD_BYTES * output_grads,
+        kernels=matrices,
+    )
+
+
 def layer_memory_ops(x: LayerTensors, fusion: Fusion, dropout: bool = True) -> list[MemoryOp]:
     """The memory-bound kernels of one layer under a fusion choice; without `dropout` (a layer
     that trains without it) no dropout kernel runs and no mask is read or written."""
@@ -235,12 +253,18 @@ class OpBytes:
 
 
 def layer_op_bytes(
-    x: LayerTensors, fusion: Fusion, attention: bool, shape: tuple[int, ...], dropout: bool = True
+    x: LayerTensors,
+    fusion: Fusion,
+    attention: bool,
+    shape: tuple[int, ...],
+    dropout: bool = True,
+    extra: tuple[MemoryOp, ...] = (),
 ) -> OpBytes:
     """The kernels of `layer_memory_ops` under `fusion` (with or without `dropout`) with rows
-    of `shape`; without `attention` the attention core's kernels (softmax, attention dropout)
-    left out."""
+    of `shape`, then `extra` (the FP8 amax pass, `fp8_amax_op`); without `attention` the
+    attention core's kernels (softmax, attention dropout) left out."""
     ops = [op for op in layer_memory_ops(x, fusion, dropout) if attention or not op.attention_core]
+    ops += extra
     return OpBytes(
         tuple(OpKind(op.op_class, op.kernels, op.attention_core) for op in ops),
         _stacked([op.forward_bytes for op in ops], shape),

@@ -201,6 +201,12 @@ class Physics(KeepsHash):
     weight's place, no FP8 copies beside it, the
     parameter all-gather at 1 byte (a run's `fp8_params`, docs/model.md R.11); off, a 16-bit
     weight and its FP8 copies, gathered at 16 bits (Megatron-Core's default)."""
+    fp8_current_scaling: bool = False
+    """Under FP8 GEMMs with memory-bound operators, each FP8 tensor is scaled by its own amax in
+    the current step (Transformer Engine's `Float8CurrentScaling`, as NeMo 25.04's performance
+    runs): every weight GEMM's input and output gradient is read once more for its amax
+    (`compute.memory_ops.fp8_amax_op`, docs/model.md R.11); off, delayed scaling from the amax
+    history (Transformer Engine's `DelayedScaling`, Megatron-Core's default `fp8_recipe`)."""
     cluster_sizes: ClusterSizes = ClusterSizes.POWERS_OF_TWO
     """Cluster sizes the walk tries: the paper's S·2^i or any multiple of the NVLink domain. A
     rule of the walk, not of a step: the paper's step model runs with either (`is_paper`)."""
@@ -248,6 +254,7 @@ class Physics(KeepsHash):
                 or self.gemm_waves
                 or self.grad_reduce_fp32
                 or self.fp8_params
+                or self.fp8_current_scaling
                 or self.expert_imbalance != 0.0
                 or self.hbm_capacity is not HbmCapacity.DATASHEET
             )

@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
@@ -163,7 +164,7 @@ def plan_run(
     are instead of expanding the sweep again, when there are as many as the sweep makes.
     """
     say = say or _quiet
-    output = OmegaConf.to_container(cfg.get("output"), resolve=True) if "output" in cfg else {}
+    output = section_node(cfg, "output")
     if (
         not isinstance(output, dict)
         or not isinstance(output.get("root"), str)
@@ -253,7 +254,19 @@ def compose_run_config(
 def execution_of(cfg: DictConfig) -> ExecutionSettings:
     """The settings of a composed config's `execution` node (the defaults without one);
     ConfigError names a bad key or value."""
-    node = OmegaConf.to_container(cfg.get("execution"), resolve=True) if "execution" in cfg else {}
-    return execution_from_config(
-        {str(k): v for k, v in node.items()} if isinstance(node, dict) else {}
-    )
+    node = section_node(cfg, "execution")
+    return execution_from_config({str(k): v for k, v in node.items()})
+
+
+def section_node(cfg: DictConfig, name: str) -> dict[Any, Any]:
+    """The plain mapping of a composed config's top-level `name` node ({} without one);
+    ConfigError when the command line made it a plain value (`output=/data/x` for
+    `output.root=/data/x`), as a preset's section is refused (`schema.section.Section`)."""
+    if name not in cfg:
+        return {}
+    node = cfg.get(name)
+    if not isinstance(node, DictConfig):
+        raise ConfigError(name, node, "must be a mapping of keys to values")
+    out = OmegaConf.to_container(node, resolve=True)
+    assert isinstance(out, dict)  # a DictConfig's container
+    return dict(out)

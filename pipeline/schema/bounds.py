@@ -18,9 +18,9 @@ float64, which the model uses for products such as n_gpu; it is also far inside 
 MAX_BANDWIDTH_BYTES_PER_S = 1e18
 """HBM, L2 and network bandwidth: 1 EB/s (H100 HBM 3.35e12 B/s). Network links may be inf."""
 MAX_CLOCK_HZ = 1e12
-"""Clock: 1 THz (H100 1.98e9 Hz)."""
+"""Clock: 1 THz (H100 1.83e9 Hz)."""
 MAX_FLOP_PER_CLOCK_PER_THREAD = 1e6
-"""Arithmetic per clock per thread (H100: 7.8 for dense BF16)."""
+"""Arithmetic per clock per thread (H100: 32 for dense BF16)."""
 MAX_FLOP_PER_S = 1e30
 """A GPU's peak rate, flop/clock/thread x 128 threads x SMs x clock (H100 9.9e14 FLOP/s)."""
 MAX_MEMORY_BYTES = 1e18

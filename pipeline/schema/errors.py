@@ -19,8 +19,17 @@ MISSING = _Missing()
 """The ``value`` of a ConfigError raised for an absent key."""
 
 
+_YAML_WORDS = {True: "true", False: "false"}
+"""How YAML and the command line spell the two booleans."""
+
+
 def _show(value: object) -> str:
-    """The value as one short line: its repr, newlines flattened, long values cut."""
+    """The value as one short line, as the user typed it where they differ from Python's repr
+    (true, false, null); otherwise its repr, newlines flattened, long values cut."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return _YAML_WORDS[value]
     text = " ".join(repr(value).split("\n"))
     if len(text) > _MAX_VALUE_CHARS:
         text = text[: _MAX_VALUE_CHARS - 3] + "..."
@@ -48,26 +57,33 @@ class ConfigError(ValueError):
 
 
 class UnknownKeyError(ConfigError):
-    """A key the config may not hold: ``str()`` names it, its value and the keys allowed where
-    it is, then ``hint`` or, without one, the closest allowed key when one is close,
+    """A key the config may not hold: ``str()`` names it, its value, `rule` (``unknown key``, or
+    what the key stands for) and the keys allowed where it is, then ``hint`` or, without one,
+    the closest allowed key when one is close,
     ``hardware.network.latency = 1: unknown key; allowed keys: bandwidth_gb_per_s, latency_us,
     level_sizes, nics_per_node; did you mean latency_us?``."""
 
     def __init__(
-        self, key: str, value: object, allowed_keys: Iterable[str], hint: str = ""
+        self,
+        key: str,
+        value: object,
+        allowed_keys: Iterable[str],
+        hint: str = "",
+        rule: str = "unknown key",
     ) -> None:
         self.allowed_keys = tuple(sorted(allowed_keys))
         self.hint = hint
+        self.rule = rule
         if not hint:
             close = difflib.get_close_matches(key.rsplit(".", 1)[-1], self.allowed_keys, n=1)
             hint = f"did you mean {close[0]}?" if close else ""
-        rule = f"unknown key; allowed keys: {', '.join(self.allowed_keys)}"
-        super().__init__(key, value, f"{rule}; {hint}" if hint else rule)
+        text = f"{rule}; allowed keys: {', '.join(self.allowed_keys)}"
+        super().__init__(key, value, f"{text}; {hint}" if hint else text)
 
     def __reduce__(
         self,
-    ) -> tuple[type[UnknownKeyError], tuple[str, object, tuple[str, ...], str]]:
-        return (type(self), (self.key, self.value, self.allowed_keys, self.hint))
+    ) -> tuple[type[UnknownKeyError], tuple[str, object, tuple[str, ...], str, str]]:
+        return (type(self), (self.key, self.value, self.allowed_keys, self.hint, self.rule))
 
 
 class InputError(ValueError):

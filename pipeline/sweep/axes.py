@@ -21,6 +21,7 @@ when start and stop (and step) are integers and every value is whole, the values
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import re
@@ -28,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from pipeline.schema.errors import ConfigError
+from pipeline.schema.errors import ConfigError, UnknownKeyError
 from pipeline.schema.scenario import GROUPS
 from pipeline.schema.section import check_integer, is_integer, is_number
 
@@ -50,6 +51,21 @@ ALLOWED_VALUES = (
 )
 
 
+def unknown_field(
+    where: str, values: list[Any], parents: tuple[str, ...], name: str, node: Mapping[str, Any]
+) -> UnknownKeyError:
+    """The error of an axis whose field `name` is not in the config node `node` (at `parents`):
+    the config field it names, the fields there and the closest of them, as a misspelt key on
+    the command line gets (`sweep.axes.hardware.hbm_bandwith_gb_per_s = [1, 2]: unknown config
+    field hardware.hbm_bandwith_gb_per_s; allowed keys: ...; did you mean
+    hbm_bandwidth_gb_per_s?`)."""
+    keys = sorted(str(k) for k in node)
+    close = difflib.get_close_matches(name, keys, n=1)
+    field = ".".join((*parents, name))
+    hint = f"did you mean {close[0]}?" if close else ""
+    return UnknownKeyError(where, values, keys, hint, rule=f"unknown config field {field}")
+
+
 @dataclass(frozen=True, slots=True)
 class Axis:
     """One numeric sweep axis: where it writes and the values it takes, in order."""
@@ -67,9 +83,11 @@ class Axis:
         where = f"sweep.axes.{self.key}"
         node: Any = config
         for depth, name in enumerate(self.path):
-            if not isinstance(node, Mapping) or name not in node:
+            if not isinstance(node, Mapping):
                 missing = ".".join(self.path[: depth + 1])
                 raise ConfigError(where, list(self.values), f"unknown config field {missing}")
+            if name not in node:
+                raise unknown_field(where, list(self.values), self.path[:depth], name, node)
             node = node[name]
         if isinstance(node, Mapping):
             raise ConfigError(where, list(self.values), "names a section; name one of its fields")

@@ -66,6 +66,46 @@ def test_misspelt_key_is_named_by_the_schema_without_plus(
     assert line == check_line([f"+{override}"], tmp_path, monkeypatch, capsys)
 
 
+def test_misspelt_sweep_axis_is_named_by_the_schema_without_plus(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sweep axis naming a field the config lacks gets the schema's line with the fields
+    where it points and the closest one, with ``+`` or without, not Hydra's advice."""
+    override = "sweep.axes.hardware.hbm_bandwith_gb_per_s=[1,2]"
+    line = check_line(["sweep=smoke", override], tmp_path, monkeypatch, capsys)
+    assert line.startswith(
+        "sweep.axes.hardware.hbm_bandwith_gb_per_s = [1, 2]: unknown config field "
+        "hardware.hbm_bandwith_gb_per_s; allowed keys: dense_fp8_tflop_per_s, "
+    )
+    assert line.endswith("; did you mean hbm_bandwidth_gb_per_s?")
+    assert line == check_line(["sweep=smoke", f"+{override}"], tmp_path, monkeypatch, capsys)
+
+
+@pytest.mark.parametrize(
+    ("override", "expected"),
+    [
+        ("output=/data/x", "output = '/data/x': must be a mapping of keys to values"),
+        ("execution=dask", "execution = 'dask': must be a mapping of keys to values"),
+        ("execution=null", "execution = null: must be a mapping of keys to values"),
+    ],
+)
+def test_a_section_given_a_plain_value_is_refused_in_one_line(
+    override: str,
+    expected: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``output=/data/x`` for ``output.root=/data/x`` (or ``execution=dask`` for
+    ``execution.backend=dask``) is the schema's line naming the section, exit status 2."""
+    monkeypatch.chdir(tmp_path)
+    root = [] if override.startswith("output") else [f"output.root={tmp_path / 'data'}"]
+    code = check([override, *root])
+    captured = capsys.readouterr()
+    assert code == EXIT_BAD_INPUT
+    assert captured.err.splitlines() == [f"dmlimits: error: {expected}"]
+
+
 def test_key_of_a_projection_says_which_preset_has_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

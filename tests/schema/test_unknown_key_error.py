@@ -35,3 +35,32 @@ def test_unknown_key_hint_replaces_the_closest_key_and_survives_pickling() -> No
         )
     )
     assert again.allowed_keys == ("name", "sms")
+
+
+def test_unknown_key_rule_says_what_the_key_stands_for_and_survives_pickling() -> None:
+    """A sweep axis names a config field: its rule says which, before the allowed keys."""
+    err = UnknownKeyError(
+        "sweep.axes.hardware.smz",
+        [1],
+        ["sms"],
+        "did you mean sms?",
+        "unknown config field hardware.smz",
+    )
+    again = pickle.loads(pickle.dumps(err))
+    assert (
+        str(again)
+        == str(err)
+        == (
+            "sweep.axes.hardware.smz = [1]: unknown config field hardware.smz; allowed keys: sms; "
+            "did you mean sms?"
+        )
+    )
+
+
+def test_values_are_shown_as_typed_on_the_command_line() -> None:
+    """Booleans and null read as YAML writes them, not as Python's True and None; strings
+    keep their quotes (``'false'`` is a string, not the boolean)."""
+    assert str(ConfigError("physics.fp8_params", True, "x")) == "physics.fp8_params = true: x"
+    assert str(ConfigError("output.resume", False, "x")) == "output.resume = false: x"
+    assert str(ConfigError("output", None, "x")) == "output = null: x"
+    assert str(ConfigError("run.dropout", "false", "x")) == "run.dropout = 'false': x"

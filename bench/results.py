@@ -262,7 +262,9 @@ def largest_run_table() -> list[str]:
         rows.append([f"{year:.0f}", sci(median), f"{sci(low)}-{sci(high)}"])
     return [
         "The largest training run's compute at the start of each year, predicted from the same",
-        "envelope (its parameters and the running maximum's gap below it):",
+        "envelope (its parameters and the running maximum's gap below it), never below the",
+        "largest run the data show by then, or by the data's date after it (a running maximum",
+        "does not fall):",
         "",
         *table(["year", "largest run (FLOP), median", "5th-95th percentile"], rows),
     ]

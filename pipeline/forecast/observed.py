@@ -157,14 +157,20 @@ class FrontierFit:
     def flop_prediction_at(self, year: float) -> tuple[float, float, float]:
         """The median, 5th and 95th percentile compute in `year` (FLOP) of the largest run
         (envelope) or a frontier run (typical): e^(a_i + b_i · (y − ȳ) − D_i) over the lines,
-        the parameters' uncertainty and the runs' scatter together."""
+        the parameters' uncertainty and the runs' scatter together. The largest run is a
+        running maximum: no line of it goes below the record the fit saw by `year` (by
+        `data_as_of` after it, `record.flop_by`); a line above the record before `data_as_of`
+        is kept, as a year of a threshold above the record is (docs/sources.md §5)."""
         logs = (
             self.sample_log_flop
             + self.sample_log_growth * (year - self.reference_year)
             - self.sample_log_gap
         )
         tail = (1.0 - CONFIDENCE) / 2.0
-        low, median, high = np.exp(np.quantile(logs, [tail, 0.5, 1.0 - tail]))
+        values = np.exp(np.quantile(logs, [tail, 0.5, 1.0 - tail]))
+        if self.line is FrontierLine.ENVELOPE:  # a quantile of the lines held up to the record
+            values = np.maximum(values, self.record.flop_by(min(year, self.record.as_of_year)))
+        low, median, high = values
         return float(median), float(low), float(high)
 
 

@@ -316,3 +316,17 @@ def test_observed_frontier_fit_hash_is_its_fits_and_none_without_a_fit() -> None
     assert bare is not None
     assert bare.fit_hash == fit_hash(read.snapshot.content_hash, None)
     assert bare.forecast_fit_hash is None
+
+
+def test_largest_run_prediction_never_falls_below_the_record() -> None:
+    """A running maximum never falls: at and after `data_as_of` no percentile of the largest
+    run's prediction lies below the largest run the fit saw, and before it none below the
+    record by then; a typical run's prediction is not held to it."""
+    runs = _below_envelope(5)
+    fit, _ = fit_frontier(runs, FrontierSettings())
+    record = fit.record
+    for year in (record.years[0], record.as_of_year, record.as_of_year + 0.5, 2040.0):
+        _, low, _ = fit.flop_prediction_at(year)
+        assert low >= record.flop_by(min(year, record.as_of_year))
+    before = record.years[len(record.years) // 2]
+    assert fit.flop_prediction_at(before)[1] >= record.flop_by(before)

@@ -213,7 +213,4 @@ def software_stack(sec: Section) -> int:
 
 def zero_stage(sec: Section) -> int:
     """ZeRO stage 0-3 (Rajbhandari et al. 2020)."""
-    stage = sec.integer("zero_stage", minimum=0)
-    if stage > 3:
-        raise ConfigError(sec.key("zero_stage"), stage, "must be 0, 1, 2 or 3")
-    return stage
+    return sec.integer("zero_stage", minimum=0, maximum=3)

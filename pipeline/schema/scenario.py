@@ -28,7 +28,7 @@ from pipeline.model.records.power import PowerSpec
 from pipeline.model.records.results import Layout
 from pipeline.model.records.run import RunSpec
 from pipeline.model.records.scaling import BatchLaw, BatchLawKind, ScalingLaws, model_shape
-from pipeline.model.records.switches import Physics, Precision
+from pipeline.model.records.switches import Fusion, Physics, Precision
 from pipeline.schema import bounds
 from pipeline.schema.closed_form import closed_form_from_config
 from pipeline.schema.errors import MISSING, ConfigError
@@ -213,8 +213,18 @@ def check_inert_switches(physics: Physics, hardware: HardwareSpec, laws: Scaling
     nothing here (`INERT_SWITCHES`): they would change no rule the step applies, only take the
     paper's model off its own code path for Part II's step and move its answer (the H100 dense
     wall from 5.08e31 to 4.07e29 FLOP). Beside an extension that acts they change nothing and
-    are accepted (`physics=realistic` on H100, without tensor memory)."""
+    are accepted (`physics=realistic` on H100, without tensor memory). A `fusion` other than
+    the paper preset's on the paper's model is refused too: it acts only through
+    `memory_bound_ops`, so it would change nothing at all, and a sweep over it would give
+    identical series."""
     if physics.is_paper:
+        if physics.fusion is not Fusion.FUSED:
+            raise ConfigError(
+                "physics.fusion",
+                physics.fusion.value,
+                "acts only through memory-bound operators, which the paper's model has none of: "
+                "it would change nothing; set physics.memory_bound_ops=true (or physics=realistic)",
+            )
         return
     inert = [
         s

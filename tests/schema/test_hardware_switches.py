@@ -170,6 +170,7 @@ def test_nic_striping_without_nodes_is_accepted() -> None:
         (["physics.batch_at_row_flop=true"], "batch_at_row_flop"),
         (["hardware=h100_global_nvlink", "physics.nic_striping=true"], "nic_striping"),
         (["physics.cp_all_gather=true", "physics.small_microbatches=true"], "cp_all_gather"),
+        (["physics.fp8_current_scaling=true"], "fp8_current_scaling"),
     ],
 )
 def test_a_switch_that_cannot_act_alone_is_refused(overrides: list[str], switch: str) -> None:
@@ -179,6 +180,18 @@ def test_a_switch_that_cannot_act_alone_is_refused(overrides: list[str], switch:
     with pytest.raises(ConfigError, match="does nothing on") as info:
         load_scenario(compose_config(overrides))
     assert info.value.key == f"physics.{switch}"
+
+
+@pytest.mark.parametrize("fusion", ["none", "flash"])
+def test_a_fusion_on_the_papers_model_is_refused(fusion: str) -> None:
+    """The paper's model has no memory-bound operators, so another fusion would change
+    nothing, not even the code path (`fusion` is no extension): a sweep over it would give
+    identical series. Refused, naming what it acts through; with it, accepted."""
+    with pytest.raises(ConfigError, match="acts only through memory-bound operators") as info:
+        load_scenario(compose_config([f"physics.fusion={fusion}"]))
+    assert info.value.key == "physics.fusion"
+    both = [f"physics.fusion={fusion}", "physics.memory_bound_ops=true"]
+    assert load_scenario(compose_config(both)).physics.fusion.value == fusion
 
 
 def test_switches_that_cannot_act_together_are_refused_naming_the_first() -> None:

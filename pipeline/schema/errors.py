@@ -19,17 +19,22 @@ MISSING = _Missing()
 """The ``value`` of a ConfigError raised for an absent key."""
 
 
-_YAML_WORDS = {True: "true", False: "false"}
-"""How YAML and the command line spell the two booleans."""
+def yaml_word(value: object) -> str | None:
+    """How YAML and the command line spell null and the two booleans (where Python's repr says
+    None, True, False); None for any other value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return None
 
 
 def _show(value: object) -> str:
     """The value as one short line, as the user typed it where they differ from Python's repr
-    (true, false, null); otherwise its repr, newlines flattened, long values cut."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return _YAML_WORDS[value]
+    (`yaml_word`); otherwise its repr, newlines flattened, long values cut."""
+    word = yaml_word(value)
+    if word is not None:
+        return word
     text = " ".join(repr(value).split("\n"))
     if len(text) > _MAX_VALUE_CHARS:
         text = text[: _MAX_VALUE_CHARS - 3] + "..."

@@ -19,7 +19,7 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pipeline.schema.bounds import MAX_INTEGER
-from pipeline.schema.errors import MISSING, ConfigError, UnknownKeyError
+from pipeline.schema.errors import MISSING, ConfigError, UnknownKeyError, yaml_word
 
 SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
 """A name that becomes a folder or file name (a preset's `name` is a partition folder of the
@@ -129,6 +129,16 @@ def check_si(
     )
 
 
+def flat_hint(path: str, value: object, keys: Collection[str]) -> str:
+    """The hint for an unknown key whose value is a mapping of keys allowed where the unknown
+    key is (`run.layout.tp=3` for `run.tp=3`): those keys are written directly under `path`;
+    "" otherwise (the closest allowed key is the hint then)."""
+    if not isinstance(value, Mapping) or not value or not all(k in keys for k in value):
+        return ""
+    named = ", ".join(f"{join_key(path, str(k))}={yaml_word(v) or v}" for k, v in value.items())
+    return f"these keys are written directly under {path or 'the root'}: {named}"
+
+
 class Section:
     """One mapping of the config, read key by key with checks.
 
@@ -142,7 +152,9 @@ class Section:
         self._data: Mapping[str, Any] = data
         for key in data:
             if key not in keys:
-                raise UnknownKeyError(join_key(path, str(key)), data[key], keys)
+                raise UnknownKeyError(
+                    join_key(path, str(key)), data[key], keys, flat_hint(path, data[key], keys)
+                )
 
     @property
     def values(self) -> Mapping[str, Any]:

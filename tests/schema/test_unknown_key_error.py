@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import pickle
 
+import pytest
+
 from pipeline.schema.errors import ConfigError, UnknownKeyError
+from pipeline.schema.section import Section
 
 
 def test_unknown_key_names_the_closest_allowed_key() -> None:
@@ -64,3 +67,17 @@ def test_values_are_shown_as_typed_on_the_command_line() -> None:
     assert str(ConfigError("output.resume", False, "x")) == "output.resume = false: x"
     assert str(ConfigError("output", None, "x")) == "output = null: x"
     assert str(ConfigError("run.dropout", "false", "x")) == "run.dropout = 'false': x"
+
+
+def test_a_nested_key_of_flat_keys_says_to_write_them_flat() -> None:
+    """``run.layout.tp=3`` for ``run.tp=3``: the hint names the keys as they are written, not
+    the closest key to ``layout``."""
+    with pytest.raises(UnknownKeyError) as info:
+        Section(
+            {"layout": {"tp": 3, "sequence_parallel": True}},
+            "run",
+            ["tp", "sequence_parallel", "layout_search"],
+        )
+    assert str(info.value).endswith(
+        "; these keys are written directly under run: run.tp=3, run.sequence_parallel=true"
+    )

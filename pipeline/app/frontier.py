@@ -89,6 +89,7 @@ def run_frontiers(
                     found.first_infeasible_flop,
                     found.wall_flop,
                     found.end_reason,
+                    found.linear_end_beyond_grid,
                 )
             )
         frontiers[base_id] = MovingFrontier(base_gpu, trends.catalog_hash, tuple(rows))

@@ -42,6 +42,10 @@ class FrontierYear:
     is infeasible or runs below the utilization floor; None only at the end of the grid."""
     end_reason: str | None
     """How the year's series ended (`limits.SeriesEnd`): wall, utilization_collapse, end_of_grid."""
+    linear_end_beyond_grid: bool | None = None
+    """Whether the year's linear scaling outlasted its recorded points (`linear_end_flop` None
+    with a feasible point), as `thresholds.linear_end_beyond_grid`
+    (`SeriesLimits.linear_end_beyond_grid`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,7 @@ def frontier_dicts(
             "first_infeasible_flop": y.first_infeasible_flop,
             "wall_flop": y.wall_flop,
             "end_reason": y.end_reason,
+            "linear_end_beyond_grid": y.linear_end_beyond_grid,
             "run_id": provenance.run_id,
             "config_hash": config_hash({"series_id": key.series_id, "year": y.year}),
             "schema_version": int(provenance.schema_version),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -46,7 +46,9 @@ their threshold; 14: `forecasts.moving_projected`, whether the series' hardware 
 at all, so a null moving year of a series never projected is not read as one not reached;
 15: `series.dropout`, whether the transformer the series times trains with dropout; 16:
 `observed_runs.fit_hash` and `forecasts.fit_hash`, the fit the frontier flags were drawn
-under, which keys the `observed_runs` part, so runs of other fits into one root keep theirs)."""
+under, which keys the `observed_runs` part, so runs of other fits into one root keep theirs;
+17: `frontier.linear_end_beyond_grid`, so a year's null `linear_end_flop` says whether linear
+scaling outlasted its grid or no point was feasible)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -462,6 +464,7 @@ FRONTIER_FIELDS = [
     _optional("first_infeasible_flop", pa.float64()),
     _optional("wall_flop", pa.float64()),
     _optional("end_reason", pa.string()),
+    _optional("linear_end_beyond_grid", pa.bool_()),
 ]
 """One year of a series' moving frontier (`pipeline.forecast.frontier`): the series evaluated on
 its GPU projected to `year` along the catalog's trends, and that series' limits; `wall_flop` and
@@ -671,6 +674,7 @@ Every column not listed here (or in `ADDED_IN_TABLE`) has been in the tables sin
 ADDED_IN_TABLE: dict[tuple[str, str], int] = {
     ("frontier", "wall_flop"): 4,
     ("frontier", "end_reason"): 4,
+    ("frontier", "linear_end_beyond_grid"): 17,
     **{("observed_runs", name): 5 for name in HOW_TRAINED_FIELDS},
 }
 """(table, column) -> the `SCHEMA_VERSION` that added the column to that table, where a column

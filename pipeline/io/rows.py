@@ -22,7 +22,6 @@ import pyarrow as pa
 
 from pipeline.identity import canonical_json, point_config_hash
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
-from pipeline.model.limits import SeriesEnd
 from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.results import PointResult, SeriesLimits
@@ -278,11 +277,7 @@ def threshold_dict(
         "last_feasible_flop": limits.last_feasible_flop,
         "first_infeasible_flop": limits.first_infeasible_flop,
         "max_utilization": limits.max_utilization,
-        "linear_end_beyond_grid": (
-            None
-            if limits.end_reason == str(SeriesEnd.RUN)
-            else limits.linear_end_flop is None and limits.last_feasible_flop is not None
-        ),
+        "linear_end_beyond_grid": limits.linear_end_beyond_grid,
         "n_points": int(n_points),
         "linear_end_basis": limits.linear_end_basis,
         "wall_flop": limits.wall_flop,

@@ -172,10 +172,12 @@ def test_per_run_table_without_rows_writes_no_part(tmp_path: Path) -> None:
 def test_frontier_part_of_version_3_reads_without_its_wall(
     written: tuple[Path, Result], tmp_path: Path
 ) -> None:
-    """A `frontier` part written before the table had `wall_flop` and `end_reason` (version 3)
-    is read, those two columns null, not refused as damaged."""
+    """A `frontier` part written before the table had `wall_flop` and `end_reason` (version 3),
+    nor `linear_end_beyond_grid` (version 17), is read, those columns null, not refused as
+    damaged."""
     (part,) = table_parts(written[0], "frontier").parts
-    old = pq.read_table(part).drop_columns(["wall_flop", "end_reason"])
+    added = ["wall_flop", "end_reason", "linear_end_beyond_grid"]
+    old = pq.read_table(part).drop_columns(added)
     old = old.set_column(
         old.schema.get_field_index("schema_version"),
         "schema_version",
@@ -188,5 +190,5 @@ def test_frontier_part_of_version_3_reads_without_its_wall(
     assert read.skipped == ()
     assert read.frame is not None
     assert read.frame.height == old.num_rows
-    assert read.frame["wall_flop"].null_count() == old.num_rows
-    assert read.frame["end_reason"].null_count() == old.num_rows
+    for name in added:
+        assert read.frame[name].null_count() == old.num_rows

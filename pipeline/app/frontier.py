@@ -18,6 +18,7 @@ from pipeline.execute.runner import run_series, tasks_at_once
 from pipeline.execute.settings import ExecutionSettings
 from pipeline.forecast.frontier import FrontierYear, MovingFrontier, frontier_scenarios
 from pipeline.identity import series_id
+from pipeline.model.limits import linear_end_beyond_grid
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.results import SeriesLimits
 from pipeline.schema import Scenario
@@ -89,7 +90,7 @@ def run_frontiers(
                     found.first_infeasible_flop,
                     found.wall_flop,
                     found.end_reason,
-                    found.linear_end_beyond_grid,
+                    linear_end_beyond_grid(found),
                 )
             )
         frontiers[base_id] = MovingFrontier(base_gpu, trends.catalog_hash, tuple(rows))

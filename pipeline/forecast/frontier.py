@@ -45,7 +45,7 @@ class FrontierYear:
     linear_end_beyond_grid: bool | None = None
     """Whether the year's linear scaling outlasted its recorded points (`linear_end_flop` None
     with a feasible point), as `thresholds.linear_end_beyond_grid`
-    (`SeriesLimits.linear_end_beyond_grid`)."""
+    (`limits.linear_end_beyond_grid`)."""
 
 
 @dataclass(frozen=True, slots=True)

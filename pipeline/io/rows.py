@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from pipeline.identity import canonical_json, point_config_hash
 from pipeline.io.columns import PARTITION_COLUMNS, SCHEMA_VERSION
+from pipeline.model.limits import linear_end_beyond_grid
 from pipeline.model.memory.capacity import memory_capacity_bytes
 from pipeline.model.records.hardware import peak_flop_per_s
 from pipeline.model.records.results import PointResult, SeriesLimits
@@ -277,7 +278,7 @@ def threshold_dict(
         "last_feasible_flop": limits.last_feasible_flop,
         "first_infeasible_flop": limits.first_infeasible_flop,
         "max_utilization": limits.max_utilization,
-        "linear_end_beyond_grid": limits.linear_end_beyond_grid,
+        "linear_end_beyond_grid": linear_end_beyond_grid(limits),
         "n_points": int(n_points),
         "linear_end_basis": limits.linear_end_basis,
         "wall_flop": limits.wall_flop,

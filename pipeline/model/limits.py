@@ -372,3 +372,14 @@ def latency_bound_params(
     3 months, 4M-token batches, 120 layers and 9 µs give about 4e14 parameters.
     """
     return duration_s * batch_tokens / (LATENCY_BOUND_FLOP_PER_PARAM_LAYER * n_layers * t_latency_s)
+
+
+def linear_end_beyond_grid(limits: SeriesLimits) -> bool | None:
+    """Whether linear scaling outlasted a series' recorded points (`thresholds` and `frontier`
+    `linear_end_beyond_grid`): true when some point is feasible and none fell to the linear end
+    (`linear_end_flop` None); false when it was reached or when no point is feasible (nothing
+    ran, so nothing lasted past the grid); None for a concrete run (`SeriesEnd.RUN`: one point
+    and no grid, nothing to outlast)."""
+    if limits.end_reason == SeriesEnd.RUN:
+        return None
+    return limits.linear_end_flop is None and limits.last_feasible_flop is not None

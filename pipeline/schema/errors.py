@@ -61,6 +61,12 @@ class ConfigError(ValueError):
         return f"{self.key} = {_show(self.value)}: {allowed}"
 
 
+def closest_key_hint(name: str, allowed_keys: Iterable[str]) -> str:
+    """``did you mean KEY?`` for the allowed key closest to `name`, "" when none is close."""
+    close = difflib.get_close_matches(name, list(allowed_keys), n=1)
+    return f"did you mean {close[0]}?" if close else ""
+
+
 class UnknownKeyError(ConfigError):
     """A key the config may not hold: ``str()`` names it, its value, `rule` (``unknown key``, or
     what the key stands for) and the keys allowed where it is, then ``hint`` or, without one,
@@ -79,9 +85,7 @@ class UnknownKeyError(ConfigError):
         self.allowed_keys = tuple(sorted(allowed_keys))
         self.hint = hint
         self.rule = rule
-        if not hint:
-            close = difflib.get_close_matches(key.rsplit(".", 1)[-1], self.allowed_keys, n=1)
-            hint = f"did you mean {close[0]}?" if close else ""
+        hint = hint or closest_key_hint(key.rsplit(".", 1)[-1], self.allowed_keys)
         text = f"{rule}; allowed keys: {', '.join(self.allowed_keys)}"
         super().__init__(key, value, f"{text}; {hint}" if hint else text)
 

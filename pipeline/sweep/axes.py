@@ -21,7 +21,6 @@ when start and stop (and step) are integers and every value is whole, the values
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
@@ -29,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
-from pipeline.schema.errors import ConfigError, UnknownKeyError
+from pipeline.schema.errors import ConfigError, UnknownKeyError, closest_key_hint
 from pipeline.schema.scenario import GROUPS
 from pipeline.schema.section import check_integer, is_integer, is_number
 
@@ -60,9 +59,8 @@ def unknown_field(
     field hardware.hbm_bandwith_gb_per_s; allowed keys: ...; did you mean
     hbm_bandwidth_gb_per_s?`)."""
     keys = sorted(str(k) for k in node)
-    close = difflib.get_close_matches(name, keys, n=1)
     field = ".".join((*parents, name))
-    hint = f"did you mean {close[0]}?" if close else ""
+    hint = closest_key_hint(name, keys)
     return UnknownKeyError(where, values, keys, hint, rule=f"unknown config field {field}")
 
 

@@ -22,8 +22,8 @@ from pipeline.forecast.text import year_text
 from pipeline.forecast.uncertainty import UncertaintySettings
 from pipeline.io.columns import FORECASTS_SCHEMA
 from pipeline.io.rows import Provenance, SeriesKey
-from pipeline.model.limits import SeriesEnd
-from pipeline.model.records.results import RUN_END, SeriesLimits
+from pipeline.model.limits import SeriesEnd, linear_end_beyond_grid
+from pipeline.model.records.results import SeriesLimits
 from pipeline.sources.settings import FetchSettings, SourceSpec, SourcesSettings
 from tests.io.helpers import write_part
 
@@ -358,7 +358,7 @@ def test_forecast_rows_name_the_fit_they_rest_on() -> None:
         (None, 1e30, "wall", True),
         (1e28, 1e30, "wall", False),
         (None, None, "wall", False),
-        (None, 1e26, RUN_END, None),
+        (None, 1e26, SeriesEnd.RUN.value, None),
     ],
     ids=["past_grid_end", "past_every_point_to_a_wall", "reached", "nothing_feasible", "run"],
 )
@@ -366,15 +366,14 @@ def test_frontier_rows_say_why_a_years_linear_end_is_null(
     linear_end: float | None, last_feasible: float | None, end_reason: str, beyond: bool | None
 ) -> None:
     """Each `frontier` row carries its projected series' `linear_end_beyond_grid`, the one
-    rule of `thresholds` (`SeriesLimits.linear_end_beyond_grid`): a null `linear_end_flop`
+    rule of `thresholds` (`limits.linear_end_beyond_grid`): a null `linear_end_flop`
     past every feasible point is true, with no feasible point false; a run's is null."""
     limits = SeriesLimits(linear_end, last_feasible, None, None, end_reason=end_reason)
-    assert limits.linear_end_beyond_grid is beyond
+    assert linear_end_beyond_grid(limits) is beyond
     name = "projected_h100_sxm_2030"
     year = FrontierYear(
         2030.0, name, name, 1e15, linear_end, last_feasible, None, None, end_reason,
-        limits.linear_end_beyond_grid,
+        linear_end_beyond_grid(limits),
     )  # fmt: skip
     (row,) = frontier_dicts(SERIES, MovingFrontier("h100_sxm", "hash", (year,)), PROVENANCE)
     assert row["linear_end_beyond_grid"] is beyond
-    assert SeriesEnd.RUN.value == RUN_END

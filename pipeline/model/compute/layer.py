@@ -9,6 +9,7 @@ times from `layer_times_s`, the one implementation of a realistic layer's comput
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 
@@ -199,7 +200,8 @@ def layer_traffic(hw: HardwareSpec, physics: Physics, w: LayerWork) -> LayerTraf
     """`LayerTraffic` of each row of `w`: each weight matrix's forward, activation-gradient and
     weight-gradient calls, the projections (with `physics.attention`) on the microbatch's
     tokens and each local MLP on its own tokens (element-wise arithmetic: batching changes no
-    value), and the kernels of `memory_ops.layer_op_bytes`."""
+    value), and the kernels of `memory_ops.layer_op_bytes`, the FP8 amax pass among them under
+    current scaling (`layer_fp8_amax_op`)."""
     n = _rows(w)
     ops = None
     if physics.memory_bound_ops:
@@ -218,32 +220,36 @@ def current_scaling(hw: HardwareSpec, physics: Physics) -> bool:
 
 def layer_fp8_amax_op(physics: Physics, w: LayerWork) -> MemoryOp:
     """`memory_ops.fp8_amax_op` of a layer: the elements of each weight GEMM's input (forward)
-    and output gradient (backward) on one GPU, the projections' (with `physics.attention`) on the
-    microbatch's tokens and each local MLP's on its own (`layer_call_traffic`'s calls); one
-    kernel per weight matrix, the local experts' together (a grouped GEMM's)."""
+    and output gradient (backward) on one GPU, over the calls of `_weight_matrices`; one kernel
+    per weight matrix, the local experts' together (a grouped GEMM's)."""
+    mats = _weight_matrices(physics, w)
+    inputs = functools.reduce(np.add, [tokens * calls * cols for _, cols, tokens, calls in mats])
+    grads = functools.reduce(np.add, [tokens * calls * rows for rows, _, tokens, calls in mats])
+    return fp8_amax_op(inputs, grads, len(mats))
+
+
+def _weight_matrices(physics: Physics, w: LayerWork) -> list[tuple[Array, Array, Array, Array]]:
+    """(rows, cols, tokens of a call, calls on the GPU) of each weight matrix of the layer: the
+    projections (with `physics.attention`) once on the microbatch's tokens, each MLP matrix once
+    per local expert on that expert's tokens."""
     proj = _projection_shapes(w) if physics.attention else []
-    mlp = _mlp_shapes(w)
-    experts_tokens = w.local_experts * w.expert_tokens
-    inputs = sum((w.tokens * cols for _, cols in proj), start=np.zeros(()))
-    grads = sum((w.tokens * rows for rows, _ in proj), start=np.zeros(()))
-    inputs = inputs + sum(experts_tokens * cols for _, cols in mlp)
-    grads = grads + sum(experts_tokens * rows for rows, _ in mlp)
-    return fp8_amax_op(inputs, grads, len(proj) + len(mlp))
+    one = np.ones(())
+    return [(d1, d2, w.tokens, one) for d1, d2 in proj] + [
+        (d1, d2, w.expert_tokens, w.local_experts) for d1, d2 in _mlp_shapes(w)
+    ]
 
 
 def layer_call_traffic(hw: HardwareSpec, physics: Physics, w: LayerWork) -> CallTraffic:
     """The weight matmul calls' part of `layer_traffic`: (matrices, forward / activation
     gradient / weight gradient, rows...)."""
     n = _rows(w)
-    mlp = _mlp_shapes(w)
-    proj = _projection_shapes(w) if physics.attention else []
-    mats = [(d1, d2, w.tokens) for d1, d2 in proj] + [(d1, d2, w.expert_tokens) for d1, d2 in mlp]
+    mats = _weight_matrices(physics, w)
     d1s = np.empty((len(mats), 3, *n))
     d2s = np.empty((len(mats), 3, *n))
     bs = np.empty((len(mats), 3, *n))
     wgs = np.zeros((len(mats), 3, *n), dtype=bool)
     wgs[:, 2] = True
-    for i, (d1, d2, b) in enumerate(mats):  # forward, activation gradient, weight gradient
+    for i, (d1, d2, b, _) in enumerate(mats):  # forward, activation gradient, weight gradient
         d1s[i, 0], d1s[i, 1], d1s[i, 2] = d1, d2, d1
         d2s[i, 0], d2s[i, 1], d2s[i, 2] = d2, d1, d2
         bs[i] = b

@@ -185,10 +185,6 @@ class PointResult:
         return self.shape.training_flop if self.counts is None else self.counts.training_flop
 
 
-RUN_END = "run"
-"""`limits.SeriesEnd.RUN`'s value: how a concrete run's series ends."""
-
-
 @dataclass(frozen=True, slots=True)
 class SeriesLimits:
     """Derived metrics of one series (spec §11): None where the series does not reach them.
@@ -217,14 +213,3 @@ class SeriesLimits:
     """The utilization `linear_end_flop` is measured against, a `limits.LinearEndBasis`
     value; None when the series has no feasible point, for a concrete run (nothing measured),
     or on rows of an older schema."""
-
-    @property
-    def linear_end_beyond_grid(self) -> bool | None:
-        """Whether linear scaling outlasted the recorded points: true when some point is
-        feasible and none fell to the linear end (`linear_end_flop` None); false when it was
-        reached or when no point is feasible (nothing ran, so nothing lasted past the grid);
-        None for a concrete run (`end_reason` `RUN_END`: one point and no grid, nothing to
-        outlast)."""
-        if self.end_reason == RUN_END:
-            return None
-        return self.linear_end_flop is None and self.last_feasible_flop is not None

@@ -104,6 +104,7 @@ def budget_dicts(
                     "n_reached": budget.n_reached,
                     "seed": settings.seed,
                     "design_hash": design_hash,
+                    "budget_null_reason": budget.null_reason,
                     "run_id": provenance.run_id,
                     "config_hash": design_hash,
                     "schema_version": int(provenance.schema_version),

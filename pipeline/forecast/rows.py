@@ -14,6 +14,7 @@ import pyarrow as pa
 from pipeline.catalog.load import fractional_year
 from pipeline.forecast.frontier import MovingFrontier
 from pipeline.forecast.inputs import trajectories
+from pipeline.forecast.null_years import year_null_reasons
 from pipeline.forecast.paths import Trajectory, YearInterval, hand_set_name, is_threshold
 from pipeline.forecast.record import ObservedRecord
 from pipeline.forecast.settings import ForecastSettings
@@ -179,6 +180,15 @@ def forecast_dicts(
                 "moving_without_threshold": without,
                 "moving_projected": moving is not None,
                 "fit_hash": fit,
+                "year_null_reasons": year_null_reasons(
+                    years,
+                    thresholds,
+                    limits,
+                    tuple(c for c, _ in MOVING_THRESHOLDS),
+                    moving is not None,
+                    without,
+                    moving is not None and all(y.linear_end_beyond_grid for y in moving.years),
+                ),
                 "source_hashes": hashes,
                 "run_id": provenance.run_id,
                 "config_hash": forecast_config_hash(

@@ -8,9 +8,10 @@ prefixed "passed" when listed in `passed_by_run_date` (after the data's date, be
 run reached the threshold (the trajectory is ahead of the data there); "not reached" when the
 moving frontier does not reach it by the last projected year; "not projected" for a moving year
 of a series with no moving frontier (`moving_projected` false: the run projected no hardware, or
-not this series', whose GPU is not a catalog preset as shipped); and "-" when the series has no
-such threshold (a moving year: no projected year's series has it, `moving_without_threshold`;
-docs/sources.md §5).
+not this series', whose GPU is not a catalog preset as shipped); "none: linear to last size" for a
+linear end that linear scaling outlasted on every feasible size and "no feasible size" for a series
+with none (`forecasts.year_null_reasons`); and "-" when the series has no such threshold (a
+moving year: no projected year's series has it, `moving_without_threshold`; docs/sources.md §5).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pipeline.catalog.load import fractional_year
+from pipeline.forecast.null_years import YearNull, null_reason
 from pipeline.forecast.paths import FITTED
 
 OPEN_END = "later"
@@ -48,6 +50,13 @@ last projected year."""
 NOT_PROJECTED = "not projected"
 """A moving year of a series with no moving frontier (`moving_projected` false): nothing was
 projected for it to reach, so it is neither reached nor "not reached"."""
+NULL_TEXT = {
+    YearNull.BEYOND_GRID: "none: linear to last size",
+    YearNull.NO_FEASIBLE_SIZE: "no feasible size",
+}
+"""A null year whose reason (`forecasts.year_null_reasons`) says more than "-": linear scaling
+lasting through every feasible size (on every projected year, for a moving one), or a series
+with no feasible size."""
 
 
 def _as_of_year(row: Mapping[str, Any]) -> float | None:
@@ -77,15 +86,20 @@ def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False
     """One year of a row: "2028.9 (2028.5-2029.3)", "passed 2026.4 (2026.1-2026.8)" (before the
     run date), "overdue 2025.2 (2024.8-2025.9)" (before the data's date, not reached by its
     runs), "passed before the data", "not reached" (a moving year beyond the last projected
-    year), "not projected" (a moving year of a series with no moving frontier) or "-" (no such
-    threshold; a moving year: on no projected year's grid). `moving_frontier`: the run had a
+    year), "not projected" (a moving year of a series with no moving frontier), "none: linear
+    to last size" or "no feasible size" (`NULL_TEXT`) or "-" (no such threshold; a moving year:
+    on no projected year's grid). `moving_frontier`: the run had a
     moving frontier, read only for rows without `moving_projected` (before schema version 14)."""
     year = row.get(column)
     if _listed(row, "already_passed", column):
         return BEFORE_DATA
     if year is None:
-        moving = column.startswith("moving_")
-        return _null_moving_year(row, column, moving_frontier) if moving else "-"
+        reason = null_reason(row.get("year_null_reasons"), column)
+        if reason in NULL_TEXT:
+            return NULL_TEXT[reason]
+        return (
+            _null_moving_year(row, column, moving_frontier) if column.startswith("moving_") else "-"
+        )
     as_of = _as_of_year(row)
     prefix = ""
     if _listed(row, "passed_by_run_date", column):

@@ -142,6 +142,18 @@ def design_values(settings: UncertaintySettings) -> np.ndarray:
     return np.column_stack(columns)
 
 
+class BudgetNull(StrEnum):
+    """Why a limit year's variance shares are None (`uncertainty.budget_null_reason`)."""
+
+    NONE_REACHED = "none_reached"
+    """No point of the design reaches the year (its median and interval are None too)."""
+    TOO_FEW_REACHED = "too_few_reached"
+    """Fewer points reach it than the regression's inputs plus two."""
+    NO_SPREAD = "no_spread"
+    """Every point that reaches it has the same year (e.g. a threshold the observed runs
+    passed, whose year is their date): there is no variance to share."""
+
+
 @dataclass(frozen=True, slots=True)
 class YearBudget:
     """One limit year over the design: its distribution and each input's variance share."""
@@ -154,23 +166,28 @@ class YearBudget:
     """Per input (the design's, then the trajectory's): SRC_i²; None with too few points."""
     explained: float | None
     """R² of the linear fit: the part of the variance the shares account for."""
+    null_reason: BudgetNull | None = None
+    """Why `shares` and `explained` are None; None where they are set."""
 
 
 def year_budget(regressors: Sequence[np.ndarray], years: np.ndarray) -> YearBudget:
     """The distribution of `years` (NaN: not reached) and the SRC² of each regressor.
 
-    Shares need more reaching points than regressors plus two and a year with spread.
+    Shares need more reaching points than regressors plus two and a year with spread;
+    `YearBudget.null_reason` says which is missing.
     """
     reached = np.isfinite(years)
     n = int(reached.sum())
     if n == 0:
-        return YearBudget(None, None, None, 0, tuple(None for _ in regressors), None)
+        nothing = tuple(None for _ in regressors)
+        return YearBudget(None, None, None, 0, nothing, None, BudgetNull.NONE_REACHED)
     y = years[reached]
     tail = (1.0 - CONFIDENCE) / 2.0
     low, median, high = (float(q) for q in np.quantile(y, [tail, 0.5, 1.0 - tail]))
     sd_y = float(y.std())
     if n < len(regressors) + 2 or sd_y == 0.0:
-        return YearBudget(median, low, high, n, tuple(None for _ in regressors), None)
+        why = BudgetNull.TOO_FEW_REACHED if n < len(regressors) + 2 else BudgetNull.NO_SPREAD
+        return YearBudget(median, low, high, n, tuple(None for _ in regressors), None, why)
     x = np.column_stack([r[reached] for r in regressors])
     sd_x = x.std(axis=0)
     z = np.divide(x - x.mean(axis=0), sd_x, out=np.zeros_like(x), where=sd_x > 0)

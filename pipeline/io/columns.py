@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 """Written into every row's `schema_version` column (2: `series.overrides`, the model's version
 in `series_id`, the run and physics columns of `points`; 3: the fitted trajectory's columns of
 `forecasts`, and the `sources`, `observed_runs` and `source_rejects` tables; how a series ended
@@ -48,7 +48,8 @@ at all, so a null moving year of a series never projected is not read as one not
 `observed_runs.fit_hash` and `forecasts.fit_hash`, the fit the frontier flags were drawn
 under, which keys the `observed_runs` part, so runs of other fits into one root keep theirs;
 17: `frontier.linear_end_beyond_grid`, so a year's null `linear_end_flop` says whether linear
-scaling outlasted its grid or no point was feasible)."""
+scaling outlasted its grid or no point was feasible; 18: `forecasts.year_null_reasons` and
+`uncertainty.budget_null_reason`, why each null year and each null variance share is null)."""
 
 PARTITION_COLUMNS = ("hardware", "scaling", "batch_law")
 """Hive partition keys, outermost first: ROOT/<table>/hardware=H/scaling=S/batch_law=B/.
@@ -254,12 +255,14 @@ FORECAST_RUN_DATE_FIELDS = [
 FORECAST_MOVING_FIELDS = [_optional("moving_without_threshold", pa.string())]
 FORECAST_PROJECTED_FIELDS = [_optional("moving_projected", pa.bool_())]
 FIT_HASH_FIELDS = [_optional("fit_hash", pa.string())]
+FORECAST_NULL_FIELDS = [_optional("year_null_reasons", pa.string())]
 FORECAST_FIELDS += (
     FORECAST_TRAJECTORY_FIELDS
     + FORECAST_RUN_DATE_FIELDS
     + FORECAST_MOVING_FIELDS
     + FORECAST_PROJECTED_FIELDS
     + FIT_HASH_FIELDS
+    + FORECAST_NULL_FIELDS
 )
 """One trajectory of a series (`pipeline.forecast`): `trajectory` names it (`fitted`, the
 frontier fitted to observed runs, by default the envelope of the largest, or `hand_set_<g>x`),
@@ -284,7 +287,9 @@ on every row of a run that fitted the frontier (the fitted line, and each row's 
 and `already_passed`, come from the fit), null on the rows of a run that fitted none. Rows of
 schema version 2 lack the columns from `trajectory` on, rows of version 3 and 4
 `passed_by_run_date` and `forecast_date`, rows before version 13 `moving_without_threshold`,
-rows before version 14 `moving_projected`, rows before version 16 `fit_hash`."""
+rows before version 14 `moving_projected`, rows before version 16 `fit_hash`;
+`year_null_reasons` says why each null year column is null (`<column>=<reason>`,
+`pipeline.forecast.null_years.YearNull`; comma-separated, "" for none), null before version 18."""
 
 HARDWARE_FIELDS = [
     _required("flop_per_clock_per_thread", pa.float64()),
@@ -513,12 +518,16 @@ UNCERTAINTY_FIELDS = [
     _required("n_reached", pa.int64()),
     _required("seed", pa.int64()),
     _required("design_hash", pa.string()),
+    _optional("budget_null_reason", pa.string()),
 ]
 """One input's share of one limit year's variance over the uncertainty design
 (`pipeline.forecast.uncertainty`): the series the design varies (the run's own config), the
 trajectory the years are on, the limit (`linear_end_year`, `wall_year`), the input (a config key,
 or `trajectory`) with its distribution, its variance share (SRC²), the part the linear fit
-explains, and the year's median and 5th-95th percentile over the points that reach it."""
+explains, and the year's median and 5th-95th percentile over the points that reach it;
+`budget_null_reason` why the share and the explained part are null (`uncertainty.BudgetNull`:
+no point reaches the year, too few do, or their years have no spread), null where they are set
+and before version 18."""
 
 SOURCES_FIELDS = [
     _required("source", pa.string()),
@@ -644,6 +653,8 @@ ADDED_IN: dict[str, int] = {
     **{field.name: 13 for field in FORECAST_MOVING_FIELDS},
     **{field.name: 14 for field in FORECAST_PROJECTED_FIELDS},
     **{field.name: 16 for field in FIT_HASH_FIELDS},
+    **{field.name: 18 for field in FORECAST_NULL_FIELDS},
+    "budget_null_reason": 18,
     "overrides": 2,
     "moving_linear_end_year": 2,
     "moving_wall_year": 2,

@@ -30,7 +30,7 @@ from tests.io.helpers import write_part
 SERIES = SeriesKey("h100_sxm", "dense", "critical", 7.885e6, "0123456789abcdef", 3.154e7)
 LIMITS = SeriesLimits(
     linear_end_flop=2.05e28, last_feasible_flop=2.7e31, first_infeasible_flop=None,
-    max_utilization=0.7,
+    max_utilization=0.7, end_reason="end_of_grid",
 )  # fmt: skip
 SETTINGS = ForecastSettings(5e25, 2024.0, (5.0, 4.0))
 PROVENANCE = Provenance("run", created_at=datetime(2025, 1, 1, tzinfo=UTC))
@@ -104,7 +104,7 @@ def test_forecast_rows_fitted_first_with_intervals_around_the_median() -> None:
 def test_forecast_rows_threshold_below_the_observed_frontier_is_already_passed() -> None:
     """A threshold the observed runs already exceed is listed in already_passed, not hidden."""
     low = SeriesLimits(linear_end_flop=1e24, last_feasible_flop=2.7e31, first_infeasible_flop=None,
-                       max_utilization=0.7)  # fmt: skip
+                       max_utilization=0.7, end_reason="end_of_grid")  # fmt: skip
     rows = forecast_dicts(SERIES, low, None, None, _observed_settings(), PROVENANCE)
     for row in rows:
         assert row["already_passed"] == "linear_end_year"
@@ -235,10 +235,13 @@ def test_uncertainty_budget_dates_a_passed_threshold_as_the_forecast_rows_do() -
     )
     [linear] = [r for r in rows if r["limit"] == "linear_end_year"]
     assert linear["year_median"] == linear["year_low"] == linear["year_high"] == GROK_3
+    assert (linear["variance_share"], linear["budget_null_reason"]) == (None, "no_spread")
     free = budget_dicts(SERIES, uncertainty, values, thresholds, trajectory, PROVENANCE)
     [unknowing] = [r for r in free if r["limit"] == "linear_end_year"]
     assert unknowing["year_median"] > GROK_3
     assert unknowing["year_low"] < unknowing["year_high"]
+    assert unknowing["variance_share"] is not None
+    assert unknowing["budget_null_reason"] is None
 
 
 def _grid_end_year(year: float, linear_end_flop: float | None) -> FrontierYear:
@@ -377,3 +380,88 @@ def test_frontier_rows_say_why_a_years_linear_end_is_null(
     )  # fmt: skip
     (row,) = frontier_dicts(SERIES, MovingFrontier("h100_sxm", "hash", (year,)), PROVENANCE)
     assert row["linear_end_beyond_grid"] is beyond
+
+
+def _assert_every_null_year_has_one_reason(row: dict[str, object]) -> None:
+    """Each null year column of a row is named once in `year_null_reasons`, each set one not at
+    all, and a `_high` key only where the year is set and its 95th percentile is not."""
+    from pipeline.io.columns import FORECAST_YEARS
+
+    keys = [p.partition("=")[0] for p in str(row["year_null_reasons"]).split(",") if p]
+    assert len(keys) == len(set(keys))
+    for column in FORECAST_YEARS:
+        assert (column in keys) == (row[column] is None), column
+        high_alone = row[column] is not None and row[f"{column}_high"] is None
+        assert (f"{column}_high" in keys) == high_alone, column
+
+
+def test_forecast_rows_say_why_each_null_year_is_null() -> None:
+    """`year_null_reasons` names each null year's one reason: no wall on the grid, no closed
+    form, a series never projected; then linear scaling past the grid and no feasible size."""
+    rows = forecast_dicts(SERIES, LIMITS, 3.76e28, None, SETTINGS, PROVENANCE)
+    for row in rows:
+        _assert_every_null_year_has_one_reason(row)
+        assert row["year_null_reasons"] == (
+            "wall_year=end_of_grid,t_limit_year=no_closed_form,"
+            "moving_linear_end_year=not_projected,moving_wall_year=not_projected"
+        )
+    beyond = replace(LIMITS, linear_end_flop=None)
+    row = forecast_dicts(SERIES, beyond, None, None, SETTINGS, PROVENANCE)[0]
+    _assert_every_null_year_has_one_reason(row)
+    assert row["year_null_reasons"].startswith("linear_end_year=beyond_grid,wall_year=end_of_grid")
+    assert year_text(row, "linear_end_year") == "none: linear to last size"
+    none = SeriesLimits(None, None, 1e24, None, wall_flop=1e24, end_reason=SeriesEnd.WALL)
+    row = forecast_dicts(SERIES, none, None, None, SETTINGS, PROVENANCE)[0]
+    _assert_every_null_year_has_one_reason(row)
+    assert row["year_null_reasons"].startswith(
+        "linear_end_year=no_feasible_size,last_feasible_year=no_feasible_size,t_crit_year="
+    )
+    assert year_text(row, "last_feasible_year") == "no feasible size"
+    run = replace(LIMITS, linear_end_flop=None, end_reason=SeriesEnd.RUN)
+    row = forecast_dicts(SERIES, run, None, None, SETTINGS, PROVENANCE)[0]
+    assert row["year_null_reasons"].startswith("linear_end_year=run,wall_year=run")
+    assert year_text(row, "linear_end_year") == "-"
+
+
+def test_forecast_rows_say_which_moving_years_are_not_reached_and_which_lack_a_threshold() -> None:
+    """On a projected series a moving year with no threshold on any grid reads `no_threshold`
+    (as `moving_without_threshold` lists it) and one whose thresholds lie beyond the lines
+    `not_reached`; the fitted line's open interval is named by its `_high` key alone."""
+    far = MovingFrontier(
+        "h100_sxm", "hash", (_grid_end_year(2024.0, 1e60), _grid_end_year(2030.0, 1e61))
+    )
+    for row in forecast_dicts(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE, far):
+        _assert_every_null_year_has_one_reason(row)
+        assert row["year_null_reasons"].endswith(
+            "moving_linear_end_year=not_reached,moving_wall_year=no_threshold"
+        )
+    # 1e29 on every year's grid: the fitted lines' median reaches it about 2029.3, but their
+    # 95th percentile lies past 2030, the last projected year
+    near = MovingFrontier(
+        "h100_sxm", "hash", (_grid_end_year(2024.0, 1e29), _grid_end_year(2030.0, 1e29))
+    )
+    fitted = forecast_dicts(SERIES, LIMITS, None, None, _observed_settings(), PROVENANCE, near)[0]
+    _assert_every_null_year_has_one_reason(fitted)
+    assert fitted["moving_linear_end_year"] < 2030.0
+    assert fitted["moving_linear_end_year_high"] is None
+    assert fitted["year_null_reasons"].endswith(
+        "moving_linear_end_year_high=not_reached,moving_wall_year=no_threshold"
+    )
+
+
+def test_forecast_rows_call_a_moving_linear_end_past_every_years_grid_beyond_it() -> None:
+    """Linear scaling outlasting the grid on every projected year makes the moving linear end
+    `beyond_grid`, as the frozen one, not a threshold merely absent; one year without a
+    feasible size leaves it `no_threshold`."""
+    past = [replace(_grid_end_year(y, None), linear_end_beyond_grid=True) for y in (2024.0, 2030.0)]
+    moving = MovingFrontier("h100_sxm", "hash", tuple(past))
+    row = forecast_dicts(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE, moving)[0]
+    _assert_every_null_year_has_one_reason(row)
+    assert "moving_linear_end_year=beyond_grid" in row["year_null_reasons"]
+    assert year_text(row, "moving_linear_end_year") == "none: linear to last size"
+    mixed = MovingFrontier(
+        "h100_sxm", "hash", (past[0], replace(past[1], linear_end_beyond_grid=False))
+    )
+    row = forecast_dicts(SERIES, LIMITS, None, None, SETTINGS, PROVENANCE, mixed)[0]
+    assert "moving_linear_end_year=no_threshold" in row["year_null_reasons"]
+    assert year_text(row, "moving_linear_end_year") == "-"

@@ -63,6 +63,22 @@ def test_year_budget_leaves_unreached_points_out() -> None:
     assert (nothing.median, nothing.n_reached, nothing.shares) == (None, 0, (None,))
 
 
+def test_year_budget_says_why_its_shares_are_none() -> None:
+    """No reaching point, fewer than the inputs plus two, or one year for all: each is its own
+    `BudgetNull`; shares that were computed have none."""
+    from pipeline.forecast.uncertainty import BudgetNull
+
+    x = design_values(UncertaintySettings(16, 1, (U_EFF,)))[:, 0]
+    assert year_budget([x], np.full(16, np.nan)).null_reason == BudgetNull.NONE_REACHED
+    two = np.where(np.arange(16) < 2, 2030.0 + x, np.nan)
+    assert year_budget([x], two).null_reason == BudgetNull.TOO_FEW_REACHED
+    flat = year_budget([x], np.full(16, 2031.5))
+    assert (flat.median, flat.shares, flat.null_reason) == (2031.5, (None,), BudgetNull.NO_SPREAD)
+    shared = year_budget([x], 2030.0 + x)
+    assert shared.shares[0] is not None
+    assert shared.null_reason is None
+
+
 def _nightly_with(change: dict[str, object], key: str | None = None) -> dict[str, object]:
     """The nightly's forecast node as plain data, the design (or its input `key`) changed."""
     node = OmegaConf.to_container(compose_config(["+experiment=nightly"]).forecast)

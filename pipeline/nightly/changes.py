@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 import polars as pl
 import pyarrow as pa
 
+from pipeline.forecast.null_years import null_reason
 from pipeline.forecast.paths import hand_set_name
 from pipeline.forecast.text import OPEN_END
 from pipeline.io.columns import CLOSED_FORM_FIELDS, FORECAST_YEARS, LIMIT_FIELDS, SCHEMA_VERSION
@@ -92,6 +93,10 @@ class Move:
     previous_interval: tuple[float | None, float | None] | None = None
     """A forecast year's 5th-95th percentile before (None for a threshold)."""
     current_interval: tuple[float | None, float | None] | None = None
+    previous_null_reason: str | None = None
+    """Why a null forecast year was null before (`forecasts.year_null_reasons`); None for a
+    set year, a threshold, or a row older than that column."""
+    current_null_reason: str | None = None
 
     @property
     def change(self) -> float | None:
@@ -184,7 +189,9 @@ def _moves(
 
     Rows are keyed by `by` (series_id first, then e.g. the trajectory). A column is compared
     only when both rows' schema versions hold it: a column added since the previous night was
-    not null there, it was not written (docs/schema.md, Versioning).
+    not null there, it was not written (docs/schema.md, Versioning). A forecast year null on
+    both nights moved when its reason did (`forecasts.year_null_reasons`, where both rows
+    have one).
     """
     if previous is None or current is None:
         return []
@@ -205,13 +212,29 @@ def _moves(
             rest[0] if rest else None,
             _interval(before, c),
             _interval(after, c),
+            _null_reason(before, c),
+            _null_reason(after, c),
         )
         for series, rest, before, after in sorted(found, key=lambda f: (f[0].label, f[1]))
         for c in columns
         if c in _held(table_name, before.get("schema_version"))
         and c in _held(table_name, after.get("schema_version"))
-        and not _same(before[c], after[c])
+        and (not _same(before[c], after[c]) or _reason_moved(before, after, c))
     ]
+
+
+def _null_reason(row: dict[str, Any], column: str) -> str | None:
+    """Why a forecast row's null year `column` is null; None for a set year or a threshold row."""
+    if row.get(column) is not None:
+        return None
+    reason = null_reason(row.get("year_null_reasons"), column)
+    return None if reason is None else str(reason)
+
+
+def _reason_moved(before: dict[str, Any], after: dict[str, Any], column: str) -> bool:
+    """Whether a year null on both nights is null for another reason (both rows giving one)."""
+    was, now = _null_reason(before, column), _null_reason(after, column)
+    return was is not None and now is not None and was != now
 
 
 def with_trajectory(forecasts: pl.DataFrame | None) -> pl.DataFrame | None:
@@ -299,6 +322,8 @@ def _value(column: str, x: float | None) -> str:
 
 
 def _change(m: Move) -> str:
+    if m.previous is None and m.current is None:
+        return "null both nights"
     if m.change is None:
         return "appeared" if m.previous is None else "vanished"
     if m.column.endswith("_flop") and m.ratio is not None:
@@ -309,9 +334,14 @@ def _change(m: Move) -> str:
 
 
 def _with_interval(
-    m: Move, value: float | None, interval: tuple[float | None, float | None] | None
+    m: Move,
+    value: float | None,
+    interval: tuple[float | None, float | None] | None,
+    null_reason: str | None = None,
 ) -> str:
     shown = _value(m.column, value)
+    if value is None and null_reason is not None:
+        return f"{shown} ({null_reason})"
     if interval is None or value is None or interval[0] == interval[1] == value:
         return shown
     low, high = interval
@@ -324,8 +354,9 @@ def _move_row(m: Move) -> str:
     trajectory = "" if m.trajectory is None else f" {m.trajectory} |"
     return (
         f"| {m.series.label} |{trajectory} `{m.column}` | "
-        f"{_with_interval(m, m.previous, m.previous_interval)} | "
-        f"{_with_interval(m, m.current, m.current_interval)} | {_change(m)} |"
+        f"{_with_interval(m, m.previous, m.previous_interval, m.previous_null_reason)} | "
+        f"{_with_interval(m, m.current, m.current_interval, m.current_null_reason)} | "
+        f"{_change(m)} |"
     )
 
 
@@ -386,6 +417,8 @@ def report_json(report: ChangeReport) -> dict[str, Any]:
             "column": m.column,
             "previous": m.previous,
             "current": m.current,
+            "previous_null_reason": m.previous_null_reason,
+            "current_null_reason": m.current_null_reason,
             "change": m.change,
             "ratio": m.ratio if m.column.endswith("_flop") else None,
         }

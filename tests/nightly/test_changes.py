@@ -254,3 +254,46 @@ def test_change_report_refuses_a_previous_date_with_a_split_series(
     assert f"the run is published as {date_dir(root.resolve(), D2)}; no change report" in line
     assert date_dir(root, D2).is_dir()
     assert not (root / "reports" / f"changes-{D2.isoformat()}.md").exists()
+
+
+def test_change_report_gives_why_a_forecast_year_is_null() -> None:
+    """A year that vanished shows its reason; a year null on both nights moved when its reason
+    did (no wall on the grid, then the cluster cap), and not when it kept it."""
+    from pipeline.nightly.changes import Move, _move_row, _moves
+
+    def forecasts(wall: str, linear_end: float | None) -> pl.DataFrame:
+        reasons = [f"wall_year={wall}"]
+        if linear_end is None:
+            reasons.insert(0, "linear_end_year=no_feasible_size")
+        return pl.DataFrame(
+            {
+                "series_id": ["s"],
+                "trajectory": ["fitted"],
+                "growth_per_year": [4.0],
+                "linear_end_year": [linear_end],
+                "wall_year": [None],
+                "t_limit_year": [None],
+                "year_null_reasons": [",".join([*reasons, "t_limit_year=no_closed_form"])],
+            },
+            schema_overrides={c: pl.Float64 for c in ("wall_year", "t_limit_year")},
+        )
+
+    def moves(before: pl.DataFrame, after: pl.DataFrame) -> list[Move]:
+        columns = ("linear_end_year", "wall_year", "t_limit_year")
+        by = ("series_id", "trajectory")
+        return _moves({"s": "s"}, {"s": SERIES}, before, after, columns, by, "forecasts")
+
+    vanished, capped = moves(forecasts("end_of_grid", 2028.3), forecasts("cluster_cap", None))
+    assert (vanished.column, vanished.current_null_reason) == (
+        "linear_end_year",
+        "no_feasible_size",
+    )
+    assert "| 2028.30 | null (no_feasible_size) | vanished |" in _move_row(vanished)
+    assert (capped.previous_null_reason, capped.current_null_reason) == (
+        "end_of_grid",
+        "cluster_cap",
+    )
+    assert _move_row(capped).endswith(
+        "| null (end_of_grid) | null (cluster_cap) | null both nights |"
+    )
+    assert moves(forecasts("end_of_grid", 2028.3), forecasts("end_of_grid", 2028.3)) == []

@@ -102,16 +102,21 @@ def check_number(
     return number
 
 
-def integer_rule(minimum: int, maximum: int = MAX_INTEGER) -> str:
-    """What an integer key allows, in words."""
+def integer_rule(minimum: int, maximum: int = MAX_INTEGER, value: object = None) -> str:
+    """What an integer key allows, in words. The bound every integer key has, 2^53 (the
+    largest integer a double holds exactly, `bounds.MAX_INTEGER`), is named only to a `value`
+    above it: to a fraction, a word or a count of GPUs it says nothing."""
     low = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
-    high = "2^53" if maximum == MAX_INTEGER else f"{maximum}"
-    return f"must be {low} and <= {high}"
+    if maximum != MAX_INTEGER:
+        return f"must be {low} and <= {maximum}"
+    if is_integer(value) and int(cast(numbers.Integral, value)) > MAX_INTEGER:
+        return f"must be {low} and <= 2^53 (the largest integer a double holds exactly)"
+    return f"must be {low}"
 
 
 def check_integer(value: object, key: str, *, minimum: int = 1, maximum: int = MAX_INTEGER) -> int:
     """``value`` as an int in [minimum, maximum] (default: positive, <= 2^53), or a ConfigError."""
-    allowed = integer_rule(minimum, maximum)
+    allowed = integer_rule(minimum, maximum, value)
     if not is_integer(value) or not minimum <= int(cast(numbers.Integral, value)) <= maximum:
         raise ConfigError(key, value, allowed)
     return int(cast(numbers.Integral, value))

@@ -273,3 +273,23 @@ def test_config_error_message_and_pickle_round_trip() -> None:
     expected = "hardware.hbm_bandwidth_gb_per_s = -1.0: must be a positive finite number"
     assert str(err) == expected
     assert str(pickle.loads(pickle.dumps(err))) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "rule"),
+    [
+        ("abc", "must be a positive integer"),
+        ("132.5", "must be a positive integer"),
+        ("0", "must be a positive integer"),
+        ("90071992547409930", "must be a positive integer and <= 2^53 (the largest integer"),
+    ],
+)
+def test_integer_error_names_the_2_53_bound_only_to_a_value_above_it(value: str, rule: str) -> None:
+    """Every integer key is bounded by 2^53, but only a value above it is told so: to a word,
+    a fraction or zero the bound is noise."""
+    with pytest.raises(ConfigError) as info:
+        load_scenario(compose_config([f"hardware.sms={value}"]))
+    message = str(info.value)
+    assert rule in message
+    if "2^53" not in rule:
+        assert "2^53" not in message

@@ -60,3 +60,15 @@ def test_file_schema_drops_partition_columns(table_name: str) -> None:
     stored = file_schema(table_name).names
     assert not set(stored) & set(PARTITION_COLUMNS)
     assert len(stored) == len(BY_NAME[table_name].schema) - len(PARTITION_COLUMNS)
+
+
+def test_docs_schema_states_the_current_version() -> None:
+    """docs/schema.md's "Schema version" line and its `schema_version` column give the version
+    the code writes, and its versioning table ends at it."""
+    from pipeline.io.columns import SCHEMA_VERSION
+
+    text = DOCS.read_text(encoding="utf-8")
+    assert f"**Schema version: {SCHEMA_VERSION}**" in text
+    assert f"version of this schema ({SCHEMA_VERSION})" in text
+    versions = [int(v) for v in re.findall(r"^\| (\d+) \| `", text, flags=re.M)]
+    assert max(versions) == SCHEMA_VERSION

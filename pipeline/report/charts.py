@@ -29,6 +29,8 @@ DPI = 100
 """Saved PNGs are 1200 pixels wide (700 high, more for charts with a row per series)."""
 ROW_IN = 0.32
 """Height of one series' row in the thresholds chart, when each row is labelled."""
+NO_LIMIT_TEXT = "no series has a linear-scaling end, a feasible size or a wall to draw"
+"""The thresholds chart's text where no series has a limit on the compute axis."""
 
 DEGREES = (
     ("dp", "data-parallel degree N_DP"),
@@ -165,6 +167,10 @@ def parallelism_figure(
         sid: _feasible(points, sid).with_columns(tp=pl.col("tp_model") * pl.col("tp_ff"))
         for sid in sel.ids
     }
+    if all(r.height == 0 for r in rows.values()):  # e.g. a concrete run that does not train
+        fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
+        fig.text(0.5, 0.5, "no feasible point: no layout to draw", ha="center")
+        return fig
     drawn = [(c, name) for c, name in DEGREES if any((r[c] != 1).any() for r in rows.values())]
     drawn = drawn or list(DEGREES[:1])  # every degree 1 (one GPU): its data-parallel panel
     fig = Figure(figsize=FIGSIZE_IN, dpi=DPI, layout="constrained")
@@ -294,16 +300,24 @@ def _thresholds_rows(thresholds: pl.DataFrame, sel: Selection) -> Figure:
     ax = fig.add_subplot()
     styles = series_styles(sel)
     size = 40
+    drawn = 0
     for y, sid in enumerate(order):
         row, (color, _) = rows[sid], styles[sid]
         if (flop := row["linear_end_flop"]) is not None:
             ax.scatter(flop, y, marker="s", s=size, color=color)
+            drawn += 1
         if (flop := row["last_feasible_flop"]) is not None:
             ax.scatter(flop, y, marker="o", s=size, facecolors="none", edgecolors=color)
+            drawn += 1
         if (flop := wall_of(row)) is not None:
             collapsed = row.get("end_reason") == "utilization_collapse"
             ax.scatter(flop, y, marker="x" if collapsed else "^", s=size, color=color)
-    ax.set_xscale("log")
+            drawn += 1
+    if drawn:
+        ax.set_xscale("log")
+    else:  # e.g. a concrete run that does not train, or a series its cluster cap ended at once
+        ax.text(0.5, 0.5, NO_LIMIT_TEXT, transform=ax.transAxes, ha="center", va="center")
+        ax.set_xticks([])
     ax.set_xlabel("training compute C (FLOP)")
     ax.set_yticks(range(len(order)), [sel.labels[s] for s in order], fontsize="small")
     ax.set_ylim(-0.7, len(order) - 0.3)

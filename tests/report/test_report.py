@@ -142,3 +142,22 @@ def test_report_refuses_a_series_in_two_parts(
     assert "1 series has rows in two parts of the thresholds table" in errors[0]
     assert "dmlimits-gather" in errors[0]
     assert not out.exists()
+
+
+def test_report_draws_a_dataset_without_a_feasible_size(tmp_path: Path) -> None:
+    """A concrete run that does not train (the 1T run on its preset) has no linear end, feasible size or
+    wall on the compute axis and no layout: the charts say so instead of failing to
+    log-scale."""
+    import polars as pl
+
+    root = tmp_path / "dataset"
+    plain_run(root, "run=gpt_1t")
+    limits = pl.read_parquet(root / "thresholds" / "**" / "*.parquet")
+    assert limits["end_reason"].to_list() == ["run"]
+    for column in ("linear_end_flop", "last_feasible_flop", "wall_flop"):
+        assert limits[column].to_list() == [None], column
+    out = tmp_path / "out"
+    assert main([str(root), "--out", str(out)]) == 0
+    for name, _, _ in CHARTS:
+        assert image.imread(out / name).shape[1] == WIDTH_PX, name
+    assert "thresholds.png" in (out / "index.html").read_text(encoding="utf-8")

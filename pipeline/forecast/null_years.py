@@ -29,7 +29,8 @@ class YearNull(StrEnum):
     END_OF_GRID = "end_of_grid"
     """The wall: every grid size is feasible above the utilization floor (`SeriesEnd`)."""
     CLUSTER_CAP = "cluster_cap"
-    """The wall: the search's cluster cap, not the physics, ended the series (`SeriesEnd`)."""
+    """The search's cluster cap, not the physics, ended the series (`SeriesEnd`): no wall; and,
+    when the cap stopped its first size, no linear end and no last feasible size either."""
     RUN = "run"
     """A concrete run: one point and no grid, so no linear end and no wall (`SeriesEnd`)."""
     NO_CLOSED_FORM = "no_closed_form"
@@ -48,12 +49,13 @@ def fixed_year_null(column: str, limits: SeriesLimits) -> YearNull:
     """Why the frozen-hardware `column` (not a closed-form one) has no threshold in `limits`."""
     if limits.end_reason == SeriesEnd.RUN:
         return YearNull.RUN
-    if limits.last_feasible_flop is None:
-        return YearNull.NO_FEASIBLE_SIZE
-    if column == "linear_end_year" and linear_end_beyond_grid(limits):
-        return YearNull.BEYOND_GRID
     if column == "wall_year" and limits.end_reason is not None:
         return YearNull(str(limits.end_reason))
+    if limits.last_feasible_flop is None:  # the cap, not the physics, may have stopped the first
+        capped = limits.end_reason == SeriesEnd.CLUSTER_CAP
+        return YearNull.CLUSTER_CAP if capped else YearNull.NO_FEASIBLE_SIZE
+    if column == "linear_end_year" and linear_end_beyond_grid(limits):
+        return YearNull.BEYOND_GRID
     raise ValueError(f"{column}: no reason for its null threshold in {limits}")
 
 

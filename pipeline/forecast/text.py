@@ -53,10 +53,11 @@ projected for it to reach, so it is neither reached nor "not reached"."""
 NULL_TEXT = {
     YearNull.BEYOND_GRID: "none: linear to last size",
     YearNull.NO_FEASIBLE_SIZE: "no feasible size",
+    YearNull.CLUSTER_CAP: "cluster cap",
 }
 """A null year whose reason (`forecasts.year_null_reasons`) says more than "-": linear scaling
-lasting through every feasible size (on every projected year, for a moving one), or a series
-with no feasible size."""
+lasting through every feasible size (on every projected year, for a moving one), a series
+with no feasible size, or one the search's cluster cap ended (`parallelism.max_cluster_doublings`)."""
 
 
 def _as_of_year(row: Mapping[str, Any]) -> float | None:
@@ -87,7 +88,7 @@ def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False
     run date), "overdue 2025.2 (2024.8-2025.9)" (before the data's date, not reached by its
     runs), "passed before the data", "not reached" (a moving year beyond the last projected
     year), "not projected" (a moving year of a series with no moving frontier), "none: linear
-    to last size" or "no feasible size" (`NULL_TEXT`) or "-" (no such threshold; a moving year:
+    to last size", "no feasible size" or "cluster cap" (`NULL_TEXT`) or "-" (no such threshold; a moving year:
     on no projected year's grid). `moving_frontier`: the run had a
     moving frontier, read only for rows without `moving_projected` (before schema version 14)."""
     year = row.get(column)

@@ -350,6 +350,13 @@ def _with_interval(
     )
 
 
+def _null_only(moves: Sequence[Move]) -> str:
+    """The headline's note of the forecast years among `moves` null on both dates, whose
+    reason alone changed ("" for none)."""
+    n = sum(1 for m in moves if m.previous is None and m.current is None)
+    return f" ({n} of them null on both dates, for another reason)" if n else ""
+
+
 def _move_row(m: Move) -> str:
     trajectory = "" if m.trajectory is None else f" {m.trajectory} |"
     return (
@@ -374,7 +381,7 @@ def render_markdown(report: ChangeReport) -> str:
         f"{', '.join(report.previous_run_ids) or '-'}: {report.matched} series matched, "
         f"{len(report.added)} added, {len(report.removed)} removed, "
         f"{len(report.ambiguous)} ambiguous; {len(report.thresholds)} threshold values and "
-        f"{len(report.forecasts)} forecast years moved.",
+        f"{len(report.forecasts)} forecast years moved{_null_only(report.forecasts)}.",
     ]
     if not report.changed:
         lines += ["", "No threshold or forecast year moved."]

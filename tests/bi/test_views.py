@@ -257,3 +257,27 @@ def test_bi_joins_each_forecast_to_the_runs_of_its_own_fit(tmp_path: Path) -> No
         ).fetchall()
         n_runs = con.execute("SELECT count(DISTINCT line) FROM observed_runs").fetchall()[0][0]
     assert rows == [("a100_sxm", False, n_runs), ("h100_sxm", True, n_runs)]
+
+
+def test_bi_documented_query_reads_a_null_years_reason(
+    datasets: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The DuckDB expression docs/schema.md gives for `forecasts.year_null_reasons` runs on the
+    pinned client and reads each row's wall-year reason as `null_years.null_reason` does."""
+    import re
+
+    from pipeline.forecast.null_years import null_reason
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "schema.md").read_text("utf-8")
+    found = re.search(r"DuckDB: `(regexp_extract\(year_null_reasons[^`]*)`", docs)
+    assert found is not None, "docs/schema.md gives the query"
+    _, nightly = datasets
+    db = tmp_path / "dmlimits.duckdb"
+    assert main([str(nightly), "--db", str(db)]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute(f"SELECT year_null_reasons, {found.group(1)} FROM forecasts").fetchall()
+    assert rows
+    assert any(reason for _, reason in rows), "the nightly has a null wall year"
+    for reasons, reason in rows:
+        expected = null_reason(reasons, "wall_year")
+        assert reason == ("" if expected is None else str(expected))

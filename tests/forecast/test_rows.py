@@ -417,6 +417,13 @@ def test_forecast_rows_say_why_each_null_year_is_null() -> None:
         "linear_end_year=no_feasible_size,last_feasible_year=no_feasible_size,t_crit_year="
     )
     assert year_text(row, "last_feasible_year") == "no feasible size"
+    capped = SeriesLimits(None, None, 1e24, None, end_reason=SeriesEnd.CLUSTER_CAP)
+    row = forecast_dicts(SERIES, capped, None, None, SETTINGS, PROVENANCE)[0]
+    _assert_every_null_year_has_one_reason(row)
+    assert row["year_null_reasons"].startswith(
+        "linear_end_year=cluster_cap,last_feasible_year=cluster_cap,wall_year=cluster_cap"
+    )
+    assert year_text(row, "wall_year") == "cluster cap"
     run = replace(LIMITS, linear_end_flop=None, end_reason=SeriesEnd.RUN)
     row = forecast_dicts(SERIES, run, None, None, SETTINGS, PROVENANCE)[0]
     assert row["year_null_reasons"].startswith("linear_end_year=run,wall_year=run")

@@ -84,18 +84,38 @@ def series_end(
     given). A size a fixed layout does not fit (`layout_does_not_divide`: its degrees do not
     divide that model) is no wall: larger sizes it does fit may run (docs/schema.md,
     `thresholds.wall_flop`)."""
+    end, at = _series_end_at(points, max_doublings)
+    return end, None if at is None or end is SeriesEnd.CLUSTER_CAP else points[at]
+
+
+def _series_end_at(
+    points: Sequence[PointResult], max_doublings: int | None
+) -> tuple[SeriesEnd, int | None]:
+    """How the series ended (`series_end`) and the index of the point it ended at (the wall,
+    the collapse, or the size the cluster cap stopped); None at the end of the grid."""
     before: PointResult | None = None
-    for p in points:
+    for i, p in enumerate(points):
         if p.infeasible_reason is InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE:
             continue
         if not p.feasible:
             if capped_at(before, p, max_doublings):
-                return SeriesEnd.CLUSTER_CAP, None
-            return SeriesEnd.WALL, p
+                return SeriesEnd.CLUSTER_CAP, i
+            return SeriesEnd.WALL, i
         if p.cost is not None and p.cost.utilization < UTILIZATION_FLOOR:
-            return SeriesEnd.UTILIZATION_COLLAPSE, p
+            return SeriesEnd.UTILIZATION_COLLAPSE, i
         before = p
     return SeriesEnd.END_OF_GRID, None
+
+
+def recorded_points(
+    points: Sequence[PointResult], max_doublings: int | None = None
+) -> Sequence[PointResult]:
+    """The points up to the one the series ended at, that one included: those a sweep that
+    stops at its wall records (`search.sweep_series`). A whole-grid series
+    (`output.whole_grid`) evaluates the sizes past it too; its limits are read from these, so
+    an output switch moves no limit."""
+    _, at = _series_end_at(points, max_doublings)
+    return points if at is None else points[: at + 1]
 
 
 def capped_at(before: PointResult | None, point: PointResult, max_doublings: int | None) -> bool:
@@ -154,8 +174,10 @@ def series_limits(
     With `max_doublings`, the search's cluster cap, a series the cap ended has no wall
     (`SeriesEnd.CLUSTER_CAP`); nor has a concrete `run` (`SeriesEnd.RUN`), which has no
     linear-scaling end either: one point and no grid of sizes, so no regime to end or outlast
-    (linear end and basis None).
+    (linear end and basis None). Every limit is read from the points up to where the series
+    ended (`recorded_points`), the same with `output.whole_grid` as without.
     """
+    points = points if run else recorded_points(points, max_doublings)
     feasible = [p for p in points if p.feasible and p.cost is not None]
     if run or not feasible:
         basis, linear_end = None, None

@@ -129,3 +129,15 @@ def test_a_size_whose_compute_floor_exceeds_the_cap_ends_the_series_at_the_cap()
         limits = series_limits([blocked], U_EFF, max_doublings=max_doublings)
         assert (limits.end_reason, limits.wall_flop) == ("cluster_cap", None)
         assert limits.first_infeasible_flop == flop(1024)
+
+
+def test_limits_of_a_whole_grid_are_those_up_to_its_wall() -> None:
+    """A whole-grid series (`output.whole_grid`) evaluates sizes past its wall, where a larger
+    size may train again (memory bound, then a layout that fits): its limits are those of the
+    series that stopped at the wall, so an output switch moves no threshold."""
+    stopped = [point(1024, 0.6), point(2048, 0.5), point(4096, None)]
+    whole = [*stopped, point(8192, 0.05), point(16384, 0.04), point(32768, None)]
+    assert series_limits(whole, U_EFF) == series_limits(stopped, U_EFF)
+    assert series_limits(whole, U_EFF).last_feasible_flop == flop(2048)
+    collapsed = [point(1024, 0.6), point(2048, UTILIZATION_FLOOR / 2), point(4096, 0.3)]
+    assert series_limits(collapsed, U_EFF) == series_limits(collapsed[:2], U_EFF)

@@ -44,6 +44,7 @@ from pipeline.model.records.results import (
     GridCost,
     InfeasibleReason,
     Layout,
+    ModelCounts,
     PointResult,
     StepCost,
 )
@@ -843,6 +844,26 @@ class _Walk:
         those the layout room admits (`_node_room`)."""
         return [n for n in sizes if not room or room_admits(room, self.shape, n)]
 
+    def odd_multiples(self) -> list[int]:
+        """The node multiples past one node, up to the cap S·2^i_max, of the form q·S·2^j with
+        q odd, 3 ≤ q < 2^(`NODE_REFINE_BITS` + 1) (the odd parts a first refinement pass
+        names), where a layout may exist (`room_admits`: q·2^j must divide the layout room,
+        the layers', batch's, N_TP's and context degrees' product), ascending. A model whose
+        layers hold an odd factor (576 = 9·64) splits into stages that no S·2^i holds, so
+        its only clusters whose stages fit in memory may be these (`smallest_cluster`)."""
+        unit = math.prod(self.hw.level_sizes)
+        top = self.shape.sparsity * 2**self.opts.max_cluster_doublings
+        room = self._node_room(top)
+        sizes = []
+        for q in range(3, 2 ** (NODE_REFINE_BITS + 1), 2):
+            n_gpu = q * self.shape.sparsity
+            while n_gpu <= top:
+                fits = not room or room_admits(room, self.shape, n_gpu)
+                if n_gpu > unit and n_gpu % unit == 0 and fits:
+                    sizes.append(n_gpu)
+                n_gpu *= 2
+        return sorted(set(sizes))
+
     def node_refined(self, low: int, high: int, at_high: BestAt) -> BestAt:
         """The first sufficient size of the refinement of (low, high] into multiples of the
         node u, `high` sufficient and `low` not; u is the product of the non-top level sizes
@@ -924,18 +945,21 @@ def smallest_cluster(
         if walk.trains(at):
             if physics.cluster_sizes is ClusterSizes.NODES and i > 0:
                 at = walk.node_refined(n_gpu // 2, n_gpu, at)
-            at = at.finished()
-            assert at.found is not None  # `walk.trains` holds for every size it returns
-            return PointResult(
-                shape,
-                True,
-                None,
-                *at.found,
-                recompute=at.recompute,
-                physics=physics.name,
-                counts=counts,
-                grid_cost=at.grid_cost,
-            )
+            return _trained_point(shape, at, physics, counts)
+    odd = walk.odd_multiples() if physics.cluster_sizes is ClusterSizes.NODES else []
+    walk.keep_floors(odd)  # their layout floors in one pass, as `keep_doubling_floors` does
+    below = 0  # the largest odd multiple tried below the next
+    for n_gpu in odd:  # when no S·2^i trains
+        at = walk.at(n_gpu)
+        if at is None or not walk.counts_usable(n_gpu):
+            unsure.append(n_gpu)
+        else:
+            any_layout = any_layout or at.had_candidates
+            blocked = blocked or at.memory_blocked
+        if walk.trains(at):
+            at = walk.node_refined(max(below, n_gpu // 2), n_gpu, at)
+            return _trained_point(shape, at, physics, counts)
+        below = n_gpu
     for n_gpu in reversed(unsure) if not any_layout else ():  # the reason: did any usable fit?
         fits, over = usable_layouts_fit(hw, shape, n_gpu, opts, physics)
         any_layout, blocked = fits, blocked or over
@@ -950,6 +974,24 @@ def smallest_cluster(
     else:
         reason = InfeasibleReason.NO_LAYOUT
     return PointResult(shape, False, reason, None, None, physics=physics.name, counts=counts)
+
+
+def _trained_point(
+    shape: ModelShape, at: BestAt, physics: Physics, counts: ModelCounts | None
+) -> PointResult:
+    """The feasible point of the size the walk settled on (`at`, which trains in time)."""
+    at = at.finished()
+    assert at.found is not None  # `walk.trains` holds for every size the walk settles on
+    return PointResult(
+        shape,
+        True,
+        None,
+        *at.found,
+        recompute=at.recompute,
+        physics=physics.name,
+        counts=counts,
+        grid_cost=at.grid_cost,
+    )
 
 
 def sweep_series(

@@ -150,3 +150,22 @@ def test_cluster_sizes_follow_the_batch_factors() -> None:
     assert found[7168][0] == 229376
     assert found[6144][0] == 196608
     assert found[6144][1] >= found[7168][1] - 1e-9
+
+
+def test_cluster_sizes_nodes_find_a_size_no_power_of_two_holds() -> None:
+    """Under observed-size batches (`batch=deepseek`) the 49152-wide model has 576 = 9 · 64
+    layers: at S·2^i its stages hold 9 layers or more and no layout fits one GPU's memory in
+    time, at 9 · 2^20 GPUs 576 stages of one layer do. The walk tries the odd node multiples
+    (`_Walk.odd_multiples`) when no S·2^i trains, so the size is feasible there, not
+    `exceeds_gpu_memory`; and no power of two up to twice that size trains it."""
+    s = load_scenario(compose_config(["physics=realistic", "batch=deepseek"]))
+    shape = series_shape(49152, s.laws, s.options.quirks, s.physics)
+    assert shape.n_layers == 576
+    point = smallest_cluster(s.hardware, shape, s.duration_s, s.options, physics=s.physics)
+    assert point.feasible
+    assert point.layout is not None
+    assert point.layout.n_gpu == 9 * 2**20
+    assert math.prod(point.layout.pp) % 9 == 0
+    for i in range(20, 26):
+        best = optimal_layout(s.hardware, shape, 2**i, s.options, physics=s.physics)
+        assert best is None or not best[1].training_time_s < s.duration_s, 2**i

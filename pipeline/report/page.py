@@ -13,7 +13,8 @@ from pathlib import Path
 
 import polars as pl
 
-from pipeline.forecast.text import trajectory_text, year_text
+from pipeline.forecast.null_years import YearNull
+from pipeline.forecast.text import NULL_TEXT, trajectory_text, year_text
 from pipeline.report.markdown import markdown_html
 from pipeline.report.reality_table import reality_section
 
@@ -56,7 +57,8 @@ caption { text-align: left; font-style: italic; padding-bottom: 0.3em; }
 
 def _cell(column: str, value: object, row: dict[str, object]) -> str:
     if value is None:
-        return "–"
+        beyond = column == "linear_end_flop" and row.get("linear_end_beyond_grid") is True
+        return html.escape(NULL_TEXT[YearNull.BEYOND_GRID]) if beyond else "–"
     if column == "end_reason":
         text = ENDED_BY.get(str(value), str(value))
         if row.get("wall_reason") == "exceeds_power_budget":

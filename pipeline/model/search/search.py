@@ -946,25 +946,26 @@ def smallest_cluster(
             if physics.cluster_sizes is ClusterSizes.NODES and i > 0:
                 at = walk.node_refined(n_gpu // 2, n_gpu, at)
             return _trained_point(shape, at, physics, counts)
-    odd = walk.odd_multiples() if physics.cluster_sizes is ClusterSizes.NODES else []
-    walk.keep_floors(odd)  # their layout floors in one pass, as `keep_doubling_floors` does
-    below = 0  # the largest odd multiple tried below the next
-    for n_gpu in odd:  # when no S·2^i trains
-        at = walk.at(n_gpu)
-        if at is None or not walk.counts_usable(n_gpu):
-            unsure.append(n_gpu)
-        else:
-            any_layout = any_layout or at.had_candidates
-            blocked = blocked or at.memory_blocked
-        if walk.trains(at):
-            at = walk.node_refined(max(below, n_gpu // 2), n_gpu, at)
-            return _trained_point(shape, at, physics, counts)
-        below = n_gpu
-    for n_gpu in reversed(unsure) if not any_layout else ():  # the reason: did any usable fit?
-        fits, over = usable_layouts_fit(hw, shape, n_gpu, opts, physics)
-        any_layout, blocked = fits, blocked or over
-        if any_layout:
-            break
+    if not any_layout:  # the reason: did any usable layout fit at an unsure S·2^i?
+        any_layout, blocked = _usable_fit(hw, shape, opts, physics, unsure, blocked)
+    if not any_layout and physics.cluster_sizes is ClusterSizes.NODES:
+        # no usable layout fits in memory at any S·2^i: one may at an odd node multiple
+        odd = walk.odd_multiples()
+        walk.keep_floors(odd)  # their layout floors in one pass, as `keep_doubling_floors` does
+        below, unsure = 0, []  # the largest odd multiple tried below the next
+        for n_gpu in odd:
+            at = walk.at(n_gpu)
+            if at is None or not walk.counts_usable(n_gpu):
+                unsure.append(n_gpu)
+            else:
+                any_layout = any_layout or at.had_candidates
+                blocked = blocked or at.memory_blocked
+            if walk.trains(at):
+                at = walk.node_refined(max(below, n_gpu // 2), n_gpu, at)
+                return _trained_point(shape, at, physics, counts)
+            below = n_gpu
+        if not any_layout:
+            any_layout, blocked = _usable_fit(hw, shape, opts, physics, unsure, blocked)
     if any_layout:
         reason = InfeasibleReason.NO_CLUSTER
         if floor > shape.sparsity * 2.0**opts.max_cluster_doublings:
@@ -974,6 +975,25 @@ def smallest_cluster(
     else:
         reason = InfeasibleReason.NO_LAYOUT
     return PointResult(shape, False, reason, None, None, physics=physics.name, counts=counts)
+
+
+def _usable_fit(
+    hw: HardwareSpec,
+    shape: ModelShape,
+    opts: SearchOptions,
+    physics: Physics,
+    sizes: Sequence[int],
+    blocked: bool,
+) -> tuple[bool, bool]:
+    """Whether a usable layout fits in memory at one of `sizes` (those the walk did not
+    enumerate, largest first, until one does), and whether any was memory-blocked (or
+    `blocked` already): what decides an infeasible point's reason (`usable_layouts_fit`)."""
+    for n_gpu in reversed(sizes):
+        fits, over = usable_layouts_fit(hw, shape, n_gpu, opts, physics)
+        blocked = blocked or over
+        if fits:
+            return True, blocked
+    return False, blocked
 
 
 def _trained_point(

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pipeline.model.records.results import InfeasibleReason
 from pipeline.model.records.scaling import ModelShape, model_shape
 from pipeline.model.records.switches import STACK_2024, ClusterSizes
 from pipeline.model.search import search
@@ -156,7 +157,7 @@ def test_cluster_sizes_nodes_find_a_size_no_power_of_two_holds() -> None:
     """Under observed-size batches (`batch=deepseek`) the 49152-wide model has 576 = 9 · 64
     layers: at S·2^i its stages hold 9 layers or more and no layout fits one GPU's memory in
     time, at 9 · 2^20 GPUs 576 stages of one layer do. The walk tries the odd node multiples
-    (`_Walk.odd_multiples`) when no S·2^i trains, so the size is feasible there, not
+    (`_Walk.odd_multiples`) when no layout fits at any S·2^i, so the size is feasible there, not
     `exceeds_gpu_memory`; and no power of two up to twice that size trains it."""
     s = load_scenario(compose_config(["physics=realistic", "batch=deepseek"]))
     shape = series_shape(49152, s.laws, s.options.quirks, s.physics)
@@ -169,3 +170,14 @@ def test_cluster_sizes_nodes_find_a_size_no_power_of_two_holds() -> None:
     for i in range(20, 26):
         best = optimal_layout(s.hardware, shape, 2**i, s.options, physics=s.physics)
         assert best is None or not best[1].training_time_s < s.duration_s, 2**i
+
+
+def test_cluster_sizes_duration_walls_keep_the_powers_of_two() -> None:
+    """A size some S·2^i fits in memory but none trains in time is the duration's wall, and
+    the walk does not search odd multiples for it: the default dense series' 30,720-wide model
+    (L = 384 = 3 · 128) stays `no_cluster_within_duration`, as its reason says of the powers
+    of two (docs/model.md §9.4)."""
+    s = realistic(ClusterSizes.NODES)
+    shape = series_shape(30720, s.laws, s.options.quirks, s.physics)
+    point = smallest_cluster(s.hardware, shape, s.duration_s, s.options, physics=s.physics)
+    assert point.infeasible_reason is InfeasibleReason.NO_CLUSTER

@@ -140,6 +140,7 @@ def forecast_dicts(
     reached = {} if record is None else _reached_years(record, thresholds, moving)
     reached_columns = ",".join(c for c in FORECAST_YEARS if c in reached)
     without = moving_without_threshold(moving)
+    beyond = moving is not None and all(y.linear_end_beyond_grid for y in moving.years)
     rows: list[dict[str, Any]] = []
     for path in trajectories(settings):
         years: dict[str, float | None] = {}
@@ -187,7 +188,7 @@ def forecast_dicts(
                     tuple(c for c, _ in MOVING_THRESHOLDS),
                     moving is not None,
                     without,
-                    moving is not None and all(y.linear_end_beyond_grid for y in moving.years),
+                    beyond,
                 ),
                 "source_hashes": hashes,
                 "run_id": provenance.run_id,

@@ -77,22 +77,13 @@ class LinearEndBasis(StrEnum):
 
 def series_end(
     points: Sequence[PointResult], max_doublings: int | None = None
-) -> tuple[SeriesEnd, PointResult | None]:
-    """How the series ended and its wall: the first size that is infeasible or feasible
-    below the utilization floor, whichever comes first; None at the end of the grid, or
-    where the search's cluster cap of `max_doublings` ended it (`capped_at`; None: no cap
-    given). A size a fixed layout does not fit (`layout_does_not_divide`: its degrees do not
-    divide that model) is no wall: larger sizes it does fit may run (docs/schema.md,
-    `thresholds.wall_flop`)."""
-    end, at = _series_end_at(points, max_doublings)
-    return end, None if at is None or end is SeriesEnd.CLUSTER_CAP else points[at]
-
-
-def _series_end_at(
-    points: Sequence[PointResult], max_doublings: int | None
 ) -> tuple[SeriesEnd, int | None]:
-    """How the series ended (`series_end`) and the index of the point it ended at (the wall,
-    the collapse, or the size the cluster cap stopped); None at the end of the grid."""
+    """How the series ended and the index of the point it ended at: the first size that is
+    infeasible or feasible below the utilization floor, whichever comes first (its wall, or
+    the size the search's cluster cap of `max_doublings` stopped: `capped_at`; None: no cap
+    given); None at the end of the grid. A size a fixed layout does not fit
+    (`layout_does_not_divide`: its degrees do not divide that model) is no wall: larger sizes
+    it does fit may run (docs/schema.md, `thresholds.wall_flop`)."""
     before: PointResult | None = None
     for i, p in enumerate(points):
         if p.infeasible_reason is InfeasibleReason.LAYOUT_DOES_NOT_DIVIDE:
@@ -105,17 +96,6 @@ def _series_end_at(
             return SeriesEnd.UTILIZATION_COLLAPSE, i
         before = p
     return SeriesEnd.END_OF_GRID, None
-
-
-def recorded_points(
-    points: Sequence[PointResult], max_doublings: int | None = None
-) -> Sequence[PointResult]:
-    """The points up to the one the series ended at, that one included: those a sweep that
-    stops at its wall records (`search.sweep_series`). A whole-grid series
-    (`output.whole_grid`) evaluates the sizes past it too; its limits are read from these, so
-    an output switch moves no limit."""
-    _, at = _series_end_at(points, max_doublings)
-    return points if at is None else points[: at + 1]
 
 
 def capped_at(before: PointResult | None, point: PointResult, max_doublings: int | None) -> bool:
@@ -174,10 +154,15 @@ def series_limits(
     With `max_doublings`, the search's cluster cap, a series the cap ended has no wall
     (`SeriesEnd.CLUSTER_CAP`); nor has a concrete `run` (`SeriesEnd.RUN`), which has no
     linear-scaling end either: one point and no grid of sizes, so no regime to end or outlast
-    (linear end and basis None). Every limit is read from the points up to where the series
-    ended (`recorded_points`), the same with `output.whole_grid` as without.
+    (linear end and basis None). Every limit is read from the points up to the one the series
+    ended at, that one included: those a sweep that stops at its wall records
+    (`search.sweep_series`), so a whole-grid series (`output.whole_grid`), which evaluates the
+    sizes past it too, has the same limits.
     """
-    points = points if run else recorded_points(points, max_doublings)
+    end, at = (SeriesEnd.RUN, None) if run else series_end(points, max_doublings)
+    if at is not None:
+        points = points[: at + 1]
+    wall = None if at is None or end is SeriesEnd.CLUSTER_CAP else points[at]
     feasible = [p for p in points if p.feasible and p.cost is not None]
     if run or not feasible:
         basis, linear_end = None, None
@@ -186,7 +171,6 @@ def series_limits(
     else:
         basis, linear_end = LinearEndBasis.PEAK, linear_end_after_peak_flop(points)
     infeasible = [p for p in points if not p.feasible]
-    end, wall = (SeriesEnd.RUN, None) if run else series_end(points, max_doublings)
     reason = wall.infeasible_reason if wall is not None and end is SeriesEnd.WALL else None
     return SeriesLimits(
         linear_end_flop=linear_end,

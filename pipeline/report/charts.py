@@ -300,20 +300,16 @@ def _thresholds_rows(thresholds: pl.DataFrame, sel: Selection) -> Figure:
     ax = fig.add_subplot()
     styles = series_styles(sel)
     size = 40
-    drawn = 0
     for y, sid in enumerate(order):
         row, (color, _) = rows[sid], styles[sid]
         if (flop := row["linear_end_flop"]) is not None:
             ax.scatter(flop, y, marker="s", s=size, color=color)
-            drawn += 1
         if (flop := row["last_feasible_flop"]) is not None:
             ax.scatter(flop, y, marker="o", s=size, facecolors="none", edgecolors=color)
-            drawn += 1
         if (flop := wall_of(row)) is not None:
             collapsed = row.get("end_reason") == "utilization_collapse"
             ax.scatter(flop, y, marker="x" if collapsed else "^", s=size, color=color)
-            drawn += 1
-    if drawn:
+    if ax.collections:  # a marker drawn: something on the compute axis
         ax.set_xscale("log")
     else:  # e.g. a concrete run that does not train, or a series its cluster cap ended at once
         ax.text(0.5, 0.5, NO_LIMIT_TEXT, transform=ax.transAxes, ha="center", va="center")

@@ -15,7 +15,7 @@ U_EFF = 0.7
 def test_series_end_wall_is_the_first_infeasible_size() -> None:
     """A series that stops at an infeasible size ends at a wall of that size's compute."""
     points = [point(1024, 0.6), point(2048, 0.3), point(4096, None)]
-    assert series_end(points) == (SeriesEnd.WALL, points[-1])
+    assert series_end(points) == (SeriesEnd.WALL, len(points) - 1)
     limits = series_limits(points, U_EFF)
     assert (limits.end_reason, limits.wall_flop) == ("wall", flop(4096))
     assert limits.wall_reason == "no_cluster_within_duration"

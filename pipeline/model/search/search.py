@@ -929,43 +929,31 @@ def smallest_cluster(
     fixed_s, flop_s = step_floor_terms_s(hw, physics, opts, shape) if prune else (0.0, 0.0)
     split_s = step_floor_terms_s(hw, physics, opts, shape, split=True)[1] if prune else 0.0
     walk = _Walk(hw, shape, duration_s, opts, prune, physics, floor, fixed_s, flop_s, split_s)
-    any_layout = blocked = False
-    unsure: list[int] = []  # clusters whose usable layouts the walk did not enumerate
+    seen = _Seen()
     batch, kept_to = 1, -1  # doublings whose floors are computed together; the last of them
     for i in range(opts.max_cluster_doublings + 1):
         n_gpu = shape.sparsity * 2**i
         if i > kept_to and walk.table_unit(n_gpu) is not None:  # 1, 2, 4, … sizes at once
             kept_to, batch = walk.keep_doubling_floors(i, batch), 2 * batch
-        at = walk.at(n_gpu)
-        if at is None or not walk.counts_usable(n_gpu):
-            unsure.append(n_gpu)  # enumerated below only if the reason depends on it
-        else:
-            any_layout = any_layout or at.had_candidates
-            blocked = blocked or at.memory_blocked
+        at = seen.note(walk, n_gpu)
         if walk.trains(at):
             if physics.cluster_sizes is ClusterSizes.NODES and i > 0:
                 at = walk.node_refined(n_gpu // 2, n_gpu, at)
             return _trained_point(shape, at, physics, counts)
-    if not any_layout:  # the reason: did any usable layout fit at an unsure S·2^i?
-        any_layout, blocked = _usable_fit(hw, shape, opts, physics, unsure, blocked)
-    if not any_layout and physics.cluster_sizes is ClusterSizes.NODES:
+    seen.settle(hw, shape, opts, physics)
+    if not seen.any_layout and physics.cluster_sizes is ClusterSizes.NODES:
         # no usable layout fits in memory at any S·2^i: one may at an odd node multiple
         odd = walk.odd_multiples()
         walk.keep_floors(odd)  # their layout floors in one pass, as `keep_doubling_floors` does
-        below, unsure = 0, []  # the largest odd multiple tried below the next
+        below = 0  # the largest odd multiple tried below the next
         for n_gpu in odd:
-            at = walk.at(n_gpu)
-            if at is None or not walk.counts_usable(n_gpu):
-                unsure.append(n_gpu)
-            else:
-                any_layout = any_layout or at.had_candidates
-                blocked = blocked or at.memory_blocked
+            at = seen.note(walk, n_gpu)
             if walk.trains(at):
                 at = walk.node_refined(max(below, n_gpu // 2), n_gpu, at)
                 return _trained_point(shape, at, physics, counts)
             below = n_gpu
-        if not any_layout:
-            any_layout, blocked = _usable_fit(hw, shape, opts, physics, unsure, blocked)
+        seen.settle(hw, shape, opts, physics)
+    any_layout, blocked = seen.any_layout, seen.blocked
     if any_layout:
         reason = InfeasibleReason.NO_CLUSTER
         if floor > shape.sparsity * 2.0**opts.max_cluster_doublings:
@@ -977,23 +965,39 @@ def smallest_cluster(
     return PointResult(shape, False, reason, None, None, physics=physics.name, counts=counts)
 
 
-def _usable_fit(
-    hw: HardwareSpec,
-    shape: ModelShape,
-    opts: SearchOptions,
-    physics: Physics,
-    sizes: Sequence[int],
-    blocked: bool,
-) -> tuple[bool, bool]:
-    """Whether a usable layout fits in memory at one of `sizes` (those the walk did not
-    enumerate, largest first, until one does), and whether any was memory-blocked (or
-    `blocked` already): what decides an infeasible point's reason (`usable_layouts_fit`)."""
-    for n_gpu in reversed(sizes):
-        fits, over = usable_layouts_fit(hw, shape, n_gpu, opts, physics)
-        blocked = blocked or over
-        if fits:
-            return True, blocked
-    return False, blocked
+@dataclass(slots=True)
+class _Seen:
+    """What the walk's sizes say of an infeasible point's reason: whether a usable layout fits
+    in memory at one of them (`any_layout`), whether one was memory-blocked, and the sizes
+    whose usable layouts the walk did not enumerate (`unsure`), searched only if the reason
+    depends on them (`settle`)."""
+
+    any_layout: bool = False
+    blocked: bool = False
+    unsure: list[int] = dataclasses.field(default_factory=list)
+
+    def note(self, walk: _Walk, n_gpu: int) -> BestAt | None:
+        """The walk's best at n_gpu (`_Walk.at`), its flags noted."""
+        at = walk.at(n_gpu)
+        if at is None or not walk.counts_usable(n_gpu):
+            self.unsure.append(n_gpu)
+        else:
+            self.any_layout = self.any_layout or at.had_candidates
+            self.blocked = self.blocked or at.memory_blocked
+        return at
+
+    def settle(
+        self, hw: HardwareSpec, shape: ModelShape, opts: SearchOptions, physics: Physics
+    ) -> None:
+        """Unless a usable layout fit already, whether one fits at an unsure size, largest
+        first, until one does (`usable_layouts_fit`); the unsure sizes are then settled."""
+        for n_gpu in reversed(self.unsure) if not self.any_layout else ():
+            fits, over = usable_layouts_fit(hw, shape, n_gpu, opts, physics)
+            self.blocked = self.blocked or over
+            if fits:
+                self.any_layout = True
+                break
+        self.unsure.clear()
 
 
 def _trained_point(

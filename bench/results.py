@@ -24,9 +24,10 @@ from pathlib import Path
 import pipeline
 from pipeline.app.plan import compose_run_config
 from pipeline.forecast.inputs import observe_for_run
+from pipeline.forecast.null_years import YearNull
 from pipeline.forecast.paths import FITTED
 from pipeline.forecast.settings import forecast_from_config
-from pipeline.forecast.text import trajectory_text, year_text
+from pipeline.forecast.text import NULL_TEXT, trajectory_text, year_text
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_MD = ROOT / "docs" / "results.md"
@@ -78,11 +79,12 @@ def sci(x: float | None, digits: int = 2) -> str:
 
 
 def linear_end(s: Series, digits: int = 2) -> str:
-    """The end of linear scaling, or why the series has none."""
+    """The end of linear scaling, or why the series has none: as the forecasts and the report
+    page say it (`NULL_TEXT`) when linear scaling outlasted every feasible size."""
     if s.thresholds["linear_end_flop"] is None:
-        if s.thresholds["first_infeasible_flop"] is not None:
-            return "– (not reached before the wall)"
-        return "– (not reached on the grid)"
+        if s.thresholds["linear_end_beyond_grid"]:
+            return NULL_TEXT[YearNull.BEYOND_GRID]
+        return "– (no feasible size)"
     return sci(s.flop("linear_end_flop"), digits)
 
 

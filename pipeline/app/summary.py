@@ -6,7 +6,9 @@ from collections.abc import Sequence
 
 from pipeline.app.run_summary import run_lines
 from pipeline.app.tally import MAX_SERIES_SHOWN, RunTally, SeriesSummary
-from pipeline.model.limits import LinearEndBasis, SeriesEnd
+from pipeline.forecast.null_years import YearNull
+from pipeline.forecast.text import NULL_TEXT
+from pipeline.model.limits import LinearEndBasis, SeriesEnd, linear_end_beyond_grid
 from pipeline.model.records.results import InfeasibleReason, SeriesLimits
 from pipeline.model.search.search import UTILIZATION_FLOOR
 from pipeline.model.step.evaluate import Q1_TOLERANCE
@@ -45,16 +47,18 @@ def summary_lines(
         lines.append(f"... and {tally.n_runs - MAX_SERIES_SHOWN} more runs: see {root}/points/")
     if not tally.n_grid:
         return lines
-    lines += [
-        f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>11} {'last feas.':>10} "
-        f"{'wall':>10} {'ended by':<9} {'T_crit':>10} {'T_limit':>10}  (FLOP)",
-    ]
     shown = tally.shown_grid
-    for o in shown:
+    linear_ends = [_linear_end(o.limits) for o in shown]
+    width = max(11, *map(len, linear_ends))
+    lines += [
+        f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>{width}} "
+        f"{'last feas.':>10} {'wall':>10} {'ended by':<9} {'T_crit':>10} {'T_limit':>10}  (FLOP)",
+    ]
+    for o, linear_end in zip(shown, linear_ends, strict=True):
         s, lim, cf = o.scenario, o.limits, o.closed_forms
         lines.append(
             f"{s.hardware_name:<34} {s.scaling_name:<7} {s.batch_law_name:<10} "
-            f"{_linear_end(lim):>11} {_flop(lim.last_feasible_flop):>10} {_wall(lim):>10} "
+            f"{linear_end:>{width}} {_flop(lim.last_feasible_flop):>10} {_wall(lim):>10} "
             f"{_ended_by(lim):<9} "
             f"{_flop(cf.t_crit_flop):>10} {_flop(cf.t_limit_flop):>10}"
             + (f"  {o.sweep_point}" if o.sweep_point != "{}" else "")
@@ -141,11 +145,13 @@ def _ended_by(lim: SeriesLimits) -> str:
 
 
 def _linear_end(lim: SeriesLimits) -> str:
-    """The linear-scaling end; marked * when measured from the series' own peak utilization."""
-    if lim.linear_end_basis is None:
-        return "-"
+    """The linear-scaling end; marked * when measured from the series' own peak utilization.
+    One that linear scaling outlasted on every feasible size reads as in the forecasts and the
+    report page (`NULL_TEXT`); "-" without a feasible size."""
+    if linear_end_beyond_grid(lim):
+        return NULL_TEXT[YearNull.BEYOND_GRID]
     if lim.linear_end_flop is None:
-        return "not reached"
+        return "-"
     mark = "*" if lim.linear_end_basis == str(LinearEndBasis.PEAK) else ""
     return _flop(lim.linear_end_flop) + mark
 
@@ -165,8 +171,8 @@ def footer_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
     lines = [
         "linear end: first compute with utilization <= 0.8 x u_eff; * = from which every "
         "larger size runs at <= 0.8 x the series' peak utilization (realistic physics, or a "
-        "series that starts below 0.8 x u_eff); not reached: no recorded size fell that low "
-        "(*: for good)",
+        "series that starts below 0.8 x u_eff); "
+        f"{NULL_TEXT[YearNull.BEYOND_GRID]}: no feasible size fell that low; -: no feasible size",
         f"wall: first grid size that is infeasible (ended by wall, or power: over "
         f"constraints.max_power_mw) or runs below utilization {UTILIZATION_FLOOR:g} (collapse); "
         "none: every grid size ran (grid end), or the search's cluster cap ended the series (cap:"

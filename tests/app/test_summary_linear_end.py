@@ -1,0 +1,40 @@
+"""The run summary's linear-end column: a linear end that linear scaling outlasted reads as the
+forecasts and the report page read it (`pipeline.forecast.text.NULL_TEXT`)."""
+
+from __future__ import annotations
+
+from pipeline.app.summary import _linear_end, footer_lines
+from pipeline.forecast.null_years import YearNull
+from pipeline.forecast.text import NULL_TEXT
+from pipeline.model.limits import LinearEndBasis, SeriesEnd
+from pipeline.model.records.results import SeriesLimits
+
+BEYOND = NULL_TEXT[YearNull.BEYOND_GRID]
+
+
+def _limits(linear_end: float | None, last_feasible: float | None) -> SeriesLimits:
+    return SeriesLimits(
+        linear_end_flop=linear_end,
+        last_feasible_flop=last_feasible,
+        first_infeasible_flop=2.03e26,
+        max_utilization=None if last_feasible is None else 0.61,
+        wall_flop=2.03e26,
+        end_reason=str(SeriesEnd.WALL),
+        linear_end_basis=None if last_feasible is None else str(LinearEndBasis.PEAK),
+    )
+
+
+def test_a_linear_end_past_the_last_feasible_size_reads_as_elsewhere() -> None:
+    """Feasible sizes and none fell to the linear end: the forecasts' words, not "not
+    reached"; no feasible size: "-"; a linear end measured from the peak: its FLOP, starred."""
+    assert _linear_end(_limits(None, 1.12e26)) == BEYOND
+    assert _linear_end(_limits(None, None)) == "-"
+    assert _linear_end(_limits(1.32e28, 3.22e29)) == "1.32e+28*"
+
+
+def test_the_footer_explains_both_nulls_in_the_column_s_words() -> None:
+    """The legend names the label the column prints and the dash, and no other null text."""
+    legend = footer_lines([])[0]
+    assert f"{BEYOND}: no feasible size fell that low" in legend
+    assert "-: no feasible size" in legend
+    assert "not reached" not in legend

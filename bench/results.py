@@ -28,6 +28,7 @@ from pipeline.forecast.null_years import YearNull
 from pipeline.forecast.paths import FITTED
 from pipeline.forecast.settings import forecast_from_config
 from pipeline.forecast.text import NULL_TEXT, trajectory_text, year_text
+from pipeline.model.step.pipeline import bubble_time_s
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS_MD = ROOT / "docs" / "results.md"
@@ -449,7 +450,8 @@ STEP_PARTS = {
     "pp_ep_comm": "t_pp_ep_comm_s",
     "dp_comm": "t_dp_comm_s",
 }
-"""The step part each `bottleneck` names (the bubble: bubble_fraction · step_time_s)."""
+"""The step part each `bottleneck` names (the bubble: `bubble_time_s`, bubble_fraction times the
+pipeline's time)."""
 
 
 def across_nodes(levels: object) -> int:
@@ -462,7 +464,15 @@ def across_nodes(levels: object) -> int:
 def step_parts(p: dict[str, object]) -> dict[str, float]:
     """Each part of a point's step (s), named as `bottleneck` names it."""
     parts = {name: float(p[column]) for name, column in STEP_PARTS.items()}  # type: ignore[arg-type]
-    parts["bubble"] = float(p["bubble_fraction"]) * float(p["step_time_s"])  # type: ignore[arg-type]
+    optimizer = p["t_optimizer_s"]
+    parts["bubble"] = float(
+        bubble_time_s(
+            float(p["bubble_fraction"]),  # type: ignore[arg-type]
+            float(p["step_time_s"]),  # type: ignore[arg-type]
+            parts["dp_comm"],
+            None if optimizer is None else float(optimizer),  # type: ignore[arg-type]
+        )
+    )
     return parts
 
 

@@ -31,6 +31,8 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from pipeline.model.step.pipeline import bubble_time_s
+
 Array = NDArray[np.float64]
 
 EXPOSED_PARTS = (
@@ -117,7 +119,7 @@ def step_parts(rows: pl.DataFrame, overlap: Overlap = Overlap()) -> StepParts:
         "pp_ep": ppep,
         "dp": dp,
         "latency": zero,
-        "bubble": f * np.maximum(step - dp - optimizer, 0.0),
+        "bubble": bubble_time_s(f, step, dp, optimizer),
     }
     exposed = {
         key: np.where(paper, paper_parts[key], real_parts[key]) for key, _ in EXPOSED_PARTS[:-1]

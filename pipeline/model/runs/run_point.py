@@ -30,7 +30,7 @@ from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics
 from pipeline.model.runs.run_search import best_run_layout
 from pipeline.model.runs.training_run import evaluate_run
-from pipeline.model.step.pipeline import step_bottleneck
+from pipeline.model.step.pipeline import bubble_time_s, step_bottleneck
 from pipeline.model.step.schedule import nanobatch_tokens
 
 
@@ -95,7 +95,11 @@ def run_bottleneck(cost: RunCost) -> Bottleneck:
         cost.t_tp_comm_s,
         cost.t_pp_comm_s + cost.t_ep_comm_s,
         cost.t_dp_comm_s,
-        cost.bubble_fraction * cost.step_time_s,
+        float(
+            bubble_time_s(
+                cost.bubble_fraction, cost.step_time_s, cost.t_dp_comm_s, cost.t_optimizer_s
+            )
+        ),
     )
 
 

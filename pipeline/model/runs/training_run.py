@@ -453,7 +453,6 @@ def run_costs(
     work = run_layer_work(shape, lay)
     tokens = work.tokens
     stages = Stages.of(shape.layers, lay.pp)
-    layers = stages.full  # the slowest stage's layers (the logits aside)
     modes = lay.recompute
     net = Levels.of(hw, physics)
 
@@ -539,14 +538,16 @@ def run_costs(
     )
     t_step = step.t_step_s
 
-    per_step = m * layers
+    # the parts of the stage the step times: ⌈L/p⌉ layers, or the last stage's with the logits
+    per_step = m * step.slowest_layers
+    t_logits = np.where(step.slowest_has_logits, t_last, 0.0)
     model_flop, hw_flop = flop_per_step(physics, shape, batch_seqs, modes)
     peak = peak_flop_per_s(hw) * lay.n_gpu
     ops = times.ops if physics.memory_bound_ops else None
     return RunCosts(
         step_time_s=t_step,
         t_layer_s=t_layer,
-        t_matmul_s=m * (layers * t_mm + t_last),
+        t_matmul_s=per_step * t_mm + m * t_logits,
         t_attention_s=per_step * t_attn if physics.attention else None,
         t_norm_s=None
         if ops is None

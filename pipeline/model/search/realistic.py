@@ -470,6 +470,6 @@ def realistic_step_cost(
         step_time_s=t_step,
         training_time_s=float(steps.t_train_s[row]),
         utilization=math.nan,
-        bottleneck=step_bottleneck(compute, tp, pp_ep, dp, bubble * t_step),
+        bottleneck=step_bottleneck(compute, tp, pp_ep, dp, float(steps.parts.t_bubble_s[row])),
         matmul_bound=realistic_matmul_bound(hw, physics, shape, layout),
     )

@@ -224,11 +224,13 @@ class StepParts:
 
     t_step_s: Array
     t_compute_s: Array
-    """m · ⌈L/p⌉ · t_layer: the slowest stage's layers, recomputation and exposed ring included."""
+    """m · L_s · t_layer (+ m · t_last when the slowest stage is the last): the slowest
+    stage's layers (`PipelineStep.slowest_layers`, ⌈L/p⌉ or the last stage's), recomputation
+    and exposed ring included, and its logits."""
     t_tp_comm_s: Array
-    """m · ⌈L/p⌉ · t_tp: the tensor-parallel collectives on the critical path."""
+    """m · L_s · t_tp: the tensor-parallel collectives on the critical path."""
     t_ep_comm_s: Array
-    """m · ⌈L/p⌉ · t_ep: the expert all-to-alls (on the critical path: they wait on the router)."""
+    """m · L_s · t_ep: the expert all-to-alls (on the critical path: they wait on the router)."""
     t_pp_comm_s: Array
     """m · t_p2p: the exposed pipeline sends."""
     t_dp_comm_s: Array
@@ -237,6 +239,10 @@ class StepParts:
     """Fill and drain (`step.pipeline.PipelineStep`)."""
     bubble_fraction: Array
     t_optimizer_s: Array | None
+    slowest_layers: Array
+    """L_s: the layers of the stage whose time the parts above count (`PipelineStep`)."""
+    slowest_has_logits: NDArray[np.bool_]
+    """That stage is the last and runs the logits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,10 +439,11 @@ def step_from_comm(
         t_dp,
         t_optimizer_s,
     )
-    per_step = schedule.microbatches * schedule.stages.full
+    per_step = schedule.microbatches * step.slowest_layers
+    logits = np.where(step.slowest_has_logits, schedule.microbatches * layer.t_last_s, 0.0)
     return StepParts(
         t_step_s=step.t_step_s,
-        t_compute_s=per_step * layer.t_layer_s,
+        t_compute_s=per_step * layer.t_layer_s + logits,
         t_tp_comm_s=per_step * t_tp,
         t_ep_comm_s=per_step * comm.t_ep_s,
         t_pp_comm_s=schedule.microbatches * comm.t_p2p_s,
@@ -444,4 +451,6 @@ def step_from_comm(
         t_bubble_s=step.t_bubble_s,
         bubble_fraction=step.bubble_fraction,
         t_optimizer_s=t_optimizer_s,
+        slowest_layers=step.slowest_layers,
+        slowest_has_logits=step.slowest_has_logits,
     )

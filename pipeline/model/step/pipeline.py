@@ -46,6 +46,11 @@ class PipelineStep:
     t_pipe_s: Array
     t_bubble_s: Array
     """Fill and drain: what the pipeline adds to the slowest stage's m passes."""
+    slowest_layers: Array
+    """Layers of the slowest stage, the one t_slow times: L_full, or L_last where the last
+    stage with the logits is slower (on even stages with logits, the last)."""
+    slowest_has_logits: NDArray[np.bool_]
+    """The slowest stage is the last, which runs the logits."""
 
     @property
     def bubble_fraction(self) -> Array:
@@ -90,6 +95,7 @@ def pipeline_step_s(
     through the other stages (v chunks shorten them v times; a zero-bubble schedule, Qi et
     al. 2024's ZB-H2, fills them with split backward passes: none), m exposed sends, the
     exposed gradient all-reduce and the optimizer step (None: not modelled)."""
+    last_slower = stages.last * t_full_s + t_last_s > stages.full * t_full_s
     t_slowest = np.maximum(stages.full * t_full_s, stages.last * t_full_s + t_last_s)
     t_stages = stages.total * t_full_s + t_last_s  # every stage once: one microbatch end to end
     t_bubble = (t_stages - t_slowest) / interleave
@@ -99,7 +105,23 @@ def pipeline_step_s(
     t_step = t_pipe + t_dp_s
     if t_optimizer_s is not None:
         t_step = t_step + t_optimizer_s
-    return PipelineStep(t_step, t_pipe, t_bubble)
+    slowest_layers = np.where(last_slower, stages.last, stages.full)
+    return PipelineStep(t_step, t_pipe, t_bubble, slowest_layers, last_slower)
+
+
+def bubble_time_s(
+    bubble_fraction: Array | float,
+    step_time_s: Array | float,
+    t_dp_s: Array | float,
+    t_optimizer_s: Array | float | None,
+) -> Array:
+    """Realistic rows' fill and drain (s) from their columns: f · t_pipe with t_pipe = t_step −
+    t_dp − t_optimizer (module docstring; None: no optimizer step), `PipelineStep.t_bubble_s`
+    again: f is a share of the pipeline's time, not of the step's."""
+    optimizer = 0.0 if t_optimizer_s is None else t_optimizer_s
+    t_pipe = np.maximum(np.asarray(step_time_s, dtype=np.float64) - t_dp_s - optimizer, 0.0)
+    out: Array = np.asarray(bubble_fraction, dtype=np.float64) * t_pipe
+    return out
 
 
 def pipeline_floor_s(

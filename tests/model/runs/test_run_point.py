@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from pipeline.model.records.results import InfeasibleReason
 from pipeline.model.records.run import RunLayout, RunSpec
@@ -10,6 +11,7 @@ from pipeline.model.records.switches import Physics
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.runs.run_point import run_counts, run_point, run_shape, run_step_cost
 from pipeline.model.runs.training_run import evaluate_run
+from pipeline.model.step.pipeline import bubble_time_s
 from pipeline.schema import compose_config, load_scenario
 from tests.presets import preset
 
@@ -67,3 +69,33 @@ def test_run_with_fewer_microbatches_than_stages_pays_the_plain_bubble() -> None
     assert few.bubble_fraction > 63 / (63 + 32) - 0.05
     assert full.bubble_fraction < 63 / (63 + 512) + 0.05
     assert full.mfu > 2 * few.mfu
+
+
+def test_a_run_s_step_parts_add_up_to_its_step_on_uneven_stages() -> None:
+    """The parts of a run's step are those of the stage its step times (docs/schema.md: "on
+    one GPU of the slowest pipeline stage"): 10 layers over 4 stages are 2, 3, 3, 2, and the
+    last stage runs the logits. With a small vocabulary a 3-layer stage is the slowest and no
+    logits are counted; with a large one the last stage is, its 2 layers and its logits. Either
+    way compute, the collectives, the bubble and the optimizer add up to the step."""
+    for vocab, logits_counted in ((1024, False), (2_000_000, True)):
+        shape = dataclasses.replace(SHAPE, layers=10, vocab=vocab)
+        run = RunSpec("r", shape, 64, RunLayout(2, 4, 2, 2, sequence_parallel=True))
+        cost = evaluate_run(preset("h100_sxm"), realistic(), run)
+        bubble = float(
+            bubble_time_s(
+                cost.bubble_fraction, cost.step_time_s, cost.t_dp_comm_s, cost.t_optimizer_s
+            )
+        )
+        parts = (
+            cost.t_compute_s,
+            cost.t_tp_comm_s,
+            cost.t_pp_comm_s,
+            cost.t_ep_comm_s,
+            cost.t_dp_comm_s,
+            cost.t_optimizer_s or 0.0,
+            bubble,
+        )
+        assert math.isclose(sum(parts), cost.step_time_s, rel_tol=1e-9), vocab
+        no_logits = dataclasses.replace(run, shape=dataclasses.replace(shape, vocab=8))
+        without = evaluate_run(preset("h100_sxm"), realistic(), no_logits)
+        assert (cost.t_matmul_s > without.t_matmul_s) is logits_counted, vocab

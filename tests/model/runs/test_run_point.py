@@ -72,8 +72,8 @@ def test_run_with_fewer_microbatches_than_stages_pays_the_plain_bubble() -> None
 
 
 def test_a_run_s_step_parts_add_up_to_its_step_on_uneven_stages() -> None:
-    """The parts of a run's step are those of the stage its step times (docs/schema.md: "on
-    one GPU of the slowest pipeline stage"): 10 layers over 4 stages are 2, 3, 3, 2, and the
+    """The parts of a run's step are those of the stage its step times, on one GPU of the
+    slowest pipeline stage (docs/schema.md, "Run and realistic physics"): 10 layers over 4 stages are 2, 3, 3, 2, and the
     last stage runs the logits. With a small vocabulary a 3-layer stage is the slowest and no
     logits are counted; with a large one the last stage is, its 2 layers and its logits. Either
     way compute, the collectives, the bubble and the optimizer add up to the step."""

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any
 
 from pipeline.catalog.load import fractional_year
@@ -83,6 +84,40 @@ def _null_moving_year(row: Mapping[str, Any], column: str, moving_frontier: bool
     return "-" if _listed(row, "moving_without_threshold", column) else NOT_REACHED
 
 
+class YearStatus(StrEnum):
+    """Where a set year stands against the data's date and the run's (`year_status`)."""
+
+    BEFORE_DATA = "passed_before_data"
+    """An observed run by `data_as_of` reached the threshold (`already_passed`): the year is
+    that run's date, a fact, not a forecast."""
+    PASSED = "passed_by_run_date"
+    """On the trajectory, after the data's date and before the run's (`passed_by_run_date`)."""
+    OVERDUE = "overdue"
+    """Before the data's date though no observed run reached the threshold."""
+
+
+STATUS_TEXT = {
+    YearStatus.BEFORE_DATA: BEFORE_DATA,
+    YearStatus.PASSED: PASSED,
+    YearStatus.OVERDUE: OVERDUE,
+}
+"""A status in the words the year texts use."""
+
+
+def year_status(row: Mapping[str, Any], column: str) -> YearStatus | None:
+    """The status of a `forecasts` row's year `column`; None for a year still ahead, or null
+    and not reached by the observed runs."""
+    if _listed(row, "already_passed", column):
+        return YearStatus.BEFORE_DATA
+    year = row.get(column)
+    if year is None:
+        return None
+    if _listed(row, "passed_by_run_date", column):
+        return YearStatus.PASSED
+    as_of = _as_of_year(row)
+    return YearStatus.OVERDUE if as_of is not None and year < as_of else None
+
+
 def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False) -> str:
     """One year of a row: "2028.9 (2028.5-2029.3)", "passed 2026.4 (2026.1-2026.8)" (before the
     run date), "overdue 2025.2 (2024.8-2025.9)" (before the data's date, not reached by its
@@ -92,7 +127,8 @@ def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False
     on no projected year's grid). `moving_frontier`: the run had a
     moving frontier, read only for rows without `moving_projected` (before schema version 14)."""
     year = row.get(column)
-    if _listed(row, "already_passed", column):
+    status = year_status(row, column)
+    if status is YearStatus.BEFORE_DATA:
         return BEFORE_DATA
     if year is None:
         reason = null_reason(row.get("year_null_reasons"), column)
@@ -101,12 +137,7 @@ def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False
         return (
             _null_moving_year(row, column, moving_frontier) if column.startswith("moving_") else "-"
         )
-    as_of = _as_of_year(row)
-    prefix = ""
-    if _listed(row, "passed_by_run_date", column):
-        prefix = f"{PASSED} "
-    elif as_of is not None and year < as_of:
-        prefix = f"{OVERDUE} "
+    prefix = "" if status is None else f"{STATUS_TEXT[status]} "
     low, high = row.get(f"{column}_low"), row.get(f"{column}_high")
     if low is None or (low == year and high == year):
         return f"{prefix}{year:.1f}"

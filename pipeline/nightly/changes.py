@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from pipeline.forecast.null_years import null_reason
 from pipeline.forecast.paths import hand_set_name
-from pipeline.forecast.text import OPEN_END
+from pipeline.forecast.text import BEFORE_DATA, OPEN_END, STATUS_TEXT, YearStatus, year_status
 from pipeline.io.columns import CLOSED_FORM_FIELDS, FORECAST_YEARS, LIMIT_FIELDS, SCHEMA_VERSION
 from pipeline.io.tables import columns_of
 from pipeline.io.text import write_text_atomic
@@ -97,6 +97,11 @@ class Move:
     """Why a null forecast year was null before (`forecasts.year_null_reasons`); None for a
     set year, a threshold, or a row older than that column."""
     current_null_reason: str | None = None
+    previous_status: str | None = None
+    """Where a forecast year stood before (`forecast.text.YearStatus`: reached by an observed
+    run, passed by the run date, overdue); None for a year still ahead, a null year or a
+    threshold."""
+    current_status: str | None = None
 
     @property
     def change(self) -> float | None:
@@ -214,13 +219,27 @@ def _moves(
             _interval(after, c),
             _null_reason(before, c),
             _null_reason(after, c),
+            _status(before, c),
+            _status(after, c),
         )
         for series, rest, before, after in sorted(found, key=lambda f: (f[0].label, f[1]))
         for c in columns
         if c in _held(table_name, before.get("schema_version"))
         and c in _held(table_name, after.get("schema_version"))
-        and (not _same(before[c], after[c]) or _reason_moved(before, after, c))
+        and (
+            not _same(before[c], after[c])
+            or _reason_moved(before, after, c)
+            or _status(before, c) != _status(after, c)
+        )
     ]
+
+
+def _status(row: dict[str, Any], column: str) -> str | None:
+    """Where a forecast row's year `column` stands (`year_status`); None for a threshold row."""
+    if "already_passed" not in row:
+        return None
+    status = year_status(row, column)
+    return None if status is None else str(status)
 
 
 def _null_reason(row: dict[str, Any], column: str) -> str | None:
@@ -329,8 +348,16 @@ def _change(m: Move) -> str:
     if m.column.endswith("_flop") and m.ratio is not None:
         return f"×{m.ratio:.3g}"
     if m.column.endswith("_year"):
-        return f"{m.change:+.2f} years"
+        moved = f"{m.change:+.2f} years"
+        if m.previous_status != m.current_status:
+            moved += f"; {_status_word(m.previous_status)} → {_status_word(m.current_status)}"
+        return moved
     return f"{m.change:+.4g}"
+
+
+def _status_word(status: str | None) -> str:
+    """A year's status in the year texts' words; "ahead" for a year after the run date."""
+    return "ahead" if status is None else STATUS_TEXT[YearStatus(status)]
 
 
 def _with_interval(
@@ -338,10 +365,17 @@ def _with_interval(
     value: float | None,
     interval: tuple[float | None, float | None] | None,
     null_reason: str | None = None,
+    status: str | None = None,
 ) -> str:
+    """A value as the report shows it: with its interval, its null's reason, or its status
+    (`forecast.text.STATUS_TEXT`: a year an observed run reached is that run's date)."""
     shown = _value(m.column, value)
     if value is None and null_reason is not None:
         return f"{shown} ({null_reason})"
+    if status == YearStatus.BEFORE_DATA:  # the date of the run that reached it: no interval
+        return f"{shown} ({BEFORE_DATA})"
+    if status is not None:
+        shown = f"{STATUS_TEXT[YearStatus(status)]} {shown}"
     if interval is None or value is None or interval[0] == interval[1] == value:
         return shown
     low, high = interval
@@ -351,18 +385,21 @@ def _with_interval(
 
 
 def _null_only(moves: Sequence[Move]) -> str:
-    """The headline's note of the forecast years among `moves` null on both dates, whose
-    reason alone changed ("" for none)."""
-    n = sum(1 for m in moves if m.previous is None and m.current is None)
-    return f" ({n} of them null on both dates, for another reason)" if n else ""
+    """The headline's note of the forecast years among `moves` that did not move: null on both
+    dates for another reason, or the same year with another status ("" for none)."""
+    null = sum(1 for m in moves if m.previous is None and m.current is None)
+    status = sum(1 for m in moves if m.change == 0.0 and m.previous_status != m.current_status)
+    notes = [f"{null} of them null on both dates, for another reason"] if null else []
+    notes += [f"{status} the same year with another status"] if status else []
+    return f" ({'; '.join(notes)})" if notes else ""
 
 
 def _move_row(m: Move) -> str:
     trajectory = "" if m.trajectory is None else f" {m.trajectory} |"
     return (
         f"| {m.series.label} |{trajectory} `{m.column}` | "
-        f"{_with_interval(m, m.previous, m.previous_interval, m.previous_null_reason)} | "
-        f"{_with_interval(m, m.current, m.current_interval, m.current_null_reason)} | "
+        f"{_with_interval(m, m.previous, m.previous_interval, m.previous_null_reason, m.previous_status)} | "
+        f"{_with_interval(m, m.current, m.current_interval, m.current_null_reason, m.current_status)} | "
         f"{_change(m)} |"
     )
 
@@ -426,6 +463,8 @@ def report_json(report: ChangeReport) -> dict[str, Any]:
             "current": m.current,
             "previous_null_reason": m.previous_null_reason,
             "current_null_reason": m.current_null_reason,
+            "previous_status": m.previous_status,
+            "current_status": m.current_status,
             "change": m.change,
             "ratio": m.ratio if m.column.endswith("_flop") else None,
         }

@@ -9,7 +9,8 @@ Compared between the previous and the current dataset directory:
   and the fitted frontier compute at this run's date before and after;
 - the `trends` table (written when the run has a moving frontier): GPUs that entered or left
   the catalog, and metrics whose fitted growth per year changed;
-- the hand-set `forecasts` rows: the compute trajectory (base_flop, base_year, growth factors).
+- the hand-set `forecasts` rows: the compute trajectory (base_flop, base_year, growth factors);
+- the `series` table: the physics presets the series ran under, and a preset's changed switches.
 
 What is left unexplained (a model, preset or scenario change) is said as such.
 """
@@ -17,6 +18,7 @@ What is left unexplained (a model, preset or scenario change) is said as such.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,8 @@ from pipeline.nightly.tables import fitted_row, read_table, runs_of_fit
 
 REL_TOL = 1e-9
 """Growth factors closer than this (relative) are equal."""
+PHYSICS_COLUMNS = ("series_id", "physics", "physics_json")
+"""The `series` columns naming the physics a series ran under."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +42,7 @@ class Cause:
     kind: str
     """source_changed | source_stale | run_added | run_removed | run_changed | fit_changed |
     catalog_entry_added | catalog_entry_removed | trend_changed | trajectory_changed |
-    moving_frontier_added | moving_frontier_removed"""
+    moving_frontier_added | moving_frontier_removed | physics_changed"""
     detail: str
 
 
@@ -237,6 +241,56 @@ def fit_causes(previous: pl.DataFrame | None, current: pl.DataFrame | None) -> l
     ]
 
 
+def _physics_settings(series: pl.DataFrame | None) -> dict[str, set[str]]:
+    """physics name -> the distinct `physics_json` of its series (a `series` table)."""
+    out: dict[str, set[str]] = {}
+    if series is None or "physics" not in series.columns:
+        return out
+    for name, settings in series.select("physics", "physics_json").iter_rows():
+        if name is not None:  # a part older than `physics_json` names its preset alone
+            found = out.setdefault(str(name), set())
+            if settings is not None:
+                found.add(str(settings))
+    return out
+
+
+def _keys_changed(before: str, after: str) -> list[str]:
+    """The physics switches whose values differ between two `physics_json` objects."""
+    a, b = json.loads(before), json.loads(after)
+    return [
+        f"{k} {a.get(k)!r} -> {b.get(k)!r}"
+        for k in sorted(a.keys() | b.keys())
+        if a.get(k) != b.get(k)
+    ]
+
+
+def physics_causes(previous: pl.DataFrame | None, current: pl.DataFrame | None) -> list[Cause]:
+    """The physics the series ran under, between two `series` tables: presets that came or
+    went (`paper` one night, `realistic` the next: the same hardware, scaling and batch law
+    match, and their values move for that reason), and a preset's switches that changed."""
+    old, new = _physics_settings(previous), _physics_settings(current)
+    if not old or not new:
+        return []
+    if old.keys() != new.keys():
+        return [
+            Cause(
+                "physics_changed",
+                f"physics {', '.join(sorted(old))} -> {', '.join(sorted(new))}",
+            )
+        ]
+    causes = []
+    for name in sorted(new):
+        if old[name] == new[name] or not old[name] or not new[name]:
+            continue
+        if len(old[name]) == len(new[name]) == 1:
+            changed = _keys_changed(next(iter(old[name])), next(iter(new[name])))
+            detail = ", ".join(changed[:MAX_RUNS_LISTED])
+        else:
+            detail = f"{len(old[name])} -> {len(new[name])} distinct settings"
+        causes.append(Cause("physics_changed", f"physics {name}: {detail}"))
+    return causes
+
+
 def find_causes(previous_dir: Path, current_dir: Path) -> tuple[Cause, ...]:
     """Every input change found between two dataset directories: observed data first."""
     forecasts = read_table(previous_dir, "forecasts"), read_table(current_dir, "forecasts")
@@ -254,4 +308,8 @@ def find_causes(previous_dir: Path, current_dir: Path) -> tuple[Cause, ...]:
         *fit_causes(*forecasts),
         *trend_causes(read_trends(previous_dir), read_trends(current_dir)),
         *trajectory_causes(*forecasts),
+        *physics_causes(
+            read_table(previous_dir, "series", PHYSICS_COLUMNS),
+            read_table(current_dir, "series", PHYSICS_COLUMNS),
+        ),
     )

@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.io.rows import Provenance, SeriesKey
 from pipeline.model.records.results import SeriesLimits
-from pipeline.nightly.causes import MAX_RUNS_LISTED, run_causes, trend_causes
+from pipeline.nightly.causes import MAX_RUNS_LISTED, physics_causes, run_causes, trend_causes
 from pipeline.nightly.changes import SeriesMatch, compare_dates, render_markdown
 from pipeline.nightly.partition import date_dir
 from pipeline.nightly.run import run_nightly
@@ -299,3 +299,31 @@ def test_change_report_gives_why_a_forecast_year_is_null() -> None:
     assert moves(forecasts("end_of_grid", 2028.3), forecasts("end_of_grid", 2028.3)) == []
     assert _null_only([vanished, capped]) == " (1 of them null on both dates, for another reason)"
     assert _null_only([vanished]) == ""
+
+
+def _physics_series(*rows: tuple[str, str | None]) -> pl.DataFrame:
+    """A `series` table's physics columns, one row per (preset, physics_json)."""
+    return pl.DataFrame(
+        {
+            "series_id": [f"s{i}" for i in range(len(rows))],
+            "physics": [name for name, _ in rows],
+            "physics_json": [settings for _, settings in rows],
+        },
+        schema={"series_id": pl.String, "physics": pl.String, "physics_json": pl.String},
+    )
+
+
+def test_physics_causes_name_the_preset_and_the_switches_that_changed() -> None:
+    """Paper one night and realistic the next match as the same series (hardware, scaling,
+    batch law), so their values move: the Why names the physics. Within one preset it names
+    the switches that changed; a part older than `physics_json` is compared by name alone."""
+    paper = _physics_series(("paper", '{"attention": false}'))
+    ring16 = _physics_series(("realistic", '{"attention": true, "max_context_parallel": 16}'))
+    ring8 = _physics_series(("realistic", '{"attention": true, "max_context_parallel": 8}'))
+    (cause,) = physics_causes(paper, ring16)
+    assert (cause.kind, cause.detail) == ("physics_changed", "physics paper -> realistic")
+    (cause,) = physics_causes(ring16, ring8)
+    assert cause.detail == "physics realistic: max_context_parallel 16 -> 8"
+    assert physics_causes(ring8, ring8) == []
+    assert physics_causes(_physics_series(("realistic", None)), ring8) == []
+    assert physics_causes(None, ring8) == []

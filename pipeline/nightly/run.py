@@ -148,11 +148,14 @@ def run_nightly(
         print(line)
     for line in forecast_summary(final):
         print(line)
-    since = changes.previous_date.isoformat() if changes.previous_date else "no earlier run"
-    print(
-        f"changes since {since}: {len(changes.thresholds)} threshold values, "
-        f"{len(changes.forecasts)} forecast years moved -> {markdown} ({data.name})"
-    )
+    if changes.previous_date is None:  # nothing compared: no count of moves to give
+        moved = "first run under this root, nothing to compare"
+    else:
+        moved = (
+            f"since {changes.previous_date.isoformat()}: {len(changes.thresholds)} threshold "
+            f"values, {len(changes.forecasts)} forecast years moved"
+        )
+    print(f"changes {moved} -> {markdown} ({data.name})")
     if changes.contradictions:
         print(contradiction_summary(changes.contradictions))
     return 0

@@ -54,11 +54,22 @@ def test_changes_name_threshold_moved_by_latency(tmp_path: Path) -> None:
     assert "h100_sxm / dense / critical" in markdown
 
 
-def test_changes_same_config_reports_nothing_moved(tmp_path: Path) -> None:
-    """Two runs of one config differ only in run id: nothing moved, one series matched."""
+def test_changes_same_config_reports_nothing_moved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs of one config differ only in run id: nothing moved, one series matched. The
+    console gives the second night's count of moves, and the first night none: nothing was
+    compared there, which "0 moved" would not say."""
     root = tmp_path / "nightly"
+    lines = []
     for day in (D1, D2):
         assert run_nightly(nightly_config(root, day.isoformat()), progress=False) == 0
+        lines += [x for x in capsys.readouterr().out.splitlines() if x.startswith("changes ")]
+    first_line, second_line = lines
+    assert first_line.startswith("changes first run under this root, nothing to compare -> ")
+    assert second_line.startswith(
+        f"changes since {D1.isoformat()}: 0 threshold values, 0 forecast years moved -> "
+    )
     report = _report(root, D2)
     assert report["changed"] is False
     assert report["series"] == {"matched": 1, "added": [], "removed": [], "ambiguous": []}

@@ -59,7 +59,8 @@ class Snapshot:
     fetched_at: dt.datetime | None
     """When the copy was fetched, confirmed (304) or read (UTC); None for a shipped snapshot."""
     age_days: float
-    """Days from the copy's fetch (or snapshot date) to this run."""
+    """Days from the copy's fetch (or snapshot date) to when this run read it (the clock, not
+    the run date of a nightly run for an earlier date)."""
     stale: bool = False
     """True when a fetch failed and the last good copy is used instead."""
     stale_reason: str | None = None

@@ -281,3 +281,32 @@ def test_bi_documented_query_reads_a_null_years_reason(
     for reasons, reason in rows:
         expected = null_reason(reasons, "wall_year")
         assert reason == ("" if expected is None else str(expected))
+
+
+def test_bi_documented_nightly_join_meets_each_date_s_runs_once(
+    datasets: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The nightly form of docs/schema.md's `fit_hash` join gives each fitted forecast row of a
+    date the frontier runs of that date's fit once: two dates of one fit share a `fit_hash`,
+    so the plain form would meet both dates' copies."""
+    import re
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "schema.md").read_text("utf-8")
+    queries = re.findall(r"```sql\n(SELECT[^`]*?USING \(fit_hash[^`]*?)```", docs)
+    assert len(queries) == 2, "docs/schema.md gives the plain and the nightly join"
+    nightly_query = next(q for q in queries if "run_date" in q).strip().rstrip(";")
+    _, nightly = datasets
+    db = tmp_path / "dmlimits.duckdb"
+    assert main([str(nightly), "--db", str(db)]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        got = con.execute(f"SELECT count(*) FROM ({nightly_query})").fetchall()[0][0]
+        expected = con.execute(
+            "SELECT sum(n_f * n_o) FROM "
+            "(SELECT run_date, count(*) AS n_f FROM forecasts WHERE trajectory = 'fitted' "
+            "GROUP BY ALL) JOIN "
+            "(SELECT run_date, count(*) AS n_o FROM observed_runs WHERE frontier GROUP BY ALL) "
+            "USING (run_date)"
+        ).fetchall()[0][0]
+        dates = con.execute("SELECT count(DISTINCT run_date) FROM forecasts").fetchall()[0][0]
+    assert dates == 2
+    assert got == expected > 0

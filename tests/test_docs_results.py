@@ -143,6 +143,7 @@ def test_results_cliff_why_names_the_spanning_tensor_group() -> None:
         "t_tp_comm_s": 1.5,
         "t_pp_ep_comm_s": 0.0,
         "t_dp_comm_s": 0.1,
+        "t_optimizer_s": 0.0,
         "bubble_fraction": 0.0,
         "dp": 320,
         "pp": 16,
@@ -167,6 +168,7 @@ def test_results_cliff_why_counts_context_ranks_in_the_gradient_all_reduce() -> 
         "t_tp_comm_s": 0.0,
         "t_pp_ep_comm_s": 0.0,
         "t_dp_comm_s": 1.5,
+        "t_optimizer_s": 0.0,
         "bubble_fraction": 0.0,
         "dp": 64,
         "cp": 4,
@@ -196,3 +198,27 @@ def test_results_cliffs_each_have_a_bottleneck() -> None:
                 row = next(r for r in rows if f"{int(b['n_gpu']):,} |" in r)
                 assert f"| {b['bottleneck']} |" in row
                 assert row in text
+
+
+def test_results_cliff_why_takes_the_bubble_from_the_pipeline_s_time() -> None:
+    """`bubble_fraction` is fill and drain over the pipeline's time, the step less the exposed
+    gradient reduction and the optimizer step (docs/model.md R.6): 0.8 of 1.5 s is 60% of a
+    2 s step, not 80%."""
+    point: dict[str, object] = {
+        "bottleneck": "bubble",
+        "step_time_s": 2.0,
+        "t_compute_s": 0.3,
+        "t_tp_comm_s": 0.0,
+        "t_pp_ep_comm_s": 0.0,
+        "t_dp_comm_s": 0.4,
+        "t_optimizer_s": 0.1,
+        "bubble_fraction": 0.8,
+        "dp": 64,
+        "pp": 64,
+        "microbatches": 10,
+        "batch_seqs": 640.0,
+        "tp_model": 1,
+        "tp_ff": 8,
+    }
+    why = generator().cliff_why(point)
+    assert why.startswith("bubble 60%, dp_comm 20%, compute 15%: m = 10 microbatches over 64")

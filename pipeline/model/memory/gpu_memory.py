@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from pipeline.model.caches import cached
 from pipeline.model.records.switches import Recompute
 
 Array = NDArray[np.float64]
@@ -246,6 +247,37 @@ def routed_activation_bytes_per_layer(
     return out
 
 
+@cached(maxsize=4096)
+def megatron_group_microbatches(pp: int, microbatches: int) -> int:
+    """N, the microbatches each virtual stage runs back to back, that Megatron-Core's
+    interleaved schedule runs m microbatches over p stages with: its default N = p where m is
+    a multiple of p, else the smallest N it accepts (Megatron-Core,
+    `forward_backward_pipelining_with_interleaving`: p ≤ N ≤ m, and the last group,
+    m mod N, is 0 or at least p, "otherwise, it introduces dependency bubbles"). N = m always
+    qualifies for m ≥ p; p for m < p, where the schedule does not interleave."""
+    if microbatches < pp or microbatches % pp == 0:
+        return pp
+    return next(
+        n
+        for n in range(pp + 1, microbatches + 1)
+        if microbatches % n == 0 or microbatches % n >= pp
+    )
+
+
+def megatron_groups(pp: Array, microbatches: Array, interleave: Array) -> Array:
+    """`megatron_group_microbatches` per row, for rows that interleave (p elsewhere)."""
+    shape = np.broadcast(pp, microbatches, interleave).shape
+    p = np.broadcast_to(pp, shape)
+    m = np.broadcast_to(microbatches, shape)
+    group: Array = np.array(p, dtype=np.float64)
+    odd = (np.broadcast_to(interleave, shape) > 1) & (m >= p) & (np.mod(m, p) != 0)
+    if odd.any():  # few distinct (p, m) pairs: each found once
+        pairs, where = np.unique(np.stack([p[odd], m[odd]], axis=1), axis=0, return_inverse=True)
+        found = [megatron_group_microbatches(int(a), int(b)) for a, b in pairs]
+        group[odd] = np.asarray(found, dtype=np.float64)[where.ravel()]
+    return group
+
+
 def stage_in_flight_microbatches(
     pp: Array, microbatches: Array, interleave: Array, stage: Array, group: Array
 ) -> Array:
@@ -267,12 +299,13 @@ def in_flight_microbatches(
 ) -> Array:
     """Microbatches whose activations the first pipeline stage holds at once.
 
-    1F1B: the first stage's `stage_in_flight_microbatches` with N = p, min(m, p) and
-    interleaved with v > 1 chunks min(m, p·(1 + (p − 1)/(p·v))) (Korthikanti et al. 2022
-    §4.2.3, Narayanan et al. 2021 §2.2.2); zero-bubble ZB-H2: min(m, 2p − 1) (Qi et al. 2023,
-    arXiv:2401.10241 §3).
+    1F1B: the first stage's `stage_in_flight_microbatches`, min(m, p) and interleaved with
+    v > 1 chunks, at Megatron-Core's N (`megatron_groups`), min(m, p·(1 + (p − 1)/(p·v))) where
+    N = p (Korthikanti et al. 2022 §4.2.3, Narayanan et al. 2021 §2.2.2); zero-bubble ZB-H2:
+    min(m, 2p − 1) (Qi et al. 2023, arXiv:2401.10241 §3).
     """
-    first = stage_in_flight_microbatches(pp, microbatches, interleave, np.zeros_like(pp), pp)
+    group = megatron_groups(pp, microbatches, interleave)
+    first = stage_in_flight_microbatches(pp, microbatches, interleave, np.zeros_like(pp), group)
     out: Array = np.where(zero_bubble, np.minimum(microbatches, 2.0 * pp - 1.0), first)
     return out
 

@@ -90,7 +90,7 @@ def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
                 if micro > MAX_MICROBATCH_SEQS or (pp > 1 and m < pp):
                     continue
                 chunks = [v for v in divisors(largest) if v <= MAX_INTERLEAVE]
-                for v in chunks if pp > 1 and m % pp == 0 else [1]:
+                for v in chunks if pp > 1 else [1]:  # m ≥ p: Megatron-Core's group N
                     for mode in RECOMPUTE_ORDER:
                         yield RunLayout(
                             **kept,

@@ -50,6 +50,7 @@ from pipeline.model.memory.gpu_memory import (
     fp8_weight_copy_bytes,
     gradient_bytes_per_param,
     logits_bytes,
+    megatron_groups,
     stage_in_flight_microbatches,
     state_bytes,
     stored_activation_bytes_per_layer,
@@ -82,7 +83,8 @@ class RunLayouts:
     """Index into `RECOMPUTE_ORDER`."""
     zero_stage: NDArray[np.int64]
     microbatch_group: Array
-    """N, microbatches per virtual stage run back to back (pp when the layout gives 0)."""
+    """N, microbatches per virtual stage run back to back; 0 where the layout leaves it to
+    Megatron-Core (`gpu_memory.megatron_groups`: pp, or the smallest N it accepts)."""
     overlap_p2p: NDArray[np.bool_]
     overlap_dp: NDArray[np.bool_]
     cp_all_gather: NDArray[np.bool_]
@@ -143,7 +145,7 @@ class RunLayouts:
             sequence_parallel=np.array([lay.sequence_parallel for lay in layouts], dtype=bool),
             recompute=np.array([RECOMPUTE_ORDER.index(lay.recompute) for lay in layouts]),
             zero_stage=np.array([lay.zero_stage for lay in layouts], dtype=np.int64),
-            microbatch_group=np.array([float(lay.microbatch_group or lay.pp) for lay in layouts]),
+            microbatch_group=np.array([float(lay.microbatch_group) for lay in layouts]),
             overlap_p2p=np.array([lay.overlap_p2p for lay in layouts], dtype=bool),
             overlap_dp=np.array([lay.overlap_dp for lay in layouts], dtype=bool),
             cp_all_gather=np.array([lay.cp_all_gather for lay in layouts], dtype=bool),
@@ -390,6 +392,8 @@ def run_memory_bytes(
     (`RunLayouts.fp8_weights_only`: the FP8 weight and its transpose in the 16-bit weight's place),
     and stores its GEMM inputs in FP8."""
     stages = Stages.of(shape.layers, lay.pp)
+    given = lay.microbatch_group
+    group = np.where(given > 0, given, megatron_groups(lay.pp, microbatches, lay.interleave))
     tokens = lay.microbatch_seqs * shape.seq_len / lay.cp
     split = (lay.sp, lay.tp)
     h, a, s = float(shape.hidden), float(shape.heads), float(shape.seq_len)
@@ -421,9 +425,7 @@ def run_memory_bytes(
             if only is not None:  # FP8 weight and transpose: the 16-bit one's bytes
                 copies = np.where(only, 0.0, copies)
             state = state + copies
-        held = stage_in_flight_microbatches(
-            lay.pp, microbatches, lay.interleave, index, lay.microbatch_group
-        )
+        held = stage_in_flight_microbatches(lay.pp, microbatches, lay.interleave, index, group)
         out: Array = state + per_layer * layers * held
         return out
 

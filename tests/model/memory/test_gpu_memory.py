@@ -8,6 +8,8 @@ import pytest
 from pipeline.model.memory.gpu_memory import (
     activation_bytes_per_layer,
     in_flight_microbatches,
+    megatron_group_microbatches,
+    megatron_groups,
     model_state_bytes_per_param,
 )
 from pipeline.model.records.switches import Recompute
@@ -53,3 +55,38 @@ def test_in_flight_microbatches_interleaved_at_most_the_step() -> None:
     held = in_flight_microbatches(p, np.array([16.0, 64.0]), v, np.zeros(2, dtype=bool))
     assert held[0] == 16.0
     assert held[1] == pytest.approx(16.0 + 15.0 / 7.0, rel=1e-15)
+
+
+def _accepted(pp: int, m: int, n: int) -> bool:
+    """Megatron-Core's interleaved schedule runs m microbatches over p stages in groups of n:
+    p ≤ n ≤ m, and a last group of m mod n that is empty or at least p."""
+    return pp <= n <= m and (m % n == 0 or m % n >= pp)
+
+
+def test_megatron_group_is_the_smallest_the_interleaved_schedule_accepts() -> None:
+    """p where m is a multiple of p (Megatron-Core's default); else the smallest accepted N:
+    56 microbatches over 12 stages run in groups of 14, 5 over 4 in one group of 5, 5 over 2 in
+    groups of 3 (a last group of 2 ≥ p)."""
+    assert megatron_group_microbatches(12, 56) == 14
+    assert megatron_group_microbatches(4, 5) == 5
+    assert megatron_group_microbatches(2, 5) == 3
+    assert megatron_group_microbatches(8, 64) == 8
+    for pp in range(1, 21):
+        for m in range(pp, 90):
+            n = megatron_group_microbatches(pp, m)
+            assert _accepted(pp, m, n), (pp, m, n)
+            assert not any(_accepted(pp, m, k) for k in range(pp, n)), (pp, m, n)
+
+
+def test_in_flight_microbatches_of_an_odd_m_use_the_larger_group() -> None:
+    """The warm-up holds (v − 1)·N chunk-microbatches: at m = 56 over 12 stages and 16 chunks,
+    N = 14 holds more in flight than N = p = 12 would; a multiple of p, and plain 1F1B, keep
+    N = p; rows vectorize."""
+    pp = np.array([12.0, 12.0, 12.0])
+    m = np.array([56.0, 48.0, 56.0])
+    v = np.array([16.0, 16.0, 1.0])
+    assert megatron_groups(pp, m, v).tolist() == [14.0, 12.0, 12.0]
+    held = in_flight_microbatches(pp, m, v, np.zeros(3, dtype=bool))
+    assert held[0] == pytest.approx((2 * 11 + 15 * 14 + 1) / 16)
+    assert held[1] == pytest.approx((2 * 11 + 15 * 12 + 1) / 16)
+    assert held[2] == 12.0

@@ -112,3 +112,24 @@ def test_run_search_finds_llama3_table4_layout() -> None:
     assert found is not None
     lay = found[0].layout
     assert (lay.tp, lay.pp, lay.dp) == (8, 16, 128)
+
+
+def test_run_search_interleaves_microbatches_that_are_no_multiple_of_the_stages() -> None:
+    """Interleaving needs m ≥ p, at the group Megatron-Core's schedule accepts (docs/model.md
+    R.4), not m a multiple of p: GPT 39.1B at t = 4, p = 5, d = 32 runs 48 microbatches a
+    rank, 5 chunks each, in groups of 6. The search on 640 GPUs tries that layout and is at
+    least as fast as it (it found 7.7 s at MFU 0.50, uninterleaved, while only multiples of p
+    could interleave)."""
+    s, run = scenario("gpt_39p1b"), replace(run_of("gpt_39p1b"), gpu_budget=640)
+    tried = [
+        lay
+        for lay in candidate_layouts(s.hardware, run)
+        if (lay.tp, lay.pp, lay.dp, lay.microbatch_seqs, lay.interleave) == (4, 5, 32, 1, 5)
+    ]
+    assert tried, "the interleaved layout of 48 microbatches over 5 stages is a candidate"
+    costs = [evaluate_run(s.hardware, s.physics, replace(run, layout=lay)) for lay in tried]
+    fitting = [c.step_time_s for c in costs if c.fits_memory]
+    assert fitting
+    found = best_run_layout(s.hardware, s.physics, run)
+    assert found is not None
+    assert found[1].step_time_s <= min(fitting) * (1 + REL)

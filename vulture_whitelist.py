@@ -22,7 +22,7 @@ from pipeline.forecast import moving, observed, text, uncertainty
 from pipeline.io import dataset, tables
 from pipeline.model import caches, limits
 from pipeline.model.records import run
-from pipeline.model.runs import training_run
+from pipeline.model.runs import run_search, training_run
 from pipeline.model.search import search
 from pipeline.sources import http
 from pipeline.trends import fit
@@ -54,6 +54,7 @@ limits.latency_bound_params  # the paper's simple latency bound (§3), docs/mode
 run.RunCost.narayanan_flop_per_s_per_gpu  # Narayanan et al.'s FLOP count, validation
 training_run.LayerBreakdown.total_s  # one layer's time, validation against Ivanov et al.
 training_run.layer_breakdown  # time per operator class (docs/validation.md)
+run_search.best_run_layout  # the fastest fitting layout: the budget property tests' oracle
 tables.COMPLETION_MARKER  # the table written last in a batch: the registry's rule, tested
 caches.registered  # the model's cache registry: its caches and bounds (docs/model.md)
 caches.cache_counts  # hits, misses and entries per cache, for tests and benchmarks

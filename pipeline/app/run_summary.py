@@ -36,6 +36,8 @@ def run_lines(scenario: Scenario, point: PointResult | None, sweep_point: str = 
     if run is None:
         return []
     how = "the best layout run.layout_search found" if run.layout_search else "its own layout"
+    if run.layout_search and point is not None and _none_fits(scenario, point):
+        how = "run.layout_search found no layout that fits: the one needing the least memory"
     at = f"  {sweep_point}" if sweep_point != "{}" else ""
     lines = [
         f"run {run.name} on {scenario.hardware_name} ({scenario.hardware.hbm_bytes / GB:.0f} GB "
@@ -139,8 +141,13 @@ def reasons(scenario: Scenario, point: PointResult) -> list[str]:
     checks it), over the duration budget."""
     found: list[str] = []
     cost = point.run_cost
-    if point.infeasible_reason is InfeasibleReason.EXCEEDS_GPU_MEMORY and cost is None:
-        found.append(f"no layout of the run fits the {_capacity(scenario)} of one GPU")
+    if point.infeasible_reason is InfeasibleReason.NO_LAYOUT:
+        found.append("run.layout_search has no layout of the run's model and batch on its GPUs")
+    elif _none_fits(scenario, point) and cost is not None:
+        found.append(
+            f"no layout of the run fits the {_capacity(scenario)} of one GPU: the one needing "
+            f"the least takes {cost.memory_per_gpu_bytes / GB:.1f} GB"
+        )
     elif cost is not None and not cost.fits_memory:
         unchecked = (
             "" if scenario.physics.gpu_memory else f" ({UNCHECKED.format(scenario.physics.name)})"
@@ -158,6 +165,14 @@ def reasons(scenario: Scenario, point: PointResult) -> list[str]:
 
 
 UNCHECKED = "physics={} does not check it; the row's feasible column does not count it"
+
+
+def _none_fits(scenario: Scenario, point: PointResult) -> bool:
+    """A searched run over one GPU's memory: no layout fits, its row the closest
+    (`runs.run_search.searched_run_layout`)."""
+    run = scenario.run
+    searched = run is not None and run.layout_search
+    return searched and point.infeasible_reason is InfeasibleReason.EXCEEDS_GPU_MEMORY
 
 
 def verdict(scenario: Scenario, point: PointResult) -> str:

@@ -28,7 +28,7 @@ from pipeline.model.records.results import (
 from pipeline.model.records.run import RunCost, RunSpec
 from pipeline.model.records.scaling import ModelShape
 from pipeline.model.records.switches import Physics
-from pipeline.model.runs.run_search import best_run_layout
+from pipeline.model.runs.run_search import searched_run_layout
 from pipeline.model.runs.training_run import evaluate_run
 from pipeline.model.step.pipeline import bubble_time_s, step_bottleneck
 from pipeline.model.step.schedule import nanobatch_tokens
@@ -150,19 +150,19 @@ def run_point(
     shape = run_shape(run, tokens_per_param)
     counts = run_counts(physics, run, tokens_per_param)
     if search:
-        found = best_run_layout(hw, physics, run)
-        if found is None:
+        found = searched_run_layout(hw, physics, run)
+        if found is None:  # no layout of the model and batch on its GPUs at all
             return PointResult(
                 shape,
                 False,
-                InfeasibleReason.EXCEEDS_GPU_MEMORY,
+                InfeasibleReason.NO_LAYOUT,
                 None,
                 None,
                 run_name=run.name,
                 physics=physics.name,
                 counts=counts,
             )
-        run, cost = found
+        run, cost = found  # over memory when none fits: the closest, kept
     else:
         cost = evaluate_run(hw, physics, run)
     step = run_step_cost(cost, counts, shape)

@@ -22,7 +22,7 @@ from pipeline.model.network.levels import divisors
 from pipeline.model.records.hardware import HardwareSpec
 from pipeline.model.records.run import RunCost, RunLayout, RunSpec
 from pipeline.model.records.switches import RECOMPUTE_ORDER, Physics
-from pipeline.model.runs.training_run import RunLayouts, run_costs
+from pipeline.model.runs.training_run import RunCosts, RunLayouts, run_costs
 
 MAX_MICROBATCH_SEQS = 16
 """Largest microbatch tried, in sequences."""
@@ -105,20 +105,52 @@ def candidate_layouts(hw: HardwareSpec, run: RunSpec) -> Iterator[RunLayout]:
                         )
 
 
-def best_run_layout(
+def _evaluated(
     hw: HardwareSpec, physics: Physics, run: RunSpec
-) -> tuple[RunSpec, RunCost] | None:
-    """The fastest layout that fits (when memory is checked), or None when none does: every
-    candidate evaluated as one batch (`run_costs`), the first of the fastest kept."""
+) -> tuple[list[RunLayout], RunCosts] | None:
+    """Every candidate layout and its costs, evaluated as one batch (`run_costs`); None when
+    the run has no candidate layout."""
     layouts = list(candidate_layouts(hw, run))
     if not layouts:
         return None
-    costs = run_costs(hw, physics, run.shape, run.global_batch_seqs, RunLayouts.of(layouts))
+    return layouts, run_costs(hw, physics, run.shape, run.global_batch_seqs, RunLayouts.of(layouts))
+
+
+def _fastest_fitting(physics: Physics, costs: RunCosts) -> int | None:
+    """The first of the fastest rows that fit (when memory is checked), None when none does."""
     step = costs.step_time_s
     if physics.gpu_memory:
         fits = costs.memory_per_gpu_bytes <= costs.memory_capacity_bytes
         step = np.where(fits, step, np.inf)
     best = int(np.argmin(step))
-    if not np.isfinite(step[best]):
+    return best if np.isfinite(step[best]) else None
+
+
+def best_run_layout(
+    hw: HardwareSpec, physics: Physics, run: RunSpec
+) -> tuple[RunSpec, RunCost] | None:
+    """The fastest layout that fits (when memory is checked), or None when none does: every
+    candidate evaluated as one batch (`run_costs`), the first of the fastest kept."""
+    evaluated = _evaluated(hw, physics, run)
+    best = None if evaluated is None else _fastest_fitting(physics, evaluated[1])
+    if evaluated is None or best is None:
         return None
+    layouts, costs = evaluated
+    return dataclasses.replace(run, layout=layouts[best]), costs.row(best)
+
+
+def searched_run_layout(
+    hw: HardwareSpec, physics: Physics, run: RunSpec
+) -> tuple[RunSpec, RunCost] | None:
+    """What a searched run reports: `best_run_layout`, or where no layout fits, the one
+    needing the least memory per GPU (the fastest of those), whose row keeps a layout and a
+    cost that show by how much the closest is over; None only when the run has no candidate
+    layout at all."""
+    evaluated = _evaluated(hw, physics, run)
+    if evaluated is None:
+        return None
+    layouts, costs = evaluated
+    best = _fastest_fitting(physics, costs)
+    if best is None:
+        best = int(np.lexsort((costs.step_time_s, costs.memory_per_gpu_bytes))[0])
     return dataclasses.replace(run, layout=layouts[best]), costs.row(best)

@@ -10,6 +10,7 @@ from pipeline.model.records.run import RunLayout, RunSpec
 from pipeline.model.records.switches import Physics
 from pipeline.model.records.transformer import TransformerShape
 from pipeline.model.runs.run_point import run_counts, run_point, run_shape, run_step_cost
+from pipeline.model.runs.run_search import candidate_layouts
 from pipeline.model.runs.training_run import evaluate_run
 from pipeline.model.step.pipeline import bubble_time_s
 from pipeline.schema import compose_config, load_scenario
@@ -99,3 +100,34 @@ def test_a_run_s_step_parts_add_up_to_its_step_on_uneven_stages() -> None:
         no_logits = dataclasses.replace(run, shape=dataclasses.replace(shape, vocab=8))
         without = evaluate_run(preset("h100_sxm"), realistic(), no_logits)
         assert (cost.t_matmul_s > without.t_matmul_s) is logits_counted, vocab
+
+
+def test_a_searched_run_that_fits_nowhere_keeps_the_closest_layout() -> None:
+    """GPT 39.1B searched on at most 4 A100s: no layout fits one GPU's memory. The row is
+    `exceeds_gpu_memory` with a layout and a cost, those of the layout needing the least
+    memory per GPU, not null columns that would also read as "no layout evaluated"."""
+    scenario = load_scenario(
+        compose_config(
+            [
+                "run=gpt_39p1b",
+                "hardware=a100_sxm_80gb",
+                "physics=realistic",
+                "run.layout_search=true",
+                "+run.gpu_budget=4",
+            ]
+        )
+    )
+    run = scenario.run
+    assert run is not None
+    point = run_point(scenario.hardware, scenario.physics, run, search=True, tokens_per_param=20.0)
+    assert point.infeasible_reason is InfeasibleReason.EXCEEDS_GPU_MEMORY
+    assert point.layout is not None
+    assert point.run_cost is not None
+    assert point.layout.n_gpu <= 4
+    least = min(
+        evaluate_run(
+            scenario.hardware, scenario.physics, dataclasses.replace(run, layout=lay)
+        ).memory_per_gpu_bytes
+        for lay in candidate_layouts(scenario.hardware, run)
+    )
+    assert point.run_cost.memory_per_gpu_bytes == least > point.run_cost.memory_capacity_bytes

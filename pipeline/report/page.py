@@ -107,10 +107,12 @@ def _forecast_table(forecasts: pl.DataFrame, labels: dict[str, str], moving_fron
     )
     as_of = forecasts["data_as_of"].drop_nulls() if "data_as_of" in forecasts.columns else None
     data = f", data as of {as_of[0]}" if as_of is not None and len(as_of) else ""
+    on = forecasts["forecast_date"].drop_nulls() if "forecast_date" in forecasts.columns else None
+    run = f", run date {on[0]} (a year before it: passed)" if on is not None and len(on) else ""
     caption = (
         "Year frontier training compute reaches each limit: median (5th-95th percentile: a "
         "prediction interval over the fit's bootstrap lines, the largest run's scatter below "
-        f"each included){data}; a hand-set trajectory has no interval."
+        f"each included){data}{run}; a hand-set trajectory has no interval."
     )
     return (
         f"<table><caption>{html.escape(caption)}</caption>\n"

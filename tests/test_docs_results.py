@@ -134,26 +134,31 @@ def test_performance_baseline_is_named_by_its_commit() -> None:
     assert str(REPO) not in lines
 
 
-def test_results_cliff_why_names_the_spanning_tensor_group() -> None:
-    """A tensor-parallel-bound point is explained by its parts and the nodes its group spans."""
-    point: dict[str, object] = {
-        "bottleneck": "tp_comm",
+def cliff_point(**columns: object) -> dict[str, object]:
+    """A points row as the cliff table reads it: a 2 s step of no parts but `columns`' on a
+    64-GPU tensor group, 16 stages and 16 microbatches, its layout's other columns as given."""
+    base: dict[str, object] = {
         "step_time_s": 2.0,
-        "t_compute_s": 0.5,
-        "t_tp_comm_s": 1.5,
+        "t_compute_s": 0.0,
+        "t_tp_comm_s": 0.0,
         "t_pp_ep_comm_s": 0.0,
-        "t_dp_comm_s": 0.1,
+        "t_dp_comm_s": 0.0,
         "t_optimizer_s": 0.0,
         "bubble_fraction": 0.0,
-        "dp": 320,
         "pp": 16,
         "microbatches": 16,
         "batch_seqs": 5120.0,
-        "tp_model": 8,
+        "tp_model": 1,
         "tp_ff": 8,
-        "tp_model_levels": "1x8",
-        "tp_ff_levels": "8x1",
     }
+    return {**base, **columns}
+
+
+def test_results_cliff_why_names_the_spanning_tensor_group() -> None:
+    """A tensor-parallel-bound point is explained by its parts and the nodes its group spans."""
+    levels = {"tp_model_levels": "1x8", "tp_ff_levels": "8x1"}
+    parts = {"t_compute_s": 0.5, "t_tp_comm_s": 1.5, "t_dp_comm_s": 0.1}
+    point = cliff_point(bottleneck="tp_comm", dp=320, tp_model=8, **levels, **parts)
     why = generator().cliff_why(point)
     assert why.startswith("tp_comm 75%, compute 25%: its 64-GPU tensor-parallel group spans 8")
     assert "5,120 sequences" in why
@@ -161,23 +166,7 @@ def test_results_cliff_why_names_the_spanning_tensor_group() -> None:
 
 def test_results_cliff_why_counts_context_ranks_in_the_gradient_all_reduce() -> None:
     """A gradient-bound point's all-reduce spans its data-parallel times its context ranks."""
-    point: dict[str, object] = {
-        "bottleneck": "dp_comm",
-        "step_time_s": 2.0,
-        "t_compute_s": 0.5,
-        "t_tp_comm_s": 0.0,
-        "t_pp_ep_comm_s": 0.0,
-        "t_dp_comm_s": 1.5,
-        "t_optimizer_s": 0.0,
-        "bubble_fraction": 0.0,
-        "dp": 64,
-        "cp": 4,
-        "pp": 16,
-        "microbatches": 16,
-        "batch_seqs": 5120.0,
-        "tp_model": 1,
-        "tp_ff": 8,
-    }
+    point = cliff_point(bottleneck="dp_comm", t_compute_s=0.5, t_dp_comm_s=1.5, dp=64, cp=4)
     why = generator().cliff_why(point)
     assert why.endswith("over 64 replicas of 4 context ranks each (256 ranks)")
 
@@ -204,21 +193,9 @@ def test_results_cliff_why_takes_the_bubble_from_the_pipeline_s_time() -> None:
     """`bubble_fraction` is fill and drain over the pipeline's time, the step less the exposed
     gradient reduction and the optimizer step (docs/model.md R.6): 0.8 of 1.5 s is 60% of a
     2 s step, not 80%."""
-    point: dict[str, object] = {
-        "bottleneck": "bubble",
-        "step_time_s": 2.0,
-        "t_compute_s": 0.3,
-        "t_tp_comm_s": 0.0,
-        "t_pp_ep_comm_s": 0.0,
-        "t_dp_comm_s": 0.4,
-        "t_optimizer_s": 0.1,
-        "bubble_fraction": 0.8,
-        "dp": 64,
-        "pp": 64,
-        "microbatches": 10,
-        "batch_seqs": 640.0,
-        "tp_model": 1,
-        "tp_ff": 8,
-    }
+    parts = {"t_compute_s": 0.3, "t_dp_comm_s": 0.4, "t_optimizer_s": 0.1}
+    point = cliff_point(
+        bottleneck="bubble", bubble_fraction=0.8, dp=64, pp=64, microbatches=10, **parts
+    )
     why = generator().cliff_why(point)
     assert why.startswith("bubble 60%, dp_comm 20%, compute 15%: m = 10 microbatches over 64")

@@ -266,15 +266,17 @@ def megatron_group_microbatches(pp: int, microbatches: int) -> int:
 
 def megatron_groups(pp: Array, microbatches: Array, interleave: Array) -> Array:
     """`megatron_group_microbatches` per row, for rows that interleave (p elsewhere)."""
-    shape = np.broadcast(pp, microbatches, interleave).shape
-    p = np.broadcast_to(pp, shape)
-    m = np.broadcast_to(microbatches, shape)
+    p, m, v = np.broadcast_arrays(pp, microbatches, interleave)
+    rows = np.flatnonzero((v > 1) & (m >= p))
+    rows = rows[np.mod(m.flat[rows], p.flat[rows]) != 0]
+    if rows.size == 0:  # every interleaved row's m a multiple of its p: Megatron's default
+        return np.asarray(p, dtype=np.float64)
+    # few distinct (p, m) pairs, each found once: keyed as one integer
+    pairs = p.flat[rows].astype(np.int64) << 32 | m.flat[rows].astype(np.int64)
+    keys, where = np.unique(pairs, return_inverse=True)
+    found = [megatron_group_microbatches(int(k >> 32), int(k & 0xFFFFFFFF)) for k in keys]
     group: Array = np.array(p, dtype=np.float64)
-    odd = (np.broadcast_to(interleave, shape) > 1) & (m >= p) & (np.mod(m, p) != 0)
-    if odd.any():  # few distinct (p, m) pairs: each found once
-        pairs, where = np.unique(np.stack([p[odd], m[odd]], axis=1), axis=0, return_inverse=True)
-        found = [megatron_group_microbatches(int(a), int(b)) for a, b in pairs]
-        group[odd] = np.asarray(found, dtype=np.float64)[where.ravel()]
+    group.flat[rows] = np.asarray(found, dtype=np.float64)[where]
     return group
 
 

@@ -96,7 +96,8 @@ def wall(s: Series, digits: int = 2) -> str:
     last = s.last_point()
     if float(last["utilization"]) < UTILIZATION_FLOOR:  # type: ignore[arg-type]
         return f"– (utilization < {UTILIZATION_FLOOR:g} first)"
-    return f"– (none up to {sci(float(last['training_flop']), digits)})"  # type: ignore[arg-type]
+    ran = NULL_TEXT[YearNull.END_OF_GRID]
+    return f"{ran} (up to {sci(float(last['training_flop']), digits)})"  # type: ignore[arg-type]
 
 
 def utilization(s: Series) -> str:

@@ -49,16 +49,18 @@ def summary_lines(
         return lines
     shown = tally.shown_grid
     linear_ends = [_linear_end(o.limits) for o in shown]
-    width = max(11, *map(len, linear_ends))
+    walls = [_wall(o.limits) for o in shown]
+    width, wall_width = max(11, *map(len, linear_ends)), max(10, *map(len, walls))
     lines += [
         f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>{width}} "
-        f"{'last feas.':>10} {'wall':>10} {'ended by':<9} {'T_crit':>10} {'T_limit':>10}  (FLOP)",
+        f"{'last feas.':>10} {'wall':>{wall_width}} {'ended by':<9} {'T_crit':>10} "
+        f"{'T_limit':>10}  (FLOP)",
     ]
-    for o, linear_end in zip(shown, linear_ends, strict=True):
+    for o, linear_end, wall in zip(shown, linear_ends, walls, strict=True):
         s, lim, cf = o.scenario, o.limits, o.closed_forms
         lines.append(
             f"{s.hardware_name:<34} {s.scaling_name:<7} {s.batch_law_name:<10} "
-            f"{linear_end:>{width}} {_flop(lim.last_feasible_flop):>10} {_wall(lim):>10} "
+            f"{linear_end:>{width}} {_flop(lim.last_feasible_flop):>10} {wall:>{wall_width}} "
             f"{_ended_by(lim):<9} "
             f"{_flop(cf.t_crit_flop):>10} {_flop(cf.t_limit_flop):>10}"
             + (f"  {o.sweep_point}" if o.sweep_point != "{}" else "")
@@ -157,11 +159,15 @@ def _linear_end(lim: SeriesLimits) -> str:
 
 
 def _wall(lim: SeriesLimits) -> str:
-    """The wall (first infeasible size, or the size where utilization collapsed); none at the
-    end of the grid. Rows of an older schema have no `wall_flop`: their first infeasible size."""
+    """The wall (first infeasible size, or the size where utilization collapsed); without one,
+    why, in the forecasts' words (`NULL_TEXT`): every grid size ran, or the cluster cap ended
+    the series. Rows of an older schema have no `wall_flop`: their first infeasible size."""
     if lim.end_reason is None:
         return _flop(lim.first_infeasible_flop) if lim.first_infeasible_flop is not None else "-"
-    return _flop(lim.wall_flop) if lim.wall_flop is not None else "none"
+    if lim.wall_flop is not None:
+        return _flop(lim.wall_flop)
+    capped = lim.end_reason == SeriesEnd.CLUSTER_CAP
+    return NULL_TEXT[YearNull.CLUSTER_CAP if capped else YearNull.END_OF_GRID]
 
 
 def footer_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
@@ -175,8 +181,9 @@ def footer_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
         f"{NULL_TEXT[YearNull.BEYOND_GRID]}: no feasible size fell that low; -: no feasible size",
         f"wall: first grid size that is infeasible (ended by wall, or power: over "
         f"constraints.max_power_mw) or runs below utilization {UTILIZATION_FLOOR:g} (collapse); "
-        "none: every grid size ran (grid end), or the search's cluster cap ended the series (cap:"
-        " parallelism.max_cluster_doublings)",
+        f"{NULL_TEXT[YearNull.END_OF_GRID]}: no wall on the grid (grid end); "
+        f"{NULL_TEXT[YearNull.CLUSTER_CAP]}: the search's cluster cap ended the series (cap: "
+        "parallelism.max_cluster_doublings)",
     ]
     inputs = {
         (cf.duration_s, cf.b0_tokens, cf.tokens_per_param, cf.t_lat_s, cf.alpha)

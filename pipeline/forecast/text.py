@@ -9,8 +9,9 @@ run reached the threshold (the trajectory is ahead of the data there); "not reac
 moving frontier does not reach it by the last projected year; "not projected" for a moving year
 of a series with no moving frontier (`moving_projected` false: the run projected no hardware, or
 not this series', whose GPU is not a catalog preset as shipped); "none: linear to last size" for a
-linear end that linear scaling outlasted on every feasible size and "no feasible size" for a series
-with none (`forecasts.year_null_reasons`); and "-" when the series has no such threshold (a
+linear end that linear scaling outlasted on every feasible size, "no feasible size" for a series
+with none, "none: every size ran" for a wall no grid size hit and "cluster cap" for a series the
+search's cap ended (`forecasts.year_null_reasons`); and "-" when the series has no such threshold (a
 moving year: no projected year's series has it, `moving_without_threshold`; docs/sources.md §5).
 """
 
@@ -55,10 +56,13 @@ NULL_TEXT = {
     YearNull.BEYOND_GRID: "none: linear to last size",
     YearNull.NO_FEASIBLE_SIZE: "no feasible size",
     YearNull.CLUSTER_CAP: "cluster cap",
+    YearNull.END_OF_GRID: "none: every size ran",
 }
 """A null year whose reason (`forecasts.year_null_reasons`) says more than "-": linear scaling
 lasting through every feasible size (on every projected year, for a moving one), a series
-with no feasible size, or one the search's cluster cap ended (`parallelism.max_cluster_doublings`)."""
+with no feasible size, one the search's cluster cap ended (`parallelism.max_cluster_doublings`),
+or a wall that no grid size hit (every size ran above the utilization floor). The run summary
+and the report page's thresholds table read the same words for the same null thresholds."""
 
 
 def _as_of_year(row: Mapping[str, Any]) -> float | None:
@@ -123,7 +127,8 @@ def year_text(row: Mapping[str, Any], column: str, moving_frontier: bool = False
     run date), "overdue 2025.2 (2024.8-2025.9)" (before the data's date, not reached by its
     runs), "passed before the data", "not reached" (a moving year beyond the last projected
     year), "not projected" (a moving year of a series with no moving frontier), "none: linear
-    to last size", "no feasible size" or "cluster cap" (`NULL_TEXT`) or "-" (no such threshold; a moving year:
+    to last size", "no feasible size", "cluster cap" or "none: every size ran" (`NULL_TEXT`) or
+    "-" (no such threshold; a moving year:
     on no projected year's grid). `moving_frontier`: the run had a
     moving frontier, read only for rows without `moving_projected` (before schema version 14)."""
     year = row.get(column)

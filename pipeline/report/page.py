@@ -58,7 +58,12 @@ caption { text-align: left; font-style: italic; padding-bottom: 0.3em; }
 def _cell(column: str, value: object, row: dict[str, object]) -> str:
     if value is None:
         beyond = column == "linear_end_flop" and row.get("linear_end_beyond_grid") is True
-        return html.escape(NULL_TEXT[YearNull.BEYOND_GRID]) if beyond else "–"
+        if beyond:
+            return html.escape(NULL_TEXT[YearNull.BEYOND_GRID])
+        ended = str(row.get("end_reason"))
+        if column == "wall_flop" and ended in (YearNull.END_OF_GRID, YearNull.CLUSTER_CAP):
+            return html.escape(NULL_TEXT[YearNull(ended)])
+        return "–"
     if column == "end_reason":
         text = ENDED_BY.get(str(value), str(value))
         if row.get("wall_reason") == "exceeds_power_budget":
@@ -161,7 +166,8 @@ def render_page(
             "Per series: simulated limits (spec §11) and Model B closed forms (spec §12); "
             "the linear-scaling end is measured against u_eff (the paper) or the series' own "
             "peak utilization (from which it stays below); the wall is the first infeasible "
-            "size, or the size where utilization collapsed; – where not reached.",
+            "size, or the size where utilization collapsed (none where every size ran or the "
+            "search's cluster cap ended the series, as the forecasts say it); – where not reached.",
         ),
     ]
     if forecasts is not None:

@@ -1,13 +1,18 @@
-"""The run summary's linear-end column: a linear end that linear scaling outlasted reads as the
-forecasts and the report page read it (`pipeline.forecast.text.NULL_TEXT`)."""
+"""The run summary's linear-end and wall columns: a linear end that linear scaling outlasted, and
+a wall the grid never hit, read as the forecasts and the report page read them
+(`pipeline.forecast.text.NULL_TEXT`)."""
 
 from __future__ import annotations
 
-from pipeline.app.summary import _linear_end, footer_lines
+import dataclasses
+import html
+
+from pipeline.app.summary import _linear_end, _wall, footer_lines
 from pipeline.forecast.null_years import YearNull
 from pipeline.forecast.text import NULL_TEXT
 from pipeline.model.limits import LinearEndBasis, SeriesEnd
 from pipeline.model.records.results import SeriesLimits
+from pipeline.report.page import _cell
 
 BEYOND = NULL_TEXT[YearNull.BEYOND_GRID]
 
@@ -38,3 +43,17 @@ def test_the_footer_explains_both_nulls_in_the_column_s_words() -> None:
     assert f"{BEYOND}: no feasible size fell that low" in legend
     assert "-: no feasible size" in legend
     assert "not reached" not in legend
+
+
+def test_a_missing_wall_reads_why_as_the_forecasts_and_the_page_do() -> None:
+    """A series with no wall says why in the forecasts' words: every grid size ran, or the
+    search's cluster cap ended it; the report page's thresholds cell says the same."""
+    ran = dataclasses.replace(_limits(1.32e28, 2.42e36), wall_flop=None, end_reason="end_of_grid")
+    capped = dataclasses.replace(ran, end_reason=str(SeriesEnd.CLUSTER_CAP))
+    assert _wall(ran) == NULL_TEXT[YearNull.END_OF_GRID]
+    assert _wall(capped) == NULL_TEXT[YearNull.CLUSTER_CAP]
+    assert _wall(_limits(None, 1.12e26)) == "2.03e+26"
+    for lim in (ran, capped):
+        row = {"end_reason": lim.end_reason}
+        assert _cell("wall_flop", None, row) == html.escape(_wall(lim))
+    assert _cell("wall_flop", None, {"end_reason": "wall"}) == "–"

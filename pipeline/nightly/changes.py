@@ -384,11 +384,19 @@ def _with_interval(
     )
 
 
-def _null_only(moves: Sequence[Move]) -> str:
-    """The headline's note of the forecast years among `moves` that did not move: null on both
-    dates for another reason, or the same year with another status ("" for none)."""
+def status_only(m: Move) -> bool:
+    """A forecast year that did not move but whose status did (`forecast.text.YearStatus`):
+    most often a year the run date passed."""
+    both = m.previous is not None and m.current is not None
+    return both and _same(m.previous, m.current) and m.previous_status != m.current_status
+
+
+def unmoved_note(moves: Sequence[Move]) -> str:
+    """The note, in the headline and the console, of the forecast years among `moves` that did
+    not move: null on both dates for another reason, or the same year with another status
+    ("" for none)."""
     null = sum(1 for m in moves if m.previous is None and m.current is None)
-    status = sum(1 for m in moves if m.change == 0.0 and m.previous_status != m.current_status)
+    status = sum(1 for m in moves if status_only(m))
     notes = [f"{null} of them null on both dates, for another reason"] if null else []
     notes += [f"{status} the same year with another status"] if status else []
     return f" ({'; '.join(notes)})" if notes else ""
@@ -401,6 +409,21 @@ def _move_row(m: Move) -> str:
         f"{_with_interval(m, m.previous, m.previous_interval, m.previous_null_reason, m.previous_status)} | "
         f"{_with_interval(m, m.current, m.current_interval, m.current_null_reason, m.current_status)} | "
         f"{_change(m)} |"
+    )
+
+
+def _unexplained(report: ChangeReport) -> str:
+    """The Why's line when no input changed: a later run date alone where only statuses moved
+    (a forecast year the run date passed), else the model, a preset or the scenario."""
+    moved = report.thresholds or report.added or report.removed
+    if not moved and all(status_only(m) for m in report.forecasts):
+        return (
+            f"- no value moved: the run date moved from {report.previous_date} to "
+            f"{report.run_date}, past the forecast years listed"
+        )
+    return (
+        "- no catalog, trend or compute-trajectory change: the model, a hardware preset or "
+        "the scenario changed (compare the run ids and dmlimits_version)"
     )
 
 
@@ -418,16 +441,13 @@ def render_markdown(report: ChangeReport) -> str:
         f"{', '.join(report.previous_run_ids) or '-'}: {report.matched} series matched, "
         f"{len(report.added)} added, {len(report.removed)} removed, "
         f"{len(report.ambiguous)} ambiguous; {len(report.thresholds)} threshold values and "
-        f"{len(report.forecasts)} forecast years moved{_null_only(report.forecasts)}.",
+        f"{len(report.forecasts)} forecast years moved{unmoved_note(report.forecasts)}.",
     ]
     if not report.changed:
         lines += ["", "No threshold or forecast year moved."]
     if report.changed or report.causes:
         lines += ["", "## Why", ""]
-        lines += [f"- {c.detail}" for c in report.causes] or [
-            "- no catalog, trend or compute-trajectory change: the model, a hardware preset or "
-            "the scenario changed (compare the run ids and dmlimits_version)"
-        ]
+        lines += [f"- {c.detail}" for c in report.causes] or [_unexplained(report)]
     for heading, keys in (
         ("Added series", report.added),
         ("Removed series", report.removed),

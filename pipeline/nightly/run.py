@@ -30,7 +30,7 @@ from pipeline.forecast.text import budget_lines, forecast_lines
 from pipeline.io.labels import scenario_labels
 from pipeline.io.lock import FLUSH_LOCK_NAME, RunLock
 from pipeline.io.parquet import OutputError, check_writable
-from pipeline.nightly.changes import compare_dates, write_change_report
+from pipeline.nightly.changes import compare_dates, unmoved_note, write_change_report
 from pipeline.nightly.partition import clean_leftovers, linked_folders, new_staging_dir, publish
 from pipeline.nightly.reality import contradiction_summary
 from pipeline.nightly.settings import nightly_from_config
@@ -154,6 +154,7 @@ def run_nightly(
         moved = (
             f"since {changes.previous_date.isoformat()}: {len(changes.thresholds)} threshold "
             f"values, {len(changes.forecasts)} forecast years moved"
+            f"{unmoved_note(changes.forecasts)}"
         )
     print(f"changes {moved} -> {markdown} ({data.name})")
     if changes.contradictions:

@@ -105,3 +105,5 @@ def test_a_year_that_only_passed_the_run_date_is_listed() -> None:
     assert "| 2026.93 (2026.50-2027.40) | passed 2026.93 (2026.50-2027.40) |" in text
     assert "+0.00 years; ahead → passed |" in text
     assert "1 forecast years moved (1 the same year with another status)" in text
+    assert "- no value moved: the run date moved from 2026-12-06 to 2026-12-07" in text
+    assert "the model, a hardware preset or the scenario changed" not in text

@@ -270,7 +270,7 @@ def test_change_report_refuses_a_previous_date_with_a_split_series(
 def test_change_report_gives_why_a_forecast_year_is_null() -> None:
     """A year that vanished shows its reason; a year null on both nights moved when its reason
     did (no wall on the grid, then the cluster cap), and not when it kept it."""
-    from pipeline.nightly.changes import Move, _move_row, _moves, _null_only
+    from pipeline.nightly.changes import Move, _move_row, _moves, unmoved_note
 
     def forecasts(wall: str, linear_end: float | None) -> pl.DataFrame:
         reasons = [f"wall_year={wall}"]
@@ -308,8 +308,8 @@ def test_change_report_gives_why_a_forecast_year_is_null() -> None:
         "| null (end_of_grid) | null (cluster_cap) | null both nights |"
     )
     assert moves(forecasts("end_of_grid", 2028.3), forecasts("end_of_grid", 2028.3)) == []
-    assert _null_only([vanished, capped]) == " (1 of them null on both dates, for another reason)"
-    assert _null_only([vanished]) == ""
+    assert unmoved_note([vanished, capped]) == " (1 of them null on both dates, for another reason)"
+    assert unmoved_note([vanished]) == ""
 
 
 def _physics_series(*rows: tuple[str, str | None]) -> pl.DataFrame:

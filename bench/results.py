@@ -85,7 +85,7 @@ def linear_end(s: Series, digits: int = 2) -> str:
     if s.thresholds["linear_end_flop"] is None:
         if s.thresholds["linear_end_beyond_grid"]:
             return NULL_TEXT[YearNull.BEYOND_GRID]
-        return "– (no feasible size)"
+        return NULL_TEXT[YearNull.NO_FEASIBLE_SIZE]
     return sci(s.flop("linear_end_flop"), digits)
 
 

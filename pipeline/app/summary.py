@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pipeline.app.run_summary import run_lines
 from pipeline.app.tally import MAX_SERIES_SHOWN, RunTally, SeriesSummary
 from pipeline.forecast.null_years import YearNull
-from pipeline.forecast.text import NULL_TEXT
-from pipeline.model.limits import LinearEndBasis, SeriesEnd, linear_end_beyond_grid
+from pipeline.forecast.text import NULL_TEXT, null_threshold_text
+from pipeline.model.limits import LinearEndBasis, SeriesEnd
 from pipeline.model.records.results import InfeasibleReason, SeriesLimits
 from pipeline.model.search.search import UTILIZATION_FLOOR
 from pipeline.model.step.evaluate import Q1_TOLERANCE
@@ -48,19 +48,20 @@ def summary_lines(
     if not tally.n_grid:
         return lines
     shown = tally.shown_grid
-    linear_ends = [_linear_end(o.limits) for o in shown]
-    walls = [_wall(o.limits) for o in shown]
-    width, wall_width = max(11, *map(len, linear_ends)), max(10, *map(len, walls))
+    cells = [(_linear_end(o.limits), _last_feasible(o.limits), _wall(o.limits)) for o in shown]
+    w_end, w_last, w_wall = (
+        max(least, *(len(c[i]) for c in cells)) for i, least in enumerate((11, 10, 10))
+    )
     lines += [
-        f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>{width}} "
-        f"{'last feas.':>10} {'wall':>{wall_width}} {'ended by':<9} {'T_crit':>10} "
+        f"{'hardware':<34} {'scaling':<7} {'batch':<10} {'linear end':>{w_end}} "
+        f"{'last feas.':>{w_last}} {'wall':>{w_wall}} {'ended by':<9} {'T_crit':>10} "
         f"{'T_limit':>10}  (FLOP)",
     ]
-    for o, linear_end, wall in zip(shown, linear_ends, walls, strict=True):
+    for o, (linear_end, last, wall) in zip(shown, cells, strict=True):
         s, lim, cf = o.scenario, o.limits, o.closed_forms
         lines.append(
             f"{s.hardware_name:<34} {s.scaling_name:<7} {s.batch_law_name:<10} "
-            f"{linear_end:>{width}} {_flop(lim.last_feasible_flop):>10} {wall:>{wall_width}} "
+            f"{linear_end:>{w_end}} {last:>{w_last}} {wall:>{w_wall}} "
             f"{_ended_by(lim):<9} "
             f"{_flop(cf.t_crit_flop):>10} {_flop(cf.t_limit_flop):>10}"
             + (f"  {o.sweep_point}" if o.sweep_point != "{}" else "")
@@ -148,26 +149,34 @@ def _ended_by(lim: SeriesLimits) -> str:
 
 def _linear_end(lim: SeriesLimits) -> str:
     """The linear-scaling end; marked * when measured from the series' own peak utilization.
-    One that linear scaling outlasted on every feasible size reads as in the forecasts and the
-    report page (`NULL_TEXT`); "-" without a feasible size."""
-    if linear_end_beyond_grid(lim):
-        return NULL_TEXT[YearNull.BEYOND_GRID]
+    Without one, why, as the forecasts and the report page say it (`null_threshold_text`)."""
     if lim.linear_end_flop is None:
-        return "-"
+        return _why_null("linear_end_flop", lim)
     mark = "*" if lim.linear_end_basis == str(LinearEndBasis.PEAK) else ""
     return _flop(lim.linear_end_flop) + mark
 
 
+def _last_feasible(lim: SeriesLimits) -> str:
+    """The last feasible size, or why the series has none."""
+    if lim.last_feasible_flop is None:
+        return _why_null("last_feasible_flop", lim)
+    return _flop(lim.last_feasible_flop)
+
+
 def _wall(lim: SeriesLimits) -> str:
     """The wall (first infeasible size, or the size where utilization collapsed); without one,
-    why, in the forecasts' words (`NULL_TEXT`): every grid size ran, or the cluster cap ended
-    the series. Rows of an older schema have no `wall_flop`: their first infeasible size."""
+    why: every grid size ran, or the cluster cap ended the series. Rows of an older schema have
+    no `wall_flop`: their first infeasible size."""
     if lim.end_reason is None:
         return _flop(lim.first_infeasible_flop) if lim.first_infeasible_flop is not None else "-"
-    if lim.wall_flop is not None:
-        return _flop(lim.wall_flop)
-    capped = lim.end_reason == SeriesEnd.CLUSTER_CAP
-    return NULL_TEXT[YearNull.CLUSTER_CAP if capped else YearNull.END_OF_GRID]
+    if lim.wall_flop is None:
+        return _why_null("wall_flop", lim)
+    return _flop(lim.wall_flop)
+
+
+def _why_null(column: str, lim: SeriesLimits) -> str:
+    text = null_threshold_text(column, lim) if lim.end_reason is not None else None
+    return "-" if text is None else text
 
 
 def footer_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
@@ -178,7 +187,8 @@ def footer_lines(outcomes: Sequence[SeriesSummary]) -> list[str]:
         "linear end: first compute with utilization <= 0.8 x u_eff; * = from which every "
         "larger size runs at <= 0.8 x the series' peak utilization (realistic physics, or a "
         "series that starts below 0.8 x u_eff); "
-        f"{NULL_TEXT[YearNull.BEYOND_GRID]}: no feasible size fell that low; -: no feasible size",
+        f"{NULL_TEXT[YearNull.BEYOND_GRID]}: no feasible size fell that low; "
+        f"{NULL_TEXT[YearNull.NO_FEASIBLE_SIZE]}: none trains within the duration",
         f"wall: first grid size that is infeasible (ended by wall, or power: over "
         f"constraints.max_power_mw) or runs below utilization {UTILIZATION_FLOOR:g} (collapse); "
         f"{NULL_TEXT[YearNull.END_OF_GRID]}: no wall on the grid (grid end); "

@@ -23,8 +23,9 @@ from enum import StrEnum
 from typing import Any
 
 from pipeline.catalog.load import fractional_year
-from pipeline.forecast.null_years import YearNull, null_reason
+from pipeline.forecast.null_years import YearNull, fixed_year_null, null_reason
 from pipeline.forecast.paths import FITTED
+from pipeline.model.records.results import SeriesLimits
 
 OPEN_END = "later"
 """An interval's upper end past the last year projected, wherever a year is shown (the console
@@ -63,6 +64,18 @@ lasting through every feasible size (on every projected year, for a moving one),
 with no feasible size, one the search's cluster cap ended (`parallelism.max_cluster_doublings`),
 or a wall that no grid size hit (every size ran above the utilization floor). The run summary
 and the report page's thresholds table read the same words for the same null thresholds."""
+
+
+def null_threshold_text(column: str, limits: SeriesLimits) -> str | None:
+    """Why a series' null threshold (`linear_end_flop`, `last_feasible_flop` or `wall_flop`)
+    is null, in the words its forecast year would read (`NULL_TEXT` of `fixed_year_null`),
+    so the run summary and the report page say what the forecasts say; None where no reason
+    says more than a dash (a concrete run, a row older than `end_reason`)."""
+    try:
+        reason = fixed_year_null(column.removesuffix("_flop") + "_year", limits)
+    except ValueError:  # an older row: no reason recorded for it
+        return None
+    return NULL_TEXT.get(reason)
 
 
 def _as_of_year(row: Mapping[str, Any]) -> float | None:

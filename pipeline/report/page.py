@@ -7,14 +7,16 @@ beside the page, or embedded as data: URIs (`embed=True`) for a single file to s
 from __future__ import annotations
 
 import base64
+import dataclasses
 import html
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
-from pipeline.forecast.null_years import YearNull
-from pipeline.forecast.text import NULL_TEXT, trajectory_text, year_text
+from pipeline.forecast.text import null_threshold_text, trajectory_text, year_text
+from pipeline.model.records.results import SeriesLimits
 from pipeline.report.markdown import markdown_html
 from pipeline.report.reality_table import reality_section
 
@@ -55,15 +57,18 @@ caption { text-align: left; font-style: italic; padding-bottom: 0.3em; }
 """
 
 
+WHY_NULL = ("linear_end_flop", "last_feasible_flop", "wall_flop")
+"""Thresholds whose null cell says why, as the forecasts do (`null_threshold_text`)."""
+
+
 def _cell(column: str, value: object, row: dict[str, object]) -> str:
     if value is None:
-        beyond = column == "linear_end_flop" and row.get("linear_end_beyond_grid") is True
-        if beyond:
-            return html.escape(NULL_TEXT[YearNull.BEYOND_GRID])
-        ended = str(row.get("end_reason"))
-        if column == "wall_flop" and ended in (YearNull.END_OF_GRID, YearNull.CLUSTER_CAP):
-            return html.escape(NULL_TEXT[YearNull(ended)])
-        return "–"
+        if column not in WHY_NULL or row.get("end_reason") is None:
+            return "–"
+        given: dict[str, Any] = {f.name: row.get(f.name) for f in dataclasses.fields(SeriesLimits)}
+        limits = SeriesLimits(**given)
+        text = null_threshold_text(column, limits)
+        return "–" if text is None else html.escape(text)
     if column == "end_reason":
         text = ENDED_BY.get(str(value), str(value))
         if row.get("wall_reason") == "exceeds_power_budget":

@@ -13,14 +13,16 @@ from pipeline.report.page import _cell, _forecast_table
 
 def test_a_linear_end_past_the_grid_reads_as_the_forecasts_do() -> None:
     """A null `linear_end_flop` whose series kept linear scaling to its last feasible size
-    (`linear_end_beyond_grid`) reads as the forecast tables read its year; another null,
-    without a feasible size or in a row older than the column, stays "–"."""
-    label = NULL_TEXT[YearNull.BEYOND_GRID]
-    assert _cell("linear_end_flop", None, {"linear_end_beyond_grid": True}) == label
-    assert _cell("linear_end_flop", None, {"linear_end_beyond_grid": False}) == "–"
-    assert _cell("linear_end_flop", None, {}) == "–"
-    assert _cell("wall_flop", None, {"linear_end_beyond_grid": True}) == "–"
-    assert _cell("linear_end_flop", 3.28e26, {"linear_end_beyond_grid": False}) == "3.28e+26"
+    reads as the forecast tables read its year; a series without a feasible size says so; a
+    row older than `end_reason` (no reason recorded) stays "–"."""
+    beyond = {"linear_end_flop": None, "last_feasible_flop": 3.2e29, "end_reason": "wall"}
+    none = {"linear_end_flop": None, "last_feasible_flop": None, "end_reason": "wall"}
+    assert _cell("linear_end_flop", None, beyond) == NULL_TEXT[YearNull.BEYOND_GRID]
+    assert _cell("linear_end_flop", None, none) == NULL_TEXT[YearNull.NO_FEASIBLE_SIZE]
+    assert _cell("last_feasible_flop", None, none) == NULL_TEXT[YearNull.NO_FEASIBLE_SIZE]
+    assert _cell("linear_end_flop", None, {"last_feasible_flop": 3.2e29}) == "–"
+    assert _cell("first_infeasible_flop", None, beyond) == "–"
+    assert _cell("linear_end_flop", 3.28e26, beyond) == "3.28e+26"
 
 
 def test_the_forecasts_caption_dates_what_passed_means() -> None:

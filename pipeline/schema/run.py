@@ -7,7 +7,8 @@ run's own layout; true: the best layout for its model and batch at its GPU count
 switch that searches a run's layout), `experts`
 (default 1: a dense transformer) and `top_k` (default 1), `dropout` and `tied_embeddings`
 (default true),
-`gpu_budget` (default null: a searched layout uses exactly the given GPUs; a number: at most that many), `microbatch_group` (default 0: pp), `overlap_p2p`, `overlap_dp`, `dp_overlap`
+`gpu_budget` (default null: a searched layout uses exactly the given GPUs; a number: at most that many), `microbatch_group` (default 0: pp where it divides the microbatches, else the smallest N
+Megatron-Core accepts), `overlap_p2p`, `overlap_dp`, `dp_overlap`
 (Megatron-Core's distributed optimizer overlap), `tp_comm_overlap` (Transformer Engine's,
 inside NVLink only), `cp_all_gather`, `grad_reduce_fp32` (gradients reduced in FP32) and
 `fp8_params` (FP8 weights only, under `physics.precision=fp8`) (default false), `expert_imbalance`
@@ -88,7 +89,8 @@ def optional_switch(sec: Section, key: str) -> bool:
 
 
 def microbatch_group(sec: Section) -> int:
-    """N of the interleaved schedule (0: pp, Megatron-LM's), or its default when absent."""
+    """N of the interleaved schedule (0: Megatron-Core's, `gpu_memory.megatron_group_microbatches`),
+    or its default when absent."""
     return sec.integer("microbatch_group", minimum=0) if sec.has("microbatch_group") else 0
 
 

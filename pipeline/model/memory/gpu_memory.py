@@ -251,7 +251,8 @@ def routed_activation_bytes_per_layer(
 def megatron_group_microbatches(pp: int, microbatches: int) -> int:
     """N, the microbatches each virtual stage runs back to back, that Megatron-Core's
     interleaved schedule runs m microbatches over p stages with: its default N = p where m is
-    a multiple of p, else the smallest N it accepts (Megatron-Core,
+    a multiple of p; else the smallest N it accepts, which a user sets there
+    (`microbatch_group_size_per_vp_stage`: at the default it refuses such an m) (Megatron-Core,
     `forward_backward_pipelining_with_interleaving`: p ≤ N ≤ m, and the last group,
     m mod N, is 0 or at least p, "otherwise, it introduces dependency bubbles"). N = m always
     qualifies for m ≥ p; p for m < p, where the schedule does not interleave."""
@@ -271,10 +272,17 @@ def megatron_groups(pp: Array, microbatches: Array, interleave: Array) -> Array:
     rows = rows[np.mod(m.flat[rows], p.flat[rows]) != 0]
     if rows.size == 0:  # every interleaved row's m a multiple of its p: Megatron's default
         return np.asarray(p, dtype=np.float64)
-    # few distinct (p, m) pairs, each found once: keyed as one integer
-    pairs = p.flat[rows].astype(np.int64) << 32 | m.flat[rows].astype(np.int64)
-    keys, where = np.unique(pairs, return_inverse=True)
-    found = [megatron_group_microbatches(int(k >> 32), int(k & 0xFFFFFFFF)) for k in keys]
+    # few distinct (p, m) pairs, each found once: keyed as one integer, p·(max m + 1) + m
+    # where that fits in 62 bits, else as rows of two (slower, exact)
+    stages, counts = p.flat[rows].astype(np.int64), m.flat[rows].astype(np.int64)
+    width = int(counts.max()) + 1
+    if int(stages.max()) * width < 2**62:
+        keys, where = np.unique(stages * width + counts, return_inverse=True)
+        found = [megatron_group_microbatches(*divmod(int(k), width)) for k in keys]
+    else:
+        pairs, where = np.unique(np.stack([stages, counts], 1), axis=0, return_inverse=True)
+        found = [megatron_group_microbatches(int(a), int(b)) for a, b in pairs]
+        where = where.ravel()
     group: Array = np.array(p, dtype=np.float64)
     group.flat[rows] = np.asarray(found, dtype=np.float64)[where]
     return group

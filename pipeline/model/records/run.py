@@ -26,8 +26,10 @@ class RunLayout:
     zero_stage: int = 0
     microbatch_group: int = 0
     """Microbatches each virtual stage runs back to back in the interleaved schedule (Megatron-
-    Core's microbatch_group_size_per_vp_stage; Llama 3 §3.3.2's tunable N); 0: pp, Megatron-
-    LM's schedule. The warm-up, and so the activations in flight, grow with it."""
+    Core's microbatch_group_size_per_vp_stage; Llama 3 §3.3.2's tunable N); 0: pp where it
+    divides the microbatches (Megatron-LM's schedule, Megatron-Core's default), else the
+    smallest N Megatron-Core accepts, set by hand there (`gpu_memory.megatron_group_microbatches`).
+    The warm-up, and so the activations in flight, grow with it."""
     overlap_p2p: bool = False
     """Pipeline sends overlap compute (asynchronous point-to-point, as Llama 3 §3.3.2); false:
     each microbatch's sends wait on the critical path, as Megatron-LM's 1F1B of 2021-2022."""

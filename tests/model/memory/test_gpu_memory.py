@@ -86,6 +86,10 @@ def test_in_flight_microbatches_of_an_odd_m_use_the_larger_group() -> None:
     m = np.array([56.0, 48.0, 56.0])
     v = np.array([16.0, 16.0, 1.0])
     assert megatron_groups(pp, m, v).tolist() == [14.0, 12.0, 12.0]
+    huge = np.array([2.0**33 + 7.0])  # a batch law's m past 2^32 is keyed exactly
+    assert megatron_groups(np.array([5.0]), huge, np.array([2.0]))[0] == 8.0
+    past = np.array([float(2**62)])  # past 62 bits of key: found as pairs
+    assert megatron_groups(np.array([3.0]), past + 1.0, np.array([2.0]))[0] == 4.0
     held = in_flight_microbatches(pp, m, v, np.zeros(3, dtype=bool))
     assert held[0] == pytest.approx((2 * 11 + 15 * 14 + 1) / 16)
     assert held[1] == pytest.approx((2 * 11 + 15 * 12 + 1) / 16)

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.model.memory.gpu_memory import megatron_group_microbatches
 from pipeline.model.records.run import RunSpec
 from pipeline.model.runs.run_search import best_run_layout, candidate_layouts
 from pipeline.model.runs.training_run import evaluate_run
@@ -127,6 +128,7 @@ def test_run_search_interleaves_microbatches_that_are_no_multiple_of_the_stages(
         if (lay.tp, lay.pp, lay.dp, lay.microbatch_seqs, lay.interleave) == (4, 5, 32, 1, 5)
     ]
     assert tried, "the interleaved layout of 48 microbatches over 5 stages is a candidate"
+    assert megatron_group_microbatches(5, 48) == 6
     costs = [evaluate_run(s.hardware, s.physics, replace(run, layout=lay)) for lay in tried]
     fitting = [c.step_time_s for c in costs if c.fits_memory]
     assert fitting

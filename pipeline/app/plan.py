@@ -18,8 +18,14 @@ from pipeline.forecast.inputs import moving_hardware, observe_for_run
 from pipeline.forecast.uncertainty import with_trends
 from pipeline.io.parquet import check_writable
 from pipeline.schema import Scenario, compose_config
-from pipeline.schema.compose import RUN_PRESET_NEEDED, one_line, run_key_without_run
+from pipeline.schema.compose import (
+    RUN_PRESET_NEEDED,
+    one_line,
+    refused_unknown_key,
+    run_key_without_run,
+)
 from pipeline.schema.errors import ConfigError
+from pipeline.schema.keys import check_known_keys
 from pipeline.schema.run import check_run_overrides, override_key, override_value
 from pipeline.schema.section import check_integer, check_number
 from pipeline.sweep import Sweep, SweepSeries, sweep_from_config
@@ -241,14 +247,26 @@ def plan_run(
 def compose_run_config(
     overrides: Sequence[str], *, return_hydra_config: bool = False
 ) -> DictConfig:
-    """The root config composed with `overrides`; Hydra's own error as a one-line ConfigError."""
+    """The root config composed with `overrides`; Hydra's own error as a one-line ConfigError,
+    and a misspelt key (Hydra's "Could not override") as the command names it, with the keys
+    allowed there (`schema.compose.refused_unknown_key`)."""
     try:
         return compose_config(overrides, return_hydra_config=return_hydra_config)
     except (HydraException, OmegaConfBaseException) as err:
         keyed = run_key_without_run(overrides, compose_config)
         if keyed is not None:
             raise ConfigError("overrides", keyed, RUN_PRESET_NEEDED) from None
+        unknown = refused_unknown_key(err, overrides, compose_config, _checked)
+        if unknown is not None:
+            raise ConfigError(unknown.key, unknown.value, unknown.allowed) from None
         raise ConfigError("overrides", list(overrides), one_line(err)) from None
+
+
+def _checked(cfg: DictConfig) -> None:
+    """A composed config's keys and values checked as a run checks them before any work
+    (`plan_run`, observing nothing, writing nothing): what names a misspelt key."""
+    check_known_keys(cfg)
+    plan_run(cfg, overrides=[], write=False, observe=False)
 
 
 def execution_of(cfg: DictConfig) -> ExecutionSettings:

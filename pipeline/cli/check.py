@@ -39,7 +39,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override
@@ -55,12 +54,14 @@ from pipeline.execute.progress import stage
 from pipeline.io.parquet import OutputError
 from pipeline.nightly.settings import check_nightly_overrides, nightly_from_config
 from pipeline.schema.compose import (
+    COMPOSITION_ERRORS,
     CONFIG_NAME,
     RUN_PRESET_NEEDED,
     check_user_dirs,
     compose_with_hydra,
     hydra_session,
     one_line,
+    refused_unknown_key,
     run_key_without_run,
     search_path_override,
     session_overrides_parser,
@@ -72,7 +73,6 @@ from pipeline.sweep.axes import MAX_SERIES
 
 LEFT_TO_HYDRA = ("help", "hydra_help", "cfg", "info", "shell_completion", "experimental_rerun")
 """Hydra's flags that ask for something other than a run."""
-COMPOSITION_ERRORS = (HydraException, OmegaConfBaseException, yaml.YAMLError, ValueError, OSError)
 SWEEPER = "dmlimits"
 """The ``hydra/sweeper`` choice that checks each job of a multirun itself (`check_sweep_job`)."""
 
@@ -244,45 +244,9 @@ class SweepCheck:
         extra = [search_path_override(line.search_path)] if line.search_path else []
         head = [*hydra, "hydra.mode=MULTIRUN", *extra]
         with hydra_session():
-            return refused_unknown_key(err, job, lambda tried: compose_with_hydra([*head, *tried]))
-
-
-def refused_unknown_key(
-    err: BaseException, overrides: Sequence[str], compose: Callable[[list[str]], DictConfig]
-) -> UnknownKeyError | None:
-    """The schema's error for a key Hydra refused to override because the composed config has
-    no such key (Hydra's "Could not override 'KEY'", which advises ``+KEY=VALUE``): the config
-    composed by ``compose`` with that override made ``+KEY=VALUE``, checked as a job is
-    (`check_config`), and its `UnknownKeyError` when it names KEY or the unknown node above
-    it (``hardware.network.latency = 1: unknown key; allowed keys: ...; did you mean
-    latency_us?``). None for another composition error, when the schema takes the key (an
-    optional key: Hydra's advice stands) or when the check stops on another mistake."""
-    message = str(err)
-    parser = OverridesParser.create()
-    for index, text in enumerate(overrides):
-        try:
-            (override,) = parser.parse_overrides([text])
-        except HydraException:
-            continue
-        key = override.key_or_group
-        if (
-            override.is_add()
-            or override.is_force_add()
-            or override.is_delete()
-            or override.is_hydra_override()
-            or f"Could not override '{key}'" not in message
-        ):
-            continue
-        added = [*overrides[:index], f"+{text}", *overrides[index + 1 :]]
-        try:
-            check_config(compose(added))
-        except UnknownKeyError as unknown:
-            if key == unknown.key or key.startswith(f"{unknown.key}."):
-                return unknown
-        except COMPOSITION_ERRORS:  # another mistake (InputError, ConfigError are ValueErrors)
-            pass
-        return None
-    return None
+            return refused_unknown_key(
+                err, job, lambda tried: compose_with_hydra([*head, *tried]), check_config
+            )
 
 
 def _compose(command: Command, overrides: list[str], where: str = "") -> DictConfig:
@@ -293,7 +257,7 @@ def _compose(command: Command, overrides: list[str], where: str = "") -> DictCon
         keyed = run_key_without_run(overrides, compose_with_hydra)
         if keyed is not None:
             raise InputError(f"{keyed}: {RUN_PRESET_NEEDED}") from None
-        unknown = refused_unknown_key(err, overrides, compose_with_hydra)
+        unknown = refused_unknown_key(err, overrides, compose_with_hydra, check_config)
         if unknown is not None:
             raise ConfigError(unknown.key, unknown.value, f"{unknown.allowed}{where}") from None
         raise InputError(f"{command.named(one_line(err))}{where}") from None

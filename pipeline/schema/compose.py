@@ -30,8 +30,12 @@ from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from pipeline.schema.errors import InputError
+from pipeline.schema.errors import InputError, UnknownKeyError
 from pipeline.schema.yaml_bounds import check_override, check_yaml_file
+
+COMPOSITION_ERRORS = (HydraException, OmegaConfBaseException, yaml.YAMLError, ValueError, OSError)
+"""What composing a config may raise on a bad command line (InputError and ConfigError are
+ValueErrors)."""
 
 CONF_PACKAGE = "pipeline.conf"
 CONF_URL = f"pkg://{CONF_PACKAGE}"
@@ -278,3 +282,45 @@ def one_line(err: BaseException) -> str:
         else:
             text, listing = f"{text.rstrip('.')}; {line}", False
     return text or type(err).__name__
+
+
+def refused_unknown_key(
+    err: BaseException,
+    overrides: Sequence[str],
+    compose: Callable[[list[str]], DictConfig],
+    check: Callable[[DictConfig], object],
+) -> UnknownKeyError | None:
+    """The schema's error for a key Hydra refused to override because the composed config has
+    no such key (Hydra's "Could not override 'KEY'", which advises ``+KEY=VALUE``): the config
+    composed by ``compose`` with that override made ``+KEY=VALUE``, checked by ``check`` (the
+    command checks it as a job is, `cli.check.check_config`; the Python API its keys,
+    `schema.keys.check_known_keys`), and its `UnknownKeyError` when it names KEY or the unknown node above
+    it (``hardware.network.latency = 1: unknown key; allowed keys: ...; did you mean
+    latency_us?``). None for another composition error, when the schema takes the key (an
+    optional key: Hydra's advice stands) or when the check stops on another mistake."""
+    message = str(err)
+    parser = OverridesParser.create()
+    for index, text in enumerate(overrides):
+        try:
+            (override,) = parser.parse_overrides([text])
+        except HydraException:
+            continue
+        key = override.key_or_group
+        if (
+            override.is_add()
+            or override.is_force_add()
+            or override.is_delete()
+            or override.is_hydra_override()
+            or f"Could not override '{key}'" not in message
+        ):
+            continue
+        added = [*overrides[:index], f"+{text}", *overrides[index + 1 :]]
+        try:
+            check(compose(added))
+        except UnknownKeyError as unknown:
+            if key == unknown.key or key.startswith(f"{unknown.key}."):
+                return unknown
+        except COMPOSITION_ERRORS:  # another mistake (InputError, ConfigError are ValueErrors)
+            pass
+        return None
+    return None

@@ -9,6 +9,7 @@ import pytest
 
 import pipeline
 from pipeline.schema import ConfigError
+from tests.command import dmlimits
 
 SMALL = "scaling.grid.max_d_model=16384"
 
@@ -103,3 +104,27 @@ def test_api_experiment_keeps_a_sweep_presets_choice() -> None:
     the experiment's multirun of that group (four batch laws) does not replace it."""
     result = pipeline.run(["+experiment=batch_size_comparison", "sweep=smoke"])
     assert sorted(set(result.thresholds["batch_law"].to_list())) == ["constant", "critical"]
+
+
+@pytest.mark.parametrize(
+    ("override", "key", "closest"),
+    [
+        ("output.rot=x", "output.rot", "did you mean root?"),
+        ("+output.rot=x", "output.rot", "did you mean root?"),
+        ("hardware.network.latency=1", "hardware.network.latency", "did you mean latency_us?"),
+    ],
+)
+def test_api_names_a_misspelt_key_as_the_command_does(
+    override: str, key: str, closest: str, tmp_path: Path
+) -> None:
+    """A misspelt key, with or without `+`, raises the line `dmlimits` prints after
+    "dmlimits: error:" (docs/api.md), naming the key and the keys allowed there, not Hydra's
+    advice to append it with `+`."""
+    with pytest.raises(ConfigError) as info:
+        pipeline.run([override, SMALL])
+    assert info.value.key == key
+    assert closest in str(info.value)
+    assert "Could not override" not in str(info.value)
+    command = dmlimits(tmp_path, override, SMALL)
+    assert command.returncode == 2
+    assert command.stderr.strip() == f"dmlimits: error: {info.value}"

@@ -432,7 +432,7 @@ def render_markdown(report: ChangeReport) -> str:
     title = f"# Changes on {report.run_date.isoformat()}"
     found = contradiction_lines(report.contradictions)
     if report.previous_date is None:
-        first = f"{title}\n\nFirst run under this root: nothing to compare.\n"
+        first = f"{title}\n\nNo earlier date under this root: nothing to compare.\n"
         return first + "".join(f"\n{line}" for line in found) + ("\n" if found else "")
     lines = [
         f"{title} since {report.previous_date.isoformat()}",

@@ -149,7 +149,7 @@ def run_nightly(
     for line in forecast_summary(final):
         print(line)
     if changes.previous_date is None:  # nothing compared: no count of moves to give
-        moved = "first run under this root, nothing to compare"
+        moved = "none to compare: no earlier date under this root"
     else:
         moved = (
             f"since {changes.previous_date.isoformat()}: {len(changes.thresholds)} threshold "

@@ -66,7 +66,7 @@ def test_changes_same_config_reports_nothing_moved(
         assert run_nightly(nightly_config(root, day.isoformat()), progress=False) == 0
         lines += [x for x in capsys.readouterr().out.splitlines() if x.startswith("changes ")]
     first_line, second_line = lines
-    assert first_line.startswith("changes first run under this root, nothing to compare -> ")
+    assert first_line.startswith("changes none to compare: no earlier date under this root -> ")
     assert second_line.startswith(
         f"changes since {D1.isoformat()}: 0 threshold values, 0 forecast years moved -> "
     )

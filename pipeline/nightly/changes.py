@@ -207,7 +207,7 @@ def _moves(
         before = old.get((pairs[sid], *rest)) if sid in pairs else None
         if before is not None:
             found.append((matches[sid], rest, before, row))
-    return [
+    compared = (
         Move(
             series,
             c,
@@ -226,12 +226,16 @@ def _moves(
         for c in columns
         if c in _held(table_name, before.get("schema_version"))
         and c in _held(table_name, after.get("schema_version"))
-        and (
-            not _same(before[c], after[c])
-            or _reason_moved(before, after, c)
-            or _status(before, c) != _status(after, c)
-        )
-    ]
+    )
+    return [m for m in compared if _moved(m)]
+
+
+def _moved(m: Move) -> bool:
+    """Whether a compared value moved: its value, the reason a year null on both nights is
+    null (both rows giving one), or a year's status."""
+    reasons = (m.previous_null_reason, m.current_null_reason)
+    reason_moved = None not in reasons and reasons[0] != reasons[1]
+    return not _same(m.previous, m.current) or reason_moved or m.previous_status != m.current_status
 
 
 def _status(row: dict[str, Any], column: str) -> str | None:
@@ -248,12 +252,6 @@ def _null_reason(row: dict[str, Any], column: str) -> str | None:
         return None
     reason = null_reason(row.get("year_null_reasons"), column)
     return None if reason is None else str(reason)
-
-
-def _reason_moved(before: dict[str, Any], after: dict[str, Any], column: str) -> bool:
-    """Whether a year null on both nights is null for another reason (both rows giving one)."""
-    was, now = _null_reason(before, column), _null_reason(after, column)
-    return was is not None and now is not None and was != now
 
 
 def with_trajectory(forecasts: pl.DataFrame | None) -> pl.DataFrame | None:

@@ -292,10 +292,10 @@ def refused_unknown_key(
 ) -> UnknownKeyError | None:
     """The schema's error for a key Hydra refused to override because the composed config has
     no such key (Hydra's "Could not override 'KEY'", which advises ``+KEY=VALUE``): the config
-    composed by ``compose`` with that override made ``+KEY=VALUE``, checked by ``check`` (the
-    command checks it as a job is, `cli.check.check_config`; the Python API its keys,
-    `schema.keys.check_known_keys`), and its `UnknownKeyError` when it names KEY or the unknown node above
-    it (``hardware.network.latency = 1: unknown key; allowed keys: ...; did you mean
+    composed by ``compose`` with that override made ``+KEY=VALUE``, checked by ``check`` (as
+    a job is: the command's `cli.check.check_config`, the Python API's `app.plan._checked`),
+    and its `UnknownKeyError` when it names KEY or the unknown node above it
+    (``hardware.network.latency = 1: unknown key; allowed keys: ...; did you mean
     latency_us?``). None for another composition error, when the schema takes the key (an
     optional key: Hydra's advice stands) or when the check stops on another mistake."""
     message = str(err)

@@ -95,8 +95,10 @@ def pipeline_step_s(
     through the other stages (v chunks shorten them v times; a zero-bubble schedule, Qi et
     al. 2024's ZB-H2, fills them with split backward passes: none), m exposed sends, the
     exposed gradient all-reduce and the optimizer step (None: not modelled)."""
-    last_slower = stages.last * t_full_s + t_last_s > stages.full * t_full_s
-    t_slowest = np.maximum(stages.full * t_full_s, stages.last * t_full_s + t_last_s)
+    t_full_stage = stages.full * t_full_s
+    t_last_stage = stages.last * t_full_s + t_last_s
+    last_slower = t_last_stage > t_full_stage
+    t_slowest = np.where(last_slower, t_last_stage, t_full_stage)
     t_stages = stages.total * t_full_s + t_last_s  # every stage once: one microbatch end to end
     t_bubble = (t_stages - t_slowest) / interleave
     if zero_bubble is not None:
